@@ -1,0 +1,124 @@
+/**
+ * What every operator of a running query shares: the cancellation signal, warnings, progress
+ * and the memory budget. Operators are async generators of batches (`BatchStream`).
+ */
+
+import type { Warning } from "../../connectors/datastore.ts";
+import type { Row } from "../values.ts";
+import { QueryError } from "../diagnostics.ts";
+
+/** A stream of record batches; operators consume one and produce another. */
+export type BatchStream = AsyncIterable<readonly Row[]>;
+
+/** Rows per batch that sources aim for. */
+export const BATCH_ROWS = 1024;
+
+/** Bytes a source reads at a time. */
+export const READ_CHUNK_BYTES = 1 << 20;
+
+export interface ExecContext {
+  readonly signal: AbortSignal;
+  readonly timeZone: string;
+  /** Query start, epoch ms: `now()` is the same everywhere in one query. */
+  readonly now: number;
+  readonly warn: (w: Warning) => void;
+  readonly progress: ProgressMeter;
+  readonly memory: MemoryBudget;
+}
+
+/** Throws the signal's reason (an AbortError) when the query was cancelled. */
+export function checkCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason ?? new DOMException("cancelled", "AbortError");
+}
+
+/**
+ * The share of the input consumed, never decreasing. Sources add what they will read
+ * (`expect`) as soon as they know it and report what they consumed (`consume`); preparatory
+ * work (fetching cloud logs) reports its own fraction with a weight.
+ */
+export class ProgressMeter {
+  #expected = 0;
+  #consumed = 0;
+  #last = 0;
+  #prep = new Map<string, { weight: number; fraction: number }>();
+
+  constructor(private readonly report: (fraction: number) => void = () => {}) {}
+
+  expect(bytes: number): void {
+    this.#expected += bytes;
+  }
+
+  consume(bytes: number): void {
+    this.#consumed += bytes;
+    this.#emit();
+  }
+
+  /** Progress of a named preparatory task, 0..1, counted as `weight` bytes of input. */
+  prepare(task: string, weight: number, fraction: number): void {
+    this.#prep.set(task, { weight, fraction: Math.min(1, Math.max(0, fraction)) });
+    this.#emit();
+  }
+
+  /** The current fraction, below 1 until `finish`. */
+  get fraction(): number {
+    return this.#last;
+  }
+
+  finish(): void {
+    this.#last = 1;
+    this.report(1);
+  }
+
+  #emit(): void {
+    let total = this.#expected;
+    let done = Math.min(this.#consumed, this.#expected);
+    for (const p of this.#prep.values()) {
+      total += p.weight;
+      done += p.weight * p.fraction;
+    }
+    if (total <= 0) return;
+    // Held below 1: only finish() says the query is done.
+    const f = Math.min(0.999, done / total);
+    if (f > this.#last) {
+      this.#last = f;
+      this.report(f);
+    }
+  }
+}
+
+/** The bytes that group and sort state may take; exceeding it fails the query plainly. */
+export class MemoryBudget {
+  #used = 0;
+  constructor(readonly limit: number) {}
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes `bytes` for `what` (e.g. "sort", "group"); throws QueryError MEMORY_LIMIT past the limit. */
+  take(bytes: number, what: string): void {
+    this.#used += bytes;
+    if (this.#used > this.limit) {
+      throw new QueryError({
+        code: "MEMORY_LIMIT",
+        message: `the query's ${what} state exceeds the memory limit of ${
+          formatBytes(this.limit)
+        } (query.memoryLimit); filter or aggregate more before it`,
+      });
+    }
+  }
+
+  release(bytes: number): void {
+    this.#used = Math.max(0, this.#used - bytes);
+  }
+}
+
+export function formatBytes(n: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${Number.isInteger(n) ? n : n.toFixed(1)} ${units[i]}`;
+}
