@@ -1,13 +1,19 @@
 /**
- * The resource tree: virtual paths mapped under `<home>/data/`. CONTRACT STUB: the foundation
- * work implements it (class `FsResourceTree implements ResourceTree`); the interface is fixed.
+ * The resource tree: virtual paths mapped under `<home>/data/`.
  *
  * Canonical paths: `/users/<name>/...` (a user's own folder), `/shared/...`, `/system/...`.
  * `/user/...` is the caller's alias for `/users/<caller>/...`. A path without a leading `/`
  * is relative to the working directory.
+ *
+ * Resolution is purely textual and refuses anything that could name a place outside the tree
+ * (`..`, encoded traversal, backslashes, drive letters, control characters); `realPath` then
+ * catches symlinks that lead out of it.
  */
 
+import { join, sep } from "node:path";
 import type { User } from "./users.ts";
+import { type Grant, may } from "./rights.ts";
+import { TREE_ROOTS } from "./layout.ts";
 
 export type Right = "list" | "execute" | "read" | "write" | "create";
 
@@ -40,5 +46,119 @@ export class PathError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "PathError";
+  }
+}
+
+export const MAX_PATH_BYTES = 4096;
+export const MAX_SEGMENT_BYTES = 255;
+
+const encoder = new TextEncoder();
+// C0 controls, DEL and C1 controls.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
+const HAS_ESCAPE = /%[0-9A-Fa-f]{2}/;
+
+function refuse(path: string, reason: string): never {
+  throw new PathError(`path '${JSON.stringify(path).slice(1, -1)}' is refused: ${reason}`);
+}
+
+/** Decodes `%XX` escapes (bytes as Latin-1, repeatedly, for double encoding) to inspect them. */
+function decodeEscapes(segment: string): string {
+  let text = segment;
+  for (let i = 0; i < 4 && HAS_ESCAPE.test(text); i++) {
+    text = text.replace(PERCENT_ESCAPE, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+  }
+  return text;
+}
+
+function checkSegment(path: string, segment: string): void {
+  if (segment === "") refuse(path, "empty path segment");
+  if (segment === "." || segment === "..") refuse(path, `'${segment}' segments are not allowed`);
+  if (segment.startsWith("~")) refuse(path, "'~' is not allowed at the start of a name");
+  if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
+    refuse(path, `a name is longer than ${MAX_SEGMENT_BYTES} bytes`);
+  }
+  const decoded = decodeEscapes(segment);
+  if (decoded !== segment) {
+    if (decoded === "." || decoded === ".." || /[/\\]/.test(decoded) || CONTROL.test(decoded)) {
+      refuse(path, "percent escapes that decode to '/', '\\', '.', '..' or control characters");
+    }
+  }
+}
+
+/** Splits a path's text into checked segments; `absolute` tells whether it began with `/`. */
+function splitPath(path: string): { absolute: boolean; segments: string[] } {
+  if (path === "") refuse(path, "empty path");
+  if (encoder.encode(path).length > MAX_PATH_BYTES) {
+    refuse(path, `longer than ${MAX_PATH_BYTES} bytes`);
+  }
+  if (CONTROL.test(path)) refuse(path, "control characters (or NUL) in the path");
+  if (path.includes("\\")) refuse(path, "backslashes are not allowed");
+  if (/^[A-Za-z]:/.test(path)) refuse(path, "drive letters are not allowed");
+  const absolute = path.startsWith("/");
+  let rest = absolute ? path.slice(1) : path;
+  // One trailing slash may mark a folder; a lone "/" is the root.
+  if (rest.endsWith("/")) rest = rest.slice(0, -1);
+  if (rest === "") {
+    if (!absolute || path.length > 1) refuse(path, "empty path segment");
+    return { absolute, segments: [] };
+  }
+  const segments = rest.split("/");
+  for (const segment of segments) checkSegment(path, segment);
+  return { absolute, segments };
+}
+
+/** The tree on the local file system under `root` (`<home>/data`). */
+export class FsResourceTree implements ResourceTree {
+  #rootReal: Promise<string> | undefined;
+
+  /** `rights` supplies the grants of conf/rights.json (a RightsFile, or a fixed list in tests). */
+  constructor(
+    readonly root: string,
+    private readonly rights: { grants(): readonly Grant[] } = { grants: () => [] },
+  ) {}
+
+  resolve(user: User, path: string, workDir?: string): ResolvedPath {
+    const { absolute, segments } = splitPath(path);
+    let canonical: string[];
+    if (absolute) {
+      canonical = this.#fromRoot(user, path, segments);
+    } else {
+      const base = workDir ?? `/users/${user.name}`;
+      if (!base.startsWith("/")) refuse(base, "a working directory must be an absolute path");
+      canonical = [...this.#fromRoot(user, base, splitPath(base).segments), ...segments];
+    }
+    const text = "/" + canonical.join("/");
+    if (encoder.encode(text).length > MAX_PATH_BYTES) {
+      refuse(text, `longer than ${MAX_PATH_BYTES} bytes`);
+    }
+    return { canonical: text, real: canonical.length ? join(this.root, ...canonical) : this.root };
+  }
+
+  may(user: User, right: Right, canonical: string): boolean {
+    return may(user, right, canonical, this.rights.grants());
+  }
+
+  async realPath(resolved: ResolvedPath): Promise<string> {
+    this.#rootReal ??= Deno.realPath(this.root);
+    const rootReal = await this.#rootReal;
+    const real = await Deno.realPath(resolved.real);
+    if (real !== rootReal && !real.startsWith(rootReal + sep)) {
+      throw new PathError(`path '${resolved.canonical}' is refused: it leads out of the tree`);
+    }
+    return real;
+  }
+
+  /** Canonical segments of an absolute path, with `/user` replaced by `/users/<caller>`. */
+  #fromRoot(user: User, path: string, segments: string[]): string[] {
+    if (segments.length === 0) return [];
+    const [first, ...rest] = segments;
+    if (first === "user") return ["users", user.name, ...rest];
+    if ((TREE_ROOTS as readonly string[]).includes(first)) return segments;
+    return refuse(
+      path,
+      `unknown root '/${first}'; paths start with /user, /users, /shared or /system`,
+    );
   }
 }

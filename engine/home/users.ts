@@ -1,7 +1,4 @@
-/**
- * Users of the service. CONTRACT STUB: the foundation work completes this module (the store in
- * conf/users.json, tokens stored as hashes). The `User` shape is fixed.
- */
+/** Users of the service. The store (conf/users.json) is in user_store.ts. */
 
 export interface User {
   readonly name: string;
@@ -9,4 +6,12 @@ export interface User {
   readonly admin: boolean;
   /** IANA time zone from the user's properties, or undefined for the server's. */
   readonly timeZone?: string;
+}
+
+/** User and group names: letters, digits, `_`, `.`, `-`; 1 to 64 of them; not `.` or `..`. */
+export const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Is `name` usable as a user or group name (and so as a folder name under /users)? */
+export function isValidName(name: string): boolean {
+  return NAME_PATTERN.test(name) && name !== "." && name !== "..";
 }

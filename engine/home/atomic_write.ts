@@ -1,0 +1,23 @@
+/** Writing a file so that readers see either the old or the new content, never a mix. */
+
+import { basename, dirname, join } from "node:path";
+
+/**
+ * Writes `text` to a temporary file beside `file`, then renames it over `file` (a rename within
+ * one folder is atomic on POSIX file systems).
+ */
+export async function writeFileAtomic(
+  file: string,
+  text: string,
+  options: { mode?: number } = {},
+): Promise<void> {
+  const random = crypto.getRandomValues(new Uint32Array(2)).join("");
+  const temp = join(dirname(file), `.${basename(file)}.${random}.tmp`);
+  try {
+    await Deno.writeTextFile(temp, text, { mode: options.mode, createNew: true });
+    await Deno.rename(temp, file);
+  } catch (e) {
+    await Deno.remove(temp).catch(() => {});
+    throw e;
+  }
+}

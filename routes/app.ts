@@ -1,0 +1,51 @@
+/**
+ * The HTTP application, built from its dependencies so that tests call `app.request(...)`
+ * without a socket and main.ts serves the same app.
+ *
+ *   GET /healthz          no token
+ *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
+ */
+
+import { Hono } from "hono";
+import type { HomeLayout } from "../engine/home/layout.ts";
+import type { Logger } from "../engine/home/log.ts";
+import type { ResourceTree } from "../engine/home/resource_tree.ts";
+import type { Settings } from "../engine/home/settings.ts";
+import type { UserStore } from "../engine/home/user_store.ts";
+import { requireUser } from "./auth.ts";
+import type { AppEnv } from "./env.ts";
+import { errorHandler, notFoundHandler } from "./errors.ts";
+import { healthRoutes } from "./health.ts";
+import { requestLog } from "./request_log.ts";
+import { whoamiRoutes } from "./whoami.ts";
+
+/** Everything the routes need; later parts add theirs here (e.g. the query supervisor). */
+export interface AppDeps {
+  readonly home: HomeLayout;
+  readonly settings: Settings;
+  readonly users: UserStore;
+  readonly tree: ResourceTree;
+  readonly log: Logger;
+}
+
+export const API_PREFIX = "/API/v1.0";
+
+/** The API's resources, each a sub-app mounted under /API/v1.0. */
+function apiRoutes(deps: AppDeps): Hono<AppEnv> {
+  const api = new Hono<AppEnv>();
+  api.route("/", whoamiRoutes(deps));
+  // Mount further resources here: queries.ts, sync.ts, tables.ts.
+  return api;
+}
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
+  app.route("/", healthRoutes());
+  // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
+  app.use(`${API_PREFIX}/*`, requireUser(deps.users));
+  app.route(API_PREFIX, apiRoutes(deps));
+  app.notFound(notFoundHandler);
+  app.onError(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,10 @@
+/** The Hono environment every part of the API shares: what middleware puts on the context. */
+
+import type { User } from "../engine/home/users.ts";
+
+export type AppEnv = {
+  Variables: {
+    /** The authenticated caller; set by the auth middleware on everything under /API/v1.0. */
+    user: User;
+  };
+};
