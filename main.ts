@@ -13,6 +13,8 @@ import { loadSettings, type Settings, SettingsError } from "./engine/home/settin
 import { runUserCommand } from "./engine/home/user_commands.ts";
 import { UserStore, UserStoreError } from "./engine/home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
+import { startSupervisor } from "./actors/supervisor.ts";
+import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -22,6 +24,8 @@ export interface ServerOptions {
   /** Where the first-start token and the listening address are printed (stdout by default). */
   readonly out?: (line: string) => void;
   readonly log?: Logger;
+  /** Aborting it stops the server gracefully. */
+  readonly signal?: AbortSignal;
 }
 
 export interface RunningServer {
@@ -42,12 +46,20 @@ export function buildDeps(home: HomeLayout, settings: Settings, log: Logger): Ap
     (e) => log.warn(`${e.message}; keeping the previous rights`),
   );
   rights.load(); // a bad rights.json stops the start instead of being ignored
+  const tree = new FsResourceTree(home.dataDir, rights);
   return {
     home,
     settings,
     users: UserStore.forHome(home),
-    tree: new FsResourceTree(home.dataDir, rights),
+    tree,
     log,
+    datastores: createDatastoreRegistry(tree),
+    supervisor: startSupervisor({
+      maxRunning: settings["query.maxRunning"],
+      maxQueued: settings["query.maxQueued"],
+      retentionMs: settings["query.retention"],
+      expiredMemoryMs: settings["query.expiredMemory"],
+    }),
   };
 }
 
@@ -76,7 +88,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     hostname: settings["wgui.host"],
     port: settings["wgui.port"],
     onListen: resolve,
+    signal: options.signal,
   }, app.fetch);
+  options.signal?.addEventListener("abort", () => log.info("shutting down"), { once: true });
   const address = await listening;
   const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
   const url = `http://${host}:${address.port}/`;
@@ -92,15 +106,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
 /** Serves until SIGINT or SIGTERM, then stops gracefully. */
 async function serve(command: Extract<Command, { kind: "serve" }>): Promise<number> {
-  const server = await startServer(command);
-  const stop = () => {
-    server.deps.log.info("shutting down");
-    server.shutdown();
-  };
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  // Listen before the server announces itself, so a signal right after that is handled.
   signals.forEach((s) => Deno.addSignalListener(s, stop));
-  await server.finished;
-  signals.forEach((s) => Deno.removeSignalListener(s, stop));
+  try {
+    const server = await startServer({ ...command, signal: stopping.signal });
+    await server.finished;
+  } finally {
+    signals.forEach((s) => Deno.removeSignalListener(s, stop));
+  }
   return 0;
 }
 

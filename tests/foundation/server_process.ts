@@ -1,0 +1,129 @@
+/**
+ * Runs Trawl as a real subprocess for end-to-end tests: `main.ts serve` on a free port, and the
+ * CLI commands. Other e2e tests may use it too.
+ */
+
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+export const REPO_ROOT = fromFileUrl(new URL("../../", import.meta.url));
+const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
+const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The last line of stdout (where `user add` and `user token` print the token). */
+  readonly lastLine: string;
+}
+
+/** Runs `main.ts <args>` to completion. */
+export async function runCli(args: readonly string[]): Promise<CliResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, ...args],
+    cwd: REPO_ROOT,
+    stdin: "null",
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  return { code: out.code, stdout, stderr, lastLine: stdout.trimEnd().split("\n").at(-1) ?? "" };
+}
+
+export interface ServerProcess {
+  /** `http://127.0.0.1:PORT` without a trailing slash. */
+  readonly url: string;
+  /** The admin token printed on first start, if this start printed one. */
+  readonly firstToken: string | undefined;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Sends a signal and waits for the exit; returns the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Collects the lines of a stream; `onLine` sees each as it arrives. */
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  lines: string[],
+  onLine: (line: string) => void = () => {},
+): Promise<void> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      onLine(line);
+    }
+  }
+  if (rest !== "") lines.push(rest);
+}
+
+/** Starts `main.ts serve --home <home> --set wgui.port=0 [args]` and waits until it listens. */
+export async function startServerProcess(
+  home: string,
+  args: readonly string[] = [],
+): Promise<ServerProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, "serve", "--home", home, "--set", "wgui.port=0", ...args],
+    cwd: REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+  }).spawn();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const listening = Promise.withResolvers<string>();
+  const pumps = Promise.all([
+    pump(child.stdout, stdout, (line) => {
+      const m = /^Trawl listening on (http:\/\/\S+?)\/?$/.exec(line);
+      if (m) listening.resolve(m[1]);
+    }),
+    pump(child.stderr, stderr),
+  ]);
+  const status = child.status;
+  status.then((s) =>
+    listening.reject(new Error(`server exited (${s.code}) before listening:\n${stderr.join("\n")}`))
+  );
+  const timer = setTimeout(
+    () => listening.reject(new Error("server did not start in 30 s")),
+    30_000,
+  );
+  let url: string;
+  try {
+    url = await listening.promise;
+  } catch (e) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await status;
+    await pumps;
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  let stopped: Promise<number> | undefined;
+  const stop = (signal: Deno.Signal = "SIGTERM") => {
+    stopped ??= (async () => {
+      try {
+        child.kill(signal);
+      } catch { /* already gone */ }
+      const { code } = await status;
+      await pumps;
+      return code;
+    })();
+    return stopped;
+  };
+  return {
+    url,
+    firstToken: stdout.find((line) => TOKEN_LINE.test(line)),
+    stdout,
+    stderr,
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+    },
+  };
+}
