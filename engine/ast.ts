@@ -34,7 +34,13 @@ export type BinaryOp =
 
 export type Expr =
   /** A literal: number, string, boolean, null, IPv4 address or network, interval. */
-  | { readonly kind: "literal"; readonly value: Value; readonly span: Span }
+  | {
+    readonly kind: "literal";
+    readonly value: Value;
+    readonly span: Span;
+    /** For numbers: the declared type (`42` INTEGER, `42L` or a 64-bit value LONG, `3.5` DOUBLE). */
+    readonly numberKind?: "INTEGER" | "LONG" | "DOUBLE";
+  }
   /** A field of the current record; `name` is unquoted (backquotes removed). */
   | { readonly kind: "field"; readonly name: string; readonly span: Span }
   /** A position key `@1` (1-based), allowed in group and sort. */

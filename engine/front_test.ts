@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { check } from "./front.ts";
+import { printScript } from "./printer.ts";
+import { FUNCTION_CATALOG, lookupFunction, lookupSource } from "./checker_catalog.ts";
+
+Deno.test("check() returns the script when there is no problem", () => {
+  const r = check("READ_JSON(src: '/x') | filter(status = 200)");
+  assert.deepEqual(r.diagnostics, []);
+  assert.equal(printScript(r.script!), `(pipeline (read_json src:"/x") (filter (= status 200)))`);
+});
+
+Deno.test("check() reports syntax and static problems together, in script order", () => {
+  const r = check("@a = READ_JSON(src: '/x') | fliter(a);\n$b = (1;\n@a | select(cunt(*))");
+  assert.equal(r.script, undefined);
+  assert.deepEqual(r.diagnostics.map((d) => `${d.code} ${d.line}:${d.column}`), [
+    "UNKNOWN_NAME 1:29",
+    "SYNTAX_ERROR 2:8",
+    "UNKNOWN_NAME 3:13",
+  ]);
+});
+
+Deno.test("check() does not report later uses of a name whose binding failed to parse", () => {
+  const r = check("@a = READ_JSON(src: '/x' | filter(a);\n@a | filter($b = 1)");
+  assert.deepEqual(r.diagnostics.map((d) => `${d.code} ${d.line}`), [
+    "SYNTAX_ERROR 1",
+    "UNKNOWN_NAME 2",
+  ]);
+});
+
+Deno.test("check() skips NO_RESULT when statements were dropped by syntax errors", () => {
+  assert.deepEqual(check("READ_JSON(src: '/x' | x").diagnostics.map((d) => d.code), [
+    "SYNTAX_ERROR",
+  ]);
+});
+
+Deno.test("check() gives every diagnostic a line and a column", () => {
+  for (const text of ["", "$x = 1", "@y", "@[/a](", "'", "VALUES(1)", "init(a::X)"]) {
+    for (const d of check(text).diagnostics) {
+      assert.ok(d.line! >= 1 && d.column! >= 1, `${text}: ${JSON.stringify(d)}`);
+    }
+  }
+});
+
+Deno.test("the function catalogue lists every function of the reference once", () => {
+  const names = FUNCTION_CATALOG.map((f) => f.name);
+  assert.equal(new Set(names).size, names.length);
+  assert.equal(names.length, 38);
+  assert.deepEqual(
+    FUNCTION_CATALOG.filter((f) => f.aggregate).map((f) => f.name),
+    ["count", "count_distinct", "sum", "min", "max", "avg", "first", "last", "array_agg"],
+  );
+  assert.equal(lookupFunction("REGEX_EXTRACT")?.maxArgs, 3);
+  assert.equal(lookupSource("read_json")?.name, "READ_JSON");
+});
