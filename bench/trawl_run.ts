@@ -1,0 +1,165 @@
+/**
+ * One Trawl run of a benchmark task, in its own process so that its peak memory is its own.
+ * Prints one JSON line: `{ ms, peakRssMb, via, result }`.
+ *
+ *   deno run --allow-all bench/trawl_run.ts access|json [--direct]
+ *
+ * By default the script runs through the engine's entry point (compile/execute) over a FILE
+ * datastore rooted at bench/data; `--direct` (or an engine that cannot run the script yet)
+ * drives the source functions and does the filter and aggregation by hand.
+ */
+
+import { join } from "node:path";
+import { ACCESS_LOG, DATA_DIR, EVENTS_JSONL } from "./gen_data.ts";
+import { compilePattern } from "../engine/pattern/compile_pattern.ts";
+import { parseSource } from "../engine/exec/parse_source.ts";
+import { readJsonSource } from "../engine/exec/read_json_source.ts";
+import { MemoryBudget, ProgressMeter } from "../engine/exec/context.ts";
+import { compile, execute } from "../engine/engine.ts";
+import { FsResourceTree } from "../engine/home/resource_tree.ts";
+import { createDatastoreRegistry } from "../connectors/file/registry.ts";
+import type { FileEntry } from "../connectors/datastore.ts";
+import type { IpAddr, Row } from "../engine/values.ts";
+import { openFile } from "../connectors/file/open_file.ts";
+
+export const ACCESS_PATTERN =
+  `IPADDR:client ' ' NSPACE:ident ' ' NSPACE:user ' [' HTTPDATE:time '] "' NSPACE:method ' ' ` +
+  `NSPACE:path ' ' NSPACE:protocol '" ' INT:status ' ' LONG:bytes? ' ' DQS:referrer ' ' DQS:agent`;
+
+const SCRIPTS = {
+  access: `$p = '''${ACCESS_PATTERN}''';
+PARSE(pattern: $p, src: 'file://bench/access.log')
+| filter(status = 200)
+| select(client, sum(bytes) as total) | group(client) | sort(total desc) | limit(10)`,
+  json: `READ_JSON(src: 'file://bench/events.jsonl')
+| select(status, count(*) as n) | group(status) | sort(status)`,
+};
+
+type Task = keyof typeof SCRIPTS;
+
+function peakRssMb(): number {
+  const status = Deno.readTextFileSync("/proc/self/status");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+function context() {
+  return {
+    signal: new AbortController().signal,
+    timeZone: "UTC",
+    now: Date.now(),
+    warn: (w: { message: string }) => console.error(`warning: ${w.message}`),
+    progress: new ProgressMeter(),
+    memory: new MemoryBudget(1 << 30),
+  };
+}
+
+async function entry(path: string): Promise<FileEntry> {
+  const info = await Deno.stat(path);
+  return {
+    uri: path,
+    size: info.size,
+    modified: 0,
+    pathTime: null,
+    open: (s) => openFile(path, s),
+  };
+}
+
+async function direct(task: Task): Promise<unknown> {
+  const ctx = context();
+  if (task === "access") {
+    const compiled = compilePattern(ACCESS_PATTERN, { timeZone: "UTC" });
+    if (!compiled.ok) throw new Error(compiled.message);
+    const totals = new Map<number | string, { client: IpAddr; total: number }>();
+    const rows = parseSource([await entry(ACCESS_LOG)], compiled.pattern, [
+      "client",
+      "status",
+      "bytes",
+    ], ctx);
+    for await (const batch of rows) {
+      for (const r of batch) {
+        if (r.status !== 200) continue;
+        const ip = r.client as IpAddr;
+        const t = totals.get(ip.key);
+        if (t) t.total += (r.bytes as number | null) ?? 0;
+        else totals.set(ip.key, { client: ip, total: (r.bytes as number | null) ?? 0 });
+      }
+    }
+    return [...totals.values()].sort((a, b) => b.total - a.total).slice(0, 10)
+      .map((t) => [formatIp(t.client), t.total]);
+  }
+  const counts = new Map<unknown, number>();
+  for await (const batch of readJsonSource([await entry(EVENTS_JSONL)], ["status"], ctx)) {
+    for (const r of batch) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort((a, b) => Number(a[0]) - Number(b[0]));
+}
+
+function formatIp(ip: IpAddr): string {
+  const b = ip.bits as number;
+  return [b >>> 24, (b >>> 16) & 255, (b >>> 8) & 255, b & 255].join(".");
+}
+
+/** Runs the task's script through compile/execute; null when the engine cannot run it yet. */
+async function viaEngine(task: Task): Promise<Row[] | null> {
+  const home = await Deno.makeTempDir({ prefix: "trawl-bench-" });
+  try {
+    const data = join(home, "data");
+    await Deno.mkdir(join(data, "system", "datastores"), { recursive: true });
+    await Deno.mkdir(join(data, "users", "bench"), { recursive: true });
+    await Deno.writeTextFile(
+      join(data, "system", "datastores", "bench.json"),
+      JSON.stringify({ type: "FILE", fileStore: { root: DATA_DIR } }),
+    );
+    const tree = new FsResourceTree(data);
+    const compiled = await compile({ text: SCRIPTS[task] }, {
+      user: { name: "bench", groups: [], admin: true },
+      workDir: "/users/bench",
+      timeZone: "UTC",
+      args: {},
+      datastores: createDatastoreRegistry(tree),
+      tree,
+      memoryLimit: 1 << 30,
+    });
+    if (!compiled.ok) {
+      console.error(`engine: ${compiled.diagnostics.map((d) => d.message).join("; ")}`);
+      return null;
+    }
+    const run = execute(compiled.plan, {
+      signal: new AbortController().signal,
+      onWarning: (w) => console.error(`warning: ${w.message}`),
+    });
+    const out: Row[] = [];
+    for await (const batch of run.batches) out.push(...batch);
+    return out;
+  } catch (e) {
+    console.error(`engine: ${e instanceof Error ? e.message : e}`);
+    return null;
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const task = Deno.args[0] as Task;
+  if (!(task in SCRIPTS)) {
+    console.error("usage: trawl_run.ts access|json [--direct]");
+    Deno.exit(2);
+  }
+  let started = performance.now();
+  let via = "engine";
+  let result: unknown = Deno.args.includes("--direct") ? null : await viaEngine(task);
+  if (result === null) {
+    started = performance.now();
+    via = "sources";
+    result = await direct(task);
+  } else {
+    result = (result as Row[]).map((r) =>
+      Object.values(r).map((v) =>
+        typeof v === "object" && v !== null && "version" in v ? formatIp(v as IpAddr) : v
+      )
+    );
+  }
+  const ms = performance.now() - started;
+  console.log(JSON.stringify({ ms, peakRssMb: peakRssMb(), via, result }));
+}

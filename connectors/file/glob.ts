@@ -1,0 +1,146 @@
+/**
+ * Source patterns: a path with globs and time fields, compiled once into per-segment matchers.
+ *
+ * - `*` matches any characters within one path segment;
+ * - `**` (a whole segment) matches any number of segments, none included;
+ * - `$yyyy$ $MM$ $dd$ $HH$ $mm$` match digits and give the file its `path_time`.
+ *
+ *   const g = compileGlob("/shared/logs/$yyyy$/$MM$/*.log");
+ *   g.base;     // "/shared/logs": walking starts here
+ *   g.segments; // matchers for "$yyyy$", "$MM$", "*.log"
+ */
+
+export type TimeField = "yyyy" | "MM" | "dd" | "HH" | "mm";
+
+/** Values the time fields of a path captured so far, by field. */
+export type TimeCaptures = Readonly<Partial<Record<TimeField, number>>>;
+
+export type GlobSegment =
+  | { readonly kind: "literal"; readonly text: string }
+  | { readonly kind: "any" } // `**`
+  | {
+    readonly kind: "match";
+    readonly text: string;
+    readonly regex: RegExp;
+    /** The time field of each capture group, in order. */
+    readonly fields: readonly TimeField[];
+  };
+
+export interface Glob {
+  /** The pattern as given. */
+  readonly pattern: string;
+  /** The leading segments without globs, joined by `/` (with the leading `/` if absolute). */
+  readonly base: string;
+  /** The segments after `base`; empty when the pattern names one file. */
+  readonly segments: readonly GlobSegment[];
+  /** Whether the pattern has any time field. */
+  readonly hasTime: boolean;
+}
+
+const FIELD_DIGITS: Readonly<Record<TimeField, number>> = {
+  yyyy: 4,
+  MM: 2,
+  dd: 2,
+  HH: 2,
+  mm: 2,
+};
+
+const TIME_FIELD = /\$(yyyy|MM|dd|HH|mm)\$/;
+
+/** Compiles a source pattern; segments are split on `/`, empty ones (`a//b`) dropped. */
+export function compileGlob(pattern: string): Glob {
+  const absolute = pattern.startsWith("/");
+  const parts = pattern.split("/").filter((p) => p !== "");
+  const base: string[] = [];
+  let i = 0;
+  while (i < parts.length - 1 && isLiteral(parts[i])) base.push(parts[i++]);
+  // A pattern without globs names one file: all of it but the last segment is the base.
+  const segments = parts.slice(i).map(compileSegment);
+  return {
+    pattern,
+    base: (absolute ? "/" : "") + base.join("/"),
+    segments,
+    hasTime: segments.some((s) => s.kind === "match" && s.fields.length > 0),
+  };
+}
+
+function isLiteral(segment: string): boolean {
+  return !segment.includes("*") && !TIME_FIELD.test(segment);
+}
+
+function compileSegment(text: string): GlobSegment {
+  if (text === "**") return { kind: "any" };
+  if (isLiteral(text)) return { kind: "literal", text };
+  const fields: TimeField[] = [];
+  let source = "";
+  for (const piece of text.split(/(\$(?:yyyy|MM|dd|HH|mm)\$|\*+)/)) {
+    if (piece === "") continue;
+    if (piece.startsWith("*")) source += "[^/]*";
+    else if (TIME_FIELD.test(piece) && piece.length <= 6) {
+      const field = piece.slice(1, -1) as TimeField;
+      fields.push(field);
+      source += `(\\d{${FIELD_DIGITS[field]}})`;
+    } else source += escapeRegExp(piece);
+  }
+  return { kind: "match", text, regex: new RegExp(`^${source}$`), fields };
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Matches one name against a segment; returns the captures extended by the segment's time
+ * fields, or null when it does not match (or a field repeats with a different value).
+ */
+export function matchSegment(
+  segment: GlobSegment,
+  name: string,
+  captures: TimeCaptures,
+): TimeCaptures | null {
+  switch (segment.kind) {
+    case "literal":
+      return segment.text === name ? captures : null;
+    case "any":
+      return captures;
+    case "match": {
+      const m = segment.regex.exec(name);
+      if (!m) return null;
+      if (segment.fields.length === 0) return captures;
+      const out: Partial<Record<TimeField, number>> = { ...captures };
+      for (let k = 0; k < segment.fields.length; k++) {
+        const field = segment.fields[k];
+        const value = Number(m[k + 1]);
+        if (out[field] !== undefined && out[field] !== value) return null;
+        out[field] = value;
+      }
+      return out;
+    }
+  }
+}
+
+/** Whether a path with these segments matches the whole pattern (for tests and checks). */
+export function matchPath(glob: Glob, relative: readonly string[]): TimeCaptures | null {
+  return matchFrom(glob.segments, 0, relative, 0, {});
+}
+
+function matchFrom(
+  segs: readonly GlobSegment[],
+  si: number,
+  names: readonly string[],
+  ni: number,
+  captures: TimeCaptures,
+): TimeCaptures | null {
+  if (si === segs.length) return ni === names.length ? captures : null;
+  const seg = segs[si];
+  if (seg.kind === "any") {
+    for (let k = ni; k <= names.length; k++) {
+      const r = matchFrom(segs, si + 1, names, k, captures);
+      if (r) return r;
+    }
+    return null;
+  }
+  if (ni === names.length) return null;
+  const c = matchSegment(seg, names[ni], captures);
+  return c ? matchFrom(segs, si + 1, names, ni + 1, c) : null;
+}

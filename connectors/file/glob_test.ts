@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { compileGlob, matchPath } from "./glob.ts";
+
+Deno.test("compileGlob() keeps the leading literal segments as the base", () => {
+  assert.equal(compileGlob("/shared/logs/$yyyy$/*.log").base, "/shared/logs");
+  assert.equal(compileGlob("/shared/logs/a.log").base, "/shared/logs");
+  assert.equal(compileGlob("logs/**/x.json").base, "logs");
+  assert.equal(compileGlob("*.log").base, "");
+  assert.equal(compileGlob("/shared/**").segments.length, 1);
+  assert.equal(compileGlob("/shared/logs/$yyyy$/*.log").hasTime, true);
+  assert.equal(compileGlob("/shared/logs/*.log").hasTime, false);
+});
+
+const table: [pattern: string, path: string, matches: boolean][] = [
+  ["/s/*.log", "/s/a.log", true],
+  ["/s/*.log", "/s/.log", true],
+  ["/s/*.log", "/s/a.txt", false],
+  ["/s/*.log", "/s/x/a.log", false], // `*` stays within a segment
+  ["/s/a*b*c", "/s/abc", true],
+  ["/s/a*b*c", "/s/a-b-c", true],
+  ["/s/a*b*c", "/s/a-c", false],
+  ["/s/a.log", "/s/a.log", true],
+  ["/s/a.log", "/s/aXlog", false], // `.` is literal
+  ["/s/(x)+.log", "/s/(x)+.log", true], // regex characters are literal
+  ["/s/**/*.log", "/s/a.log", true], // `**` matches no segment too
+  ["/s/**/*.log", "/s/x/y/z/a.log", true],
+  ["/s/**", "/s/x/y/a.log", true],
+  ["/s/**/b/*.log", "/s/x/b/a.log", true],
+  ["/s/**/b/*.log", "/s/b/a.log", true],
+  ["/s/**/b/*.log", "/s/x/c/a.log", false],
+  ["/s/$yyyy$/$MM$/*.log", "/s/2024/05/a.log", true],
+  ["/s/$yyyy$/$MM$/*.log", "/s/2024/5/a.log", false], // two digits
+  ["/s/$yyyy$/$MM$/*.log", "/s/24/05/a.log", false],
+  ["/s/app-$yyyy$$MM$$dd$.log", "/s/app-20240517.log", true],
+  ["/s/app-$yyyy$$MM$$dd$.log", "/s/app-2024051.log", false],
+  ["/s/$yyyy$/$yyyy$-$MM$.log", "/s/2024/2024-05.log", true],
+  ["/s/$yyyy$/$yyyy$-$MM$.log", "/s/2024/2023-05.log", false], // a field repeats the same value
+];
+
+for (const [pattern, path, matches] of table) {
+  Deno.test(`glob '${pattern}' ${matches ? "matches" : "does not match"} '${path}'`, () => {
+    const glob = compileGlob(pattern);
+    const rest = path.slice(glob.base.length).split("/").filter((s) => s !== "");
+    assert.equal(path.startsWith(glob.base), true);
+    assert.equal(matchPath(glob, rest) !== null, matches);
+  });
+}
+
+Deno.test("matchPath() captures the time fields of the path", () => {
+  const glob = compileGlob("/s/$yyyy$/$MM$/$dd$/app-$HH$$mm$.log");
+  assert.deepEqual(matchPath(glob, ["2024", "05", "17", "app-0930.log"]), {
+    yyyy: 2024,
+    MM: 5,
+    dd: 17,
+    HH: 9,
+    mm: 30,
+  });
+});

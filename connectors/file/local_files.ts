@@ -1,0 +1,127 @@
+/**
+ * Lists the files of a folder on this host along a glob, for both the resource tree and FILE
+ * datastores: they differ only in how a logical path maps to the host, which rights apply and
+ * where symbolic links may lead (a `LocalRoot`).
+ */
+
+import type { FileEntry, ListOptions } from "../datastore.ts";
+import type { Glob } from "./glob.ts";
+import { openFile } from "./open_file.ts";
+import { type WalkEntry, type WalkFs, walkGlob } from "./walk_glob.ts";
+
+export interface LocalRoot {
+  /** Host path of a logical path (one built from the glob's base and matched names). */
+  hostPath(path: string): string;
+  /** The URI a user would write for a logical path; the only name messages show. */
+  uriOf(path: string): string;
+  mayList(path: string): boolean;
+  mayRead(path: string): boolean;
+  /**
+   * The host path after symbolic links, and the logical path it has inside the root; throws
+   * (with a message naming no host path) when the link leads out of the root.
+   */
+  realPath(path: string): Promise<{ host: string; logical: string }>;
+}
+
+/** The readable files `glob` matches under `root`; what cannot be read is warned about. */
+export async function* listLocalFiles(
+  glob: Glob,
+  root: LocalRoot,
+  options: ListOptions,
+): AsyncGenerator<FileEntry> {
+  const warn = (message: string) => options.onWarning({ level: "WARN", message });
+  const fs = localWalkFs(root, warn);
+  let count = 0;
+  for await (const match of walkGlob(glob, fs, options)) {
+    const uri = root.uriOf(match.path);
+    if (!root.mayRead(match.path)) {
+      warn(`no right to read '${uri}'; skipped`);
+      continue;
+    }
+    const host = root.hostPath(match.path);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(host);
+    } catch (e) {
+      warn(`cannot read '${uri}' (${reason(e)}); skipped`);
+      continue;
+    }
+    count++;
+    yield {
+      uri,
+      size: info.size,
+      modified: info.mtime?.getTime() ?? 0,
+      pathTime: match.pathTime,
+      open: (signal) => openFile(host, signal),
+    };
+  }
+  if (count === 0 && !options.signal.aborted) {
+    const literal = glob.segments.every((s) => s.kind === "literal");
+    warn(
+      literal
+        ? `file '${glob.pattern}' does not exist or cannot be read`
+        : `no file matches '${glob.pattern}'`,
+    );
+  }
+}
+
+function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
+  /** The kind of an entry, following a symbolic link only where the root allows it. */
+  async function kindOf(path: string, info: Deno.FileInfo | Deno.DirEntry) {
+    if (!info.isSymlink) return info.isDirectory ? "dir" : info.isFile ? "file" : null;
+    const uri = root.uriOf(path);
+    try {
+      const target = await root.realPath(path);
+      const stat = await Deno.stat(target.host);
+      // A link must not reach what its target's own rights would refuse.
+      if (stat.isDirectory) {
+        if (root.mayList(target.logical)) return "dir";
+        warn(`'${uri}' links to a folder you may not list; skipped`);
+      } else if (stat.isFile) {
+        if (root.mayRead(target.logical)) return "file";
+        warn(`'${uri}' links to a file you may not read; skipped`);
+      }
+    } catch (e) {
+      warn(`cannot follow the link '${uri}' (${reason(e)}); skipped`);
+    }
+    return null;
+  }
+
+  return {
+    async list(path) {
+      const uri = root.uriOf(path);
+      if (!root.mayList(path)) {
+        warn(`no right to list folder '${uri}'; skipped`);
+        return null;
+      }
+      const out: WalkEntry[] = [];
+      try {
+        for await (const e of Deno.readDir(root.hostPath(path))) {
+          const kind = await kindOf(`${path.replace(/\/$/, "")}/${e.name}`, e);
+          if (kind) out.push({ name: e.name, kind });
+        }
+      } catch (e) {
+        warn(`cannot list folder '${uri}' (${reason(e)}); skipped`);
+        return null;
+      }
+      return out;
+    },
+    async probe(path) {
+      try {
+        return await kindOf(path, await Deno.lstat(root.hostPath(path)));
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** The reason of a file system error, without the host path Deno puts in its message. */
+export function reason(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "it does not exist";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.NotADirectory) return "not a folder";
+  // Our own refusals (PathError, a link out of a datastore) name no host path.
+  if (e instanceof Error && (e.name === "PathError" || e.constructor === Error)) return e.message;
+  return e instanceof Error ? e.name : String(e);
+}

@@ -1,0 +1,87 @@
+/**
+ * Finds the datastore of a source URI: plain paths are files of the resource tree,
+ * `file://<store>/...` a FILE datastore defined in `/system/datastores/<store>.json`
+ * (`{"type": "FILE", "fileStore": {"root": "/abs/host/dir"}}`; only admins may write there),
+ * and other schemes whatever was registered for them (`register("cloudapi", factory)`).
+ */
+
+import { isAbsolute } from "node:path";
+import type { Datastore, DatastoreRegistry } from "../datastore.ts";
+import type { ResourceTree } from "../../engine/home/resource_tree.ts";
+import type { User } from "../../engine/home/users.ts";
+import { QueryError } from "../../engine/diagnostics.ts";
+import { treeStore } from "./tree_store.ts";
+import { hostStore } from "./host_store.ts";
+
+/** Makes the datastore for a URI of a registered scheme; throws QueryError when there is none. */
+export type DatastoreFactory = (uri: string, user: User) => Promise<Datastore>;
+
+export interface SchemeRegistry extends DatastoreRegistry {
+  /** Serves URIs `<scheme>://...` with `factory`; a later registration replaces an earlier. */
+  register(scheme: string, factory: DatastoreFactory): void;
+}
+
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+const STORE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+export function createDatastoreRegistry(tree: ResourceTree): SchemeRegistry {
+  const factories = new Map<string, DatastoreFactory>();
+  const tree_ = treeStore(tree);
+  factories.set("file", (uri, user) => fileDatastore(tree, uri, user));
+  return {
+    register(scheme, factory) {
+      factories.set(scheme.toLowerCase(), factory);
+    },
+    async forUri(uri, user) {
+      const scheme = SCHEME.exec(uri)?.[1];
+      if (scheme === undefined) return tree_;
+      const factory = factories.get(scheme.toLowerCase());
+      if (!factory) {
+        throw new QueryError({
+          code: "NOT_FOUND",
+          message: `unknown datastore scheme '${scheme}' in '${uri}' (known: ${
+            [...factories.keys()].sort().join(", ")
+          })`,
+        });
+      }
+      return await factory(uri, user);
+    },
+  };
+}
+
+async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promise<Datastore> {
+  const name = uri.slice("file://".length).split("/")[0];
+  if (!STORE_NAME.test(name)) {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `'${uri}' names no datastore: expected file://<store>/<path>`,
+    });
+  }
+  const definition = `/system/datastores/${name}.json`;
+  let json: unknown;
+  try {
+    const { real } = tree.resolve(user, definition);
+    json = JSON.parse(await Deno.readTextFile(real));
+  } catch (e) {
+    const why = e instanceof SyntaxError ? `${definition} is not valid JSON` : `no ${definition}`;
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `there is no FILE datastore '${name}' (${why})`,
+    });
+  }
+  const def = json as { type?: unknown; fileStore?: { root?: unknown } } | null;
+  if (def?.type !== "FILE") {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `datastore '${name}' is of type ${JSON.stringify(def?.type)}, not FILE`,
+    });
+  }
+  const root = def.fileStore?.root;
+  if (typeof root !== "string" || !isAbsolute(root)) {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `FILE datastore '${name}' needs "fileStore": {"root": "<absolute folder>"}`,
+    });
+  }
+  return hostStore(name, root);
+}

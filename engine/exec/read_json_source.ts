@@ -1,0 +1,171 @@
+/**
+ * READ_JSON: one row per JSON object. A file is either JSON lines (one value per line) or one
+ * JSON array of objects (when its first character is `[`), read as a stream either way.
+ * Values stay JSON-native (objects are TUPLEs, arrays ARRAYs); the static types are ANY and
+ * the result schema comes from the data.
+ *
+ *   readJsonSource(files, ["status"], ctx) // rows { status } only
+ *   readJsonSource(files, null, ctx)       // rows with every field of each object
+ *
+ * Lines or elements that are not JSON objects are skipped, and counted in one WARN per
+ * source that names the first of them.
+ */
+
+import type { FileEntry } from "../../connectors/datastore.ts";
+import type { Row } from "../values.ts";
+import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
+import { scanLines } from "./scan_lines.ts";
+
+/** Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all. */
+export async function* readJsonSource(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  needed: readonly string[] | null,
+  ctx: ExecContext,
+): BatchStream {
+  const pick = picker(needed);
+  let rows: Row[] = [];
+  let skipped = 0;
+  let firstBad = "";
+  const bad = (where: string) => {
+    if (skipped++ === 0) firstBad = where;
+  };
+  for await (const file of files) {
+    ctx.progress.expect(file.size);
+    let mode: "unknown" | "lines" | "array" = "unknown";
+    let line = 0;
+    const array = new ArraySplitter();
+    for await (const { text, start, end } of scanLines(file, ctx)) {
+      if (mode === "unknown") {
+        const first = firstNonSpace(text, start, end);
+        if (first === -1) continue;
+        mode = text.charCodeAt(first) === 0x5b /* [ */ ? "array" : "lines";
+      }
+      if (mode === "array") {
+        array.feed(text, start, end, (json) => {
+          const v = parseObject(json);
+          if (v) rows.push(pick(v));
+          else bad(`element ${array.elements} of '${file.uri}'`);
+        });
+        if (array.trailing && skipped === 0) bad(`the text after the array in '${file.uri}'`);
+      } else {
+        // One native split per chunk is cheaper than a slice per line.
+        const lines = text.slice(start, end).split("\n");
+        for (let k = 0; k < lines.length; k++) {
+          const l = lines[k];
+          line++;
+          if (l.length === 0) continue;
+          const v = parseObject(l);
+          if (v) rows.push(pick(v));
+          else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);
+        }
+        // The chunk ends after a "\n", which leaves an empty last piece that is no line.
+        if (text.charCodeAt(end - 1) === 0x0a) line--;
+      }
+      if (rows.length >= BATCH_ROWS) {
+        yield rows;
+        rows = [];
+      }
+    }
+    if (mode === "array" && !array.closed) bad(`the unterminated array in '${file.uri}'`);
+  }
+  if (rows.length > 0) yield rows;
+  if (skipped > 0) {
+    ctx.warn({
+      level: "WARN",
+      message: `READ_JSON skipped ${skipped} record${
+        skipped === 1 ? "" : "s"
+      } that are not JSON objects (the first: ${firstBad})`,
+    });
+  }
+}
+
+type JsonObject = Record<string, Row[string]>;
+
+/** The object a JSON text holds, or null for malformed JSON and other values. */
+function parseObject(json: string): JsonObject | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as JsonObject : null;
+}
+
+function picker(needed: readonly string[] | null): (v: JsonObject) => Row {
+  if (needed === null) return (v) => v;
+  const names = [...needed];
+  // Own properties only: a missing `constructor` is null, not Object's.
+  return (v) => {
+    const row: Row = {};
+    for (const name of names) row[name] = Object.hasOwn(v, name) ? v[name] : null;
+    return row;
+  };
+}
+
+function firstNonSpace(text: string, start: number, end: number): number {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+  }
+  return -1;
+}
+
+function isBlank(text: string, start: number, end: number): boolean {
+  return firstNonSpace(text, start, end) === -1;
+}
+
+/**
+ * Splits a JSON array streamed in pieces into the texts of its elements, tracking nesting
+ * and strings, so that an array larger than memory is read one element at a time.
+ */
+class ArraySplitter {
+  /** Elements handed out so far. */
+  elements = 0;
+  /** Whether the outer array has ended. */
+  closed = false;
+  /** Whether something other than white space followed the array. */
+  trailing = false;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #pending = "";
+
+  feed(text: string, start: number, end: number, onElement: (json: string) => void): void {
+    let from = start;
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === 0x5c /* \ */) this.#escaped = true;
+        else if (c === 0x22 /* " */) this.#inString = false;
+        continue;
+      }
+      if (this.closed) {
+        if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.trailing = true;
+        continue;
+      }
+      if (c === 0x22) this.#inString = true;
+      else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+        if (this.#depth++ === 0) from = i + 1;
+      } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+        if (--this.#depth === 0) {
+          this.#emit(text.slice(from, i), onElement);
+          this.closed = true;
+        }
+      } else if (c === 0x2c /* , */ && this.#depth === 1) {
+        this.#emit(text.slice(from, i), onElement);
+        from = i + 1;
+      }
+    }
+    if (this.#depth > 0) this.#pending += text.slice(from, end);
+  }
+
+  #emit(piece: string, onElement: (json: string) => void): void {
+    const json = this.#pending + piece;
+    this.#pending = "";
+    if (json.trim() === "") return;
+    this.elements++;
+    onElement(json);
+  }
+}

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { readJsonSource } from "./read_json_source.ts";
+import { hostEntry, testContext } from "../../connectors/file/temp_tree.ts";
+import type { FileEntry } from "../../connectors/datastore.ts";
+import type { Row } from "../values.ts";
+
+async function withFiles(contents: string[], fn: (files: FileEntry[]) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-json-" });
+  try {
+    const files: FileEntry[] = [];
+    for (const [i, c] of contents.entries()) {
+      const path = join(dir, `f${i}.json`);
+      await Deno.writeTextFile(path, c);
+      files.push(await hostEntry(path));
+    }
+    await fn(files);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function rows(
+  files: FileEntry[],
+  needed: string[] | null,
+  ctx = testContext(),
+): Promise<Row[]> {
+  const out: Row[] = [];
+  for await (const batch of readJsonSource(files, needed, ctx)) out.push(...batch);
+  return out;
+}
+
+Deno.test("readJsonSource() reads JSON lines, one row per object, values JSON-native", async () => {
+  const text = '{"a":1,"b":"x","t":{"k":[1,2]}}\n\n{"a":2.5,"b":null,"ok":true}\r\n';
+  await withFiles([text], async (files) => {
+    assert.deepEqual(await rows(files, null), [
+      { a: 1, b: "x", t: { k: [1, 2] } },
+      { a: 2.5, b: null, ok: true },
+    ]);
+  });
+});
+
+Deno.test("readJsonSource() keeps only the needed fields, null when absent", async () => {
+  await withFiles(['{"a":1,"b":2,"c":3}\n{"b":4}\n'], async (files) => {
+    assert.deepEqual(await rows(files, ["b", "a", "constructor"]), [
+      { b: 2, a: 1, constructor: null },
+      { b: 4, a: null, constructor: null },
+    ]);
+  });
+});
+
+Deno.test("readJsonSource() reads a file that is one JSON array", async () => {
+  const text = ' [ {"a": "x,]}"}, {"a": [1, {"b": 2}]},\n {"a": "q\\"}"} ]\n';
+  await withFiles([text], async (files) => {
+    const ctx = testContext();
+    assert.deepEqual(await rows(files, null, ctx), [
+      { a: "x,]}" },
+      { a: [1, { b: 2 }] },
+      { a: 'q"}' },
+    ]);
+    assert.deepEqual(ctx.warnings, []);
+  });
+});
+
+Deno.test("readJsonSource() streams an array larger than a chunk", async () => {
+  const objects = Array.from({ length: 30_000 }, (_, i) => ({ i, pad: "p".repeat(60) }));
+  await withFiles([JSON.stringify(objects)], async (files) => {
+    assert.ok(files[0].size > 2 * (1 << 20));
+    const got = await rows(files, ["i"]);
+    assert.equal(got.length, objects.length);
+    assert.deepEqual(got[29_999], { i: 29_999 });
+    assert.ok(got.every((r, i) => r.i === i));
+  });
+});
+
+Deno.test("readJsonSource() skips what is not an object with one warning per source", async () => {
+  await withFiles(['{"a":1}\n[1]\nnot json\n{"a":2}\n', '{"a":3}\n42\n'], async (files) => {
+    const ctx = testContext();
+    assert.deepEqual(await rows(files, ["a"], ctx), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+    assert.equal(ctx.warnings.length, 1);
+    assert.match(ctx.warnings[0].message, /skipped 3 records .*line 2 of '.*f0\.json'/);
+  });
+});
+
+Deno.test("readJsonSource() yields batches and reports progress over all files", async () => {
+  const text = '{"n":1}\n'.repeat(5000);
+  await withFiles([text, text], async (files) => {
+    const ctx = testContext();
+    const sizes: number[] = [];
+    for await (const batch of readJsonSource(files, null, ctx)) sizes.push(batch.length);
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 10_000);
+    assert.ok(sizes.length >= 2);
+    assert.ok(ctx.progress.fraction > 0.99);
+  });
+});
