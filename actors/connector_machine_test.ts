@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { createActor, SimulatedClock } from "xstate";
+import { connectorMachine } from "./connector_machine.ts";
+
+function bucket(limit: number, unitMs: number) {
+  const clock = new SimulatedClock();
+  clock.set(1_000_000);
+  const actor = createActor(connectorMachine, {
+    clock,
+    input: { limit, unitMs, now: () => clock.now() },
+  });
+  actor.start();
+  const granted: number[] = [];
+  let id = 0;
+  const ask = () => {
+    const mine = ++id;
+    actor.send({ type: "ACQUIRE", id: mine, grant: () => granted.push(mine) });
+    return mine;
+  };
+  return { clock, actor, granted, ask };
+}
+
+Deno.test("the bucket grants at most limit tokens per time unit", () => {
+  const { clock, granted, ask, actor } = bucket(3, 10_000);
+  for (let i = 0; i < 7; i++) ask();
+  assert.deepEqual(granted, [1, 2, 3]);
+  clock.increment(9_000);
+  assert.deepEqual(granted, [1, 2, 3]);
+  clock.increment(1_200); // a unit plus its 200 ms margin
+  assert.deepEqual(granted, [1, 2, 3, 4, 5, 6]);
+  clock.increment(10_200);
+  assert.deepEqual(granted, [1, 2, 3, 4, 5, 6, 7]);
+  actor.stop();
+});
+
+Deno.test("a throttling answer pauses the bucket for Retry-After", () => {
+  const { clock, granted, ask, actor } = bucket(100, 1_000);
+  ask();
+  assert.deepEqual(granted, [1]);
+  actor.send({ type: "THROTTLED", pauseMs: 5_000 });
+  ask();
+  ask();
+  clock.increment(4_999);
+  assert.deepEqual(granted, [1]);
+  clock.increment(1);
+  assert.deepEqual(granted, [1, 2, 3]);
+  actor.stop();
+});
+
+Deno.test("a cancelled request gives up its place in the queue", () => {
+  const { clock, granted, ask, actor } = bucket(1, 1_000);
+  ask();
+  const second = ask();
+  ask();
+  actor.send({ type: "CANCEL", id: second });
+  clock.increment(1_100);
+  assert.deepEqual(granted, [1, 3]);
+  actor.stop();
+});
+
+Deno.test("a tighter limit applies to the tokens that follow", () => {
+  const { clock, granted, ask, actor } = bucket(10, 1_000);
+  actor.send({ type: "SET_LIMIT", limit: 2, unitMs: 1_000 });
+  for (let i = 0; i < 4; i++) ask();
+  assert.deepEqual(granted, [1, 2]);
+  clock.increment(1_020);
+  assert.deepEqual(granted, [1, 2, 3, 4]);
+  actor.stop();
+});

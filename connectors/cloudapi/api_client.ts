@@ -1,0 +1,49 @@
+/**
+ * What the fetchers need of the outside world: authenticated, paced requests to one tenant's
+ * APIs. Built per query by the datastore from the definition, the token provider and the
+ * connector actors.
+ */
+
+import { cloudRequest, type CloudResponse, type RequestContext } from "./cloud_request.ts";
+import type { CloudHosts } from "./hosts.ts";
+import type { Warning } from "../datastore.ts";
+
+export interface ApiClient {
+  readonly store: string;
+  readonly tenantId: string;
+  readonly hosts: CloudHosts;
+  readonly now: () => number;
+  readonly onWarning: (w: Warning) => void;
+  get(api: "graph" | "manage", url: string): Promise<CloudResponse>;
+  post(api: "graph" | "manage", url: string): Promise<CloudResponse>;
+}
+
+/** A client whose requests go through `contexts[api]` with a bearer token of `token(api)`. */
+export function createApiClient(options: {
+  store: string;
+  tenantId: string;
+  hosts: CloudHosts;
+  now: () => number;
+  onWarning: (w: Warning) => void;
+  token: (api: "graph" | "manage") => Promise<string>;
+  context: (api: "graph" | "manage") => RequestContext;
+}): ApiClient {
+  const send = async (method: "GET" | "POST", api: "graph" | "manage", url: string) => {
+    const token = await options.token(api);
+    return cloudRequest(options.context(api), {
+      method,
+      url,
+      headers: { Authorization: `Bearer ${token}` },
+      body: method === "POST" ? "" : undefined,
+    });
+  };
+  return {
+    store: options.store,
+    tenantId: options.tenantId,
+    hosts: options.hosts,
+    now: options.now,
+    onWarning: options.onWarning,
+    get: (api, url) => send("GET", api, url),
+    post: (api, url) => send("POST", api, url),
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * One request to a cloud API, done the way good collectors do it: paced by the connector's
+ * token bucket, bounded by connect and read timeouts, aborted with the query, retried with
+ * backoff on network failures, 5xx and malformed bodies (up to maxErrorRetries), waiting out
+ * throttling answers (`429`, or `AF429` whatever the status) for Retry-After, and comparing the
+ * server's clock with ours.
+ */
+
+import type { Warning } from "../datastore.ts";
+
+export interface RequestContext {
+  /** The store, for messages. */
+  readonly store: string;
+  readonly signal: AbortSignal;
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
+  readonly maxErrorRetries: number;
+  readonly userAgent: string;
+  /** Waits for a token of the connector's bucket. */
+  readonly acquire: (signal: AbortSignal) => Promise<void>;
+  /** Tells the bucket the provider throttled us, and for how long to pause. */
+  readonly throttled: (pauseMs: number) => void;
+  readonly onWarning: (w: Warning) => void;
+  readonly now: () => number;
+  /** First retry delay; doubles each time. */
+  readonly backoffMs?: number;
+  /** Counts throttling answers and retries, for tests and the bench. */
+  readonly stats?: RequestStats;
+  /** Set once a clock skew warning was given, so it is given once per query. */
+  skewWarned?: boolean;
+}
+
+export interface RequestStats {
+  requests: number;
+  throttled: number;
+  retries: number;
+}
+
+export interface CloudResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The parsed body; undefined when it is empty. */
+  readonly body: unknown;
+}
+
+/** A resource given up after its retries, or a refusal the caller cannot get past. */
+export class CloudRequestError extends Error {
+  constructor(message: string, readonly status?: number, readonly code?: string) {
+    super(message);
+    this.name = "CloudRequestError";
+  }
+}
+
+const MAX_THROTTLE_WAITS = 12;
+const SKEW_LIMIT_MS = 5 * 60_000;
+
+/** Sends the request; answers 2xx-4xx that are not throttling are returned to the caller. */
+export async function cloudRequest(
+  ctx: RequestContext,
+  req: { method: "GET" | "POST"; url: string; headers?: Record<string, string>; body?: string },
+): Promise<CloudResponse> {
+  let errors = 0;
+  let throttles = 0;
+  const backoff = ctx.backoffMs ?? 500;
+  const what = `${req.method} ${redactUrl(req.url)}`;
+  while (true) {
+    await ctx.acquire(ctx.signal);
+    if (ctx.stats) ctx.stats.requests++;
+    let problem: string;
+    try {
+      const res = await attempt(ctx, req);
+      checkSkew(ctx, res.headers);
+      const code = errorCode(res.body);
+      if (res.status === 429 || code === "AF429") {
+        if (ctx.stats) ctx.stats.throttled++;
+        if (++throttles > MAX_THROTTLE_WAITS) {
+          throw new CloudRequestError(`${what}: still throttled after ${MAX_THROTTLE_WAITS} waits`);
+        }
+        const wait = retryAfterMs(res.headers) ?? backoff * 2 ** Math.min(throttles, 6);
+        ctx.throttled(wait);
+        continue;
+      }
+      if (res.status < 500 && !(code && /^AF5\d{4}$/.test(code))) {
+        if (res.status < 300 && res.text !== "" && res.body === undefined) {
+          problem = "the answer is not valid JSON";
+        } else return res;
+      } else {
+        problem = `the server answered ${res.status}${code ? ` (${code})` : ""}`;
+      }
+    } catch (e) {
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+      if (e instanceof CloudRequestError) throw e;
+      problem = e instanceof TimeoutError ? e.message : `network failure: ${errorText(e)}`;
+    }
+    if (++errors > ctx.maxErrorRetries) {
+      throw new CloudRequestError(
+        `${what}: given up after ${ctx.maxErrorRetries} retries; last: ${problem}`,
+      );
+    }
+    if (ctx.stats) ctx.stats.retries++;
+    await sleep(backoff * 2 ** (errors - 1), ctx.signal);
+  }
+}
+
+class TimeoutError extends Error {}
+
+async function attempt(
+  ctx: RequestContext,
+  req: { method: string; url: string; headers?: Record<string, string>; body?: string },
+): Promise<CloudResponse> {
+  const timer = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, timer.signal]);
+  // fetch cannot tell connecting from waiting, so the headers get both budgets, the body one.
+  const headersBudget = ctx.connectTimeoutMs > 0 && ctx.readTimeoutMs > 0
+    ? ctx.connectTimeoutMs + ctx.readTimeoutMs
+    : 0;
+  let phase = "no answer";
+  let handle = arm(timer, headersBudget, () => phase);
+  try {
+    const res = await fetch(req.url, {
+      method: req.method,
+      headers: { "User-Agent": ctx.userAgent, Accept: "application/json", ...req.headers },
+      body: req.body,
+      signal,
+    });
+    clearTimeout(handle);
+    phase = "body not read";
+    handle = arm(timer, ctx.readTimeoutMs, () => phase);
+    const text = await res.text();
+    let body: unknown = undefined;
+    if (text.trim() !== "") {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+    }
+    return { status: res.status, headers: res.headers, text, body };
+  } catch (e) {
+    if (timer.signal.aborted && !ctx.signal.aborted) throw timer.signal.reason;
+    throw e;
+  } finally {
+    clearTimeout(handle);
+  }
+}
+
+function arm(
+  timer: AbortController,
+  ms: number,
+  phase: () => string,
+): ReturnType<typeof setTimeout> | undefined {
+  if (ms <= 0) return undefined;
+  return setTimeout(
+    () => timer.abort(new TimeoutError(`timed out after ${ms} ms (${phase()})`)),
+    ms,
+  );
+}
+
+/** `{"error": {"code": "AF20023", ...}}` → `AF20023`. */
+export function errorCode(body: unknown): string | undefined {
+  const err = (body as { error?: { code?: unknown } } | undefined)?.error;
+  return typeof err?.code === "string" ? err.code : undefined;
+}
+
+/** The error message of an error body, for reports. */
+export function errorMessage(res: CloudResponse): string {
+  const err = (res.body as { error?: { message?: unknown } } | undefined)?.error;
+  const msg = typeof err?.message === "string" ? err.message : res.text.slice(0, 200);
+  return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
+}
+
+function retryAfterMs(headers: Headers): number | undefined {
+  const v = headers.get("retry-after");
+  if (v === null) return undefined;
+  const secs = Number(v);
+  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function checkSkew(ctx: RequestContext, headers: Headers): void {
+  if (ctx.skewWarned) return;
+  const date = headers.get("date");
+  if (!date) return;
+  const server = Date.parse(date);
+  if (Number.isNaN(server)) return;
+  const skew = server - ctx.now();
+  if (Math.abs(skew) > SKEW_LIMIT_MS) {
+    ctx.skewWarned = true;
+    ctx.onWarning({
+      level: "WARN",
+      message: `datastore '${ctx.store}': the cloud API's clock differs from ours by ${
+        Math.round(skew / 1000)
+      } s; time windows may be off, check the server's clock`,
+    });
+  }
+}
+
+/** A URL without its query string's tokens, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/(\$skiptoken|skiptoken|nextpage)=[^&]*/gi, "$1=…");
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Sleeps `ms`, ending early (rejecting) when the signal aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,388 @@
+/**
+ * The `cloudapi://` datastore: opens a store's definition (Enterprise license and the store's
+ * ACL required), and lists the hour files a pattern matches, fetching each hour that the
+ * refresh policy says is due before it is listed.
+ */
+
+import { join } from "node:path";
+import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
+import type { User } from "../../engine/home/users.ts";
+import { QueryError } from "../../engine/diagnostics.ts";
+import { homeLayout } from "../../engine/home/layout.ts";
+import { readLicense } from "../../engine/home/license.ts";
+import { parseInterval } from "../../engine/interval.ts";
+import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
+import { type Family, idFieldOf, timeFieldOf } from "./families.ts";
+import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
+import { hourFilePath, hourlyFiles } from "./file_layout.ts";
+import { hoursBetween, hourStart } from "./zoned_hours.ts";
+import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
+import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_store.ts";
+import type { LogSpec } from "./log_list.ts";
+import { pathMatcher, splitUri } from "./uri_pattern.ts";
+import { TokenError, TokenProvider } from "./token_provider.ts";
+import { ConnectorPool, tighter } from "./connector_pool.ts";
+import { type ApiClient, createApiClient } from "./api_client.ts";
+import { CloudRequestError, type RequestStats } from "./cloud_request.ts";
+import { fetchGraphWindow } from "./graph_fetcher.ts";
+import { creationTime, fetchSuiteContent } from "./suite_fetcher.ts";
+
+/** The flat settings the connector reads (see engine/home/settings.ts). */
+export interface CloudApiSettings extends HostOverrides {
+  readonly directoryRateLimit?: number;
+  readonly directoryRateTimeunit?: string | number;
+  readonly activityRateLimit?: number;
+  readonly activityRateTimeunit?: string | number;
+  readonly suiteRateLimit?: number;
+  readonly suiteRateTimeunit?: string | number;
+}
+
+export interface CloudApiDeps {
+  /** The home folder. */
+  readonly home: string;
+  readonly settings?: CloudApiSettings;
+  readonly tokens?: TokenProvider;
+  readonly pool?: ConnectorPool;
+  /** The clock the refresh policy and windows use (tests move it). */
+  readonly now?: () => number;
+  /** First retry delay. */
+  readonly backoffMs?: number;
+  readonly stats?: RequestStats;
+}
+
+const PROVIDER_DEFAULTS: Record<Family, { limit: number; unitMs: number }> = {
+  directory: { limit: 25, unitMs: 10_000 },
+  activity: { limit: 25, unitMs: 10_000 },
+  suite: { limit: 60_000, unitMs: 60_000 },
+};
+
+let sharedTokens: TokenProvider | undefined;
+let sharedPool: ConnectorPool | undefined;
+
+/** The connector's part of the service settings (`cloudapi.*` flat keys). */
+export function cloudApiSettings(flat: Readonly<Record<string, unknown>>): CloudApiSettings {
+  const pick = (k: string) => flat[`cloudapi.${k}`] as never;
+  return {
+    loginHost: pick("loginHost"),
+    graphHost: pick("graphHost"),
+    manageHost: pick("manageHost"),
+    directoryRateLimit: pick("directoryRateLimit"),
+    directoryRateTimeunit: pick("directoryRateTimeunit"),
+    activityRateLimit: pick("activityRateLimit"),
+    activityRateTimeunit: pick("activityRateTimeunit"),
+    suiteRateLimit: pick("suiteRateLimit"),
+    suiteRateTimeunit: pick("suiteRateTimeunit"),
+  };
+}
+
+/** A factory for the datastore registry: `register("cloudapi", cloudApiFactory(deps))`. */
+export function cloudApiFactory(deps: CloudApiDeps) {
+  return (uri: string, user: User): Promise<Datastore> => openCloudApiStore(uri, user, deps);
+}
+
+/** Opens the store a `cloudapi://` URI names, for `user`; throws QueryError when it cannot. */
+export async function openCloudApiStore(
+  uri: string,
+  user: User,
+  deps: CloudApiDeps,
+): Promise<Datastore> {
+  if (await readLicense(deps.home) !== "enterprise") {
+    throw new QueryError({
+      code: "LICENSE_REQUIRED",
+      message:
+        `'${uri}': cloud logs (cloudapi://) need the Enterprise license; this installation has the Community license`,
+    });
+  }
+  const parts = splitUri(uri);
+  if (!parts || !/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(parts.store)) {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `'${uri}' names no datastore: expected cloudapi://<store>/<log_id>/<log_name>/...`,
+    });
+  }
+  const file = join(homeLayout(deps.home).dataDir, "system", "datastores", `${parts.store}.json`);
+  let json: unknown;
+  try {
+    json = JSON.parse(await Deno.readTextFile(file));
+  } catch (e) {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `there is no datastore '${parts.store}' (${
+        e instanceof SyntaxError
+          ? `/system/datastores/${parts.store}.json is not valid JSON`
+          : `no /system/datastores/${parts.store}.json`
+      })`,
+    });
+  }
+  const parsed = parseDefinition(parts.store, json);
+  if (!parsed.ok) {
+    throw new QueryError({ code: "RUNTIME_ERROR", message: parsed.problems.join("; ") });
+  }
+  const def = parsed.definition;
+  if (!mayRead(def, user)) {
+    throw new QueryError({
+      code: "FORBIDDEN",
+      message: `user '${user.name}' may not read datastore '${def.name}' (see its acl)`,
+    });
+  }
+  return new CloudApiStore(def, deps);
+}
+
+function mayRead(def: CloudApiDefinition, user: User): boolean {
+  if (user.admin) return true;
+  if (!def.acl) return false;
+  if (def.acl.users[user.name]?.includes("read")) return true;
+  return user.groups.some((g) => def.acl!.groups[g]?.includes("read"));
+}
+
+interface Candidate {
+  readonly log: LogSpec;
+  readonly path: string;
+  /** Hours this file holds that the query wants. */
+  readonly hours: number[];
+}
+
+class CloudApiStore implements Datastore {
+  readonly #root: string;
+  readonly #hosts: CloudHosts;
+  readonly #tokens: TokenProvider;
+  readonly #pool: ConnectorPool;
+  readonly #now: () => number;
+
+  constructor(readonly def: CloudApiDefinition, readonly deps: CloudApiDeps) {
+    this.#root = join(homeLayout(deps.home).cloudApiDir, def.name);
+    this.#hosts = hostsFor(def.suitePlan, deps.settings);
+    this.#tokens = deps.tokens ?? (sharedTokens ??= new TokenProvider());
+    this.#pool = deps.pool ?? (sharedPool ??= new ConnectorPool());
+    this.#now = deps.now ?? (() => Date.now());
+  }
+
+  async *list(pattern: string, options: ListOptions): AsyncIterable<FileEntry> {
+    const parts = splitUri(pattern);
+    const match = pathMatcher(parts?.path ?? "");
+    const zone = this.def.timeZone ?? options.user.timeZone ?? options.timeZone;
+    const now = this.#now();
+    const candidates: Candidate[] = [];
+    for (const log of this.def.logs) {
+      const byPath = new Map<string, number[]>();
+      const from = Math.max(now - this.def.windowMs[log.family], options.from ?? -Infinity);
+      const to = Math.min(now, options.to ?? Infinity);
+      if (!(from < to)) continue;
+      for (const hour of hoursBetween(from, to, zone)) {
+        const path = hourFilePath(log, hour, zone, this.def);
+        if (!match(path)) continue;
+        const list = byPath.get(path);
+        if (list) list.push(hour);
+        else byPath.set(path, [hour]);
+      }
+      for (const [path, hours] of byPath) candidates.push({ log, path, hours });
+    }
+    await this.#fetchDue(candidates, zone, options);
+    for (const c of candidates) {
+      const real = join(this.#root, c.path);
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(real);
+      } catch {
+        continue;
+      }
+      yield {
+        uri: `cloudapi://${this.def.name}/${c.path}`,
+        size: info.size,
+        modified: info.mtime?.getTime() ?? 0,
+        pathTime: hourlyFiles(this.def) ? c.hours[0] : dayStart(c.hours[0], zone),
+        open: async (signal) => {
+          const f = await Deno.open(real, { read: true });
+          signal.addEventListener("abort", () => {
+            try {
+              f.close();
+            } catch { /* already closed */ }
+          }, { once: true });
+          return f.readable;
+        },
+      };
+    }
+  }
+
+  /** Fetches every due hour of the candidates, reporting progress per hour. */
+  async #fetchDue(candidates: Candidate[], zone: string, options: ListOptions): Promise<void> {
+    const now = this.#now();
+    const due = new Map<LogSpec, Map<number, string>>();
+    let total = 0;
+    for (const c of candidates) {
+      const state = await readState(join(this.#root, c.path));
+      for (const hour of c.hours) {
+        if (needsFetch(c.log, hour, state.hours[String(hour)], now)) {
+          let m = due.get(c.log);
+          if (!m) due.set(c.log, m = new Map());
+          m.set(hour, c.path);
+          total++;
+        }
+      }
+    }
+    if (total === 0) return;
+    let done = 0;
+    const progress = (n: number) => {
+      done += n;
+      options.onProgress?.(Math.min(1, done / total));
+    };
+    for (const [log, hours] of due) {
+      const client = this.#client(log.family, options);
+      try {
+        if (log.family === "suite") await this.#fetchSuite(client, log, hours, zone, progress);
+        else await this.#fetchGraph(client, log, hours, progress, options);
+      } catch (e) {
+        if (e instanceof TokenError) {
+          throw new QueryError({ code: "RUNTIME_ERROR", message: e.message });
+        }
+        if (!(e instanceof CloudRequestError)) throw e;
+        options.onWarning({ level: "ERROR", message: this.#safe(e.message) });
+      }
+    }
+  }
+
+  async #fetchGraph(
+    client: ApiClient,
+    log: LogSpec,
+    hours: Map<number, string>,
+    progress: (n: number) => void,
+    options: ListOptions,
+  ): Promise<void> {
+    for (const [hour, path] of hours) {
+      try {
+        const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
+        await this.#store(log, path, records, new Map([[hour, records.length]]));
+      } catch (e) {
+        if (!(e instanceof CloudRequestError)) throw e;
+        options.onWarning({
+          level: "WARN",
+          message: this.#safe(
+            `datastore '${this.def.name}', log '${log.uriName}', hour ${
+              new Date(hour).toISOString()
+            } given up: ${e.message}`,
+          ),
+        });
+      }
+      progress(1);
+    }
+  }
+
+  async #fetchSuite(
+    client: ApiClient,
+    log: LogSpec,
+    hours: Map<number, string>,
+    zone: string,
+    progress: (n: number) => void,
+  ): Promise<void> {
+    const starts = [...hours.keys()];
+    const from = Math.min(...starts);
+    // Content created up to the lag after an hour can still hold that hour's records.
+    const to = Math.min(this.#now(), Math.max(...starts) + HOUR_MS + log.lagMs);
+    const records = await fetchSuiteContent(client, log, from, to);
+    const byPath = new Map<string, { records: LogRecord[]; fetched: Map<number, number> }>();
+    for (const [hour, path] of hours) {
+      if (!byPath.has(path)) byPath.set(path, { records: [], fetched: new Map() });
+      byPath.get(path)!.fetched.set(hour, 0);
+    }
+    for (const r of records) {
+      const t = creationTime(r);
+      if (Number.isNaN(t)) continue;
+      const hour = hourStart(t, zone);
+      const path = hours.get(hour) ?? hourFilePath(log, hour, zone, this.def);
+      let entry = byPath.get(path);
+      if (!entry) byPath.set(path, entry = { records: [], fetched: new Map() });
+      entry.records.push(r);
+      if (hours.has(hour)) entry.fetched.set(hour, (entry.fetched.get(hour) ?? 0) + 1);
+    }
+    for (const [path, entry] of byPath) {
+      await this.#store(log, path, entry.records, entry.fetched);
+    }
+    progress(hours.size);
+  }
+
+  #store(
+    log: LogSpec,
+    path: string,
+    records: LogRecord[],
+    fetched: Map<number, number>,
+  ): Promise<number> {
+    const file = join(this.#root, path);
+    return withFileLock(file, () =>
+      mergeIntoFile(file, records, {
+        idField: idFieldOf(log.family),
+        timeField: timeFieldOf(log.family, log.logType),
+        fetched,
+        now: this.#now(),
+      }));
+  }
+
+  #client(family: Family, options: ListOptions): ApiClient {
+    const def = this.def;
+    const limit = tighter(providerLimit(family, this.deps.settings), def.rates[family]);
+    const ctx = {
+      store: def.name,
+      signal: options.signal,
+      connectTimeoutMs: def.connectTimeoutMs,
+      readTimeoutMs: def.readTimeoutMs,
+      maxErrorRetries: def.maxErrorRetries,
+      userAgent: def.userAgent,
+      acquire: (signal: AbortSignal) => this.#pool.acquire(def.tenantId, family, limit, signal),
+      throttled: (ms: number) => this.#pool.throttled(def.tenantId, family, ms),
+      onWarning: options.onWarning,
+      now: this.#now,
+      backoffMs: this.deps.backoffMs,
+      stats: this.deps.stats,
+    };
+    return createApiClient({
+      store: def.name,
+      tenantId: def.tenantId,
+      hosts: this.#hosts,
+      now: this.#now,
+      onWarning: options.onWarning,
+      token: (api) =>
+        this.#tokens.token({
+          store: def.name,
+          tenantId: def.tenantId,
+          clientId: def.clientId,
+          secret: def.secret,
+          hosts: this.#hosts,
+        }, api),
+      context: () => ctx,
+    });
+  }
+
+  /** Belt and braces: no message leaves with the secret in it. */
+  #safe(message: string): string {
+    return this.def.secret ? message.split(this.def.secret).join("(hidden)") : message;
+  }
+}
+
+function providerLimit(family: Family, settings: CloudApiSettings | undefined) {
+  const d = PROVIDER_DEFAULTS[family];
+  const key = family === "directory" ? "directory" : family === "activity" ? "activity" : "suite";
+  const s = (settings ?? {}) as Record<string, unknown>;
+  const limit = s[`${key}RateLimit`];
+  const unit = s[`${key}RateTimeunit`];
+  const unitMs = typeof unit === "number" ? unit : typeof unit === "string"
+    ? (() => {
+      const r = parseInterval(unit);
+      return r.ok ? r.millis : d.unitMs;
+    })()
+    : d.unitMs;
+  return { limit: typeof limit === "number" && limit > 0 ? limit : d.limit, unitMs };
+}
+
+function dayStart(hour: number, zone: string): number {
+  let h = hour;
+  for (let i = 0; i < 24; i++) {
+    const prev = hourStart(h - 1, zone);
+    if (sameDay(prev, h, zone)) h = prev;
+    else break;
+  }
+  return h;
+}
+
+function sameDay(a: number, b: number, zone: string): boolean {
+  const f = new Intl.DateTimeFormat("en-CA", { timeZone: zone, dateStyle: "short" });
+  return f.format(new Date(a)) === f.format(new Date(b));
+}

@@ -1,0 +1,251 @@
+/**
+ * The `cloudapi://` datastore definition: `{"type": "CLOUDAPI", "cloudapiStore": {...}}`, every
+ * key of the specification's table with its default. A wrong definition yields messages that
+ * name the key, the value and what is allowed, and never the secret.
+ */
+
+import { z } from "zod";
+import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
+import { FAMILIES, type Family, FAMILY_KEYS } from "./families.ts";
+import { type LogSpec, parseLogList } from "./log_list.ts";
+import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";
+
+/** The product version in the default user agent. */
+export const TRAWL_VERSION = "0.1.0";
+
+export type StoreRight = "list" | "execute" | "read" | "write" | "create";
+
+export interface StoreAcl {
+  readonly users: Readonly<Record<string, readonly StoreRight[]>>;
+  readonly groups: Readonly<Record<string, readonly StoreRight[]>>;
+}
+
+export interface RateLimit {
+  readonly limit: number;
+  readonly unitMs: number;
+}
+
+export interface CloudApiDefinition {
+  readonly name: string;
+  readonly clientId: string;
+  readonly tenantId: string;
+  readonly secret: string;
+  /** Undefined: the querying user's zone (then the server's). */
+  readonly timeZone?: string;
+  readonly windowMs: Readonly<Record<Family, number>>;
+  readonly fileNameIncludesApp: boolean;
+  readonly filePathIncludesApp: boolean;
+  readonly fileNameIncludesHour: boolean;
+  readonly filePathIncludesHour: boolean;
+  readonly logs: readonly LogSpec[];
+  readonly suitePlan: SuitePlan;
+  readonly rates: Readonly<Partial<Record<Family, RateLimit>>>;
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
+  readonly maxErrorRetries: number;
+  readonly userAgent: string;
+  readonly acl?: StoreAcl;
+}
+
+const RIGHTS = ["list", "execute", "read", "write", "create"] as const;
+const rights = z.array(z.enum(RIGHTS));
+
+const interval = z.string();
+const storeSchema = z.object({
+  clientId: z.string().min(1),
+  tenantId: z.string().min(1),
+  secret: z.string().min(1),
+  timeZone: z.string().optional(),
+  directoryTimeWindow: interval.default("30 days"),
+  activityTimeWindow: interval.default("90 days"),
+  suiteTimeWindow: interval.default("7 days"),
+  fileNameIncludesApp: z.boolean().default(true),
+  filePathIncludesApp: z.boolean().default(false),
+  fileNameIncludesHour: z.boolean().default(false),
+  filePathIncludesHour: z.boolean().default(false),
+  directoryLogs: z.string().optional(),
+  activityLogs: z.string().optional(),
+  suiteLogs: z.string().optional(),
+  suitePlan: z.enum(SUITE_PLANS as [SuitePlan, ...SuitePlan[]]).default("ent"),
+  directoryRateLimit: z.number().int().positive().optional(),
+  directoryRateTimeunit: z.string().optional(),
+  activityRateLimit: z.number().int().positive().optional(),
+  activityRateTimeunit: z.string().optional(),
+  suiteRateLimit: z.number().int().positive().optional(),
+  suiteRateTimeunit: z.string().optional(),
+  connectTimeout: z.union([z.string(), z.number().int().nonnegative()]).default("10 s"),
+  readTimeout: z.union([z.string(), z.number().int().nonnegative()]).default("60 s"),
+  maxErrorRetries: z.number().int().nonnegative().default(3),
+  userAgent: z.string().min(1).optional(),
+  acl: z.object({
+    users: z.record(z.string(), rights).default({}),
+    groups: z.record(z.string(), rights).default({}),
+  }).strict().optional(),
+}).strict();
+
+const fileSchema = z.object({ type: z.literal("CLOUDAPI"), cloudapiStore: z.unknown() });
+
+/** A key the user cannot see the value of in any message. */
+const SECRET_KEYS = new Set(["secret"]);
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+export type DefinitionResult =
+  | { ok: true; definition: CloudApiDefinition }
+  | { ok: false; problems: string[] };
+
+/** Validates a parsed definition file of the store `name`; every problem is listed. */
+export function parseDefinition(name: string, json: unknown): DefinitionResult {
+  const where = `datastore '${name}'`;
+  const file = fileSchema.safeParse(json);
+  if (!file.success) {
+    return {
+      ok: false,
+      problems: [
+        `${where}: the definition must be {"type": "CLOUDAPI", "cloudapiStore": {...}}`,
+      ],
+    };
+  }
+  const parsed = storeSchema.safeParse(file.data.cloudapiStore);
+  if (!parsed.success) {
+    const store = (file.data.cloudapiStore ?? {}) as Record<string, unknown>;
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((i) => `${where}: ${describeIssue(i, store)}`),
+    };
+  }
+  const s = parsed.data;
+  const problems: string[] = [];
+  const millis = (key: string, text: string | number, opts: { zeroOk: boolean }): number => {
+    if (typeof text === "number") return text;
+    const r = parseInterval(text);
+    if (!r.ok) {
+      problems.push(`key '${key}' has value ${JSON.stringify(text)}: ${r.message}`);
+      return 0;
+    }
+    if (!opts.zeroOk && r.millis <= 0) {
+      problems.push(`key '${key}' has value ${JSON.stringify(text)}: must be above zero`);
+    }
+    return r.millis;
+  };
+
+  if (
+    s.tenantId.toLowerCase() === "common" || !(GUID.test(s.tenantId) || DOMAIN.test(s.tenantId))
+  ) {
+    problems.push(
+      `key 'tenantId' has value ${
+        JSON.stringify(s.tenantId)
+      }: expected the tenant's GUID or domain (e.g. contoso.onmicrosoft.com), not 'common'`,
+    );
+  }
+  if (s.timeZone !== undefined && !validZone(s.timeZone)) {
+    problems.push(
+      `key 'timeZone' has value ${
+        JSON.stringify(s.timeZone)
+      }: expected an IANA time zone such as 'UTC' or 'Europe/Berlin'`,
+    );
+  }
+  const windowMs = {} as Record<Family, number>;
+  const rates: Partial<Record<Family, RateLimit>> = {};
+  const logs: LogSpec[] = [];
+  for (const family of FAMILIES) {
+    const keys = FAMILY_KEYS[family];
+    const rec = s as unknown as Record<string, unknown>;
+    windowMs[family] = millis(keys.window, rec[keys.window] as string, { zeroOk: false });
+    const listText = rec[keys.logs] as string | undefined;
+    if (listText !== undefined) {
+      const list = parseLogList(family, listText);
+      if (list.ok) logs.push(...list.logs);
+      else {
+        for (const p of list.problems) {
+          problems.push(`key '${keys.logs}' has value ${JSON.stringify(listText)}: ${p}`);
+        }
+      }
+    }
+    const limit = rec[keys.rate] as number | undefined;
+    const unit = rec[keys.unit] as string | undefined;
+    if (limit !== undefined || unit !== undefined) {
+      if (limit === undefined || unit === undefined) {
+        problems.push(
+          `keys '${keys.rate}' and '${keys.unit}' go together: give both (e.g. 25 and "10 sec") or neither`,
+        );
+      } else {
+        rates[family] = { limit, unitMs: millis(keys.unit, unit, { zeroOk: false }) };
+      }
+    }
+  }
+  const connectTimeoutMs = millis("connectTimeout", s.connectTimeout, { zeroOk: true });
+  const readTimeoutMs = millis("readTimeout", s.readTimeout, { zeroOk: true });
+  if (problems.length > 0) return { ok: false, problems: problems.map((p) => `${where}: ${p}`) };
+  return {
+    ok: true,
+    definition: {
+      name,
+      clientId: s.clientId,
+      tenantId: s.tenantId,
+      secret: s.secret,
+      timeZone: s.timeZone,
+      windowMs,
+      fileNameIncludesApp: s.fileNameIncludesApp,
+      filePathIncludesApp: s.filePathIncludesApp,
+      fileNameIncludesHour: s.fileNameIncludesHour,
+      filePathIncludesHour: s.filePathIncludesHour,
+      logs,
+      suitePlan: s.suitePlan,
+      rates,
+      connectTimeoutMs,
+      readTimeoutMs,
+      maxErrorRetries: s.maxErrorRetries,
+      userAgent: s.userAgent ?? `Trawl/${TRAWL_VERSION}`,
+      acl: s.acl,
+    },
+  };
+}
+
+function describeIssue(issue: z.core.$ZodIssue, store: Record<string, unknown>): string {
+  const key = issue.path.join(".");
+  if (issue.code === "unrecognized_keys") {
+    return `unknown key${issue.keys.length > 1 ? "s" : ""} ${
+      issue.keys.map((k) => `'${k}'`).join(", ")
+    }; allowed keys: ${Object.keys(storeSchema.shape).join(", ")}`;
+  }
+  const top = String(issue.path[0] ?? "");
+  const raw = issue.path.reduce<unknown>(
+    (v, p) => (v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined),
+    store,
+  );
+  const shown = SECRET_KEYS.has(top)
+    ? "(hidden)"
+    : raw === undefined
+    ? "missing"
+    : JSON.stringify(raw);
+  return `key '${key}' has value ${shown}: ${expectation(issue, top)}`;
+}
+
+function expectation(issue: z.core.$ZodIssue, key: string): string {
+  switch (issue.code) {
+    case "invalid_value":
+      return `allowed: ${issue.values.map((v) => String(v)).join(", ")}`;
+    case "invalid_type":
+      if (key.endsWith("Window") || key.endsWith("Timeunit")) {
+        return `expected a time interval: ${INTERVAL_FORM}`;
+      }
+      return `expected ${issue.expected === "array" ? "a list of rights" : issue.expected}`;
+    case "too_small":
+      return key === "secret" || key === "clientId" || key === "tenantId" || key === "userAgent"
+        ? "must not be empty"
+        : `must be at least ${issue.minimum}${issue.inclusive ? "" : " (exclusive)"}`;
+    default:
+      return issue.message;
+  }
+}
+
+function validZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

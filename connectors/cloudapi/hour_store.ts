@@ -1,0 +1,123 @@
+/**
+ * Stored log files and their fetch state. A file is JSON lines (one record per line, so
+ * READ_JSON reads it); beside it a hidden sidecar `.<file name>.state.json` records, per hour,
+ * when it was last fetched and how many records it had. Both are written atomically (temporary
+ * name, then rename), data first, so a crash never leaves a state that claims missing data.
+ */
+
+import { dirname, join } from "node:path";
+
+export interface HourState {
+  /** Epoch ms of the last complete fetch of the hour. */
+  readonly fetchedAt: number;
+  readonly records: number;
+}
+
+export interface FileState {
+  /** Keyed by the hour's start, epoch ms as a decimal string. */
+  readonly hours: Readonly<Record<string, HourState>>;
+}
+
+export type LogRecord = Record<string, unknown>;
+
+/** Host path of the sidecar state of `file`. */
+export function statePath(file: string): string {
+  const dir = dirname(file);
+  const name = file.slice(dir.length + 1);
+  return join(dir, `.${name}.state.json`);
+}
+
+/** The fetch state of `file`, empty when it has none (or an unreadable one). */
+export async function readState(file: string): Promise<FileState> {
+  try {
+    const parsed = JSON.parse(await Deno.readTextFile(statePath(file)));
+    if (parsed && typeof parsed === "object" && parsed.hours) return parsed as FileState;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound) && !(e instanceof SyntaxError)) throw e;
+  }
+  return { hours: {} };
+}
+
+/** Reads the records of a stored file; none when it does not exist. */
+export async function readRecords(file: string): Promise<LogRecord[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+  const out: LogRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() !== "") out.push(JSON.parse(line));
+  }
+  return out;
+}
+
+/** Writes `text` to `path` atomically, creating folders as needed. */
+export async function writeAtomic(path: string, text: string): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const tmp = `${dirname(path)}/.${crypto.randomUUID()}.tmp`;
+  try {
+    await Deno.writeTextFile(tmp, text);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+const locks = new Map<string, Promise<unknown>>();
+
+/** Runs `work` with `file` to itself within this process (two queries fetching one hour). */
+export function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const before = locks.get(file) ?? Promise.resolve();
+  const run = before.catch(() => {}).then(work);
+  const tail = run.catch(() => {});
+  locks.set(file, tail);
+  tail.then(() => {
+    if (locks.get(file) === tail) locks.delete(file);
+  });
+  return run;
+}
+
+export interface MergeOptions {
+  readonly idField: string;
+  readonly timeField: string;
+  /** Hours to mark as fetched now, with the records each had. */
+  readonly fetched: ReadonlyMap<number, number>;
+  readonly now: number;
+}
+
+/**
+ * Merges `records` into `file` (same id: the newer copy wins; no record twice), sorted by time,
+ * then records the fetched hours in the state. Call inside withFileLock.
+ */
+export async function mergeIntoFile(
+  file: string,
+  records: readonly LogRecord[],
+  options: MergeOptions,
+): Promise<number> {
+  const byId = new Map<string, LogRecord>();
+  const anonymous: LogRecord[] = [];
+  for (const r of [...await readRecords(file), ...records]) {
+    const id = r[options.idField];
+    if (id === undefined || id === null) anonymous.push(r);
+    else byId.set(String(id), r);
+  }
+  const all = [...byId.values(), ...anonymous];
+  const t = options.timeField;
+  all.sort((a, b) => String(a[t] ?? "").localeCompare(String(b[t] ?? "")));
+  if (all.length > 0 || records.length > 0) {
+    await writeAtomic(file, all.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  }
+  if (options.fetched.size > 0) {
+    const state = await readState(file);
+    const hours: Record<string, HourState> = { ...state.hours };
+    for (const [hour, count] of options.fetched) {
+      hours[String(hour)] = { fetchedAt: options.now, records: count };
+    }
+    await writeAtomic(statePath(file), JSON.stringify({ hours }, null, 1) + "\n");
+  }
+  return all.length;
+}

@@ -1,0 +1,101 @@
+/**
+ * OAuth 2.0 client-credential tokens through @azure/msal-node: one application object per
+ * (tenant, client id, secret, token host), whose cache keeps one token per API resource (Graph
+ * and the Management Activity API need separate ones). A failure names the store and the
+ * reason, never the secret.
+ */
+
+import { ConfidentialClientApplication } from "@azure/msal-node";
+import { createHash } from "node:crypto";
+import type { CloudHosts } from "./hosts.ts";
+
+export interface TokenRequest {
+  readonly store: string;
+  readonly tenantId: string;
+  readonly clientId: string;
+  readonly secret: string;
+  readonly hosts: CloudHosts;
+}
+
+/** A token that could not be got; the message is safe to show. */
+export class TokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TokenError";
+  }
+}
+
+/** Process-wide token source; create one and share it. */
+export class TokenProvider {
+  #apps = new Map<string, ConfidentialClientApplication>();
+
+  /** An access token for `resource` (`graph` or `manage`). */
+  async token(req: TokenRequest, resource: "graph" | "manage"): Promise<string> {
+    const api = resource === "graph" ? req.hosts.graph : req.hosts.manage;
+    let result;
+    try {
+      result = await this.#app(req).acquireTokenByClientCredential({ scopes: [`${api}/.default`] });
+    } catch (e) {
+      throw new TokenError(
+        `datastore '${req.store}': could not get a token for ${api} from ${req.hosts.login}: ${
+          hide(describe(e), req.secret)
+        }`,
+      );
+    }
+    if (!result?.accessToken) {
+      throw new TokenError(
+        `datastore '${req.store}': the token endpoint ${req.hosts.login} gave an empty token for ${api}; check the tenant id and the token host`,
+      );
+    }
+    return result.accessToken;
+  }
+
+  #app(req: TokenRequest): ConfidentialClientApplication {
+    const digest = createHash("sha256").update(req.secret).digest("hex").slice(0, 16);
+    const key = [req.tenantId, req.clientId, digest, req.hosts.login].join("|");
+    let app = this.#apps.get(key);
+    if (app) return app;
+    const login = new URL(req.hosts.login);
+    // msal refuses an http authority: keep an https one and hand it the real (test) endpoint.
+    const authority = `https://${login.host}/${req.tenantId}`;
+    const local = login.protocol === "http:";
+    app = new ConfidentialClientApplication({
+      auth: {
+        clientId: req.clientId,
+        clientSecret: req.secret,
+        authority,
+        knownAuthorities: local ? [login.host] : [],
+        authorityMetadata: local ? JSON.stringify(metadata(req.hosts.login, req.tenantId)) : "",
+      },
+    });
+    this.#apps.set(key, app);
+    return app;
+  }
+}
+
+function metadata(base: string, tenant: string): Record<string, unknown> {
+  return {
+    token_endpoint: `${base}/${tenant}/oauth2/v2.0/token`,
+    token_endpoint_auth_methods_supported: ["client_secret_post"],
+    jwks_uri: `${base}/${tenant}/discovery/v2.0/keys`,
+    issuer: `${base}/${tenant}/v2.0`,
+    authorization_endpoint: `${base}/${tenant}/oauth2/v2.0/authorize`,
+    end_session_endpoint: `${base}/${tenant}/oauth2/v2.0/logout`,
+    response_modes_supported: ["query"],
+    response_types_supported: ["code"],
+    scopes_supported: ["openid"],
+  };
+}
+
+function describe(e: unknown): string {
+  if (e && typeof e === "object") {
+    const o = e as { errorCode?: string; errorMessage?: string; message?: string };
+    const text = o.errorMessage || o.message || String(e);
+    return o.errorCode ? `${o.errorCode}: ${text.split("\n")[0]}` : text.split("\n")[0];
+  }
+  return String(e);
+}
+
+function hide(text: string, secret: string): string {
+  return secret ? text.split(secret).join("(hidden)") : text;
+}

@@ -1,0 +1,151 @@
+/** A home folder with a cloudapi store definition, an emulator, and a way to list through both. */
+
+import { join } from "node:path";
+import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
+import type { FileEntry, Warning } from "../../connectors/datastore.ts";
+import {
+  type CloudApiDeps,
+  openCloudApiStore,
+} from "../../connectors/cloudapi/cloudapi_datastore.ts";
+import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
+import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
+import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
+import type { User } from "../../engine/home/users.ts";
+
+export const TENANT = "contoso.onmicrosoft.com";
+export const CLIENT = "11111111-2222-3333-4444-555555555555";
+export const SECRET = "Sup3r.S3cret~Value";
+/** A fixed "now": 2026-03-10 12:30 UTC. */
+export const NOW = Date.UTC(2026, 2, 10, 12, 30);
+export const HOUR = 3_600_000;
+export const ADMIN: User = { name: "root", groups: [], admin: true };
+
+export interface Harness {
+  readonly home: string;
+  readonly emulator: CloudEmulator;
+  readonly clock: { now: number };
+  readonly stats: RequestStats;
+  deps(): CloudApiDeps;
+  writeDefinition(name: string, store: Record<string, unknown>): Promise<void>;
+  list(uri: string, opts?: { from?: number; to?: number; user?: User }): Promise<{
+    files: FileEntry[];
+    warnings: Warning[];
+    progress: number[];
+  }>;
+  read(file: FileEntry): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+/** Starts an emulator and makes a home with an enterprise license. */
+export async function harness(
+  options: Partial<EmulatorOptions> = {},
+  license = "enterprise",
+): Promise<Harness> {
+  const home = await Deno.makeTempDir({ prefix: "trawl_cloudapi_" });
+  await Deno.mkdir(join(home, "conf"), { recursive: true });
+  await Deno.mkdir(join(home, "data", "system", "datastores"), { recursive: true });
+  await Deno.writeTextFile(join(home, "conf", "license"), `edition = ${license}\n`);
+  const clock = { now: NOW };
+  const emulator = new CloudEmulator({
+    tenants: [{ tenantId: TENANT, clientId: CLIENT, secret: SECRET }],
+    seed: { from: NOW - 48 * HOUR, to: NOW, perHour: 6, ...options.seed },
+    now: () => clock.now,
+    graphPageSize: 4,
+    contentPageSize: 5,
+    ...options,
+  });
+  await emulator.start();
+  const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
+  const tokens = new TokenProvider();
+  const pool = new ConnectorPool();
+  const deps = (): CloudApiDeps => ({
+    home,
+    settings: {
+      loginHost: emulator.url,
+      graphHost: emulator.url,
+      manageHost: emulator.url,
+      directoryRateLimit: 1000,
+      directoryRateTimeunit: "1 sec",
+      activityRateLimit: 1000,
+      activityRateTimeunit: "1 sec",
+    },
+    tokens,
+    pool,
+    now: () => clock.now,
+    backoffMs: 10,
+    stats,
+  });
+  return {
+    home,
+    emulator,
+    clock,
+    stats,
+    deps,
+    async writeDefinition(name, store) {
+      await Deno.writeTextFile(
+        join(home, "data", "system", "datastores", `${name}.json`),
+        JSON.stringify({ type: "CLOUDAPI", cloudapiStore: store }),
+      );
+    },
+    async list(uri, opts = {}) {
+      const warnings: Warning[] = [];
+      const progress: number[] = [];
+      const user = opts.user ?? ADMIN;
+      const store = await openCloudApiStore(uri, user, deps());
+      const files: FileEntry[] = [];
+      for await (
+        const f of store.list(uri, {
+          user,
+          workDir: "/",
+          timeZone: "UTC",
+          from: opts.from,
+          to: opts.to,
+          signal: new AbortController().signal,
+          onWarning: (w) => warnings.push(w),
+          onProgress: (p) => progress.push(p),
+        })
+      ) files.push(f);
+      return { files, warnings, progress };
+    },
+    async read(file) {
+      const stream = await file.open(new AbortController().signal);
+      const text = await new Response(stream).text();
+      return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+    },
+    async close() {
+      pool.stop();
+      await emulator.stop();
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}
+
+/** The base definition of the tests' store. */
+export function baseStore(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    clientId: CLIENT,
+    tenantId: TENANT,
+    secret: SECRET,
+    timeZone: "UTC",
+    directoryLogs: "audits:audits|2 h|15 min, logins:signins|2 h|15 min",
+    activityLogs: "ni:ni-signins|2 h|15 min",
+    suiteLogs: "exchange:Audit.Mail|2 h|15 min",
+    maxErrorRetries: 3,
+    readTimeout: "1 sec",
+    connectTimeout: "1 sec",
+    ...extra,
+  };
+}
+
+/** Every record of every listed file, with the ids seen more than once. */
+export async function allRecords(
+  h: Harness,
+  files: FileEntry[],
+  idField = "id",
+): Promise<{ ids: string[]; duplicates: string[] }> {
+  const ids: string[] = [];
+  for (const f of files) for (const r of await h.read(f)) ids.push(String(r[idField]));
+  const seen = new Set<string>();
+  const duplicates = ids.filter((id) => seen.has(id) || !seen.add(id));
+  return { ids, duplicates };
+}

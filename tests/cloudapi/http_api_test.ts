@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { startTestServer } from "../api/server.ts";
+import type { SchemeRegistry } from "../../connectors/file/registry.ts";
+import { cloudApiFactory } from "../../connectors/cloudapi/cloudapi_datastore.ts";
+import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
+import { CloudEmulator } from "../emulator/emulator.ts";
+import { baseStore, CLIENT, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
+
+Deno.test("a synchronous query reads directory audits from the emulator through the HTTP API", async () => {
+  const emulator = new CloudEmulator({
+    tenants: [{ tenantId: TENANT, clientId: CLIENT, secret: SECRET }],
+    seed: { from: NOW - 6 * HOUR, to: NOW, perHour: 5 },
+    now: () => NOW,
+    graphPageSize: 3,
+  });
+  await emulator.start();
+  await using s = await startTestServer();
+  const pool = new ConnectorPool();
+  try {
+    await Deno.writeTextFile(`${s.home}/conf/license`, "edition = enterprise\n");
+    await s.write(
+      "/system/datastores/corp.json",
+      JSON.stringify({
+        type: "CLOUDAPI",
+        cloudapiStore: baseStore({ acl: { users: { alice: ["read"] }, groups: {} } }),
+      }),
+    );
+    (s.deps.datastores as SchemeRegistry).register(
+      "cloudapi",
+      cloudApiFactory({
+        home: s.home,
+        settings: { loginHost: emulator.url, graphHost: emulator.url, manageHost: emulator.url },
+        now: () => NOW,
+        pool,
+      }),
+    );
+    const from = new Date(NOW - 3 * HOUR - 30 * 60_000).toISOString();
+    const to = new Date(NOW - 30 * 60_000).toISOString();
+    const script =
+      `READ_JSON(src: 'cloudapi://corp/directory_service/audits/$yyyy$/$MM$/$dd$/*', ` +
+      `from: TIMESTAMP('${from}'), to: TIMESTAMP('${to}'))`;
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: script,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.ok(!text.includes(SECRET));
+    const rows = JSON.parse(text) as { id: string }[];
+    const expected = emulator.data(TENANT).audits
+      .filter((a) => a.time >= Date.parse(from) && a.time < Date.parse(to))
+      .map((a) => String(a.record.id)).sort();
+    assert.ok(expected.length > 0);
+    assert.deepEqual(rows.map((r) => r.id).sort(), expected);
+    const denied = await s.fetch("bob", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: script,
+    });
+    assert.equal(denied.status, 403);
+    await denied.body?.cancel();
+  } finally {
+    pool.stop();
+    await emulator.stop();
+  }
+});

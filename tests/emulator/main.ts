@@ -1,0 +1,32 @@
+/**
+ * Runs the cloud API emulator as a demo server:
+ * `deno run -A tests/emulator/main.ts --port 9999 [--tenant contoso.onmicrosoft.com]
+ * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10]`.
+ * Point the settings `cloudapi.loginHost`, `cloudapi.graphHost` and `cloudapi.manageHost` at
+ * the printed URL. Admin endpoints: GET/DELETE /_admin/requests, POST /_admin/faults,
+ * POST /_admin/now, POST /_admin/subscriptions/disable.
+ */
+
+import { CloudEmulator } from "./emulator.ts";
+
+function flag(name: string, fallback: string): string {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1] : fallback;
+}
+
+if (import.meta.main) {
+  const port = Number(flag("port", "9999"));
+  const tenantId = flag("tenant", "contoso.onmicrosoft.com");
+  const clientId = flag("client", "demo-client");
+  const secret = flag("secret", "demo-secret");
+  const days = Number(flag("days", "2"));
+  const now = Date.now();
+  const emulator = new CloudEmulator({
+    tenants: [{ tenantId, clientId, secret }],
+    seed: { from: now - days * 86_400_000, to: now, perHour: Number(flag("per-hour", "10")) },
+    graphLimit: { limit: 25, unitMs: 10_000 },
+    manageLimit: { limit: 2_000, unitMs: 60_000 },
+  });
+  await emulator.start(port);
+  console.log(`cloud API emulator on ${emulator.url} (tenant ${tenantId}, client ${clientId})`);
+}
