@@ -56,18 +56,24 @@ const encoder = new TextEncoder();
 // C0 controls, DEL and C1 controls.
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
 const HAS_ESCAPE = /%[0-9A-Fa-f]{2}/;
 
 function refuse(path: string, reason: string): never {
   throw new PathError(`path '${JSON.stringify(path).slice(1, -1)}' is refused: ${reason}`);
 }
 
-/** Decodes `%XX` escapes (bytes as Latin-1, repeatedly, for double encoding) to inspect them. */
-function decodeEscapes(segment: string): string {
+/**
+ * Decodes `%XX` escapes as UTF-8, repeatedly (double encoding), only to inspect what they
+ * stand for; returns undefined for escapes that are not valid UTF-8 (e.g. overlong `%c0%ae`).
+ */
+function decodeEscapes(segment: string): string | undefined {
   let text = segment;
   for (let i = 0; i < 4 && HAS_ESCAPE.test(text); i++) {
-    text = text.replace(PERCENT_ESCAPE, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+    try {
+      text = decodeURIComponent(text.replace(/%(?![0-9A-Fa-f]{2})/g, "%25"));
+    } catch {
+      return undefined;
+    }
   }
   return text;
 }
@@ -80,10 +86,12 @@ function checkSegment(path: string, segment: string): void {
     refuse(path, `a name is longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   const decoded = decodeEscapes(segment);
-  if (decoded !== segment) {
-    if (decoded === "." || decoded === ".." || /[/\\]/.test(decoded) || CONTROL.test(decoded)) {
-      refuse(path, "percent escapes that decode to '/', '\\', '.', '..' or control characters");
-    }
+  if (decoded === undefined) refuse(path, "percent escapes that are not valid UTF-8");
+  if (
+    decoded !== segment &&
+    (decoded === "." || decoded === ".." || /[/\\]/.test(decoded) || CONTROL.test(decoded))
+  ) {
+    refuse(path, "percent escapes that decode to '/', '\\', '.', '..' or control characters");
   }
 }
 

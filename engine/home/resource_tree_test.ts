@@ -30,6 +30,9 @@ const HOSTILE: readonly string[] = [
   "/shared/a%5cb",
   "/shared/a%00b",
   "/shared/%0a",
+  "/shared/%c0%ae%c0%ae/x",
+  "/shared/%e0%80%ae",
+  "/shared/%25%32%65%25%32%65",
   // backslashes, NUL and control characters
   "/shared\\..\\etc",
   "\\shared\\x",
@@ -97,6 +100,8 @@ Deno.test("resolve() maps legal paths to their canonical and host paths", () => 
     ["user/x", "/shared", "/shared/user/x"],
     ["/shared/100%.log", undefined, "/shared/100%.log"],
     ["/shared/a%20b", undefined, "/shared/a%20b"],
+    ["/shared/50%-off%41", undefined, "/shared/50%-off%41"],
+    ["/shared/%C3%A9t%C3%A9", undefined, "/shared/%C3%A9t%C3%A9"],
     ["/shared/..x/x..", undefined, "/shared/..x/x.."],
     ["/shared/backup~", undefined, "/shared/backup~"],
     ["/shared/Grüße.log", undefined, "/shared/Grüße.log"],

@@ -4,6 +4,7 @@
  * server runs takes effect within that time.
  */
 
+import { fileVersionSync } from "./file_version.ts";
 import { type Grant, parseRights, RightsError } from "./rights.ts";
 
 const CHECK_EVERY_MS = 250;
@@ -22,7 +23,7 @@ export class RightsFile {
   /** Loads the file now; throws RightsError when it is not valid (for a check at start). */
   load(): readonly Grant[] {
     this.#checkedAt = performance.now();
-    const version = this.#currentVersion();
+    const version = fileVersionSync(this.file);
     if (version !== this.#version) {
       this.#grants = version === "missing" ? [] : parseRights(Deno.readTextFileSync(this.file));
       this.#version = version;
@@ -37,19 +38,9 @@ export class RightsFile {
       return this.load();
     } catch (e) {
       // Do not report the same bad file again on every check.
-      this.#version = this.#currentVersion();
+      this.#version = fileVersionSync(this.file);
       this.onError(e instanceof RightsError ? e : new RightsError(`${this.file}: ${e}`));
       return this.#grants;
-    }
-  }
-
-  #currentVersion(): string {
-    try {
-      const info = Deno.statSync(this.file);
-      return `${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.ctime?.getTime()}`;
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return "missing";
-      throw e;
     }
   }
 }

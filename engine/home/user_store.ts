@@ -6,7 +6,8 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import type { HomeLayout } from "./layout.ts";
+import { fileVersion } from "./file_version.ts";
+import { type HomeLayout, readTextIfExists } from "./layout.ts";
 import { writeFileAtomic } from "./atomic_write.ts";
 import { hashToken, newToken, sameHash, TOKEN_PATTERN } from "./tokens.ts";
 import { isTimeZone } from "./time_zone.ts";
@@ -65,7 +66,7 @@ export class UserStore {
 
   /** Does the users file exist yet? (A home without one is a fresh home.) */
   async exists(): Promise<boolean> {
-    return (await this.#stat()) !== null;
+    return (await fileVersion(this.file)) !== "missing";
   }
 
   /** Adds a user and returns their new token (the only time it is seen). */
@@ -136,33 +137,18 @@ export class UserStore {
     return found && publicUser(found);
   }
 
-  async #stat(): Promise<Deno.FileInfo | null> {
-    try {
-      return await Deno.stat(this.file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return null;
-      throw e;
-    }
-  }
-
   /** Reloads the cached users when the file changed since the last load. */
   async #refresh(): Promise<void> {
     while (this.#loading) await this.#loading;
-    const info = await this.#stat();
-    const version = info === null
-      ? "missing"
-      : `${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.ctime?.getTime()}`;
+    const version = await fileVersion(this.file);
     if (version === this.#version) return;
-    this.#loading = this.#load(info === null).then(() => {
+    this.#loading = this.#readFile().then((users) => {
+      this.#users = users;
       this.#version = version;
     }).finally(() => {
       this.#loading = null;
     });
     await this.#loading;
-  }
-
-  async #load(missing: boolean): Promise<void> {
-    this.#users = missing ? [] : await this.#readFile();
   }
 
   /** The users as the file has them now (mutations always start from the file, not a cache). */
@@ -172,13 +158,8 @@ export class UserStore {
   }
 
   async #readFile(): Promise<StoredUser[]> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(this.file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return [];
-      throw e;
-    }
+    const text = await readTextIfExists(this.file);
+    if (text === null) return [];
     let json: unknown;
     try {
       json = JSON.parse(text);
