@@ -1,0 +1,199 @@
+/**
+ * Aggregate functions as factories: one accumulator per group. Nulls are skipped by all of
+ * them (count(*) counts rows: it is given a non-null marker per row); sum, avg, min and max
+ * of no values are null, count is 0.
+ */
+
+import { QueryError } from "../diagnostics.ts";
+import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../types.ts";
+import { Interval, type Value } from "../values.ts";
+import { compareValues, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
+
+export interface Accumulator {
+  add(v: Value): void;
+  result(): Value;
+  /** Bytes held beyond a fixed small size (distinct sets, arrays), for the memory budget. */
+  readonly bytes?: number;
+}
+
+export interface AggregateDef {
+  /** The result type for the argument's type (null for `count(*)`); throws a TYPE_ERROR QueryError. */
+  resultType(arg: Type | null): Type;
+  create(): Accumulator;
+}
+
+const LONG = scalar("LONG");
+const DOUBLE = scalar("DOUBLE");
+
+function clash(message: string): never {
+  throw new QueryError({ code: "TYPE_ERROR", message });
+}
+
+function needArg(name: string, arg: Type | null): Type {
+  if (arg === null) clash(`${name}(*) is not allowed; only count(*) takes *`);
+  return arg;
+}
+
+function numericArg(name: string, arg: Type | null, intervals: boolean): Type {
+  const t = needArg(name, arg);
+  if (isNumeric(t) || t.kind === "ANY" || t.kind === "NULL") return t;
+  if (intervals && t.kind === "INTERVAL") return t;
+  return clash(
+    `${name} needs a number${intervals ? " or an interval" : ""}, found ${typeToString(t)}`,
+  );
+}
+
+function notNumber(name: string, v: Value): never {
+  return clash(`${name} needs numbers, found the value ${JSON.stringify(String(v))}`);
+}
+
+function countAccumulator(): Accumulator {
+  let n = 0;
+  return {
+    add(v) {
+      if (v !== null) n++;
+    },
+    result: () => n,
+  };
+}
+
+function countDistinctAccumulator(): Accumulator {
+  const seen = new Set<ValueKey>();
+  let bytes = 0;
+  return {
+    add(v) {
+      if (v === null) return;
+      const k = valueKey(v);
+      if (!seen.has(k)) {
+        seen.add(k);
+        bytes += 16 + (typeof k === "string" ? 2 * k.length : 8);
+      }
+    },
+    result: () => seen.size,
+    get bytes() {
+      return bytes;
+    },
+  };
+}
+
+function sumAccumulator(): Accumulator {
+  let total = 0;
+  let seen = false;
+  let interval = false;
+  return {
+    add(v) {
+      if (v === null) return;
+      if (typeof v === "number") total += v;
+      else if (v instanceof Interval) {
+        total += v.ms;
+        interval = true;
+      } else notNumber("sum", v);
+      seen = true;
+    },
+    result: () => (!seen ? null : interval ? new Interval(total) : total),
+  };
+}
+
+function avgAccumulator(): Accumulator {
+  let total = 0;
+  let n = 0;
+  return {
+    add(v) {
+      if (v === null) return;
+      if (typeof v !== "number") notNumber("avg", v);
+      total += v;
+      n++;
+    },
+    result: () => (n === 0 ? null : total / n),
+  };
+}
+
+function extremeAccumulator(sign: 1 | -1): Accumulator {
+  let best: Value = null;
+  return {
+    add(v) {
+      if (v === null) return;
+      if (best === null || sign * compareValues(v, best) > 0) best = v;
+    },
+    result: () => best,
+  };
+}
+
+function firstAccumulator(): Accumulator {
+  let first: Value = null;
+  return {
+    add(v) {
+      if (first === null) first = v;
+    },
+    result: () => first,
+  };
+}
+
+function lastAccumulator(): Accumulator {
+  let last: Value = null;
+  return {
+    add(v) {
+      if (v !== null) last = v;
+    },
+    result: () => last,
+  };
+}
+
+function arrayAccumulator(): Accumulator {
+  const items: Value[] = [];
+  let bytes = 0;
+  return {
+    add(v) {
+      if (v === null) return;
+      items.push(v);
+      bytes += 8 + estimateBytes(v);
+    },
+    result: () => items,
+    get bytes() {
+      return bytes;
+    },
+  };
+}
+
+function sameAsArg(name: string): (arg: Type | null) => Type {
+  return (arg) => needArg(name, arg);
+}
+
+export const AGGREGATES: ReadonlyMap<string, AggregateDef> = new Map<string, AggregateDef>([
+  ["count", { resultType: () => LONG, create: countAccumulator }],
+  [
+    "count_distinct",
+    {
+      resultType: (arg) => (needArg("count_distinct", arg), LONG),
+      create: countDistinctAccumulator,
+    },
+  ],
+  [
+    "sum",
+    {
+      resultType: (arg) => {
+        const t = numericArg("sum", arg, true);
+        if (t.kind === "INTEGER" || t.kind === "LONG") return LONG;
+        return t.kind === "NULL" ? LONG : t;
+      },
+      create: sumAccumulator,
+    },
+  ],
+  [
+    "avg",
+    { resultType: (arg) => (numericArg("avg", arg, false), DOUBLE), create: avgAccumulator },
+  ],
+  ["min", { resultType: sameAsArg("min"), create: () => extremeAccumulator(-1) }],
+  ["max", { resultType: sameAsArg("max"), create: () => extremeAccumulator(1) }],
+  ["first", { resultType: sameAsArg("first"), create: firstAccumulator }],
+  ["last", { resultType: sameAsArg("last"), create: lastAccumulator }],
+  [
+    "array_agg",
+    { resultType: (arg) => arrayOf(needArg("array_agg", arg)), create: arrayAccumulator },
+  ],
+]);
+
+/** True for the name of an aggregate function, in any case. */
+export function isAggregate(name: string): boolean {
+  return AGGREGATES.has(name.toLowerCase());
+}

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { QueryError } from "../diagnostics.ts";
+import { parseIp } from "../ip.ts";
+import { arrayOf, scalar, type Type, typeToString } from "../types.ts";
+import { Interval, Timestamp, type Value } from "../values.ts";
+import { AGGREGATES, isAggregate } from "./aggregates.ts";
+
+function aggregate(name: string, values: readonly Value[]): Value {
+  const acc = AGGREGATES.get(name)!.create();
+  for (const v of values) acc.add(v);
+  return acc.result();
+}
+
+Deno.test("aggregates compute over values, skipping nulls", () => {
+  const cases: [string, Value[], Value][] = [
+    ["count", [1, null, 3], 2],
+    ["count", [], 0],
+    ["count_distinct", [1, 1, "1", null, 2], 3],
+    ["count_distinct", [new Timestamp(5), new Timestamp(5), parseIp("::1"), parseIp("::1")], 2],
+    ["sum", [1, 2, null, 3], 6],
+    ["sum", [null], null],
+    ["sum", [0.5, 0.25], 0.75],
+    ["avg", [1, 2, null, 6], 3],
+    ["avg", [], null],
+    ["min", [3, null, 1, 2], 1],
+    ["max", ["b", "c", "a"], "c"],
+    ["max", [], null],
+    ["first", [null, "x", "y"], "x"],
+    ["last", ["x", "y", null], "y"],
+    ["array_agg", [1, null, 2], [1, 2]],
+  ];
+  for (const [name, values, want] of cases) {
+    assert.deepEqual(aggregate(name, values), want, `${name}(${values.map(String)})`);
+  }
+  assert.deepEqual(aggregate("sum", [new Interval(5), new Interval(7)]), new Interval(12));
+  assert.deepEqual(aggregate("min", [new Timestamp(9), new Timestamp(4)]), new Timestamp(4));
+});
+
+Deno.test("aggregate result types follow the argument type", () => {
+  const cases: [string, Type | null, string][] = [
+    ["count", null, "LONG"],
+    ["count", scalar("STRING"), "LONG"],
+    ["count_distinct", scalar("IPADDR"), "LONG"],
+    ["sum", scalar("INTEGER"), "LONG"],
+    ["sum", scalar("LONG"), "LONG"],
+    ["sum", scalar("DOUBLE"), "DOUBLE"],
+    ["sum", scalar("INTERVAL"), "INTERVAL"],
+    ["avg", scalar("INTEGER"), "DOUBLE"],
+    ["min", scalar("TIMESTAMP"), "TIMESTAMP"],
+    ["max", scalar("STRING"), "STRING"],
+    ["first", scalar("IPADDR"), "IPADDR"],
+    ["last", scalar("BOOLEAN"), "BOOLEAN"],
+    ["array_agg", scalar("STRING"), typeToString(arrayOf(scalar("STRING")))],
+    ["sum", { kind: "ANY" }, "ANY"],
+  ];
+  for (const [name, arg, want] of cases) {
+    assert.equal(typeToString(AGGREGATES.get(name)!.resultType(arg)), want, name);
+  }
+});
+
+Deno.test("aggregates refuse arguments they cannot take", () => {
+  assert.throws(() => AGGREGATES.get("sum")!.resultType(scalar("STRING")), QueryError);
+  assert.throws(() => AGGREGATES.get("avg")!.resultType(scalar("TIMESTAMP")), /avg needs a number/);
+  assert.throws(() => AGGREGATES.get("max")!.resultType(null), /only count\(\*\)/);
+  const acc = AGGREGATES.get("sum")!.create();
+  assert.throws(() => acc.add("x"), /sum needs numbers/);
+});
+
+Deno.test("count_distinct and array_agg report the bytes they hold", () => {
+  const distinct = AGGREGATES.get("count_distinct")!.create();
+  for (let i = 0; i < 100; i++) distinct.add(`value ${i % 50}`);
+  const small = AGGREGATES.get("count_distinct")!.create();
+  small.add("x");
+  assert.ok(distinct.bytes! > small.bytes!);
+  const arr = AGGREGATES.get("array_agg")!.create();
+  arr.add("x".repeat(1000));
+  assert.ok(arr.bytes! >= 2000);
+});
+
+Deno.test("isAggregate() knows aggregate names in any case", () => {
+  assert.ok(isAggregate("COUNT"));
+  assert.ok(isAggregate("array_agg"));
+  assert.ok(!isAggregate("lower"));
+});

@@ -1,0 +1,167 @@
+/** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract. */
+
+import { arrayOf, scalar } from "../types.ts";
+import { toText } from "../render.ts";
+import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
+
+const STRING = scalar("STRING");
+const INTEGER = scalar("INTEGER");
+const BOOLEAN = scalar("BOOLEAN");
+
+/** substr with a 1-based start; a start before 1 counts from 1, as SQL does. */
+function substr(s: string, start: number, length?: number): string {
+  const from = Math.max(0, start - 1);
+  if (length === undefined) return s.slice(from);
+  const end = start - 1 + length;
+  return end <= from ? "" : s.slice(from, end);
+}
+
+/** A RegExp built once per distinct pattern text (for non-constant patterns). */
+function regexCache(ctx: { fail(message: string, argIndex?: number): never }, argIndex: number) {
+  let lastText: string | null = null;
+  let last: RegExp | null = null;
+  return (text: string): RegExp => {
+    if (text !== lastText) {
+      last = compileRegex(text, ctx, argIndex);
+      lastText = text;
+    }
+    return last!;
+  };
+}
+
+/** Compiles a user's regular expression, reporting an invalid one with its position. */
+export function compileRegex(
+  text: string,
+  ctx: { fail(message: string, argIndex?: number): never },
+  argIndex: number,
+): RegExp {
+  try {
+    return new RegExp(text, "u");
+  } catch (e) {
+    return ctx.fail(`invalid regular expression '${text}': ${(e as Error).message}`, argIndex);
+  }
+}
+
+export const STRING_FUNCTIONS: readonly FunctionDef[] = [
+  {
+    name: "lower",
+    signature: "lower(s STRING)",
+    params: ["STRING"],
+    result: returns(STRING),
+    compile: strict1((s: string) => s.toLowerCase()),
+  },
+  {
+    name: "upper",
+    signature: "upper(s STRING)",
+    params: ["STRING"],
+    result: returns(STRING),
+    compile: strict1((s: string) => s.toUpperCase()),
+  },
+  {
+    name: "len",
+    signature: "len(s STRING)",
+    params: ["STRING"],
+    result: returns(INTEGER),
+    compile: strict1((s: string) => s.length),
+  },
+  {
+    name: "substr",
+    signature: "substr(s STRING, start INTEGER [, length INTEGER])",
+    params: ["STRING", "WHOLE", "WHOLE"],
+    optional: 1,
+    result: returns(STRING),
+    compile: (fns, args, ctx) =>
+      fns.length === 2
+        ? strict2((s: string, start: number) => substr(s, start))(fns, args, ctx)
+        : strict3((s: string, start: number, n: number) => substr(s, start, n))(fns, args, ctx),
+  },
+  {
+    name: "trim",
+    signature: "trim(s STRING)",
+    params: ["STRING"],
+    result: returns(STRING),
+    compile: strict1((s: string) => s.trim()),
+  },
+  {
+    name: "contains",
+    signature: "contains(s STRING, part STRING)",
+    params: ["STRING", "STRING"],
+    result: returns(BOOLEAN),
+    compile: strict2((s: string, p: string) => s.includes(p)),
+  },
+  {
+    name: "starts_with",
+    signature: "starts_with(s STRING, prefix STRING)",
+    params: ["STRING", "STRING"],
+    result: returns(BOOLEAN),
+    compile: strict2((s: string, p: string) => s.startsWith(p)),
+  },
+  {
+    name: "ends_with",
+    signature: "ends_with(s STRING, suffix STRING)",
+    params: ["STRING", "STRING"],
+    result: returns(BOOLEAN),
+    compile: strict2((s: string, p: string) => s.endsWith(p)),
+  },
+  {
+    name: "replace",
+    signature: "replace(s STRING, from STRING, to STRING)",
+    params: ["STRING", "STRING", "STRING"],
+    result: returns(STRING),
+    compile: strict3((s: string, from: string, to: string) =>
+      from === "" ? s : s.replaceAll(from, () => to)
+    ),
+  },
+  {
+    name: "split",
+    signature: "split(s STRING, separator STRING)",
+    params: ["STRING", "STRING"],
+    result: returns(arrayOf(STRING)),
+    compile: strict2((s: string, sep: string) => s.split(sep)),
+  },
+  {
+    name: "concat",
+    signature: "concat(a, b, ...)",
+    params: ["ANY"],
+    variadic: "ANY",
+    result: returns(STRING),
+    compile: (fns, _args, ctx) => {
+      const opts = { timeZone: ctx.timeZone };
+      return (row) => {
+        let out = "";
+        for (const f of fns) {
+          const v = f(row);
+          if (v !== null) out += typeof v === "string" ? v : toText(v, opts);
+        }
+        return out;
+      };
+    },
+  },
+  {
+    name: "regex_extract",
+    signature: "regex_extract(s STRING, regex STRING [, group INTEGER])",
+    params: ["STRING", "STRING", "WHOLE"],
+    optional: 1,
+    result: returns(STRING),
+    compile: (fns, args, ctx) => {
+      const [fs, fr] = fns;
+      const fg = fns[2] ?? (() => 0);
+      const constant = args[1].constant;
+      const fixed = constant && typeof constant.value === "string"
+        ? compileRegex(constant.value, ctx, 1)
+        : null;
+      const dynamic = regexCache(ctx, 1);
+      return (row) => {
+        const s = fs(row);
+        if (s === null) return null;
+        const pattern = fixed ? null : fr(row);
+        if (!fixed && pattern === null) return null;
+        const r = fixed ?? dynamic(pattern as string);
+        const g = fg(row) as number | null;
+        if (g === null) return null;
+        const m = r.exec(s as string);
+        return m ? m[g] ?? null : null;
+      };
+    },
+  },
+];

@@ -1,0 +1,141 @@
+/** Time functions: now() T(s) time_trunc(ts, interval) format_time(ts, pattern [, zone]) hour(ts) day(ts). */
+
+import {
+  checkTimePattern,
+  compileTimestampFormatter,
+  isValidZone,
+  localParts,
+  parseTimestamp,
+  truncate,
+} from "../time.ts";
+import { scalar } from "../types.ts";
+import { type Interval, Timestamp, type Value } from "../values.ts";
+import {
+  type FunctionContext,
+  type FunctionDef,
+  returns,
+  strict1,
+  strict2,
+} from "./function_def.ts";
+
+const TIMESTAMP = scalar("TIMESTAMP");
+const INTEGER = scalar("INTEGER");
+const STRING = scalar("STRING");
+
+/** A string or a timestamp as a timestamp; null when the string is not one. */
+function toTimestamp(v: Value, zone: string): Timestamp | null {
+  if (v instanceof Timestamp) return v;
+  if (typeof v !== "string") return null;
+  const ms = parseTimestamp(v, zone);
+  return ms === null ? null : new Timestamp(ms);
+}
+
+/** The formatter of a pattern, checked: a bad constant pattern is reported at the argument. */
+function formatterOf(pattern: string, ctx: FunctionContext, argIndex: number) {
+  const problem = checkTimePattern(pattern);
+  if (problem !== null) ctx.fail(problem, argIndex);
+  return compileTimestampFormatter(pattern);
+}
+
+export const TIME_FUNCTIONS: readonly FunctionDef[] = [
+  {
+    name: "now",
+    signature: "now()",
+    params: [],
+    result: returns(TIMESTAMP),
+    compile: (_fns, _args, ctx) => {
+      const now = new Timestamp(ctx.now);
+      return () => now;
+    },
+  },
+  {
+    name: "t",
+    signature: "T(s STRING)",
+    params: ["ANY"],
+    result: returns(TIMESTAMP),
+    compile: ([fs], [arg], ctx) => {
+      const zone = ctx.timeZone;
+      if (arg.constant && arg.constant.value !== null) {
+        const ts = toTimestamp(arg.constant.value, zone);
+        if (ts === null) {
+          ctx.fail(
+            `${JSON.stringify(arg.constant.value)} is not a timestamp; expected e.g. ` +
+              `'2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z' or '2024-05-01 13:00:00 +0200'`,
+            0,
+          );
+        }
+        return () => ts;
+      }
+      return (row) => {
+        const v = fs(row);
+        return v === null ? null : toTimestamp(v, zone);
+      };
+    },
+  },
+  {
+    name: "time_trunc",
+    signature: "time_trunc(ts TIMESTAMP, size INTERVAL)",
+    params: ["TIMESTAMP", "INTERVAL"],
+    result: returns(TIMESTAMP),
+    compile: (fns, args, ctx) => {
+      const zone = ctx.timeZone;
+      const size = args[1].constant?.value as Interval | null | undefined;
+      if (size && size.ms <= 0) ctx.fail(`time_trunc needs a positive interval`, 1);
+      return strict2((ts: Timestamp, iv: Interval) =>
+        iv.ms > 0 ? new Timestamp(truncate(ts.ms, iv.ms, zone)) : null
+      )(fns, args, ctx);
+    },
+  },
+  {
+    name: "format_time",
+    signature: "format_time(ts TIMESTAMP, pattern STRING [, zone STRING])",
+    params: ["TIMESTAMP", "STRING", "STRING"],
+    optional: 1,
+    result: returns(STRING),
+    compile: (fns, args, ctx) => {
+      const [fts, fpattern] = fns;
+      const fzone = fns[2] ?? (() => ctx.timeZone);
+      const constPattern = args[1].constant?.value;
+      const fixed = typeof constPattern === "string" ? formatterOf(constPattern, ctx, 1) : null;
+      const constZone = args[2]?.constant?.value;
+      if (typeof constZone === "string" && !isValidZone(constZone)) {
+        ctx.fail(`unknown time zone '${constZone}'`, 2);
+      }
+      let lastPattern = "";
+      let last = fixed;
+      return (row) => {
+        const ts = fts(row) as Timestamp | null;
+        if (ts === null) return null;
+        const zone = fzone(row) as string | null;
+        if (zone === null || (zone !== constZone && !isValidZone(zone))) return null;
+        let format = fixed;
+        if (!format) {
+          const pattern = fpattern(row) as string | null;
+          if (pattern === null || checkTimePattern(pattern) !== null) return null;
+          if (pattern !== lastPattern || !last) {
+            last = compileTimestampFormatter(pattern);
+            lastPattern = pattern;
+          }
+          format = last;
+        }
+        return format(ts.ms, zone);
+      };
+    },
+  },
+  {
+    name: "hour",
+    signature: "hour(ts TIMESTAMP)",
+    params: ["TIMESTAMP"],
+    result: returns(INTEGER),
+    compile: (fns, args, ctx) =>
+      strict1((ts: Timestamp) => localParts(ts.ms, ctx.timeZone).hour)(fns, args, ctx),
+  },
+  {
+    name: "day",
+    signature: "day(ts TIMESTAMP)",
+    params: ["TIMESTAMP"],
+    result: returns(INTEGER),
+    compile: (fns, args, ctx) =>
+      strict1((ts: Timestamp) => localParts(ts.ms, ctx.timeZone).day)(fns, args, ctx),
+  },
+];
