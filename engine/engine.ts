@@ -15,6 +15,13 @@ import type { Row } from "./values.ts";
 import type { User } from "./home/users.ts";
 import type { ResourceTree } from "./home/resource_tree.ts";
 import type { DatastoreRegistry, Warning } from "../connectors/datastore.ts";
+import { check } from "./front.ts";
+import { type CompiledPlan, printPlan } from "./plan.ts";
+import { planScript } from "./planner.ts";
+import type { PlanEnv } from "./planning/env.ts";
+import { existingFile } from "./planning/paths.ts";
+import { loadView, viewEnv } from "./views.ts";
+import { runPlan } from "./exec/run.ts";
 
 export interface QueryContext {
   readonly user: User;
@@ -55,4 +62,54 @@ export interface QueryRun {
   readonly batches: AsyncIterable<readonly Row[]>;
   /** The result schema; final once `batches` is exhausted (ANY resolved from the data). */
   schema(): Schema;
+}
+
+/**
+ * Checks and plans a script (text, or a stored script the user may `execute`, planned in its
+ * own folder). Every mistake found before reading data comes back as a diagnostic.
+ */
+export async function compile(source: ScriptSource, context: QueryContext): Promise<CompileResult> {
+  const now = Date.now();
+  const diagnostics: Diagnostic[] = [];
+  const top: PlanEnv = {
+    query: context,
+    workDir: context.workDir,
+    now,
+    params: new Map(),
+    streams: new Map(),
+    chain: [],
+    diagnostics,
+  };
+  let env = top;
+  let script;
+  if ("text" in source) {
+    const checked = check(source.text);
+    if (!checked.script) return { ok: false, diagnostics: checked.diagnostics };
+    script = checked.script;
+  } else {
+    const file = await existingFile(top, source.path, { right: "execute", what: "stored script" });
+    script = file && await loadView(top, file);
+    if (!file || !script) return { ok: false, diagnostics };
+    env = viewEnv(top, file.canonical, true);
+  }
+  const root = await planScript(env, script, { args: { kind: "text", values: context.args } });
+  if (!root || diagnostics.length > 0) return { ok: false, diagnostics };
+  const plan: CompiledPlan = {
+    kind: "plan",
+    root,
+    timeZone: context.timeZone,
+    now,
+    memoryLimit: context.memoryLimit,
+  };
+  return { ok: true, plan };
+}
+
+/** Starts a compiled plan; rows are read as the returned batches are iterated. */
+export function execute(plan: Plan, options: ExecuteOptions): QueryRun {
+  return runPlan(plan as CompiledPlan, options);
+}
+
+/** The plan as indented text, one operator a line with its output schema (for `explain`). */
+export function explain(plan: Plan): string {
+  return printPlan((plan as CompiledPlan).root);
 }

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { engineHome } from "../../tests/support/engine_home.ts";
+import { compile, execute } from "../engine.ts";
+import { schemaToJson } from "../types.ts";
+
+Deno.test("save() writes a table that @[path] reads back, and passes the rows on", async () => {
+  await using home = await engineHome();
+  const saved = await home.run(
+    "VALUES((a: 1, ip: 10.0.0.1), (a: 2, ip: null)) | save('/user/out/t.sxt') | select(a)",
+    {},
+  ).catch((e) => e);
+  // The folder must exist: save does not make folders.
+  assert.ok(saved instanceof Error && /does not exist/.test(saved.message), String(saved));
+  await Deno.mkdir(home.tree.resolve(home.user, "/user/out").real);
+  const first = await home.run(
+    "VALUES((a: 1, ip: 10.0.0.1), (a: 2, ip: null)) | save('out/t.sxt')",
+  );
+  assert.equal(first.rows.length, 2);
+  const back = await home.run("@[/user/out/t.sxt] | sort(a desc)");
+  assert.deepEqual(back.rows.map((r) => [r.a, r.ip === null ? null : "ip"]), [[2, null], [
+    1,
+    "ip",
+  ]]);
+  assert.deepEqual(schemaToJson(back.schema), { a: "INTEGER", ip: "?IPADDR" });
+});
+
+Deno.test("a cancelled save leaves the earlier table as it was", async () => {
+  await using home = await engineHome();
+  await home.run("VALUES((a: 0)) | save('/user/t.sxt')");
+  const rows = Array.from({ length: 3000 }, (_, i) => `(a: ${i + 1})`).join(", ");
+  const compiled = await compile({ text: `VALUES(${rows}) | save('/user/t.sxt')` }, home.context());
+  assert.ok(compiled.ok);
+  const controller = new AbortController();
+  const run = execute(compiled.plan, { signal: controller.signal });
+  const iterator = run.batches[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).done, false);
+  controller.abort(new DOMException("cancelled by the test", "AbortError"));
+  await assert.rejects(() => iterator.next(), /cancelled by the test/);
+  const back = await home.run("@[/user/t.sxt]");
+  assert.deepEqual(back.rows, [{ a: 0 }]);
+  const leftovers = [...Deno.readDirSync(home.tree.resolve(home.user, "/user").real)]
+    .map((e) => e.name);
+  assert.deepEqual(leftovers, ["t.sxt"]);
+});
+
+Deno.test("save() refuses a path that is not .sxt or where the user may not create", async () => {
+  await using home = await engineHome();
+  const notTable = await home.diagnose("VALUES((a: 1)) | save('/user/t.json')");
+  assert.equal(notTable[0].code, "BAD_ARGUMENT");
+  const forbidden = await home.diagnose("VALUES((a: 1)) | save('/shared/t.sxt')");
+  assert.equal(forbidden[0].code, "FORBIDDEN");
+  assert.match(forbidden[0].message, /create/);
+});

@@ -1,0 +1,35 @@
+/**
+ * `@[table.sxt]`: the rows of a stored table, read in batches. (Stored scripts `@[x.sx](...)`
+ * are inlined by the planner as their own plan; see engine/views.ts.)
+ */
+
+import { readTable } from "../table/table_reader.ts";
+import type { Row } from "../values.ts";
+import { QueryError } from "../diagnostics.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+
+export async function* storedTableSource(
+  table: { canonical: string; real: string },
+  ctx: ExecContext,
+): BatchStream {
+  let out: Row[] = [];
+  try {
+    for await (const chunk of readTable(table.real, ctx.signal)) {
+      checkCancelled(ctx.signal);
+      for (const row of Array.isArray(chunk) ? chunk : [chunk]) {
+        out.push(row as Row);
+        if (out.length >= BATCH_ROWS) {
+          yield out;
+          out = [];
+        }
+      }
+    }
+  } catch (e) {
+    if (e instanceof QueryError || ctx.signal.aborted) throw e;
+    throw new QueryError({
+      code: "RUNTIME_ERROR",
+      message: `the stored table ${table.canonical} cannot be read: ${(e as Error).message}`,
+    });
+  }
+  if (out.length > 0) yield out;
+}

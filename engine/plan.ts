@@ -1,0 +1,236 @@
+/**
+ * The executable plan: a tree of operator nodes, readonly and tagged, built by the planner
+ * (engine/planner.ts) and run by engine/exec/run.ts. Expressions are already compiled to row
+ * functions; `label`s keep their text for `printPlan` (tests and `explain`).
+ */
+
+import type { Schema } from "./types.ts";
+import { typeToString } from "./types.ts";
+import type { Row, Value } from "./values.ts";
+import type { BatchStream, ExecContext } from "./exec/context.ts";
+
+/** A compiled expression: evaluated once per row. */
+export type RowFn = (row: Row) => Value;
+
+/** A compiled expression with the text it came from. */
+export interface Compiled {
+  readonly fn: RowFn;
+  readonly label: string;
+}
+
+export interface Column extends Compiled {
+  readonly name: string;
+}
+
+/** One aggregate of a grouped select: `create` gives a fresh accumulator per group. */
+export interface AggregateSpec {
+  /** The synthetic field name the outputs read the result from. */
+  readonly slot: string;
+  readonly label: string;
+  /** Null for `count(*)`. */
+  readonly arg: RowFn | null;
+  readonly create: () => Accumulator;
+}
+
+/** The accumulator shape the planner adapts the functions' aggregates to. */
+export interface Accumulator {
+  add(value: Value): void;
+  result(): Value;
+  /** Bytes held beyond a small fixed size (distinct sets, arrays), charged to the budget. */
+  readonly bytes?: number;
+}
+
+/**
+ * Opens a source; `needed` names the fields the rest of the plan reads (null: all of them),
+ * so that parsing sources convert only those.
+ */
+export type OpenSource = (ctx: ExecContext, needed: ReadonlySet<string> | null) => BatchStream;
+
+/**
+ * Every node has its output schema. `open` marks a schema that lists only the fields known
+ * before reading (READ_JSON): other fields may appear, typed ANY, and are resolved from data.
+ */
+interface Shape {
+  readonly schema: Schema;
+  readonly open?: boolean;
+}
+
+export type PlanNode = Shape & PlanStep;
+
+type PlanStep =
+  | { readonly kind: "values"; readonly rows: readonly Row[] }
+  /** LIST, PARSE, READ_JSON: the sources' own operators behind one closure. */
+  | {
+    readonly kind: "source";
+    readonly label: string;
+    readonly start: OpenSource;
+  }
+  /** A stored table `@[x.sxt]`. */
+  | {
+    readonly kind: "table";
+    readonly canonical: string;
+    readonly real: string;
+  }
+  /** A stored script `@[x.sx](...)`: its plan, inlined; the node only names it. */
+  | {
+    readonly kind: "view";
+    readonly canonical: string;
+    readonly input: PlanNode;
+  }
+  | {
+    readonly kind: "filter";
+    readonly input: PlanNode;
+    readonly condition: Compiled;
+    readonly negated: boolean;
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
+    readonly kind: "project";
+    readonly input: PlanNode;
+    readonly columns: readonly Column[];
+    /** Each output row starts as a copy of its input row (`*` over an open input). */
+    readonly copyInput: boolean;
+    /** Input fields the columns read; null when `*` reads all. */
+    readonly reads: ReadonlySet<string> | null;
+  }
+  | {
+    readonly kind: "aggregate";
+    readonly input: PlanNode;
+    readonly keys: readonly Compiled[];
+    readonly aggregates: readonly AggregateSpec[];
+    /** Evaluated on the group's first input row extended with the aggregates' slots. */
+    readonly outputs: readonly Column[];
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
+    readonly kind: "sort";
+    readonly input: PlanNode;
+    readonly keys: readonly (Compiled & { readonly descending: boolean })[];
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
+    readonly kind: "limit";
+    readonly input: PlanNode;
+    readonly count: number;
+    readonly offset: number;
+  }
+  | {
+    readonly kind: "join";
+    readonly left: PlanNode;
+    readonly right: PlanNode;
+    readonly outer: boolean;
+    readonly leftKeys: readonly Compiled[];
+    readonly rightKeys: readonly Compiled[];
+    /**
+     * Right field name to output name (`right_x` when `x` clashes with a left field); null when
+     * a side is open, and names are then chosen row by row.
+     */
+    readonly rightNames: ReadonlyMap<string, string> | null;
+    readonly leftReads: ReadonlySet<string>;
+    readonly rightReads: ReadonlySet<string>;
+  }
+  | { readonly kind: "union"; readonly inputs: readonly PlanNode[] }
+  | {
+    readonly kind: "unnest";
+    readonly input: PlanNode;
+    readonly array: Compiled;
+    readonly name: string;
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
+    readonly kind: "save";
+    readonly input: PlanNode;
+    readonly canonical: string;
+    readonly real: string;
+  };
+
+/** What `compile` hands out: the root node and what execution needs besides it. */
+export interface CompiledPlan {
+  readonly kind: "plan";
+  readonly root: PlanNode;
+  readonly timeZone: string;
+  /** Query time for `now()`, fixed at compile time so constants and rows agree. */
+  readonly now: number;
+  readonly memoryLimit: number;
+}
+
+function schemaText(schema: Schema): string {
+  return schema.map((f) => `${f.name} ${f.nullable ? "?" : ""}${typeToString(f.type)}`).join(
+    ", ",
+  );
+}
+
+function headline(node: PlanNode): string {
+  switch (node.kind) {
+    case "values":
+      return `values ${node.rows.length} row${node.rows.length === 1 ? "" : "s"}`;
+    case "source":
+      return `source ${node.label}`;
+    case "table":
+      return `table ${node.canonical}`;
+    case "view":
+      return `view ${node.canonical}`;
+    case "filter":
+      return `${node.negated ? "filter_out" : "filter"} ${node.condition.label}`;
+    case "project":
+      return `project ${node.columns.map((c) => `${c.label} as ${c.name}`).join(", ")}`;
+    case "aggregate":
+      return `aggregate keys(${node.keys.map((k) => k.label).join(", ")}) aggs(${
+        node.aggregates.map((a) => a.label).join(", ")
+      })`;
+    case "sort":
+      return `sort ${node.keys.map((k) => `${k.label}${k.descending ? " desc" : ""}`).join(", ")}`;
+    case "limit":
+      return `limit ${node.count}${node.offset ? ` offset ${node.offset}` : ""}`;
+    case "join":
+      return `${node.outer ? "leftjoin" : "join"} on ${
+        node.leftKeys.map((k, i) => `${k.label} = ${node.rightKeys[i].label}`).join(" and ")
+      }`;
+    case "union":
+      return `union`;
+    case "unnest":
+      return `unnest ${node.array.label} as ${node.name}`;
+    case "save":
+      return `save ${node.canonical}`;
+  }
+}
+
+/** The inputs of a node, in order. */
+export function childrenOf(node: PlanNode): readonly PlanNode[] {
+  switch (node.kind) {
+    case "values":
+    case "source":
+    case "table":
+      return [];
+    case "join":
+      return [node.left, node.right];
+    case "union":
+      return node.inputs;
+    case "view":
+    case "filter":
+    case "project":
+    case "aggregate":
+    case "sort":
+    case "limit":
+    case "unnest":
+    case "save":
+      return [node.input];
+  }
+}
+
+/**
+ * One line per node, inputs indented below, each with its output schema:
+ * `filter a > 1  [a INTEGER, b STRING]`.
+ */
+export function printPlan(node: PlanNode, options: { schemas?: boolean } = {}): string {
+  const lines: string[] = [];
+  const visit = (n: PlanNode, depth: number) => {
+    const schema = options.schemas === false
+      ? ""
+      : `  [${schemaText(n.schema)}${n.open ? (n.schema.length ? ", ..." : "...") : ""}]`;
+    lines.push(`${"  ".repeat(depth)}${headline(n)}${schema}`);
+    for (const c of childrenOf(n)) visit(c, depth + 1);
+  };
+  visit(node, 0);
+  return lines.join("\n");
+}

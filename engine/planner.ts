@@ -1,0 +1,333 @@
+/**
+ * From a checked script to a plan: statements in order, `$x` constants evaluated, `@x` streams
+ * bound to their plans (reused by reference: a stream used twice is computed twice), the last
+ * pipeline is the result. Mistakes found here (unknown fields, type clashes, bad arguments,
+ * rights) are diagnostics with line and column; planning goes on to report them all.
+ */
+
+import type { Command, Expr, Pipeline, Script, Source, Span } from "./ast.ts";
+import { assertNever } from "./ast.ts";
+import type { PlanNode } from "./plan.ts";
+import { type Field, type Type, widenSchema } from "./types.ts";
+import type { Value } from "./values.ts";
+import { type PlanEnv, report } from "./planning/env.ts";
+import { constant, fieldsRead, typed } from "./planning/expressions.ts";
+import { containsAggregate, planAggregate, planProject } from "./planning/select.ts";
+import { planValues } from "./planning/values.ts";
+import { planJoin } from "./planning/join.ts";
+import { planSave } from "./planning/save.ts";
+import { planSourceCall } from "./planning/source_calls.ts";
+import { existingFile } from "./planning/paths.ts";
+import { readTableSchema } from "./table/table_reader.ts";
+import { type ArgumentInput, bindArguments, loadView, viewEnv } from "./views.ts";
+
+/**
+ * Plans `script` in `env` with its arguments (`caller` hears about bad ones). Undefined when
+ * there were diagnostics.
+ */
+export async function planScript(
+  env: PlanEnv,
+  script: Script,
+  options: { args: ArgumentInput; caller?: PlanEnv; span?: Span },
+): Promise<PlanNode | undefined> {
+  const before = env.diagnostics.length;
+  let result: PlanNode | null | undefined = undefined;
+  const init = script.statements.find((s) => s.kind === "init");
+  const args = options.args;
+  const hasArgs = args.kind === "text"
+    ? Object.keys(args.values).length > 0
+    : args.values.length > 0;
+  if (init || hasArgs || args.kind === "values") {
+    const params = init?.kind === "init" ? init.params : [];
+    // The script is not planned with arguments missing: its uses of them would only add noise.
+    if (!bindArguments(env, params, args, options.caller ?? env)) return undefined;
+  }
+  for (const statement of script.statements) {
+    switch (statement.kind) {
+      case "init":
+        break;
+      case "let": {
+        const c = constant(env, statement.value);
+        // A failed constant stays bound (to null) so later uses report nothing more.
+        env.params.set(statement.name, c ?? { value: null, type: { kind: "NULL" } });
+        break;
+      }
+      case "bind": {
+        const node = await planPipeline(env, statement.pipeline);
+        env.streams.set(statement.name, node ?? null);
+        result = node ?? null;
+        break;
+      }
+      case "pipeline":
+        result = (await planPipeline(env, statement.pipeline)) ?? null;
+        break;
+      default:
+        assertNever(statement);
+    }
+  }
+  if (result === undefined) {
+    report(
+      env,
+      "NO_RESULT",
+      "the script has no pipeline, so it has no result: end it with one such as VALUES((a: 1)) | select(a)",
+      options.span,
+    );
+  }
+  if (env.diagnostics.length > before || !result) return undefined;
+  return result;
+}
+
+async function planSource(env: PlanEnv, source: Source): Promise<PlanNode | undefined> {
+  switch (source.kind) {
+    case "streamRef": {
+      const node = env.streams.get(source.name);
+      if (node === undefined) {
+        report(
+          env,
+          "UNKNOWN_NAME",
+          `the stream @${source.name} is not bound before this use`,
+          source.span,
+        );
+      }
+      return node ?? undefined;
+    }
+    case "values":
+      return planValues(env, source);
+    case "sourceCall":
+      return await planSourceCall(env, source);
+    case "stored":
+      return await planStored(env, source);
+    default:
+      return assertNever(source);
+  }
+}
+
+async function planStored(
+  env: PlanEnv,
+  source: Source & { kind: "stored" },
+): Promise<PlanNode | undefined> {
+  const path = source.path;
+  if (path.endsWith(".sxt")) {
+    if (source.args !== null) {
+      report(env, "BAD_ARGUMENT", `the stored table ${path} takes no arguments`, source.span);
+      return undefined;
+    }
+    const file = await existingFile(env, path, {
+      right: "read",
+      what: "stored table",
+      span: source.span,
+    });
+    if (!file) return undefined;
+    try {
+      const schema = await readTableSchema(file.real);
+      return { kind: "table", schema, ...file };
+    } catch (e) {
+      report(
+        env,
+        "NOT_FOUND",
+        `the stored table ${file.canonical} cannot be read: ${(e as Error).message}`,
+        source.span,
+      );
+      return undefined;
+    }
+  }
+  if (!path.endsWith(".sx")) {
+    report(
+      env,
+      "NOT_FOUND",
+      `@[${path}] must name a stored table (.sxt) or a stored script (.sx)`,
+      source.span,
+    );
+    return undefined;
+  }
+  const file = await existingFile(env, path, {
+    right: "execute",
+    what: "stored script",
+    span: source.span,
+  });
+  if (!file) return undefined;
+  const script = await loadView(env, file, source.span);
+  if (!script) return undefined;
+  const values: { name: string; value: Value; type: Type; span: Span }[] = [];
+  for (const a of source.args ?? []) {
+    const c = constant(env, a.value);
+    if (!c) return undefined;
+    values.push({ name: a.name, ...c, span: a.span });
+  }
+  const inner = viewEnv(env, file.canonical);
+  const before = env.diagnostics.length;
+  const node = await planScript(inner, script, {
+    args: { kind: "values", values, span: source.span },
+    caller: env,
+  });
+  if (!node || env.diagnostics.length > before) return undefined;
+  return {
+    kind: "view",
+    schema: node.schema,
+    open: node.open,
+    canonical: file.canonical,
+    input: node,
+  };
+}
+
+/** Plans a pipeline; undefined after reporting its first mistake. */
+export async function planPipeline(
+  env: PlanEnv,
+  pipeline: Pipeline,
+): Promise<PlanNode | undefined> {
+  let node = await planSource(env, pipeline.source);
+  const commands = pipeline.commands;
+  for (let i = 0; i < commands.length && node; i++) {
+    const command = commands[i];
+    const next = commands[i + 1];
+    if (command.kind === "select") {
+      const group = next?.kind === "group" ? next : null;
+      if (group || command.items.some((item) => containsAggregate(item.expr))) {
+        node = planAggregate(env, node, command, group);
+        if (group) i++;
+      } else node = planProject(env, node, command);
+      continue;
+    }
+    node = await planCommand(env, node, command);
+  }
+  return node;
+}
+
+async function planCommand(
+  env: PlanEnv,
+  input: PlanNode,
+  command: Command,
+): Promise<PlanNode | undefined> {
+  const open = input.open;
+  switch (command.kind) {
+    case "select":
+      return planProject(env, input, command);
+    case "group":
+      report(
+        env,
+        "TYPE_ERROR",
+        "group must follow a select with aggregates, e.g. select(host, count(*)) | group(host)",
+        command.span,
+      );
+      return undefined;
+    case "filter": {
+      const t = typed(env, command.condition, input);
+      if (!t) return undefined;
+      if (!["BOOLEAN", "NULL", "ANY"].includes(t.type.kind)) {
+        report(
+          env,
+          "TYPE_ERROR",
+          `the condition of filter must be BOOLEAN, found ${t.type.kind}`,
+          command.condition.span,
+        );
+        return undefined;
+      }
+      return {
+        kind: "filter",
+        schema: input.schema,
+        open,
+        input,
+        condition: t,
+        negated: command.negated,
+        reads: fieldsRead(command.condition),
+      };
+    }
+    case "sort": {
+      const keys = [];
+      const reads = new Set<string>();
+      for (const k of command.keys) {
+        let expr = k.expr;
+        if (expr.kind === "position") {
+          const field = input.schema[expr.index - 1];
+          if (!field) {
+            report(
+              env,
+              "UNKNOWN_NAME",
+              `sort position @${expr.index} is out of range: the input has ${input.schema.length} fields`,
+              expr.span,
+            );
+            return undefined;
+          }
+          expr = { kind: "field", name: field.name, span: expr.span };
+        }
+        const t = typed(env, expr, input);
+        if (!t) return undefined;
+        fieldsRead(expr, reads);
+        keys.push({ ...t, descending: k.descending });
+      }
+      return { kind: "sort", schema: input.schema, open, input, keys, reads };
+    }
+    case "limit": {
+      const count = wholeNumber(env, command.count, "the count of limit");
+      const offset = command.offset ? wholeNumber(env, command.offset, "the offset of limit") : 0;
+      if (count === undefined || offset === undefined) return undefined;
+      return { kind: "limit", schema: input.schema, open, input, count, offset };
+    }
+    case "join": {
+      const right = await planSource(env, command.right);
+      if (!right) return undefined;
+      const node = planJoin(env, input, right, command);
+      if (node && (input.open || right.open)) {
+        return { ...node, open: true, rightNames: null } as PlanNode;
+      }
+      return node;
+    }
+    case "union": {
+      const inputs = [input];
+      for (const s of command.sources) {
+        const n = await planSource(env, s);
+        if (!n) return undefined;
+        inputs.push(n);
+      }
+      const schema = inputs.slice(1).reduce((acc, n) => widenSchema(acc, n.schema), input.schema);
+      return { kind: "union", schema, open: inputs.some((n) => n.open), inputs };
+    }
+    case "unnest": {
+      const t = typed(env, command.field, input);
+      if (!t) return undefined;
+      if (!["ARRAY", "ANY", "NULL"].includes(t.type.kind)) {
+        report(
+          env,
+          "TYPE_ERROR",
+          `unnest needs an ARRAY, found ${t.type.kind}`,
+          command.field.span,
+        );
+        return undefined;
+      }
+      const name = command.alias ?? (command.field.kind === "field" ? command.field.name : "f_1");
+      const element: Field = {
+        name,
+        type: t.type.kind === "ARRAY" ? t.type.element : t.type,
+        nullable: true,
+      };
+      const schema = input.schema.some((f) => f.name === name)
+        ? input.schema.map((f) => (f.name === name ? element : f))
+        : [...input.schema, element];
+      return {
+        kind: "unnest",
+        schema,
+        open,
+        input,
+        array: t,
+        name,
+        reads: fieldsRead(command.field),
+      };
+    }
+    case "save": {
+      const node = await planSave(env, input, command);
+      return node && { ...node, open };
+    }
+    default:
+      return assertNever(command);
+  }
+}
+
+function wholeNumber(env: PlanEnv, expr: Expr, what: string): number | undefined {
+  const c = constant(env, expr);
+  if (!c) return undefined;
+  if (typeof c.value !== "number" || !Number.isInteger(c.value) || c.value < 0) {
+    report(env, "TYPE_ERROR", `${what} must be a whole number of 0 or more`, expr.span);
+    return undefined;
+  }
+  return c.value;
+}

@@ -1,0 +1,46 @@
+/**
+ * What planning one script carries along: the query context, the names bound so far, the chain
+ * of stored scripts being planned (for recursion) and the diagnostics collected.
+ */
+
+import type { QueryContext } from "../engine.ts";
+import type { Diagnostic, DiagnosticCode } from "../diagnostics.ts";
+import type { Span } from "../ast.ts";
+import type { PlanNode } from "../plan.ts";
+import type { Type } from "../types.ts";
+import type { Value } from "../values.ts";
+
+export interface ParamBinding {
+  readonly value: Value;
+  readonly type: Type;
+}
+
+export interface PlanEnv {
+  readonly query: QueryContext;
+  /** Virtual folder relative paths resolve against. */
+  readonly workDir: string;
+  readonly now: number;
+  readonly params: Map<string, ParamBinding>;
+  /** Streams bound by `@x = ...`; null when planning that pipeline failed (no cascades). */
+  readonly streams: Map<string, PlanNode | null>;
+  /** Canonical paths of the stored scripts being planned, outermost first. */
+  readonly chain: readonly string[];
+  /** The stored script positions refer to, when it is not the submitted text. */
+  readonly script?: string;
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Records a user mistake at `span` (in the script being planned). */
+export function report(
+  env: PlanEnv,
+  code: DiagnosticCode,
+  message: string,
+  span?: Span,
+): void {
+  env.diagnostics.push({
+    code,
+    message,
+    ...(span ? { line: span.line, column: span.column } : {}),
+    ...(env.script ? { script: env.script } : {}),
+  });
+}

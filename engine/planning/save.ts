@@ -1,0 +1,69 @@
+/**
+ * `save(path)`: the target must be a `.sxt` path the user may `write` (when it exists) or
+ * `create` in (its folder, when it does not). Checked at compile time.
+ */
+
+import { basename, dirname, join } from "node:path";
+import type { Expr, Span } from "../ast.ts";
+import { PathError } from "../home/resource_tree.ts";
+import type { PlanNode } from "../plan.ts";
+import { type PlanEnv, report } from "./env.ts";
+import { constantString } from "./expressions.ts";
+import { resolvePath } from "./paths.ts";
+
+async function exists(real: string): Promise<boolean> {
+  try {
+    await Deno.lstat(real);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+export async function planSave(
+  env: PlanEnv,
+  input: PlanNode,
+  save: { path: Expr; span: Span },
+): Promise<PlanNode | undefined> {
+  const path = constantString(env, save.path, "the path of save");
+  if (path === undefined) return undefined;
+  const resolved = resolvePath(env, path, save.path.span);
+  if (!resolved) return undefined;
+  const { canonical } = resolved;
+  if (!canonical.endsWith(".sxt")) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      `save writes stored tables: '${path}' must end in .sxt`,
+      save.path.span,
+    );
+    return undefined;
+  }
+  const { tree, user } = env.query;
+  try {
+    if (await exists(resolved.real)) {
+      if (!tree.may(user, "write", canonical)) {
+        report(env, "FORBIDDEN", `you may not write ${canonical}`, save.path.span);
+        return undefined;
+      }
+      const real = await tree.realPath(resolved);
+      return { kind: "save", schema: input.schema, input, canonical, real };
+    }
+    const folder = dirname(canonical);
+    if (!tree.may(user, "create", folder)) {
+      report(env, "FORBIDDEN", `you may not create files in ${folder}`, save.path.span);
+      return undefined;
+    }
+    const folderReal = await tree.realPath(tree.resolve(user, folder));
+    const real = join(folderReal, basename(resolved.real));
+    return { kind: "save", schema: input.schema, input, canonical, real };
+  } catch (e) {
+    if (e instanceof PathError) {
+      report(env, "NOT_FOUND", e.message, save.path.span);
+    } else if (e instanceof Deno.errors.NotFound) {
+      report(env, "NOT_FOUND", `the folder ${dirname(canonical)} does not exist`, save.path.span);
+    } else throw e;
+    return undefined;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The reading sources `LIST(src: ...)`, `READ_JSON(src: ...)`, `PARSE(pattern: ..., src: ...)`:
+ * arguments are constants evaluated at compile time; the datastore is found at compile time
+ * (so an unknown store or a missing license is a diagnostic) and listed when the plan runs.
+ */
+
+import type { NamedExpr, Source } from "../ast.ts";
+import type { Datastore, FileEntry, ListOptions } from "../../connectors/datastore.ts";
+import { compilePattern } from "../pattern/compile_pattern.ts";
+import { parseSource } from "../exec/parse_source.ts";
+import { QueryError } from "../diagnostics.ts";
+import type { OpenSource, PlanNode } from "../plan.ts";
+import type { ExecContext } from "../exec/context.ts";
+import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
+import { readJsonSource } from "../exec/read_json_source.ts";
+import type { Value } from "../values.ts";
+import { Timestamp } from "../values.ts";
+import { type PlanEnv, report } from "./env.ts";
+import { constant } from "./expressions.ts";
+
+type SourceCall = Source & { kind: "sourceCall" };
+
+const ARGUMENTS: Readonly<Record<string, readonly string[]>> = {
+  LIST: ["src", "from", "to"],
+  READ_JSON: ["src", "from", "to"],
+  PARSE: ["pattern", "src", "from", "to"],
+};
+
+interface CallArgs {
+  readonly src: string;
+  readonly from?: number;
+  readonly to?: number;
+  readonly values: ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
+}
+
+function evaluateArgs(env: PlanEnv, call: SourceCall, name: string): CallArgs | undefined {
+  const allowed = ARGUMENTS[name];
+  const values = new Map<string, { value: Value; expr: NamedExpr }>();
+  let ok = true;
+  for (const a of call.args) {
+    if (!allowed.includes(a.name)) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `${name} has no argument '${a.name}' (it takes ${allowed.join(", ")})`,
+        a.span,
+      );
+      ok = false;
+      continue;
+    }
+    const c = constant(env, a.value);
+    if (!c) ok = false;
+    else values.set(a.name, { value: c.value, expr: a });
+  }
+  if (!ok) return undefined;
+  const src = values.get("src");
+  if (!src || typeof src.value !== "string") {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      `${name} needs src: a path or URI as a string`,
+      src?.expr.span ?? call.span,
+    );
+    return undefined;
+  }
+  const bound = (key: "from" | "to"): number | undefined | false => {
+    const v = values.get(key);
+    if (!v || v.value === null) return undefined;
+    if (v.value instanceof Timestamp) return v.value.ms;
+    report(env, "TYPE_ERROR", `${name} argument '${key}' must be a TIMESTAMP`, v.expr.span);
+    return false;
+  };
+  const from = bound("from"), to = bound("to");
+  if (from === false || to === false) return undefined;
+  return { src: src.value, from, to, values };
+}
+
+/** Lists the files of `args.src` at run time, with the query's warnings and progress. */
+function lister(env: PlanEnv, store: Datastore, args: CallArgs) {
+  const { user, timeZone } = env.query;
+  const workDir = env.workDir;
+  return (ctx: ExecContext) => {
+    const options: ListOptions = {
+      user,
+      workDir,
+      timeZone,
+      signal: ctx.signal,
+      onWarning: ctx.warn,
+      onProgress: (f) => ctx.progress.prepare(`list ${args.src}`, 1 << 20, f),
+      ...(args.from !== undefined ? { from: args.from } : {}),
+      ...(args.to !== undefined ? { to: args.to } : {}),
+    };
+    return store.list(args.src, options);
+  };
+}
+
+export async function planSourceCall(
+  env: PlanEnv,
+  call: SourceCall,
+): Promise<PlanNode | undefined> {
+  const name = call.name.toUpperCase();
+  if (!(name in ARGUMENTS)) {
+    report(env, "UNKNOWN_NAME", `the source ${call.name} is not supported yet`, call.span);
+    return undefined;
+  }
+  const args = evaluateArgs(env, call, name);
+  if (!args) return undefined;
+  let store: Datastore;
+  try {
+    store = await env.query.datastores.forUri(args.src, env.query.user);
+  } catch (e) {
+    if (!(e instanceof QueryError)) throw e;
+    report(env, e.diagnostic.code, e.diagnostic.message, call.span);
+    return undefined;
+  }
+  const files = lister(env, store, args);
+  const label = `${name}(src: '${args.src}')`;
+  switch (name) {
+    case "LIST": {
+      const start: OpenSource = (ctx) => listSource(files(ctx), ctx);
+      return { kind: "source", schema: LIST_SCHEMA, label, start };
+    }
+    case "READ_JSON": {
+      const start: OpenSource = (ctx, needed) =>
+        readJsonSource(files(ctx), needed === null ? null : [...needed], ctx);
+      return { kind: "source", schema: [], open: true, label, start };
+    }
+    default:
+      return planParse(env, call, args, files);
+  }
+}
+
+function planParse(
+  env: PlanEnv,
+  call: SourceCall,
+  args: CallArgs,
+  files: (ctx: ExecContext) => AsyncIterable<FileEntry>,
+): PlanNode | undefined {
+  const arg = args.values.get("pattern");
+  if (!arg || typeof arg.value !== "string") {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      "PARSE needs pattern: a pattern as a string",
+      arg?.expr.span ?? call.span,
+    );
+    return undefined;
+  }
+  const compiled = compilePattern(arg.value, { timeZone: env.query.timeZone });
+  if (!compiled.ok) {
+    report(
+      env,
+      "SYNTAX_ERROR",
+      `in the pattern at offset ${compiled.offset}: ${compiled.message}`,
+      arg.expr.value.span,
+    );
+    return undefined;
+  }
+  const pattern = compiled.pattern;
+  const names = new Set(pattern.fields.map((f) => f.name));
+  const start: OpenSource = (ctx, needed) =>
+    parseSource(
+      files(ctx),
+      pattern,
+      needed === null ? null : [...needed].filter((n) => names.has(n)),
+      ctx,
+    );
+  return { kind: "source", schema: pattern.fields, label: `PARSE(src: '${args.src}')`, start };
+}

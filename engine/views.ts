@@ -1,0 +1,142 @@
+/**
+ * Stored scripts (views): loading one for a run or for `@[script.sx](args)`, detecting a view
+ * that calls itself, and binding its `init` arguments, given as strings (the API's query
+ * string, parsed by their declared type) or as values (a call in another script).
+ */
+
+import { dirname } from "node:path";
+import type { Param, Script, Span } from "./ast.ts";
+import { check } from "./front.ts";
+import { parseLiteralOfType } from "./literal.ts";
+import { isNumeric, sameType, scalarByName, type Type, typeToString } from "./types.ts";
+import type { Value } from "./values.ts";
+import { toText } from "./render.ts";
+import { type PlanEnv, report } from "./planning/env.ts";
+import { constant } from "./planning/expressions.ts";
+
+/** Arguments of a stored script run. */
+export type ArgumentInput =
+  | { readonly kind: "text"; readonly values: Readonly<Record<string, string>> }
+  | {
+    readonly kind: "values";
+    readonly values: readonly { name: string; value: Value; type: Type; span: Span }[];
+    /** The call, for a missing argument. */
+    readonly span: Span;
+  };
+
+function article(t: Type): string {
+  return /^[AEIOU]/.test(typeToString(t)) ? "an" : "a";
+}
+
+/** The env a stored script is planned in: its folder is the working directory. */
+export function viewEnv(caller: PlanEnv, canonical: string, top = false): PlanEnv {
+  return {
+    query: caller.query,
+    workDir: dirname(canonical),
+    now: caller.now,
+    params: new Map(),
+    streams: new Map(),
+    chain: top ? [canonical] : [...caller.chain, canonical],
+    script: canonical,
+    diagnostics: caller.diagnostics,
+  };
+}
+
+/**
+ * Reads and checks a stored script for `caller`; undefined with a diagnostic when it calls
+ * itself (RECURSION) or does not check (its diagnostics name the script).
+ */
+export async function loadView(
+  caller: PlanEnv,
+  file: { canonical: string; real: string },
+  span?: Span,
+): Promise<Script | undefined> {
+  const at = caller.chain.indexOf(file.canonical);
+  if (at >= 0) {
+    const loop = [...caller.chain.slice(at), file.canonical].join(" → ");
+    report(
+      caller,
+      "RECURSION",
+      `the stored script ${file.canonical} calls itself: ${loop}`,
+      span,
+    );
+    return undefined;
+  }
+  const text = await Deno.readTextFile(file.real);
+  const { script, diagnostics } = check(text);
+  for (const d of diagnostics) caller.diagnostics.push({ ...d, script: file.canonical });
+  return script;
+}
+
+/** `value` as the declared `type` (numbers widen, strings parse), or undefined. */
+function coerce(value: Value, given: Type, want: Type, zone: string): Value | undefined {
+  if (value === null || given.kind === "NULL" || sameType(given, want)) return value;
+  if (isNumeric(given) && isNumeric(want)) {
+    if (want.kind === "DOUBLE" || Number.isInteger(value)) return value;
+    return undefined;
+  }
+  if (typeof value === "string") {
+    const parsed = parseLiteralOfType(value, want, zone);
+    return parsed.ok ? parsed.value : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Binds the `init` parameters of the script planned in `env` into `env.params`; mistakes are
+ * reported to `caller` (at the call) with the argument named. Returns false when one failed.
+ */
+export function bindArguments(
+  env: PlanEnv,
+  params: readonly Param[],
+  input: ArgumentInput,
+  caller: PlanEnv,
+): boolean {
+  const zone = env.query.timeZone;
+  const callSpan = input.kind === "values" ? input.span : undefined;
+  let ok = true;
+  const fail = (message: string, span = callSpan) => {
+    report(caller, "BAD_ARGUMENT", message, span);
+    ok = false;
+  };
+  const declared = new Map<string, Type>();
+  for (const p of params) {
+    if (p.kind === "mandatory") {
+      declared.set(p.name, scalarByName(p.typeName)!);
+    } else {
+      const d = constant(env, p.defaultValue);
+      if (!d) return false;
+      declared.set(p.name, d.type);
+      env.params.set(p.name, d);
+    }
+  }
+  const given = input.kind === "text"
+    ? Object.entries(input.values).map(([name, text]) => ({ name, text, span: callSpan }))
+    : input.values.map((v) => ({ ...v, text: null }));
+  const seen = new Set<string>();
+  for (const g of given) {
+    const type = declared.get(g.name);
+    if (!type) {
+      fail(`unknown argument '${g.name}'`, g.span);
+      continue;
+    }
+    seen.add(g.name);
+    const what = `${article(type)} ${typeToString(type)} for argument '${g.name}'`;
+    if (g.text !== null) {
+      const parsed = parseLiteralOfType(g.text, type, zone);
+      if (!parsed.ok) fail(`'${g.text}' is not ${what}`, g.span);
+      else env.params.set(g.name, { value: parsed.value, type });
+    } else if ("value" in g) {
+      const v = coerce(g.value, g.type, type, zone);
+      if (v === undefined) {
+        fail(`'${toText(g.value, { timeZone: zone }) ?? "null"}' is not ${what}`, g.span);
+      } else env.params.set(g.name, { value: v, type });
+    }
+  }
+  for (const p of params) {
+    if (p.kind === "mandatory" && !seen.has(p.name)) {
+      fail(`missing mandatory argument '${p.name}'`);
+    }
+  }
+  return ok;
+}

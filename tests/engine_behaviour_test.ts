@@ -1,0 +1,105 @@
+/**
+ * How a running query behaves, beyond its rows: cancellation, progress, warnings, the memory
+ * budget, and files closed however a query ends (counted through /proc/self/fd).
+ */
+
+import assert from "node:assert/strict";
+import { engineHome } from "./support/engine_home.ts";
+import { compile, execute } from "../engine/engine.ts";
+import { QueryError } from "../engine/diagnostics.ts";
+
+const LINE = '10.0.0.5 - ann [01/May/2024:10:00:01 +0000] "GET /index.html HTTP/1.1" 200 5120\n';
+const PATTERN =
+  `'''IPV4:client ' - ' NSPACE:user ' [' HTTPDATE:time '] "' LD '" ' INT:status ' ' INT:bytes EOL'''`;
+
+function openFiles(): number {
+  return [...Deno.readDirSync("/proc/self/fd")].length;
+}
+
+async function bigLogHome(lines: number, files = 1) {
+  const home = await engineHome();
+  for (let i = 0; i < files; i++) await home.write(`/shared/big/part-${i}.log`, LINE.repeat(lines));
+  return home;
+}
+
+Deno.test("cancelling a running query stops it within 100 ms and closes its files", async () => {
+  await using home = await bigLogHome(200_000, 2);
+  const compiled = await compile(
+    { text: `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | filter(status = 200)` },
+    home.context(),
+  );
+  assert.ok(compiled.ok);
+  const before = openFiles();
+  const controller = new AbortController();
+  const run = execute(compiled.plan, { signal: controller.signal });
+  const iterator = run.batches[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).done, false);
+  assert.ok(openFiles() > before, "a file is open while the query reads");
+  const started = performance.now();
+  controller.abort(new DOMException("stopped", "AbortError"));
+  await assert.rejects(() => iterator.next(), (e: Error) => e.name === "AbortError");
+  assert.ok(performance.now() - started < 100, "the query stopped promptly");
+  assert.equal(openFiles(), before);
+});
+
+Deno.test("limit stops reading early and closes the files", async () => {
+  await using home = await bigLogHome(100_000);
+  const before = openFiles();
+  const { rows, progress } = await home.run(
+    `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | limit(3)`,
+  );
+  assert.equal(rows.length, 3);
+  assert.equal(openFiles(), before);
+  // Far less than the whole file was consumed before the end.
+  assert.ok(progress.length <= 3, JSON.stringify(progress));
+});
+
+Deno.test("progress never decreases and is 1 at the end", async () => {
+  await using home = await bigLogHome(30_000, 3);
+  const { progress, rows } = await home.run(
+    `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | select(count(*) as n)`,
+  );
+  assert.deepEqual(rows, [{ n: 90_000 }]);
+  assert.ok(progress.length >= 3, JSON.stringify(progress));
+  assert.ok(progress.some((p) => p > 0 && p < 1));
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i] >= progress[i - 1]);
+  assert.equal(progress.at(-1), 1);
+});
+
+Deno.test("unmatched records and unreadable files are warnings, not failures", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/logs/a.log", LINE + "not a record\n" + LINE);
+  await home.write("/shared/logs/b.log", LINE);
+  const outside = await Deno.makeTempFile();
+  await Deno.symlink(outside, home.tree.resolve(home.user, "/shared/logs/c.log").real);
+  try {
+    const { rows, warnings } = await home.run(
+      `PARSE(pattern: ${PATTERN}, src: '/shared/logs/*.log') | select(status)`,
+    );
+    assert.equal(rows.length, 3);
+    assert.ok(warnings.some((w) => /skipped 1/.test(w.message)), JSON.stringify(warnings));
+    assert.ok(warnings.some((w) => /c\.log/.test(w.message)), JSON.stringify(warnings));
+  } finally {
+    await Deno.remove(outside);
+  }
+});
+
+Deno.test("a sort past the memory budget fails with MEMORY_LIMIT naming the setting", async () => {
+  await using home = await bigLogHome(20_000);
+  const compiled = await compile(
+    { text: `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | sort(bytes)` },
+    home.context({ memoryLimit: 64 * 1024 }),
+  );
+  assert.ok(compiled.ok);
+  const run = execute(compiled.plan, { signal: new AbortController().signal });
+  const before = openFiles();
+  await assert.rejects(
+    async () => {
+      for await (const _ of run.batches) { /* drain */ }
+    },
+    (e: unknown) =>
+      e instanceof QueryError && e.diagnostic.code === "MEMORY_LIMIT" &&
+      /query\.memoryLimit/.test(e.message) && /64 KiB/.test(e.message),
+  );
+  assert.ok(openFiles() <= before);
+});
