@@ -1,0 +1,223 @@
+/**
+ * Compiles a PARSE pattern once per query into one sticky regular expression with a capture
+ * group per named field, plus a typed converter per field. Conversion is lazy: an extractor
+ * made for some fields converts only those.
+ *
+ * Choices made where LANGUAGE.md section 6 is silent:
+ * - A record is matched from its first character; text after the last element is ignored
+ *   unless the pattern ends with EOL, which demands the end of the line.
+ * - `X?` lets X be absent; an optional INT, LONG, DOUBLE, BOOL, WORD, IPV4, IPV6, IPADDR,
+ *   HTTPDATE, ISO8601, TIMESTAMP, JSON or KVP also takes a lone `-` (the log convention for "no
+ *   value", the bytes of a combined log) as absent. Either way the field is null. The explicit
+ *   form `(INT:bytes | '-')` works too.
+ * - A name may appear in several alternatives of a choice (same type); the field takes the
+ *   alternative that matched. Fields inside a choice or optional part are nullable, and so are
+ *   fields whose text can fail to convert (INT beyond 32 bits, LONG beyond 2^53, an impossible
+ *   date, an IPv4 octet above 255, an invalid IPv6 address, malformed JSON): those give null, the record still matches.
+ * - JSON and KVP fields have the static type ANY: their shape is known only from the data. JSON
+ *   gives the JSON's own values (objects become tuples), nested up to 7 levels; KVP gives a tuple
+ *   of STRING values (`key=value`, `key="quoted value"`, separated by spaces or tabs).
+ * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
+ * - REGEX('...') is inserted as written (JavaScript syntax); its own groups are not fields.
+ * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
+ */
+
+import type { Field, Schema } from "../types.ts";
+import type { Row } from "../values.ts";
+import type { PatternElement } from "./pattern_ast.ts";
+import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
+import { parsePattern } from "./parse_pattern.ts";
+import {
+  type ExtractCounts,
+  type ExtractOptions,
+  type Extractor,
+  makeExtractor,
+} from "./extractor.ts";
+
+export interface CompiledPattern {
+  /** The named fields in pattern order, with the types of their matchers. */
+  readonly fields: Schema;
+  /** True when the pattern has EOL before its end, so that a record spans lines. */
+  readonly multiLine: boolean;
+  /** The most lines a record can span: 1 plus the EOLs before the pattern's end. */
+  readonly maxLines: number;
+  /** The regular expression, for `explain` and tests. */
+  readonly source: string;
+  /** An extractor that converts only `neededFields` (names of `fields`). */
+  makeExtractor(neededFields: readonly string[]): Extractor;
+  /** All fields of the records in `text[start, end)`; see Extractor.extractAll. */
+  extractAll(
+    text: string,
+    start: number,
+    end: number,
+    onRow: (row: Row) => void,
+    options?: ExtractOptions,
+  ): ExtractCounts;
+}
+
+/** Where a field's value is in a match: the first defined group of `groups`. */
+export interface FieldSlot {
+  readonly name: string;
+  readonly groups: readonly number[];
+  readonly makeConverter: () => Converter;
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly pattern: CompiledPattern }
+  | { readonly ok: false; readonly message: string; readonly offset: number };
+
+class CompileError extends Error {
+  constructor(message: string, readonly offset: number) {
+    super(message);
+  }
+}
+
+interface FieldInfo {
+  field: Field;
+  groups: number[];
+  makeConverter: () => Converter;
+}
+
+/** Compiles `text`; a mistake comes back with its offset in `text`. */
+export function compilePattern(text: string, options: { timeZone: string }): CompileResult {
+  const parsed = parsePattern(text);
+  if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
+  const elements = parsed.elements;
+  const fields = new Map<string, FieldInfo>();
+  let groupCount = 0;
+  let lineBreaks = 0;
+  const last = elements[elements.length - 1];
+
+  function sequence(seq: readonly PatternElement[], nullable: boolean): [string, Set<string>] {
+    let out = "";
+    const names = new Set<string>();
+    for (const el of seq) {
+      const [src, elNames] = element(el, nullable);
+      for (const n of elNames) {
+        if (names.has(n)) throw new CompileError(`the field '${n}' is named twice`, el.offset);
+        names.add(n);
+      }
+      out += src;
+    }
+    return [out, names];
+  }
+
+  function element(el: PatternElement, nullable: boolean): [string, Set<string>] {
+    switch (el.kind) {
+      case "literal":
+        return [optional(escapeRegex(el.text), el.optional, false), new Set()];
+      case "choice": {
+        const names = new Set<string>();
+        const alts = el.alternatives.map((alt) => {
+          const [src, altNames] = sequence(alt, true);
+          for (const n of altNames) names.add(n);
+          return src;
+        });
+        return [optional(`(?:${alts.join("|")})`, el.optional, false), names];
+      }
+      case "matcher": {
+        if (el.matcher === "EOL") {
+          if (el === last) return ["\\r?(?=\\n|$)", new Set()];
+          lineBreaks++;
+          return [optional("\\r?\\n", el.optional, false), new Set()];
+        }
+        let spec: MatcherSpec;
+        try {
+          spec = matcherSpec(el.matcher, el.argument, options.timeZone);
+        } catch (e) {
+          throw new CompileError((e as Error).message, el.argumentOffset);
+        }
+        // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
+        const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;
+        if (el.name === null) {
+          groupCount += ownGroups;
+          const source = `${spec.before}(?:${spec.body})${spec.after}`;
+          return [optional(source, el.optional, spec.dashIsAbsent), new Set()];
+        }
+        const group = ++groupCount;
+        groupCount += ownGroups;
+        const body = `${spec.before}(${spec.body})${spec.after}`;
+        const nowNullable = nullable || el.optional || spec.canFail;
+        const known = fields.get(el.name);
+        if (known) {
+          if (known.field.type.kind !== spec.type.kind) {
+            throw new CompileError(
+              `the field '${el.name}' is named again with another type (${spec.type.kind}, was ${known.field.type.kind})`,
+              el.offset,
+            );
+          }
+          known.groups.push(group);
+          known.field = { ...known.field, nullable: known.field.nullable || nowNullable };
+        } else {
+          fields.set(el.name, {
+            field: { name: el.name, type: spec.type, nullable: nowNullable },
+            groups: [group],
+            makeConverter: spec.makeConverter,
+          });
+        }
+        return [optional(body, el.optional, spec.dashIsAbsent), new Set([el.name])];
+      }
+    }
+  }
+
+  try {
+    const [source] = sequence(elements, false);
+    let regex: RegExp;
+    try {
+      regex = new RegExp(source, "y");
+    } catch (e) {
+      throw new CompileError(
+        `the pattern is not a valid regular expression: ${(e as Error).message}`,
+        0,
+      );
+    }
+    const schema = Array.from(fields.values(), (f) => f.field);
+    const slots = new Map(
+      Array.from(fields.values(), (f) => [
+        f.field.name,
+        { name: f.field.name, groups: f.groups, makeConverter: f.makeConverter },
+      ]),
+    );
+    const maxLines = lineBreaks + 1;
+    const make = (needed: readonly string[]) => makeExtractor(regex, slots, needed, maxLines);
+    let all: Extractor | null = null;
+    const pattern: CompiledPattern = {
+      fields: schema,
+      multiLine: maxLines > 1,
+      maxLines,
+      source,
+      makeExtractor: make,
+      extractAll(text, start, end, onRow, options) {
+        all ??= make(schema.map((f) => f.name));
+        return all.extractAll(text, start, end, onRow, options);
+      },
+    };
+    return { ok: true, pattern };
+  } catch (e) {
+    if (e instanceof CompileError) return { ok: false, message: e.message, offset: e.offset };
+    throw e;
+  }
+}
+
+function optional(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
+  if (!isOptional) return source;
+  return dashIsAbsent ? `(?:${source}|-)?` : `(?:${source})?`;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&").replace(/\n/g, "\\n").replace(
+    /\r/g,
+    "\\r",
+  );
+}
+
+/** The number of capture groups of a REGEX argument; a bad one is the user's mistake. */
+function userGroups(source: string, offset: number): number {
+  let re: RegExp;
+  try {
+    re = new RegExp(`${source}|`);
+  } catch (e) {
+    throw new CompileError(`invalid REGEX: ${(e as Error).message}`, offset);
+  }
+  return re.exec("")!.length - 1;
+}

@@ -1,0 +1,52 @@
+/** The parsed form of a PARSE pattern (LANGUAGE.md section 6); offsets index the pattern text. */
+
+export type MatcherName =
+  | "INT"
+  | "LONG"
+  | "DOUBLE"
+  | "BOOL"
+  | "WORD"
+  | "NSPACE"
+  | "LD"
+  | "DQS"
+  | "IPV4"
+  | "IPV6"
+  | "IPADDR"
+  | "HTTPDATE"
+  | "ISO8601"
+  | "TIMESTAMP"
+  | "JSON"
+  | "KVP"
+  | "SPACE"
+  | "EOL"
+  | "REGEX";
+
+export type PatternElement =
+  | {
+    readonly kind: "literal";
+    readonly text: string;
+    readonly optional: boolean;
+    readonly offset: number;
+  }
+  | {
+    readonly kind: "matcher";
+    readonly matcher: MatcherName;
+    /** The quoted argument of `TIMESTAMP('...')` and `REGEX('...')`. */
+    readonly argument: string | null;
+    readonly argumentOffset: number;
+    readonly name: string | null;
+    readonly optional: boolean;
+    readonly offset: number;
+  }
+  | {
+    readonly kind: "choice";
+    readonly alternatives: readonly (readonly PatternElement[])[];
+    readonly optional: boolean;
+    readonly offset: number;
+  };
+
+/** A mistake in a pattern: what is wrong, and where in the pattern text (0-based). */
+export interface PatternError {
+  readonly message: string;
+  readonly offset: number;
+}

@@ -1,0 +1,121 @@
+/**
+ * How values are written in a `.sxt` row line (docs/sxt-format.md). The encoding describes
+ * itself, so a row decodes the same whatever the schema says: a table whose schema widened
+ * while it was written (READ_JSON) still reads back exactly. JSON carries booleans, finite
+ * numbers, strings, arrays and tuples (objects); everything else is a string with a `~` tag:
+ *
+ * | value                  | encoded                                 |
+ * |------------------------|-----------------------------------------|
+ * | Timestamp(ms)          | `"~T1714561200000"`                     |
+ * | Interval(ms)           | `"~I90000"`                             |
+ * | IpAddr v4 / v6         | `"~4" + uint32` / `"~6" + 32 hex digits` |
+ * | IpNet                  | `"~N" + address as above + "/" + prefix` |
+ * | NaN, ±Infinity, -0     | `"~DNaN"`, `"~DInfinity"`, `"~D-0"`     |
+ * | a string starting `~`  | `"~" + the string` (so `"~~x"` is `~x`) |
+ */
+
+import { Interval, IpAddr, IpNet, Timestamp, type TupleValue, type Value } from "../values.ts";
+
+const TILDE = 126; // "~"
+
+/** The JSON-ready form of a value. */
+export function encodeValue(v: Value): unknown {
+  switch (typeof v) {
+    case "number":
+      return Number.isFinite(v) && !Object.is(v, -0) ? v : `~D${Object.is(v, -0) ? "-0" : v}`;
+    case "string":
+      return v.length > 0 && v.charCodeAt(0) === TILDE ? "~" + v : v;
+    case "boolean":
+      return v;
+    case "object":
+      if (v === null) return null;
+      if (v instanceof Timestamp) return `~T${v.ms}`;
+      if (v instanceof Interval) return `~I${v.ms}`;
+      if (v instanceof IpAddr) return "~" + encodeIp(v);
+      if (v instanceof IpNet) return `~N${encodeIp(v.address)}/${v.prefix}`;
+      if (Array.isArray(v)) return v.map(encodeValue);
+      return encodeTuple(v as TupleValue);
+    default:
+      throw new Error(`cannot store a value of JavaScript type ${typeof v}`);
+  }
+}
+
+function encodeTuple(t: TupleValue): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(t)) out[k] = encodeValue(t[k]);
+  return out;
+}
+
+function encodeIp(ip: IpAddr): string {
+  return ip.version === 4
+    ? `4${ip.bits as number}`
+    : `6${(ip.bits as bigint).toString(16).padStart(32, "0")}`;
+}
+
+/** The value of an encoded form; throws an Error naming what is malformed. */
+export function decodeValue(e: unknown): Value {
+  switch (typeof e) {
+    case "number":
+    case "boolean":
+      return e;
+    case "string":
+      return e.length > 0 && e.charCodeAt(0) === TILDE ? decodeTagged(e) : e;
+    case "object": {
+      if (e === null) return null;
+      if (Array.isArray(e)) return e.map(decodeValue);
+      const src = e as Record<string, unknown>;
+      const out: Record<string, Value> = {};
+      for (const k of Object.keys(src)) out[k] = decodeValue(src[k]);
+      return out;
+    }
+    default:
+      throw new Error(`unexpected JSON value ${String(e)}`);
+  }
+}
+
+function decodeTagged(s: string): Value {
+  const body = s.slice(2);
+  switch (s[1]) {
+    case "~":
+      return s.slice(1);
+    case "T":
+      return new Timestamp(decodeNumber(body, s));
+    case "I":
+      return new Interval(decodeNumber(body, s));
+    case "4":
+    case "6":
+      return decodeIp(s.slice(1), s);
+    case "N": {
+      const slash = body.lastIndexOf("/");
+      const prefix = Number(body.slice(slash + 1));
+      const max = body[0] === "4" ? 32 : 128;
+      if (slash < 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > max) {
+        throw new Error(`malformed network '${s}'`);
+      }
+      return new IpNet(decodeIp(body.slice(0, slash), s), prefix);
+    }
+    case "D":
+      if (body === "-0") return -0;
+      if (body === "NaN") return NaN;
+      if (body === "Infinity") return Infinity;
+      if (body === "-Infinity") return -Infinity;
+      break;
+  }
+  throw new Error(`malformed tagged value '${s}'`);
+}
+
+function decodeNumber(text: string, whole: string): number {
+  const n = Number(text);
+  if (text === "" || !Number.isFinite(n)) throw new Error(`malformed number in '${whole}'`);
+  return n;
+}
+
+function decodeIp(text: string, whole: string): IpAddr {
+  if (text[0] === "4") {
+    const n = Number(text.slice(1));
+    if (/^4\d{1,10}$/.test(text) && n <= 0xffffffff) return new IpAddr(4, n);
+  } else if (/^6[0-9a-f]{32}$/.test(text)) {
+    return new IpAddr(6, BigInt("0x" + text.slice(1)));
+  }
+  throw new Error(`malformed address in '${whole}'`);
+}

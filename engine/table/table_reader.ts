@@ -1,0 +1,182 @@
+/**
+ * Reads stored tables (docs/sxt-format.md) as a stream: 1 MiB reads, batches of about a
+ * thousand rows, never the whole file in memory. A torn or corrupt file fails with an Error
+ * naming the path and what is wrong; because the checksum covers the whole body, that error
+ * can come after some batches were already delivered.
+ */
+
+import { createHash } from "node:crypto";
+import type { Schema } from "../types.ts";
+import type { Row, Value } from "../values.ts";
+import { decodeValue } from "./sxt_values.ts";
+import { parseHeader, parseTrailer, type SxtHeader, type SxtTrailer } from "./sxt_format.ts";
+
+const READ_BYTES = 1 << 20;
+const HEADER_READ_BYTES = 1 << 16;
+const BATCH_ROWS = 1000;
+const NEWLINE = 10;
+const OPEN_BRACE = 123;
+
+/** The schema of a stored table, from its header line only. */
+export async function readTableSchema(realPath: string): Promise<Schema> {
+  const file = await Deno.open(realPath, { read: true });
+  try {
+    const { header } = await readHeader(file, realPath);
+    return header.schema;
+  } finally {
+    file.close();
+  }
+}
+
+/** The rows of a stored table, in batches. */
+export async function* readTable(
+  realPath: string,
+  signal?: AbortSignal,
+): AsyncIterable<readonly Row[]> {
+  const file = await Deno.open(realPath, { read: true });
+  try {
+    const { header, rest } = await readHeader(file, realPath);
+    const decodeRow = rowDecoder(header);
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    const hash = createHash("sha256");
+    let trailer: SxtTrailer | null = null;
+    let rows = 0;
+    let bodyBytes = 0;
+    let line = 2;
+    let batch: Row[] = [];
+    const fail = (what: string): never => {
+      throw new Error(`stored table ${realPath} is corrupt: ${what}`);
+    };
+    let buf = rest;
+    let eof = false;
+    for (;;) {
+      signal?.throwIfAborted();
+      const lastNl = buf.lastIndexOf(NEWLINE);
+      if (lastNl < 0) {
+        if (eof) break;
+        const chunk = await readChunk(file);
+        if (chunk === null) eof = true;
+        else buf = concat(buf, chunk);
+        continue;
+      }
+      if (trailer) fail("data after the trailer");
+      const complete = buf.subarray(0, lastNl + 1);
+      buf = buf.slice(lastNl + 1);
+      // The trailer is the last line of the file: only the last line of a block can be it.
+      const lastStart = complete.lastIndexOf(NEWLINE, lastNl - 1) + 1;
+      const body = complete[lastStart] === OPEN_BRACE ? complete.subarray(0, lastStart) : complete;
+      if (body.length > 0) {
+        hash.update(body);
+        bodyBytes += body.length;
+        let text: string;
+        try {
+          text = decoder.decode(body);
+        } catch {
+          fail(`invalid UTF-8 near line ${line}`);
+        }
+        let start = 0;
+        for (;;) {
+          const nl = text!.indexOf("\n", start);
+          if (nl < 0) break;
+          batch.push(decodeRow(text!.slice(start, nl), line, fail));
+          start = nl + 1;
+          line++;
+          rows++;
+          if (batch.length >= BATCH_ROWS) {
+            yield batch;
+            batch = [];
+          }
+        }
+      }
+      if (body !== complete) {
+        try {
+          trailer = parseTrailer(decoder.decode(complete.subarray(lastStart, lastNl)));
+        } catch (e) {
+          fail(`${(e as Error).message} at line ${line}`);
+        }
+      }
+    }
+    if (buf.length > 0) fail(`the last line is incomplete (line ${line}): the file is torn`);
+    if (!trailer) fail("no trailer: the file was not completely written");
+    if (trailer!.rows !== rows) {
+      fail(`the trailer counts ${trailer!.rows} rows, the file has ${rows}`);
+    }
+    if (trailer!.bytes !== bodyBytes || trailer!.sha256 !== hash.digest("hex")) {
+      fail("the checksum of the rows does not match the trailer");
+    }
+    if (batch.length > 0) yield batch;
+  } finally {
+    file.close();
+  }
+}
+
+function rowDecoder(
+  header: SxtHeader,
+): (text: string, line: number, fail: (what: string) => never) => Row {
+  const positions = header.schema.map((f) => header.columns.indexOf(f.name));
+  const names = header.schema.map((f) => f.name);
+  const width = header.columns.length;
+  return (text, line, fail) => {
+    let values: unknown;
+    try {
+      values = JSON.parse(text);
+    } catch {
+      fail(`line ${line} is not valid JSON`);
+    }
+    // Rows written before a column was added are shorter: the missing values are null.
+    if (!Array.isArray(values) || values.length > width) {
+      fail(`line ${line} is not a row of at most ${width} values`);
+    }
+    const row: Row = {};
+    for (let i = 0; i < names.length; i++) {
+      const p = positions[i];
+      let v: Value = null;
+      if (p >= 0 && p < (values as unknown[]).length) {
+        try {
+          v = decodeValue((values as unknown[])[p]);
+        } catch (e) {
+          fail(`line ${line}: ${(e as Error).message}`);
+        }
+      }
+      row[names[i]] = v;
+    }
+    return row;
+  };
+}
+
+async function readHeader(
+  file: Deno.FsFile,
+  realPath: string,
+): Promise<{ header: SxtHeader; rest: Uint8Array }> {
+  let buf: Uint8Array = new Uint8Array(0);
+  for (;;) {
+    const nl = buf.indexOf(NEWLINE);
+    if (nl >= 0) {
+      try {
+        const header = parseHeader(new TextDecoder().decode(buf.subarray(0, nl)).trimEnd());
+        return { header, rest: buf.slice(nl + 1) };
+      } catch (e) {
+        throw new Error(`stored table ${realPath} is corrupt: ${(e as Error).message}`);
+      }
+    }
+    const chunk = await readChunk(file, HEADER_READ_BYTES);
+    if (chunk === null) {
+      throw new Error(`stored table ${realPath} is corrupt: no complete header line`);
+    }
+    buf = concat(buf, chunk);
+  }
+}
+
+async function readChunk(file: Deno.FsFile, size = READ_BYTES): Promise<Uint8Array | null> {
+  const buf = new Uint8Array(size);
+  const n = await file.read(buf);
+  return n === null ? null : buf.subarray(0, n);
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

@@ -1,0 +1,29 @@
+/** Writes a whole stream of rows as a stored table, atomically (see table_writer.ts). */
+
+import type { Schema } from "../types.ts";
+import type { Row } from "../values.ts";
+import { createTableWriter } from "./table_writer.ts";
+
+/**
+ * Replaces the table at `realPath` with `rows`. On an error or when `signal` aborts, the
+ * temporary file is removed, the previous table is left as it was, and the error is rethrown.
+ */
+export async function writeTable(
+  realPath: string,
+  schema: Schema,
+  rows: AsyncIterable<readonly Row[]>,
+  signal?: AbortSignal,
+): Promise<{ rows: number; bytes: number }> {
+  const writer = createTableWriter(realPath, schema);
+  try {
+    for await (const batch of rows) {
+      signal?.throwIfAborted();
+      await writer.write(batch);
+    }
+    signal?.throwIfAborted();
+  } catch (e) {
+    await writer.abort();
+    throw e;
+  }
+  return await writer.commit();
+}
