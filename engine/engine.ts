@@ -79,6 +79,7 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
     streams: new Map(),
     chain: [],
     diagnostics,
+    saved: new Map(),
   };
   let env = top;
   let script;

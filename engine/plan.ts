@@ -142,6 +142,16 @@ type PlanStep =
     readonly input: PlanNode;
     readonly canonical: string;
     readonly real: string;
+  }
+  /**
+   * The result `input`, run after the earlier pipeline statements that save tables (`before`,
+   * in script order, each drained and its rows dropped), so a later statement reads what they
+   * wrote.
+   */
+  | {
+    readonly kind: "after";
+    readonly before: readonly PlanNode[];
+    readonly input: PlanNode;
   };
 
 /** What `compile` hands out: the root node and what execution needs besides it. */
@@ -192,6 +202,8 @@ function headline(node: PlanNode): string {
       return `unnest ${node.array.label} as ${node.name}`;
     case "save":
       return `save ${node.canonical}`;
+    case "after":
+      return `after ${node.before.length} saving statement${node.before.length === 1 ? "" : "s"}`;
   }
 }
 
@@ -215,6 +227,8 @@ export function childrenOf(node: PlanNode): readonly PlanNode[] {
     case "unnest":
     case "save":
       return [node.input];
+    case "after":
+      return [...node.before, node.input];
   }
 }
 

@@ -7,7 +7,7 @@
 
 import type { Command, Expr, Pipeline, Script, Source, Span } from "./ast.ts";
 import { assertNever } from "./ast.ts";
-import type { PlanNode } from "./plan.ts";
+import { childrenOf, type PlanNode } from "./plan.ts";
 import { type Field, type Type, widenSchema } from "./types.ts";
 import type { Value } from "./values.ts";
 import { type PlanEnv, report } from "./planning/env.ts";
@@ -17,7 +17,7 @@ import { planValues } from "./planning/values.ts";
 import { planJoin } from "./planning/join.ts";
 import { planSave } from "./planning/save.ts";
 import { planSourceCall } from "./planning/source_calls.ts";
-import { existingFile } from "./planning/paths.ts";
+import { existingFile, resolvePath } from "./planning/paths.ts";
 import { readTableSchema } from "./table/table_reader.ts";
 import { type ArgumentInput, bindArguments, loadView, viewEnv } from "./views.ts";
 
@@ -42,6 +42,9 @@ export async function planScript(
     // The script is not planned with arguments missing: its uses of them would only add noise.
     if (!bindArguments(env, params, args, options.caller ?? env)) return undefined;
   }
+  // Pipeline statements that save a table run before the result even when they are not it:
+  // their effect is the point (a bound stream runs only where it is used).
+  const effects: PlanNode[] = [];
   for (const statement of script.statements) {
     switch (statement.kind) {
       case "init":
@@ -60,6 +63,7 @@ export async function planScript(
       }
       case "pipeline":
         result = (await planPipeline(env, statement.pipeline)) ?? null;
+        if (result && saves(result)) effects.push(result);
         break;
       default:
         assertNever(statement);
@@ -74,7 +78,15 @@ export async function planScript(
     );
   }
   if (env.diagnostics.length > before || !result) return undefined;
-  return result;
+  const earlier = effects.filter((n) => n !== result);
+  if (earlier.length === 0) return result;
+  return {
+    kind: "after",
+    schema: result.schema,
+    open: result.open,
+    before: earlier,
+    input: result,
+  };
 }
 
 async function planSource(env: PlanEnv, source: Source): Promise<PlanNode | undefined> {
@@ -112,6 +124,8 @@ async function planStored(
       report(env, "BAD_ARGUMENT", `the stored table ${path} takes no arguments`, source.span);
       return undefined;
     }
+    const planned = savedEarlier(env, path, source.span);
+    if (planned !== undefined) return planned ?? undefined;
     const file = await existingFile(env, path, {
       right: "read",
       what: "stored table",
@@ -168,6 +182,27 @@ async function planStored(
     canonical: file.canonical,
     input: node,
   };
+}
+
+/**
+ * The table an earlier statement of the script saves at `path` (its schema is that statement's),
+ * null after a diagnostic, undefined when no statement saves there.
+ */
+function savedEarlier(env: PlanEnv, path: string, span: Span): PlanNode | null | undefined {
+  const resolved = resolvePath(env, path, span);
+  if (!resolved) return null;
+  const saved = env.saved?.get(resolved.canonical);
+  if (!saved) return undefined;
+  if (!env.query.tree.may(env.query.user, "read", resolved.canonical)) {
+    report(env, "FORBIDDEN", `you may not read the stored table ${resolved.canonical}`, span);
+    return null;
+  }
+  return { kind: "table", schema: saved.schema, canonical: resolved.canonical, real: saved.real };
+}
+
+/** Does `node` save a table somewhere in its tree? */
+function saves(node: PlanNode): boolean {
+  return node.kind === "save" || childrenOf(node).some(saves);
 }
 
 /** Plans a pipeline; undefined after reporting its first mistake. */

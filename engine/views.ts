@@ -39,6 +39,7 @@ export function viewEnv(caller: PlanEnv, canonical: string, top = false): PlanEn
     chain: top ? [canonical] : [...caller.chain, canonical],
     script: canonical,
     diagnostics: caller.diagnostics,
+    ...(caller.saved ? { saved: caller.saved } : {}),
   };
 }
 

@@ -2,6 +2,10 @@
  * Golden tests for the language: each `scripts/NAME.sx` runs in a fresh home whose `/shared/`
  * holds a copy of `scripts/data/`, and its result must equal `scripts/NAME.expected.json`
  * (`{"schema": ..., "rows": [...]}`, values rendered as the API renders them, in UTC).
+ * The expectation also lists the query's warnings (`"warnings": [...]`, each a substring of the
+ * warning at the same place; absent means none), or, for a script that must fail, only
+ * `"error": {"code": ..., "message": ...}` (the message a substring of the formatted error).
+ * See scripts/README.md.
  *
  *   UPDATE_GOLDEN=1 deno test --allow-all tests/golden_test.ts   # (re)writes expectations
  *
@@ -12,6 +16,7 @@ import { basename, join } from "node:path";
 import { engineHome } from "./support/engine_home.ts";
 import { toJsonValue } from "../engine/render.ts";
 import { schemaToJson } from "../engine/types.ts";
+import { QueryError } from "../engine/diagnostics.ts";
 
 const SCRIPTS = join(import.meta.dirname!, "scripts");
 const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -49,6 +54,67 @@ export function lineDiff(expected: string, actual: string): string {
     .filter((l) => l !== null).join("\n");
 }
 
+/** What a golden expectation holds; the runner renders the actual outcome in the same shape. */
+export interface Outcome {
+  readonly schema?: unknown;
+  readonly rows?: unknown[];
+  readonly warnings?: string[];
+  readonly error?: { readonly code?: string; readonly message: string };
+}
+
+/** Runs one script in a fresh home and renders what came of it (result or failure). */
+export async function runScript(name: string): Promise<Outcome> {
+  await using home = await engineHome();
+  try {
+    await copyTree(join(SCRIPTS, "data"), join(home.tree.root, "shared"));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const text = await Deno.readTextFile(join(SCRIPTS, name));
+  try {
+    const result = await home.run(text);
+    const warnings = result.warnings.map((w) => `${w.level}: ${w.message}`);
+    return {
+      schema: schemaToJson(result.schema),
+      rows: result.rows.map((r) => toJsonValue(r, { timeZone: "UTC" })),
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
+  } catch (e) {
+    // engineHome.run throws a plain Error holding the diagnostics when the script does not
+    // compile, and execution throws a QueryError; anything else is a bug and must surface.
+    if (e instanceof QueryError) {
+      return { error: { code: e.diagnostic.code, message: e.message } };
+    }
+    if (e instanceof Error && e.name === "Error" && e.message.length > 0) {
+      return { error: { message: e.message } };
+    }
+    throw e;
+  }
+}
+
+/**
+ * The actual outcome written as the expectation would be when they agree: warnings and error
+ * messages are compared as substrings, so an actual text that holds the expected one is shown
+ * as the expected one, and the diff points only at real differences.
+ */
+export function alignToExpected(actual: Outcome, expected: Outcome): Outcome {
+  const warnings = actual.warnings?.map((w, i) => {
+    const want = expected.warnings?.[i];
+    return want !== undefined && w.includes(want) ? want : w;
+  });
+  const error =
+    actual.error && expected.error && actual.error.message.includes(expected.error.message)
+      ? { ...actual.error, message: expected.error.message }
+      : actual.error;
+  return {
+    ...actual,
+    ...(warnings ? { warnings } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+const render = (o: Outcome) => JSON.stringify(o, null, 2) + "\n";
+
 const scripts = [...Deno.readDirSync(SCRIPTS)]
   .filter((e) => e.isFile && e.name.endsWith(".sx"))
   .map((e) => e.name)
@@ -57,37 +123,43 @@ const scripts = [...Deno.readDirSync(SCRIPTS)]
 for (const name of scripts) {
   const stem = basename(name, ".sx");
   Deno.test(`golden script ${name} gives ${stem}.expected.json`, async () => {
-    await using home = await engineHome();
-    try {
-      await copyTree(join(SCRIPTS, "data"), join(home.tree.root, "shared"));
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    }
-    const text = await Deno.readTextFile(join(SCRIPTS, name));
-    const result = await home.run(text);
-    const actual = JSON.stringify(
-      {
-        schema: schemaToJson(result.schema),
-        rows: result.rows.map((r) => toJsonValue(r, { timeZone: "UTC" })),
-      },
-      null,
-      2,
-    ) + "\n";
+    const actual = await runScript(name);
     const expectedPath = join(SCRIPTS, `${stem}.expected.json`);
     if (UPDATE) {
-      await Deno.writeTextFile(expectedPath, actual);
+      await Deno.writeTextFile(expectedPath, render(actual));
       return;
     }
-    let expected: string;
+    let expectedText: string;
     try {
-      expected = await Deno.readTextFile(expectedPath);
+      expectedText = await Deno.readTextFile(expectedPath);
     } catch {
       throw new Error(`${stem}.expected.json is missing; run with UPDATE_GOLDEN=1 and review it`);
     }
-    if (expected !== actual) {
+    const expected = JSON.parse(expectedText) as Outcome;
+    const want = render(expected), got = render(alignToExpected(actual, expected));
+    if (want !== got) {
       throw new Error(
-        `${name}: the result differs from ${stem}.expected.json\n${lineDiff(expected, actual)}`,
+        `${name}: the outcome differs from ${stem}.expected.json\n${lineDiff(want, got)}`,
       );
     }
   });
 }
+
+Deno.test("the golden diff marks changed lines and keeps context", () => {
+  const diff = lineDiff("a\nb\nc\nd\ne\nf\ng", "a\nb\nc\nD\ne\nf\ng");
+  if (diff !== "  b\n  c\n+ D\n- d\n  e\n  f" && diff !== "  b\n  c\n- d\n+ D\n  e\n  f") {
+    throw new Error(`unexpected diff:\n${diff}`);
+  }
+});
+
+Deno.test("golden warnings and errors match as substrings", () => {
+  const actual: Outcome = { rows: [], warnings: ["WARN: 2 records skipped in /a.log"] };
+  const aligned = alignToExpected(actual, { rows: [], warnings: ["2 records skipped"] });
+  if (aligned.warnings?.[0] !== "2 records skipped") throw new Error("substring not accepted");
+  const other = alignToExpected(actual, { rows: [], warnings: ["3 records skipped"] });
+  if (other.warnings?.[0] !== actual.warnings![0]) throw new Error("wrong substring accepted");
+  const failed = alignToExpected({ error: { code: "TYPE_ERROR", message: "line 1: bad" } }, {
+    error: { code: "TYPE_ERROR", message: "bad" },
+  });
+  if (failed.error?.message !== "bad") throw new Error("error substring not accepted");
+});

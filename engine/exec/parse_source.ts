@@ -23,6 +23,7 @@ export async function* parseSource(
   ctx: ExecContext,
 ): BatchStream {
   const extractor = pattern.makeExtractor(needed ?? pattern.fields.map((f) => f.name));
+  const multiLine = pattern.multiLine;
   let rows: Row[] = [];
   const push = (row: Row) => {
     rows.push(row);
@@ -31,8 +32,18 @@ export async function* parseSource(
   let firstSkipped = "";
   for await (const file of files) {
     ctx.progress.expect(file.size);
-    for await (const { text, start, end } of scanLines(file, ctx)) {
-      const counts = extractor.extractAll(text, start, end, push);
+    // A record of a multi-line pattern may continue in the next chunk: the extractor leaves
+    // the last lines alone (`more`) and they are carried to the front of the next chunk.
+    let held = "";
+    for await (const chunk of scanLines(file, ctx)) {
+      let { text, start, end } = chunk;
+      if (held.length > 0) {
+        text = held + text.slice(start, end);
+        start = 0;
+        end = text.length;
+      }
+      const counts = extractor.extractAll(text, start, end, push, { more: multiLine });
+      held = counts.next < end ? text.slice(counts.next, end) : "";
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
       if (rows.length >= BATCH_ROWS) {
@@ -40,14 +51,19 @@ export async function* parseSource(
         rows = [];
       }
     }
+    if (held.length > 0) {
+      const counts = extractor.extractAll(held, 0, held.length, push);
+      if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
+      skipped += counts.skipped;
+    }
   }
   if (rows.length > 0) yield rows;
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",
-      message: `PARSE skipped ${skipped} record${
-        skipped === 1 ? "" : "s"
-      } that do not match the pattern (the first in '${firstSkipped}')`,
+      message: `PARSE skipped ${
+        skipped === 1 ? "1 record that does" : `${skipped} records that do`
+      } not match the pattern (the first in '${firstSkipped}')`,
     });
   }
 }

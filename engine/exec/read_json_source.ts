@@ -72,9 +72,11 @@ export async function* readJsonSource(
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",
-      message: `READ_JSON skipped ${skipped} record${
-        skipped === 1 ? "" : "s"
-      } that are not JSON objects (the first: ${firstBad})`,
+      message: `READ_JSON skipped ${
+        skipped === 1
+          ? "1 record that is not a JSON object"
+          : `${skipped} records that are not JSON objects`
+      } (the first: ${firstBad})`,
     });
   }
 }

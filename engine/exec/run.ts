@@ -93,9 +93,23 @@ export function openNode(node: PlanNode, ctx: ExecContext, needed: Needed): Batc
       }, ctx);
     case "save":
       return saveRows(openNode(node.input, ctx, null), node, ctx);
+    case "after":
+      return afterRows(node.before, openNode(node.input, ctx, needed), ctx);
     default:
       return assertNever(node);
   }
+}
+
+/** Drains each of `before` in order (their rows are dropped), then passes `rows` on. */
+async function* afterRows(
+  before: readonly PlanNode[],
+  rows: BatchStream,
+  ctx: ExecContext,
+): BatchStream {
+  for (const node of before) {
+    for await (const _ of openNode(node, ctx, null)) checkCancelled(ctx.signal);
+  }
+  yield* rows;
 }
 
 /** Starts a compiled plan; nothing is read until the batches are iterated. */

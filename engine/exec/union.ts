@@ -1,7 +1,12 @@
-/** `union(@a, @b)`: the inputs one after another; fields missing on one side are null. */
+/**
+ * `union(@a, @b)`: the inputs one after another; fields missing on one side are null. A field
+ * widened to STRING (its types differed beyond numbers) carries its other values as text, the
+ * text `STRING(x)` gives, so that the rows agree with the schema.
+ */
 
+import { toText } from "../render.ts";
 import type { Schema } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { Row, Value } from "../values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* unionRows(
@@ -9,12 +14,18 @@ export async function* unionRows(
   schema: Schema,
   ctx: ExecContext,
 ): BatchStream {
+  const opts = { timeZone: ctx.timeZone };
+  const asText = (v: Value): Value => (v === null || typeof v === "string" ? v : toText(v, opts));
+  const fields = schema.map((f) => ({ name: f.name, text: f.type.kind === "STRING" }));
   for (const input of inputs) {
     for await (const batch of input) {
       checkCancelled(ctx.signal);
       yield batch.map((row) => {
         const out: Row = {};
-        for (const f of schema) out[f.name] = row[f.name] ?? null;
+        for (const f of fields) {
+          const v = row[f.name] ?? null;
+          out[f.name] = f.text ? asText(v) : v;
+        }
         return out;
       });
     }

@@ -7,7 +7,7 @@ import type { QueryContext } from "../engine.ts";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics.ts";
 import type { Span } from "../ast.ts";
 import type { PlanNode } from "../plan.ts";
-import type { Type } from "../types.ts";
+import type { Schema, Type } from "../types.ts";
 import type { Value } from "../values.ts";
 
 export interface ParamBinding {
@@ -28,6 +28,11 @@ export interface PlanEnv {
   /** The stored script positions refer to, when it is not the submitted text. */
   readonly script?: string;
   readonly diagnostics: Diagnostic[];
+  /**
+   * Tables the statements planned so far save (canonical path to schema and real path), shared
+   * with the views they call: a later `@[t.sxt]` reads what they will have written.
+   */
+  readonly saved?: Map<string, { readonly schema: Schema; readonly real: string }>;
 }
 
 /** Records a user mistake at `span` (in the script being planned). */

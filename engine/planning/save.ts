@@ -48,6 +48,7 @@ export async function planSave(
         return undefined;
       }
       const real = await tree.realPath(resolved);
+      env.saved?.set(canonical, { schema: input.schema, real });
       return { kind: "save", schema: input.schema, input, canonical, real };
     }
     const folder = dirname(canonical);
@@ -57,6 +58,7 @@ export async function planSave(
     }
     const folderReal = await tree.realPath(tree.resolve(user, folder));
     const real = join(folderReal, basename(resolved.real));
+    env.saved?.set(canonical, { schema: input.schema, real });
     return { kind: "save", schema: input.schema, input, canonical, real };
   } catch (e) {
     if (e instanceof PathError) {
