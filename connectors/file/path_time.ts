@@ -38,12 +38,13 @@ export function timeSpan(captures: TimeCaptures, zone: string): TimeSpan | null 
 }
 
 /**
- * Whether a span can hold a time in `[from, to]`; a path without time fields always can.
- * A daily file of the 17th is kept for `from` = the 17th at noon: it holds that afternoon.
+ * Whether a span can hold a time in `[from, to)`; a path without time fields always can.
+ * A daily file of the 17th is kept for `from` = the 17th at noon: it holds that afternoon;
+ * it is not kept for `to` = the 17th at midnight, which excludes the 17th.
  */
 export function spanOverlaps(span: TimeSpan | null, from?: number, to?: number): boolean {
   if (!span) return true;
   if (from !== undefined && span.end <= from) return false;
-  if (to !== undefined && span.start > to) return false;
+  if (to !== undefined && span.start >= to) return false;
   return true;
 }

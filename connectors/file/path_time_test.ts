@@ -30,11 +30,13 @@ Deno.test("timeSpan() ignores fields that do not follow on from the year", () =>
   assert.deepEqual(timeSpan({ yyyy: 2024, dd: 17 }, "UTC"), timeSpan({ yyyy: 2024 }, "UTC"));
 });
 
-Deno.test("spanOverlaps() keeps a span that holds any time in [from, to]", () => {
+Deno.test("spanOverlaps() keeps a span that holds any time in [from, to)", () => {
   const may = timeSpan({ yyyy: 2024, MM: 5 }, "UTC");
   assert.equal(spanOverlaps(may, utc("2024-05-31T23:00:00Z")), true);
   assert.equal(spanOverlaps(may, utc("2024-06-01T00:00:00Z")), false);
-  assert.equal(spanOverlaps(may, undefined, utc("2024-05-01T00:00:00Z")), true);
+  assert.equal(spanOverlaps(may, undefined, utc("2024-05-01T00:00:01Z")), true);
+  // `to` is exclusive: the month that starts at `to` holds no time before it.
+  assert.equal(spanOverlaps(may, undefined, utc("2024-05-01T00:00:00Z")), false);
   assert.equal(spanOverlaps(may, undefined, utc("2024-04-30T23:59:59Z")), false);
   assert.equal(spanOverlaps(null, utc("2030-01-01T00:00:00Z")), true);
 });
