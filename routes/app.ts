@@ -18,6 +18,11 @@ import { errorHandler, notFoundHandler } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
+import type { SupervisorRef } from "../actors/supervisor.ts";
+import type { DatastoreRegistry } from "../connectors/datastore.ts";
+import { queryRoutes } from "./queries.ts";
+import { syncRoutes } from "./sync.ts";
+import { tableRoutes } from "./tables.ts";
 
 /** Everything the routes need; later parts add theirs here (e.g. the query supervisor). */
 export interface AppDeps {
@@ -26,6 +31,9 @@ export interface AppDeps {
   readonly users: UserStore;
   readonly tree: ResourceTree;
   readonly log: Logger;
+  /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
+  readonly supervisor?: SupervisorRef;
+  readonly datastores?: DatastoreRegistry;
 }
 
 export const API_PREFIX = "/API/v1.0";
@@ -34,12 +42,20 @@ export const API_PREFIX = "/API/v1.0";
 function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
   api.route("/", whoamiRoutes(deps));
-  // Mount further resources here: queries.ts, sync.ts, tables.ts.
+  const { supervisor, datastores } = deps;
+  if (supervisor && datastores) {
+    const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
+    api.route("/", queryRoutes(queryDeps));
+    api.route("/", syncRoutes(queryDeps));
+  }
+  api.route("/", tableRoutes(deps));
+  // Mount further resources here.
   return api;
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  // Not strict: the synchronous `POST /API/v1.0/` is the sub-app's "/" (also without the slash).
+  const app = new Hono<AppEnv>({ strict: false });
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
   app.route("/", healthRoutes());
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).

@@ -1,0 +1,86 @@
+/**
+ * The engine work of one query, as plain functions that the query machine wraps in actors:
+ * start the plan, then drain its batches into the result store (serialising them when the
+ * format was fixed at POST). Both take an AbortSignal; aborting stops the engine, which closes
+ * what it opened.
+ */
+
+import { execute, type Plan, type QueryRun } from "../engine/engine.ts";
+import type { Schema } from "../engine/types.ts";
+import type { Row } from "../engine/values.ts";
+import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
+import type { Warning } from "../connectors/datastore.ts";
+import type { ResultStore } from "./result_store.ts";
+
+/** Longest stretch of engine work between two turns of the event loop. */
+const YIELD_EVERY_MS = 10;
+
+/** Turns rows into stored fragments for a format fixed at POST; made once the columns are known. */
+export type FragmentEncoderFactory = (columns: readonly string[]) => (row: Row) => string;
+
+export interface EngineReport {
+  readonly onProgress: (fraction: number) => void;
+  readonly onWarning: (warning: Warning) => void;
+}
+
+/** Starts the plan; execute() checks what it can before the first batch. */
+export function startEngine(plan: Plan, signal: AbortSignal, report: EngineReport): QueryRun {
+  return execute(plan, { signal, onProgress: report.onProgress, onWarning: report.onWarning });
+}
+
+/** Reads every batch into the store; resolves with the final schema. */
+export async function drainEngine(
+  run: QueryRun,
+  store: ResultStore,
+  options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory },
+): Promise<Schema> {
+  let encode: ((row: Row) => string) | undefined;
+  let lastYield = performance.now();
+  for await (const batch of run.batches) {
+    if (options.signal.aborted) break;
+    // Batches may follow each other without a macrotask in between (file data already in
+    // memory): give other requests (status polls, a DELETE) a turn now and then.
+    if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      lastYield = performance.now();
+      if (options.signal.aborted) break;
+    }
+    if (batch.length === 0) continue;
+    if (options.encoder) {
+      encode ??= options.encoder(columnsOf(run.schema(), batch));
+      const out = new Array<string>(batch.length);
+      for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]);
+      await store.append(out);
+    } else await store.append(batch);
+  }
+  if (options.signal.aborted) {
+    throw options.signal.reason ?? new DOMException("cancelled", "AbortError");
+  }
+  await store.seal();
+  return run.schema();
+}
+
+/** The column names of a result: the schema's, then any further key of the first rows. */
+export function columnsOf(schema: Schema, rows: readonly Row[]): string[] {
+  const columns = schema.map((f) => f.name);
+  const known = new Set(columns);
+  for (const row of rows.slice(0, 16)) {
+    for (const k in row) {
+      if (!known.has(k)) {
+        known.add(k);
+        columns.push(k);
+      }
+    }
+  }
+  return columns;
+}
+
+/** The diagnostic a failed run reports: the QueryError's, or an internal error for a bug. */
+export function failureOf(error: unknown): Diagnostic {
+  if (error instanceof QueryError) return error.diagnostic;
+  console.error("query failed through an internal error:", error);
+  return {
+    code: "RUNTIME_ERROR",
+    message: "internal error while running the query (a bug; the server log has the details)",
+  };
+}

@@ -1,0 +1,323 @@
+/**
+ * The lifecycle of one query (specification, "States and transitions"; API.md, "Queries"):
+ *
+ *   NEW -ACCEPT-> QUEUED -SCHEDULE-> SCHEDULED -(engine started)-> RUNNING -(done)-> SUCCEEDED
+ *
+ * CANCEL leads from every unfinished state to CANCELLED; in RUNNING it first aborts the engine
+ * and waits (sub-state `stopping`) until the engine has stopped. FAILED is reached from QUEUED,
+ * SCHEDULED (the supervisor's FAIL, or a plan that cannot start) and RUNNING. Every change is
+ * recorded in `stateChanges`. Finished states keep the result for `retentionMs` after entering
+ * them or after the last TOUCH, then tell the supervisor to drop the query.
+ */
+
+import { assign, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
+import type { Plan, QueryRun } from "../engine/engine.ts";
+import type { Diagnostic } from "../engine/diagnostics.ts";
+import type { Schema } from "../engine/types.ts";
+import type { User } from "../engine/home/users.ts";
+import type { Warning } from "../connectors/datastore.ts";
+import { formatLocal } from "../engine/time.ts";
+import type { ResultStore } from "./result_store.ts";
+import {
+  drainEngine,
+  type EngineReport,
+  failureOf,
+  type FragmentEncoderFactory,
+  startEngine,
+} from "./engine_work.ts";
+
+export type QueryState =
+  | "NEW"
+  | "QUEUED"
+  | "SCHEDULED"
+  | "RUNNING"
+  | "SUCCEEDED"
+  | "FAILED"
+  | "CANCELLED";
+
+export const FINISHED_STATES: readonly QueryState[] = ["SUCCEEDED", "FAILED", "CANCELLED"];
+
+export interface StateChange {
+  readonly millis: number;
+  readonly from: QueryState;
+  readonly to: QueryState;
+}
+
+export interface QueryWarning {
+  /** Local date-time in the server's zone, `yyyy-MM-ddTHH:mm:ss.SSS`. */
+  readonly time: string;
+  readonly level: Warning["level"];
+  readonly message: string;
+}
+
+export interface QueryInput {
+  readonly queryId: string;
+  readonly owner: User;
+  readonly plan: Plan;
+  readonly store: ResultStore;
+  /** Set when the format was fixed at POST: rows are stored serialised. */
+  readonly encoder?: FragmentEncoderFactory;
+  /** What the fixed format was, for answering fetches (opaque to the machine). */
+  readonly fixedFormat?: unknown;
+  readonly retentionMs: number;
+  /** The server's zone, for warning times. */
+  readonly serverTimeZone: string;
+  readonly now: () => number;
+}
+
+export interface QueryContext extends QueryInput {
+  readonly state: QueryState;
+  readonly stateChanges: readonly StateChange[];
+  readonly progress: number;
+  readonly warnings: readonly QueryWarning[];
+  readonly error?: Diagnostic;
+  readonly schema?: Schema;
+  readonly run?: QueryRun;
+  /** Aborts the engine; made when the query is scheduled. */
+  readonly abort?: AbortController;
+  readonly report?: EngineReport;
+}
+
+export type QueryEvent =
+  | { readonly type: "ACCEPT" }
+  | { readonly type: "SCHEDULE" }
+  | { readonly type: "CANCEL" }
+  | { readonly type: "FAIL"; readonly error: Diagnostic }
+  | { readonly type: "TOUCH" }
+  | { readonly type: "ENGINE.PROGRESS"; readonly fraction: number }
+  | { readonly type: "ENGINE.WARNING"; readonly warning: Warning }
+  | { readonly type: "ENGINE.DONE"; readonly schema: Schema }
+  | { readonly type: "ENGINE.FAILED"; readonly error: Diagnostic }
+  | { readonly type: "ENGINE.STOPPED" };
+
+/** What a query tells its parent, the supervisor. */
+export type QueryReport =
+  | { readonly type: "QUERY.FINISHED"; readonly queryId: string }
+  | { readonly type: "QUERY.EXPIRED"; readonly queryId: string };
+
+interface StartInput {
+  readonly plan: Plan;
+  readonly abort: AbortController;
+  readonly report: EngineReport;
+}
+
+interface DrainInput {
+  readonly run: QueryRun;
+  readonly store: ResultStore;
+  readonly abort: AbortController;
+  readonly encoder?: FragmentEncoderFactory;
+}
+
+/** How long a cancelled engine may take to stop before the query is called CANCELLED anyway. */
+export const STOP_GRACE_MS = 5_000;
+
+export const queryMachine = setup({
+  types: {
+    context: {} as QueryContext,
+    events: {} as QueryEvent,
+    input: {} as QueryInput,
+  },
+  actors: {
+    startEngine: fromPromise<QueryRun, StartInput>(async ({ input }) =>
+      await startEngine(input.plan, input.abort.signal, input.report)
+    ),
+    drainEngine: fromCallback<{ type: "ABORT" }, DrainInput>(({ input, sendBack, receive }) => {
+      const { signal } = input.abort;
+      receive(() => input.abort.abort());
+      drainEngine(input.run, input.store, { signal, encoder: input.encoder }).then(
+        (schema) => sendBack({ type: "ENGINE.DONE", schema }),
+        (error) =>
+          sendBack(
+            signal.aborted
+              ? { type: "ENGINE.STOPPED" }
+              : { type: "ENGINE.FAILED", error: failureOf(error) },
+          ),
+      );
+      return () => input.abort.abort();
+    }),
+  },
+  actions: {
+    record: assign(({ context }, params: { to: QueryState }) => ({
+      state: params.to,
+      stateChanges: [...context.stateChanges, {
+        millis: context.now(),
+        from: context.state,
+        to: params.to,
+      }],
+    })),
+    stopEngine: ({ context }) => context.abort?.abort(),
+    // A query may run without a supervisor (tests, tools): then nobody is told.
+    reportFinished: enqueueActions(({ context, self, enqueue }) => {
+      const report: QueryReport = { type: "QUERY.FINISHED", queryId: context.queryId };
+      if (self._parent) enqueue.sendParent(report);
+    }),
+    // A query may run without a supervisor (tests, tools): then nobody is told.
+    reportExpired: enqueueActions(({ context, self, enqueue }) => {
+      const report: QueryReport = { type: "QUERY.EXPIRED", queryId: context.queryId };
+      if (self._parent) enqueue.sendParent(report);
+    }),
+    // The engine reports progress and warnings to this query for as long as it runs.
+    makeAbort: assign(({ self }) => ({
+      abort: new AbortController(),
+      report: {
+        onProgress: (fraction: number) => self.send({ type: "ENGINE.PROGRESS", fraction }),
+        onWarning: (warning: Warning) => self.send({ type: "ENGINE.WARNING", warning }),
+      },
+    })),
+    progress: assign({
+      progress: ({ context, event }) =>
+        event.type === "ENGINE.PROGRESS"
+          ? Math.max(context.progress, Math.min(1, event.fraction))
+          : context.progress,
+    }),
+    warn: assign({
+      warnings: ({ context, event }) =>
+        event.type === "ENGINE.WARNING"
+          ? [...context.warnings, {
+            time: formatLocal(context.now(), context.serverTimeZone),
+            level: event.warning.level,
+            message: event.warning.message,
+          }]
+          : context.warnings,
+    }),
+    fail: assign({
+      error: ({ event }) =>
+        event.type === "FAIL" || event.type === "ENGINE.FAILED" ? event.error : undefined,
+    }),
+  },
+  delays: {
+    RETENTION: ({ context }) => context.retentionMs,
+    STOP_GRACE: STOP_GRACE_MS,
+  },
+}).createMachine({
+  id: "query",
+  context: ({ input }) => ({
+    ...input,
+    state: "NEW",
+    stateChanges: [],
+    progress: 0,
+    warnings: [],
+  }),
+  initial: "NEW",
+  states: {
+    NEW: {
+      on: {
+        ACCEPT: "QUEUED",
+        CANCEL: "CANCELLED",
+      },
+    },
+    QUEUED: {
+      entry: { type: "record", params: { to: "QUEUED" } },
+      on: {
+        SCHEDULE: "SCHEDULED",
+        CANCEL: "CANCELLED",
+        FAIL: { target: "FAILED", actions: "fail" },
+      },
+    },
+    SCHEDULED: {
+      entry: [{ type: "record", params: { to: "SCHEDULED" } }, "makeAbort"],
+      invoke: {
+        id: "startEngine",
+        src: "startEngine",
+        input: ({ context }) => ({
+          plan: context.plan,
+          abort: context.abort!,
+          report: context.report!,
+        }),
+        onDone: { target: "RUNNING", actions: assign({ run: ({ event }) => event.output }) },
+        onError: {
+          target: "FAILED",
+          actions: assign({ error: ({ event }) => failureOf(event.error) }),
+        },
+      },
+      on: {
+        CANCEL: "CANCELLED",
+        FAIL: { target: "FAILED", actions: "fail" },
+        "ENGINE.PROGRESS": { actions: "progress" },
+        "ENGINE.WARNING": { actions: "warn" },
+      },
+    },
+    RUNNING: {
+      entry: { type: "record", params: { to: "RUNNING" } },
+      invoke: {
+        id: "engine",
+        src: "drainEngine",
+        input: ({ context }) => ({
+          run: context.run!,
+          store: context.store,
+          abort: context.abort!,
+          encoder: context.encoder,
+        }),
+      },
+      initial: "working",
+      on: {
+        "ENGINE.PROGRESS": { actions: "progress" },
+        "ENGINE.WARNING": { actions: "warn" },
+      },
+      states: {
+        working: {
+          on: {
+            "ENGINE.DONE": {
+              target: "#query.SUCCEEDED",
+              actions: assign({ schema: ({ event }) => event.schema, progress: 1 }),
+            },
+            "ENGINE.FAILED": { target: "#query.FAILED", actions: "fail" },
+            FAIL: { target: "#query.FAILED", actions: "fail" },
+            CANCEL: { target: "stopping", actions: "stopEngine" },
+          },
+        },
+        // The engine was told to stop; CANCELLED once it has (or after a grace period).
+        stopping: {
+          on: {
+            "ENGINE.STOPPED": "#query.CANCELLED",
+            "ENGINE.DONE": "#query.CANCELLED",
+            "ENGINE.FAILED": "#query.CANCELLED",
+          },
+          after: { STOP_GRACE: "#query.CANCELLED" },
+        },
+      },
+    },
+    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
+    SUCCEEDED: {
+      entry: [{ type: "record", params: { to: "SUCCEEDED" } }, "stopEngine", "reportFinished"],
+      initial: "retained",
+      states: {
+        retained: {
+          after: { RETENTION: { actions: "reportExpired" } },
+          on: { TOUCH: { target: "retained", reenter: true } },
+        },
+      },
+    },
+    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
+    FAILED: {
+      entry: [{ type: "record", params: { to: "FAILED" } }, "stopEngine", "reportFinished"],
+      initial: "retained",
+      states: {
+        retained: {
+          after: { RETENTION: { actions: "reportExpired" } },
+          on: { TOUCH: { target: "retained", reenter: true } },
+        },
+      },
+    },
+    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
+    CANCELLED: {
+      entry: [{ type: "record", params: { to: "CANCELLED" } }, "stopEngine", "reportFinished"],
+      initial: "retained",
+      states: {
+        retained: {
+          after: { RETENTION: { actions: "reportExpired" } },
+          on: { TOUCH: { target: "retained", reenter: true } },
+        },
+      },
+    },
+  },
+});
+
+/** The top-level state of a snapshot value (`{RUNNING: "working"}` is RUNNING). */
+export function topState(value: unknown): QueryState {
+  return (typeof value === "string" ? value : Object.keys(value as object)[0]) as QueryState;
+}
+
+export function isFinished(state: QueryState): boolean {
+  return FINISHED_STATES.includes(state);
+}

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { createActor, SimulatedClock, waitFor } from "xstate";
+import { type QueryInput, queryMachine, topState } from "./query_machine.ts";
+import { ResultStore } from "./result_store.ts";
+import { ALICE, fakeEngine, type FakeRunOptions, PLAN } from "./test_support.ts";
+import { QueryError } from "../engine/diagnostics.ts";
+import { scalar } from "../engine/types.ts";
+
+function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {
+  const clock = new SimulatedClock();
+  let now = 1_000;
+  const store = new ResultStore("q", { memoryBytes: 1 << 20, spillDir: "/nonexistent" });
+  const actor = createActor(
+    queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }),
+    {
+      clock,
+      input: {
+        queryId: "q",
+        owner: ALICE,
+        plan: PLAN,
+        store,
+        retentionMs: 60_000,
+        serverTimeZone: "UTC",
+        now: () => now++,
+        ...extra,
+      },
+    },
+  );
+  actor.start();
+  return { actor, clock, store };
+}
+
+Deno.test("a query goes NEW, QUEUED, SCHEDULED, RUNNING, SUCCEEDED with every change recorded", async () => {
+  const schema = [{ name: "a", type: scalar("INTEGER"), nullable: false }];
+  const { actor, store } = start({ batches: [[{ a: 1 }], [{ a: 2 }]], schema });
+  assert.equal(topState(actor.getSnapshot().value), "NEW");
+  actor.send({ type: "ACCEPT" });
+  assert.equal(topState(actor.getSnapshot().value), "QUEUED");
+  actor.send({ type: "SCHEDULE" });
+  const done = await waitFor(actor, (s) => topState(s.value) === "SUCCEEDED");
+  const changes = done.context.stateChanges;
+  assert.deepEqual(changes.map((c) => [c.from, c.to]), [
+    ["NEW", "QUEUED"],
+    ["QUEUED", "SCHEDULED"],
+    ["SCHEDULED", "RUNNING"],
+    ["RUNNING", "SUCCEEDED"],
+  ]);
+  for (let i = 1; i < changes.length; i++) assert.ok(changes[i].millis > changes[i - 1].millis);
+  assert.equal(done.context.progress, 1);
+  assert.deepEqual(done.context.schema, schema);
+  assert.equal(store.count, 2);
+});
+
+Deno.test("progress never decreases and warnings carry a local time and level", async () => {
+  const seen: number[] = [];
+  const { actor } = start({
+    batches: [[{ a: 1 }], [{ a: 2 }], [{ a: 3 }]],
+    warning: { level: "WARN", message: "file x skipped" },
+  }, { now: () => Date.UTC(2024, 4, 1, 13, 0, 0, 250), serverTimeZone: "Europe/Berlin" });
+  actor.subscribe((s) => seen.push(s.context.progress));
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "SCHEDULE" });
+  const done = await waitFor(actor, (s) => topState(s.value) === "SUCCEEDED");
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1]);
+  assert.deepEqual(done.context.warnings, [
+    { time: "2024-05-01T15:00:00.250", level: "WARN", message: "file x skipped" },
+  ]);
+});
+
+Deno.test("CANCEL while RUNNING aborts the engine and ends CANCELLED once it has stopped", async () => {
+  const open = { count: 0 };
+  const { actor } = start({ batches: [[{ a: 1 }], [{ a: 2 }]], gate: new Promise(() => {}), open });
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "SCHEDULE" });
+  await waitFor(actor, (s) => topState(s.value) === "RUNNING" && open.count === 1);
+  actor.send({ type: "CANCEL" });
+  const done = await waitFor(actor, (s) => topState(s.value) === "CANCELLED");
+  assert.equal(open.count, 0);
+  assert.deepEqual(done.context.stateChanges.at(-1)?.from, "RUNNING");
+});
+
+Deno.test("CANCEL from NEW and from QUEUED ends CANCELLED without running", () => {
+  for (const before of [[], ["ACCEPT"]] as const) {
+    const { actor } = start({ batches: [[{ a: 1 }]] });
+    for (const type of before) actor.send({ type });
+    actor.send({ type: "CANCEL" });
+    assert.equal(topState(actor.getSnapshot().value), "CANCELLED");
+    assert.equal(actor.getSnapshot().context.run, undefined);
+  }
+});
+
+Deno.test("a QueryError of the engine ends FAILED with its diagnostic", async () => {
+  const { actor } = start({
+    batches: [[{ a: 1 }]],
+    fail: new QueryError({ code: "TYPE_ERROR", message: "no good", line: 2, column: 3 }),
+  });
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "SCHEDULE" });
+  const done = await waitFor(actor, (s) => topState(s.value) === "FAILED");
+  assert.equal(done.context.error?.code, "TYPE_ERROR");
+  assert.equal(done.context.error?.line, 2);
+});
+
+Deno.test("FAIL from QUEUED ends FAILED", () => {
+  const { actor } = start({ batches: [] });
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "FAIL", error: { code: "RUNTIME_ERROR", message: "shutting down" } });
+  assert.equal(topState(actor.getSnapshot().value), "FAILED");
+  assert.equal(actor.getSnapshot().context.error?.message, "shutting down");
+});

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { ResultStore, type StoredItem } from "./result_store.ts";
+import { IpAddr, IpNet, Timestamp } from "../engine/values.ts";
+
+async function all(store: ResultStore, first = 0, last = store.count - 1): Promise<StoredItem[]> {
+  const out: StoredItem[] = [];
+  for await (const batch of store.read(first, last)) out.push(...batch);
+  return out;
+}
+
+Deno.test("ResultStore keeps a small result in memory", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q1", { memoryBytes: 1 << 20, spillDir: dir });
+  await store.append([{ a: 1 }, { a: 2 }]);
+  await store.append([{ a: 3 }]);
+  assert.equal(store.count, 3);
+  assert.deepEqual(await all(store), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+  assert.deepEqual(await all(store, 1, 1), [{ a: 2 }]);
+  assert.equal(store.spilled, false);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore spills past its budget, reads ranges back, and drop removes the file", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q2", { memoryBytes: 4096, spillDir: dir });
+  const rows = Array.from({ length: 10_000 }, (_, i) => ({
+    i,
+    s: `row "${i}"\nline`,
+    t: new Timestamp(1_700_000_000_000 + i),
+    ip: new IpAddr(4, i),
+    net: new IpNet(new IpAddr(6, BigInt(i) << 64n), 64),
+    arr: [i, null, "x"],
+    tup: { k: i % 2 === 0 },
+  }));
+  for (let i = 0; i < rows.length; i += 700) await store.append(rows.slice(i, i + 700));
+  assert.equal(store.count, 10_000);
+  assert.equal(store.spilled, true);
+  assert.deepEqual(await all(store), rows);
+  assert.deepEqual(await all(store, 4095, 4100), rows.slice(4095, 4101));
+  assert.deepEqual(await all(store, 9_998, 20_000), rows.slice(9_998));
+  const stat = await Deno.stat(store.path);
+  assert.ok(stat.size > 0);
+  await store.drop();
+  await assert.rejects(() => Deno.stat(store.path), Deno.errors.NotFound);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore keeps serialised fragments byte for byte through a spill", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q3", { memoryBytes: 100, spillDir: dir });
+  const frags = Array.from({ length: 3000 }, (_, i) => `\x1e{"i":${i},"s":"a\\nb"}\n`);
+  await store.append(frags);
+  assert.deepEqual(await all(store), frags);
+  await store.drop();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { createActor, SimulatedClock, waitFor } from "xstate";
+import { lookupQuery, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
+import { queryMachine, topState } from "./query_machine.ts";
+import { ResultStore } from "./result_store.ts";
+import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN } from "./test_support.ts";
+
+function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimits> = {}) {
+  const clock = new SimulatedClock();
+  const time = { now: 0 };
+  const machine = supervisorMachine.provide({
+    actors: { query: queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }) },
+  });
+  const supervisor = createActor(machine, {
+    clock,
+    input: {
+      maxRunning: 1,
+      maxQueued: 1,
+      retentionMs: 60_000,
+      expiredMemoryMs: 86_400_000,
+      now: () => time.now,
+      ...limits,
+    },
+  });
+  supervisor.start();
+  function submit(queryId: string, owner = ALICE) {
+    supervisor.send({
+      type: "SUBMIT",
+      input: {
+        queryId,
+        owner,
+        plan: PLAN,
+        store: new ResultStore(queryId, { memoryBytes: 1 << 20, spillDir: "/nonexistent" }),
+        serverTimeZone: "UTC",
+      },
+    });
+    return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+  }
+  // Advances both the XState clock (timers) and the time stamps.
+  function advance(ms: number) {
+    time.now += ms;
+    clock.increment(ms);
+  }
+  return { supervisor, submit, advance };
+}
+
+const state = (ref: { getSnapshot(): { value: unknown } } | undefined) =>
+  topState(ref!.getSnapshot().value);
+
+Deno.test("the supervisor runs at most maxRunning queries and schedules the next when one ends", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const { submit } = startSupervisor({ batches: [[{ a: 1 }], [{ a: 2 }]], gate });
+  const first = submit("q1");
+  const second = submit("q2");
+  await waitFor(first!, (s) => topState(s.value) === "RUNNING");
+  assert.equal(state(second), "QUEUED");
+  release();
+  await waitFor(first!, (s) => topState(s.value) === "SUCCEEDED");
+  await waitFor(second!, (s) => topState(s.value) === "SUCCEEDED");
+  assert.deepEqual(second!.getSnapshot().context.stateChanges.map((c) => c.to), [
+    "QUEUED",
+    "SCHEDULED",
+    "RUNNING",
+    "SUCCEEDED",
+  ]);
+});
+
+Deno.test("the supervisor refuses a query past maxQueued waiting ones", async () => {
+  const { submit } = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}) });
+  const first = submit("q1");
+  assert.ok(submit("q2"));
+  assert.equal(submit("q3"), undefined);
+  await waitFor(first!, (s) => topState(s.value) === "RUNNING");
+});
+
+Deno.test("a queued query cancelled leaves the queue and the next one gets its turn", async () => {
+  const { supervisor, submit } = startSupervisor(
+    { batches: [[{ a: 1 }]], gate: new Promise(() => {}) },
+    { maxQueued: 5 },
+  );
+  const q1 = submit("q1");
+  const q2 = submit("q2");
+  const q3 = submit("q3");
+  supervisor.send({ type: "CANCEL", queryId: "q2" });
+  assert.equal(state(q2), "CANCELLED");
+  assert.deepEqual(supervisor.getSnapshot().context.waiting, ["q3"]);
+  supervisor.send({ type: "CANCEL", queryId: "q1" });
+  await waitFor(q1!, (s) => topState(s.value) === "CANCELLED");
+  await waitFor(q3!, (s) => topState(s.value) === "RUNNING");
+});
+
+Deno.test("a finished query expires after its retention and its id answers expired, not unknown", async () => {
+  const { supervisor, submit, advance } = startSupervisor({ batches: [[{ a: 1 }]] });
+  const q = submit("q1");
+  await waitFor(q!, (s) => topState(s.value) === "SUCCEEDED");
+  advance(50_000);
+  supervisor.send({ type: "TOUCH", queryId: "q1" });
+  advance(50_000);
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "found");
+  assert.equal(lookupQuery(supervisor, "q1", BOB).kind, "unknown");
+  advance(10_001);
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  assert.equal(lookupQuery(supervisor, "q1", BOB).kind, "unknown");
+  assert.equal(lookupQuery(supervisor, "never", ALICE).kind, "unknown");
+  advance(86_400_001);
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "unknown");
+});
+
+Deno.test("FREE drops a finished query at once but leaves an unfinished one alone", async () => {
+  const { supervisor, submit } = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 1 });
+  const q = submit("q1");
+  await waitFor(q!, (s) => topState(s.value) === "SUCCEEDED");
+  supervisor.send({ type: "FREE", queryId: "q1" });
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  const { supervisor: s2, submit: submit2 } = startSupervisor({
+    batches: [[{ a: 1 }]],
+    gate: new Promise(() => {}),
+  });
+  const running = submit2("q2");
+  await waitFor(running!, (s) => topState(s.value) === "RUNNING");
+  s2.send({ type: "FREE", queryId: "q2" });
+  assert.equal(lookupQuery(s2, "q2", ALICE).kind, "found");
+  s2.send({ type: "CANCEL", queryId: "q2" });
+  await waitFor(running!, (s) => topState(s.value) === "CANCELLED");
+});

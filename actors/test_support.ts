@@ -1,0 +1,65 @@
+/**
+ * Helpers for the actor tests: a stand-in engine run over given batches (the engine's own
+ * tests cover the engine; these cover the lifecycle around it) and a user.
+ */
+
+import { fromPromise } from "xstate";
+import type { Plan, QueryRun } from "../engine/engine.ts";
+import type { Schema } from "../engine/types.ts";
+import type { Row } from "../engine/values.ts";
+import type { User } from "../engine/home/users.ts";
+import type { Warning } from "../connectors/datastore.ts";
+
+export const ALICE: User = { name: "alice", groups: [], admin: false };
+export const BOB: User = { name: "bob", groups: [], admin: false };
+
+export const PLAN: Plan = { kind: "plan" };
+
+export interface FakeRunOptions {
+  readonly batches: readonly (readonly Row[])[];
+  readonly schema?: Schema;
+  /** Resolves when the run may go on after its first batch (to hold it RUNNING). */
+  readonly gate?: Promise<void>;
+  readonly fail?: Error;
+  readonly warning?: Warning;
+  /** Counts runs whose batches are still being read (an open "file handle"). */
+  readonly open?: { count: number };
+}
+
+/** A startEngine actor whose runs yield the given batches and honour the abort signal. */
+export function fakeEngine(options: FakeRunOptions) {
+  return fromPromise<QueryRun, {
+    plan: Plan;
+    abort: AbortController;
+    report: {
+      onProgress: (f: number) => void;
+      onWarning: (w: Warning) => void;
+    };
+  }>(({ input }) => {
+    const signal = input.abort.signal;
+    async function* batches() {
+      if (options.open) options.open.count++;
+      try {
+        let i = 0;
+        for (const batch of options.batches) {
+          if (signal.aborted) throw signal.reason;
+          if (options.warning && i === 0) input.report.onWarning(options.warning);
+          input.report.onProgress((i + 1) / (options.batches.length + 1));
+          yield batch;
+          if (i++ === 0 && options.gate) {
+            await Promise.race([
+              options.gate,
+              new Promise((_, reject) =>
+                signal.addEventListener("abort", () => reject(signal.reason), { once: true })
+              ),
+            ]);
+          }
+        }
+        if (options.fail) throw options.fail;
+      } finally {
+        if (options.open) options.open.count--;
+      }
+    }
+    return Promise.resolve({ batches: batches(), schema: () => options.schema ?? [] });
+  });
+}

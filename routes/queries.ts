@@ -1,0 +1,185 @@
+/**
+ * The asynchronous API (specification, "Asynchronous API"; API.md, "Queries"):
+ *
+ *   POST   /queries?scriptPath=...        201, Location: /API/v1.0/queries/<id>, {"queryId"}
+ *   GET    /queries/<id>                  status; Location of the result once finished
+ *   DELETE /queries/<id>                  200 + status (cancels) or 204 (frees a finished one)
+ *   GET    /queries/<id>/result           rows in the chosen format, Range by items
+ *   GET    /queries/<id>/result/schema    always JSON
+ *
+ * Handlers only send events to the supervisor and read snapshots.
+ */
+
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { schemaToJson } from "../engine/types.ts";
+import { formatDiagnostic } from "../engine/diagnostics.ts";
+import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
+import { isFinished, topState } from "../actors/query_machine.ts";
+import { ApiError, badRequest, notFound } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import { sendJson } from "./json.ts";
+import { negotiateFormat, type ResultFormat } from "./formats.ts";
+import { contentRange, parseRange, resolveRange } from "./range.ts";
+import { type FixedFormat, QUERY_ID, type QueryDeps, submitQuery } from "./query_request.ts";
+import { contentTypeOf, framingOf, headerOf, resultBody, rowWriter } from "./result_body.ts";
+import { columnsOf } from "../actors/engine_work.ts";
+
+export const QUERIES_PATH = "/API/v1.0/queries";
+
+export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post("/queries", async (c) => {
+    const { queryId } = await submitQuery(c, deps, { alwaysFix: false });
+    return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
+  });
+
+  app.get("/queries/:id", (c) => {
+    const ref = findQuery(c, deps);
+    const snapshot = ref.getSnapshot();
+    const headers: Record<string, string> = isFinished(topState(snapshot.value))
+      ? { Location: `${QUERIES_PATH}/${c.req.param("id")}/result` }
+      : {};
+    return sendJson(c, statusOf(ref), 200, headers);
+  });
+
+  app.delete("/queries/:id", (c) => {
+    const ref = findQuery(c, deps);
+    const queryId = c.req.param("id");
+    if (isFinished(topState(ref.getSnapshot().value))) {
+      deps.supervisor.send({ type: "FREE", queryId });
+      return c.body(null, 204);
+    }
+    deps.supervisor.send({ type: "CANCEL", queryId });
+    return sendJson(c, statusOf(ref));
+  });
+
+  app.get("/queries/:id/result", (c) => {
+    const ref = findQuery(c, deps);
+    requireSucceeded(ref);
+    return resultResponse(c, ref);
+  });
+
+  app.get("/queries/:id/result/schema", (c) => {
+    const ref = findQuery(c, deps);
+    requireSucceeded(ref);
+    return sendJson(c, schemaToJson(ref.getSnapshot().context.schema ?? []));
+  });
+
+  return app;
+}
+
+/** The caller's query named in the path (TOUCHing it), or 404 / 410. */
+function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
+  const queryId = c.req.param("id") ?? "";
+  if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
+  const found = lookupQuery(deps.supervisor, queryId, c.get("user"));
+  switch (found.kind) {
+    case "found":
+      deps.supervisor.send({ type: "TOUCH", queryId });
+      return found.ref;
+    case "expired":
+      throw new ApiError(
+        410,
+        "QUERY_EXPIRED",
+        `query ${queryId} has expired or was freed; its result is gone`,
+      );
+    case "unknown":
+      throw notFound(`no such query: '${queryId}'`);
+  }
+}
+
+/** The status object of the specification. */
+export function statusOf(ref: QueryRef): Record<string, unknown> {
+  const { context, value } = ref.getSnapshot();
+  return {
+    queryId: context.queryId,
+    state: topState(value),
+    progress: context.progress,
+    warnings: context.warnings,
+    stateChanges: context.stateChanges,
+    ...(context.error ? { error: context.error } : {}),
+  };
+}
+
+/** 409 unless the query has SUCCEEDED: QUERY_NOT_FINISHED, QUERY_FAILED or QUERY_CANCELLED. */
+export function requireSucceeded(ref: QueryRef): void {
+  const { context, value } = ref.getSnapshot();
+  const state = topState(value);
+  switch (state) {
+    case "SUCCEEDED":
+      return;
+    case "FAILED":
+      throw new ApiError(
+        409,
+        "QUERY_FAILED",
+        `query ${context.queryId} failed: ${
+          context.error ? formatDiagnostic(context.error) : "unknown error"
+        }`,
+        { extra: { state, error: context.error } },
+      );
+    case "CANCELLED":
+      throw new ApiError(409, "QUERY_CANCELLED", `query ${context.queryId} was cancelled`, {
+        extra: { state },
+      });
+    default:
+      throw new ApiError(
+        409,
+        "QUERY_NOT_FINISHED",
+        `query ${context.queryId} is ${state}; its result is there once it has SUCCEEDED`,
+        { extra: { state } },
+      );
+  }
+}
+
+/**
+ * The rows of a succeeded query as the response: the format fixed at POST or negotiated now,
+ * the Range, and a streamed body. `onClose` runs when the body is done (the synchronous API
+ * frees the query then).
+ */
+export function resultResponse(
+  c: Context<AppEnv>,
+  ref: QueryRef,
+  onClose?: () => void,
+): Response {
+  const { context } = ref.getSnapshot();
+  const fixed = context.fixedFormat as FixedFormat | undefined;
+  let format: ResultFormat;
+  if (fixed) format = fixed.format;
+  else {
+    const choice = negotiateFormat(new URL(c.req.url).searchParams, c.req.header("Accept"));
+    if (!choice.ok) throw new ApiError(choice.status, choice.code, choice.message);
+    format = choice.format;
+  }
+  const parsed = parseRange(c.req.header("Range"));
+  if (!parsed.ok) throw badRequest("BAD_PARAMETER", parsed.message);
+  const store = context.store;
+  const total = store.count;
+  let first = 0;
+  let last = total - 1;
+  let status: 200 | 206 = 200;
+  const headers: Record<string, string> = {
+    "Content-Type": contentTypeOf(format.mediaType),
+    "Accept-Ranges": "items",
+  };
+  if (parsed.range) {
+    const resolved = resolveRange(parsed.range, total);
+    if (!resolved.ok) {
+      throw new ApiError(416, "RANGE_NOT_SATISFIABLE", resolved.message, {
+        headers: { "Content-Range": `items */${total}` },
+      });
+    }
+    ({ first, last } = resolved);
+    status = 206;
+    headers["Content-Range"] = contentRange(first, last, total);
+  }
+  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
+  const body = resultBody(store.read(first, last), {
+    framing: framingOf(format.mediaType),
+    header: headerOf(format, columns),
+    write: rowWriter(format, columns, context.owner.timeZone ?? "UTC"),
+    onClose,
+  });
+  return new Response(body, { status, headers });
+}

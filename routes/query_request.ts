@@ -1,0 +1,248 @@
+/**
+ * What POST /queries and the synchronous POST / share: reading the script (body or stored
+ * path) within the size limit, checking rights on the working directory, compiling at once
+ * (400 with every diagnostic, no query started), and submitting to the supervisor (429 when the
+ * queue is full).
+ */
+
+import { dirname } from "node:path";
+import type { Context } from "hono";
+import { compile, type QueryContext, type ScriptSource } from "../engine/engine.ts";
+import type { ResourceTree } from "../engine/home/resource_tree.ts";
+import type { User } from "../engine/home/users.ts";
+import type { Settings } from "../engine/home/settings.ts";
+import type { DatastoreRegistry } from "../connectors/datastore.ts";
+import type { SupervisorRef } from "../actors/supervisor.ts";
+import type { QueryRef } from "../actors/supervisor.ts";
+import { ResultStore } from "../actors/result_store.ts";
+import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
+import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import { isOptionName, negotiateFormat, type ResultFormat } from "./formats.ts";
+import { rowWriter } from "./result_body.ts";
+
+/** What the query routes need from the app's dependencies. */
+export interface QueryDeps {
+  readonly settings: Settings;
+  readonly tree: ResourceTree;
+  readonly datastores: DatastoreRegistry;
+  readonly supervisor: SupervisorRef;
+  /** `<home>/engine_data/results` */
+  readonly resultsDir: string;
+}
+
+export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
+
+/** A format fixed when the query was posted, with the columns its fragments were written for. */
+export interface FixedFormat {
+  readonly format: ResultFormat;
+  columns?: readonly string[];
+}
+
+/** Parameters that are neither view arguments nor unknown. */
+const RESERVED = new Set(["scriptPath", "acceptContentType"]);
+
+/** A new query id: 144 random bits, URL-safe. */
+export function newQueryId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+/** Shape of the ids newQueryId makes; anything else is unknown without a lookup. */
+export const QUERY_ID = /^[A-Za-z0-9_-]{24}$/;
+
+export interface PreparedQuery {
+  readonly queryId: string;
+  readonly ref: QueryRef;
+  readonly format: ResultFormat;
+  readonly fixed?: FixedFormat;
+}
+
+/**
+ * Reads, checks, compiles and submits the query a request describes. `alwaysFix` serialises
+ * rows while running even without a format named (the synchronous API knows its format).
+ */
+export async function submitQuery(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+  options: { readonly alwaysFix: boolean },
+): Promise<PreparedQuery> {
+  const user = c.get("user");
+  const url = new URL(c.req.url);
+  const params = url.searchParams;
+  const choice = negotiateFormat(params, c.req.header("Accept"));
+  if (!choice.ok) throw new ApiError(choice.status, choice.code, choice.message);
+  const scriptPath = params.get("scriptPath");
+  if (scriptPath === null || scriptPath === "") {
+    throw badRequest("BAD_PARAMETER", "missing query parameter 'scriptPath'");
+  }
+  if (params.getAll("scriptPath").length > 1) {
+    throw badRequest("BAD_PARAMETER", "query parameter 'scriptPath' given twice");
+  }
+  const text = await readScript(c, deps.settings["query.maxScriptBytes"]);
+  const args: Record<string, string> = {};
+  for (const [name, value] of params) {
+    if (RESERVED.has(name) || isOptionName(name)) continue;
+    if (text !== null) {
+      throw badRequest(
+        "BAD_PARAMETER",
+        `unknown query parameter '${name}': a script in the body takes no arguments`,
+      );
+    }
+    if (name in args) throw badRequest("BAD_ARGUMENT", `argument '${name}' given twice`);
+    args[name] = value;
+  }
+  const resolved = deps.tree.resolve(user, scriptPath);
+  let source: ScriptSource;
+  let workDir: string;
+  if (text !== null) {
+    await requireDirectory(deps.tree, user, resolved);
+    source = { text };
+    workDir = resolved.canonical;
+  } else {
+    await requireScript(deps.tree, user, resolved);
+    source = { path: resolved.canonical };
+    workDir = dirname(resolved.canonical);
+  }
+  const context: QueryContext = {
+    user,
+    workDir,
+    timeZone: user.timeZone ?? deps.settings["server.timeZone"],
+    args,
+    datastores: deps.datastores,
+    tree: deps.tree,
+    memoryLimit: deps.settings["query.memoryLimit"],
+  };
+  const compiled = await compile(source, context);
+  if (!compiled.ok) throw diagnosticsError(compiled.diagnostics);
+
+  const queryId = newQueryId();
+  const format = choice.format;
+  const fixed: FixedFormat | undefined = choice.explicit || options.alwaysFix
+    ? { format }
+    : undefined;
+  const defaultZone = user.timeZone ?? "UTC";
+  const encoder: FragmentEncoderFactory | undefined = fixed
+    ? (columns) => {
+      fixed.columns = columns;
+      return rowWriter(format, columns, defaultZone);
+    }
+    : undefined;
+  deps.supervisor.send({
+    type: "SUBMIT",
+    input: {
+      queryId,
+      owner: user,
+      plan: compiled.plan,
+      store: new ResultStore(queryId, {
+        memoryBytes: deps.settings["query.resultMemoryBytes"],
+        spillDir: deps.resultsDir,
+      }),
+      encoder,
+      fixedFormat: fixed,
+      serverTimeZone: deps.settings["server.timeZone"],
+    },
+  });
+  const ref = deps.supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+  if (!ref) {
+    const { maxQueued } = deps.supervisor.getSnapshot().context;
+    throw new ApiError(
+      429,
+      "TOO_MANY_QUERIES",
+      `the query queue is full (query.maxQueued = ${maxQueued}); retry later`,
+      { headers: { "Retry-After": "1" } },
+    );
+  }
+  return { queryId, ref, format, fixed };
+}
+
+/** The script in the body, or null when the body is empty (a stored script is meant). */
+async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string | null> {
+  const length = c.req.header("Content-Length");
+  if (length !== undefined && Number(length) > maxBytes) throw tooLarge(maxBytes);
+  const body = c.req.raw.body;
+  if (body === null) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  if (size === 0) return null;
+  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+  if (type !== SCRIPT_CONTENT_TYPE) {
+    throw badRequest(
+      "BAD_PARAMETER",
+      `a script in the body needs 'Content-Type: ${SCRIPT_CONTENT_TYPE}', found ${
+        type === "" ? "none" : `'${type}'`
+      }`,
+    );
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest("BAD_PARAMETER", "the script in the body is not valid UTF-8");
+  }
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError(
+    413,
+    "PAYLOAD_TOO_LARGE",
+    `the script is larger than ${maxBytes} bytes (query.maxScriptBytes)`,
+  );
+}
+
+async function statOf(tree: ResourceTree, resolved: { canonical: string; real: string }) {
+  try {
+    return await Deno.stat(await tree.realPath(resolved));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+/** A working directory needs execute and list rights (specification, Errors point 3). */
+async function requireDirectory(
+  tree: ResourceTree,
+  user: User,
+  resolved: { canonical: string; real: string },
+): Promise<void> {
+  const canSee = tree.may(user, "list", resolved.canonical) ||
+    tree.may(user, "read", resolved.canonical);
+  const stat = await statOf(tree, resolved);
+  if (!stat || !stat.isDirectory || !canSee) {
+    throw notFound(`no such folder: ${resolved.canonical}`);
+  }
+  for (const right of ["execute", "list"] as const) {
+    if (!tree.may(user, right, resolved.canonical)) {
+      throw forbidden(
+        `you need the ${right} right on the working directory ${resolved.canonical}`,
+      );
+    }
+  }
+}
+
+/** A stored script must exist, be seen, and may be executed. */
+async function requireScript(
+  tree: ResourceTree,
+  user: User,
+  resolved: { canonical: string; real: string },
+): Promise<void> {
+  const stat = await statOf(tree, resolved);
+  const canSee = tree.may(user, "read", resolved.canonical) ||
+    tree.may(user, "execute", resolved.canonical);
+  if (!stat || !stat.isFile || !canSee) {
+    throw notFound(`no such script: ${resolved.canonical}`);
+  }
+  if (!tree.may(user, "execute", resolved.canonical)) {
+    throw forbidden(`you need the execute right on the script ${resolved.canonical}`);
+  }
+}

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { contentRange, parseRange, resolveRange } from "./range.ts";
+
+Deno.test("parseRange() reads closed and open-ended item ranges", () => {
+  assert.deepEqual(parseRange(null), { ok: true, range: null });
+  assert.deepEqual(parseRange("items=0-9"), { ok: true, range: { first: 0, last: 9 } });
+  assert.deepEqual(parseRange("items=5-"), { ok: true, range: { first: 5, last: undefined } });
+});
+
+Deno.test("parseRange() refuses malformed ranges", () => {
+  for (const h of ["bytes=0-9", "items=9-3", "items=-5", "items=a-b", "items=1-2,4-5", "items="]) {
+    const r = parseRange(h);
+    assert.ok(!r.ok, h);
+  }
+});
+
+Deno.test("resolveRange() clips the last item and refuses a first item past the end", () => {
+  assert.deepEqual(resolveRange({ first: 2, last: 100 }, 10), { ok: true, first: 2, last: 9 });
+  assert.deepEqual(resolveRange({ first: 2 }, 10), { ok: true, first: 2, last: 9 });
+  assert.equal(resolveRange({ first: 10 }, 10).ok, false);
+  assert.equal(resolveRange({ first: 0 }, 0).ok, false);
+  assert.equal(contentRange(0, 9, 120), "items 0-9/120");
+});

@@ -1,0 +1,137 @@
+/**
+ * Streamed result bodies: rows (or fragments serialised while the query ran) framed for the
+ * media type, produced batch by batch as the client reads (a ReadableStream pulled by the
+ * server), never as one big string.
+ */
+
+import { csvHeader, makeCsvRowWriter, makeJsonRowWriter } from "../engine/render.ts";
+import type { Row } from "../engine/values.ts";
+import type { StoredItem } from "../actors/result_store.ts";
+import type { MediaType, ResultFormat } from "./formats.ts";
+
+/** How rows of one format become text: one fragment per row, and the framing around them. */
+export interface RowFraming {
+  readonly start: string;
+  /** Put before each fragment but the first. */
+  readonly separator: string;
+  readonly before: string;
+  readonly after: string;
+  readonly end: string;
+}
+
+export function framingOf(mediaType: MediaType): RowFraming {
+  switch (mediaType) {
+    case "application/json":
+      return { start: "[", separator: ",", before: "", after: "", end: "]" };
+    case "application/json-seq":
+      return { start: "", separator: "", before: "\x1e", after: "\n", end: "" };
+    case "application/x-ndjson":
+      return { start: "", separator: "", before: "", after: "\n", end: "" };
+    case "application/csv":
+      return { start: "", separator: "", before: "", after: "\n", end: "" };
+  }
+}
+
+/** The serialiser of one row for a format, given the result's columns and the zone in force. */
+export function rowWriter(
+  format: ResultFormat,
+  columns: readonly string[],
+  defaultZone: string,
+): (row: Row) => string {
+  const opts = {
+    timeZone: format.options.timeZone ?? defaultZone,
+    timestampFormat: format.options.timestampFormat,
+  };
+  return format.mediaType === "application/csv"
+    ? makeCsvRowWriter(columns, opts)
+    : makeJsonRowWriter(columns, opts);
+}
+
+/** The CSV header line, or nothing (other formats, or `opt.omitHeader=true`). */
+export function headerOf(format: ResultFormat, columns: readonly string[]): string {
+  return format.mediaType === "application/csv" && !format.options.omitHeader
+    ? csvHeader(columns) + "\n"
+    : "";
+}
+
+/** Bytes gathered before a chunk goes out: big enough to be cheap, small enough to stream. */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * A body of `items` (rows, serialised with `write`, or fragments as stored) framed for the
+ * format. `onClose` runs once the body is done or the client went away.
+ */
+export function resultBody(
+  items: AsyncIterable<readonly StoredItem[]>,
+  options: {
+    readonly framing: RowFraming;
+    readonly header: string;
+    readonly write: (row: Row) => string;
+    readonly onClose?: () => void;
+  },
+): ReadableStream<Uint8Array> {
+  const { framing, write } = options;
+  const encoder = new TextEncoder();
+  const iterator = items[Symbol.asyncIterator]();
+  let first = true;
+  let started = false;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    options.onClose?.();
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        let text = started ? "" : options.header + framing.start;
+        started = true;
+        while (text.length < CHUNK_CHARS) {
+          const next = await iterator.next();
+          if (next.done) {
+            text += framing.end;
+            if (text !== "") controller.enqueue(encoder.encode(text));
+            controller.close();
+            close();
+            return;
+          }
+          for (const item of next.value) {
+            if (!first) text += framing.separator;
+            first = false;
+            text += framing.before + (typeof item === "string" ? item : write(item)) +
+              framing.after;
+          }
+        }
+        controller.enqueue(encoder.encode(text));
+      } catch (e) {
+        controller.error(e);
+        close();
+      }
+    },
+    async cancel() {
+      close();
+      await iterator.return?.();
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Skips to `first` and stops after `last` (inclusive) of a stream of batches (stored tables). */
+export async function* sliceBatches<T>(
+  batches: AsyncIterable<readonly T[]>,
+  first: number,
+  last: number,
+): AsyncGenerator<readonly T[]> {
+  let index = 0;
+  for await (const batch of batches) {
+    const from = Math.max(0, first - index);
+    const to = Math.min(batch.length, last - index + 1);
+    if (from < to) yield batch.slice(from, to);
+    index += batch.length;
+    if (index > last) return;
+  }
+}
+
+/** `application/csv; charset=UTF-8` */
+export function contentTypeOf(mediaType: MediaType): string {
+  return `${mediaType}; charset=UTF-8`;
+}
