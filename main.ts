@@ -15,6 +15,7 @@ import { UserStore, UserStoreError } from "./engine/home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
+import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -47,13 +48,18 @@ export function buildDeps(home: HomeLayout, settings: Settings, log: Logger): Ap
   );
   rights.load(); // a bad rights.json stops the start instead of being ignored
   const tree = new FsResourceTree(home.dataDir, rights);
+  const datastores = createDatastoreRegistry(tree);
+  datastores.register(
+    "cloudapi",
+    cloudApiFactory({ home: home.dir, settings: cloudApiSettings(settings) }),
+  );
   return {
     home,
     settings,
     users: UserStore.forHome(home),
     tree,
     log,
-    datastores: createDatastoreRegistry(tree),
+    datastores,
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],
