@@ -12,6 +12,7 @@ import { homeLayout } from "../../engine/home/layout.ts";
 import { readLicense } from "../../engine/home/license.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
+import { storeAllows } from "../store_acl.ts";
 import { type Family, idFieldOf, timeFieldOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
@@ -119,20 +120,13 @@ export async function openCloudApiStore(
     throw new QueryError({ code: "RUNTIME_ERROR", message: parsed.problems.join("; ") });
   }
   const def = parsed.definition;
-  if (!mayRead(def, user)) {
+  if (!storeAllows(def.acl, user, "read")) {
     throw new QueryError({
       code: "FORBIDDEN",
       message: `user '${user.name}' may not read datastore '${def.name}' (see its acl)`,
     });
   }
   return new CloudApiStore(def, deps);
-}
-
-function mayRead(def: CloudApiDefinition, user: User): boolean {
-  if (user.admin) return true;
-  if (!def.acl) return false;
-  if (def.acl.users[user.name]?.includes("read")) return true;
-  return user.groups.some((g) => def.acl!.groups[g]?.includes("read"));
 }
 
 interface Candidate {

@@ -9,16 +9,10 @@ import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
 import { FAMILIES, type Family, FAMILY_KEYS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
 import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";
+import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
 
 /** The product version in the default user agent. */
 export const TRAWL_VERSION = "0.1.0";
-
-export type StoreRight = "list" | "execute" | "read" | "write" | "create";
-
-export interface StoreAcl {
-  readonly users: Readonly<Record<string, readonly StoreRight[]>>;
-  readonly groups: Readonly<Record<string, readonly StoreRight[]>>;
-}
 
 export interface RateLimit {
   readonly limit: number;
@@ -47,9 +41,6 @@ export interface CloudApiDefinition {
   readonly acl?: StoreAcl;
 }
 
-const RIGHTS = ["list", "execute", "read", "write", "create"] as const;
-const rights = z.array(z.enum(RIGHTS));
-
 const interval = z.string();
 const storeSchema = z.object({
   clientId: z.string().min(1),
@@ -77,10 +68,7 @@ const storeSchema = z.object({
   readTimeout: z.union([z.string(), z.number().int().nonnegative()]).default("60 s"),
   maxErrorRetries: z.number().int().nonnegative().default(3),
   userAgent: z.string().min(1).optional(),
-  acl: z.object({
-    users: z.record(z.string(), rights).default({}),
-    groups: z.record(z.string(), rights).default({}),
-  }).strict().optional(),
+  acl: storeAclSchema.optional(),
 }).strict();
 
 const fileSchema = z.object({ type: z.literal("CLOUDAPI"), cloudapiStore: z.unknown() });

@@ -2,9 +2,15 @@
  * Lists the files of a folder on this host along a glob, for both the resource tree and FILE
  * datastores: they differ only in how a logical path maps to the host, which rights apply and
  * where symbolic links may lead (a `LocalRoot`).
+ *
+ * Rights hold for where the bytes really are: every folder listed and every file read is
+ * checked under the path the user named and under the path it really has after symbolic links
+ * (a link anywhere along the path, not only the last name). Links that lead back into a folder
+ * being walked are skipped, so loops end; hidden temporary files of a `save` are never listed.
  */
 
 import type { FileEntry, ListOptions } from "../datastore.ts";
+import { isTableTempName } from "../../engine/table/temp_files.ts";
 import type { Glob } from "./glob.ts";
 import { openFile } from "./open_file.ts";
 import { type WalkEntry, type WalkFs, walkGlob } from "./walk_glob.ts";
@@ -38,10 +44,18 @@ export async function* listLocalFiles(
       warn(`no right to read '${uri}'; skipped`);
       continue;
     }
-    const host = root.hostPath(match.path);
+    let host: string;
     let info: Deno.FileInfo;
     try {
+      const target = await root.realPath(match.path);
+      if (target.logical !== match.path && !root.mayRead(target.logical)) {
+        warn(`'${uri}' links to a file you may not read; skipped`);
+        continue;
+      }
+      // The real path is what gets opened: the link is not followed a second time.
+      host = target.host;
       info = await Deno.stat(host);
+      if (!info.isFile) throw new Deno.errors.NotFound();
     } catch (e) {
       warn(`cannot read '${uri}' (${reason(e)}); skipped`);
       continue;
@@ -66,6 +80,18 @@ export async function* listLocalFiles(
 }
 
 function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
+  /** Real host folder of each logical folder listed so far, to see a link loop. */
+  const listed = new Map<string, string>();
+
+  /** Does `host` repeat the real folder of one of the named ancestors of `path`? */
+  function loops(path: string, host: string): boolean {
+    for (let i = path.lastIndexOf("/"); i >= 0; i = path.lastIndexOf("/", i - 1)) {
+      if (listed.get(i === 0 ? "/" : path.slice(0, i)) === host) return true;
+      if (i === 0) break;
+    }
+    return false;
+  }
+
   /** The kind of an entry, following a symbolic link only where the root allows it. */
   async function kindOf(path: string, info: Deno.FileInfo | Deno.DirEntry) {
     if (!info.isSymlink) return info.isDirectory ? "dir" : info.isFile ? "file" : null;
@@ -96,7 +122,18 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
       }
       const out: WalkEntry[] = [];
       try {
-        for await (const e of Deno.readDir(root.hostPath(path))) {
+        const target = await root.realPath(path);
+        if (target.logical !== path && !root.mayList(target.logical)) {
+          warn(`'${uri}' leads to a folder you may not list; skipped`);
+          return null;
+        }
+        if (loops(path, target.host)) {
+          warn(`'${uri}' leads back into a folder above it (a link loop); skipped`);
+          return null;
+        }
+        listed.set(path, target.host);
+        for await (const e of Deno.readDir(target.host)) {
+          if (isTableTempName(e.name)) continue; // a save in progress, or a killed one
           const kind = await kindOf(`${path.replace(/\/$/, "")}/${e.name}`, e);
           if (kind) out.push({ name: e.name, kind });
         }
@@ -108,6 +145,7 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
     },
     async probe(path) {
       try {
+        if (isTableTempName(path.slice(path.lastIndexOf("/") + 1))) return null;
         return await kindOf(path, await Deno.lstat(root.hostPath(path)));
       } catch {
         return null;

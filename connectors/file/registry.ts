@@ -1,17 +1,19 @@
 /**
  * Finds the datastore of a source URI: plain paths are files of the resource tree,
  * `file://<store>/...` a FILE datastore defined in `/system/datastores/<store>.json`
- * (`{"type": "FILE", "fileStore": {"root": "/abs/host/dir"}}`; only admins may write there),
- * and other schemes whatever was registered for them (`register("cloudapi", factory)`).
+ * (file_store_definition.ts; only admins may write there, see rights.ts), and other schemes
+ * whatever was registered for them (`register("cloudapi", factory)`).
  */
 
-import { isAbsolute } from "node:path";
 import type { Datastore, DatastoreRegistry } from "../datastore.ts";
+import { DATASTORES_FOLDER, isWithin } from "../../engine/home/rights.ts";
 import type { ResourceTree } from "../../engine/home/resource_tree.ts";
 import type { User } from "../../engine/home/users.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
+import { storeAllows } from "../store_acl.ts";
 import { treeStore } from "./tree_store.ts";
 import { hostStore } from "./host_store.ts";
+import { parseFileStoreDefinition } from "./file_store_definition.ts";
 
 /** Makes the datastore for a URI of a registered scheme; throws QueryError when there is none. */
 export type DatastoreFactory = (uri: string, user: User) => Promise<Datastore>;
@@ -57,11 +59,13 @@ async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promi
       message: `'${uri}' names no datastore: expected file://<store>/<path>`,
     });
   }
-  const definition = `/system/datastores/${name}.json`;
+  const definition = `${DATASTORES_FOLDER}/${name}.json`;
   let json: unknown;
   try {
-    const { real } = tree.resolve(user, definition);
-    json = JSON.parse(await Deno.readTextFile(real));
+    // Read where the definition really is: a link may not pass off another file as one.
+    const target = await tree.realTarget(tree.resolve(user, definition));
+    if (!isWithin(target.canonical, DATASTORES_FOLDER)) throw new Deno.errors.NotFound();
+    json = JSON.parse(await Deno.readTextFile(target.real));
   } catch (e) {
     const why = e instanceof SyntaxError ? `${definition} is not valid JSON` : `no ${definition}`;
     throw new QueryError({
@@ -69,19 +73,13 @@ async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promi
       message: `there is no FILE datastore '${name}' (${why})`,
     });
   }
-  const def = json as { type?: unknown; fileStore?: { root?: unknown } } | null;
-  if (def?.type !== "FILE") {
+  const parsed = parseFileStoreDefinition(name, json);
+  if (!parsed.ok) throw new QueryError({ code: "NOT_FOUND", message: parsed.problem });
+  if (!storeAllows(parsed.definition.acl, user, "read")) {
     throw new QueryError({
-      code: "NOT_FOUND",
-      message: `datastore '${name}' is of type ${JSON.stringify(def?.type)}, not FILE`,
+      code: "FORBIDDEN",
+      message: `user '${user.name}' may not read datastore '${name}' (see its acl)`,
     });
   }
-  const root = def.fileStore?.root;
-  if (typeof root !== "string" || !isAbsolute(root)) {
-    throw new QueryError({
-      code: "NOT_FOUND",
-      message: `FILE datastore '${name}' needs "fileStore": {"root": "<absolute folder>"}`,
-    });
-  }
-  return hostStore(name, root);
+  return hostStore(parsed.definition);
 }

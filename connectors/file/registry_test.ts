@@ -23,7 +23,7 @@ Deno.test("registry reads file://<store>/ from the root a FILE datastore names",
   const t = await makeTempTree({
     "/system/datastores/weblogs.json": JSON.stringify({
       type: "FILE",
-      fileStore: { root: host },
+      fileStore: { root: host, acl: { users: { alice: ["read", "list"] } } },
     }),
   });
   try {

@@ -1,13 +1,13 @@
 /**
  * The datastore of plain paths: files of the resource tree (`/user/...`, `/shared/...`,
  * `/system/...`, or relative to the working directory). The user needs `list` on every folder
- * a glob walks and `read` on every file; symbolic links may not lead out of the tree.
+ * a glob walks and `read` on every file, under the path named and under the path a symbolic
+ * link really leads to; symbolic links may not lead out of the tree.
  *
  *   const store = treeStore(tree);
  *   for await (const f of store.list("/shared/logs/$yyyy$/*.log", options)) ...
  */
 
-import { relative } from "node:path";
 import type { Datastore, ListOptions } from "../datastore.ts";
 import {
   PathError,
@@ -31,12 +31,12 @@ export function treeStore(tree: ResourceTree): Datastore {
         mayList: (path) => tree.may(options.user, "list", path),
         mayRead: (path) => tree.may(options.user, "read", path),
         async realPath(path) {
-          const resolved: ResolvedPath = {
+          // No user on it: the rights of both paths are checked by listLocalFiles.
+          const target = await tree.realTarget({
             canonical: path,
             real: base.real + path.slice(base.canonical.length),
-          };
-          const host = await tree.realPath(resolved);
-          return { host, logical: "/" + relative(tree.root, host).split("\\").join("/") };
+          });
+          return { host: target.real, logical: target.canonical };
         },
       };
       const firstIsGlob = glob.segments.length > 0 && glob.segments[0].kind !== "literal";

@@ -6,11 +6,12 @@
  * is relative to the working directory.
  *
  * Resolution is purely textual and refuses anything that could name a place outside the tree
- * (`..`, encoded traversal, backslashes, drive letters, control characters); `realPath` then
- * catches symlinks that lead out of it.
+ * (`..`, encoded traversal, backslashes, drive letters, control characters, look-alike dots);
+ * `realPath` then catches symlinks that lead out of it, and symlinks inside it that lead to a
+ * place whose rights would refuse the user: rights hold for where the bytes really are.
  */
 
-import { join, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import type { User } from "./users.ts";
 import { type Grant, may } from "./rights.ts";
 import { TREE_ROOTS } from "./layout.ts";
@@ -22,6 +23,8 @@ export interface ResolvedPath {
   readonly canonical: string;
   /** Absolute host path under `<home>/data/`. */
   readonly real: string;
+  /** The user it was resolved for; `realPath` then checks their rights on a link's target. */
+  readonly user?: User;
 }
 
 export interface ResourceTree {
@@ -36,9 +39,16 @@ export interface ResourceTree {
   may(user: User, right: Right, canonical: string): boolean;
   /**
    * For an existing file or folder: the real host path after symlinks, refusing (PathError)
-   * one that leads out of the tree.
+   * one that leads out of the tree. When `resolved` carries its user (as `resolve` returns it)
+   * and a link leads elsewhere in the tree, the user must have `right` on the real target too
+   * (without `right`: each of list, execute and read they have on the named path).
    */
-  realPath(resolved: ResolvedPath): Promise<string>;
+  realPath(resolved: ResolvedPath, right?: Right): Promise<string>;
+  /**
+   * The canonical and host path of what an existing path really is after symlinks (its
+   * `user` dropped); PathError for one that leads out of the tree. Checks no rights.
+   */
+  realTarget(resolved: ResolvedPath): Promise<ResolvedPath>;
 }
 
 /** A path refused by resolution; `message` names the path and the reason. */
@@ -57,6 +67,10 @@ const encoder = new TextEncoder();
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const HAS_ESCAPE = /%[0-9A-Fa-f]{2}/;
+// Invisible format characters (zero-width, bidi overrides, BOM): names that look like others.
+const FORMAT = /\p{Cf}/u;
+/** Rights a link may not gain for its user when the caller names none (see realPath). */
+const READ_SIDE: readonly Right[] = ["read", "list", "execute"];
 
 function refuse(path: string, reason: string): never {
   throw new PathError(`path '${JSON.stringify(path).slice(1, -1)}' is refused: ${reason}`);
@@ -93,6 +107,16 @@ function checkSegment(path: string, segment: string): void {
   ) {
     refuse(path, "percent escapes that decode to '/', '\\', '.', '..' or control characters");
   }
+  if (FORMAT.test(decoded)) refuse(path, "invisible formatting characters in a name");
+  // Compatibility forms fold `．．` (U+FF0E), `‥` (U+2025) and `／` into `..` and `/`; a layer
+  // that normalises names (or a file system that drops trailing dots and spaces) would see them.
+  const folded = decoded.normalize("NFKC");
+  if (folded !== decoded) {
+    if (/^\.+$/.test(folded) || /[/\\]/.test(folded) || CONTROL.test(folded)) {
+      refuse(path, "characters that stand for '.', '..', '/' or '\\' (look-alike dots or slashes)");
+    }
+  }
+  if (/[. ]$/.test(folded)) refuse(path, "a name may not end with a dot or a space");
 }
 
 /** Splits a path's text into checked segments; `absolute` tells whether it began with `/`. */
@@ -115,6 +139,17 @@ function splitPath(path: string): { absolute: boolean; segments: string[] } {
   const segments = rest.split("/");
   for (const segment of segments) checkSegment(path, segment);
   return { absolute, segments };
+}
+
+/**
+ * Checks the text of an absolute path as `resolve` does (no `..`, encoded traversal, control
+ * characters, look-alike dots), for paths under other roots such as `file://<store>/...`;
+ * returns its segments. Throws PathError.
+ */
+export function checkAbsolutePath(path: string): readonly string[] {
+  const { absolute, segments } = splitPath(path);
+  if (!absolute) refuse(path, "expected a path that starts with '/'");
+  return segments;
 }
 
 /** The tree on the local file system under `root` (`<home>/data`). */
@@ -141,21 +176,43 @@ export class FsResourceTree implements ResourceTree {
     if (encoder.encode(text).length > MAX_PATH_BYTES) {
       refuse(text, `longer than ${MAX_PATH_BYTES} bytes`);
     }
-    return { canonical: text, real: canonical.length ? join(this.root, ...canonical) : this.root };
+    const real = canonical.length ? join(this.root, ...canonical) : this.root;
+    return { canonical: text, real, user };
   }
 
   may(user: User, right: Right, canonical: string): boolean {
     return may(user, right, canonical, this.rights.grants());
   }
 
-  async realPath(resolved: ResolvedPath): Promise<string> {
+  async realPath(resolved: ResolvedPath, right?: Right): Promise<string> {
+    const target = await this.realTarget(resolved);
+    const user = resolved.user;
+    if (user === undefined) return target.real;
+    const rights = right ? [right] : READ_SIDE.filter((r) => this.may(user, r, resolved.canonical));
+    for (const r of rights) {
+      // A right the caller names must hold on both paths; by default the target must give
+      // each reading right the named path gives.
+      if (right && !this.may(user, r, resolved.canonical)) {
+        throw new PathError(`path '${resolved.canonical}' is refused: you lack the ${r} right`);
+      }
+      if (!this.may(user, r, target.canonical)) {
+        throw new PathError(
+          `path '${resolved.canonical}' is refused: it links to a place where you lack the ${r} right`,
+        );
+      }
+    }
+    return target.real;
+  }
+
+  async realTarget(resolved: ResolvedPath): Promise<ResolvedPath> {
     this.#rootReal ??= Deno.realPath(this.root);
     const rootReal = await this.#rootReal;
     const real = await Deno.realPath(resolved.real);
     if (real !== rootReal && !real.startsWith(rootReal + sep)) {
       throw new PathError(`path '${resolved.canonical}' is refused: it leads out of the tree`);
     }
-    return real;
+    const rel = relative(rootReal, real);
+    return { canonical: rel === "" ? "/" : "/" + rel.split(sep).join("/"), real };
   }
 
   /** Canonical segments of an absolute path, with `/user` replaced by `/users/<caller>`. */

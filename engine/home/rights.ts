@@ -7,7 +7,9 @@
  * - a user has every right in their own `/users/<name>`;
  * - everyone may list, execute and read `/shared`;
  * - everyone may list and execute `/system`;
- * - everyone may list `/` (which shows only the three roots).
+ * - everyone may list `/` (which shows only the three roots);
+ * - only admins may write or create in `/system/datastores`, whatever the grants say: a
+ *   datastore definition opens host folders and cloud tenants (see docs/datastores.md).
  *
  * `may()` is the one place that answers; the rest of the service asks it through
  * `ResourceTree.may`.
@@ -73,6 +75,9 @@ export function isWithin(path: string, ancestor: string): boolean {
   return path === ancestor || path.startsWith(ancestor + "/");
 }
 
+/** Where definitions live that reach beyond the tree; no grant opens them to writing. */
+export const DATASTORES_FOLDER = "/system/datastores";
+
 const EVERYONE_SHARED: readonly Right[] = ["list", "execute", "read"];
 const EVERYONE_SYSTEM: readonly Right[] = ["list", "execute"];
 
@@ -96,6 +101,9 @@ export function may(
   grants: readonly Grant[],
 ): boolean {
   if (byDefault(user, right, canonical)) return true;
+  if ((right === "write" || right === "create") && isWithin(canonical, DATASTORES_FOLDER)) {
+    return false;
+  }
   return grants.some((g) =>
     g.rights.includes(right) && isWithin(canonical, g.path) &&
     (g.user !== undefined ? g.user === user.name : user.groups.includes(g.group!))

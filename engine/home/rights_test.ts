@@ -117,3 +117,25 @@ Deno.test("RightsFile sees a changed file and keeps the last good grants on a ba
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("may() lets only admins write or create in /system/datastores, whatever the grants", () => {
+  const wide = parseRights(JSON.stringify([
+    { path: "/", user: "bob", rights: ["write", "create", "read"] },
+    { path: "/system", group: "sec", rights: ["write", "create"] },
+    { path: "/system/datastores", user: "bob", rights: ["write", "create"] },
+  ]));
+  for (const right of ["write", "create"] as const) {
+    for (const path of ["/system/datastores", "/system/datastores/logs.json"]) {
+      assert.ok(!may(bob, right, path, wide), `${right} ${path}`);
+      assert.ok(!may(alice, right, path, wide), `${right} ${path}`);
+      assert.ok(may(root, right, path, wide), `${right} ${path}`);
+    }
+    // Beside it the grants still hold.
+    assert.ok(may(bob, right, "/system/views/v.sx", wide));
+    assert.ok(may(alice, right, "/system/datastores2/x", wide));
+  }
+  // Nobody reads a definition (it may hold a secret) without a grant; everyone may list.
+  assert.ok(!may(alice, "read", "/system/datastores/logs.json", []));
+  assert.ok(may(alice, "list", "/system/datastores", []));
+  assert.ok(may(bob, "read", "/system/datastores/logs.json", wide));
+});

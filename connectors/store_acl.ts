@@ -1,0 +1,39 @@
+/**
+ * Who may use a datastore an admin defined in `/system/datastores/<store>.json`: its `acl` key,
+ * the same for every kind (FILE, CLOUDAPI).
+ *
+ *   "acl": { "users": { "bob": ["read"] }, "groups": { "sec": ["read", "list"] } }
+ *
+ * Without an `acl` only admins may use the store; admins always may.
+ */
+
+import { z } from "zod";
+import type { User } from "../engine/home/users.ts";
+
+export type StoreRight = "list" | "execute" | "read" | "write" | "create";
+
+export interface StoreAcl {
+  readonly users: Readonly<Record<string, readonly StoreRight[]>>;
+  readonly groups: Readonly<Record<string, readonly StoreRight[]>>;
+}
+
+const STORE_RIGHTS = ["list", "execute", "read", "write", "create"] as const;
+const rights = z.array(z.enum(STORE_RIGHTS));
+
+/** The schema of the `acl` key of a datastore definition. */
+export const storeAclSchema = z.object({
+  users: z.record(z.string(), rights).default({}),
+  groups: z.record(z.string(), rights).default({}),
+}).strict();
+
+/**
+ * May `user` do `right` through a store with this acl?
+ *
+ * @example storeAllows(def.acl, bob, "read")
+ */
+export function storeAllows(acl: StoreAcl | undefined, user: User, right: StoreRight): boolean {
+  if (user.admin) return true;
+  if (!acl) return false;
+  if (Object.hasOwn(acl.users, user.name) && acl.users[user.name].includes(right)) return true;
+  return user.groups.some((g) => Object.hasOwn(acl.groups, g) && acl.groups[g].includes(right));
+}

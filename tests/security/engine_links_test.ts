@@ -1,0 +1,34 @@
+/**
+ * End to end through the engine: a table or a log that a link in the user's folder points at
+ * is read only when the user may read it where it really is.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { engineHome } from "../support/engine_home.ts";
+
+Deno.test("a query reads no table or log of another user through a link", async () => {
+  await using home = await engineHome();
+  await home.run("VALUES((a: 1), (a: 2)) | save('/user/t.sxt')");
+  const data = join(home.dir, "data");
+  await Deno.mkdir(join(data, "users", "bob"), { recursive: true });
+  await Deno.rename(join(data, "users", "alice", "t.sxt"), join(data, "users", "bob", "t.sxt"));
+  await Deno.writeTextFile(join(data, "users", "bob", "b.log"), "bob's secret line\n");
+  await Deno.symlink(join(data, "users", "bob", "t.sxt"), join(data, "users", "alice", "l.sxt"));
+  await Deno.symlink(join(data, "users", "bob"), join(data, "users", "alice", "bob"));
+
+  for (const table of ["/user/l.sxt", "/user/bob/t.sxt"]) {
+    const diagnostics = await home.diagnose(`@[${table}]`);
+    assert.ok(diagnostics.length > 0, table);
+    assert.match(diagnostics.map((d) => d.message).join("\n"), /lack the read right/, table);
+  }
+  const r = await home.run("PARSE(pattern: '''LD:line EOL''', src: '/user/bob/*.log')");
+  assert.deepEqual(r.rows, []);
+  assert.ok(r.warnings.length > 0);
+
+  // A link to a table the user may read (in /shared) is followed.
+  await home.run("VALUES((a: 3)) | save('/user/s.sxt')");
+  await Deno.rename(join(data, "users", "alice", "s.sxt"), join(data, "shared", "s.sxt"));
+  await Deno.symlink(join(data, "shared", "s.sxt"), join(data, "users", "alice", "s.sxt"));
+  assert.deepEqual((await home.run("@[/user/s.sxt]")).rows, [{ a: 3 }]);
+});
