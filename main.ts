@@ -16,6 +16,7 @@ import { type AppDeps, createApp } from "./routes/app.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -80,6 +81,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   );
   warnings.forEach((w) => log.warn(w));
   await ensureHome(layout.dir);
+  // Temp files of saves that a crash or a kill interrupted: never visible, but they take space.
+  const swept = await sweepStaleTempFiles(layout.dataDir);
+  if (swept > 0) log.info(`removed ${swept} stale temporary table file(s)`);
 
   const deps = buildDeps(layout, settings, log);
   if (!(await deps.users.exists())) {

@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { readTable, readTableSchema } from "../engine/table/table_reader.ts";
-import type { ResourceTree } from "../engine/home/resource_tree.ts";
+import { PathError, type ResourceTree } from "../engine/home/resource_tree.ts";
 import { schemaToJson } from "../engine/types.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -97,11 +97,15 @@ async function findTable(c: Context<AppEnv>, tree: ResourceTree, path: string): 
     throw notFound(`no such table: /${path}`);
   }
   try {
-    const real = await tree.realPath(resolved);
+    const real = await tree.realPath(resolved, "read");
     if (!(await Deno.stat(real)).isFile) throw notFound(`no such table: /${path}`);
     return real;
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) throw notFound(`no such table: /${path}`);
+    // A link the caller may not follow answers like a missing table: nothing about what
+    // exists elsewhere leaks out.
+    if (e instanceof Deno.errors.NotFound || e instanceof PathError) {
+      throw notFound(`no such table: /${path}`);
+    }
     throw e;
   }
 }

@@ -68,6 +68,7 @@ Deno.test("UserStore refuses bad names, zones, duplicates and unknown users", ()
       [() => store.add("a/b"), /not valid/],
       [() => store.add(""), /not valid/],
       [() => store.add("x".repeat(65)), /not valid/],
+      [() => store.add("bob."), /not valid/],
       [() => store.add("carl", { groups: ["no space"] }), /group name 'no space'/],
       [() => store.add("carl", { timeZone: "Mars/Base" }), /time zone 'Mars\/Base'/],
       [() => store.remove("nobody"), /no user 'nobody'/],

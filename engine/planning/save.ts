@@ -47,7 +47,8 @@ export async function planSave(
         report(env, "FORBIDDEN", `you may not write ${canonical}`, save.path.span);
         return undefined;
       }
-      const real = await tree.realPath(resolved);
+      // The right must also hold where a symlink really leads (no overwriting through a link).
+      const real = await tree.realPath(resolved, "write");
       env.saved?.set(canonical, { schema: input.schema, real });
       return { kind: "save", schema: input.schema, input, canonical, real };
     }
@@ -56,7 +57,7 @@ export async function planSave(
       report(env, "FORBIDDEN", `you may not create files in ${folder}`, save.path.span);
       return undefined;
     }
-    const folderReal = await tree.realPath(tree.resolve(user, folder));
+    const folderReal = await tree.realPath(tree.resolve(user, folder), "create");
     const real = join(folderReal, basename(resolved.real));
     env.saved?.set(canonical, { schema: input.schema, real });
     return { kind: "save", schema: input.schema, input, canonical, real };

@@ -32,3 +32,23 @@ Deno.test("a query reads no table or log of another user through a link", async 
   await Deno.symlink(join(data, "shared", "s.sxt"), join(data, "users", "alice", "s.sxt"));
   assert.deepEqual((await home.run("@[/user/s.sxt]")).rows, [{ a: 3 }]);
 });
+
+Deno.test("save writes no table through a link to a place the user may not write", async () => {
+  await using home = await engineHome();
+  const data = join(home.dir, "data");
+  // A shared table alice may read but not write, and a link to it in her own folder.
+  await home.run("VALUES((a: 1)) | save('/user/x.sxt')");
+  await Deno.rename(join(data, "users", "alice", "x.sxt"), join(data, "shared", "x.sxt"));
+  const before = await Deno.readFile(join(data, "shared", "x.sxt"));
+  await Deno.symlink(join(data, "shared", "x.sxt"), join(data, "users", "alice", "x.sxt"));
+  // And a link to a shared folder, to create a table in it.
+  await Deno.mkdir(join(data, "shared", "dir"));
+  await Deno.symlink(join(data, "shared", "dir"), join(data, "users", "alice", "dir"));
+
+  for (const target of ["/user/x.sxt", "/user/dir/new.sxt"]) {
+    const diagnostics = await home.diagnose(`VALUES((a: 2)) | save('${target}')`);
+    assert.ok(diagnostics.length > 0, target);
+  }
+  assert.deepEqual(await Deno.readFile(join(data, "shared", "x.sxt")), before);
+  await assert.rejects(Deno.stat(join(data, "shared", "dir", "new.sxt")));
+});
