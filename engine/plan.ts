@@ -30,6 +30,11 @@ export interface AggregateSpec {
   /** Null for `count(*)`. */
   readonly arg: RowFn | null;
   readonly create: () => Accumulator;
+  /**
+   * Set for `count` and `sum`, which the aggregate operator may keep as plain numbers per group
+   * (the same results as `create`'s accumulators, without an object per group).
+   */
+  readonly fold?: "count" | "sum";
 }
 
 /** The accumulator shape the planner adapts the functions' aggregates to. */

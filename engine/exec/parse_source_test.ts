@@ -97,3 +97,21 @@ Deno.test("parseSource() stops when the query is cancelled", async () => {
     assert.equal(batches, 1);
   });
 });
+
+Deno.test("parseSource() keeps a multi-line record that a read chunk boundary cuts in two", async () => {
+  const p = pattern("'A:' INT:a EOL 'B:' INT:b");
+  // Records of 18 bytes ("A:000001\nB:000001\n") after 13 blank lines: the first 1 MiB read
+  // ends just after an "A:" line, so that its "B:" line comes with the next read.
+  const count = 60_000;
+  const pad = (n: number) => String(n).padStart(6, "0");
+  let text = "\n".repeat(13);
+  for (let i = 0; i < count; i++) text += `A:${pad(i)}\nB:${pad(i)}\n`;
+  assert.equal(((1 << 20) - 13) % 18, 9);
+  await withFiles([text], async (files) => {
+    const ctx = testContext();
+    const got = await rows(parseSource(files, p, null, ctx));
+    assert.equal(got.length, count);
+    assert.ok(got.every((r, i) => r.a === i && r.b === i));
+    assert.deepEqual(ctx.warnings, []);
+  });
+});

@@ -15,6 +15,10 @@ import type { FileEntry } from "../../connectors/datastore.ts";
 import type { Row } from "../values.ts";
 import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
 import { scanLines } from "./scan_lines.ts";
+import { jsonFieldReader } from "./json_fields.ts";
+
+/** Up to this many needed fields, flat lines are read without JSON.parse (json_fields.ts). */
+const FIELD_READER_MAX = 8;
 
 /** Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all. */
 export async function* readJsonSource(
@@ -23,6 +27,9 @@ export async function* readJsonSource(
   ctx: ExecContext,
 ): BatchStream {
   const pick = picker(needed);
+  const readFields = needed !== null && needed.length <= FIELD_READER_MAX
+    ? jsonFieldReader(needed)
+    : null;
   let rows: Row[] = [];
   let skipped = 0;
   let firstBad = "";
@@ -54,6 +61,13 @@ export async function* readJsonSource(
           const l = lines[k];
           line++;
           if (l.length === 0) continue;
+          if (readFields !== null) {
+            const row = readFields(l);
+            if (row !== undefined) {
+              rows.push(row);
+              continue;
+            }
+          }
           const v = parseObject(l);
           if (v) rows.push(pick(v));
           else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);

@@ -58,8 +58,22 @@ export function openNode(node: PlanNode, ctx: ExecContext, needed: Needed): Batc
       return aggregateRows(openNode(node.input, ctx, node.reads), node, ctx);
     case "sort":
       return sortRows(openNode(node.input, ctx, plus(needed, node.reads)), node.keys, ctx);
-    case "limit":
-      return limitRows(openNode(node.input, ctx, needed), node, ctx);
+    case "limit": {
+      const input = node.input;
+      // A sort under a limit keeps only the rows the limit can return.
+      if (input.kind === "sort" && Number.isFinite(node.count + node.offset)) {
+        const sorted = sortRows(
+          openNode(input.input, ctx, plus(needed, input.reads)),
+          input.keys,
+          ctx,
+          {
+            keep: node.count + node.offset,
+          },
+        );
+        return limitRows(sorted, node, ctx);
+      }
+      return limitRows(openNode(input, ctx, needed), node, ctx);
+    }
     case "join": {
       if (node.rightNames === null) {
         return joinRows(

@@ -82,7 +82,75 @@ interface FieldInfo {
 export function compilePattern(text: string, options: { timeZone: string }): CompileResult {
   const parsed = parsePattern(text);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
-  const elements = parsed.elements;
+  try {
+    const all = buildRegex(parsed.elements, options, null);
+    const regex = newRegex(all.source);
+    const schema = Array.from(all.fields.values(), (f) => f.field);
+    const make = (needed: readonly string[]) => {
+      // Only the needed fields capture: every capture is a string the match allocates.
+      const wanted = new Set(needed);
+      const some = needed.length === schema.length ? all : buildRegex(
+        parsed.elements,
+        options,
+        (name) => wanted.has(name),
+      );
+      const re = some === all ? regex : newRegex(some.source);
+      return makeExtractor(re, slotsOf(some.fields), needed, all.maxLines);
+    };
+    let every: Extractor | null = null;
+    const pattern: CompiledPattern = {
+      fields: schema,
+      multiLine: all.maxLines > 1,
+      maxLines: all.maxLines,
+      source: all.source,
+      makeExtractor: make,
+      extractAll(text, start, end, onRow, options) {
+        every ??= make(schema.map((f) => f.name));
+        return every.extractAll(text, start, end, onRow, options);
+      },
+    };
+    return { ok: true, pattern };
+  } catch (e) {
+    if (e instanceof CompileError) return { ok: false, message: e.message, offset: e.offset };
+    throw e;
+  }
+}
+
+function newRegex(source: string): RegExp {
+  try {
+    return new RegExp(source, "y");
+  } catch (e) {
+    throw new CompileError(
+      `the pattern is not a valid regular expression: ${(e as Error).message}`,
+      0,
+    );
+  }
+}
+
+function slotsOf(fields: ReadonlyMap<string, FieldInfo>): Map<string, FieldSlot> {
+  return new Map(
+    Array.from(fields.values(), (f) => [
+      f.field.name,
+      { name: f.field.name, groups: f.groups, makeConverter: f.makeConverter },
+    ]),
+  );
+}
+
+interface BuiltRegex {
+  readonly source: string;
+  readonly fields: ReadonlyMap<string, FieldInfo>;
+  readonly maxLines: number;
+}
+
+/**
+ * The regular expression of `elements`; `capture` says which named fields get a capture group
+ * (null: all of them), the others match the same text in a non-capturing group.
+ */
+function buildRegex(
+  elements: readonly PatternElement[],
+  options: { timeZone: string },
+  capture: ((name: string) => boolean) | null,
+): BuiltRegex {
   const fields = new Map<string, FieldInfo>();
   let groupCount = 0;
   let lineBreaks = 0;
@@ -129,7 +197,7 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
         }
         // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
         const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;
-        if (el.name === null) {
+        if (el.name === null || (capture !== null && !capture(el.name))) {
           groupCount += ownGroups;
           const source = `${spec.before}(?:${spec.body})${spec.after}`;
           return [optional(source, el.optional, spec.dashIsAbsent), new Set()];
@@ -160,43 +228,8 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
     }
   }
 
-  try {
-    const [source] = sequence(elements, false);
-    let regex: RegExp;
-    try {
-      regex = new RegExp(source, "y");
-    } catch (e) {
-      throw new CompileError(
-        `the pattern is not a valid regular expression: ${(e as Error).message}`,
-        0,
-      );
-    }
-    const schema = Array.from(fields.values(), (f) => f.field);
-    const slots = new Map(
-      Array.from(fields.values(), (f) => [
-        f.field.name,
-        { name: f.field.name, groups: f.groups, makeConverter: f.makeConverter },
-      ]),
-    );
-    const maxLines = lineBreaks + 1;
-    const make = (needed: readonly string[]) => makeExtractor(regex, slots, needed, maxLines);
-    let all: Extractor | null = null;
-    const pattern: CompiledPattern = {
-      fields: schema,
-      multiLine: maxLines > 1,
-      maxLines,
-      source,
-      makeExtractor: make,
-      extractAll(text, start, end, onRow, options) {
-        all ??= make(schema.map((f) => f.name));
-        return all.extractAll(text, start, end, onRow, options);
-      },
-    };
-    return { ok: true, pattern };
-  } catch (e) {
-    if (e instanceof CompileError) return { ok: false, message: e.message, offset: e.offset };
-    throw e;
-  }
+  const [source] = sequence(elements, false);
+  return { source, fields, maxLines: lineBreaks + 1 };
 }
 
 function optional(source: string, isOptional: boolean, dashIsAbsent: boolean): string {

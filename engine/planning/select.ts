@@ -191,6 +191,7 @@ function aggregateSlot(
     label: exprLabel(call),
     arg: arg && arg.fn,
     create: () => def.create(),
+    ...(name === "count" || name === "sum" ? { fold: name } : {}),
   });
   const counts = name === "count" || name === "count_distinct";
   into.slots.push({ name: slot, type: resultType, nullable: !counts });

@@ -1,0 +1,70 @@
+/**
+ * Numbers the groups of a hash aggregation by their keys, 0, 1, 2... in the order they first
+ * appear, so that the aggregate operator keeps per-group state in plain arrays.
+ *
+ *   const g = table.find(row); // -1: a new group, then table.add() gives its number
+ *
+ * An IPv4 address or a timestamp, the usual single keys besides numbers and strings, is looked
+ * up by its number in a map of its own, which spares building a string key per row.
+ */
+
+import type { Compiled } from "../plan.ts";
+import { IpAddr, type Row, Timestamp } from "../values.ts";
+import { combineKeys, valueKey } from "../value_ops.ts";
+
+export class GroupTable {
+  readonly #keys: readonly Compiled[];
+  readonly #byKey = new Map<unknown, number>();
+  readonly #byIpv4 = new Map<unknown, number>();
+  readonly #byTime = new Map<unknown, number>();
+  #lastMap = this.#byKey;
+  #lastKey: unknown = "";
+  #size = 0;
+
+  constructor(keys: readonly Compiled[]) {
+    this.#keys = keys;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * The number of the group of `row`, or -1 when its keys are new: `add` then numbers the new
+   * group under the keys computed here (so that they are computed once per row).
+   */
+  find(row: Row): number {
+    const keys = this.#keys;
+    let map = this.#byKey;
+    let key: unknown = "";
+    if (keys.length === 1) {
+      const v = keys[0].fn(row);
+      if (v instanceof IpAddr && v.version === 4) {
+        map = this.#byIpv4;
+        key = v.bits;
+      } else if (v instanceof Timestamp) {
+        map = this.#byTime;
+        key = v.ms;
+      } else key = valueKey(v);
+    } else if (keys.length > 1) {
+      key = combineKeys(keys.map((k) => valueKey(k.fn(row))));
+    }
+    this.#lastMap = map;
+    this.#lastKey = key;
+    return map.get(key) ?? -1;
+  }
+
+  /** Numbers a new group under the keys of the last `find`. */
+  add(): number {
+    const g = this.#size++;
+    this.#lastMap.set(this.#lastKey, g);
+    return g;
+  }
+
+  /** Numbers the one group of a select without keys (over no input). */
+  addEmpty(): number {
+    const g = this.#size++;
+    this.#byKey.set("", g);
+    return g;
+  }
+}
