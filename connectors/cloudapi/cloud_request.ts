@@ -202,8 +202,10 @@ export function redactUrl(url: string): string {
   return url.replace(/(\$skiptoken|skiptoken|nextpage)=[^&]*/gi, "$1=…");
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+/** An error's message with any URL in it redacted: fetch's network errors quote the whole URL. */
+export function errorText(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return text.replace(/https?:\/\/[^\s)]+/g, (url) => redactUrl(url));
 }
 
 /** Sleeps `ms`, ending early (rejecting) when the signal aborts. */
