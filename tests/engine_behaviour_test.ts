@@ -7,13 +7,15 @@ import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { QueryError } from "../engine/diagnostics.ts";
+import { openFilesUnder } from "./support/open_files.ts";
 
 const LINE = '10.0.0.5 - ann [01/May/2024:10:00:01 +0000] "GET /index.html HTTP/1.1" 200 5120\n';
 const PATTERN =
   `'''IPV4:client ' - ' NSPACE:user ' [' HTTPDATE:time '] "' LD '" ' INT:status ' ' INT:bytes EOL'''`;
 
-function openFiles(): number {
-  return [...Deno.readDirSync("/proc/self/fd")].length;
+/** Files of `home` this process has open (other test modules run in the same process). */
+function openFiles(home: { readonly dir: string }): number {
+  return openFilesUnder(Deno.realPathSync(home.dir)).length;
 }
 
 async function bigLogHome(lines: number, files = 1) {
@@ -29,27 +31,27 @@ Deno.test("cancelling a running query stops it within 100 ms and closes its file
     home.context(),
   );
   assert.ok(compiled.ok);
-  const before = openFiles();
+  const before = openFiles(home);
   const controller = new AbortController();
   const run = execute(compiled.plan, { signal: controller.signal });
   const iterator = run.batches[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).done, false);
-  assert.ok(openFiles() > before, "a file is open while the query reads");
+  assert.ok(openFiles(home) > before, "a file is open while the query reads");
   const started = performance.now();
   controller.abort(new DOMException("stopped", "AbortError"));
   await assert.rejects(() => iterator.next(), (e: Error) => e.name === "AbortError");
   assert.ok(performance.now() - started < 100, "the query stopped promptly");
-  assert.equal(openFiles(), before);
+  assert.equal(openFiles(home), before);
 });
 
 Deno.test("limit stops reading early and closes the files", async () => {
   await using home = await bigLogHome(100_000);
-  const before = openFiles();
+  const before = openFiles(home);
   const { rows, progress } = await home.run(
     `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | limit(3)`,
   );
   assert.equal(rows.length, 3);
-  assert.equal(openFiles(), before);
+  assert.equal(openFiles(home), before);
   // Far less than the whole file was consumed before the end.
   assert.ok(progress.length <= 3, JSON.stringify(progress));
 });
@@ -92,7 +94,7 @@ Deno.test("a sort past the memory budget fails with MEMORY_LIMIT naming the sett
   );
   assert.ok(compiled.ok);
   const run = execute(compiled.plan, { signal: new AbortController().signal });
-  const before = openFiles();
+  const before = openFiles(home);
   await assert.rejects(
     async () => {
       for await (const _ of run.batches) { /* drain */ }
@@ -101,5 +103,5 @@ Deno.test("a sort past the memory budget fails with MEMORY_LIMIT naming the sett
       e instanceof QueryError && e.diagnostic.code === "MEMORY_LIMIT" &&
       /query\.memoryLimit/.test(e.message) && /64 KiB/.test(e.message),
   );
-  assert.ok(openFiles() <= before);
+  assert.ok(openFiles(home) <= before);
 });

@@ -4,6 +4,7 @@ import { DECODE_BYTES, scanLines } from "./scan_lines.ts";
 import { MemoryBudget, ProgressMeter, READ_CHUNK_BYTES } from "./context.ts";
 import type { FileEntry, Warning } from "../../connectors/datastore.ts";
 import { openFile } from "../../connectors/file/open_file.ts";
+import { openFilesUnder } from "../../tests/support/open_files.ts";
 
 function entry(path: string, size: number): FileEntry {
   return {
@@ -52,7 +53,8 @@ async function lines(path: string, size: number) {
   return out;
 }
 
-const openFds = async () => (await Array.fromAsync(Deno.readDir("/proc/self/fd"))).length;
+/** Descriptors open on `path` (other test modules run in the same process: count only ours). */
+const openFds = (path: string) => Promise.resolve(openFilesUnder(Deno.realPathSync(path)).length);
 
 Deno.test("scanLines() hands out whole lines and the last line without a newline", async () => {
   await withFile("a\nbb\r\n\nccc", async (path) => {
@@ -102,7 +104,7 @@ Deno.test("scanLines() streams a 20 MB file a chunk at a time and reports progre
 Deno.test("scanLines() stops between chunks when cancelled and closes the file", async () => {
   const content = "y".repeat(99) + "\n";
   await withFile(content.repeat(50_000), async (path) => {
-    const before = await openFds();
+    const before = await openFds(path);
     const ac = new AbortController();
     const ctx = context(ac.signal);
     let chunks = 0;
@@ -116,15 +118,15 @@ Deno.test("scanLines() stops between chunks when cancelled and closes the file",
       (e: Error) => e.name === "AbortError",
     );
     assert.equal(chunks, 1);
-    assert.equal(await openFds(), before);
+    assert.equal(await openFds(path), before);
   });
 });
 
 Deno.test("scanLines() closes the file when the consumer stops early", async () => {
   await withFile("z\n".repeat(1_000_000), async (path) => {
-    const before = await openFds();
+    const before = await openFds(path);
     for await (const _ of scanLines(entry(path, 2_000_000), context())) break;
-    assert.equal(await openFds(), before);
+    assert.equal(await openFds(path), before);
   });
 });
 
