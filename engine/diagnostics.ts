@@ -14,6 +14,7 @@ export type DiagnosticCode =
   | "NOT_FOUND" // a stored script or table that does not exist or cannot be seen
   | "FORBIDDEN" // the user lacks the right on a path
   | "LICENSE_REQUIRED"
+  | "BAD_DATASTORE" // a datastore definition that is wrong (a key, a value, the credentials)
   | "MEMORY_LIMIT"
   | "RUNTIME_ERROR";
 

@@ -102,22 +102,29 @@ export async function openCloudApiStore(
     });
   }
   const file = join(homeLayout(deps.home).dataDir, "system", "datastores", `${parts.store}.json`);
-  let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(await Deno.readTextFile(file));
-  } catch (e) {
+    text = await Deno.readTextFile(file);
+  } catch {
     throw new QueryError({
       code: "NOT_FOUND",
-      message: `there is no datastore '${parts.store}' (${
-        e instanceof SyntaxError
-          ? `/system/datastores/${parts.store}.json is not valid JSON`
-          : `no /system/datastores/${parts.store}.json`
-      })`,
+      message: `there is no datastore '${parts.store}' (no /system/datastores/${parts.store}.json)`,
+    });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the text around the mistake, which may be the secret.
+    throw new QueryError({
+      code: "BAD_DATASTORE",
+      message:
+        `datastore '${parts.store}': /system/datastores/${parts.store}.json is not valid JSON`,
     });
   }
   const parsed = parseDefinition(parts.store, json);
   if (!parsed.ok) {
-    throw new QueryError({ code: "RUNTIME_ERROR", message: parsed.problems.join("; ") });
+    throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
   }
   const def = parsed.definition;
   if (!storeAllows(def.acl, user, "read")) {
@@ -227,7 +234,11 @@ class CloudApiStore implements Datastore {
         else await this.#fetchGraph(client, log, hours, progress, options);
       } catch (e) {
         if (e instanceof TokenError) {
-          throw new QueryError({ code: "RUNTIME_ERROR", message: e.message });
+          // Refused credentials are a wrong definition; anything else (network) is not.
+          throw new QueryError({
+            code: e.badCredentials ? "BAD_DATASTORE" : "RUNTIME_ERROR",
+            message: this.#safe(e.message),
+          });
         }
         if (!(e instanceof CloudRequestError)) throw e;
         options.onWarning({ level: "ERROR", message: this.#safe(e.message) });

@@ -83,8 +83,19 @@ export type DefinitionResult =
   | { ok: true; definition: CloudApiDefinition }
   | { ok: false; problems: string[] };
 
-/** Validates a parsed definition file of the store `name`; every problem is listed. */
+/**
+ * Validates a parsed definition file of the store `name`; every problem is listed. The secret
+ * is hidden wherever it shows up in a problem (a secret pasted under the wrong key, too).
+ */
 export function parseDefinition(name: string, json: unknown): DefinitionResult {
+  const result = checkDefinition(name, json);
+  if (result.ok) return result;
+  const secret = (json as { cloudapiStore?: { secret?: unknown } } | null)?.cloudapiStore?.secret;
+  if (typeof secret !== "string" || secret === "") return result;
+  return { ok: false, problems: result.problems.map((p) => p.split(secret).join("(hidden)")) };
+}
+
+function checkDefinition(name: string, json: unknown): DefinitionResult {
   const where = `datastore '${name}'`;
   const file = fileSchema.safeParse(json);
   if (!file.success) {

@@ -19,11 +19,22 @@ export interface TokenRequest {
 
 /** A token that could not be got; the message is safe to show. */
 export class TokenError extends Error {
-  constructor(message: string) {
+  /**
+   * @param badCredentials the token endpoint refused the tenant, client id or secret of the
+   *   definition (not a network failure or an outage).
+   */
+  constructor(message: string, readonly badCredentials = false) {
     super(message);
     this.name = "TokenError";
   }
 }
+
+/**
+ * Answers of the token endpoint that mean the definition is wrong: unknown tenant, unknown
+ * application, wrong secret, a tenant given as 'common'.
+ */
+const BAD_CREDENTIALS =
+  /invalid_client|unauthorized_client|invalid_tenant|AADSTS(90002|700016|7000215|7000222|50126|90023|50059)\b/i;
 
 /** Process-wide token source; create one and share it. */
 export class TokenProvider {
@@ -36,10 +47,13 @@ export class TokenProvider {
     try {
       result = await this.#app(req).acquireTokenByClientCredential({ scopes: [`${api}/.default`] });
     } catch (e) {
+      const why = hide(describe(e), req.secret);
+      const bad = BAD_CREDENTIALS.test(why);
       throw new TokenError(
-        `datastore '${req.store}': could not get a token for ${api} from ${req.hosts.login}: ${
-          hide(describe(e), req.secret)
+        `datastore '${req.store}': could not get a token for ${api} from ${req.hosts.login}: ${why}${
+          bad ? "; check the keys 'tenantId', 'clientId' and 'secret' of the definition" : ""
         }`,
+        bad,
       );
     }
     if (!result?.accessToken) {

@@ -12,6 +12,7 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
+import type { DiagnosticCode } from "../../engine/diagnostics.ts";
 
 export interface FileStoreDefinition {
   readonly name: string;
@@ -27,14 +28,23 @@ const definitionSchema = z.object({
 
 export type FileStoreResult =
   | { readonly ok: true; readonly definition: FileStoreDefinition }
-  | { readonly ok: false; readonly problem: string };
+  | {
+    readonly ok: false;
+    readonly problem: string;
+    /** The diagnostic code a query that uses the store fails with. */
+    readonly code: Extract<DiagnosticCode, "BAD_DATASTORE">;
+  };
 
 /** Validates the parsed definition file of the FILE store `name`. */
 export function parseFileStoreDefinition(name: string, json: unknown): FileStoreResult {
   const where = `datastore '${name}'`;
   const type = (json as { type?: unknown } | null)?.type;
   if (type !== "FILE") {
-    return { ok: false, problem: `${where} is of type ${JSON.stringify(type)}, not FILE` };
+    return {
+      ok: false,
+      code: "BAD_DATASTORE",
+      problem: `${where} is of type ${JSON.stringify(type)}, not FILE`,
+    };
   }
   const parsed = definitionSchema.safeParse(json);
   if (!parsed.success) {
@@ -45,6 +55,7 @@ export function parseFileStoreDefinition(name: string, json: unknown): FileStore
       : issue.message;
     return {
       ok: false,
+      code: "BAD_DATASTORE",
       problem: `${where}: key '${key}': ${extra}; expected {"type": "FILE", "fileStore": ` +
         `{"root": "<absolute folder>", "acl": {"users": {...}, "groups": {...}}}}`,
     };
@@ -53,6 +64,7 @@ export function parseFileStoreDefinition(name: string, json: unknown): FileStore
   if (!isAbsolute(root)) {
     return {
       ok: false,
+      code: "BAD_DATASTORE",
       problem: `FILE datastore '${name}' needs "fileStore": {"root": "<absolute folder>"}, ` +
         `not ${JSON.stringify(root)}`,
     };

@@ -67,14 +67,19 @@ async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promi
     if (!isWithin(target.canonical, DATASTORES_FOLDER)) throw new Deno.errors.NotFound();
     json = JSON.parse(await Deno.readTextFile(target.real));
   } catch (e) {
-    const why = e instanceof SyntaxError ? `${definition} is not valid JSON` : `no ${definition}`;
+    if (e instanceof SyntaxError) {
+      throw new QueryError({
+        code: "BAD_DATASTORE",
+        message: `the FILE datastore '${name}' cannot be used: ${definition} is not valid JSON`,
+      });
+    }
     throw new QueryError({
       code: "NOT_FOUND",
-      message: `there is no FILE datastore '${name}' (${why})`,
+      message: `there is no FILE datastore '${name}' (no ${definition})`,
     });
   }
   const parsed = parseFileStoreDefinition(name, json);
-  if (!parsed.ok) throw new QueryError({ code: "NOT_FOUND", message: parsed.problem });
+  if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });
   if (!storeAllows(parsed.definition.acl, user, "read")) {
     throw new QueryError({
       code: "FORBIDDEN",

@@ -27,13 +27,18 @@ export interface TestServer extends AsyncDisposable {
 
 export async function startTestServer(
   overrides: Record<string, string> = {},
-  options: { readonly grants?: readonly Grant[] } = {},
+  options: {
+    readonly grants?: readonly Grant[];
+    /** Receives every server log line (by default only ERROR lines are printed). */
+    readonly logLine?: (line: string) => void;
+  } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
   const home = await ensureHome(dir);
   if (options.grants) await Deno.writeTextFile(home.rightsFile, JSON.stringify(options.grants));
   const { settings } = loadSettings(null, { "server.timeZone": "UTC", ...overrides });
   const log = createLogger((line) => {
+    options.logLine?.(line);
     if (line.includes(" ERROR ")) console.error(line);
   });
   const deps = buildDeps(home, settings, log);

@@ -32,6 +32,16 @@ export interface Fault {
   readonly times?: number;
   /** For `slow`: how long to wait before answering. */
   readonly delayMs?: number;
+  /** For `429`: the Retry-After header, in seconds ("1" when absent). */
+  readonly retryAfter?: string;
+}
+
+/** A fault that hit a request. */
+export interface FiredFault {
+  readonly kind: FaultKind;
+  readonly match?: string;
+  /** The request's path and query string. */
+  readonly url: string;
 }
 
 export interface RateLimitSpec {
@@ -51,6 +61,11 @@ export interface EmulatorOptions {
   /** Blobs per content listing page. */
   readonly contentPageSize?: number;
   readonly faults?: readonly Fault[];
+  /**
+   * How far the `Date` header of every answer is off the emulator's clock, in ms (a server
+   * whose clock is wrong); 0 when absent.
+   */
+  readonly dateSkewMs?: number;
 }
 
 export interface RequestRecord {
@@ -64,6 +79,8 @@ export interface RequestRecord {
   status: number;
   readonly publisher: string | null;
   readonly userAgent: string | null;
+  /** Set when the client went away before the answer was sent (e.g. during a slow fault). */
+  aborted?: boolean;
 }
 
 const HOUR = 3_600_000;
@@ -71,6 +88,8 @@ const DAY = 24 * HOUR;
 
 export class CloudEmulator {
   readonly requests: RequestRecord[] = [];
+  /** Every fault that hit a request, in order. */
+  readonly fired: FiredFault[] = [];
   #server?: Deno.HttpServer;
   #data = new Map<string, SeedData>();
   #tokens = new Map<string, { tenant: string; resource: string }>();
@@ -78,9 +97,11 @@ export class CloudEmulator {
   #subscriptions = new Map<string, "enabled" | "disabled">();
   #windows = new Map<string, number[]>();
   #now: () => number;
+  #dateSkewMs: number;
 
   constructor(readonly options: EmulatorOptions) {
     this.#now = options.now ?? (() => Date.now());
+    this.#dateSkewMs = options.dateSkewMs ?? 0;
     for (const t of options.tenants) {
       this.#data.set(t.tenantId, seedTenant(t.tenantId, options.seed));
     }
@@ -113,6 +134,21 @@ export class CloudEmulator {
 
   setNow(now: () => number): void {
     this.#now = now;
+  }
+
+  /** Makes the `Date` header of later answers `ms` off the emulator's clock. */
+  setDateSkew(ms: number): void {
+    this.#dateSkewMs = ms;
+  }
+
+  /** The access tokens issued so far (tests check none of them leaks). */
+  issuedTokens(): string[] {
+    return [...this.#tokens.keys()];
+  }
+
+  /** Faults injected but not used up yet. */
+  pendingFaults(): number {
+    return this.#faults.reduce((n, f) => n + f.left, 0);
   }
 
   inject(fault: Fault): void {
@@ -160,12 +196,12 @@ export class CloudEmulator {
     if (api !== "admin") this.requests.push(rec);
     let res: Response;
     try {
-      res = await this.#route(req, url, api);
+      res = await this.#route(req, url, rec);
     } catch (e) {
       res = json(500, { error: { code: "InternalError", message: String(e) } });
     }
     rec.status = res.status;
-    res.headers.set("Date", new Date(this.#now()).toUTCString());
+    res.headers.set("Date", new Date(this.#now() + this.#dateSkewMs).toUTCString());
     return res;
   }
 
@@ -173,14 +209,16 @@ export class CloudEmulator {
     for (const f of this.#faults) {
       if (f.left > 0 && (!f.fault.match || path.includes(f.fault.match)) && applies(f.fault)) {
         f.left--;
+        this.fired.push({ kind: f.fault.kind, match: f.fault.match, url: path });
         return f.fault;
       }
     }
     return undefined;
   }
 
-  async #route(req: Request, url: URL, api: RequestRecord["api"]): Promise<Response> {
+  async #route(req: Request, url: URL, rec: RequestRecord): Promise<Response> {
     const p = url.pathname;
+    const api = rec.api;
     if (api === "admin") return await this.#admin(req, p);
     if (api === "token") return await this.#token(req, p);
     if (api === "other") return json(404, { error: { code: "NotFound", message: p } });
@@ -200,7 +238,7 @@ export class CloudEmulator {
           : true,
     );
     if (fault) {
-      const r = await this.#fault(fault, req);
+      const r = await this.#fault(fault, req, rec);
       if (r) return r;
     }
     if (!this.#admit(auth.tenant, api)) {
@@ -241,11 +279,11 @@ export class CloudEmulator {
     return true;
   }
 
-  async #fault(f: Fault, req: Request): Promise<Response | undefined> {
+  async #fault(f: Fault, req: Request, rec: RequestRecord): Promise<Response | undefined> {
     switch (f.kind) {
       case "429":
         return json(429, { error: { code: "TooManyRequests", message: "Too many requests." } }, {
-          "Retry-After": "1",
+          "Retry-After": f.retryAfter ?? "1",
         });
       case "429-no-retry-after":
         return json(429, { error: { code: "TooManyRequests", message: "Too many requests." } });
@@ -270,12 +308,19 @@ export class CloudEmulator {
       }
       case "slow":
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, f.delayMs ?? 2000);
-          req.signal.addEventListener("abort", () => {
+          // Deno also aborts the signal once an answer was sent: listen only while waiting.
+          const onAbort = () => {
             clearTimeout(t);
+            rec.aborted = true;
             resolve();
-          });
+          };
+          const t = setTimeout(() => {
+            req.signal.removeEventListener("abort", onAbort);
+            resolve();
+          }, f.delayMs ?? 2000);
+          req.signal.addEventListener("abort", onAbort, { once: true });
         });
+        if (rec.aborted) return new Response(null, { status: 499 });
         return undefined;
       case "malformed":
         return new Response('{"value": [ {"id": ', {
@@ -314,6 +359,11 @@ export class CloudEmulator {
       const t = typeof now === "number" ? now : Date.parse(now);
       this.#now = () => t;
       return json(200, { now: new Date(t).toISOString() });
+    }
+    if (p === "/_admin/skew" && req.method === "POST") {
+      const { minutes } = await req.json() as { minutes: number };
+      this.setDateSkew(Number(minutes) * 60_000);
+      return json(200, { skewMinutes: Number(minutes) });
     }
     if (p === "/_admin/subscriptions/disable" && req.method === "POST") {
       const { tenant, contentType } = await req.json() as { tenant: string; contentType: string };

@@ -1,10 +1,10 @@
 /**
  * Runs the cloud API emulator as a demo server:
  * `deno run -A tests/emulator/main.ts --port 9999 [--tenant contoso.onmicrosoft.com]
- * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10]`.
+ * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10] [--date-skew-min 0]`.
  * Point the settings `cloudapi.loginHost`, `cloudapi.graphHost` and `cloudapi.manageHost` at
  * the printed URL. Admin endpoints: GET/DELETE /_admin/requests, POST /_admin/faults,
- * POST /_admin/now, POST /_admin/subscriptions/disable.
+ * POST /_admin/now, POST /_admin/skew, POST /_admin/subscriptions/disable.
  */
 
 import { CloudEmulator } from "./emulator.ts";
@@ -26,6 +26,7 @@ if (import.meta.main) {
     seed: { from: now - days * 86_400_000, to: now, perHour: Number(flag("per-hour", "10")) },
     graphLimit: { limit: 25, unitMs: 10_000 },
     manageLimit: { limit: 2_000, unitMs: 60_000 },
+    dateSkewMs: Number(flag("date-skew-min", "0")) * 60_000,
   });
   await emulator.start(port);
   console.log(`cloud API emulator on ${emulator.url} (tenant ${tenantId}, client ${clientId})`);

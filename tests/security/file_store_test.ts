@@ -132,4 +132,7 @@ Deno.test("a FILE definition with unknown keys or a bad acl is refused, naming t
     JSON.stringify({ type: "FILE", fileStore: { root: "/x", acl: { user: {} } } }),
   );
   await assert.rejects(s.registry.forUri("file://typo/a", admin), /key 'fileStore\.acl'.*user/);
+  await assert.rejects(s.registry.forUri("file://typo/a", admin), code("BAD_DATASTORE"));
+  await s.t.write("/system/datastores/broken.json", "{ not json");
+  await assert.rejects(s.registry.forUri("file://broken/a", admin), code("BAD_DATASTORE"));
 });

@@ -1,0 +1,183 @@
+/**
+ * A wrong cloudapi:// datastore definition fails the query with BAD_DATASTORE and a message
+ * that names the key, the value and what is allowed; and no secret (the client secret, the
+ * access tokens) ever reaches a response, a warning or the server log.
+ */
+
+import assert from "node:assert/strict";
+import { finished, startQuery } from "../api/client.ts";
+import {
+  cloudServer,
+  FAMILIES,
+  readScript,
+  SCRIPT_HEADERS,
+  storeDefinition,
+} from "./http_harness.ts";
+import { HOUR, NOW, SECRET } from "./harness.ts";
+
+const AUDITS = FAMILIES[0];
+const FROM = NOW - 2 * HOUR - 30 * 60_000;
+const TO = FROM + HOUR;
+const WRONG_SECRET = "Wr0ng.S3cret~Other";
+
+interface BadCase {
+  readonly title: string;
+  /**
+   * `plan`: the definition is read when the query is planned, so the POST itself is refused
+   * (400); `run`: only the provider can tell (the token endpoint), so the query FAILS (409).
+   */
+  readonly found: "plan" | "run";
+  /** The definition file's text. */
+  readonly file: (good: Record<string, unknown>) => string;
+  /** What the message must say (key, value, what is allowed). */
+  readonly says: RegExp[];
+}
+
+const wrap = (store: Record<string, unknown>) =>
+  JSON.stringify({ type: "CLOUDAPI", cloudapiStore: store });
+
+const BAD: readonly BadCase[] = [
+  {
+    title: "an unknown suitePlan",
+    found: "plan",
+    file: (good) => wrap({ ...good, suitePlan: "moon" }),
+    says: [/key 'suitePlan' has value "moon": allowed: ent, gcc, gcc_high, dod/],
+  },
+  {
+    title: "a readTimeout that is no interval",
+    found: "plan",
+    file: (good) => wrap({ ...good, readTimeout: "soon" }),
+    says: [/key 'readTimeout' has value "soon": /],
+  },
+  {
+    title: "a log list with an unknown log type",
+    found: "plan",
+    file: (good) => wrap({ ...good, directoryLogs: "audits:audit|2 h|15 min" }),
+    says: [/key 'directoryLogs' has value "audits:audit\|2 h\|15 min": /, /audits/],
+  },
+  {
+    title: "a tenant given as 'common'",
+    found: "plan",
+    file: (good) => wrap({ ...good, tenantId: "common" }),
+    says: [/key 'tenantId' has value "common": expected the tenant's GUID or domain/],
+  },
+  {
+    title: "an unknown key",
+    found: "plan",
+    file: (good) => wrap({ ...good, secrett: SECRET }),
+    says: [/unknown key 'secrett'; allowed keys: clientId, tenantId, secret, /],
+  },
+  {
+    title: "a secret that is not a string",
+    found: "plan",
+    file: (good) => wrap({ ...good, secret: 12345 }),
+    says: [/key 'secret' has value \(hidden\): expected string/],
+  },
+  {
+    title: "a definition that is not JSON",
+    found: "plan",
+    file: (good) => wrap(good).replace(`"${SECRET}"`, `"${SECRET}`),
+    says: [/\/system\/datastores\/store\d+\.json is not valid JSON/],
+  },
+  {
+    title: "a secret the token endpoint refuses",
+    found: "run",
+    file: (good) => wrap({ ...good, secret: WRONG_SECRET }),
+    says: [
+      /invalid_client/,
+      /check the keys 'tenantId', 'clientId' and 'secret' of the definition/,
+    ],
+  },
+];
+
+for (const bad of BAD) {
+  Deno.test(`${bad.title} fails the query with BAD_DATASTORE, naming the key and never the secret`, async () => {
+    await using c = await cloudServer();
+    const store = await c.addStore();
+    await c.s.write(`/system/datastores/${store.name}.json`, bad.file(storeDefinition()));
+    const script = readScript(store.name, AUDITS, FROM, TO);
+
+    const sync = await c.syncQuery(script);
+    const text = sync.bodies[0];
+    const body = JSON.parse(text);
+    // The error as the API reports it: the answer itself, or the failed query's `error`.
+    let error: { code: string; message: string };
+    let statusBody: string;
+    if (bad.found === "plan") {
+      assert.equal(sync.status, 400, text);
+      error = body;
+      assert.deepEqual(body.diagnostics.map((d: { code: string }) => d.code), ["BAD_DATASTORE"]);
+      const posted = await c.s.fetch("alice", "/API/v1.0/queries?scriptPath=/user", {
+        method: "POST",
+        headers: SCRIPT_HEADERS,
+        body: script,
+      });
+      statusBody = await posted.text();
+      assert.equal(posted.status, 400, statusBody);
+      assert.equal(JSON.parse(statusBody).message, body.message);
+    } else {
+      assert.equal(sync.status, 409, text);
+      assert.equal(body.code, "QUERY_FAILED");
+      error = body.error;
+      const id = await startQuery(c.s, script);
+      const st = await finished(c.s, id);
+      statusBody = JSON.stringify(st);
+      assert.equal(st.state, "FAILED");
+      assert.deepEqual((st as unknown as { error: unknown }).error, body.error);
+    }
+    assert.equal(error.code, "BAD_DATASTORE", text);
+    assert.match(error.message, new RegExp(`datastore '${store.name}'`));
+    for (const re of bad.says) assert.match(error.message, re);
+    for (const t of [text, statusBody]) {
+      assert.ok(!t.includes(SECRET) && !t.includes(WRONG_SECRET), `no secret in ${t}`);
+    }
+  });
+}
+
+Deno.test("neither the client secret nor an access token appears in any response, warning or log line", async () => {
+  const logLines: string[] = [];
+  await using c = await cloudServer({ logLine: (line) => logLines.push(line) });
+  const bodies: string[] = [];
+  const warnings: string[] = [];
+  // Succeeds with warnings: a wrong server clock, and an hour given up after its retries.
+  const good = await c.addStore({
+    dateSkewMs: 10 * 60_000,
+    // Four failures per query (sync, then async) give the hour 09:00 up each time.
+    faults: [{ kind: "500", match: "T09%3A00", times: 8 }],
+  }, storeDefinition({ maxErrorRetries: 3 }));
+  // Fails: the token endpoint refuses the secret.
+  const refused = await c.addStore({}, storeDefinition({ secret: WRONG_SECRET }));
+  // Fails: the definition is wrong, with the secret right beside the mistake.
+  const broken = await c.addStore({}, storeDefinition({ readTimeout: SECRET }));
+
+  for (const store of [good, refused, broken]) {
+    const script = readScript(store.name, AUDITS, FROM - HOUR, TO);
+    const sync = await c.syncQuery(script);
+    bodies.push(...sync.bodies);
+    if (store === broken) {
+      assert.equal(sync.status, 400, sync.bodies.join("\n"));
+      continue;
+    }
+    const async = await c.asyncQuery(script);
+    bodies.push(...async.bodies);
+    warnings.push(...(async.last?.warnings ?? []).map((w) => w.message));
+    if (store === good) {
+      assert.equal(sync.status, 200, sync.bodies.join("\n"));
+      assert.ok(sync.ids.length > 0);
+    } else assert.equal(sync.status, 409, sync.bodies.join("\n"));
+  }
+  assert.ok(warnings.some((w) => /clock differs/.test(w)), warnings.join("\n"));
+  assert.ok(warnings.some((w) => /given up after 3 retries/.test(w)), warnings.join("\n"));
+  assert.ok(logLines.length > 0, "the server logged");
+
+  const tokens = good.emulator.issuedTokens();
+  assert.ok(tokens.length >= 1, "the emulator issued tokens");
+  const secrets = [SECRET, WRONG_SECRET, ...tokens];
+  for (const [what, texts] of [["response", bodies], ["warning", warnings], ["log", logLines]]) {
+    for (const t of texts as string[]) {
+      for (const secret of secrets) {
+        assert.ok(!t.includes(secret), `a ${what} holds a secret: ${t}`);
+      }
+    }
+  }
+});
