@@ -70,10 +70,23 @@ const DIAGNOSTIC_STATUS: Readonly<Partial<Record<Diagnostic["code"], ContentfulS
   LICENSE_REQUIRED: 403,
 };
 
+/**
+ * The API's code for a diagnostic (API.md, "Errors"): every way a script fails to parse or check
+ * is a SYNTAX_ERROR; the precise kind stays in the body's `diagnostics[].code`.
+ */
+const DIAGNOSTIC_API_CODE: Readonly<Partial<Record<Diagnostic["code"], string>>> = {
+  UNKNOWN_NAME: "SYNTAX_ERROR",
+  ARITY: "SYNTAX_ERROR",
+  TYPE_ERROR: "SYNTAX_ERROR",
+  NO_RESULT: "SYNTAX_ERROR",
+  RECURSION: "SYNTAX_ERROR",
+};
+
 /** The answer to a script that does not parse or check: the first problem, and all of them. */
 export function diagnosticsError(diagnostics: readonly Diagnostic[]): ApiError {
   const [first] = diagnostics;
-  return new ApiError(DIAGNOSTIC_STATUS[first.code] ?? 400, first.code, formatDiagnostic(first), {
+  const code = DIAGNOSTIC_API_CODE[first.code] ?? first.code;
+  return new ApiError(DIAGNOSTIC_STATUS[first.code] ?? 400, code, formatDiagnostic(first), {
     extra: {
       ...(first.line !== undefined ? { line: first.line, column: first.column } : {}),
       ...(first.script !== undefined ? { script: first.script } : {}),
