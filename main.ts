@@ -124,6 +124,9 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
   try {
     const server = await startServer({ ...command, signal: stopping.signal });
     await server.finished;
+    // The queries' retention timers would keep the process alive for minutes after the
+    // server has stopped.
+    server.deps.supervisor?.stop();
   } finally {
     signals.forEach((s) => Deno.removeSignalListener(s, stop));
   }

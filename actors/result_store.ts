@@ -1,40 +1,64 @@
 /**
- * The rows of one query's result. Kept in memory up to a byte budget (query.resultMemoryBytes);
- * past it, items go to one file, `engine_data/results/<queryId>`, in segments of JSON lines with
- * an index in memory, so that a range is read without parsing what precedes it. Items are
- * either rows (the format is chosen when the result is fetched) or serialised fragments (the
- * format was fixed when the query was posted).
+ * The rows of one query's result. Items are either rows (the format is chosen when the result
+ * is fetched) or serialised fragments (the format was fixed when the query was posted).
+ *
+ * The first SEGMENT_ITEMS items are kept as they came, so that a small result is never encoded.
+ * Past them, items are encoded as they arrive into segments of SEGMENT_ITEMS, each the UTF-8
+ * bytes of one JSON array (rows in the lossless form of row_codec.ts): kept in memory while the
+ * segments take at most `memoryBytes` (query.resultMemoryBytes), past that written to one file,
+ * `engine_data/results/<queryId>`, with an index in memory so that a range is read without
+ * decoding what precedes it.
+ *
+ * Why bytes rather than the row objects: a row object took about 140 bytes of heap for 60 bytes
+ * of JSON, the budget was an estimate, and hundreds of thousands of long-lived small objects
+ * let the garbage collector grow the heap to several times their size. The server's peak for a
+ * 2-million-row result with the default 64 MiB went from about 370 MB to about 290 MB (the
+ * engine producing those rows and dropping them at once peaks near 225 MB); see
+ * bench/api_bench.ts.
  */
 
 import { join } from "node:path";
 import type { Row } from "../engine/values.ts";
-import { decodeRow, encodeRow, estimateBytes } from "./row_codec.ts";
+import { decodeParsedRow, encodeRow } from "./row_codec.ts";
 
 export type StoredItem = Row | string;
 
 export interface ResultStoreOptions {
-  /** Bytes the in-memory part may take before items spill to disk. */
+  /** Bytes the segments kept in memory may take before further ones go to disk. */
   readonly memoryBytes: number;
   /** `<home>/engine_data/results`; the spill file is `<dir>/<queryId>`. */
   readonly spillDir: string;
 }
 
+/** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
 interface Segment {
   readonly first: number;
   readonly count: number;
+  /** The encoded items when kept in memory. */
+  readonly bytes?: Uint8Array;
+  /** Where they are in the spill file otherwise. */
   readonly offset: number;
   readonly length: number;
 }
 
-/** Items per spilled segment: the unit read back for a range. */
-const SEGMENT_ITEMS = 2048;
+/** Items per segment: the unit encoded, spilled and read back. */
+const SEGMENT_ITEMS = 1024;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export class ResultStore {
-  readonly #memory: StoredItem[] = [];
-  #memoryBytes = 0;
   #count = 0;
-  #pending: StoredItem[] = [];
+  /** The first items as they came, while there are at most SEGMENT_ITEMS. */
+  #head: StoredItem[] = [];
   readonly #segments: Segment[] = [];
+  /** Items encoded since the last segment was cut: `#pendingCount` of them in `#pending`. */
+  #pending: Uint8Array<ArrayBuffer> = new Uint8Array(0);
+  #pendingBytes = 0;
+  #pendingCount = 0;
+  /** A pending buffer back from its write, for the next segment. */
+  #spare: Uint8Array<ArrayBuffer> | undefined;
+  #memoryBytes = 0;
   #file: Deno.FsFile | undefined;
   #fileBytes = 0;
   #dropped = false;
@@ -52,74 +76,84 @@ export class ResultStore {
 
   /** Whether some items live on disk. */
   get spilled(): boolean {
-    return this.#file !== undefined;
+    return this.#fileBytes > 0;
   }
 
   /** Adds items at the end; resolves once they are stored (written, when spilling). */
   append(items: readonly StoredItem[]): Promise<void> {
-    if (this.#dropped) return Promise.resolve();
-    let i = 0;
-    if (this.#file === undefined && this.#pending.length === 0) {
-      for (; i < items.length; i++) {
-        const size = sizeOf(items[i]);
-        if (this.#memoryBytes + size > this.options.memoryBytes) break;
-        this.#memoryBytes += size;
-        this.#memory.push(items[i]);
+    if (this.#dropped || items.length === 0) return Promise.resolve();
+    const writes: Promise<void>[] = [];
+    if (this.#count === this.#head.length && this.#count + items.length <= SEGMENT_ITEMS) {
+      for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
+    } else {
+      // Encoded at once, so that the rows die young (see the file's comment).
+      for (let i = 0; i < items.length; i++) {
+        this.#encode(items[i]);
+        if (this.#pendingCount === SEGMENT_ITEMS) {
+          const write = this.#cut();
+          if (write) writes.push(write);
+        }
       }
     }
     this.#count += items.length;
-    for (; i < items.length; i++) this.#pending.push(items[i]);
-    if (this.#pending.length >= SEGMENT_ITEMS) return this.#serial(() => this.#flush(false));
-    return Promise.resolve();
+    // Every write is handed back, so that a failed one is heard (and never unhandled).
+    if (writes.length === 0) return Promise.resolve();
+    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
-  /** Writes what waits for a full segment; called once the query has finished. */
+  /** Stores the last, partial segment and resolves once every segment is written. */
   seal(): Promise<void> {
-    return this.#serial(() => this.#flush(true));
+    if (this.#pendingCount > 0 && !this.#dropped) this.#cut();
+    return this.#serial(() => Promise.resolve());
   }
 
   /**
-   * Items `first..last` (inclusive) in batches, from memory then from disk.
+   * Items `first..last` (inclusive) when they are all among the first items, which are kept as
+   * they came, else undefined: lets a small result be answered without a stream.
+   */
+  inMemory(first: number, last: number): readonly StoredItem[] | undefined {
+    if (this.#dropped || last >= this.#head.length) return undefined;
+    return this.#head.slice(first, last + 1);
+  }
+
+  /**
+   * Items `first..last` (inclusive) in batches of at most a segment.
    * `for await (const batch of store.read(0, store.count - 1)) ...`
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
     await this.seal();
     last = Math.min(last, this.#count - 1);
-    const inMemory = this.#memory.length;
-    for (let i = first; i <= Math.min(last, inMemory - 1); i += SEGMENT_ITEMS) {
-      yield this.#memory.slice(i, Math.min(last, inMemory - 1, i + SEGMENT_ITEMS - 1) + 1);
+    const head = this.#head;
+    for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
+      yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
     }
-    if (last < inMemory) return;
-    const file = await Deno.open(this.path, { read: true });
+    let file: Deno.FsFile | undefined;
     try {
       for (const s of this.#segments) {
         if (s.first + s.count <= first || s.first > last) continue;
         if (this.#dropped) return;
-        const bytes = new Uint8Array(s.length);
-        await file.seek(s.offset, Deno.SeekMode.Start);
-        let got = 0;
-        while (got < s.length) {
-          const n = await file.read(bytes.subarray(got));
-          if (n === null) throw new Error(`spill file ${this.path} is shorter than its index`);
-          got += n;
+        let bytes = s.bytes;
+        if (!bytes) {
+          file ??= await Deno.open(this.path, { read: true });
+          bytes = await readAt(file, s.offset, s.length, this.path);
         }
-        const lines = new TextDecoder().decode(bytes).split("\n");
+        const items = decodeSegment(bytes);
         const from = Math.max(first, s.first) - s.first;
         const to = Math.min(last, s.first + s.count - 1) - s.first;
-        const out: StoredItem[] = [];
-        for (let k = from; k <= to; k++) out.push(decodeItem(lines[k]));
-        yield out;
+        yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
       }
     } finally {
-      file.close();
+      file?.close();
     }
   }
 
   /** Forgets every item and removes the spill file. */
   drop(): Promise<void> {
     this.#dropped = true;
-    this.#memory.length = 0;
-    this.#pending = [];
+    this.#head = [];
+    this.#segments.length = 0;
+    this.#pending = new Uint8Array(0);
+    this.#pendingBytes = this.#pendingCount = 0;
     return this.#serial(async () => {
       if (this.#file) {
         this.#file.close();
@@ -129,48 +163,90 @@ export class ResultStore {
     });
   }
 
+  /** Appends one item, as an element of the segment's JSON array, to the pending bytes. */
+  #encode(item: StoredItem): void {
+    const text = (this.#pendingCount === 0 ? "[" : ",") +
+      (typeof item === "string" ? JSON.stringify(item) : encodeRow(item));
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+    const room = this.#pendingBytes + 3 * text.length + 1;
+    if (room > this.#pending.length) {
+      // Made on first use: most results never get here, and each query has its own store.
+      const grown = new Uint8Array(Math.max(room, 2 * this.#pending.length, 64 * 1024));
+      grown.set(this.#pending.subarray(0, this.#pendingBytes));
+      this.#pending = grown;
+    }
+    this.#pendingBytes += encoder.encodeInto(text, this.#pending.subarray(this.#pendingBytes))
+      .written;
+    this.#pendingCount++;
+  }
+
+  /** Closes the pending segment and keeps it in memory, or queues its write (returned). */
+  #cut(): Promise<void> | undefined {
+    this.#pending[this.#pendingBytes++] = 0x5d; // "]"
+    const length = this.#pendingBytes;
+    const count = this.#pendingCount;
+    const first = this.#segments.length > 0
+      ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
+      : this.#head.length;
+    this.#pendingBytes = this.#pendingCount = 0;
+    if (this.#memoryBytes + length <= this.options.memoryBytes) {
+      this.#memoryBytes += length;
+      const bytes = this.#pending.slice(0, length);
+      this.#segments.push({ first, count, bytes, offset: 0, length });
+      return undefined;
+    }
+    const offset = this.#fileBytes;
+    this.#fileBytes += length;
+    this.#segments.push({ first, count, offset, length });
+    // The buffer itself goes to the write and comes back as the spare when written: a fresh
+    // buffer per spilled segment was megabytes of garbage a second.
+    const buffer = this.#pending;
+    this.#pending = this.#spare ?? new Uint8Array(buffer.length);
+    this.#spare = undefined;
+    return this.#serial(async () => {
+      if (this.#dropped) return;
+      if (!this.#file) {
+        await Deno.mkdir(this.options.spillDir, { recursive: true });
+        this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
+      }
+      let written = 0;
+      while (written < length) written += await this.#file.write(buffer.subarray(written, length));
+      this.#spare = buffer;
+    });
+  }
+
   #serial(work: () => Promise<void>): Promise<void> {
     const next = this.#queue.then(work);
     this.#queue = next.catch(() => {});
     return next;
   }
+}
 
-  async #flush(all: boolean): Promise<void> {
-    while (this.#pending.length >= SEGMENT_ITEMS || (all && this.#pending.length > 0)) {
-      if (this.#dropped) return;
-      const take = this.#pending.splice(0, SEGMENT_ITEMS);
-      const first = this.#count - this.#pending.length - take.length;
-      if (!this.#file) {
-        await Deno.mkdir(this.options.spillDir, { recursive: true });
-        this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
-      }
-      const text = take.map(encodeItem).join("\n") + "\n";
-      const bytes = new TextEncoder().encode(text);
-      let written = 0;
-      while (written < bytes.length) written += await this.#file.write(bytes.subarray(written));
-      this.#segments.push({
-        first,
-        count: take.length,
-        offset: this.#fileBytes,
-        length: bytes.length,
-      });
-      this.#fileBytes += bytes.length;
-    }
+/** Reads `length` bytes at `offset`. */
+async function readAt(
+  file: Deno.FsFile,
+  offset: number,
+  length: number,
+  path: string,
+): Promise<Uint8Array> {
+  const bytes = new Uint8Array(length);
+  await file.seek(offset, Deno.SeekMode.Start);
+  let got = 0;
+  while (got < length) {
+    const n = await file.read(bytes.subarray(got));
+    if (n === null) throw new Error(`spill file ${path} is shorter than its index`);
+    got += n;
   }
+  return bytes;
 }
 
-function sizeOf(item: StoredItem): number {
-  if (typeof item === "string") return 16 + 2 * item.length;
-  let n = 48;
-  for (const k in item) n += 16 + estimateBytes(item[k]);
-  return n;
-}
-
-// Fragments are JSON strings, rows JSON objects: the first character tells them apart.
-function encodeItem(item: StoredItem): string {
-  return typeof item === "string" ? JSON.stringify(item) : encodeRow(item);
-}
-
-function decodeItem(line: string): StoredItem {
-  return line.startsWith('"') ? JSON.parse(line) as string : decodeRow(line);
+// A segment is one JSON array: fragments are JSON strings, rows JSON objects, so that the type
+// of the parsed element tells them apart.
+function decodeSegment(bytes: Uint8Array): StoredItem[] {
+  const items = JSON.parse(decoder.decode(bytes)) as unknown[];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "string") items[i] = decodeParsedRow(item as Record<string, unknown>);
+  }
+  return items as StoredItem[];
 }

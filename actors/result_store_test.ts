@@ -54,3 +54,34 @@ Deno.test("ResultStore keeps serialised fragments byte for byte through a spill"
   await store.drop();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("ResultStore hands out the first items as they came, but not once past them", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q4", { memoryBytes: 1 << 20, spillDir: dir });
+  const first = Array.from({ length: 1000 }, (_, i) => ({ i }));
+  await store.append(first);
+  assert.equal(store.inMemory(0, 999)?.[999], first[999]); // the very object, not a copy
+  assert.deepEqual(store.inMemory(10, 12), [{ i: 10 }, { i: 11 }, { i: 12 }]);
+  await store.append(Array.from({ length: 5000 }, (_, i) => ({ i: 1000 + i })));
+  await store.seal();
+  assert.equal(store.inMemory(0, 1500), undefined);
+  assert.equal(store.spilled, false);
+  assert.deepEqual(await all(store, 998, 1001), [{ i: 998 }, { i: 999 }, { i: 1000 }, {
+    i: 1001,
+  }]);
+  assert.deepEqual((await all(store)).map((r) => (r as { i: number }).i), [
+    ...Array(6000).keys(),
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore rejects the append whose spill cannot be written", async () => {
+  const dir = await Deno.makeTempDir();
+  // The spill folder cannot be made: a file stands where it should be.
+  const blocked = `${dir}/results`;
+  await Deno.writeTextFile(blocked, "");
+  const store = new ResultStore("q5", { memoryBytes: 0, spillDir: blocked });
+  await store.append([{ a: 1 }]);
+  await assert.rejects(() => store.append(Array.from({ length: 3000 }, (_, i) => ({ a: i }))));
+  await Deno.remove(dir, { recursive: true });
+});

@@ -23,6 +23,7 @@ import {
   type QueryReport,
   topState,
 } from "./query_machine.ts";
+import { ExpiredIds } from "./expired_ids.ts";
 
 export interface SupervisorLimits {
   readonly maxRunning: number;
@@ -42,18 +43,18 @@ interface Entry {
   readonly owner: string;
 }
 
-interface Expired {
-  readonly owner: string;
-  readonly at: number;
-}
-
+/**
+ * `queries` and `expired` are held by reference and updated in place by the actions: copying
+ * them per event made every request cost O(queries held), and the expired ids number one per
+ * query answered in the last 24 hours.
+ */
 export interface SupervisorContext extends SupervisorInput {
   readonly queries: ReadonlyMap<string, Entry>;
   /** Accepted queries waiting for a slot, oldest first. */
   readonly waiting: readonly string[];
   /** Queries holding a slot (SCHEDULED or RUNNING). */
   readonly active: ReadonlySet<string>;
-  readonly expired: ReadonlyMap<string, Expired>;
+  readonly expired: ExpiredIds;
 }
 
 export type SupervisorEvent =
@@ -90,9 +91,8 @@ export const supervisorMachine = setup({
         id: queryId,
         input: { ...event.input, retentionMs: context.retentionMs, now: context.now },
       }) as QueryRef;
-      const queries = new Map(context.queries);
-      queries.set(queryId, { ref, owner: event.input.owner.name });
-      return { queries, waiting: [...context.waiting, queryId] };
+      queriesOf(context).set(queryId, { ref, owner: event.input.owner.name });
+      return { waiting: [...context.waiting, queryId] };
     }),
     accept: sendTo(
       ({ context, event }) =>
@@ -100,6 +100,7 @@ export const supervisorMachine = setup({
       { type: "ACCEPT" },
     ),
     schedule: enqueueActions(({ context, enqueue }) => {
+      if (context.active.size >= context.maxRunning || context.waiting.length === 0) return;
       const waiting = [...context.waiting];
       const active = new Set(context.active);
       while (active.size < context.maxRunning && waiting.length > 0) {
@@ -130,17 +131,17 @@ export const supervisorMachine = setup({
         store.drop().catch((e) => console.error("could not remove a spilled result:", e));
       });
       enqueue(stopChild(entry.ref));
-      const now = context.now();
-      const queries = new Map(context.queries);
-      queries.delete(event.queryId);
-      const expired = new Map(context.expired);
-      // Forget ids past their memory here, so the map stays bounded without a timer per id.
-      for (const [id, e] of expired) if (now - e.at > context.expiredMemoryMs) expired.delete(id);
-      expired.set(event.queryId, { owner: entry.owner, at: now });
-      const active = new Set(context.active);
-      active.delete(event.queryId);
-      const waiting = context.waiting.filter((id) => id !== event.queryId);
-      enqueue.assign({ queries, expired, active, waiting });
+      queriesOf(context).delete(event.queryId);
+      // Forgets ids past their memory too, so it stays bounded without a timer per id.
+      context.expired.remember(event.queryId, entry.owner, context.now());
+      let { active, waiting } = context;
+      if (active.has(event.queryId)) {
+        const rest = new Set(active);
+        rest.delete(event.queryId);
+        active = rest;
+      }
+      if (waiting.includes(event.queryId)) waiting = waiting.filter((id) => id !== event.queryId);
+      enqueue.assign({ active, waiting });
     }),
   },
 }).createMachine({
@@ -150,7 +151,7 @@ export const supervisorMachine = setup({
     queries: new Map(),
     waiting: [],
     active: new Set(),
-    expired: new Map(),
+    expired: new ExpiredIds(input.expiredMemoryMs),
   }),
   initial: "supervising",
   states: {
@@ -182,11 +183,14 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
   const { context } = supervisor.getSnapshot();
   const entry = context.queries.get(queryId);
   if (entry) return entry.owner === user.name ? { kind: "found", ref: entry.ref } : unknown;
-  const expired = context.expired.get(queryId);
-  if (
-    expired && expired.owner === user.name && context.now() - expired.at <= context.expiredMemoryMs
-  ) return { kind: "expired" };
-  return unknown;
+  return context.expired.ownerOf(queryId, context.now()) === user.name
+    ? { kind: "expired" }
+    : unknown;
+}
+
+/** The context's query map, which the actions update in place (see SupervisorContext). */
+function queriesOf(context: SupervisorContext): Map<string, Entry> {
+  return context.queries as Map<string, Entry>;
 }
 
 const unknown: Lookup = { kind: "unknown" };

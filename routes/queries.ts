@@ -22,10 +22,20 @@ import { sendJson } from "./json.ts";
 import { negotiateFormat, type ResultFormat } from "./formats.ts";
 import { contentRange, parseRange, resolveRange } from "./range.ts";
 import { type FixedFormat, QUERY_ID, type QueryDeps, submitQuery } from "./query_request.ts";
-import { contentTypeOf, framingOf, headerOf, resultBody, rowWriter } from "./result_body.ts";
+import {
+  contentTypeOf,
+  framingOf,
+  headerOf,
+  resultBody,
+  rowWriter,
+  smallBody,
+} from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
+
+/** Results of at most this many items, all in memory, are answered as one string, unstreamed. */
+const SMALL_BODY_ITEMS = 256;
 
 export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -175,11 +185,23 @@ export function resultResponse(
     headers["Content-Range"] = contentRange(first, last, total);
   }
   const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
-  const body = resultBody(store.read(first, last), {
+  const shape = {
     framing: framingOf(format.mediaType),
     header: headerOf(format, columns),
     write: rowWriter(format, columns, context.owner.timeZone ?? "UTC"),
-    onClose,
+  };
+  const few = last - first < SMALL_BODY_ITEMS ? store.inMemory(first, last) : undefined;
+  if (few) {
+    let text: string;
+    try {
+      text = smallBody(few, shape);
+    } finally {
+      onClose?.();
+    }
+    return new Response(text, { status, headers });
+  }
+  return new Response(resultBody(store.read(first, last), { ...shape, onClose }), {
+    status,
+    headers,
   });
-  return new Response(body, { status, headers });
 }

@@ -162,14 +162,14 @@ async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string 
   if (length !== undefined && Number(length) > maxBytes) throw tooLarge(maxBytes);
   const body = c.req.raw.body;
   if (body === null) return null;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
-  if (size === 0) return null;
+  let bytes: Uint8Array;
+  if (length !== undefined && Number.isSafeInteger(Number(length))) {
+    // The server holds the body to its Content-Length, which is within the limit: read it in
+    // one go, which costs less than iterating a stream (and check again, should it lie).
+    bytes = new Uint8Array(await c.req.raw.arrayBuffer());
+    if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+  } else bytes = await readCapped(body, maxBytes);
+  if (bytes.length === 0) return null;
   const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== SCRIPT_CONTENT_TYPE) {
     throw badRequest(
@@ -179,17 +179,29 @@ async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string 
       }`,
     );
   }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest("BAD_PARAMETER", "the script in the body is not valid UTF-8");
+  }
+}
+
+/** A body without a Content-Length (chunked), read until it passes `maxBytes` (413). */
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
     at += chunk.length;
   }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest("BAD_PARAMETER", "the script in the body is not valid UTF-8");
-  }
+  return bytes;
 }
 
 function tooLarge(maxBytes: number): ApiError {
@@ -202,7 +214,8 @@ function tooLarge(maxBytes: number): ApiError {
 
 async function statOf(tree: ResourceTree, resolved: { canonical: string; real: string }) {
   try {
-    return await Deno.stat(await tree.realPath(resolved));
+    // Synchronous: a local stat takes microseconds, the asynchronous op ten times that.
+    return Deno.statSync(await tree.realPath(resolved));
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     throw e;

@@ -115,6 +115,29 @@ export function resultBody(
   }, { highWaterMark: 0 });
 }
 
+/**
+ * The whole body of a few items as one string: what `resultBody` would stream, for results
+ * small enough that a stream (a ReadableStream, an async generator, a pull per chunk) costs
+ * more than the rows. Throws what `write` throws.
+ */
+export function smallBody(
+  items: readonly StoredItem[],
+  options: {
+    readonly framing: RowFraming;
+    readonly header: string;
+    readonly write: (row: Row) => string;
+  },
+): string {
+  const { framing, write } = options;
+  let text = options.header + framing.start;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (i > 0) text += framing.separator;
+    text += framing.before + (typeof item === "string" ? item : write(item)) + framing.after;
+  }
+  return text + framing.end;
+}
+
 /** Skips to `first` and stops after `last` (inclusive) of a stream of batches (stored tables). */
 export async function* sliceBatches<T>(
   batches: AsyncIterable<readonly T[]>,

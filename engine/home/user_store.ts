@@ -1,12 +1,15 @@
 /**
  * The users in `conf/users.json`. The CLI changes the file while a server may be running; the
  * server stats the file on each authentication (one cheap syscall) and reloads it when its
- * identity, size or mtime changed, so changes take effect without a restart.
+ * identity, size or mtime changed, so changes take effect without a restart, and a removed user
+ * or replaced token is refused from the moment the CLI command has returned. The stat is a
+ * synchronous one: about 4 µs, where the asynchronous op costs some 50 µs of round trip through
+ * the thread pool on every request.
  */
 
 import { join } from "node:path";
 import { z } from "zod";
-import { fileVersion } from "./file_version.ts";
+import { fileVersion, fileVersionSync } from "./file_version.ts";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
 import { writeFileAtomic } from "./atomic_write.ts";
 import { hashToken, newToken, sameHash, TOKEN_PATTERN } from "./tokens.ts";
@@ -140,7 +143,7 @@ export class UserStore {
   /** Reloads the cached users when the file changed since the last load. */
   async #refresh(): Promise<void> {
     while (this.#loading) await this.#loading;
-    const version = await fileVersion(this.file);
+    const version = fileVersionSync(this.file);
     if (version === this.#version) return;
     this.#loading = this.#readFile().then((users) => {
       this.#users = users;
