@@ -114,7 +114,7 @@ export function defaultSettingTexts(): Record<SettingKey, string | undefined> {
     "query.maxQueued": "100",
     "query.maxScriptBytes": "1 MiB",
     "query.memoryLimit": "1 GiB",
-    "query.resultMemoryBytes": "64 MiB",
+    "query.resultMemoryBytes": "32 MiB",
     "server.timeZone": processTimeZone(),
     "log.requests": "true",
     "cloudapi.loginHost": undefined,
