@@ -22,7 +22,7 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.maxQueued"], 100);
   assert.equal(s["query.maxScriptBytes"], 1024 * 1024);
   assert.equal(s["query.memoryLimit"], 1024 ** 3);
-  assert.equal(s["query.resultMemoryBytes"], 64 * 1024 ** 2);
+  assert.equal(s["query.resultMemoryBytes"], 32 * 1024 ** 2);
   assert.equal(s["server.timeZone"], Intl.DateTimeFormat().resolvedOptions().timeZone);
   assert.equal(s["log.requests"], true);
   assert.equal(s["cloudapi.loginHost"], undefined);
