@@ -39,18 +39,33 @@ async function main(): Promise<void> {
   const only = new Set((arg("only") ?? "front,pattern,engine,api,cloudapi").split(","));
   let ok = true;
 
-  if (only.has("front")) ok = await run("Front end: check()", DENO, ["bench", "bench/front_bench.ts"]) && ok;
+  if (only.has("front")) {
+    ok = await run("Front end: check()", DENO, ["bench", "bench/front_bench.ts"]) && ok;
+  }
   if (only.has("pattern")) {
-    ok = await run("PARSE patterns", DENO, ["run", "--allow-all", "bench/pattern_bench.ts", "50"]) && ok;
+    ok =
+      await run("PARSE patterns", DENO, ["run", "--allow-all", "bench/pattern_bench.ts", "50"]) &&
+      ok;
   }
   if (only.has("engine")) {
     const data = `${here}data/access.log`;
     const stat = await Deno.stat(data).catch(() => null);
     if (!stat || Math.abs(stat.size / 1e6 - Number(mb)) > Number(mb) * 0.2) {
-      ok = await run(`Generating ${mb} MB of data`, DENO, ["run", "--allow-all", "bench/gen_data.ts", "--mb", mb]) && ok;
+      ok = await run(`Generating ${mb} MB of data`, DENO, [
+        "run",
+        "--allow-all",
+        "bench/gen_data.ts",
+        "--mb",
+        mb,
+      ]) && ok;
     }
     if (!(await exists(`${here}node/node_modules/@duckdb/node-api`))) {
-      ok = await run("Installing DuckDB for Node", "npm", ["install", "--no-audit", "--no-fund"], `${here}node`) && ok;
+      ok = await run(
+        "Installing DuckDB for Node",
+        "npm",
+        ["install", "--no-audit", "--no-fund"],
+        `${here}node`,
+      ) && ok;
     }
     ok = await run("Engine: PARSE and READ_JSON vs DuckDB and plain Deno", DENO, [
       "run",
@@ -58,9 +73,13 @@ async function main(): Promise<void> {
       "bench/engine_bench.ts",
     ]) && ok;
   }
-  if (only.has("api")) ok = await run("HTTP API", DENO, ["run", "--allow-all", "bench/api_bench.ts"]) && ok;
+  if (only.has("api")) {
+    ok = await run("HTTP API", DENO, ["run", "--allow-all", "bench/api_bench.ts"]) && ok;
+  }
   if (only.has("cloudapi")) {
-    ok = await run("cloudapi:// fetching", DENO, ["run", "--allow-all", "bench/cloudapi_bench.ts"]) && ok;
+    ok =
+      await run("cloudapi:// fetching", DENO, ["run", "--allow-all", "bench/cloudapi_bench.ts"]) &&
+      ok;
   }
   if (!ok) Deno.exit(1);
 }
