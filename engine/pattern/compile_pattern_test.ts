@@ -210,6 +210,13 @@ Deno.test("ISO8601 and TIMESTAMP without an offset use the query's time zone", (
   });
 });
 
+Deno.test("REGEX keeps its escapes as written; literals read theirs", () => {
+  assert.deepEqual(one("WORD:w ' ' REGEX('\\d+'):r", "n 512x"), { w: "n", r: "512" });
+  assert.deepEqual(one("REGEX('[^\\s]+'):r ' ' WORD:w", "a-b c"), { r: "a-b", w: "c" });
+  assert.deepEqual(one("REGEX('\\'x\\''):q", "'x'"), { q: "'x'" }, "an escaped quote is the quote");
+  assert.deepEqual(one("'\\t' WORD:w", "\tok"), { w: "ok" });
+});
+
 Deno.test("compilePattern() reports mistakes with their offset in the pattern", () => {
   const cases: [string, RegExp, number][] = [
     ["INT:a ' ' INTT:b", /unknown matcher 'INTT' \(did you mean 'INT'\?\)/, 10],
@@ -227,6 +234,7 @@ Deno.test("compilePattern() reports mistakes with their offset in the pattern", 
     ["", /empty/, 0],
     ["WORD ()", /alternative of a choice is empty/, 6],
     ["WORD %", /expected a literal, a matcher or '\(', found '%'/, 5],
+    ["WORD '\\d'", /unknown escape '\\d' in a string/, 6],
   ];
   for (const [text, message, offset] of cases) {
     const r = compilePattern(text, { timeZone: "UTC" });

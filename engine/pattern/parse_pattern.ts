@@ -55,7 +55,12 @@ export function parsePattern(
     return at >= text.length ? "the end of the pattern" : `'${text[at]}'`;
   }
 
-  function readString(): string {
+  /**
+   * A quoted string. In a literal the escapes `\n \t \r \uXXXX`, the quotes and the backslash
+   * are read, and any other escape is an error. The argument of REGEX is a regular expression:
+   * it is kept as written (`\d` stays `\d`), only an escaped quote becomes the quote.
+   */
+  function readString(regex = false): string {
     const quote = text[i];
     const start = i++;
     let out = "";
@@ -66,6 +71,10 @@ export function parsePattern(
         continue;
       }
       const e = text[i++];
+      if (regex && e !== undefined) {
+        out += e === quote ? e : "\\" + e;
+        continue;
+      }
       switch (e) {
         case "n":
           out += "\n";
@@ -86,8 +95,13 @@ export function parsePattern(
         case undefined:
           fail("unterminated string", start);
           break;
-        default:
+        case "\\":
+        case "'":
+        case '"':
           out += e;
+          break;
+        default:
+          fail(`unknown escape '\\${e}' in a string (write '\\\\${e}' for a backslash)`, i - 2);
       }
     }
     if (i >= text.length) fail("unterminated string", start);
@@ -174,7 +188,7 @@ export function parsePattern(
         fail(`expected a quoted argument for ${matcher}, found ${describe(i)}`);
       }
       argumentOffset = i;
-      argument = readString();
+      argument = readString(matcher === "REGEX");
       skipSpace();
       if (text[i] !== ")") fail(`expected ')' after the argument of ${matcher}`);
       i++;
