@@ -52,6 +52,22 @@ export interface Accumulator {
 export type OpenSource = (ctx: ExecContext, needed: ReadonlySet<string> | null) => BatchStream;
 
 /**
+ * A filter pushed into a source: `keep` says whether a row passes; it reads only the fields
+ * `reads`, so that a source may call it on a row of just those before building the rest.
+ */
+export interface PushedFilter {
+  readonly reads: ReadonlySet<string>;
+  readonly keep: (row: Row) => boolean;
+}
+
+/** OpenSource with a filter pushed in: only the rows the filter keeps are handed out. */
+export type FilteredSource = (
+  ctx: ExecContext,
+  needed: ReadonlySet<string> | null,
+  filter: PushedFilter,
+) => BatchStream;
+
+/**
  * Every node has its output schema. `open` marks a schema that lists only the fields known
  * before reading (READ_JSON): other fields may appear, typed ANY, and are resolved from data.
  */
@@ -69,6 +85,13 @@ type PlanStep =
     readonly kind: "source";
     readonly label: string;
     readonly start: OpenSource;
+    /**
+     * Opens the source with a filter pushed into its scan (`keep` says which rows pass), for a
+     * filter right above it: rows it drops are never built
+     * whole nor batched. Optional: absent, the filter
+     * runs on its own.
+     */
+    readonly startFiltered?: FilteredSource;
   }
   /** A stored table `@[x.sxt]`. */
   | {

@@ -5,12 +5,16 @@
  *   const g = table.find(row); // -1: a new group, then table.add() gives its number
  *
  * An IPv4 address or a timestamp, the usual single keys besides numbers and strings, is looked
- * up by its number in a map of its own, which spares building a string key per row.
+ * up by its number in a map of its own, which spares building a string key per row; a small
+ * non-negative integer (an HTTP status) indexes an array.
  */
 
 import type { Compiled } from "../plan.ts";
 import { IpAddr, type Row, Timestamp } from "../values.ts";
 import { combineKeys, valueKey } from "../value_ops.ts";
+
+/** Single integer keys below this are looked up in an array. */
+const SMALL_INTS = 1 << 16;
 
 export class GroupTable {
   readonly #keys: readonly Compiled[];
@@ -19,6 +23,10 @@ export class GroupTable {
   readonly #byTime = new Map<unknown, number>();
   #lastMap = this.#byKey;
   #lastKey: unknown = "";
+  /** Group number + 1 by a small non-negative integer key (status codes, ports...), 0: none. */
+  #bySmallInt: Int32Array | null = null;
+  /** The small integer key of the last `find`, or -1. */
+  #lastSmall = -1;
   #size = 0;
 
   constructor(keys: readonly Compiled[]) {
@@ -37,8 +45,15 @@ export class GroupTable {
     const keys = this.#keys;
     let map = this.#byKey;
     let key: unknown = "";
+    this.#lastSmall = -1;
     if (keys.length === 1) {
       const v = keys[0].fn(row);
+      if (typeof v === "number" && v >= 0 && v < SMALL_INTS && (v | 0) === v) {
+        // One array read instead of a hash lookup; 0 and -0 are one key, as in a Map.
+        this.#bySmallInt ??= new Int32Array(SMALL_INTS);
+        this.#lastSmall = v;
+        return this.#bySmallInt[v] - 1;
+      }
       if (v instanceof IpAddr && v.version === 4) {
         map = this.#byIpv4;
         key = v.bits;
@@ -57,7 +72,8 @@ export class GroupTable {
   /** Numbers a new group under the keys of the last `find`. */
   add(): number {
     const g = this.#size++;
-    this.#lastMap.set(this.#lastKey, g);
+    if (this.#lastSmall >= 0) this.#bySmallInt![this.#lastSmall] = g + 1;
+    else this.#lastMap.set(this.#lastKey, g);
     return g;
   }
 

@@ -4,34 +4,97 @@
  *   parseSource(files, pattern, ["client", "bytes"], ctx) // converts only those fields
  *   parseSource(files, pattern, null, ctx)                // every field of the pattern
  *
- * The pattern's extractor runs over whole chunks of lines (`extractAll`), so the per-record
- * work is one sticky-regex match and the conversions of the needed fields. Records that do not
- * match are skipped and counted in one WARN per source.
+ * A pattern the byte scanner covers (pattern/byte_scanner.ts: literals and the common
+ * matchers in sequence) is matched on the bytes of each line, decoding only the needed fields;
+ * a line it leaves alone is decoded and matched by the pattern's regular expression, which
+ * decides. Other patterns run their extractor over whole decoded chunks (`extractAll`): one
+ * sticky-regex match per record. Records that do not match are skipped and counted in one
+ * WARN per source.
  */
 
 import type { FileEntry } from "../../connectors/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { Row } from "../values.ts";
+import type { PushedFilter } from "../plan.ts";
 import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
-import { scanLines } from "./scan_lines.ts";
+import { scanByteLines, scanLines } from "./scan_lines.ts";
 
-/** Rows of the records `pattern` finds in `files`; `needed` limits the fields, null keeps all. */
+const NL = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Rows of the records `pattern` finds in `files`; `needed` limits the fields, null keeps all.
+ * `filter`, when given, is pushed into the scan: only the rows it keeps are handed out, and the
+ * byte scanner tests it on the fields it reads before building the rest of a row.
+ */
 export async function* parseSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   pattern: CompiledPattern,
   needed: readonly string[] | null,
   ctx: ExecContext,
+  filter?: PushedFilter,
 ): BatchStream {
-  const extractor = pattern.makeExtractor(needed ?? pattern.fields.map((f) => f.name));
+  const names = needed ?? pattern.fields.map((f) => f.name);
+  const extractor = pattern.makeExtractor(names);
+  const keep = filter?.keep;
+  const scanner = pattern.makeByteScanner(names, filter);
   const multiLine = pattern.multiLine;
   let rows: Row[] = [];
-  const push = (row: Row) => {
-    rows.push(row);
-  };
+  const push = keep === undefined
+    ? (row: Row) => {
+      rows.push(row);
+    }
+    : (row: Row) => {
+      if (keep(row)) rows.push(row);
+    };
+  // Behind a pushed filter the rows found are handed out after each piece, as the filter
+  // operator did, so that a selective filter streams its few rows as they are found.
+  const batchRows = keep === undefined ? BATCH_ROWS : 1;
   let skipped = 0;
   let firstSkipped = "";
   for await (const file of files) {
     ctx.progress.expect(file.size);
+    if (scanner !== null) {
+      // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
+      const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+      for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
+        // The scanner needs each line ended by "\n": the last line of a file may lack it.
+        const checked = bytes[end - 1] === NL ? end : bytes.lastIndexOf(NL, end - 1) + 1;
+        let i = start;
+        while (i < end) {
+          const c = bytes[i];
+          // Blank lines are not records.
+          if (c === NL) {
+            i++;
+            continue;
+          }
+          if (c === CR && bytes[i + 1] === NL) {
+            i += 2;
+            continue;
+          }
+          if (i < checked) {
+            const row = scanner.scan(bytes, i);
+            if (row !== undefined) {
+              // null: a record the pushed filter dropped.
+              if (row !== null) rows.push(row);
+              i = scanner.next;
+              continue;
+            }
+          }
+          const nl = bytes.indexOf(NL, i);
+          const stop = nl < 0 || nl >= end ? end : nl;
+          const row = extractor(decoder.decode(bytes.subarray(i, stop)));
+          i = stop + 1;
+          if (row !== null) push(row);
+          else if (skipped++ === 0) firstSkipped = file.uri;
+        }
+        if (rows.length >= batchRows) {
+          yield rows;
+          rows = [];
+        }
+      }
+      continue;
+    }
     // A record of a multi-line pattern may continue in the next chunk: the extractor leaves
     // the last lines alone (`more`) and they are carried to the front of the next chunk.
     let held = "";
@@ -46,7 +109,7 @@ export async function* parseSource(
       held = counts.next < end ? text.slice(counts.next, end) : "";
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
-      if (rows.length >= BATCH_ROWS) {
+      if (rows.length >= batchRows) {
         yield rows;
         rows = [];
       }

@@ -14,23 +14,45 @@
 import type { FileEntry } from "../../connectors/datastore.ts";
 import type { Row } from "../values.ts";
 import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
-import { scanLines } from "./scan_lines.ts";
+import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
+import { jsonLineReader } from "./json_line_reader.ts";
 
-/** Up to this many needed fields, flat lines are read without JSON.parse (json_fields.ts). */
+/**
+ * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
+ * (json_line_reader.ts), else from their text (json_fields.ts).
+ */
 const FIELD_READER_MAX = 8;
 
-/** Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all. */
+/**
+ * Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all.
+ * `keep`, when given, is a filter pushed into the scan: only the rows it keeps are handed out.
+ */
 export async function* readJsonSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   needed: readonly string[] | null,
   ctx: ExecContext,
+  keep?: (row: Row) => boolean,
 ): BatchStream {
   const pick = picker(needed);
   const readFields = needed !== null && needed.length <= FIELD_READER_MAX
     ? jsonFieldReader(needed)
     : null;
+  const bytesReader = needed !== null && needed.length <= FIELD_READER_MAX
+    ? jsonLineReader(needed)
+    : null;
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   let rows: Row[] = [];
+  const push = keep === undefined
+    ? (row: Row) => {
+      rows.push(row);
+    }
+    : (row: Row) => {
+      if (keep(row)) rows.push(row);
+    };
+  // Behind a pushed filter the rows found are handed out after each piece, as the filter
+  // operator did, so that a selective filter streams its few rows as they are found.
+  const batchRows = keep === undefined ? BATCH_ROWS : 1;
   let skipped = 0;
   let firstBad = "";
   const bad = (where: string) => {
@@ -41,41 +63,55 @@ export async function* readJsonSource(
     let mode: "unknown" | "lines" | "array" = "unknown";
     let line = 0;
     const array = new ArraySplitter();
-    for await (const { text, start, end } of scanLines(file, ctx)) {
+    for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
       if (mode === "unknown") {
-        const first = firstNonSpace(text, start, end);
-        if (first === -1) continue;
-        mode = text.charCodeAt(first) === 0x5b /* [ */ ? "array" : "lines";
+        const first = firstNonSpaceByte(bytes, start, end);
+        if (first === -1) {
+          line += countLines(bytes, start, end);
+          continue;
+        }
+        mode = bytes[first] === 0x5b /* [ */ ? "array" : "lines";
       }
       if (mode === "array") {
-        array.feed(text, start, end, (json) => {
+        const text = decoder.decode(bytes.subarray(start, end));
+        array.feed(text, 0, text.length, (json) => {
           const v = parseObject(json);
-          if (v) rows.push(pick(v));
+          if (v) push(pick(v));
           else bad(`element ${array.elements} of '${file.uri}'`);
         });
         if (array.trailing && skipped === 0) bad(`the text after the array in '${file.uri}'`);
       } else {
-        // One native split per chunk is cheaper than a slice per line.
-        const lines = text.slice(start, end).split("\n");
-        for (let k = 0; k < lines.length; k++) {
-          const l = lines[k];
+        // The byte reader needs each line ended by "\n": the last line of a file may lack it.
+        const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
+        let i = start;
+        while (i < end) {
           line++;
+          if (bytesReader !== null && i < checked) {
+            const row = bytesReader.read(bytes, i);
+            if (row !== undefined) {
+              push(row);
+              i = bytesReader.next;
+              continue;
+            }
+          }
+          const nl = bytes.indexOf(0x0a, i);
+          const stop = nl < 0 || nl >= end ? end : nl;
+          const l = decoder.decode(bytes.subarray(i, stop));
+          i = stop + 1;
           if (l.length === 0) continue;
           if (readFields !== null) {
             const row = readFields(l);
             if (row !== undefined) {
-              rows.push(row);
+              push(row);
               continue;
             }
           }
           const v = parseObject(l);
-          if (v) rows.push(pick(v));
+          if (v) push(pick(v));
           else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);
         }
-        // The chunk ends after a "\n", which leaves an empty last piece that is no line.
-        if (text.charCodeAt(end - 1) === 0x0a) line--;
       }
-      if (rows.length >= BATCH_ROWS) {
+      if (rows.length >= batchRows) {
         yield rows;
         rows = [];
       }
@@ -125,6 +161,20 @@ function firstNonSpace(text: string, start: number, end: number): number {
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
   }
   return -1;
+}
+
+function firstNonSpaceByte(bytes: Uint8Array, start: number, end: number): number {
+  for (let i = start; i < end; i++) {
+    const c = bytes[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+  }
+  return -1;
+}
+
+function countLines(bytes: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) if (bytes[i] === 0x0a) n++;
+  return end > start && bytes[end - 1] !== 0x0a ? n + 1 : n;
 }
 
 function isBlank(text: string, start: number, end: number): boolean {

@@ -47,11 +47,22 @@ export function openNode(node: PlanNode, ctx: ExecContext, needed: Needed): Batc
       return storedTableSource(node, ctx);
     case "view":
       return openNode(node.input, ctx, needed);
-    case "filter":
+    case "filter": {
+      const input = node.input;
+      if (input.kind === "source" && input.startFiltered !== undefined) {
+        // The condition runs once per row either way, inside the scan instead of after it.
+        const condition = node.condition.fn;
+        const negated = node.negated;
+        return input.startFiltered(ctx, plus(needed, node.reads), {
+          reads: node.reads,
+          keep: (row) => (condition(row) === true) !== negated,
+        });
+      }
       return filterRows(openNode(node.input, ctx, plus(needed, node.reads)), node.condition.fn, {
         negated: node.negated,
         ctx,
       });
+    }
     case "project":
       return projectRows(openNode(node.input, ctx, node.reads), node, ctx);
     case "aggregate":

@@ -27,6 +27,8 @@ import type { Row } from "../values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern } from "./parse_pattern.ts";
+import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
+import type { PushedFilter } from "../plan.ts";
 import {
   type ExtractCounts,
   type ExtractOptions,
@@ -45,6 +47,12 @@ export interface CompiledPattern {
   readonly source: string;
   /** An extractor that converts only `neededFields` (names of `fields`). */
   makeExtractor(neededFields: readonly string[]): Extractor;
+  /**
+   * A scanner over the bytes of lines giving the rows of `neededFields` (byte_scanner.ts), with
+   * `filter` tested on the fields it reads first, or null when the pattern has a shape it does
+   * not cover; never for multi-line patterns.
+   */
+  makeByteScanner(neededFields: readonly string[], filter?: PushedFilter): ByteScanner | null;
   /** All fields of the records in `text[start, end)`; see Extractor.extractAll. */
   extractAll(
     text: string,
@@ -104,6 +112,10 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
       maxLines: all.maxLines,
       source: all.source,
       makeExtractor: make,
+      makeByteScanner: (needed, filter) =>
+        all.maxLines > 1
+          ? null
+          : makeByteScanner(parsed.elements, needed, options.timeZone, filter),
       extractAll(text, start, end, onRow, options) {
         every ??= make(schema.map((f) => f.name));
         return every.extractAll(text, start, end, onRow, options);

@@ -9,7 +9,7 @@ import type { Datastore, FileEntry, ListOptions } from "../../connectors/datasto
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { QueryError } from "../diagnostics.ts";
-import type { OpenSource, PlanNode } from "../plan.ts";
+import type { FilteredSource, OpenSource, PlanNode } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
@@ -123,7 +123,9 @@ export async function planSourceCall(
     case "READ_JSON": {
       const start: OpenSource = (ctx, needed) =>
         readJsonSource(files(ctx), needed === null ? null : [...needed], ctx);
-      return { kind: "source", schema: [], open: true, label, start };
+      const startFiltered: FilteredSource = (ctx, needed, filter) =>
+        readJsonSource(files(ctx), needed === null ? null : [...needed], ctx, filter.keep);
+      return { kind: "source", schema: [], open: true, label, start, startFiltered };
     }
     default:
       return planParse(env, call, args, files);
@@ -158,12 +160,16 @@ function planParse(
   }
   const pattern = compiled.pattern;
   const names = new Set(pattern.fields.map((f) => f.name));
-  const start: OpenSource = (ctx, needed) =>
-    parseSource(
-      files(ctx),
-      pattern,
-      needed === null ? null : [...needed].filter((n) => names.has(n)),
-      ctx,
-    );
-  return { kind: "source", schema: pattern.fields, label: `PARSE(src: '${args.src}')`, start };
+  const fields = (needed: ReadonlySet<string> | null) =>
+    needed === null ? null : [...needed].filter((n) => names.has(n));
+  const start: OpenSource = (ctx, needed) => parseSource(files(ctx), pattern, fields(needed), ctx);
+  const startFiltered: FilteredSource = (ctx, needed, filter) =>
+    parseSource(files(ctx), pattern, fields(needed), ctx, filter);
+  return {
+    kind: "source",
+    schema: pattern.fields,
+    label: `PARSE(src: '${args.src}')`,
+    start,
+    startFiltered,
+  };
 }

@@ -1,0 +1,469 @@
+/**
+ * A PARSE pattern compiled into a scanner over the UTF-8 bytes of lines, for the common shape
+ * of log patterns: literals and the matchers INT, LONG, WORD, NSPACE, DQS, IPV4, IPADDR and
+ * HTTPDATE in a plain sequence (no choice, no EOL). It walks a line with comparisons of bytes
+ * instead of running the regular expression, decodes only the fields a query reads, and
+ * computes numbers and IPv4 addresses from the digits.
+ *
+ * It never decides alone that a line does not match: it follows the expression's own first
+ * choices (greedy runs, alternatives in order), and whenever that path fails, or a line holds
+ * something it does not model (non-ASCII bytes where the expression tests for white space, an
+ * IPv6 address, ...), it answers `undefined` and the caller runs the regular expression on that
+ * line, which decides. A line it accepts is one the expression matches with the same captures,
+ * because a backtracking matcher returns the first success in the order of its choices, and
+ * the scanner takes the first choice at every step.
+ *
+ *   const scanner = makeByteScanner(elements, ["status"], "UTC");
+ *   scanner?.scan(bytes, at); // a row, or undefined: run the RegExp on this line
+ *
+ * Lines must end with "\n" (the caller gives the expression a last line without one).
+ */
+
+import type { Row, Value } from "../values.ts";
+import { IpAddr } from "../values.ts";
+import type { MatcherName, PatternElement } from "./pattern_ast.ts";
+import type { PushedFilter } from "../plan.ts";
+import { type Converter, identity, matcherSpec } from "./matchers.ts";
+
+export interface ByteScanner {
+  /**
+   * The row of the line starting at `from` (ended by "\n"), null for a record the filter
+   * drops, or undefined when the regular expression must decide. After a row or null, `next`
+   * is the offset just past the line's "\n".
+   */
+  scan(bytes: Uint8Array, from: number): Row | null | undefined;
+  readonly next: number;
+}
+
+/** The element did not match here, whatever the lengths tried: an optional one is absent. */
+const NO_MATCH = -1;
+/** The scanner's path failed or met what it does not model: the expression decides. */
+const DEFER = -2;
+
+const NL = 0x0a;
+const DASH = 0x2d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+const SUPPORTED: ReadonlySet<MatcherName> = new Set<MatcherName>([
+  "INT",
+  "LONG",
+  "WORD",
+  "NSPACE",
+  "DQS",
+  "IPV4",
+  "IPADDR",
+  "HTTPDATE",
+]);
+
+/** Matchers that take a lone `-` as absent when optional (matchers.ts's dashIsAbsent). */
+const DASH_ABSENT: ReadonlySet<MatcherName> = new Set<MatcherName>([
+  "INT",
+  "LONG",
+  "WORD",
+  "IPV4",
+  "IPADDR",
+  "HTTPDATE",
+]);
+
+/** How a needed field's value is made from its bytes. */
+type Output = "int" | "long" | "ipv4" | "text";
+
+/**
+ * The scanner of `elements` building rows of `needed`, or null when the pattern has a shape
+ * it does not cover (the regular expression then does all the work). The scan is one function
+ * generated from the pattern, so that V8 compiles each element's comparisons in line.
+ */
+export function makeByteScanner(
+  elements: readonly PatternElement[],
+  needed: readonly string[],
+  timeZone: string,
+  filter?: PushedFilter,
+): ByteScanner | null {
+  for (const el of elements) {
+    if (el.kind === "choice") return null;
+    if (el.kind === "literal" && (el.optional || !/^[\x20-\x7e\t]+$/.test(el.text))) return null;
+    if (el.kind === "matcher" && !SUPPORTED.has(el.matcher)) return null;
+  }
+  const slotOf = new Map(needed.map((n, k) => [n, k]));
+  const outputs: Output[] = needed.map(() => "text");
+  const converters: Converter[] = needed.map(() => identity);
+  const found = new Set<string>();
+  let code = "";
+  for (let e = 0; e < elements.length; e++) {
+    const el = elements[e];
+    if (el.kind === "choice") return null;
+    if (el.kind === "literal") {
+      code += literalCode(bytesOf(el.text), "i", "return undefined;") +
+        `i += ${el.text.length};\n`;
+      continue;
+    }
+    const next = elements[e + 1];
+    if (next !== undefined && next.kind !== "literal") return null;
+    const follow = next === undefined ? null : bytesOf(next.text);
+    // A greedy run that could also take the literal's first byte would need backtracking;
+    // only NSPACE handles it (by trying the literal at each end, longest first).
+    if (follow !== null && el.matcher !== "NSPACE" && mayContinue(el.matcher, follow[0])) {
+      return null;
+    }
+    const slot = el.name === null ? -1 : slotOf.get(el.name) ?? -1;
+    if (slot >= 0) {
+      found.add(el.name!);
+      converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter();
+      outputs[slot] = el.matcher === "INT"
+        ? "int"
+        : el.matcher === "LONG"
+        ? "long"
+        : el.matcher === "IPV4" || el.matcher === "IPADDR"
+        ? "ipv4"
+        : "text";
+    }
+    let body: string;
+    if (el.matcher === "NSPACE" && follow !== null && isNonSpace(follow[0])) {
+      // Absent, the literal would have to be tried where the run was: left to the expression.
+      if (el.optional) return null;
+      body = runBeforeLiteralCode(slot, follow);
+      e++; // the literal is part of the step
+    } else body = matcherCode(el.matcher, slot);
+    // `r`: the offset after the element, NO_MATCH or DEFER.
+    code += `r = ${NO_MATCH};\nm${e}: {\n${body}}\n`;
+    if (!el.optional) code += `if (r < 0) return undefined;\ni = r;\n`;
+    else {
+      code += `if (r === ${DEFER}) return undefined;\n`;
+      code += `if (r >= 0) i = r;\nelse {\n`;
+      if (slot >= 0) code += `s${slot} = -1;\n`;
+      // `(?:body|-)?`: the dash is tried after the body, before nothing.
+      if (DASH_ABSENT.has(el.matcher)) code += `if (b[i] === ${DASH}) i++;\n`;
+      code += "}\n";
+    }
+  }
+  for (const name of needed) if (!found.has(name)) return null;
+  const declarations = needed.map((_, k) => `let s${k} = -1, e${k} = 0, n${k} = 0, d${k} = 0;`)
+    .join("\n");
+  const props = needed.map((name, k) => {
+    const key = name === "__proto__" ? '["__proto__"]' : JSON.stringify(name);
+    let value: string;
+    switch (outputs[k]) {
+      case "int":
+      case "long":
+        value = `integer(b, s${k}, e${k}, n${k}, d${k}, ${outputs[k] === "int"}, c${k})`;
+        break;
+      case "ipv4":
+        value = `n${k} < 0 ? null : new IpAddr(4, n${k})`;
+        break;
+      default:
+        value = converters[k] === identity
+          ? `textOf(b, s${k}, e${k})`
+          : `c${k}(textOf(b, s${k}, e${k}))`;
+    }
+    return `${key}: s${k} < 0 ? null : ${value}`;
+  });
+  // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
+  const filtered = filter !== undefined && [...filter.reads].every((n) => slotOf.has(n));
+  const test = !filtered
+    ? ""
+    : `if (!keep({ ${
+      needed.flatMap((n, k) => filter.reads.has(n) ? [props[k]] : []).join(", ")
+    } })) return null;`;
+  const source = `
+let wordsOf = null, words = null;
+return function scan(b, from) {
+if (b !== wordsOf) { wordsOf = b; words = wordView(b); }
+let i = from, r = 0, j = 0, c = 0;
+${declarations}
+${code}
+// The rest of the line is ignored.
+while (b[i] !== ${NL}) i++;
+state.next = i + 1;
+${test}
+const row = { ${props.join(", ")} };
+return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
+};`;
+  const state = { next: 0 };
+  const make = new Function(
+    "state",
+    "IpAddr",
+    "integer",
+    "textOf",
+    "wordView",
+    "skipQuoted",
+    "skipNonSpace",
+    "keep",
+    ...converters.map((_, k) => `c${k}`),
+    source,
+  );
+  const scan = make(
+    state,
+    IpAddr,
+    integer,
+    textOf,
+    wordView,
+    skipQuoted,
+    skipNonSpace,
+    filter?.keep,
+    ...converters,
+  ) as (
+    b: Uint8Array,
+    from: number,
+  ) => Row | null | undefined;
+  return {
+    scan,
+    get next() {
+      return state.next;
+    },
+  };
+}
+
+/** Code that runs `fail` unless the bytes at `at` are `text`. */
+function literalCode(text: Uint8Array, at: string, fail: string): string {
+  const tests = Array.from(text, (c, k) => `b[${at} + ${k}] !== ${c}`);
+  return `if (${tests.join(" || ")}) ${fail}\n`;
+}
+
+const IS_DIGIT = (v: string) => `(${v} >= 48 && ${v} <= 57)`;
+const IS_WORD = (v: string) =>
+  `((${v} >= 48 && ${v} <= 57) || (${v} >= 65 && ${v} <= 90) || (${v} >= 97 && ${v} <= 122) || ${v} === 95)`;
+const IS_HEX = (v: string) =>
+  `((${v} >= 48 && ${v} <= 57) || (${v} >= 65 && ${v} <= 70) || (${v} >= 97 && ${v} <= 102))`;
+const IS_ALPHA = (v: string) => `((${v} >= 65 && ${v} <= 90) || (${v} >= 97 && ${v} <= 122))`;
+const IS_SPACE = (v: string) => `(${v} === 32 || (${v} >= 9 && ${v} <= 13))`;
+
+function mark(slot: number, start: string, end: string): string {
+  return slot < 0 ? "" : `s${slot} = ${start}; e${slot} = ${end};\n`;
+}
+
+/**
+ * The code of one element starting at `i`: it sets `r` to the offset after it, or leaves
+ * NO_MATCH (set before) or sets DEFER, breaking out of its labeled block `m<e>` by ending.
+ */
+function matcherCode(matcher: MatcherName, slot: number): string {
+  switch (matcher) {
+    case "INT":
+    case "LONG":
+      // [-+]?\d+, its value gathered on the way.
+      return `j = i; c = b[j];
+if (c === 43 || c === 45) c = b[++j];
+if (${IS_DIGIT("c")}) {
+  let n = 0, d = 0;
+  while (${IS_DIGIT("c")}) { n = n * 10 + (c - 48); d++; c = b[++j]; }
+  ${slot < 0 ? "" : `n${slot} = b[i] === 45 ? -n : n; d${slot} = d;`}
+  ${mark(slot, "i", "j")}r = j;
+}
+`;
+    case "WORD":
+      return `j = i; c = b[j];
+while (${IS_WORD("c")}) c = b[++j];
+if (j > i) { ${mark(slot, "i", "j")}r = j; }
+`;
+    case "NSPACE":
+      // \S+ before white space or the end of the pattern; control characters and non-ASCII
+      // bytes are not modelled.
+      return `j = words === null ? i : skipNonSpace(b, words, i); c = b[j];
+while (c > 32 && c < 128) c = b[++j];
+if (!${IS_SPACE("c")}) r = ${DEFER};
+else if (j > i) { ${mark(slot, "i", "j")}r = j; }
+`;
+    case "DQS":
+      // "[^"\\\n]*(?:\\.[^"\\\n]*)*": one way to match, so a failure is final. \`.\` takes
+      // no line terminator; U+2028 and U+2029 after a backslash are not modelled.
+      return `dqs: {
+if (b[i] !== ${QUOTE}) break dqs;
+j = words === null ? i + 1 : skipQuoted(b, words, i + 1); c = b[j];
+while (c !== ${QUOTE}) {
+  if (c === ${NL}) break dqs;
+  if (c === ${BACKSLASH}) {
+    c = b[j + 1];
+    if (c === ${NL} || c === 13) break dqs;
+    if (c >= 128) { r = ${DEFER}; break dqs; }
+    j++;
+  }
+  c = b[++j];
+}
+${mark(slot, "i + 1", "j")}r = j + 1;
+}
+`;
+    case "IPV4":
+    case "IPADDR":
+      // \d{1,3}(?:\.\d{1,3}){3}: each of the first three groups is a whole run of 1 to 3
+      // digits before a dot (no other split of the digits reaches the dot), the last takes up
+      // to 3 digits. An octet above 255 makes the value null (-1). The IPv6 alternative of
+      // IPADDR is left to the expression.
+      return `ip: {
+j = i; let value = 0, valid = true;
+for (let group = 0; group < 4; group++) {
+  let part = 0, digits = 0;
+  c = b[j];
+  while (digits < 3 && ${IS_DIGIT("c")}) { part = part * 10 + (c - 48); digits++; c = b[++j]; }
+  if (digits === 0 || (group < 3 && c !== 46)) {
+    ${matcher === "IPADDR" ? `c = b[i]; if (${IS_HEX("c")} || c === 58) r = ${DEFER};` : ""}
+    break ip;
+  }
+  if (part > 255) valid = false;
+  value = value * 256 + part;
+  if (group < 3) j++;
+}
+${slot < 0 ? "" : `n${slot} = valid ? value : -1;`}
+${mark(slot, "i", "j")}r = j;
+}
+`;
+    case "HTTPDATE": {
+      // \d{2}/[A-Za-z]{3}/\d{4}:\d{2}:\d{2}:\d{2} [-+]\d{4}: one length.
+      const shape = "dd/aaa/dddd:dd:dd:dd sdddd";
+      const tests = Array.from(shape, (k, at) => {
+        const v = `b[i + ${at}]`;
+        if (k === "d") return `!${IS_DIGIT(v)}`;
+        if (k === "a") return `!${IS_ALPHA(v)}`;
+        if (k === "s") return `(${v} !== 43 && ${v} !== 45)`;
+        return `${v} !== ${k.charCodeAt(0)}`;
+      });
+      return `if (!(${tests.join(" || ")})) { ${mark(slot, "i", "i + 26")}r = i + 26; }\n`;
+    }
+    default:
+      throw new Error(`no byte code for ${matcher}`);
+  }
+}
+
+/**
+ * \S+ followed by a literal that starts with a non-space byte: the run's ends are tried from
+ * the longest, and the first where the literal follows is the expression's first choice.
+ */
+function runBeforeLiteralCode(slot: number, literal: Uint8Array): string {
+  return `j = words === null ? i : skipNonSpace(b, words, i); c = b[j];
+while (c > 32 && c < 128) c = b[++j];
+r = ${DEFER};
+if (${IS_SPACE("c")}) {
+  for (let end = j; end > i; end--) {
+    ${literalCode(literal, "end", "continue;")}
+    ${mark(slot, "i", "end")}r = end + ${literal.length};
+    break;
+  }
+}
+`;
+}
+
+function bytesOf(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function isWord(c: number): boolean {
+  return isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+}
+
+function isHex(c: number): boolean {
+  return isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** ASCII bytes that are not `\s` (a byte from 0x80 up is never called so: it defers). */
+function isNonSpace(c: number): boolean {
+  return c > 0x20 && c < 0x80;
+}
+
+/** Whether the run of `matcher` could go on with the byte `c`. */
+function mayContinue(matcher: MatcherName, c: number): boolean {
+  switch (matcher) {
+    case "INT":
+    case "LONG":
+      return isDigit(c);
+    case "WORD":
+      return isWord(c);
+    case "IPV4":
+      return isDigit(c) || c === 0x2e;
+    case "IPADDR":
+      return isHex(c) || c === 0x2e || c === 0x3a;
+    case "NSPACE":
+      return isNonSpace(c);
+    default: // HTTPDATE and DQS have one length
+      return false;
+  }
+}
+
+/** The bytes of `b` as 32-bit words (whole words only), or null when `b` is not aligned. */
+function wordView(b: Uint8Array): Uint32Array | null {
+  return (b.byteOffset & 3) === 0 ? new Uint32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+}
+
+// Whether a byte of a word is zero, or below 0x21, or from 0x80 up: exact for the word as a
+// whole (the high bit of some byte is set exactly then), which is all the loops below ask.
+const ONES = 0x01010101;
+const HIGHS = 0x80808080;
+
+/**
+ * Past the bytes of a quoted text from `i` on that are neither a quote, a backslash nor a line
+ * feed, four at a time where aligned; stops at or before the first other byte.
+ */
+function skipQuoted(b: Uint8Array, words: Uint32Array, i: number): number {
+  while ((i & 3) !== 0) {
+    const c = b[i];
+    if (c === QUOTE || c === BACKSLASH || c === NL) return i;
+    i++;
+  }
+  let w = i >> 2;
+  const n = words.length;
+  while (w < n) {
+    const v = words[w];
+    const q = v ^ 0x22222222;
+    const s = v ^ 0x5c5c5c5c;
+    const l = v ^ 0x0a0a0a0a;
+    if (((((q - ONES) & ~q) | ((s - ONES) & ~s) | ((l - ONES) & ~l)) & HIGHS) !== 0) break;
+    w++;
+  }
+  return w << 2;
+}
+
+/** Past the ASCII bytes above a space from `i` on, four at a time where aligned. */
+function skipNonSpace(b: Uint8Array, words: Uint32Array, i: number): number {
+  while ((i & 3) !== 0) {
+    const c = b[i];
+    if (c <= 0x20 || c >= 0x80) return i;
+    i++;
+  }
+  let w = i >> 2;
+  const n = words.length;
+  while (w < n) {
+    const v = words[w];
+    if (((((v - 0x21212121) & ~v) | v) & HIGHS) !== 0) break;
+    w++;
+  }
+  return w << 2;
+}
+
+/**
+ * INT (32 bits) or LONG (a safe integer) from the value gathered while scanning its `digits`
+ * (with the sign applied); past 15 digits a double may have rounded it: the converter decides.
+ */
+function integer(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  value: number,
+  digits: number,
+  int32: boolean,
+  convert: Converter,
+): Value {
+  if (digits > 15) return convert(textOf(b, start, end));
+  if (int32) return value >= -2147483648 && value <= 2147483647 ? value : null;
+  return value;
+}
+
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The text of `b[start, end)`: ASCII directly, other bytes through the decoder. */
+function textOf(b: Uint8Array, start: number, end: number): string {
+  if (end - start <= 256) {
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (b[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) {
+      return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
+    }
+  }
+  return decoder.decode(b.subarray(start, end));
+}

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { compilePattern } from "./compile_pattern.ts";
+import { parsePattern } from "./parse_pattern.ts";
+import type { Row } from "../values.ts";
+
+const ACCESS =
+  `IPADDR:client ' ' NSPACE:ident ' ' NSPACE:user ' [' HTTPDATE:time '] "' NSPACE:method ' ' ` +
+  `NSPACE:path ' ' NSPACE:protocol '" ' INT:status ' ' LONG:bytes? ' ' DQS:referrer ' ' DQS:agent`;
+
+/** Patterns the scanner covers, each with generators of the pieces its lines are made of. */
+const PATTERNS: readonly string[] = [
+  ACCESS,
+  `IPV4:ip ' ' INT:n? ' ' WORD:w? ' ' DQS:q? ' ' HTTPDATE:t? '|' NSPACE:rest`,
+  `NSPACE:a '"' NSPACE:b ']]' LONG:c`,
+  `WORD:k '=' INT:v ' ' IPADDR:ip? ';' NSPACE ' ' DQS`,
+];
+
+const encoder = new TextEncoder();
+
+function scanLine(pattern: string, needed: readonly string[], line: string) {
+  const compiled = compilePattern(pattern, { timeZone: "UTC" });
+  assert.ok(compiled.ok);
+  const scanner = compiled.pattern.makeByteScanner(needed);
+  assert.ok(scanner, "the scanner covers the pattern");
+  const extractor = compiled.pattern.makeExtractor(needed);
+  const bytes = encoder.encode(`${line}\n`);
+  return { scanned: scanner.scan(bytes, 0), next: scanner.next, length: bytes.length, extractor };
+}
+
+const TRICKY = [
+  "a",
+  "Z",
+  "0",
+  "7",
+  ".",
+  ":",
+  "-",
+  "+",
+  '"',
+  "\\",
+  " ",
+  "\t",
+  "\r",
+  "\u0001",
+  "\u000b",
+  "\u007f",
+  "é",
+  "\u00a0",
+  "\u2028",
+  "]",
+  "_",
+  "/",
+];
+const tricky = fc.string({ unit: fc.constantFrom(...TRICKY), maxLength: 6 });
+
+const SAMPLES: Record<string, readonly string[]> = {
+  INT: ["0", "42", "-7", "+12", "2147483648", "12345678901234567890"],
+  LONG: ["0", "512", "-3", "9007199254740993", "123456789012345678"],
+  WORD: ["w", "word_1", "A9"],
+  NSPACE: ["x", "/a?b=c", 'q"x', "HTTP/1.1", "é"],
+  DQS: ['"a b"', '"x\\"y"', '"\\\\"', '"é"', '""', '"a\\\rb"', '"a\\\u2028"'],
+  IPV4: ["1.2.3.4", "255.255.255.255", "256.1.1.1", "1.2.3.4567", "01.002.3.4"],
+  IPADDR: ["10.0.0.1", "::1", "fe80::1", "1.2.3.400", "a.b.c.d"],
+  HTTPDATE: ["01/May/2024:00:00:00 +0000", "31/Dec/1999:23:59:59 -0130", "1/May/2024:00:00"],
+};
+
+/** Lines in the shape of `pattern`: each field a sample or tricky text, then a few edits. */
+function linesOf(pattern: string): fc.Arbitrary<string> {
+  const parsed = parsePattern(pattern);
+  assert.ok(parsed.ok);
+  const parts = parsed.elements.map((el) => {
+    if (el.kind === "literal") return fc.constant(el.text);
+    if (el.kind !== "matcher") throw new Error("no choices here");
+    const samples = fc.constantFrom(...SAMPLES[el.matcher]);
+    return fc.oneof(
+      { weight: 30, arbitrary: samples },
+      { weight: 1, arbitrary: tricky },
+      { weight: 1, arbitrary: fc.tuple(samples, tricky).map(([a, b]) => a + b) },
+      { weight: 1, arbitrary: fc.constant("-") },
+    );
+  });
+  const edits = fc.array(fc.tuple(fc.nat(), fc.constantFrom("", ...TRICKY)), { maxLength: 2 });
+  return fc.tuple(fc.tuple(...parts), edits).map(([texts, changes]) => {
+    let text = texts.join("");
+    for (const [at, c] of changes) {
+      const k = text.length === 0 ? 0 : at % text.length;
+      text = text.slice(0, k) + c + text.slice(k + 1);
+    }
+    return text.replace(/\n/g, "");
+  });
+}
+
+/** Lines built field by field in each pattern's own shape (most of them match). */
+const accessLine = fc.tuple(
+  fc.constantFrom("10.0.0.1", "192.168.1.255", "1.2.3.400", "::1"),
+  fc.constantFrom("-", "ann", "é"),
+  fc.constantFrom("01/May/2024:10:00:01 +0000", "01/May/2024:10:00:01"),
+  fc.constantFrom("GET", "POST"),
+  fc.constantFrom("/", "/a b", '/q"x', "/é"),
+  fc.constantFrom("HTTP/1.1", 'HTTP/1.1"'),
+  fc.constantFrom("200", "404", "-1", "99999999999"),
+  fc.constantFrom("512", "-", "", "12345678901234567"),
+  fc.constantFrom('"-"', '"http://x/"', '"a\\"b"', '"\\\\"', '"\\'),
+  fc.constantFrom('"curl/8"', '"Mozilla (X11; é)"', '"x" trailing', '"open'),
+).map(([c, u, t, m, p, pr, s, b, r, a]) =>
+  `${c} - ${u} [${t}] "${m} ${p} ${pr}" ${s} ${b} ${r} ${a}`
+);
+
+function same(pattern: string, needed: readonly string[], text: string): boolean {
+  const { scanned, next, length, extractor } = scanLine(pattern, needed, text);
+  if (scanned === undefined) return false;
+  const expected: Row | null = extractor(text);
+  assert.notEqual(expected, null, `the scanner took a line the expression rejects: ${text}`);
+  assert.deepEqual(scanned, expected, `rows differ for ${JSON.stringify(text)}`);
+  assert.equal(next, length, "the next line starts after this one");
+  return true;
+}
+
+Deno.test("the byte scanner gives the expression's row for every line it takes", () => {
+  for (const pattern of PATTERNS) {
+    const compiled = compilePattern(pattern, { timeZone: "UTC" });
+    assert.ok(compiled.ok);
+    const all = compiled.pattern.fields.map((f) => f.name);
+    let taken = 0;
+    fc.assert(
+      fc.property(linesOf(pattern), fc.subarray(all), (text, needed) => {
+        if (same(pattern, needed, text)) taken++;
+      }),
+      { numRuns: 3000 },
+    );
+    assert.ok(taken > 20, `the scanner took ${taken} lines of ${pattern}`);
+  }
+});
+
+Deno.test("the byte scanner takes well-formed access lines and matches the expression", () => {
+  const compiled = compilePattern(ACCESS, { timeZone: "UTC" });
+  assert.ok(compiled.ok);
+  const all = compiled.pattern.fields.map((f) => f.name);
+  let taken = 0;
+  let matching = 0;
+  fc.assert(
+    fc.property(accessLine, fc.subarray(all), (text, needed) => {
+      if (same(ACCESS, needed, text)) taken++;
+      // Lines it may leave to the expression: an IPv6 client, non-ASCII outside quotes.
+      if (compiled.pattern.makeExtractor(needed)(text) !== null && !/::1|é/.test(text)) {
+        matching++;
+      }
+    }),
+    { numRuns: 3000 },
+  );
+  // The scanner does the work for the lines it models, it does not leave them to the expression.
+  assert.ok(matching > 50, `matching lines: ${matching}`);
+  assert.ok(taken >= matching, `taken ${taken} of ${matching}`);
+});
+
+Deno.test("the byte scanner reads numbers, addresses and absent fields like the converters", () => {
+  const line = '10.1.2.3 - - [01/May/2024:10:00:01 +0000] "GET / HTTP/1.1" 200 - "-" "c"';
+  const { scanned } = scanLine(ACCESS, ["client", "status", "bytes", "time", "agent"], line);
+  assert.ok(scanned);
+  assert.equal(scanned.status, 200);
+  assert.equal(scanned.bytes, null);
+  assert.equal(scanned.agent, "c");
+  assert.deepEqual(
+    scanned,
+    scanLine(ACCESS, ["client", "status", "bytes", "time", "agent"], line)
+      .extractor(line),
+  );
+  const big = line.replace(" 200 -", " 2147483648 9007199254740993");
+  assert.equal(scanLine(ACCESS, ["status", "bytes"], big).scanned?.status, null);
+  assert.equal(scanLine(ACCESS, ["status", "bytes"], big).scanned?.bytes, null);
+});
+
+Deno.test("patterns the scanner does not cover get no scanner", () => {
+  for (const p of [`LD:x ' ' INT:n`, `INT:a INT:b`, `(INT:a | '-') ' '`, `INT:a '1'`, `JSON:j`]) {
+    const compiled = compilePattern(p, { timeZone: "UTC" });
+    assert.ok(compiled.ok, p);
+    assert.equal(
+      compiled.pattern.makeByteScanner(compiled.pattern.fields.map((f) => f.name)),
+      null,
+    );
+  }
+});
+
+Deno.test("a filter pushed into the byte scanner drops records before their row is built", () => {
+  const compiled = compilePattern(ACCESS, { timeZone: "UTC" });
+  assert.ok(compiled.ok);
+  const seen: Row[] = [];
+  const scanner = compiled.pattern.makeByteScanner(["client", "status"], {
+    reads: new Set(["status"]),
+    keep: (row) => {
+      seen.push(row);
+      return row.status === 200;
+    },
+  });
+  assert.ok(scanner);
+  const line = (status: number) =>
+    encoder.encode(
+      `10.1.2.3 - - [01/May/2024:10:00:01 +0000] "GET / HTTP/1.1" ${status} 5 "-" "c"\n`,
+    );
+  assert.equal(scanner.scan(line(404), 0), null);
+  assert.equal(scanner.next, line(404).length);
+  const kept = scanner.scan(line(200), 0);
+  assert.ok(kept);
+  assert.equal(kept.status, 200);
+  assert.equal((kept.client as { bits: number }).bits, 0x0a010203);
+  // The filter saw only the field it reads.
+  assert.deepEqual(seen, [{ status: 404 }, { status: 200 }]);
+});
