@@ -68,6 +68,17 @@ Deno.test("progress never decreases and is 1 at the end", async () => {
   assert.equal(progress.at(-1), 1);
 });
 
+Deno.test("progress counts every file of a source from the start", async () => {
+  // Four files of ~2.5 MB: read in 1 MiB chunks, progress climbs in steps of about a tenth.
+  await using home = await bigLogHome(30_000, 4);
+  const { progress } = await home.run(
+    `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | select(count(*) as n)`,
+  );
+  const steps = progress.filter((p) => p > 0 && p < 1);
+  assert.ok(steps[0] < 0.2, `the first step is a share of all four files: ${steps[0]}`);
+  assert.ok(steps.length >= 8, JSON.stringify(progress));
+});
+
 Deno.test("unmatched records and unreadable files are warnings, not failures", async () => {
   await using home = await engineHome();
   await home.write("/shared/logs/a.log", LINE + "not a record\n" + LINE);

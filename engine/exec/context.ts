@@ -3,7 +3,7 @@
  * and the memory budget. Operators are async generators of batches (`BatchStream`).
  */
 
-import type { Warning } from "../../connectors/datastore.ts";
+import type { FileEntry, Warning } from "../../connectors/datastore.ts";
 import type { Row } from "../values.ts";
 import { QueryError } from "../diagnostics.ts";
 
@@ -84,6 +84,24 @@ export class ProgressMeter {
       this.report(f);
     }
   }
+}
+
+/**
+ * Lists a source's files before it reads the first, and expects all their bytes at once: the
+ * share of the input consumed must count every file from the start, not one file at a time.
+ */
+export async function expectFiles(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  progress: ProgressMeter,
+): Promise<FileEntry[]> {
+  const list: FileEntry[] = [];
+  let bytes = 0;
+  for await (const file of files) {
+    list.push(file);
+    bytes += file.size;
+  }
+  progress.expect(bytes);
+  return list;
 }
 
 /** The bytes that group and sort state may take; exceeding it fails the query plainly. */

@@ -16,7 +16,7 @@ import type { FileEntry } from "../../connectors/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { Row } from "../values.ts";
 import type { PushedFilter } from "../plan.ts";
-import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, type ExecContext, expectFiles } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 
 const NL = 0x0a;
@@ -52,8 +52,7 @@ export async function* parseSource(
   const batchRows = keep === undefined ? BATCH_ROWS : 1;
   let skipped = 0;
   let firstSkipped = "";
-  for await (const file of files) {
-    ctx.progress.expect(file.size);
+  for (const file of await expectFiles(files, ctx.progress)) {
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
       const decoder = new TextDecoder("utf-8", { ignoreBOM: true });

@@ -13,7 +13,7 @@
 
 import type { FileEntry } from "../../connectors/datastore.ts";
 import type { Row } from "../values.ts";
-import { BATCH_ROWS, type BatchStream, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, type ExecContext, expectFiles } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
 import { jsonLineReader } from "./json_line_reader.ts";
@@ -58,8 +58,7 @@ export async function* readJsonSource(
   const bad = (where: string) => {
     if (skipped++ === 0) firstBad = where;
   };
-  for await (const file of files) {
-    ctx.progress.expect(file.size);
+  for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" = "unknown";
     let line = 0;
     const array = new ArraySplitter();
