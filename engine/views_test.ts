@@ -85,8 +85,17 @@ Deno.test("a stored script or table that does not exist or may not be used is a 
   await Deno.writeTextFile(`${home.tree.root}/users/alice/v.sx`, "VALUES((a: 1))");
   const missing = await home.diagnose("@[/shared/none.sxt]");
   assert.equal(missing[0].code, "NOT_FOUND");
-  const forbidden = await home.diagnose("@[/users/alice/v.sx]");
-  assert.equal(forbidden[0].code, "FORBIDDEN");
+  // Another user's folder is invisible: the same answer whether the file exists or not.
+  const hidden = await home.diagnose("@[/users/alice/v.sx]");
+  const absent = await home.diagnose("@[/users/alice/none.sx]");
+  assert.equal(hidden[0].code, "NOT_FOUND");
+  assert.equal(absent[0].code, "NOT_FOUND");
+  assert.equal(hidden[0].message.replace("v.sx", "none.sx"), absent[0].message);
   const run = await home.diagnose({ path: "/users/alice/v.sx" });
-  assert.equal(run[0].code, "FORBIDDEN");
+  assert.equal(run[0].code, "NOT_FOUND");
+  // A file the user may see (everyone lists /system) but not read is FORBIDDEN.
+  await Deno.mkdir(`${home.tree.root}/system`, { recursive: true });
+  await Deno.writeTextFile(`${home.tree.root}/system/t.sxt`, "");
+  const forbidden = await home.diagnose("@[/system/t.sxt]");
+  assert.equal(forbidden[0].code, "FORBIDDEN");
 });

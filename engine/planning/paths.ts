@@ -1,5 +1,6 @@
 /** Paths a script names (tables, views, save targets): resolved, with rights checked. */
 
+import { dirname } from "node:path";
 import type { Span } from "../ast.ts";
 import { PathError, type ResolvedPath, type Right } from "../home/resource_tree.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -16,8 +17,10 @@ export function resolvePath(env: PlanEnv, path: string, span?: Span): ResolvedPa
 }
 
 /**
- * An existing file the user has `right` on, with its real host path; otherwise a diagnostic
- * (FORBIDDEN before NOT_FOUND, so that a missing right does not tell whether the file exists).
+ * An existing file the user has `right` on, with its real host path; otherwise a diagnostic.
+ * The rights are checked before existence, so that a refusal does not tell whether the file
+ * exists: NOT_FOUND when the user may not even list its folder (another user's folder: as if
+ * it were not there), FORBIDDEN when they may see it but not use it.
  */
 export async function existingFile(
   env: PlanEnv,
@@ -27,11 +30,15 @@ export async function existingFile(
   const resolved = resolvePath(env, path, options.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
-  if (!env.query.tree.may(env.query.user, options.right, canonical)) {
+  const { tree, user } = env.query;
+  if (!tree.may(user, options.right, canonical)) {
+    const visible = tree.may(user, "list", dirname(canonical));
     report(
       env,
-      "FORBIDDEN",
-      `you may not ${options.right} the ${options.what} ${canonical}`,
+      visible ? "FORBIDDEN" : "NOT_FOUND",
+      visible
+        ? `you may not ${options.right} the ${options.what} ${canonical}`
+        : `the ${options.what} ${canonical} does not exist`,
       options.span,
     );
     return undefined;
@@ -47,12 +54,8 @@ export async function existingFile(
     } else if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
       report(env, "NOT_FOUND", `the ${options.what} ${canonical} does not exist`, options.span);
     } else {
-      report(
-        env,
-        "NOT_FOUND",
-        `the ${options.what} ${canonical} cannot be read: ${(e as Error).message}`,
-        options.span,
-      );
+      // The system's message would name host paths: say only what the user can act on.
+      report(env, "NOT_FOUND", `the ${options.what} ${canonical} cannot be read`, options.span);
     }
     return undefined;
   }
