@@ -105,18 +105,116 @@ export async function cloudRequest(
 
 class TimeoutError extends Error {}
 
+/**
+ * How the two timeouts are enforced around one fetch, which cannot tell connecting from
+ * waiting. With both set, the wait for the headers gets both budgets. With only one set, a
+ * separate TCP connection to the host (a probe) is timed first: it enforces the connect
+ * timeout on its own (readTimeout 0), or measures the connect time so that the read timeout
+ * does not count it (connectTimeout 0). 0 means that timeout is infinite.
+ */
+export interface TimeoutPlan {
+  /** Probe the connection first; its limit (0: none). */
+  readonly probe: boolean;
+  readonly probeLimitMs: number;
+  /** The headers' budget given the probe's connect time (0: none). */
+  readonly headersBudget: (connectMs: number) => number;
+  /** The body's budget (0: none). */
+  readonly bodyBudgetMs: number;
+}
+
+/** The plan for a connect and a read timeout, each 0 for infinite. */
+export function timeoutPlan(connectMs: number, readMs: number): TimeoutPlan {
+  if (connectMs > 0 && readMs > 0) {
+    return {
+      probe: false,
+      probeLimitMs: 0,
+      headersBudget: () => connectMs + readMs,
+      bodyBudgetMs: readMs,
+    };
+  }
+  if (connectMs > 0) {
+    return { probe: true, probeLimitMs: connectMs, headersBudget: () => 0, bodyBudgetMs: 0 };
+  }
+  if (readMs > 0) {
+    // fetch connects again after the probe, which takes about as long (less when pooled).
+    return {
+      probe: true,
+      probeLimitMs: 0,
+      headersBudget: (c) => readMs + 2 * c + 50,
+      bodyBudgetMs: readMs,
+    };
+  }
+  return { probe: false, probeLimitMs: 0, headersBudget: () => 0, bodyBudgetMs: 0 };
+}
+
+/** Opens (and closes) a TCP connection to the URL's host; its duration in ms. */
+async function probeConnect(url: string, limitMs: number, signal: AbortSignal): Promise<number> {
+  // fetch goes through the proxy the environment names: then connecting means the proxy.
+  const u = proxyFor(new URL(url)) ?? new URL(url);
+  const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
+  const started = performance.now();
+  const connecting = Deno.connect({ hostname: u.hostname.replace(/^\[|\]$/g, ""), port });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const limits = new Promise<never>((_, reject) => {
+    if (limitMs > 0) {
+      timer = setTimeout(
+        () => reject(new TimeoutError(`timed out after ${limitMs} ms (not connected)`)),
+        limitMs,
+      );
+    }
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const conn = await Promise.race([connecting, limits]);
+    conn.close();
+    return performance.now() - started;
+  } catch (e) {
+    // A connection made after the limit is closed as soon as it exists.
+    connecting.then((c) => c.close(), () => {});
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The proxy fetch uses for `url` (HTTP(S)_PROXY less NO_PROXY), if any. */
+export function proxyFor(url: URL): URL | undefined {
+  const env = (name: string) => {
+    try {
+      return Deno.env.get(name) ?? Deno.env.get(name.toLowerCase());
+    } catch {
+      return undefined; // no env permission: fetch cannot read it either
+    }
+  };
+  const proxy = env(url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY");
+  if (!proxy) return undefined;
+  const host = url.hostname.toLowerCase();
+  const bypass = (env("NO_PROXY") ?? "").split(",").map((x) => x.trim().toLowerCase())
+    .filter((x) => x !== "")
+    .some((x) =>
+      x === "*" || host === x.replace(/^\./, "") || host.endsWith(`.${x.replace(/^\./, "")}`)
+    );
+  if (bypass) return undefined;
+  try {
+    return new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
+  } catch {
+    return undefined;
+  }
+}
+
 async function attempt(
   ctx: RequestContext,
   req: { method: string; url: string; headers?: Record<string, string>; body?: string },
 ): Promise<CloudResponse> {
+  const plan = timeoutPlan(ctx.connectTimeoutMs, ctx.readTimeoutMs);
+  const connectMs = plan.probe ? await probeConnect(req.url, plan.probeLimitMs, ctx.signal) : 0;
   const timer = new AbortController();
   const signal = AbortSignal.any([ctx.signal, timer.signal]);
-  // fetch cannot tell connecting from waiting, so the headers get both budgets, the body one.
-  const headersBudget = ctx.connectTimeoutMs > 0 && ctx.readTimeoutMs > 0
-    ? ctx.connectTimeoutMs + ctx.readTimeoutMs
-    : 0;
   let phase = "no answer";
-  let handle = arm(timer, headersBudget, () => phase);
+  let handle = arm(timer, Math.ceil(plan.headersBudget(connectMs)), () => phase);
   try {
     const res = await fetch(req.url, {
       method: req.method,
@@ -126,7 +224,7 @@ async function attempt(
     });
     clearTimeout(handle);
     phase = "body not read";
-    handle = arm(timer, ctx.readTimeoutMs, () => phase);
+    handle = arm(timer, plan.bodyBudgetMs, () => phase);
     const text = await res.text();
     let body: unknown = undefined;
     if (text.trim() !== "") {
@@ -166,7 +264,10 @@ export function errorCode(body: unknown): string | undefined {
 /** The error message of an error body, for reports. */
 export function errorMessage(res: CloudResponse): string {
   const err = (res.body as { error?: { message?: unknown } } | undefined)?.error;
-  const msg = typeof err?.message === "string" ? err.message : res.text.slice(0, 200);
+  // Some answers carry a whole .NET stack trace: its first line says what went wrong.
+  const msg = typeof err?.message === "string"
+    ? err.message.split(/\r?\n/)[0].slice(0, 500)
+    : res.text.slice(0, 200);
   return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { errorText, redactUrl } from "./cloud_request.ts";
+import { errorText, proxyFor, redactUrl, timeoutPlan } from "./cloud_request.ts";
 
 Deno.test("redactUrl() hides skip tokens and next-page addresses in messages", () => {
   assert.equal(
@@ -17,4 +17,52 @@ Deno.test("errorText() redacts the URLs that network errors quote", () => {
   assert.ok(!text.includes("SECRETISH"), text);
   assert.match(text, /connection refused/);
   assert.match(text, /directoryAudits\?\$skiptoken=…\)/);
+});
+
+Deno.test("timeoutPlan() gives the headers both budgets when both timeouts are set", () => {
+  const plan = timeoutPlan(1_000, 2_000);
+  assert.equal(plan.probe, false);
+  assert.equal(plan.headersBudget(0), 3_000);
+  assert.equal(plan.bodyBudgetMs, 2_000);
+});
+
+Deno.test("timeoutPlan() keeps the connect timeout when the read timeout is 0", () => {
+  const plan = timeoutPlan(1_000, 0);
+  assert.equal(plan.probe, true);
+  assert.equal(plan.probeLimitMs, 1_000);
+  assert.equal(plan.headersBudget(5), 0);
+  assert.equal(plan.bodyBudgetMs, 0);
+});
+
+Deno.test("timeoutPlan() keeps the read timeout when the connect timeout is 0", () => {
+  const plan = timeoutPlan(0, 1_000);
+  assert.equal(plan.probe, true);
+  assert.equal(plan.probeLimitMs, 0);
+  // The connect time the probe measured is not counted against the read timeout.
+  assert.ok(plan.headersBudget(10) >= 1_010 && plan.headersBudget(10) < 1_500);
+  assert.equal(plan.bodyBudgetMs, 1_000);
+});
+
+Deno.test("timeoutPlan() waits forever when both timeouts are 0", () => {
+  const plan = timeoutPlan(0, 0);
+  assert.equal(plan.probe, false);
+  assert.equal(plan.headersBudget(0), 0);
+  assert.equal(plan.bodyBudgetMs, 0);
+});
+
+Deno.test("proxyFor() names the proxy fetch would use, so the connect probe times that", () => {
+  const saved = ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"].map((k) =>
+    [k, Deno.env.get(k)] as const
+  );
+  try {
+    for (const [k] of saved) Deno.env.delete(k);
+    assert.equal(proxyFor(new URL("https://graph.microsoft.com/v1.0")), undefined);
+    Deno.env.set("HTTPS_PROXY", "proxy.corp:3128");
+    assert.equal(proxyFor(new URL("https://graph.microsoft.com/v1.0"))?.host, "proxy.corp:3128");
+    Deno.env.set("NO_PROXY", "localhost,.microsoft.com");
+    assert.equal(proxyFor(new URL("https://graph.microsoft.com/v1.0")), undefined);
+    assert.equal(proxyFor(new URL("https://manage.office.com/api"))?.host, "proxy.corp:3128");
+  } finally {
+    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+  }
 });

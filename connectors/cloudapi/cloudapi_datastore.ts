@@ -9,7 +9,7 @@ import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import type { User } from "../../engine/home/users.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { homeLayout } from "../../engine/home/layout.ts";
-import { readLicense } from "../../engine/home/license.ts";
+import { LicenseError, readLicense } from "../../engine/home/license.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
 import { storeAllows } from "../store_acl.ts";
@@ -17,12 +17,13 @@ import { type Family, idFieldOf, timeFieldOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
 import { hoursBetween, hourStart } from "./zoned_hours.ts";
+import { recordsInRange } from "./record_filter.ts";
 import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
 import { TokenError, TokenProvider } from "./token_provider.ts";
-import { ConnectorPool, tighter } from "./connector_pool.ts";
+import { ConnectorPool } from "./connector_pool.ts";
 import { type ApiClient, createApiClient } from "./api_client.ts";
 import { CloudRequestError, type RequestStats } from "./cloud_request.ts";
 import { fetchGraphWindow } from "./graph_fetcher.ts";
@@ -30,6 +31,11 @@ import { creationTime, fetchSuiteContent } from "./suite_fetcher.ts";
 
 /** The flat settings the connector reads (see engine/home/settings.ts). */
 export interface CloudApiSettings extends HostOverrides {
+  /**
+   * The server's zone (`server.timeZone`): where a store without `timeZone` cuts its hours.
+   * The process's zone when absent.
+   */
+  readonly serverTimeZone?: string;
   readonly directoryRateLimit?: number;
   readonly directoryRateTimeunit?: string | number;
   readonly activityRateLimit?: number;
@@ -64,6 +70,7 @@ let sharedPool: ConnectorPool | undefined;
 export function cloudApiSettings(flat: Readonly<Record<string, unknown>>): CloudApiSettings {
   const pick = (k: string) => flat[`cloudapi.${k}`] as never;
   return {
+    serverTimeZone: flat["server.timeZone"] as string | undefined,
     loginHost: pick("loginHost"),
     graphHost: pick("graphHost"),
     manageHost: pick("manageHost"),
@@ -87,7 +94,7 @@ export async function openCloudApiStore(
   user: User,
   deps: CloudApiDeps,
 ): Promise<Datastore> {
-  if (await readLicense(deps.home) !== "enterprise") {
+  if (await editionOf(deps.home, uri) !== "enterprise") {
     throw new QueryError({
       code: "LICENSE_REQUIRED",
       message:
@@ -136,6 +143,26 @@ export async function openCloudApiStore(
   return new CloudApiStore(def, deps);
 }
 
+/** The home's edition; a malformed license file is a plain LICENSE_REQUIRED, not a crash. */
+async function editionOf(home: string, uri: string): Promise<string> {
+  try {
+    return await readLicense(home);
+  } catch (e) {
+    if (!(e instanceof LicenseError)) throw e;
+    throw new QueryError({
+      code: "LICENSE_REQUIRED",
+      message:
+        `'${uri}': cloud logs (cloudapi://) need the Enterprise license, and conf/license cannot be read as one: ${e.problem}`,
+    });
+  }
+}
+
+/** The zone a store cuts its hours in: its own, else the server's; never the querying user's. */
+export function storageZone(def: CloudApiDefinition, settings?: CloudApiSettings): string {
+  return def.timeZone ?? settings?.serverTimeZone ??
+    Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
+}
+
 interface Candidate {
   readonly log: LogSpec;
   readonly path: string;
@@ -161,7 +188,9 @@ class CloudApiStore implements Datastore {
   async *list(pattern: string, options: ListOptions): AsyncIterable<FileEntry> {
     const parts = splitUri(pattern);
     const match = pathMatcher(parts?.path ?? "");
-    const zone = this.def.timeZone ?? options.user.timeZone ?? options.timeZone;
+    // One folder serves every user, so its hours cannot follow whoever queries.
+    const zone = storageZone(this.def, this.deps.settings);
+    const bounded = options.from !== undefined || options.to !== undefined;
     const now = this.#now();
     const candidates: Candidate[] = [];
     for (const log of this.def.logs) {
@@ -181,6 +210,14 @@ class CloudApiStore implements Datastore {
     await this.#fetchDue(candidates, zone, options);
     for (const c of candidates) {
       const real = join(this.#root, c.path);
+      // A day file holds whichever hours earlier queries fetched: serve the asked hours only.
+      const only = bounded && !hourlyFiles(this.def)
+        ? {
+          field: timeFieldOf(c.log.family, c.log.logType),
+          from: c.hours[0],
+          to: hourStart(c.hours[c.hours.length - 1] + HOUR_MS + 1_000, zone),
+        }
+        : undefined;
       let info: Deno.FileInfo;
       try {
         info = await Deno.stat(real);
@@ -199,7 +236,7 @@ class CloudApiStore implements Datastore {
               f.close();
             } catch { /* already closed */ }
           }, { once: true });
-          return f.readable;
+          return only ? f.readable.pipeThrough(recordsInRange(only)) : f.readable;
         },
       };
     }
@@ -323,7 +360,13 @@ class CloudApiStore implements Datastore {
 
   #client(family: Family, options: ListOptions): ApiClient {
     const def = this.def;
-    const limit = tighter(providerLimit(family, this.deps.settings), def.rates[family]);
+    const keys = {
+      tenant: def.tenantId,
+      family,
+      providerLimit: providerLimit(family, this.deps.settings),
+      store: def.name,
+      storeLimit: def.rates[family],
+    };
     const ctx = {
       store: def.name,
       signal: options.signal,
@@ -331,7 +374,7 @@ class CloudApiStore implements Datastore {
       readTimeoutMs: def.readTimeoutMs,
       maxErrorRetries: def.maxErrorRetries,
       userAgent: def.userAgent,
-      acquire: (signal: AbortSignal) => this.#pool.acquire(def.tenantId, family, limit, signal),
+      acquire: (signal: AbortSignal) => this.#pool.acquire(keys, signal),
       throttled: (ms: number) => this.#pool.throttled(def.tenantId, family, ms),
       onWarning: options.onWarning,
       now: this.#now,

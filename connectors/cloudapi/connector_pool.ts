@@ -1,16 +1,29 @@
 /**
- * The connector actors of the process: one per (tenant, API family), created on first use.
- * Their buckets use the tighter of the provider's limit (settings) and the store's own.
+ * The connector actors of the process, each a token bucket created on first use:
+ *
+ * - one per (tenant, API family) with the provider's limit (settings): the provider counts the
+ *   requests of every application of a tenant together, so all stores of a tenant share it;
+ * - one per (store, API family) with the store's own `*RateLimit`/`*RateTimeunit`, which limits
+ *   that store only.
+ *
+ * A request takes a token from both (the tighter one wins by itself). Limits are set on every
+ * request from the current settings and definition, so a changed definition takes effect at
+ * the next query and one store's limit never leaks into another's.
  */
 
 import { type Actor, createActor } from "xstate";
 import { type BucketLimit, connectorMachine } from "../../actors/connector_machine.ts";
 import type { Family } from "./families.ts";
 
-/** The lower of two rates (requests per time unit). */
-export function tighter(a: BucketLimit, b: BucketLimit | undefined): BucketLimit {
-  if (!b) return a;
-  return b.limit / b.unitMs < a.limit / a.unitMs ? b : a;
+/** The buckets one request draws from. */
+export interface BucketKeys {
+  readonly tenant: string;
+  readonly family: Family;
+  /** The provider's limit for the (tenant, family). */
+  readonly providerLimit: BucketLimit;
+  readonly store: string;
+  /** The store's own limit, when its definition sets one. */
+  readonly storeLimit?: BucketLimit;
 }
 
 export class ConnectorPool {
@@ -19,8 +32,7 @@ export class ConnectorPool {
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
-  #actor(tenant: string, family: Family, limit: BucketLimit): Actor<typeof connectorMachine> {
-    const key = `${tenant.toLowerCase()}|${family}`;
+  #actor(key: string, limit: BucketLimit): Actor<typeof connectorMachine> {
     let actor = this.#actors.get(key);
     if (!actor) {
       actor = createActor(connectorMachine, { input: { ...limit, now: this.now } });
@@ -28,17 +40,31 @@ export class ConnectorPool {
       this.#actors.set(key, actor);
     } else {
       const ctx = actor.getSnapshot().context;
-      const t = tighter({ limit: ctx.limit, unitMs: ctx.unitMs }, limit);
-      if (t.limit !== ctx.limit || t.unitMs !== ctx.unitMs) {
-        actor.send({ type: "SET_LIMIT", ...t });
+      if (ctx.limit !== limit.limit || ctx.unitMs !== limit.unitMs) {
+        actor.send({ type: "SET_LIMIT", ...limit });
       }
     }
     return actor;
   }
 
-  /** Waits for a token of the (tenant, family) bucket. */
-  acquire(tenant: string, family: Family, limit: BucketLimit, signal: AbortSignal): Promise<void> {
-    const actor = this.#actor(tenant, family, limit);
+  /** The limit a bucket paces with now (tests, the bench); undefined before its first use. */
+  limitOf(key: string): BucketLimit | undefined {
+    const ctx = this.#actors.get(key)?.getSnapshot().context;
+    return ctx ? { limit: ctx.limit, unitMs: ctx.unitMs } : undefined;
+  }
+
+  /** Waits for a token of the store's bucket (if it has a limit), then of the tenant's. */
+  async acquire(keys: BucketKeys, signal: AbortSignal): Promise<void> {
+    if (keys.storeLimit) {
+      await this.#take(this.#actor(storeKey(keys.store, keys.family), keys.storeLimit), signal);
+    }
+    await this.#take(
+      this.#actor(tenantKey(keys.tenant, keys.family), keys.providerLimit),
+      signal,
+    );
+  }
+
+  #take(actor: Actor<typeof connectorMachine>, signal: AbortSignal): Promise<void> {
     const id = ++this.#nextId;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
@@ -60,7 +86,7 @@ export class ConnectorPool {
 
   /** The provider throttled the (tenant, family): pause its bucket. */
   throttled(tenant: string, family: Family, pauseMs: number): void {
-    this.#actors.get(`${tenant.toLowerCase()}|${family}`)?.send({ type: "THROTTLED", pauseMs });
+    this.#actors.get(tenantKey(tenant, family))?.send({ type: "THROTTLED", pauseMs });
   }
 
   /** Stops every actor (tests, shutdown). */
@@ -68,4 +94,14 @@ export class ConnectorPool {
     for (const a of this.#actors.values()) a.stop();
     this.#actors.clear();
   }
+}
+
+/** The key of a (tenant, family) bucket. */
+export function tenantKey(tenant: string, family: Family): string {
+  return `tenant|${tenant.toLowerCase()}|${family}`;
+}
+
+/** The key of a (store, family) bucket. */
+export function storeKey(store: string, family: Family): string {
+  return `store|${store}|${family}`;
 }

@@ -24,7 +24,7 @@ export interface CloudApiDefinition {
   readonly clientId: string;
   readonly tenantId: string;
   readonly secret: string;
-  /** Undefined: the querying user's zone (then the server's). */
+  /** Undefined: the server's zone (`server.timeZone`), whoever queries. */
   readonly timeZone?: string;
   readonly windowMs: Readonly<Record<Family, number>>;
   readonly fileNameIncludesApp: boolean;

@@ -5,7 +5,7 @@
  * `NextPageUri` followed, every blob fetched, `PublisherIdentifier` on every call.
  */
 
-import { CloudRequestError, errorCode, errorMessage } from "./cloud_request.ts";
+import { CloudRequestError, type CloudResponse, errorCode, errorMessage } from "./cloud_request.ts";
 import { SUITE_CONTENT_TYPES } from "./families.ts";
 import type { LogRecord } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
@@ -48,7 +48,7 @@ export async function ensureSubscription(client: ApiClient, log: LogSpec): Promi
   throw new CloudRequestError(
     `datastore '${client.store}': could not start the subscription to ${contentType}: ${
       errorMessage(res)
-    }`,
+    }${tenantHint(res)}`,
     res.status,
     code,
   );
@@ -89,7 +89,7 @@ export async function fetchSuiteContent(
         throw new CloudRequestError(
           `datastore '${client.store}', log '${log.uriName}': listing ${contentType} content failed: ${
             errorMessage(res)
-          }`,
+          }${tenantHint(res)}`,
           res.status,
           errorCode(res.body),
         );
@@ -125,6 +125,17 @@ async function fetchBlob(client: ApiClient, log: LogSpec, uri: string): Promise<
     res.status,
     code,
   );
+}
+
+/**
+ * The Management Activity API answers "Tenant <id> does not exist" (buried in an exception
+ * text) for a tenant it has no audit store for: almost always because unified audit logging was
+ * never turned on there.
+ */
+function tenantHint(res: CloudResponse): string {
+  return /Tenant \S+ does not exist/i.test(res.text)
+    ? "; the tenant probably has unified audit logging turned off: turn it on in the Microsoft Purview portal (Audit), then allow up to a day before content appears"
+    : "";
 }
 
 /** Epoch ms of a suite record's `CreationTime` (UTC, often written without a zone). */

@@ -11,7 +11,11 @@ const EDITIONS: readonly Edition[] = ["community", "enterprise"];
 
 /** A license file that names no known edition. */
 export class LicenseError extends Error {
-  constructor(message: string) {
+  /**
+   * @param problem what is wrong with the file, naming it as `conf/license` (never a host
+   *   path), safe to show to users.
+   */
+  constructor(message: string, readonly problem: string = message) {
     super(message);
     this.name = "LicenseError";
   }
@@ -25,7 +29,10 @@ export function parseLicense(text: string, source = "license"): Edition {
     try {
       edition = (JSON.parse(trimmed) as { edition?: unknown }).edition;
     } catch (e) {
-      throw new LicenseError(`${source} is not valid JSON: ${(e as Error).message}`);
+      throw new LicenseError(
+        `${source} is not valid JSON: ${(e as Error).message}`,
+        `conf/license is not valid JSON: ${(e as Error).message}`,
+      );
     }
   } else {
     const line = trimmed.split(/\r?\n/).map((l) => l.trim())
@@ -35,8 +42,13 @@ export function parseLicense(text: string, source = "license"): Edition {
   if (typeof edition === "string" && (EDITIONS as string[]).includes(edition.toLowerCase())) {
     return edition.toLowerCase() as Edition;
   }
+  const named = typeof edition === "string" && edition !== ""
+    ? `names the edition '${edition}', which does not exist`
+    : "names no edition";
+  const expected = `expected 'edition = enterprise' or {"edition": "enterprise"}`;
   throw new LicenseError(
-    `${source} names no edition: expected 'edition = enterprise' or {"edition": "enterprise"}`,
+    `${source} ${named}: ${expected}`,
+    `conf/license ${named}: ${expected}`,
   );
 }
 

@@ -5,6 +5,7 @@ import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
 import type { FileEntry, Warning } from "../../connectors/datastore.ts";
 import {
   type CloudApiDeps,
+  type CloudApiSettings,
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
@@ -40,6 +41,8 @@ export interface Harness {
 export async function harness(
   options: Partial<EmulatorOptions> = {},
   license = "enterprise",
+  /** Settings over the defaults, given the emulator's URL. */
+  settings: (emulatorUrl: string) => Partial<CloudApiSettings> = () => ({}),
 ): Promise<Harness> {
   const home = await Deno.makeTempDir({ prefix: "trawl_cloudapi_" });
   await Deno.mkdir(join(home, "conf"), { recursive: true });
@@ -61,6 +64,7 @@ export async function harness(
   const deps = (): CloudApiDeps => ({
     home,
     settings: {
+      serverTimeZone: "UTC",
       loginHost: emulator.url,
       graphHost: emulator.url,
       manageHost: emulator.url,
@@ -68,6 +72,7 @@ export async function harness(
       directoryRateTimeunit: "1 sec",
       activityRateLimit: 1000,
       activityRateTimeunit: "1 sec",
+      ...settings(emulator.url),
     },
     tokens,
     pool,

@@ -181,3 +181,20 @@ Deno.test("neither the client secret nor an access token appears in any response
     }
   }
 });
+
+Deno.test("a malformed conf/license fails a cloudapi:// query with LICENSE_REQUIRED naming the file", async () => {
+  await using c = await cloudServer();
+  const store = await c.addStore();
+  await Deno.writeTextFile(`${c.s.home}/conf/license`, "edition = enterprize\n");
+  const sync = await c.syncQuery(readScript(store.name, AUDITS, FROM, TO));
+  const text = sync.bodies[0];
+  assert.equal(sync.status, 403, text);
+  const body = JSON.parse(text);
+  const codes = [body.code, ...(body.diagnostics ?? []).map((d: { code: string }) => d.code)];
+  assert.ok(codes.includes("LICENSE_REQUIRED"), text);
+  assert.match(body.message, /conf\/license/);
+  assert.match(body.message, /'enterprize'/);
+  assert.match(body.message, /edition = enterprise/);
+  assert.ok(!text.includes(c.s.home), "no host path in the answer");
+  assert.equal(store.emulator.requests.length, 0, "nothing was fetched");
+});

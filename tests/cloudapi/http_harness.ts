@@ -176,6 +176,7 @@ export async function cloudServer(
         deps: {
           home: s.home,
           settings: {
+            serverTimeZone: "UTC",
             loginHost: emulator.url,
             graphHost: emulator.url,
             manageHost: emulator.url,

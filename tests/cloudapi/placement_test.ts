@@ -24,6 +24,14 @@ const cases = [
     "directory_service/audits/2026/03/10/audits/2026031011.audits.json",
   ],
   [
+    { filePathIncludesApp: true, fileNameIncludesHour: true },
+    "directory_service/audits/2026/03/10/audits/2026031011.audits.audits.json",
+  ],
+  [
+    { filePathIncludesApp: true, filePathIncludesHour: true },
+    "directory_service/audits/2026/03/10/11/audits/20260310.audits.audits.json",
+  ],
+  [
     { fileNameIncludesApp: false, fileNameIncludesHour: true },
     "directory_service/audits/2026/03/10/2026031011.audits.json",
   ],

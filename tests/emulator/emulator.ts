@@ -22,7 +22,9 @@ export type FaultKind =
   | "slow"
   | "malformed"
   | "expired-skiptoken"
-  | "expired-content";
+  | "expired-content"
+  /** The Management API's answer for a tenant whose unified audit logging is off. */
+  | "tenant-not-found";
 
 export interface Fault {
   readonly kind: FaultKind;
@@ -146,6 +148,11 @@ export class CloudEmulator {
     return [...this.#tokens.keys()];
   }
 
+  /** The scopes of the access tokens issued so far, in order (one per token). */
+  issuedScopes(): string[] {
+    return [...this.#tokens.values()].map((t) => `${t.resource}/.default`);
+  }
+
   /** Faults injected but not used up yet. */
   pendingFaults(): number {
     return this.#faults.reduce((n, f) => n + f.left, 0);
@@ -252,15 +259,19 @@ export class CloudEmulator {
         "Retry-After": String(Math.max(1, Math.ceil((spec?.unitMs ?? 1000) / 10_000))),
       });
     }
-    if (api === "graph") {
-      if (!auth.resource.startsWith(this.url)) {
-        return json(401, {
-          error: { code: "InvalidAuthenticationToken", message: "wrong audience" },
-        });
-      }
-      return this.#graph(url, auth.tenant);
+    // A token is for one API resource: the origin it was asked for must be the one called
+    // (tests give Graph and the Management API different origins of this one server).
+    const origin = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+    if (auth.resource !== origin) {
+      return json(401, {
+        error: {
+          code: api === "graph" ? "InvalidAuthenticationToken" : "AF10001",
+          message: `wrong audience: the token is for ${auth.resource}, not ${origin}`,
+        },
+      });
     }
-    return this.#manage(req, url, auth.tenant);
+    if (api === "graph") return this.#graph(url, auth.tenant, origin);
+    return this.#manage(req, url, auth.tenant, origin);
   }
 
   /** Sliding-window throttling per tenant and API, on real time. */
@@ -334,6 +345,16 @@ export class CloudEmulator {
             message: "DirectoryPageTokenNotFoundException: the page token has expired",
           },
         });
+      case "tenant-not-found": {
+        const tenant = rec.path.split("/")[3] ?? "";
+        return json(400, {
+          error: {
+            code: `StartSubscription [TenantId=${tenant}] failed. Exception`,
+            message:
+              `Microsoft.Office.Compliance.Audit.DataServiceException: Tenant ${tenant} does not exist.\r\n   at Microsoft.Office.Compliance.Audit.API.AzureManager.GetSubscriptionTableClientForTenant(Guid tenantID)`,
+          },
+        });
+      }
       case "expired-content":
         return json(400, {
           error: {
@@ -413,7 +434,8 @@ export class CloudEmulator {
     });
   }
 
-  #graph(url: URL, tenant: string): Response {
+  /** `base`: the origin the client called, which the links of the answer use. */
+  #graph(url: URL, tenant: string, base: string): Response {
     const m = /^\/(v1\.0|beta)\/auditLogs\/(directoryAudits|signIns)$/.exec(url.pathname);
     if (!m) return json(404, { error: { code: "ResourceNotFound", message: url.pathname } });
     const [, version, kind] = m;
@@ -457,7 +479,7 @@ export class CloudEmulator {
     );
     const page = rows.slice(state.o, state.o + top).map((s) => s.record);
     const body: Record<string, unknown> = {
-      "@odata.context": `${this.url}/${version}/$metadata#auditLogs/${kind}`,
+      "@odata.context": `${base}/${version}/$metadata#auditLogs/${kind}`,
       value: page,
     };
     if (state.o + top < rows.length) {
@@ -466,12 +488,12 @@ export class CloudEmulator {
         "$skiptoken",
         btoa(JSON.stringify({ o: state.o + top, snap: state.snap })),
       );
-      body["@odata.nextLink"] = this.url + next.pathname + next.search;
+      body["@odata.nextLink"] = base + next.pathname + next.search;
     }
     return json(200, body);
   }
 
-  #manage(req: Request, url: URL, tenant: string): Response {
+  #manage(req: Request, url: URL, tenant: string, base: string): Response {
     const p = url.pathname;
     if (p.startsWith("/blobs/")) {
       const [, , t, contentId] = p.split("/");
@@ -589,7 +611,7 @@ export class CloudEmulator {
     const page = blobs.slice(offset, offset + size).map((b) => ({
       contentType: b.contentType,
       contentId: b.contentId,
-      contentUri: `${this.url}/blobs/${tenant}/${encodeURIComponent(b.contentId)}`,
+      contentUri: `${base}/blobs/${tenant}/${encodeURIComponent(b.contentId)}`,
       contentCreated: new Date(b.created).toISOString(),
       contentExpiration: new Date(b.created + 7 * DAY).toISOString(),
     }));
@@ -597,7 +619,7 @@ export class CloudEmulator {
     if (offset + size < blobs.length) {
       const next = new URL(url);
       next.searchParams.set("nextPage", String(offset + size));
-      headers["NextPageUri"] = this.url + next.pathname + next.search;
+      headers["NextPageUri"] = base + next.pathname + next.search;
     }
     return json(200, page, headers);
   }
