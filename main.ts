@@ -104,6 +104,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = await listening;
   const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
   const url = `http://${host}:${address.port}/`;
+  // The log is written in batches: what the start logged (settings warnings) comes first.
+  await log.flush();
   out(`Trawl listening on ${url}`);
   return {
     url,
@@ -127,6 +129,8 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
     // The queries' retention timers would keep the process alive for minutes after the
     // server has stopped.
     server.deps.supervisor?.stop();
+    // The log is written in batches: the last lines (the requests that ended the service).
+    await server.deps.log.flush();
   } finally {
     signals.forEach((s) => Deno.removeSignalListener(s, stop));
   }

@@ -147,13 +147,17 @@ export const queryMachine = setup({
     }),
   },
   actions: {
-    record: assign(({ context }, params: { to: QueryState }) => ({
+    // Each assign copies the context and the snapshot: what a state sets on entry is set by
+    // this one action (the abort controller in SCHEDULED, the run in RUNNING, the schema in
+    // SUCCEEDED), not by one assign each.
+    record: assign(({ context, event, self }, params: { to: QueryState }) => ({
       state: params.to,
       stateChanges: [...context.stateChanges, {
         millis: context.now(),
         from: context.state,
         to: params.to,
       }],
+      ...entered(params.to, event, self),
     })),
     stopEngine: ({ context }) => context.abort?.abort(STOPPED),
     // A query may run without a supervisor (tests, tools): then nobody is told.
@@ -165,24 +169,6 @@ export const queryMachine = setup({
     reportExpired: enqueueActions(({ context, self, enqueue }) => {
       const report: QueryReport = { type: "QUERY.EXPIRED", queryId: context.queryId };
       if (self._parent) enqueue.sendParent(report);
-    }),
-    // The engine reports progress and warnings to this query for as long as it runs.
-    makeAbort: assign(({ self }) => {
-      // Each event is a macrostep of this machine: send progress in steps of a percent, and
-      // leave 1 to ENGINE.DONE (a trivial query would otherwise pay for an event of its own).
-      let sent = 0;
-      const onProgress = (fraction: number) => {
-        if (fraction >= 1 || fraction - sent < PROGRESS_STEP) return;
-        sent = fraction;
-        self.send({ type: "ENGINE.PROGRESS", fraction });
-      };
-      return {
-        abort: new AbortController(),
-        report: {
-          onProgress,
-          onWarning: (warning: Warning) => self.send({ type: "ENGINE.WARNING", warning }),
-        },
-      };
     }),
     progress: assign({
       progress: ({ context, event }) =>
@@ -235,7 +221,7 @@ export const queryMachine = setup({
       },
     },
     SCHEDULED: {
-      entry: [{ type: "record", params: { to: "SCHEDULED" } }, "makeAbort"],
+      entry: { type: "record", params: { to: "SCHEDULED" } },
       invoke: {
         id: "startEngine",
         src: "startEngine",
@@ -244,7 +230,7 @@ export const queryMachine = setup({
           abort: context.abort!,
           report: context.report!,
         }),
-        onDone: { target: "RUNNING", actions: assign({ run: ({ event }) => event.output }) },
+        onDone: "RUNNING",
         onError: {
           target: "FAILED",
           actions: assign({ error: ({ event }) => failureOf(event.error) }),
@@ -277,10 +263,7 @@ export const queryMachine = setup({
       states: {
         working: {
           on: {
-            "ENGINE.DONE": {
-              target: "#query.SUCCEEDED",
-              actions: assign({ schema: ({ event }) => event.schema, progress: 1 }),
-            },
+            "ENGINE.DONE": "#query.SUCCEEDED",
             "ENGINE.FAILED": { target: "#query.FAILED", actions: "fail" },
             FAIL: { target: "#query.FAILED", actions: "fail" },
             CANCEL: { target: "stopping", actions: "stopEngine" },
@@ -332,6 +315,49 @@ export const queryMachine = setup({
     },
   },
 });
+
+/**
+ * What entering `state` sets besides the state change: in SCHEDULED the abort controller and
+ * the engine's report callbacks, in RUNNING the run (the started engine's output), in
+ * SUCCEEDED the schema (from ENGINE.DONE) and a progress of 1.
+ */
+function entered(
+  state: QueryState,
+  event: { readonly type: string },
+  self: { send(event: QueryEvent): void },
+): Partial<QueryContext> {
+  switch (state) {
+    case "SCHEDULED":
+      return { abort: new AbortController(), report: engineReport(self) };
+    case "RUNNING":
+      return "output" in event ? { run: event.output as QueryRun } : {};
+    case "SUCCEEDED":
+      return event.type === "ENGINE.DONE"
+        ? { schema: (event as Extract<QueryEvent, { type: "ENGINE.DONE" }>).schema, progress: 1 }
+        : { progress: 1 };
+    case "NEW":
+    case "QUEUED":
+    case "FAILED":
+    case "CANCELLED":
+      return {};
+  }
+}
+
+/** The engine reports progress and warnings to this query for as long as it runs. */
+function engineReport(self: { send(event: QueryEvent): void }): EngineReport {
+  // Each event is a macrostep of this machine: send progress in steps of a percent, and
+  // leave 1 to ENGINE.DONE (a trivial query would otherwise pay for an event of its own).
+  let sent = 0;
+  const onProgress = (fraction: number) => {
+    if (fraction >= 1 || fraction - sent < PROGRESS_STEP) return;
+    sent = fraction;
+    self.send({ type: "ENGINE.PROGRESS", fraction });
+  };
+  return {
+    onProgress,
+    onWarning: (warning: Warning) => self.send({ type: "ENGINE.WARNING", warning }),
+  };
+}
 
 /** The top-level state of a snapshot value (`{RUNNING: "working"}` is RUNNING). */
 export function topState(value: unknown): QueryState {

@@ -124,3 +124,24 @@ Deno.test("FREE drops a finished query at once but leaves an unfinished one alon
   s2.send({ type: "CANCEL", queryId: "q2" });
   await waitFor(running!, (s) => topState(s.value) === "CANCELLED");
 });
+
+Deno.test("a freed query's actor is stopped, and stopping the supervisor stops the queries it holds", async () => {
+  const { supervisor, submit } = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 2 });
+  const q1 = submit("q1")!;
+  const q2 = submit("q2")!;
+  await waitFor(q1, (s) => topState(s.value) === "SUCCEEDED");
+  await waitFor(q2, (s) => topState(s.value) === "SUCCEEDED");
+  supervisor.send({ type: "FREE", queryId: "q1" });
+  assert.equal(q1.getSnapshot().status, "stopped");
+  assert.equal(q2.getSnapshot().status, "active");
+  supervisor.stop();
+  assert.equal(q2.getSnapshot().status, "stopped");
+
+  const open = { count: 0 };
+  const held = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}), open });
+  const running = held.submit("q3")!;
+  await waitFor(running, (s) => topState(s.value) === "RUNNING");
+  held.supervisor.stop();
+  assert.equal(running.getSnapshot().status, "stopped");
+  assert.ok(running.getSnapshot().context.abort?.signal.aborted, "the engine was told to stop");
+});

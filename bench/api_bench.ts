@@ -1,6 +1,6 @@
 /**
  * HTTP API benchmarks, not part of CI: `deno run -A bench/api_bench.ts [--seconds 5]
- * [--rounds 3] [--connections 32] [--rows 2000000] [--parts 1,2,3] [--set key=value]`. Prints one table, each figure beside the
+ * [--rounds 3] [--connections 32] [--rows 2000000] [--parts 1,2,3,4] [--set key=value]`. Prints one table, each figure beside the
  * issue's target and the ratio, with the machine's load average before and after.
  *
  * Everything is measured from outside the server, against the same build in one run:
@@ -17,12 +17,20 @@
  *    peak memory, VmHWM of its process from /proc (under 300 MB). That server is started
  *    afresh for this part, so its peak is that of the big result alone.
  *
+ * 4. The same trivial synchronous query and GET whoami in process: `app.fetch` without a socket,
+ *    32 in flight, on the app main.ts serves; CPU microseconds per request (process.cpuUsage,
+ *    best and median of 9 runs), which a busy machine disturbs far less than requests/s.
+ *
  * The servers are real `main.ts serve` subprocesses on a temporary home, with their default
  * settings (request log on, to stderr, which is discarded) but `query.maxQueued` raised so that
  * the load is not refused with 429.
  */
 
 import { join } from "node:path";
+import process from "node:process";
+import { startServer as startInProcess } from "../main.ts";
+import { createApp } from "../routes/app.ts";
+import { batchedSink, createLogger } from "../engine/home/log.ts";
 
 const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -443,6 +451,70 @@ async function benchLarge(home: string, token: string, rows: Row[]): Promise<voi
   }
 }
 
+/** Part 4: CPU time per request of the app itself, without sockets (see the file's comment). */
+async function benchInProcess(dir: string, rows: Row[]): Promise<void> {
+  const lines: string[] = [];
+  const stop = new AbortController();
+  // The request log stays on, as in the servers above, written to /dev/null in its batches.
+  const devNull = await Deno.open("/dev/null", { write: true });
+  const server = await startInProcess({
+    log: createLogger(batchedSink(devNull)),
+    home: join(dir, "inprocess"),
+    overrides: {
+      "wgui.port": "0",
+      "wgui.host": "127.0.0.1",
+      "query.maxQueued": "100000",
+    },
+    out: (line) => lines.push(line),
+    signal: stop.signal,
+  });
+  try {
+    const token = lines.find((l) => TOKEN_LINE.test(l))!;
+    const app = createApp(server.deps);
+    const auth = { Authorization: `Bearer ${token}` };
+    const kinds: [string, () => Request][] = [
+      ["sync VALUES", () =>
+        new Request("http://in.process/API/v1.0/?scriptPath=/user", {
+          method: "POST",
+          headers: { ...auth, "Content-Type": SCRIPT_TYPE },
+          body: TRIVIAL,
+        })],
+      ["GET whoami", () => new Request("http://in.process/API/v1.0/whoami", { headers: auth })],
+    ];
+    for (const [name, make] of kinds) {
+      const run = async (n: number) => {
+        let started = 0;
+        const worker = async () => {
+          while (started++ < n) {
+            const res = await app.fetch(make());
+            await res.arrayBuffer();
+            if (res.status !== 200) throw new Error(`${name}: ${res.status}`);
+          }
+        };
+        const cpu = process.cpuUsage();
+        await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+        const used = process.cpuUsage(cpu);
+        return (used.user + used.system) / n;
+      };
+      await run(3000);
+      const times: number[] = [];
+      for (let i = 0; i < 9; i++) times.push(await run(3000));
+      times.sort((a, b) => a - b);
+      rows.push({
+        measure: `4. in process, ${name}: CPU µs/request`,
+        value: `${times[0].toFixed(0)} best, ${times[4].toFixed(0)} median`,
+        target: "",
+      });
+    }
+  } finally {
+    stop.abort();
+    await server.finished;
+    server.deps.supervisor?.stop();
+    await server.deps.log.flush();
+    devNull.close();
+  }
+}
+
 function printTable(rows: readonly Row[]): void {
   const w = [
     Math.max(...rows.map((r) => r.measure.length)),
@@ -477,6 +549,7 @@ async function main(): Promise<void> {
       await server.stop();
     }
     if (part(3)) await benchLarge(home, token, rows);
+    if (part(4)) await benchInProcess(dir, rows);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -28,3 +28,18 @@ export function sameHash(a: string, b: string): boolean {
   const right = Buffer.from(b, "hex");
   return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
 }
+
+/** The SHA-256 of a token as bytes: what authentication compares, without hex in between. */
+export function hashTokenBytes(token: string): Uint8Array {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** A stored hex hash as bytes (made once per load of the users file, not per request). */
+export function hashBytes(hex: string): Uint8Array {
+  return Buffer.from(hex, "hex");
+}
+
+/** Compares two hashes as bytes in time independent of where they differ. */
+export function sameHashBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
+}

@@ -12,7 +12,14 @@ import { z } from "zod";
 import { fileVersion, fileVersionSync } from "./file_version.ts";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
 import { writeFileAtomic } from "./atomic_write.ts";
-import { hashToken, newToken, sameHash, TOKEN_PATTERN } from "./tokens.ts";
+import {
+  hashBytes,
+  hashToken,
+  hashTokenBytes,
+  newToken,
+  sameHashBytes,
+  TOKEN_PATTERN,
+} from "./tokens.ts";
 import { isTimeZone } from "./time_zone.ts";
 import { isValidName, NAME_PATTERN, type User } from "./users.ts";
 
@@ -55,6 +62,8 @@ function checkName(kind: string, name: string): void {
 
 export class UserStore {
   #users: readonly StoredUser[] = [];
+  /** The users' token hashes as bytes, index for index; decoded when the users are set. */
+  #hashes: readonly Uint8Array[] = [];
   /** Identity of the file content last loaded; null before the first load. */
   #version: string | null = null;
   #loading: Promise<void> | null = null;
@@ -133,10 +142,12 @@ export class UserStore {
   async authenticate(token: string): Promise<User | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined;
     await this.#refresh();
-    const hash = hashToken(token);
+    const hash = hashTokenBytes(token);
     let found: StoredUser | undefined;
     // Compare with every user, so the time taken does not tell which one matched.
-    for (const user of this.#users) if (sameHash(hash, user.tokenHash)) found = user;
+    const users = this.#users;
+    const hashes = this.#hashes;
+    for (let i = 0; i < users.length; i++) if (sameHashBytes(hash, hashes[i])) found = users[i];
     return found && publicUser(found);
   }
 
@@ -146,7 +157,7 @@ export class UserStore {
     const version = fileVersionSync(this.file);
     if (version === this.#version) return;
     this.#loading = this.#readFile().then((users) => {
-      this.#users = users;
+      this.#setUsers(users);
       this.#version = version;
     }).finally(() => {
       this.#loading = null;
@@ -158,6 +169,11 @@ export class UserStore {
   async #read(): Promise<readonly StoredUser[]> {
     await this.#refresh();
     return this.#users;
+  }
+
+  #setUsers(users: readonly StoredUser[]): void {
+    this.#users = users;
+    this.#hashes = users.map((u) => hashBytes(u.tokenHash));
   }
 
   async #readFile(): Promise<StoredUser[]> {
@@ -181,7 +197,7 @@ export class UserStore {
 
   async #write(users: readonly StoredUser[]): Promise<void> {
     await writeFileAtomic(this.file, JSON.stringify({ users }, null, 2) + "\n", { mode: 0o600 });
-    this.#users = users;
+    this.#setUsers(users);
     this.#version = null; // the next read stats the new file and records its identity
   }
 }
