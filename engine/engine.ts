@@ -110,6 +110,14 @@ export function execute(plan: Plan, options: ExecuteOptions): QueryRun {
   return runPlan(plan as CompiledPlan, options);
 }
 
+/**
+ * The result schema known before any data is read: exact for tables, views and typed sources;
+ * fields whose type only the data tells (READ_JSON) are ANY.
+ */
+export function plannedSchema(plan: Plan): Schema {
+  return (plan as CompiledPlan).root.schema;
+}
+
 /** The plan as indented text, one operator a line with its output schema (for `explain`). */
 export function explain(plan: Plan): string {
   return printPlan((plan as CompiledPlan).root);

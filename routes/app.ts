@@ -47,8 +47,8 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
     api.route("/", queryRoutes(queryDeps));
     api.route("/", syncRoutes(queryDeps));
+    api.route("/", tableRoutes(queryDeps));
   }
-  api.route("/", tableRoutes(deps));
   // Mount further resources here.
   return api;
 }

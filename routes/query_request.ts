@@ -1,20 +1,20 @@
 /**
  * What POST /queries and the synchronous POST / share: reading the script (body or stored
- * path) within the size limit, checking rights on the working directory, compiling at once
- * (400 with every diagnostic, no query started), and submitting to the supervisor (429 when the
- * queue is full).
+ * path) within the size limit, checking rights on the working directory, and handing the query
+ * to the actors (actors/submission.ts), which compile it at once (400 with every diagnostic, no
+ * query started) and submit it to the supervisor (429 when the queue is full).
  */
 
 import { dirname } from "node:path";
 import type { Context } from "hono";
-import { compile, type QueryContext, type ScriptSource } from "../engine/engine.ts";
+import type { QueryContext, ScriptSource } from "../engine/engine.ts";
 import type { ResourceTree } from "../engine/home/resource_tree.ts";
 import type { User } from "../engine/home/users.ts";
 import type { Settings } from "../engine/home/settings.ts";
 import type { DatastoreRegistry } from "../connectors/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { QueryRef } from "../actors/supervisor.ts";
-import { ResultStore } from "../actors/result_store.ts";
+import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -104,7 +104,22 @@ export async function submitQuery(
     source = { path: resolved.canonical };
     workDir = dirname(resolved.canonical);
   }
-  const context: QueryContext = {
+  return await submitSource(c, deps, {
+    source,
+    context: queryContext(deps, user, workDir, args),
+    choice,
+    alwaysFix: options.alwaysFix,
+  });
+}
+
+/** The context a query of `user` runs in. */
+export function queryContext(
+  deps: QueryDeps,
+  user: User,
+  workDir: string,
+  args: Readonly<Record<string, string>>,
+): QueryContext {
+  return {
     user,
     workDir,
     timeZone: user.timeZone ?? deps.settings["server.timeZone"],
@@ -113,12 +128,26 @@ export async function submitQuery(
     tree: deps.tree,
     memoryLimit: deps.settings["query.memoryLimit"],
   };
-  const compiled = await compile(source, context);
-  if (!compiled.ok) throw diagnosticsError(compiled.diagnostics);
+}
 
+/**
+ * Hands a query to the actors (compiled at once, then submitted): the 400 of its diagnostics
+ * or the 429 of a full queue are thrown as ApiErrors.
+ */
+export async function submitSource(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+  request: {
+    readonly source: ScriptSource;
+    readonly context: QueryContext;
+    readonly choice: { readonly format: ResultFormat; readonly explicit: boolean };
+    readonly alwaysFix: boolean;
+  },
+): Promise<PreparedQuery> {
+  const user = c.get("user");
   const queryId = newQueryId();
-  const format = choice.format;
-  const fixed: FixedFormat | undefined = choice.explicit || options.alwaysFix
+  const format = request.choice.format;
+  const fixed: FixedFormat | undefined = request.choice.explicit || request.alwaysFix
     ? { format }
     : undefined;
   const defaultZone = user.timeZone ?? "UTC";
@@ -128,32 +157,33 @@ export async function submitQuery(
       return rowWriter(format, columns, defaultZone);
     }
     : undefined;
-  deps.supervisor.send({
-    type: "SUBMIT",
-    input: {
-      queryId,
-      owner: user,
-      plan: compiled.plan,
-      store: new ResultStore(queryId, {
-        memoryBytes: deps.settings["query.resultMemoryBytes"],
-        spillDir: deps.resultsDir,
-      }),
-      encoder,
-      fixedFormat: fixed,
-      serverTimeZone: deps.settings["server.timeZone"],
-    },
+  const submitted = await compileAndSubmit(submissionDeps(deps), {
+    queryId,
+    source: request.source,
+    context: request.context,
+    encoder,
+    fixedFormat: fixed,
   });
-  const ref = deps.supervisor.getSnapshot().context.queries.get(queryId)?.ref;
-  if (!ref) {
-    const { maxQueued } = deps.supervisor.getSnapshot().context;
+  if (!submitted.ok) {
+    if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
     throw new ApiError(
       429,
       "TOO_MANY_QUERIES",
-      `the query queue is full (query.maxQueued = ${maxQueued}); retry later`,
+      `the query queue is full (query.maxQueued = ${submitted.maxQueued}); retry later`,
       { headers: { "Retry-After": "1" } },
     );
   }
-  return { queryId, ref, format, fixed };
+  return { queryId, ref: submitted.ref, format, fixed };
+}
+
+/** What the actors' front desk needs from the app's dependencies. */
+export function submissionDeps(deps: QueryDeps): SubmissionDeps {
+  return {
+    supervisor: deps.supervisor,
+    resultMemoryBytes: deps.settings["query.resultMemoryBytes"],
+    resultsDir: deps.resultsDir,
+    serverTimeZone: deps.settings["server.timeZone"],
+  };
 }
 
 /** The script in the body, or null when the body is empty (a stored script is meant). */

@@ -6,9 +6,10 @@
  * once its body has been sent; a client that goes away cancels it.
  */
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { waitFor } from "xstate";
 import { isFinished, topState } from "../actors/query_machine.ts";
+import type { QueryRef } from "../actors/supervisor.ts";
 import { badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
@@ -22,22 +23,35 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
     const range = parseRange(c.req.header("Range"));
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
     const { queryId, ref } = await submitQuery(c, deps, { alwaysFix: true });
-    const free = () => deps.supervisor.send({ type: "FREE", queryId });
-    const gone = () => deps.supervisor.send({ type: "CANCEL", queryId });
-    const signal = c.req.raw.signal;
-    signal.addEventListener("abort", gone, { once: true });
-    try {
-      await waitFor(ref, (s) => isFinished(topState(s.value)), { timeout: Infinity });
-    } finally {
-      signal.removeEventListener("abort", gone);
-    }
-    try {
-      requireSucceeded(ref);
-      return resultResponse(c, ref, free);
-    } catch (e) {
-      free();
-      throw e;
-    }
+    return await answerWhenFinished(c, deps, queryId, ref);
   });
   return app;
+}
+
+/**
+ * Waits for a submitted query and answers with its result (200/206) or its error; the query is
+ * freed once its body has been sent, and cancelled if the client goes away first.
+ */
+export async function answerWhenFinished(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+  queryId: string,
+  ref: QueryRef,
+): Promise<Response> {
+  const free = () => deps.supervisor.send({ type: "FREE", queryId });
+  const gone = () => deps.supervisor.send({ type: "CANCEL", queryId });
+  const signal = c.req.raw.signal;
+  signal.addEventListener("abort", gone, { once: true });
+  try {
+    await waitFor(ref, (s) => isFinished(topState(s.value)), { timeout: Infinity });
+  } finally {
+    signal.removeEventListener("abort", gone);
+  }
+  try {
+    requireSucceeded(ref);
+    return resultResponse(c, ref, free);
+  } catch (e) {
+    free();
+    throw e;
+  }
 }

@@ -1,79 +1,62 @@
 /**
  * Stored tables: `GET /tables/<path>` (the rows, in any result format, Range by items) and
  * `GET /tables/<path>/schema` (always JSON). The path is a tree path without the leading `/`
- * (`user/hourly.sxt`); it needs the read right, and a table the caller may not read answers
- * 404 like one that does not exist.
+ * (`user/hourly.sxt`). As the specification says, reading a table is the same as running the
+ * script command that reads it: the route submits `@[/path]` to the actors like a synchronous
+ * query (rights, limits, formats and paging included); the schema is planned, not run. A table
+ * the caller may not see answers 404 like one that does not exist.
  */
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { readTable, readTableSchema } from "../engine/table/table_reader.ts";
-import { PathError, type ResourceTree } from "../engine/home/resource_tree.ts";
+import { describeQuery } from "../actors/submission.ts";
+import type { Diagnostic } from "../engine/diagnostics.ts";
+import type { ResourceTree } from "../engine/home/resource_tree.ts";
 import { schemaToJson } from "../engine/types.ts";
-import { ApiError, badRequest, notFound } from "./errors.ts";
+import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 import { negotiateFormat } from "./formats.ts";
-import { contentRange, parseRange, resolveRange } from "./range.ts";
-import {
-  contentTypeOf,
-  framingOf,
-  headerOf,
-  resultBody,
-  rowWriter,
-  sliceBatches,
-} from "./result_body.ts";
+import { parseRange } from "./range.ts";
+import { queryContext, type QueryDeps, submitSource } from "./query_request.ts";
+import { answerWhenFinished } from "./sync.ts";
 
 const PREFIX = "/tables/";
 
-export function tableRoutes(deps: { readonly tree: ResourceTree }): Hono<AppEnv> {
+export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/tables/*", async (c) => {
     const raw = decodedTail(c);
-    if (raw.endsWith(".sxt/schema")) {
-      const realPath = await findTable(c, deps.tree, raw.slice(0, -"/schema".length));
-      return sendJson(c, schemaToJson(await readTableSchema(realPath)));
+    const schemaOnly = raw.endsWith(".sxt/schema");
+    const path = schemaOnly ? raw.slice(0, -"/schema".length) : raw;
+    const canonical = tablePath(c, deps.tree, path);
+    const context = queryContext(deps, c.get("user"), "/", {});
+    const source = { text: `@[${canonical}]` };
+    if (schemaOnly) {
+      const described = await describeQuery(source, context);
+      if (!described.ok) throw tableError(path, described.diagnostics);
+      return sendJson(c, schemaToJson(described.schema));
     }
-    const realPath = await findTable(c, deps.tree, raw);
-    const choice = negotiateFormat(new URL(c.req.url).searchParams, c.req.header("Accept"));
+    const params = new URL(c.req.url).searchParams;
+    const choice = negotiateFormat(params, c.req.header("Accept"));
     if (!choice.ok) throw new ApiError(choice.status, choice.code, choice.message);
-    for (const name of new URL(c.req.url).searchParams.keys()) {
+    for (const name of params.keys()) {
       if (name !== "acceptContentType" && !name.startsWith("opt.")) {
         throw badRequest("BAD_PARAMETER", `unknown query parameter '${name}'`);
       }
     }
-    const parsed = parseRange(c.req.header("Range"));
-    if (!parsed.ok) throw badRequest("BAD_PARAMETER", parsed.message);
-    const format = choice.format;
-    const columns = (await readTableSchema(realPath)).map((f) => f.name);
-    const headers: Record<string, string> = {
-      "Content-Type": contentTypeOf(format.mediaType),
-      "Accept-Ranges": "items",
-    };
-    const abort = new AbortController();
-    let rows = readTable(realPath, abort.signal);
-    let status: 200 | 206 = 200;
-    if (parsed.range) {
-      // The total is needed for Content-Range: one counting pass over the table.
-      let total = 0;
-      for await (const batch of readTable(realPath, abort.signal)) total += batch.length;
-      const resolved = resolveRange(parsed.range, total);
-      if (!resolved.ok) {
-        throw new ApiError(416, "RANGE_NOT_SATISFIABLE", resolved.message, {
-          headers: { "Content-Range": `items */${total}` },
-        });
-      }
-      rows = sliceBatches(rows, resolved.first, resolved.last);
-      status = 206;
-      headers["Content-Range"] = contentRange(resolved.first, resolved.last, total);
+    // A malformed Range is refused before anything runs.
+    const range = parseRange(c.req.header("Range"));
+    if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
+    let submitted;
+    try {
+      submitted = await submitSource(c, deps, { source, context, choice, alwaysFix: true });
+    } catch (e) {
+      const diagnostics = (e as ApiError).extra?.diagnostics as Diagnostic[] | undefined;
+      if (e instanceof ApiError && diagnostics) throw tableError(path, diagnostics);
+      throw e;
     }
-    const body = resultBody(rows, {
-      framing: framingOf(format.mediaType),
-      header: headerOf(format, columns),
-      write: rowWriter(format, columns, c.get("user").timeZone ?? "UTC"),
-      onClose: () => abort.abort(),
-    });
-    return new Response(body, { status, headers });
+    return await answerWhenFinished(c, deps, submitted.queryId, submitted.ref);
   });
   return app;
 }
@@ -88,24 +71,19 @@ function decodedTail(c: Context<AppEnv>): string {
   }
 }
 
-/** The host path of a table the caller may read, or 404. */
-async function findTable(c: Context<AppEnv>, tree: ResourceTree, path: string): Promise<string> {
-  const user = c.get("user");
+/** The canonical path of the table a request names (resolution refuses hostile paths). */
+function tablePath(c: Context<AppEnv>, tree: ResourceTree, path: string): string {
   if (!path.endsWith(".sxt")) throw notFound(`no such table: /${path} (tables end in .sxt)`);
-  const resolved = tree.resolve(user, "/" + path);
-  if (!tree.may(user, "read", resolved.canonical)) {
-    throw notFound(`no such table: /${path}`);
-  }
-  try {
-    const real = await tree.realPath(resolved, "read");
-    if (!(await Deno.stat(real)).isFile) throw notFound(`no such table: /${path}`);
-    return real;
-  } catch (e) {
-    // A link the caller may not follow answers like a missing table: nothing about what
-    // exists elsewhere leaks out.
-    if (e instanceof Deno.errors.NotFound || e instanceof PathError) {
-      throw notFound(`no such table: /${path}`);
-    }
-    throw e;
-  }
+  const { canonical } = tree.resolve(c.get("user"), "/" + path);
+  // `]` would end the `@[...]` of the query that reads the table.
+  if (canonical.includes("]")) throw notFound(`no such table: /${path}`);
+  return canonical;
+}
+
+/** A table that cannot be read: 404 when it is not there for the caller, else the diagnostics. */
+function tableError(path: string, diagnostics: readonly Diagnostic[]): ApiError {
+  const [first] = diagnostics;
+  if (first?.code === "NOT_FOUND") return notFound(`no such table: /${path}`);
+  if (first?.code === "FORBIDDEN") return forbidden(`you may not read the table /${path}`);
+  return diagnosticsError(diagnostics);
 }

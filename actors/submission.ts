@@ -1,0 +1,80 @@
+/**
+ * The actors' front desk. A route hands over what a request asks for and gets back a query
+ * actor, or the reasons there is none: the script is compiled here, at once, so that a script
+ * with mistakes is refused before any query exists (no id, no state), and a compiled one is
+ * submitted to the supervisor with a result store of its own. Routes never call the engine.
+ */
+
+import { compile, plannedSchema, type QueryContext, type ScriptSource } from "../engine/engine.ts";
+import type { Diagnostic } from "../engine/diagnostics.ts";
+import type { Schema } from "../engine/types.ts";
+import type { FragmentEncoderFactory } from "./engine_work.ts";
+import { ResultStore } from "./result_store.ts";
+import type { QueryRef, SupervisorRef } from "./supervisor.ts";
+
+export interface SubmissionDeps {
+  readonly supervisor: SupervisorRef;
+  /** `query.resultMemoryBytes`: past that, results spill to `resultsDir`. */
+  readonly resultMemoryBytes: number;
+  /** `<home>/engine_data/results` */
+  readonly resultsDir: string;
+  /** `server.timeZone`, for the local times of warnings. */
+  readonly serverTimeZone: string;
+}
+
+export interface Submission {
+  readonly queryId: string;
+  readonly source: ScriptSource;
+  readonly context: QueryContext;
+  /** Serialises rows while the query runs, when the format was fixed at submission. */
+  readonly encoder?: FragmentEncoderFactory;
+  /** Whatever the route needs back about a fixed format; kept with the query. */
+  readonly fixedFormat?: unknown;
+}
+
+export type SubmissionResult =
+  | { readonly ok: true; readonly ref: QueryRef }
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly ok: false; readonly queueFull: true; readonly maxQueued: number };
+
+/** Compiles the query and, when it has no mistakes, submits it to the supervisor. */
+export async function compileAndSubmit(
+  deps: SubmissionDeps,
+  submission: Submission,
+): Promise<SubmissionResult> {
+  const compiled = await compile(submission.source, submission.context);
+  if (!compiled.ok) return { ok: false, diagnostics: compiled.diagnostics };
+  const { queryId } = submission;
+  deps.supervisor.send({
+    type: "SUBMIT",
+    input: {
+      queryId,
+      owner: submission.context.user,
+      plan: compiled.plan,
+      store: new ResultStore(queryId, {
+        memoryBytes: deps.resultMemoryBytes,
+        spillDir: deps.resultsDir,
+      }),
+      encoder: submission.encoder,
+      fixedFormat: submission.fixedFormat,
+      serverTimeZone: deps.serverTimeZone,
+    },
+  });
+  const snapshot = deps.supervisor.getSnapshot();
+  const ref = snapshot.context.queries.get(queryId)?.ref;
+  if (!ref) return { ok: false, queueFull: true, maxQueued: snapshot.context.maxQueued };
+  return { ok: true, ref };
+}
+
+/**
+ * The schema a query's result will have, known without running it (for the schema of a stored
+ * table: `@[path]` is planned, nothing is read but the table's header).
+ */
+export async function describeQuery(
+  source: ScriptSource,
+  context: QueryContext,
+): Promise<{ ok: true; schema: Schema } | { ok: false; diagnostics: readonly Diagnostic[] }> {
+  const compiled = await compile(source, context);
+  if (!compiled.ok) return { ok: false, diagnostics: compiled.diagnostics };
+  return { ok: true, schema: plannedSchema(compiled.plan) };
+}
