@@ -99,6 +99,7 @@ async function startServer(home: string): Promise<Server> {
   const child = new Deno.Command(DENO, {
     args: [
       "run",
+      "--unstable-no-legacy-abort",
       "--allow-all",
       ...V8_FLAGS,
       MAIN,

@@ -20,7 +20,7 @@ export interface CliResult {
 /** Runs `main.ts <args>` to completion. */
 export async function runCli(args: readonly string[]): Promise<CliResult> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
+    args: ["run", "--unstable-no-legacy-abort", "--allow-all", MAIN, ...args],
     cwd: REPO_ROOT,
     stdin: "null",
     env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
@@ -66,7 +66,18 @@ export async function startServerProcess(
   args: readonly string[] = [],
 ): Promise<ServerProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, "serve", "--home", home, "--set", "wgui.port=0", ...args],
+    args: [
+      "run",
+      "--unstable-no-legacy-abort",
+      "--allow-all",
+      MAIN,
+      "serve",
+      "--home",
+      home,
+      "--set",
+      "wgui.port=0",
+      ...args,
+    ],
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",
