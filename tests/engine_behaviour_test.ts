@@ -97,6 +97,34 @@ Deno.test("unmatched records and unreadable files are warnings, not failures", a
   }
 });
 
+Deno.test("group and join state past the memory budget fail with MEMORY_LIMIT too", async () => {
+  await using home = await engineHome();
+  const ids = Array.from({ length: 20_000 }, (_, i) => `${i}\n`).join("");
+  await home.write("/shared/ids.log", ids);
+  const ID = "'''INT:n EOL'''";
+  const scripts = [
+    // Every line is its own group: the group table grows with the input.
+    `PARSE(pattern: ${ID}, src: '/shared/ids.log') | select(n, count(*) as c) | group(n)`,
+    // The right side of a join is held in memory.
+    `@r = PARSE(pattern: ${ID}, src: '/shared/ids.log');
+     PARSE(pattern: ${ID}, src: '/shared/ids.log') | join(@r on left.n = right.n)`,
+  ];
+  for (const text of scripts) {
+    const compiled = await compile({ text }, home.context({ memoryLimit: 64 * 1024 }));
+    assert.ok(compiled.ok, text);
+    const run = execute(compiled.plan, { signal: new AbortController().signal });
+    await assert.rejects(
+      async () => {
+        for await (const _ of run.batches) { /* drain */ }
+      },
+      (e: unknown) =>
+        e instanceof QueryError && e.diagnostic.code === "MEMORY_LIMIT" &&
+        /query\.memoryLimit/.test(e.message),
+      text,
+    );
+  }
+});
+
 Deno.test("a sort past the memory budget fails with MEMORY_LIMIT naming the setting", async () => {
   await using home = await bigLogHome(20_000);
   const compiled = await compile(

@@ -156,6 +156,31 @@ Deno.test("DELETE of a RUNNING query cancels it within 500 ms and closes the eng
   );
 });
 
+Deno.test("a query that emits nothing until its end still answers polls and a DELETE at once", async () => {
+  await using s = await startTestServer();
+  await writeBigLog(s, 2_000_000);
+  // An aggregate over the whole log: no batch comes out before the end, so only the engine's
+  // own turns to the event loop let the server answer meanwhile.
+  const id = await startQuery(
+    s,
+    "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log') " +
+      "| filter(contains(replace(replace(replace(replace(x, 'o', 'oo'), 'e', 'ee'), 'h', 'hh'), " +
+      "'t', 'tt'), 'zzz')) | select(count(*) as c)",
+  );
+  await pollUntil(s, id, (st) => st.state === "RUNNING" || st.state === "SUCCEEDED");
+  const polled = Date.now();
+  const running = await status(s, id);
+  assert.ok(Date.now() - polled < 300, `a status poll took ${Date.now() - polled} ms`);
+  assert.equal(running.state, "RUNNING", "the query must still run when it is cancelled");
+  const deleted = Date.now();
+  const res = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  await pollUntil(s, id, (x) => x.state === "CANCELLED", 2000);
+  const took = Date.now() - deleted;
+  assert.ok(took < 500, `CANCELLED ${took} ms after the DELETE`);
+});
+
 Deno.test("a queued query is cancelled at once, the queue is bounded, maxRunning is honoured", async () => {
   await using s = await startTestServer({ "query.maxRunning": "1", "query.maxQueued": "1" });
   await writeBigLog(s);
