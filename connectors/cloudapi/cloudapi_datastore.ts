@@ -394,6 +394,10 @@ class CloudApiStore implements Datastore {
           clientId: def.clientId,
           secret: def.secret,
           hosts: this.#hosts,
+          userAgent: def.userAgent,
+          timeoutMs: def.connectTimeoutMs === 0 || def.readTimeoutMs === 0
+            ? 0
+            : def.connectTimeoutMs + def.readTimeoutMs,
         }, api),
       context: () => ctx,
     });

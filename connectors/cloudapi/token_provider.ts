@@ -5,7 +5,12 @@
  * reason, never the secret.
  */
 
-import { ConfidentialClientApplication } from "@azure/msal-node";
+import {
+  ConfidentialClientApplication,
+  type INetworkModule,
+  type NetworkRequestOptions,
+  type NetworkResponse,
+} from "@azure/msal-node";
 import { createHash } from "node:crypto";
 import type { CloudHosts } from "./hosts.ts";
 
@@ -15,6 +20,10 @@ export interface TokenRequest {
   readonly clientId: string;
   readonly secret: string;
   readonly hosts: CloudHosts;
+  /** The store's `userAgent`, sent on token requests too. */
+  readonly userAgent?: string;
+  /** The whole time a token request may take, ms (connect + read timeouts; 0 = none). */
+  readonly timeoutMs?: number;
 }
 
 /** A token that could not be got; the message is safe to show. */
@@ -66,7 +75,14 @@ export class TokenProvider {
 
   #app(req: TokenRequest): ConfidentialClientApplication {
     const digest = createHash("sha256").update(req.secret).digest("hex").slice(0, 16);
-    const key = [req.tenantId, req.clientId, digest, req.hosts.login].join("|");
+    const key = [
+      req.tenantId,
+      req.clientId,
+      digest,
+      req.hosts.login,
+      req.userAgent ?? "",
+      req.timeoutMs ?? 0,
+    ].join("|");
     let app = this.#apps.get(key);
     if (app) return app;
     const login = new URL(req.hosts.login);
@@ -81,10 +97,49 @@ export class TokenProvider {
         knownAuthorities: local ? [login.host] : [],
         authorityMetadata: local ? JSON.stringify(metadata(req.hosts.login, req.tenantId)) : "",
       },
+      system: { networkClient: fetchNetworkClient(req.userAgent, req.timeoutMs ?? 0) },
     });
     this.#apps.set(key, app);
     return app;
   }
+}
+
+/**
+ * msal's requests through fetch, so that token requests carry the store's user agent and its
+ * timeouts like every other request of the store (msal's own client sends neither).
+ */
+export function fetchNetworkClient(
+  userAgent: string | undefined,
+  timeoutMs: number,
+): INetworkModule {
+  async function send<T>(
+    url: string,
+    method: "GET" | "POST",
+    options?: NetworkRequestOptions,
+  ): Promise<NetworkResponse<T>> {
+    const headers = new Headers(options?.headers);
+    if (userAgent) headers.set("User-Agent", userAgent);
+    const res = await fetch(url, {
+      method,
+      headers,
+      body: method === "POST" ? options?.body : undefined,
+      signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
+    });
+    const text = await res.text();
+    let body: unknown = {};
+    try {
+      body = text === "" ? {} : JSON.parse(text);
+    } catch {
+      // msal reads an error body it cannot parse as an empty answer, and reports the status.
+    }
+    const out: Record<string, string> = {};
+    res.headers.forEach((value, name) => out[name] = value);
+    return { headers: out, body: body as T, status: res.status };
+  }
+  return {
+    sendGetRequestAsync: (url, options) => send(url, "GET", options),
+    sendPostRequestAsync: (url, options) => send(url, "POST", options),
+  };
 }
 
 function metadata(base: string, tenant: string): Record<string, unknown> {

@@ -36,3 +36,23 @@ Deno.test("one token is acquired per API resource, each with that API's scope", 
     await h.close();
   }
 });
+
+Deno.test("every request of a store carries its userAgent, token requests included", async () => {
+  const h = await harness();
+  try {
+    await h.writeDefinition("corp", baseStore({ userAgent: "TrawlTest/9.9 (audit)" }));
+    const from = NOW - 3 * HOUR;
+    const { warnings } = await h.list("cloudapi://corp/directory_service/audits/**", {
+      from,
+      to: from + HOUR,
+    });
+    assert.deepEqual(warnings, []);
+    const tokenRequests = h.emulator.requests.filter((r) => r.api === "token");
+    assert.ok(tokenRequests.length > 0, "a token was requested");
+    for (const r of h.emulator.requests.filter((r) => r.api !== "admin")) {
+      assert.equal(r.userAgent, "TrawlTest/9.9 (audit)", `${r.method} ${r.path}`);
+    }
+  } finally {
+    await h.close();
+  }
+});
