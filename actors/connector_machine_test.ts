@@ -67,3 +67,20 @@ Deno.test("a tighter limit applies to the tokens that follow", () => {
   assert.deepEqual(granted, [1, 2, 3, 4]);
   actor.stop();
 });
+
+Deno.test("a tracked token comes back a unit after its request completed, not after its grant", () => {
+  const { clock, actor, granted } = bucket(1, 1_000);
+  const grant = (id: number) => () => granted.push(id);
+  actor.send({ type: "ACQUIRE", id: 1, tracked: true, grant: grant(1) });
+  actor.send({ type: "ACQUIRE", id: 2, tracked: true, grant: grant(2) });
+  assert.deepEqual(granted, [1]);
+  // The first request is slow: its token stays out however long it takes.
+  clock.increment(5_000);
+  assert.deepEqual(granted, [1]);
+  actor.send({ type: "RELEASE", id: 1 });
+  clock.increment(1_000);
+  assert.deepEqual(granted, [1], "the provider may have counted it as late as its completion");
+  clock.increment(20); // the unit's 2% margin
+  assert.deepEqual(granted, [1, 2]);
+  actor.stop();
+});

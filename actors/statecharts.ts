@@ -5,12 +5,21 @@
  */
 
 import type { AnyStateMachine, AnyStateNode } from "xstate";
+import { connectorMachine } from "./connector_machine.ts";
 import { queryMachine } from "./query_machine.ts";
 import { supervisorMachine } from "./supervisor.ts";
 
 export const MACHINES: Readonly<Record<string, AnyStateMachine>> = {
   query: queryMachine,
   supervisor: supervisorMachine,
+  connector: connectorMachine,
+};
+
+/** The file each machine is defined in, for the pages' headers. */
+const SOURCES: Readonly<Record<string, string>> = {
+  query: "actors/query_machine.ts",
+  supervisor: "actors/supervisor.ts",
+  connector: "actors/connector_machine.ts",
 };
 
 export const STATECHARTS_DIR = new URL("../docs/statecharts/", import.meta.url);
@@ -20,7 +29,7 @@ export function renderStatechart(name: string, machine: AnyStateMachine): string
   const lines = [
     `# The ${name} machine`,
     "",
-    `Generated from \`actors/${name === "query" ? "query_machine" : name}.ts\` by ` +
+    `Generated from \`${SOURCES[name] ?? `actors/${name}.ts`}\` by ` +
     "`deno task statecharts`; do not edit.",
     "",
     "```mermaid",

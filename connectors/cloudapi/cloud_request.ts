@@ -17,7 +17,8 @@ export interface RequestContext {
   readonly maxErrorRetries: number;
   readonly userAgent: string;
   /** Waits for a token of the connector's bucket. */
-  readonly acquire: (signal: AbortSignal) => Promise<void>;
+  /** Waits for the pacing to allow a request; the function returned says it completed. */
+  readonly acquire: (signal: AbortSignal) => Promise<() => void>;
   /** Tells the bucket the provider throttled us, and for how long to pause. */
   readonly throttled: (pauseMs: number) => void;
   readonly onWarning: (w: Warning) => void;
@@ -65,11 +66,17 @@ export async function cloudRequest(
   const backoff = ctx.backoffMs ?? 500;
   const what = `${req.method} ${redactUrl(req.url)}`;
   while (true) {
-    await ctx.acquire(ctx.signal);
+    const completed = await ctx.acquire(ctx.signal);
     if (ctx.stats) ctx.stats.requests++;
     let problem: string;
     try {
-      const res = await attempt(ctx, req);
+      let res: CloudResponse;
+      try {
+        res = await attempt(ctx, req);
+      } finally {
+        // The token counts from here: the provider saw the request before it completed.
+        completed();
+      }
       checkSkew(ctx, res.headers);
       const code = errorCode(res.body);
       if (res.status === 429 || code === "AF429") {

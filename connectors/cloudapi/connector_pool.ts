@@ -53,19 +53,38 @@ export class ConnectorPool {
     return ctx ? { limit: ctx.limit, unitMs: ctx.unitMs } : undefined;
   }
 
-  /** Waits for a token of the store's bucket (if it has a limit), then of the tenant's. */
-  async acquire(keys: BucketKeys, signal: AbortSignal): Promise<void> {
-    if (keys.storeLimit) {
-      await this.#take(this.#actor(storeKey(keys.store, keys.family), keys.storeLimit), signal);
+  /**
+   * Waits for a token of the store's bucket (if it has a limit), then of the tenant's. Call the
+   * returned function when the request has completed: the tokens come back a time unit later.
+   */
+  async acquire(keys: BucketKeys, signal: AbortSignal): Promise<() => void> {
+    const releases: (() => void)[] = [];
+    const releaseAll = () => releases.forEach((r) => r());
+    try {
+      if (keys.storeLimit) {
+        releases.push(
+          await this.#take(
+            this.#actor(storeKey(keys.store, keys.family), keys.storeLimit),
+            signal,
+          ),
+        );
+      }
+      releases.push(
+        await this.#take(
+          this.#actor(tenantKey(keys.tenant, keys.family), keys.providerLimit),
+          signal,
+        ),
+      );
+    } catch (e) {
+      releaseAll();
+      throw e;
     }
-    await this.#take(
-      this.#actor(tenantKey(keys.tenant, keys.family), keys.providerLimit),
-      signal,
-    );
+    return releaseAll;
   }
 
-  #take(actor: Actor<typeof connectorMachine>, signal: AbortSignal): Promise<void> {
+  #take(actor: Actor<typeof connectorMachine>, signal: AbortSignal): Promise<() => void> {
     const id = ++this.#nextId;
+    const release = () => actor.send({ type: "RELEASE", id });
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
       const onAbort = () => {
@@ -76,9 +95,10 @@ export class ConnectorPool {
       actor.send({
         type: "ACQUIRE",
         id,
+        tracked: true,
         grant: () => {
           signal.removeEventListener("abort", onAbort);
-          resolve();
+          resolve(release);
         },
       });
     });
