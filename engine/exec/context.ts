@@ -87,6 +87,37 @@ export class ProgressMeter {
 }
 
 /**
+ * Where a source collects the rows it finds. `push` applies a filter pushed into the scan;
+ * `take` hands out a batch when one is due: full, or behind a pushed filter a row at a time, so
+ * that a selective filter streams its few rows as they are found (as the filter operator did).
+ */
+export class RowSink {
+  rows: Row[] = [];
+  readonly batchRows: number;
+  /** Adds a row, when the pushed filter (if any) keeps it. */
+  readonly push: (row: Row) => void;
+
+  constructor(keep?: (row: Row) => boolean) {
+    this.batchRows = keep === undefined ? BATCH_ROWS : 1;
+    this.push = keep === undefined
+      ? (row) => {
+        this.rows.push(row);
+      }
+      : (row) => {
+        if (keep(row)) this.rows.push(row);
+      };
+  }
+
+  /** The rows collected so far when a batch is due (or, with `all`, whatever is left). */
+  take(all = false): Row[] | null {
+    if (this.rows.length === 0 || (!all && this.rows.length < this.batchRows)) return null;
+    const batch = this.rows;
+    this.rows = [];
+    return batch;
+  }
+}
+
+/**
  * Lists a source's files before it reads the first, and expects all their bytes at once: the
  * share of the input consumed must count every file from the start, not one file at a time.
  */

@@ -14,9 +14,8 @@
 
 import type { FileEntry } from "../../connectors/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
-import type { Row } from "../values.ts";
 import type { PushedFilter } from "../plan.ts";
-import { BATCH_ROWS, type BatchStream, type ExecContext, expectFiles } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 
 const NL = 0x0a;
@@ -39,17 +38,8 @@ export async function* parseSource(
   const keep = filter?.keep;
   const scanner = pattern.makeByteScanner(names, filter);
   const multiLine = pattern.multiLine;
-  let rows: Row[] = [];
-  const push = keep === undefined
-    ? (row: Row) => {
-      rows.push(row);
-    }
-    : (row: Row) => {
-      if (keep(row)) rows.push(row);
-    };
-  // Behind a pushed filter the rows found are handed out after each piece, as the filter
-  // operator did, so that a selective filter streams its few rows as they are found.
-  const batchRows = keep === undefined ? BATCH_ROWS : 1;
+  const sink = new RowSink(keep);
+  const push = sink.push;
   let skipped = 0;
   let firstSkipped = "";
   for (const file of await expectFiles(files, ctx.progress)) {
@@ -75,7 +65,7 @@ export async function* parseSource(
             const row = scanner.scan(bytes, i);
             if (row !== undefined) {
               // null: a record the pushed filter dropped.
-              if (row !== null) rows.push(row);
+              if (row !== null) sink.rows.push(row);
               i = scanner.next;
               continue;
             }
@@ -87,10 +77,8 @@ export async function* parseSource(
           if (row !== null) push(row);
           else if (skipped++ === 0) firstSkipped = file.uri;
         }
-        if (rows.length >= batchRows) {
-          yield rows;
-          rows = [];
-        }
+        const batch = sink.take();
+        if (batch) yield batch;
       }
       continue;
     }
@@ -108,10 +96,8 @@ export async function* parseSource(
       held = counts.next < end ? text.slice(counts.next, end) : "";
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
-      if (rows.length >= batchRows) {
-        yield rows;
-        rows = [];
-      }
+      const batch = sink.take();
+      if (batch) yield batch;
     }
     if (held.length > 0) {
       const counts = extractor.extractAll(held, 0, held.length, push);
@@ -119,7 +105,8 @@ export async function* parseSource(
       skipped += counts.skipped;
     }
   }
-  if (rows.length > 0) yield rows;
+  const last = sink.take(true);
+  if (last) yield last;
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",

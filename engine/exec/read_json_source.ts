@@ -13,7 +13,7 @@
 
 import type { FileEntry } from "../../connectors/datastore.ts";
 import type { Row } from "../values.ts";
-import { BATCH_ROWS, type BatchStream, type ExecContext, expectFiles } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
 import { jsonLineReader } from "./json_line_reader.ts";
@@ -42,17 +42,8 @@ export async function* readJsonSource(
     ? jsonLineReader(needed)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-  let rows: Row[] = [];
-  const push = keep === undefined
-    ? (row: Row) => {
-      rows.push(row);
-    }
-    : (row: Row) => {
-      if (keep(row)) rows.push(row);
-    };
-  // Behind a pushed filter the rows found are handed out after each piece, as the filter
-  // operator did, so that a selective filter streams its few rows as they are found.
-  const batchRows = keep === undefined ? BATCH_ROWS : 1;
+  const sink = new RowSink(keep);
+  const push = sink.push;
   let skipped = 0;
   let firstBad = "";
   const bad = (where: string) => {
@@ -110,14 +101,13 @@ export async function* readJsonSource(
           else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);
         }
       }
-      if (rows.length >= batchRows) {
-        yield rows;
-        rows = [];
-      }
+      const batch = sink.take();
+      if (batch) yield batch;
     }
     if (mode === "array" && !array.closed) bad(`the unterminated array in '${file.uri}'`);
   }
-  if (rows.length > 0) yield rows;
+  const last = sink.take(true);
+  if (last) yield last;
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",
