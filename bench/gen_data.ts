@@ -8,22 +8,11 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "../tests/support/seeded_random.ts";
 
 export const DATA_DIR = join(dirname(fileURLToPath(import.meta.url)), "data");
 export const ACCESS_LOG = join(DATA_DIR, "access.log");
 export const EVENTS_JSONL = join(DATA_DIR, "events.jsonl");
-
-/** mulberry32: small, fast and the same on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const METHODS = ["GET", "GET", "GET", "GET", "POST", "PUT", "HEAD", "DELETE"];
@@ -59,7 +48,7 @@ const pad = (n: number) => (n < 10 ? "0" + n : String(n));
 /** Writes both files with about `mb` megabytes each; returns the number of events. */
 export async function generate(mb: number, seed = 42): Promise<number> {
   await Deno.mkdir(DATA_DIR, { recursive: true });
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   // A skewed pool of clients, so that the top 10 by bytes is stable and meaningful.
   const clients = Array.from(
     { length: 20_000 },

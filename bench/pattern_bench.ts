@@ -9,22 +9,12 @@ import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { parseHttpDate } from "../engine/time.ts";
 import { parseIpv4 } from "../engine/ip.ts";
 import { IpAddr, type Row, Timestamp } from "../engine/values.ts";
+import { seededRandom } from "../tests/support/seeded_random.ts";
 
 const MB = Number(Deno.args[0] ?? 50);
 
-/** Mulberry32: the same log on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function generateLog(bytes: number): string {
-  const r = random(42);
+  const r = seededRandom(42);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
   const methods = ["GET", "GET", "GET", "POST", "PUT", "DELETE"];
   const paths = ["/", "/index.html", "/api/v1/items", "/static/app.js", "/login", "/search?q=x"];

@@ -9,23 +9,13 @@ import { DatabaseSync } from "node:sqlite";
 import { engineHome } from "./support/engine_home.ts";
 import { IpAddr, Timestamp, type Value } from "../engine/values.ts";
 import { formatIp } from "../engine/ip.ts";
+import { seededRandom } from "./support/seeded_random.ts";
 
 const ROWS = 5000;
 const HOSTS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
 const USERS = ["ann", "bob", "cid", "dee", "eve", "abe", "amy", "bea"];
 const STATUSES = [200, 200, 200, 301, 404, 500];
 const BASE = Date.UTC(2024, 4, 1);
-
-/** A small seeded generator (mulberry32), so every run sees the same data. */
-function random(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Event {
   id: number;
@@ -38,7 +28,7 @@ interface Event {
 }
 
 function generate(): Event[] {
-  const r = random(20240501);
+  const r = seededRandom(20240501);
   const pick = <T>(list: readonly T[]) => list[Math.floor(r() * list.length)];
   return Array.from({ length: ROWS }, (_, id) => ({
     id,

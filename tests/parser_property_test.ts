@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { check } from "../engine/front.ts";
-import { parse } from "../engine/parser.ts";
+import { COMMAND_NAMES, parse } from "../engine/parser.ts";
 import { printScript } from "../engine/printer.ts";
 
 const TOKENS = [
@@ -43,17 +43,7 @@ const TOKENS = [
   "as",
   "desc",
   "on",
-  "select",
-  "group",
-  "filter",
-  "filter_out",
-  "sort",
-  "limit",
-  "join",
-  "leftjoin",
-  "union",
-  "unnest",
-  "save",
+  ...COMMAND_NAMES,
   "fliter",
   "READ_JSON",
   "PARSE",

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DECODE_BYTES, scanLines } from "./scan_lines.ts";
-import { MemoryBudget, ProgressMeter, READ_CHUNK_BYTES } from "./context.ts";
-import type { FileEntry, Warning } from "../../connectors/datastore.ts";
+import { READ_CHUNK_BYTES } from "./context.ts";
+import type { FileEntry } from "../../connectors/datastore.ts";
 import { openFile } from "../../connectors/file/open_file.ts";
+import { testContext } from "../../connectors/file/temp_tree.ts";
 import { openFilesUnder } from "../../tests/support/open_files.ts";
 
 function entry(path: string, size: number): FileEntry {
@@ -13,21 +14,6 @@ function entry(path: string, size: number): FileEntry {
     modified: 0,
     pathTime: null,
     open: (signal) => openFile(path, signal),
-  };
-}
-
-function context(signal = new AbortController().signal) {
-  const warnings: Warning[] = [];
-  const reports: number[] = [];
-  return {
-    signal,
-    timeZone: "UTC",
-    now: 0,
-    warn: (w: Warning) => warnings.push(w),
-    progress: new ProgressMeter((f) => reports.push(f)),
-    memory: new MemoryBudget(1 << 30),
-    warnings,
-    reports,
   };
 }
 
@@ -46,7 +32,7 @@ async function withFile(content: Uint8Array | string, fn: (path: string) => Prom
 /** All lines of the scan, split by the test from the ranges scanLines hands out. */
 async function lines(path: string, size: number) {
   const out: string[] = [];
-  for await (const { text, start, end } of scanLines(entry(path, size), context())) {
+  for await (const { text, start, end } of scanLines(entry(path, size), testContext())) {
     for (const l of text.slice(start, end).split("\n")) out.push(l);
     if (text.slice(start, end).endsWith("\n")) out.pop();
   }
@@ -80,7 +66,7 @@ Deno.test("scanLines() streams a 20 MB file a chunk at a time and reports progre
   const count = 200_000;
   const content = line.repeat(count);
   await withFile(content, async (path) => {
-    const ctx = context();
+    const ctx = testContext();
     ctx.progress.expect(content.length);
     let seen = 0;
     let largest = 0;
@@ -106,7 +92,7 @@ Deno.test("scanLines() stops between chunks when cancelled and closes the file",
   await withFile(content.repeat(50_000), async (path) => {
     const before = await openFds(path);
     const ac = new AbortController();
-    const ctx = context(ac.signal);
+    const ctx = testContext(ac.signal);
     let chunks = 0;
     await assert.rejects(
       (async () => {
@@ -125,13 +111,13 @@ Deno.test("scanLines() stops between chunks when cancelled and closes the file",
 Deno.test("scanLines() closes the file when the consumer stops early", async () => {
   await withFile("z\n".repeat(1_000_000), async (path) => {
     const before = await openFds(path);
-    for await (const _ of scanLines(entry(path, 2_000_000), context())) break;
+    for await (const _ of scanLines(entry(path, 2_000_000), testContext())) break;
     assert.equal(await openFds(path), before);
   });
 });
 
 Deno.test("scanLines() warns about a file that is gone and yields nothing", async () => {
-  const ctx = context();
+  const ctx = testContext();
   const chunks = await Array.fromAsync(scanLines(entry("/nonexistent/trawl/x.log", 5), ctx));
   assert.deepEqual(chunks, []);
   assert.equal(ctx.warnings.length, 1);

@@ -1,3 +1,4 @@
+import { seededRandom } from "../support/seeded_random.ts";
 /**
  * Synthetic audit records for the emulator, the same for the same seed: directory audits,
  * sign-ins of the four kinds (CLOUDAPI.md §4) and Management Activity records grouped into
@@ -57,18 +58,6 @@ const HOUR = 3_600_000;
 /** Blobs collect the records that became visible in one slot of this length. */
 const BLOB_SLOT_MS = 10 * 60_000;
 
-/** Deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function uuid(rand: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${
@@ -82,7 +71,7 @@ const SUITE_OPS = ["FileAccessed", "MailItemsAccessed", "UserLoggedIn", "FileDow
 
 /** Seeds the records of one tenant. */
 export function seedTenant(tenant: string, options: SeedOptions): SeedData {
-  const rand = random(options.seed ?? 42);
+  const rand = seededRandom(options.seed ?? 42);
   const perHour = options.perHour ?? 10;
   const late = options.lateFraction ?? 0;
   const lateMax = options.lateMaxMs ?? 2 * HOUR;

@@ -1,0 +1,16 @@
+/**
+ * A small seeded generator (mulberry32): the same numbers on every machine and every run, for
+ * test fixtures, the emulator's records and the benchmark data.
+ *
+ *   const next = seededRandom(42); next(); // 0 <= x < 1
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
