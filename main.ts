@@ -3,19 +3,22 @@
  * modules together; see docs/architecture.md.
  */
 
-import { Command, parseCommandLine, USAGE, UsageError } from "./engine/home/command_line.ts";
-import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./engine/home/layout.ts";
-import { createLogger, type Logger } from "./engine/home/log.ts";
-import { FsResourceTree } from "./engine/home/resource_tree.ts";
-import { RightsError } from "./engine/home/rights.ts";
-import { RightsFile } from "./engine/home/rights_file.ts";
-import { loadSettings, type Settings, SettingsError } from "./engine/home/settings.ts";
-import { runUserCommand } from "./engine/home/user_commands.ts";
-import { UserStore, UserStoreError } from "./engine/home/user_store.ts";
+import { Command, parseCommandLine, USAGE, UsageError } from "./home/command_line.ts";
+import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./home/layout.ts";
+import { createLogger, type Logger } from "./home/log.ts";
+import { FsResourceTree } from "./home/resource_tree.ts";
+import { RightsError } from "./home/rights.ts";
+import { RightsFile } from "./home/rights_file.ts";
+import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
+import { runUserCommand } from "./home/user_commands.ts";
+import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
+import { ConnectorPool } from "./actors/connector_pool.ts";
+import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
 
 export interface ServerOptions {
@@ -34,15 +37,28 @@ export interface RunningServer {
   /** `http://127.0.0.1:8388/` */
   readonly url: string;
   readonly port: number;
-  readonly deps: AppDeps;
+  readonly deps: AppDeps & { readonly lifetimes: Lifetimes };
   /** Settles when the server has stopped. */
   readonly finished: Promise<void>;
   /** Stops accepting connections and waits for the requests in flight. */
   shutdown(): Promise<void>;
 }
 
-/** Builds what the routes depend on. Later parts add theirs here (supervisor, datastores). */
-export function buildDeps(home: HomeLayout, settings: Settings, log: Logger): AppDeps {
+/** Objects that live as long as the server: built once here, stopped at shutdown. */
+export interface Lifetimes {
+  /** Cloud tokens, cached per client and API. */
+  readonly tokens: TokenProvider;
+  /** The connector actors: per-tenant token buckets for the cloud APIs. */
+  readonly pacer: ConnectorPool;
+}
+
+/** Builds what the routes depend on. */
+export function buildDeps(
+  home: HomeLayout,
+  settings: Settings,
+  log: Logger,
+  lifetimes: Lifetimes = { tokens: new TokenProvider(), pacer: new ConnectorPool() },
+): AppDeps & { readonly lifetimes: Lifetimes } {
   const rights = new RightsFile(
     home.rightsFile,
     (e) => log.warn(`${e.message}; keeping the previous rights`),
@@ -52,11 +68,17 @@ export function buildDeps(home: HomeLayout, settings: Settings, log: Logger): Ap
   const datastores = createDatastoreRegistry(tree);
   datastores.register(
     "cloudapi",
-    cloudApiFactory({ home: home.dir, settings: cloudApiSettings(settings) }),
+    cloudApiFactory({
+      ...cloudHomeAccess(home),
+      settings: cloudApiSettings(settings),
+      tokens: lifetimes.tokens,
+      pacer: lifetimes.pacer,
+    }),
   );
   return {
     home,
     settings,
+    lifetimes,
     users: UserStore.forHome(home),
     tree,
     log,
@@ -129,6 +151,7 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
     // The queries' retention timers would keep the process alive for minutes after the
     // server has stopped.
     server.deps.supervisor?.stop();
+    server.deps.lifetimes.pacer.stop();
     // The log is written in batches: the last lines (the requests that ended the service).
     await server.deps.log.flush();
   } finally {

@@ -9,11 +9,7 @@
  */
 
 import { assign, setup } from "xstate";
-
-export interface BucketLimit {
-  readonly limit: number;
-  readonly unitMs: number;
-}
+import type { BucketLimit } from "../connectors/cloudapi/pacer.ts";
 
 interface Waiter {
   readonly id: number;

@@ -5,11 +5,12 @@
  * what it opened.
  */
 
-import { execute, type Plan, type QueryRun } from "../engine/engine.ts";
+import { execute, type Plan } from "../engine/engine.ts";
+import { type QueryRun } from "../engine/exec/query_run.ts";
 import type { Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
 import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
-import type { Warning } from "../connectors/datastore.ts";
+import type { Warning } from "../engine/datastore.ts";
 import type { ResultStore } from "./result_store.ts";
 
 /** Longest stretch of engine work between two turns of the event loop. */

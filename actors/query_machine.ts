@@ -11,11 +11,12 @@
  */
 
 import { assign, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
-import type { Plan, QueryRun } from "../engine/engine.ts";
+import type { Plan } from "../engine/engine.ts";
+import type { QueryRun } from "../engine/exec/query_run.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
-import type { User } from "../engine/home/users.ts";
-import type { Warning } from "../connectors/datastore.ts";
+import type { User } from "../engine/user.ts";
+import type { Warning } from "../engine/datastore.ts";
 import { formatLocal } from "../engine/time.ts";
 import type { ResultStore } from "./result_store.ts";
 import {

@@ -5,7 +5,8 @@
  * submitted to the supervisor with a result store of its own. Routes never call the engine.
  */
 
-import { compile, plannedSchema, type QueryContext, type ScriptSource } from "../engine/engine.ts";
+import { compile, plannedSchema } from "../engine/engine.ts";
+import { type QueryContext, type ScriptSource } from "../engine/query_context.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";

@@ -17,7 +17,7 @@ import {
   setup,
   stopChild,
 } from "xstate";
-import type { User } from "../engine/home/users.ts";
+import type { User } from "../engine/user.ts";
 import {
   isFinished,
   type QueryInput,

@@ -4,11 +4,12 @@
  */
 
 import { fromPromise } from "xstate";
-import type { Plan, QueryRun } from "../engine/engine.ts";
+import type { Plan } from "../engine/engine.ts";
+import type { QueryRun } from "../engine/exec/query_run.ts";
 import type { Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
-import type { User } from "../engine/home/users.ts";
-import type { Warning } from "../connectors/datastore.ts";
+import type { User } from "../engine/user.ts";
+import type { Warning } from "../engine/datastore.ts";
 
 export const ALICE: User = { name: "alice", groups: [], admin: false };
 export const BOB: User = { name: "bob", groups: [], admin: false };

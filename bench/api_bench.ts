@@ -30,7 +30,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { startServer as startInProcess } from "../main.ts";
 import { createApp } from "../routes/app.ts";
-import { batchedSink, createLogger } from "../engine/home/log.ts";
+import { batchedSink, createLogger } from "../home/log.ts";
 
 const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;

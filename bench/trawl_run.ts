@@ -17,9 +17,9 @@ import { parseSource } from "../engine/exec/parse_source.ts";
 import { readJsonSource } from "../engine/exec/read_json_source.ts";
 import { MemoryBudget, ProgressMeter } from "../engine/exec/context.ts";
 import { compile, execute } from "../engine/engine.ts";
-import { FsResourceTree } from "../engine/home/resource_tree.ts";
+import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
-import type { FileEntry } from "../connectors/datastore.ts";
+import type { FileEntry } from "../engine/datastore.ts";
 import type { IpAddr, Row } from "../engine/values.ts";
 import { openFile } from "../connectors/file/open_file.ts";
 

@@ -8,7 +8,7 @@
  */
 
 import { z } from "zod";
-import type { User } from "../engine/home/users.ts";
+import type { User } from "../engine/user.ts";
 
 export type StoreRight = "list" | "execute" | "read" | "write" | "create";
 

@@ -7,11 +7,11 @@
  */
 
 import { Hono } from "hono";
-import type { HomeLayout } from "../engine/home/layout.ts";
-import type { Logger } from "../engine/home/log.ts";
-import type { ResourceTree } from "../engine/home/resource_tree.ts";
-import type { Settings } from "../engine/home/settings.ts";
-import type { UserStore } from "../engine/home/user_store.ts";
+import type { HomeLayout } from "../home/layout.ts";
+import type { Logger } from "../home/log.ts";
+import type { ResourceTree } from "../engine/resource_tree.ts";
+import type { Settings } from "../home/settings.ts";
+import type { UserStore } from "../home/user_store.ts";
 import { requireUser } from "./auth.ts";
 import type { AppEnv } from "./env.ts";
 import { errorHandler, notFoundHandler } from "./errors.ts";
@@ -19,7 +19,7 @@ import { healthRoutes } from "./health.ts";
 import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
-import type { DatastoreRegistry } from "../connectors/datastore.ts";
+import type { DatastoreRegistry } from "../engine/datastore.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { ensureHome } from "../engine/home/layout.ts";
-import { memoryLogger } from "../engine/home/log.ts";
-import { FsResourceTree, PathError } from "../engine/home/resource_tree.ts";
-import { loadSettings } from "../engine/home/settings.ts";
-import { UserStore } from "../engine/home/user_store.ts";
+import { ensureHome } from "../home/layout.ts";
+import { memoryLogger } from "../home/log.ts";
+import { FsResourceTree } from "../home/resource_tree.ts";
+import { PathError } from "../engine/resource_path.ts";
+import { loadSettings } from "../home/settings.ts";
+import { UserStore } from "../home/user_store.ts";
 import { createApp } from "./app.ts";
 import { ApiError } from "./errors.ts";
 

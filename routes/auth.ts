@@ -5,7 +5,7 @@
  */
 
 import { createMiddleware } from "hono/factory";
-import type { UserStore } from "../engine/home/user_store.ts";
+import type { UserStore } from "../home/user_store.ts";
 import type { AppEnv } from "./env.ts";
 import { unauthenticated } from "./errors.ts";
 

@@ -9,8 +9,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type Diagnostic, formatDiagnostic } from "../engine/diagnostics.ts";
-import { PathError } from "../engine/home/resource_tree.ts";
-import type { Logger } from "../engine/home/log.ts";
+import { PathError } from "../engine/resource_path.ts";
+import type { Logger } from "../home/log.ts";
 import { sendJson } from "./json.ts";
 
 export interface ApiErrorOptions {

@@ -7,11 +7,11 @@
 
 import { dirname } from "node:path";
 import type { Context } from "hono";
-import type { QueryContext, ScriptSource } from "../engine/engine.ts";
-import type { ResourceTree } from "../engine/home/resource_tree.ts";
-import type { User } from "../engine/home/users.ts";
-import type { Settings } from "../engine/home/settings.ts";
-import type { DatastoreRegistry } from "../connectors/datastore.ts";
+import type { QueryContext, ScriptSource } from "../engine/query_context.ts";
+import type { ResourceTree } from "../engine/resource_tree.ts";
+import type { User } from "../engine/user.ts";
+import type { Settings } from "../home/settings.ts";
+import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";

@@ -4,7 +4,7 @@
  */
 
 import { createMiddleware } from "hono/factory";
-import type { Logger } from "../engine/home/log.ts";
+import type { Logger } from "../home/log.ts";
 import type { AppEnv } from "./env.ts";
 
 export function requestLog(log: Logger) {

@@ -11,7 +11,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { describeQuery } from "../actors/submission.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
-import type { ResourceTree } from "../engine/home/resource_tree.ts";
+import type { ResourceTree } from "../engine/resource_tree.ts";
 import { schemaToJson } from "../engine/types.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";

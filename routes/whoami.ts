@@ -1,7 +1,7 @@
 /** `GET /API/v1.0/whoami`: the caller as the token identifies them. */
 
 import { Hono } from "hono";
-import type { Settings } from "../engine/home/settings.ts";
+import type { Settings } from "../home/settings.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 

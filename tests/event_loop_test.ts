@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { FileEntry } from "../connectors/datastore.ts";
+import type { FileEntry } from "../engine/datastore.ts";
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { parseSource } from "../engine/exec/parse_source.ts";
 import { filterRows } from "../engine/exec/filter.ts";

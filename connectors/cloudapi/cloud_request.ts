@@ -6,7 +6,7 @@
  * server's clock with ours.
  */
 
-import type { Warning } from "../datastore.ts";
+import type { Warning } from "../../engine/datastore.ts";
 
 export interface RequestContext {
   /** The store, for messages. */

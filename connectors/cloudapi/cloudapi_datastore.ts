@@ -5,11 +5,9 @@
  */
 
 import { join } from "node:path";
-import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
-import type { User } from "../../engine/home/users.ts";
+import type { Datastore, FileEntry, ListOptions } from "../../engine/datastore.ts";
+import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
-import { homeLayout } from "../../engine/home/layout.ts";
-import { LicenseError, readLicense } from "../../engine/home/license.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
 import { storeAllows } from "../store_acl.ts";
@@ -23,13 +21,13 @@ import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_s
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
 import { TokenError, TokenProvider } from "./token_provider.ts";
-import { ConnectorPool } from "./connector_pool.ts";
+import type { Pacer } from "./pacer.ts";
 import { type ApiClient, createApiClient } from "./api_client.ts";
 import { CloudRequestError, type RequestStats } from "./cloud_request.ts";
 import { fetchGraphWindow } from "./graph_fetcher.ts";
 import { creationTime, fetchSuiteContent } from "./suite_fetcher.ts";
 
-/** The flat settings the connector reads (see engine/home/settings.ts). */
+/** The flat settings the connector reads (see home/settings.ts). */
 export interface CloudApiSettings extends HostOverrides {
   /**
    * The server's zone (`server.timeZone`): where a store without `timeZone` cuts its hours.
@@ -45,11 +43,20 @@ export interface CloudApiSettings extends HostOverrides {
 }
 
 export interface CloudApiDeps {
-  /** The home folder. */
-  readonly home: string;
+  /** Where fetched hour files are kept: `<home>/engine_data/cloud_api`. */
+  readonly cloudDir: string;
+  /** The text of a store's definition (`/system/datastores/<store>.json`), null when absent. */
+  readonly definitionText: (store: string) => Promise<string | null>;
+  /**
+   * The installation's edition (`community`, `enterprise`); throws an Error whose message says
+   * what is wrong with a licence that cannot be read as one.
+   */
+  readonly edition: () => Promise<string>;
   readonly settings?: CloudApiSettings;
-  readonly tokens?: TokenProvider;
-  readonly pool?: ConnectorPool;
+  /** One per process (main.ts): tokens are cached and shared by every store and query. */
+  readonly tokens: TokenProvider;
+  /** One per process (main.ts): the per-tenant token buckets. */
+  readonly pacer: Pacer;
   /** The clock the refresh policy and windows use (tests move it). */
   readonly now?: () => number;
   /** First retry delay. */
@@ -62,9 +69,6 @@ const PROVIDER_DEFAULTS: Record<Family, { limit: number; unitMs: number }> = {
   activity: { limit: 25, unitMs: 10_000 },
   suite: { limit: 60_000, unitMs: 60_000 },
 };
-
-let sharedTokens: TokenProvider | undefined;
-let sharedPool: ConnectorPool | undefined;
 
 /** The connector's part of the service settings (`cloudapi.*` flat keys). */
 export function cloudApiSettings(flat: Readonly<Record<string, unknown>>): CloudApiSettings {
@@ -94,7 +98,7 @@ export async function openCloudApiStore(
   user: User,
   deps: CloudApiDeps,
 ): Promise<Datastore> {
-  if (await editionOf(deps.home, uri) !== "enterprise") {
+  if (await editionOf(deps, uri) !== "enterprise") {
     throw new QueryError({
       code: "LICENSE_REQUIRED",
       message:
@@ -108,11 +112,8 @@ export async function openCloudApiStore(
       message: `'${uri}' names no datastore: expected cloudapi://<store>/<log_id>/<log_name>/...`,
     });
   }
-  const file = join(homeLayout(deps.home).dataDir, "system", "datastores", `${parts.store}.json`);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch {
+  const text = await deps.definitionText(parts.store);
+  if (text === null) {
     throw new QueryError({
       code: "NOT_FOUND",
       message: `there is no datastore '${parts.store}' (no /system/datastores/${parts.store}.json)`,
@@ -143,16 +144,17 @@ export async function openCloudApiStore(
   return new CloudApiStore(def, deps);
 }
 
-/** The home's edition; a malformed license file is a plain LICENSE_REQUIRED, not a crash. */
-async function editionOf(home: string, uri: string): Promise<string> {
+/** The edition; a malformed license file is a plain LICENSE_REQUIRED, not a crash. */
+async function editionOf(deps: CloudApiDeps, uri: string): Promise<string> {
   try {
-    return await readLicense(home);
+    return await deps.edition();
   } catch (e) {
-    if (!(e instanceof LicenseError)) throw e;
     throw new QueryError({
       code: "LICENSE_REQUIRED",
       message:
-        `'${uri}': cloud logs (cloudapi://) need the Enterprise license, and conf/license cannot be read as one: ${e.problem}`,
+        `'${uri}': cloud logs (cloudapi://) need the Enterprise license, and conf/license cannot be read as one: ${
+          (e as Error).message
+        }`,
     });
   }
 }
@@ -174,14 +176,14 @@ class CloudApiStore implements Datastore {
   readonly #root: string;
   readonly #hosts: CloudHosts;
   readonly #tokens: TokenProvider;
-  readonly #pool: ConnectorPool;
+  readonly #pool: Pacer;
   readonly #now: () => number;
 
   constructor(readonly def: CloudApiDefinition, readonly deps: CloudApiDeps) {
-    this.#root = join(homeLayout(deps.home).cloudApiDir, def.name);
+    this.#root = join(deps.cloudDir, def.name);
     this.#hosts = hostsFor(def.suitePlan, deps.settings);
-    this.#tokens = deps.tokens ?? (sharedTokens ??= new TokenProvider());
-    this.#pool = deps.pool ?? (sharedPool ??= new ConnectorPool());
+    this.#tokens = deps.tokens;
+    this.#pool = deps.pacer;
     this.#now = deps.now ?? (() => Date.now());
   }
 

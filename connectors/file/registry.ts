@@ -5,10 +5,14 @@
  * whatever was registered for them (`register("cloudapi", factory)`).
  */
 
-import type { Datastore, DatastoreRegistry } from "../datastore.ts";
-import { DATASTORES_FOLDER, isWithin } from "../../engine/home/rights.ts";
-import type { ResourceTree } from "../../engine/home/resource_tree.ts";
-import type { User } from "../../engine/home/users.ts";
+import {
+  type Datastore,
+  type DatastoreRegistry,
+  DATASTORES_FOLDER,
+} from "../../engine/datastore.ts";
+import { isWithin } from "../../engine/resource_path.ts";
+import type { ResourceTree } from "../../engine/resource_tree.ts";
+import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { storeAllows } from "../store_acl.ts";
 import { treeStore } from "./tree_store.ts";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createDatastoreRegistry } from "./registry.ts";
-import { alice, collect, makeTempTree } from "./temp_tree.ts";
+import { alice, collect, makeTempTree } from "../../tests/support/temp_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
-import type { Datastore } from "../datastore.ts";
+import type { Datastore } from "../../engine/datastore.ts";
 
 const code = (c: string) => (e: unknown) => e instanceof QueryError && e.diagnostic.code === c;
 

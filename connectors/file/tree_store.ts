@@ -8,12 +8,9 @@
  *   for await (const f of store.list("/shared/logs/$yyyy$/*.log", options)) ...
  */
 
-import type { Datastore, ListOptions } from "../datastore.ts";
-import {
-  PathError,
-  type ResolvedPath,
-  type ResourceTree,
-} from "../../engine/home/resource_tree.ts";
+import type { Datastore, ListOptions } from "../../engine/datastore.ts";
+import { PathError } from "../../engine/resource_path.ts";
+import { type ResolvedPath, type ResourceTree } from "../../engine/resource_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { compileGlob } from "./glob.ts";
 import { listLocalFiles, type LocalRoot } from "./local_files.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileGlob } from "./glob.ts";
 import { type WalkEntry, type WalkFs, walkGlob } from "./walk_glob.ts";
-import { collect } from "./temp_tree.ts";
+import { collect } from "../../tests/support/temp_tree.ts";
 
 /** The real folders under `root`, recording every folder listed and path probed. */
 function recordingFs(root: string) {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { aggregateRows } from "./aggregate.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
 import type { AggregateSpec } from "../plan.ts";
-import { testContext } from "../../connectors/file/temp_tree.ts";
+import { testContext } from "../../tests/support/temp_tree.ts";
 import { Interval, IpAddr, type Row } from "../values.ts";
 
 async function* once(rows: Row[]) {

@@ -3,7 +3,7 @@
  * and the memory budget. Operators are async generators of batches (`BatchStream`).
  */
 
-import type { FileEntry, Warning } from "../../connectors/datastore.ts";
+import type { FileEntry, Warning } from "../datastore.ts";
 import type { Row } from "../values.ts";
 import { QueryError } from "../diagnostics.ts";
 

@@ -5,7 +5,7 @@
  *   listSource(store.list(uri, options), ctx)
  */
 
-import type { FileEntry } from "../../connectors/datastore.ts";
+import type { FileEntry } from "../datastore.ts";
 import { type Field, scalar, type Schema } from "../types.ts";
 import { type Row, Timestamp } from "../values.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";

@@ -12,7 +12,7 @@
  * WARN per source.
  */
 
-import type { FileEntry } from "../../connectors/datastore.ts";
+import type { FileEntry } from "../datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseSource } from "./parse_source.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
-import { hostEntry, testContext } from "../../connectors/file/temp_tree.ts";
-import type { FileEntry } from "../../connectors/datastore.ts";
+import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
+import type { FileEntry } from "../datastore.ts";
 import { IpAddr, type Row } from "../values.ts";
 
 function pattern(text: string) {

@@ -11,7 +11,7 @@
  * source that names the first of them.
  */
 
-import type { FileEntry } from "../../connectors/datastore.ts";
+import type { FileEntry } from "../datastore.ts";
 import type { Row } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";

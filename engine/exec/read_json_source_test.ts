@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readJsonSource } from "./read_json_source.ts";
-import { hostEntry, testContext } from "../../connectors/file/temp_tree.ts";
-import type { FileEntry } from "../../connectors/datastore.ts";
+import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
+import type { FileEntry } from "../datastore.ts";
 import type { Row } from "../values.ts";
 
 async function withFiles(contents: string[], fn: (files: FileEntry[]) => Promise<void>) {

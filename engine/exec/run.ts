@@ -6,7 +6,7 @@
 
 import { assertNever } from "../ast.ts";
 import type { CompiledPlan, PlanNode } from "../plan.ts";
-import type { ExecuteOptions, QueryRun } from "../engine.ts";
+import type { ExecuteOptions, QueryRun } from "./query_run.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import {

@@ -19,7 +19,7 @@
  * everything) does not stop the server from answering other requests.
  */
 
-import type { FileEntry } from "../../connectors/datastore.ts";
+import type { FileEntry } from "../datastore.ts";
 import { QueryError } from "../diagnostics.ts";
 import { checkCancelled, type ExecContext } from "./context.ts";
 

@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DECODE_BYTES, scanLines } from "./scan_lines.ts";
 import { READ_CHUNK_BYTES } from "./context.ts";
-import type { FileEntry } from "../../connectors/datastore.ts";
-import { openFile } from "../../connectors/file/open_file.ts";
-import { testContext } from "../../connectors/file/temp_tree.ts";
+import type { FileEntry } from "../datastore.ts";
+import { openHostFile, testContext } from "../../tests/support/temp_tree.ts";
 import { openFilesUnder } from "../../tests/support/open_files.ts";
 
 function entry(path: string, size: number): FileEntry {
@@ -13,7 +12,7 @@ function entry(path: string, size: number): FileEntry {
     size,
     modified: 0,
     pathTime: null,
-    open: (signal) => openFile(path, signal),
+    open: (signal) => openHostFile(path, signal),
   };
 }
 

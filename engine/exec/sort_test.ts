@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type SortKeyFn, sortRows } from "./sort.ts";
-import { testContext } from "../../connectors/file/temp_tree.ts";
+import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values.ts";
 
 async function* batches(rows: Row[], size: number) {

@@ -33,6 +33,7 @@ import {
   type ExtractCounts,
   type ExtractOptions,
   type Extractor,
+  type FieldSlot,
   makeExtractor,
 } from "./extractor.ts";
 
@@ -61,13 +62,6 @@ export interface CompiledPattern {
     onRow: (row: Row) => void,
     options?: ExtractOptions,
   ): ExtractCounts;
-}
-
-/** Where a field's value is in a match: the first defined group of `groups`. */
-export interface FieldSlot {
-  readonly name: string;
-  readonly groups: readonly number[];
-  readonly makeConverter: () => Converter;
 }
 
 export type CompileResult =

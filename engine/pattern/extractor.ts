@@ -5,7 +5,13 @@
 
 import type { Row } from "../values.ts";
 import { type Converter, identity } from "./matchers.ts";
-import type { FieldSlot } from "./compile_pattern.ts";
+
+/** Where a field's value is in a match: the first defined group of `groups`. */
+export interface FieldSlot {
+  readonly name: string;
+  readonly groups: readonly number[];
+  readonly makeConverter: () => Converter;
+}
 
 export interface Extractor {
   /** The row of one record (a line, or lines joined by `\n`), or null when it does not match. */

@@ -3,7 +3,7 @@
  * of stored scripts being planned (for recursion) and the diagnostics collected.
  */
 
-import type { QueryContext } from "../engine.ts";
+import type { QueryContext } from "../query_context.ts";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics.ts";
 import type { Span } from "../ast.ts";
 import type { PlanNode } from "../plan.ts";

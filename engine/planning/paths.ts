@@ -2,7 +2,8 @@
 
 import { dirname } from "node:path";
 import type { Span } from "../ast.ts";
-import { PathError, type ResolvedPath, type Right } from "../home/resource_tree.ts";
+import { PathError } from "../resource_path.ts";
+import { type ResolvedPath, type Right } from "../resource_tree.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 /** Resolves `path` for the query's user; a malformed path becomes a diagnostic. */

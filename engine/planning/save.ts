@@ -5,7 +5,7 @@
 
 import { basename, dirname, join } from "node:path";
 import type { Expr, Span } from "../ast.ts";
-import { PathError } from "../home/resource_tree.ts";
+import { PathError } from "../resource_path.ts";
 import type { PlanNode } from "../plan.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constantString } from "./expressions.ts";

@@ -5,7 +5,7 @@
  */
 
 import type { NamedExpr, Source } from "../ast.ts";
-import type { Datastore, FileEntry, ListOptions } from "../../connectors/datastore.ts";
+import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { QueryError } from "../diagnostics.ts";

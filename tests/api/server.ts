@@ -7,10 +7,10 @@
  */
 
 import { join } from "node:path";
-import { ensureHome } from "../../engine/home/layout.ts";
-import { createLogger } from "../../engine/home/log.ts";
-import { loadSettings } from "../../engine/home/settings.ts";
-import type { Grant } from "../../engine/home/rights.ts";
+import { ensureHome } from "../../home/layout.ts";
+import { createLogger } from "../../home/log.ts";
+import { loadSettings } from "../../home/settings.ts";
+import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
 

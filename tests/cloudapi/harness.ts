@@ -2,16 +2,18 @@
 
 import { join } from "node:path";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
-import type { FileEntry, Warning } from "../../connectors/datastore.ts";
+import type { FileEntry, Warning } from "../../engine/datastore.ts";
 import {
   type CloudApiDeps,
   type CloudApiSettings,
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
-import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
+import { ConnectorPool } from "../../actors/connector_pool.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
+import { cloudHomeAccess } from "../../home/cloud_access.ts";
+import { homeLayout } from "../../home/layout.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
-import type { User } from "../../engine/home/users.ts";
+import type { User } from "../../engine/user.ts";
 
 export const TENANT = "contoso.onmicrosoft.com";
 export const CLIENT = "11111111-2222-3333-4444-555555555555";
@@ -62,7 +64,7 @@ export async function harness(
   const tokens = new TokenProvider();
   const pool = new ConnectorPool();
   const deps = (): CloudApiDeps => ({
-    home,
+    ...cloudHomeAccess(homeLayout(home)),
     settings: {
       serverTimeZone: "UTC",
       loginHost: emulator.url,
@@ -75,7 +77,7 @@ export async function harness(
       ...settings(emulator.url),
     },
     tokens,
-    pool,
+    pacer: pool,
     now: () => clock.now,
     backoffMs: 10,
     stats,

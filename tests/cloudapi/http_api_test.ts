@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { startTestServer } from "../api/server.ts";
 import type { SchemeRegistry } from "../../connectors/file/registry.ts";
 import { cloudApiFactory } from "../../connectors/cloudapi/cloudapi_datastore.ts";
-import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
+import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
+import { cloudHomeAccess } from "../../home/cloud_access.ts";
+import { homeLayout } from "../../home/layout.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
 import { baseStore, CLIENT, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
 
@@ -28,10 +31,11 @@ Deno.test("a synchronous query reads directory audits from the emulator through 
     (s.deps.datastores as SchemeRegistry).register(
       "cloudapi",
       cloudApiFactory({
-        home: s.home,
+        ...cloudHomeAccess(homeLayout(s.home)),
+        tokens: new TokenProvider(),
         settings: { loginHost: emulator.url, graphHost: emulator.url, manageHost: emulator.url },
         now: () => NOW,
-        pool,
+        pacer: pool,
       }),
     );
     const from = new Date(NOW - 3 * HOUR - 30 * 60_000).toISOString();

@@ -16,8 +16,10 @@ import {
   type CloudApiDeps,
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
-import { ConnectorPool } from "../../connectors/cloudapi/connector_pool.ts";
+import { ConnectorPool } from "../../actors/connector_pool.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
+import { cloudHomeAccess } from "../../home/cloud_access.ts";
+import { homeLayout } from "../../home/layout.ts";
 import { splitUri } from "../../connectors/cloudapi/uri_pattern.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
@@ -174,7 +176,7 @@ export async function cloudServer(
       stores.set(name, {
         emulator,
         deps: {
-          home: s.home,
+          ...cloudHomeAccess(homeLayout(s.home)),
           settings: {
             serverTimeZone: "UTC",
             loginHost: emulator.url,
@@ -186,7 +188,7 @@ export async function cloudServer(
             activityRateTimeunit: "1 sec",
           },
           tokens: new TokenProvider(),
-          pool,
+          pacer: pool,
           now: () => clock.now,
           backoffMs: 5,
           stats,

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { ADMIN, allRecords, baseStore, harness, HOUR, NOW } from "./harness.ts";
-import type { User } from "../../engine/home/users.ts";
+import type { User } from "../../engine/user.ts";
 
 const DAY_START = Date.UTC(2026, 2, 10); // 2026-03-10 00:00 UTC
 const KOLKATA: User = { name: "ravi", groups: [], admin: true, timeZone: "Asia/Kolkata" };

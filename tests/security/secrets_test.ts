@@ -4,11 +4,11 @@
  */
 
 import assert from "node:assert/strict";
-import { ensureHome } from "../../engine/home/layout.ts";
-import { memoryLogger } from "../../engine/home/log.ts";
-import { FsResourceTree } from "../../engine/home/resource_tree.ts";
-import { loadSettings } from "../../engine/home/settings.ts";
-import { UserStore } from "../../engine/home/user_store.ts";
+import { ensureHome } from "../../home/layout.ts";
+import { memoryLogger } from "../../home/log.ts";
+import { FsResourceTree } from "../../home/resource_tree.ts";
+import { loadSettings } from "../../home/settings.ts";
+import { UserStore } from "../../home/user_store.ts";
 import { createApp } from "../../routes/app.ts";
 import { parseDefinition } from "../../connectors/cloudapi/definition.ts";
 

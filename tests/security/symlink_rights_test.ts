@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { treeStore } from "../../connectors/file/tree_store.ts";
-import { alice, bob, collect, makeTempTree } from "../../connectors/file/temp_tree.ts";
-import type { User } from "../../engine/home/users.ts";
+import { alice, bob, collect, makeTempTree } from "../support/temp_tree.ts";
+import type { User } from "../../engine/user.ts";
 
 const admin: User = { name: "root", groups: [], admin: true };
 

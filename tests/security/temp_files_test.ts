@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { treeStore } from "../../connectors/file/tree_store.ts";
-import { alice, collect, makeTempTree } from "../../connectors/file/temp_tree.ts";
+import { alice, collect, makeTempTree } from "../support/temp_tree.ts";
 import { tempPathFor } from "../../engine/table/table_writer.ts";
 import {
   isTableTempName,

@@ -8,12 +8,13 @@
  */
 
 import { dirname, join } from "node:path";
-import { compile, execute, type QueryContext, type ScriptSource } from "../../engine/engine.ts";
-import { FsResourceTree } from "../../engine/home/resource_tree.ts";
-import type { Grant } from "../../engine/home/rights.ts";
-import type { User } from "../../engine/home/users.ts";
+import { compile, execute } from "../../engine/engine.ts";
+import { type QueryContext, type ScriptSource } from "../../engine/query_context.ts";
+import { FsResourceTree } from "../../home/resource_tree.ts";
+import type { Grant } from "../../home/rights.ts";
+import type { User } from "../../engine/user.ts";
 import { createDatastoreRegistry } from "../../connectors/file/registry.ts";
-import type { Warning } from "../../connectors/datastore.ts";
+import type { Warning } from "../../engine/datastore.ts";
 import { type Diagnostic, formatDiagnostic } from "../../engine/diagnostics.ts";
 import type { Schema } from "../../engine/types.ts";
 import type { Row } from "../../engine/values.ts";

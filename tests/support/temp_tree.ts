@@ -4,15 +4,19 @@
  */
 
 import { dirname, join } from "node:path";
-import { FsResourceTree } from "../../engine/home/resource_tree.ts";
-import type { Grant } from "../../engine/home/rights.ts";
-import type { User } from "../../engine/home/users.ts";
-import type { FileEntry, ListOptions, Warning } from "../datastore.ts";
+import { FsResourceTree } from "../../home/resource_tree.ts";
+import type { Grant } from "../../home/rights.ts";
+import type { User } from "../../engine/user.ts";
+import type { FileEntry, ListOptions, Warning } from "../../engine/datastore.ts";
 import { MemoryBudget, ProgressMeter } from "../../engine/exec/context.ts";
-import { openFile } from "./open_file.ts";
+import { openFile } from "../../connectors/file/open_file.ts";
+import { treeStore } from "../../connectors/file/tree_store.ts";
+import type { Datastore } from "../../engine/datastore.ts";
 
 export interface TempTree {
   readonly tree: FsResourceTree;
+  /** The datastore of plain tree paths over this tree (what a query's sources list through). */
+  readonly store: Datastore;
   /** The temp folder; the tree is its `data/`. */
   readonly dir: string;
   /** Writes a file at a canonical path (`/shared/logs/a.log`), creating its folders. */
@@ -46,6 +50,7 @@ export async function makeTempTree(
   for (const [path, content] of Object.entries(files)) await write(path, content);
   return {
     tree,
+    store: treeStore(tree),
     dir,
     write,
     host,
@@ -98,4 +103,12 @@ export async function hostEntry(path: string): Promise<FileEntry> {
     pathTime: null,
     open: (signal) => openFile(path, signal),
   };
+}
+
+/** Opens a host file for reading, as the file datastores do (tests of the scanners). */
+export function openHostFile(
+  path: string,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  return openFile(path, signal);
 }

@@ -21,7 +21,8 @@ import {
   TOKEN_PATTERN,
 } from "./tokens.ts";
 import { isTimeZone } from "./time_zone.ts";
-import { isValidName, NAME_PATTERN, type User } from "./users.ts";
+import { isValidName, NAME_PATTERN } from "./users.ts";
+import { type User } from "../engine/user.ts";
 
 /** A request to the store that cannot be carried out (bad name, unknown user, duplicate). */
 export class UserStoreError extends Error {

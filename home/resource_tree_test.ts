@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FsResourceTree, PathError } from "./resource_tree.ts";
+import { FsResourceTree } from "./resource_tree.ts";
+import { PathError } from "../engine/resource_path.ts";
 import { ensureHome } from "./layout.ts";
-import type { User } from "./users.ts";
+import type { User } from "../engine/user.ts";
 
 const alice: User = { name: "alice", groups: [], admin: false };
 const tree = new FsResourceTree("/home/trawl/data");

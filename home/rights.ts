@@ -16,8 +16,11 @@
  */
 
 import { z } from "zod";
-import type { Right } from "./resource_tree.ts";
-import { isValidName, type User } from "./users.ts";
+import type { Right } from "../engine/resource_tree.ts";
+import { isValidName } from "./users.ts";
+import { isWithin } from "../engine/resource_path.ts";
+import { DATASTORES_FOLDER } from "../engine/datastore.ts";
+import { type User } from "../engine/user.ts";
 
 export const RIGHTS: readonly Right[] = ["list", "execute", "read", "write", "create"];
 
@@ -68,15 +71,6 @@ export function parseRights(text: string, source = "rights.json"): Grant[] {
   }
   return parsed.data;
 }
-
-/** Is `path` the canonical path `ancestor` or below it? */
-export function isWithin(path: string, ancestor: string): boolean {
-  if (ancestor === "/") return path.startsWith("/");
-  return path === ancestor || path.startsWith(ancestor + "/");
-}
-
-/** Where definitions live that reach beyond the tree; no grant opens them to writing. */
-export const DATASTORES_FOLDER = "/system/datastores";
 
 const EVERYONE_SHARED: readonly Right[] = ["list", "execute", "read"];
 const EVERYONE_SYSTEM: readonly Right[] = ["list", "execute"];

@@ -1,12 +1,4 @@
-/** Users of the service. The store (conf/users.json) is in user_store.ts. */
-
-export interface User {
-  readonly name: string;
-  readonly groups: readonly string[];
-  readonly admin: boolean;
-  /** IANA time zone from the user's properties, or undefined for the server's. */
-  readonly timeZone?: string;
-}
+/** Names of users and groups. The store (conf/users.json) is in user_store.ts. */
 
 /**
  * User and group names: letters, digits, `_`, `.`, `-`; 1 to 64 of them; not ending in `.`

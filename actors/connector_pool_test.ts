@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type BucketKeys, ConnectorPool, storeKey, tenantKey } from "./connector_pool.ts";
+import { ConnectorPool, storeKey, tenantKey } from "./connector_pool.ts";
+import type { BucketKeys } from "../connectors/cloudapi/pacer.ts";
 
 const TENANT = "contoso.onmicrosoft.com";
 const FAST = { limit: 1_000, unitMs: 1_000 };

@@ -4,7 +4,10 @@
  * of where the bytes come from.
  */
 
-import type { User } from "../engine/home/users.ts";
+import type { User } from "./user.ts";
+
+/** Where definitions live that reach beyond the tree; no grant opens them to writing. */
+export const DATASTORES_FOLDER = "/system/datastores";
 
 export interface FileEntry {
   /** The URI as the user would write it: `/shared/logs/a.log`, `cloudapi://store/...`. */

@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { INTERVAL_FORM, parseInterval } from "../interval.ts";
+import { INTERVAL_FORM, parseInterval } from "../engine/interval.ts";
 import { BYTE_SIZE_FORM, parseByteSize } from "./byte_size.ts";
 import { isTimeZone, processTimeZone } from "./time_zone.ts";
 

@@ -12,21 +12,11 @@
  */
 
 import { type Actor, createActor } from "xstate";
-import { type BucketLimit, connectorMachine } from "../../actors/connector_machine.ts";
-import type { Family } from "./families.ts";
+import { connectorMachine } from "./connector_machine.ts";
+import type { Family } from "../connectors/cloudapi/families.ts";
+import type { BucketKeys, BucketLimit, Pacer } from "../connectors/cloudapi/pacer.ts";
 
-/** The buckets one request draws from. */
-export interface BucketKeys {
-  readonly tenant: string;
-  readonly family: Family;
-  /** The provider's limit for the (tenant, family). */
-  readonly providerLimit: BucketLimit;
-  readonly store: string;
-  /** The store's own limit, when its definition sets one. */
-  readonly storeLimit?: BucketLimit;
-}
-
-export class ConnectorPool {
+export class ConnectorPool implements Pacer {
   #actors = new Map<string, Actor<typeof connectorMachine>>();
   #nextId = 0;
 
