@@ -3,18 +3,20 @@
 import { basename, dirname, join } from "node:path";
 
 /**
- * Writes `text` to a temporary file beside `file`, then renames it over `file` (a rename within
+ * Writes `content` to a temporary file beside `file`, then renames it over `file` (a rename within
  * one folder is atomic on POSIX file systems).
  */
 export async function writeFileAtomic(
   file: string,
-  text: string,
+  content: string | Uint8Array,
   options: { mode?: number } = {},
 ): Promise<void> {
   const random = crypto.getRandomValues(new Uint32Array(2)).join("");
   const temp = join(dirname(file), `.${basename(file)}.${random}.tmp`);
   try {
-    await Deno.writeTextFile(temp, text, { mode: options.mode, createNew: true });
+    const write = { mode: options.mode, createNew: true };
+    if (typeof content === "string") await Deno.writeTextFile(temp, content, write);
+    else await Deno.writeFile(temp, content, write);
     await Deno.rename(temp, file);
   } catch (e) {
     await Deno.remove(temp).catch(() => {});

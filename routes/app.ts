@@ -23,6 +23,7 @@ import type { DatastoreRegistry } from "../engine/datastore.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
+import { resourceRoutes } from "./resources.ts";
 
 /** Everything the routes need; later parts add theirs here (e.g. the query supervisor). */
 export interface AppDeps {
@@ -49,7 +50,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
   }
-  // Mount further resources here.
+  api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
   return api;
 }
 

@@ -1,0 +1,211 @@
+/**
+ * The files of the resource tree as the management API sees them: stat, list, read with an
+ * ETag, write atomically with preconditions, delete, move. Rights are the caller's business
+ * (routes/resources.ts asks the tree); this module works on host paths the tree resolved.
+ *
+ * Preconditions and the write they guard run under one lock per host path, so two writers with
+ * the same `If-Match` cannot both win: the second sees the first's ETag and gets `precondition`.
+ */
+
+import { basename, dirname, join } from "node:path";
+import { writeFileAtomic } from "./atomic_write.ts";
+
+export type ResourceKind = "folder" | "script" | "table" | "pattern" | "datastore" | "file";
+
+export interface ResourceInfo {
+  readonly kind: ResourceKind;
+  readonly size: number;
+  /** Epoch milliseconds. */
+  readonly modified: number;
+}
+
+export interface Preconditions {
+  /** `If-Match`: the ETags (quoted) one of which the current content must have; `*`: exists. */
+  readonly ifMatch?: string;
+  /** `If-None-Match: *`: the file must not exist yet. */
+  readonly ifNoneMatch?: string;
+}
+
+/** Why a write did not happen. */
+export class ResourceConflict extends Error {
+  constructor(
+    readonly reason: "precondition" | "exists" | "not-empty" | "not-folder",
+    message: string,
+  ) {
+    super(message);
+    this.name = "ResourceConflict";
+  }
+}
+
+/** The kind of an entry by its name and place: the console and clients switch on it. */
+export function kindOf(canonical: string, isFolder: boolean): ResourceKind {
+  if (isFolder) return "folder";
+  if (canonical.startsWith("/system/datastores/") && canonical.endsWith(".json")) {
+    return "datastore";
+  }
+  if (canonical.endsWith(".sx")) return "script";
+  if (canonical.endsWith(".sxt")) return "table";
+  if (canonical.endsWith(".sxp")) return "pattern";
+  return "file";
+}
+
+/** The strong ETag of some bytes: a quoted, shortened SHA-256. */
+export async function etagOf(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+  return `"${digest.toBase64({ alphabet: "base64url", omitPadding: true }).slice(0, 27)}"`;
+}
+
+/** Stat of a host path (after the tree's realPath); null when nothing is there. */
+export async function statResource(real: string, canonical: string): Promise<ResourceInfo | null> {
+  try {
+    const info = await Deno.stat(real);
+    return {
+      kind: kindOf(canonical, info.isDirectory),
+      size: info.isDirectory ? 0 : info.size,
+      modified: info.mtime?.getTime() ?? 0,
+    };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
+    throw e;
+  }
+}
+
+/** The names in a folder with what they are; hidden temp files of saves and writes are left out. */
+export async function listFolder(
+  real: string,
+): Promise<{ name: string; isFolder: boolean; size: number; modified: number }[]> {
+  const out = [];
+  for await (const entry of Deno.readDir(real)) {
+    if (entry.name.startsWith(".")) continue;
+    try {
+      const info = await Deno.stat(join(real, entry.name));
+      out.push({
+        name: entry.name,
+        isFolder: info.isDirectory,
+        size: info.isDirectory ? 0 : info.size,
+        modified: info.mtime?.getTime() ?? 0,
+      });
+    } catch {
+      // A dangling link or an entry removed meanwhile: not listed.
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const locks = new Map<string, Promise<unknown>>();
+
+/** Runs `work` alone for `key` (a host path) within this process. */
+async function exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = locks.get(key) ?? Promise.resolve();
+  const run = before.catch(() => {}).then(work);
+  locks.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (locks.get(key) === run) locks.delete(key);
+  }
+}
+
+async function currentEtag(real: string): Promise<string | null> {
+  try {
+    return await etagOf(await Deno.readFile(real));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+function checkPreconditions(current: string | null, p: Preconditions): void {
+  if (p.ifNoneMatch !== undefined && current !== null) {
+    throw new ResourceConflict("precondition", "the resource exists (If-None-Match: *)");
+  }
+  if (p.ifMatch !== undefined) {
+    const wanted = p.ifMatch.split(",").map((t) => t.trim().replace(/^W\//, ""));
+    const ok = current !== null && (wanted.includes("*") || wanted.includes(current));
+    if (!ok) {
+      throw new ResourceConflict(
+        "precondition",
+        current === null
+          ? "the resource does not exist (If-Match)"
+          : "the resource has changed since it was read (If-Match does not match its ETag)",
+      );
+    }
+  }
+}
+
+/**
+ * Writes `bytes` to `real` atomically under the preconditions; creates missing parent folders
+ * only when `makeParents`. Returns whether it was created and the new ETag.
+ */
+export function writeResource(
+  real: string,
+  bytes: Uint8Array,
+  preconditions: Preconditions,
+): Promise<{ created: boolean; etag: string }> {
+  return exclusive(real, async () => {
+    const current = await currentEtag(real);
+    checkPreconditions(current, preconditions);
+    const info = await Deno.stat(dirname(real)).catch(() => null);
+    if (!info?.isDirectory) {
+      throw new ResourceConflict("not-folder", `the folder of '${basename(real)}' does not exist`);
+    }
+    await writeFileAtomic(real, bytes);
+    return { created: current === null, etag: await etagOf(bytes) };
+  });
+}
+
+/** Reads a file with its ETag. */
+export async function readResource(real: string): Promise<{ bytes: Uint8Array; etag: string }> {
+  const bytes = await Deno.readFile(real);
+  return { bytes, etag: await etagOf(bytes) };
+}
+
+/** Creates a folder; `exists` when something is there already. */
+export async function makeFolder(real: string): Promise<void> {
+  try {
+    await Deno.mkdir(real);
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists) {
+      throw new ResourceConflict("exists", "something of that name exists already");
+    }
+    if (e instanceof Deno.errors.NotFound) {
+      throw new ResourceConflict("not-folder", "the parent folder does not exist");
+    }
+    throw e;
+  }
+}
+
+/** Removes a file, or a folder (only empty unless `recursive`), under the preconditions. */
+export function removeResource(
+  real: string,
+  options: { recursive: boolean; preconditions?: Preconditions },
+): Promise<void> {
+  return exclusive(real, async () => {
+    const info = await Deno.lstat(real);
+    if (!info.isDirectory && options.preconditions) {
+      checkPreconditions(await currentEtag(real), options.preconditions);
+    }
+    if (info.isDirectory && !options.recursive) {
+      for await (const _ of Deno.readDir(real)) {
+        throw new ResourceConflict(
+          "not-empty",
+          "the folder is not empty (add ?recursive=true to remove it with its content)",
+        );
+      }
+    }
+    await Deno.remove(real, { recursive: options.recursive });
+  });
+}
+
+/** Moves `from` to `to` (which must not exist): one rename, atomic within a file system. */
+export function moveResource(from: string, to: string): Promise<void> {
+  return exclusive(to, async () => {
+    const there = await Deno.lstat(to).then(() => true, () => false);
+    if (there) throw new ResourceConflict("exists", "the destination exists already");
+    const parent = await Deno.stat(dirname(to)).catch(() => null);
+    if (!parent?.isDirectory) {
+      throw new ResourceConflict("not-folder", "the destination's folder does not exist");
+    }
+    await Deno.rename(from, to);
+  });
+}

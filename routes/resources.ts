@@ -1,0 +1,266 @@
+/**
+ * The resource tree over HTTP (docs/api.md, "Resources"):
+ *
+ *   GET    /resources/<path>                a folder's listing, or a file's bytes with an ETag
+ *   PUT    /resources/<path>                create or replace a file (a trailing / makes a folder)
+ *   DELETE /resources/<path>[?recursive=true]
+ *   POST   /resources/<path>?moveTo=<path>  move or rename
+ *   GET    /scripts/<path>                  a stored script (SpectX clients)
+ *
+ * Every path is resolved by the tree (hostile paths refused) and checked where it really leads.
+ * Something the caller may not see answers 404, as if absent. Datastore definitions are listed
+ * but read and written only through /datastores (they hold secrets).
+ */
+
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { DATASTORES_FOLDER } from "../engine/datastore.ts";
+import { isWithin } from "../engine/resource_path.ts";
+import type { ResolvedPath, ResourceTree, Right } from "../engine/resource_tree.ts";
+import type { User } from "../engine/user.ts";
+import {
+  kindOf,
+  listFolder,
+  makeFolder,
+  moveResource,
+  type Preconditions,
+  readResource,
+  removeResource,
+  ResourceConflict,
+  statResource,
+  writeResource,
+} from "../home/resource_files.ts";
+import { RIGHTS } from "../home/rights.ts";
+import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import { sendJson } from "./json.ts";
+
+export interface ResourceDeps {
+  readonly tree: ResourceTree;
+  /** Largest file a PUT may send (`resource.maxBytes`). */
+  readonly maxBytes: number;
+}
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  script: "text/vnd.engine.script; charset=UTF-8",
+  pattern: "text/plain; charset=UTF-8",
+  table: "application/octet-stream",
+  file: "application/octet-stream",
+};
+
+export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { tree } = deps;
+
+  app.get("/scripts/*", async (c) => {
+    const path = pathAfter(c, "/scripts/");
+    if (!path.endsWith(".sx")) throw notFound(`no such script: /${path} (scripts end in .sx)`);
+    return await sendFile(c, tree, resolve(c, tree, path));
+  });
+
+  app.get("/resources/*", async (c) => {
+    const resolved = resolve(c, tree, pathAfter(c, "/resources/"));
+    const user = c.get("user");
+    const info = await visible(tree, user, resolved);
+    if (info.kind !== "folder") return await sendFile(c, tree, resolved);
+    if (!WAYPOINTS.has(resolved.canonical)) await requireRight(tree, user, resolved, "list");
+    const real = WAYPOINTS.has(resolved.canonical)
+      ? resolved.real
+      : await tree.realPath(resolved, "list");
+    const entries = [];
+    for (const entry of await listFolder(real)) {
+      const canonical = childPath(resolved.canonical, entry.name);
+      if (!mayList(tree, user, canonical)) continue;
+      entries.push({
+        name: entry.name,
+        kind: kindOf(canonical, entry.isFolder),
+        size: entry.size,
+        modified: new Date(entry.modified).toISOString(),
+        rights: RIGHTS.filter((r) => tree.may(user, r, canonical)),
+      });
+    }
+    return sendJson(c, entries);
+  });
+
+  app.put(
+    "/resources/*",
+    bodyLimit({
+      maxSize: deps.maxBytes,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "PAYLOAD_TOO_LARGE",
+          `the body is larger than ${deps.maxBytes} bytes (resource.maxBytes)`,
+        );
+      },
+    }),
+    async (c) => {
+      const raw = pathAfter(c, "/resources/");
+      const user = c.get("user");
+      const resolved = resolve(c, tree, raw);
+      refuseDatastore(resolved);
+      const parent = parentOf(tree, user, resolved);
+      if (raw.endsWith("/")) {
+        await requireParent(tree, user, parent);
+        await makeFolder(resolved.real).catch(conflict);
+        return c.body(null, 201, { Location: `/API/v1.0/resources${resolved.canonical}/` });
+      }
+      const existing = await statResource(resolved.real, resolved.canonical);
+      if (existing?.kind === "folder") {
+        throw conflictError("a folder of that name exists; PUT a file elsewhere");
+      }
+      if (existing) await requireRight(tree, user, resolved, "write");
+      else await requireParent(tree, user, parent);
+      const bytes = new Uint8Array(await c.req.arrayBuffer());
+      const real = existing ? await tree.realPath(resolved, "write") : resolved.real;
+      const written = await writeResource(real, bytes, preconditions(c)).catch(conflict);
+      return c.body(null, written.created ? 201 : 200, { ETag: written.etag });
+    },
+  );
+
+  app.delete("/resources/*", async (c) => {
+    const resolved = resolve(c, tree, pathAfter(c, "/resources/"));
+    const user = c.get("user");
+    refuseDatastore(resolved);
+    await visible(tree, user, resolved);
+    await requireRight(tree, user, resolved, "write");
+    const recursive = c.req.query("recursive") === "true";
+    await removeResource(resolved.real, { recursive, preconditions: preconditions(c) })
+      .catch(conflict);
+    return c.body(null, 204);
+  });
+
+  app.post("/resources/*", async (c) => {
+    const moveTo = c.req.query("moveTo");
+    if (moveTo === undefined) throw badRequest("BAD_PARAMETER", "expected ?moveTo=<path>");
+    const user = c.get("user");
+    const from = resolve(c, tree, pathAfter(c, "/resources/"));
+    const to = resolve(c, tree, moveTo.replace(/^\//, ""));
+    refuseDatastore(from);
+    refuseDatastore(to);
+    await visible(tree, user, from);
+    await requireRight(tree, user, from, "write");
+    await requireParent(tree, user, parentOf(tree, user, to));
+    if (to.canonical !== from.canonical && isWithin(to.canonical, from.canonical)) {
+      throw badRequest("BAD_PARAMETER", "a folder cannot be moved into itself");
+    }
+    await moveResource(from.real, to.real).catch(conflict);
+    return c.body(null, 201, { Location: `/API/v1.0/resources${to.canonical}` });
+  });
+
+  return app;
+}
+
+/** The decoded path after `prefix` in the request's path. */
+function pathAfter(c: Context<AppEnv>, prefix: string): string {
+  const path = new URL(c.req.url).pathname;
+  const tail = path.slice(path.indexOf(prefix) + prefix.length);
+  try {
+    return decodeURIComponent(tail);
+  } catch {
+    throw badRequest("BAD_PARAMETER", "the path is not valid percent-encoding");
+  }
+}
+
+function resolve(c: Context<AppEnv>, tree: ResourceTree, path: string): ResolvedPath {
+  return tree.resolve(c.get("user"), "/" + path);
+}
+
+function childPath(folder: string, name: string): string {
+  return folder === "/" ? `/${name}` : `${folder}/${name}`;
+}
+
+/** Folders everyone may open to find their way: `/users` shows only what each may list. */
+const WAYPOINTS = new Set(["/", "/users"]);
+
+function mayList(tree: ResourceTree, user: User, canonical: string): boolean {
+  return WAYPOINTS.has(canonical) || tree.may(user, "list", canonical) ||
+    tree.may(user, "read", canonical);
+}
+
+/** What is there, if the caller may see it; else 404 whether it exists or not. */
+async function visible(tree: ResourceTree, user: User, resolved: ResolvedPath) {
+  const missing = () => notFound(`no such resource: ${resolved.canonical}`);
+  if (!mayList(tree, user, resolved.canonical)) throw missing();
+  let real: string;
+  try {
+    // Where a link really leads, with the reading rights it must give there too.
+    real = await tree.realPath(resolved);
+  } catch {
+    throw missing();
+  }
+  const info = await statResource(real, resolved.canonical);
+  if (!info) throw missing();
+  return info;
+}
+
+async function requireRight(
+  tree: ResourceTree,
+  user: User,
+  resolved: ResolvedPath,
+  right: Right,
+): Promise<void> {
+  if (!tree.may(user, right, resolved.canonical)) {
+    throw forbidden(`you need the ${right} right on ${resolved.canonical}`);
+  }
+  await tree.realPath(resolved, right);
+}
+
+function parentOf(tree: ResourceTree, user: User, resolved: ResolvedPath): ResolvedPath {
+  const at = resolved.canonical.lastIndexOf("/");
+  return tree.resolve(user, at <= 0 ? "/" : resolved.canonical.slice(0, at));
+}
+
+/** Creating in a folder needs `create` there, where the folder really is. */
+async function requireParent(tree: ResourceTree, user: User, parent: ResolvedPath) {
+  const info = await statResource(parent.real, parent.canonical);
+  if (!info || info.kind !== "folder" || !mayList(tree, user, parent.canonical)) {
+    throw notFound(`no such folder: ${parent.canonical}`);
+  }
+  await requireRight(tree, user, parent, "create");
+}
+
+function refuseDatastore(resolved: ResolvedPath): void {
+  if (isWithin(resolved.canonical, DATASTORES_FOLDER) && resolved.canonical !== DATASTORES_FOLDER) {
+    throw forbidden(
+      `datastore definitions are read and written through /datastores, not /resources (${resolved.canonical})`,
+    );
+  }
+}
+
+async function sendFile(c: Context<AppEnv>, tree: ResourceTree, resolved: ResolvedPath) {
+  const user = c.get("user");
+  const info = await visible(tree, user, resolved);
+  if (info.kind === "folder") throw notFound(`${resolved.canonical} is a folder`);
+  refuseDatastore(resolved);
+  if (!tree.may(user, "read", resolved.canonical)) {
+    throw forbidden(`you need the read right on ${resolved.canonical}`);
+  }
+  const { bytes, etag } = await readResource(await tree.realPath(resolved, "read"));
+  if (c.req.header("If-None-Match") === etag) return c.body(null, 304, { ETag: etag });
+  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+    ETag: etag,
+    "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file,
+    "Last-Modified": new Date(info.modified).toUTCString(),
+  });
+}
+
+function preconditions(c: Context<AppEnv>): Preconditions {
+  const ifNoneMatch = c.req.header("If-None-Match");
+  if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== "*") {
+    throw badRequest("BAD_PARAMETER", "a write takes only 'If-None-Match: *'");
+  }
+  return { ifMatch: c.req.header("If-Match"), ifNoneMatch };
+}
+
+function conflictError(message: string): ApiError {
+  return new ApiError(409, "CONFLICT", message);
+}
+
+function conflict(e: unknown): never {
+  if (!(e instanceof ResourceConflict)) throw e;
+  if (e.reason === "precondition") throw new ApiError(412, "PRECONDITION_FAILED", e.message);
+  if (e.reason === "not-folder") throw notFound(e.message);
+  throw conflictError(e.message);
+}
