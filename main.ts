@@ -19,6 +19,8 @@ import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudap
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
+import { datastoreFiles } from "./home/datastore_files.ts";
+import { DatastoreAdmin } from "./actors/datastore_admin.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
 
 export interface ServerOptions {
@@ -83,6 +85,7 @@ export function buildDeps(
     tree,
     log,
     datastores,
+    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],

@@ -24,8 +24,10 @@ import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
 import { resourceRoutes } from "./resources.ts";
+import { datastoreRoutes } from "./datastores.ts";
+import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 
-/** Everything the routes need; later parts add theirs here (e.g. the query supervisor). */
+/** Everything the routes need. */
 export interface AppDeps {
   readonly home: HomeLayout;
   readonly settings: Settings;
@@ -35,6 +37,8 @@ export interface AppDeps {
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;
+  /** Datastore definitions over HTTP; without it /datastores is absent. */
+  readonly datastoreAdmin?: DatastoreAdmin;
 }
 
 export const API_PREFIX = "/API/v1.0";
@@ -50,6 +54,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
   }
+  if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
   api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
   return api;
 }

@@ -1,0 +1,208 @@
+/**
+ * Managing datastore definitions (docs/api.md, "Datastores"): list, read without the secret,
+ * validate and store as a query would read them, delete. The definitions are files of the home
+ * (home/datastore_files.ts); validation is the connectors' own, so a definition the API accepts
+ * is one a query can use.
+ */
+
+import type { User } from "../engine/user.ts";
+import { parseDefinition } from "../connectors/cloudapi/definition.ts";
+import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
+import { storeAllows } from "../connectors/store_acl.ts";
+import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
+
+export interface DatastoreSummary {
+  readonly name: string;
+  readonly type: string;
+  /** The log families a CLOUDAPI store enables (`directory`, `activity`, `suite`). */
+  readonly families: readonly string[];
+  /** `<log_id>/<uri_name>` of each log it serves. */
+  readonly logs: readonly string[];
+  /** Admins only: why the stored definition cannot be used. */
+  readonly problem?: string;
+}
+
+/** A definition that cannot be stored or used; each problem names the key (never the secret). */
+export class DatastoreProblems extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join("; "));
+    this.name = "DatastoreProblems";
+  }
+}
+
+export const DATASTORE_TYPES = ["CLOUDAPI", "FILE"] as const;
+
+const LOG_IDS: Readonly<Record<string, string>> = {
+  directory: "directory_service",
+  activity: "cloud_activity",
+  suite: "productivity_suite",
+};
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** What a definition is, or its problems; `name` is the store's name. */
+function validate(name: string, json: unknown):
+  | { ok: true; summary: DatastoreSummary; acl?: Parameters<typeof storeAllows>[0] }
+  | { ok: false; problems: string[] } {
+  const type = isObject(json) ? json.type : undefined;
+  if (type === "CLOUDAPI") {
+    const parsed = parseDefinition(name, json);
+    if (!parsed.ok) return { ok: false, problems: parsed.problems };
+    const def = parsed.definition;
+    return {
+      ok: true,
+      acl: def.acl,
+      summary: {
+        name,
+        type,
+        families: [...new Set(def.logs.map((l) => l.family))],
+        logs: def.logs.map((l) => `${LOG_IDS[l.family]}/${l.uriName}`),
+      },
+    };
+  }
+  if (type === "FILE") {
+    const parsed = parseFileStoreDefinition(name, json);
+    if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
+    return {
+      ok: true,
+      acl: parsed.definition.acl,
+      summary: { name, type, families: [], logs: [] },
+    };
+  }
+  return {
+    ok: false,
+    problems: [
+      `datastore '${name}': key 'type' must be one of ${DATASTORE_TYPES.join(", ")}, found ${
+        typeof type === "string" ? JSON.stringify(type.slice(0, 40)) : "none"
+      }`,
+    ],
+  };
+}
+
+function parseJson(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // The parser's message quotes the text near the mistake, which may be the secret.
+    throw new DatastoreProblems([`datastore '${name}': the definition is not valid JSON`]);
+  }
+}
+
+export class DatastoreAdmin {
+  constructor(private readonly files: DatastoreFiles) {}
+
+  /** The stores `user` may read (admins: all, with the problem of any that cannot be used). */
+  async list(user: User): Promise<DatastoreSummary[]> {
+    const out: DatastoreSummary[] = [];
+    for (const name of await this.files.names()) {
+      const text = await this.files.read(name);
+      if (text === null) continue;
+      let checked;
+      try {
+        checked = validate(name, JSON.parse(text));
+      } catch {
+        checked = { ok: false as const, problems: [`datastore '${name}': not valid JSON`] };
+      }
+      if (checked.ok) {
+        if (storeAllows(checked.acl, user, "read")) out.push(checked.summary);
+      } else if (user.admin) {
+        out.push({
+          name,
+          type: "UNKNOWN",
+          families: [],
+          logs: [],
+          problem: checked.problems.join("; "),
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The definition as stored, without the secret (`secretSet` says whether one is kept); null
+   * when there is none or `user` may not read it (the same answer, so names do not leak).
+   */
+  async get(user: User, name: string): Promise<Json | null> {
+    if (!STORE_NAME.test(name)) return null;
+    const text = await this.files.read(name);
+    if (text === null) return null;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return user.admin
+        ? { type: "UNKNOWN", problem: "the stored definition is not valid JSON" }
+        : null;
+    }
+    const checked = validate(name, json);
+    if (!user.admin && !(checked.ok && storeAllows(checked.acl, user, "read"))) return null;
+    return withoutSecret(json as Json);
+  }
+
+  /**
+   * Validates and stores a definition (admins; the route checks). A CLOUDAPI definition without
+   * `secret` keeps the stored one. Returns whether the store is new.
+   */
+  async put(name: string, json: unknown): Promise<{ created: boolean }> {
+    if (!STORE_NAME.test(name)) {
+      throw new DatastoreProblems([
+        `'${
+          name.slice(0, 80)
+        }' is not a datastore name: 1 to 64 letters, digits, '_', '-', '.' (not first or last)`,
+      ]);
+    }
+    if (!isObject(json)) {
+      throw new DatastoreProblems([`datastore '${name}': expected a JSON object`]);
+    }
+    const previous = await this.files.read(name);
+    const body = structuredClone(json);
+    const store = body.cloudapiStore;
+    if (body.type === "CLOUDAPI" && isObject(store)) {
+      delete store.secretSet;
+      if (store.secret === undefined && previous !== null) {
+        const old = safeParse(previous);
+        const oldSecret = isObject(old?.cloudapiStore) ? old.cloudapiStore.secret : undefined;
+        if (typeof oldSecret === "string") store.secret = oldSecret;
+      }
+    }
+    const checked = validate(name, body);
+    if (!checked.ok) throw new DatastoreProblems(checked.problems);
+    await this.files.write(name, JSON.stringify(body, null, 2) + "\n");
+    return { created: previous === null };
+  }
+
+  /** False when there was no such store. */
+  remove(name: string): Promise<boolean> {
+    if (!STORE_NAME.test(name)) return Promise.resolve(false);
+    return this.files.remove(name);
+  }
+
+  /** The text of a definition, for the parser of the datastore (`put` has checked it). */
+  read(name: string): Promise<string | null> {
+    return STORE_NAME.test(name) ? this.files.read(name) : Promise.resolve(null);
+  }
+}
+
+function safeParse(text: string): Json | undefined {
+  try {
+    const json = JSON.parse(text);
+    return isObject(json) ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function withoutSecret(json: Json): Json {
+  const copy = structuredClone(json);
+  const store = copy.cloudapiStore;
+  if (isObject(store)) {
+    const set = typeof store.secret === "string" && store.secret !== "";
+    delete store.secret;
+    store.secretSet = set;
+  }
+  return copy;
+}

@@ -1,0 +1,73 @@
+/**
+ * Datastore definitions over HTTP (docs/api.md, "Datastores"):
+ *
+ *   GET    /datastores           the stores the caller may read
+ *   GET    /datastores/<name>    the definition without the secret (`secretSet`)
+ *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one
+ *   DELETE /datastores/<name>    admins
+ */
+
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { type DatastoreAdmin, DatastoreProblems } from "../actors/datastore_admin.ts";
+import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import { sendJson } from "./json.ts";
+
+/** A definition is small; anything larger is a mistake. */
+const MAX_DEFINITION_BYTES = 64 * 1024;
+
+export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get("/datastores", async (c) => sendJson(c, await admin.list(c.get("user"))));
+
+  app.get("/datastores/:name", async (c) => {
+    const name = c.req.param("name");
+    const definition = await admin.get(c.get("user"), name);
+    if (!definition) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
+    return sendJson(c, definition);
+  });
+
+  app.put(
+    "/datastores/:name",
+    bodyLimit({
+      maxSize: MAX_DEFINITION_BYTES,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "PAYLOAD_TOO_LARGE",
+          `a datastore definition is at most ${MAX_DEFINITION_BYTES} bytes`,
+        );
+      },
+    }),
+    async (c) => {
+      if (!c.get("user").admin) throw forbidden("only admins may define datastores");
+      const name = c.req.param("name");
+      let json: unknown;
+      try {
+        json = JSON.parse(await c.req.text());
+      } catch {
+        throw badRequest("BAD_DATASTORE", `datastore '${name}': the body is not valid JSON`, {
+          problems: ["the body is not valid JSON"],
+        });
+      }
+      try {
+        const { created } = await admin.put(name, json);
+        return sendJson(c, (await admin.get(c.get("user"), name))!, created ? 201 : 200);
+      } catch (e) {
+        if (!(e instanceof DatastoreProblems)) throw e;
+        throw badRequest("BAD_DATASTORE", e.message, { problems: e.problems });
+      }
+    },
+  );
+
+  app.delete("/datastores/:name", async (c) => {
+    if (!c.get("user").admin) throw forbidden("only admins may remove datastores");
+    const name = c.req.param("name");
+    if (!(await admin.remove(name))) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

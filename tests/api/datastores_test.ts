@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startTestServer, type TestServer } from "./server.ts";
+
+const D = "/API/v1.0/datastores";
+const SECRET = "Sup3r.S3cret~Value-for-the-test";
+
+const cloudStore = (extra: Record<string, unknown> = {}) => ({
+  type: "CLOUDAPI",
+  cloudapiStore: {
+    clientId: "11111111-2222-3333-4444-555555555555",
+    tenantId: "contoso.onmicrosoft.com",
+    secret: SECRET,
+    directoryLogs: "audits:audits|2 h|15 min",
+    suiteLogs: "exchange:Audit.Mail|24 h|1 h",
+    acl: { users: { alice: ["read"] }, groups: {} },
+    ...extra,
+  },
+});
+
+async function asAdmin(s: TestServer) {
+  const token = await s.deps.users.add("root", { admin: true });
+  return (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("Authorization", `Bearer ${token}`);
+    return fetch(s.url + path, { ...init, headers });
+  };
+}
+
+function put(body: unknown): RequestInit {
+  return {
+    method: "PUT",
+    body: JSON.stringify(body),
+    headers: { "Content-Type": "application/json" },
+  };
+}
+
+Deno.test("an admin defines a CLOUDAPI store; GET shows it without the secret and a PUT without secret keeps it", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const created = await admin(`${D}/corp`, put(cloudStore()));
+  assert.equal(created.status, 201);
+  const shown = await created.json();
+  assert.equal(shown.cloudapiStore.secretSet, true);
+  assert.equal("secret" in shown.cloudapiStore, false);
+  assert.ok(!JSON.stringify(shown).includes(SECRET));
+  // Round trip: what GET shows goes back as is, and the secret stays.
+  const again = await admin(
+    `${D}/corp`,
+    put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, suitePlan: "gcc" } }),
+  );
+  assert.equal(again.status, 200);
+  await again.body?.cancel();
+  const stored = JSON.parse(
+    await Deno.readTextFile(join(s.home, "data", "system", "datastores", "corp.json")),
+  );
+  assert.equal(stored.cloudapiStore.secret, SECRET);
+  assert.equal(stored.cloudapiStore.suitePlan, "gcc");
+  assert.equal("secretSet" in stored.cloudapiStore, false);
+  const list = await (await admin(D)).json();
+  assert.deepEqual(list, [{
+    name: "corp",
+    type: "CLOUDAPI",
+    families: ["directory", "suite"],
+    logs: ["directory_service/audits", "productivity_suite/exchange"],
+  }]);
+});
+
+Deno.test("a definition with mistakes is 400 BAD_DATASTORE naming each key, never the secret, and nothing is stored", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const bad = cloudStore({
+    tenantId: SECRET, // swapped by mistake: its value must not be echoed
+    maxErrorRetries: -1,
+    suitePlan: "nope",
+  });
+  (bad.cloudapiStore as Record<string, unknown>).secret = "contoso.onmicrosoft.com";
+  const res = await admin(`${D}/corp`, put(bad));
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.code, "BAD_DATASTORE");
+  assert.ok(body.problems.length >= 2, JSON.stringify(body.problems));
+  assert.ok(body.problems.some((p: string) => p.includes("maxErrorRetries")));
+  assert.ok(body.problems.some((p: string) => p.includes("suitePlan")));
+  const semantic = await admin(
+    `${D}/corp`,
+    put(cloudStore({ directoryLogs: "audits:nonsense|2 h|15 min" })),
+  );
+  assert.match((await semantic.json()).problems.join(), /directoryLogs/);
+  assert.ok(!JSON.stringify(body).includes(SECRET));
+  assert.equal((await admin(`${D}/corp`)).status, 404);
+  const notJson = await admin(`${D}/corp`, { method: "PUT", body: "{nope" });
+  assert.equal(notJson.status, 400);
+  await notJson.body?.cancel();
+  const badType = await admin(`${D}/corp`, put({ type: "S3" }));
+  assert.match((await badType.json()).message, /CLOUDAPI, FILE/);
+});
+
+Deno.test("only admins write stores; users see only stores their acl lets them read", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  assert.equal((await admin(`${D}/corp`, put(cloudStore()))).status, 201);
+  assert.equal((await admin(`${D}/other`, put(cloudStore({ acl: undefined })))).status, 201);
+  const byAlice = await s.fetch("alice", `${D}/x`, put(cloudStore()));
+  assert.equal(byAlice.status, 403);
+  await byAlice.body?.cancel();
+  assert.deepEqual(
+    (await (await s.fetch("alice", D)).json()).map((d: { name: string }) => d.name),
+    [
+      "corp",
+    ],
+  );
+  assert.deepEqual(await (await s.fetch("bob", D)).json(), []);
+  const aliceGets = await (await s.fetch("alice", `${D}/corp`)).json();
+  assert.ok(!JSON.stringify(aliceGets).includes(SECRET));
+  for (const path of [`${D}/other`, `${D}/corp`, `${D}/missing`]) {
+    const res = await s.fetch("bob", path);
+    assert.equal(res.status, 404, `${path} is as absent to bob`);
+    await res.body?.cancel();
+  }
+  const del = await s.fetch("alice", `${D}/corp`, { method: "DELETE" });
+  assert.equal(del.status, 403);
+  await del.body?.cancel();
+  assert.equal((await admin(`${D}/corp`, { method: "DELETE" })).status, 204);
+  assert.equal((await admin(`${D}/corp`, { method: "DELETE" })).status, 404);
+});
+
+Deno.test("hostile store names are refused and a store defined over HTTP is used by a query", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  for (const name of ["..", "a%2Fb", "%2e%2e", ".hidden", "x".repeat(80)]) {
+    const res = await admin(`${D}/${name}`, put(cloudStore()));
+    assert.ok([400, 404].includes(res.status), `${name}: ${res.status}`);
+    await res.body?.cancel();
+  }
+  const logs = await Deno.makeTempDir({ prefix: "trawl-filestore-" });
+  try {
+    await Deno.writeTextFile(join(logs, "a.log"), "one\ntwo\n");
+    const def = {
+      type: "FILE",
+      fileStore: { root: logs, acl: { users: { alice: ["read", "list"] }, groups: {} } },
+    };
+    assert.equal((await admin(`${D}/logs`, put(def))).status, 201);
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: "PARSE(pattern: 'LD:line EOL', src: 'file://logs/*.log') | select(count(*) as n)",
+    });
+    assert.deepEqual(await res.json(), [{ n: 2 }]);
+  } finally {
+    await Deno.remove(logs, { recursive: true });
+  }
+});
