@@ -83,15 +83,6 @@ function validate(name: string, json: unknown):
   };
 }
 
-function parseJson(name: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // The parser's message quotes the text near the mistake, which may be the secret.
-    throw new DatastoreProblems([`datastore '${name}': the definition is not valid JSON`]);
-  }
-}
-
 export class DatastoreAdmin {
   constructor(private readonly files: DatastoreFiles) {}
 
