@@ -79,3 +79,24 @@ export async function describeQuery(
   if (!compiled.ok) return { ok: false, diagnostics: compiled.diagnostics };
   return { ok: true, schema: plannedSchema(compiled.plan) };
 }
+
+/** What an editor is told of a script: every mistake found without running it, and its schema. */
+export interface ScriptCheck {
+  readonly ok: boolean;
+  readonly diagnostics: readonly Diagnostic[];
+  /** The result's schema when the script plans; null when it does not. */
+  readonly schema: Schema | null;
+}
+
+/**
+ * Checks and plans a script without running it (`POST /check`). A view's mandatory `init`
+ * arguments have no values while it is being written: their absence is not a mistake here.
+ */
+export async function checkScript(text: string, context: QueryContext): Promise<ScriptCheck> {
+  const compiled = await compile({ text }, context);
+  if (compiled.ok) return { ok: true, diagnostics: [], schema: plannedSchema(compiled.plan) };
+  const diagnostics = compiled.diagnostics.filter((d) =>
+    !(d.code === "BAD_ARGUMENT" && /^missing/.test(d.message))
+  );
+  return { ok: diagnostics.length === 0, diagnostics, schema: null };
+}

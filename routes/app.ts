@@ -24,6 +24,7 @@ import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
 import { resourceRoutes } from "./resources.ts";
+import { checkRoutes } from "./check.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 
@@ -53,6 +54,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", queryRoutes(queryDeps));
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
+    api.route("/", checkRoutes(queryDeps));
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
   api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));

@@ -32,6 +32,8 @@ export interface QueryDeps {
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
+/** Content types a script in the body may come with (SpectX's own clients send text/plain). */
+const SCRIPT_CONTENT_TYPES = new Set([SCRIPT_CONTENT_TYPE, "text/plain"]);
 
 /** A format fixed when the query was posted, with the columns its fragments were written for. */
 export interface FixedFormat {
@@ -187,7 +189,7 @@ export function submissionDeps(deps: QueryDeps): SubmissionDeps {
 }
 
 /** The script in the body, or null when the body is empty (a stored script is meant). */
-async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string | null> {
+export async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string | null> {
   const length = c.req.header("Content-Length");
   if (length !== undefined && Number(length) > maxBytes) throw tooLarge(maxBytes);
   const body = c.req.raw.body;
@@ -201,10 +203,10 @@ async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<string 
   } else bytes = await readCapped(body, maxBytes);
   if (bytes.length === 0) return null;
   const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-  if (type !== SCRIPT_CONTENT_TYPE) {
+  if (!SCRIPT_CONTENT_TYPES.has(type)) {
     throw badRequest(
       "BAD_PARAMETER",
-      `a script in the body needs 'Content-Type: ${SCRIPT_CONTENT_TYPE}', found ${
+      `a script in the body needs 'Content-Type: ${SCRIPT_CONTENT_TYPE}' (or text/plain), found ${
         type === "" ? "none" : `'${type}'`
       }`,
     );
@@ -253,7 +255,7 @@ async function statOf(tree: ResourceTree, resolved: { canonical: string; real: s
 }
 
 /** A working directory needs execute and list rights (specification, Errors point 3). */
-async function requireDirectory(
+export async function requireDirectory(
   tree: ResourceTree,
   user: User,
   resolved: { canonical: string; real: string },
