@@ -44,14 +44,13 @@ export interface FixedFormat {
 /** Parameters that are neither view arguments nor unknown. */
 const RESERVED = new Set(["scriptPath", "acceptContentType"]);
 
-/** A new query id: 144 random bits, URL-safe. */
+/** A new query id: a random (v4) UUID in lower case, as SpectX's own clients parse them. */
 export function newQueryId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(18));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
+  return crypto.randomUUID();
 }
 
 /** Shape of the ids newQueryId makes; anything else is unknown without a lookup. */
-export const QUERY_ID = /^[A-Za-z0-9_-]{24}$/;
+export const QUERY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export interface PreparedQuery {
   readonly queryId: string;
