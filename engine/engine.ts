@@ -15,6 +15,7 @@ import type { QueryContext, ScriptSource } from "./query_context.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
 import { type CompiledPlan, printPlan } from "./plan.ts";
 import { planScript } from "./planner.ts";
+import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import type { PlanEnv } from "./planning/env.ts";
 import { existingFile } from "./planning/paths.ts";
 import { loadView, viewEnv } from "./views.ts";
@@ -62,7 +63,7 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
   if (!root || diagnostics.length > 0) return { ok: false, diagnostics };
   const plan: CompiledPlan = {
     kind: "plan",
-    root,
+    root: optimizePlan(root),
     timeZone: context.timeZone,
     now,
     memoryLimit: context.memoryLimit,

@@ -1,9 +1,12 @@
 /**
  * The executable plan: a tree of operator nodes, readonly and tagged, built by the planner
- * (engine/planner.ts) and run by engine/exec/run.ts. Expressions are already compiled to row
- * functions; `label`s keep their text for `printPlan` (tests and `explain`).
+ * (engine/planner.ts), rewritten by the passes of engine/planning/passes/ (filters pushed into
+ * sources, top-N sorts, the fields each source reads) and run as it stands by engine/exec/run.ts.
+ * Expressions are already compiled to row functions; `label`s keep their text for `printPlan`
+ * (tests and `explain`), which therefore prints the plan that runs.
  */
 
+import { assertNever } from "./ast.ts";
 import type { Schema } from "./types.ts";
 import { typeToString } from "./types.ts";
 import type { Row, Value } from "./values.ts";
@@ -46,12 +49,6 @@ export interface Accumulator {
 }
 
 /**
- * Opens a source; `needed` names the fields the rest of the plan reads (null: all of them),
- * so that parsing sources convert only those.
- */
-export type OpenSource = (ctx: ExecContext, needed: ReadonlySet<string> | null) => BatchStream;
-
-/**
  * A filter pushed into a source: `keep` says whether a row passes; it reads only the fields
  * `reads`, so that a source may call it on a row of just those before building the rest.
  */
@@ -60,12 +57,22 @@ export interface PushedFilter {
   readonly keep: (row: Row) => boolean;
 }
 
-/** OpenSource with a filter pushed in: only the rows the filter keeps are handed out. */
-export type FilteredSource = (
-  ctx: ExecContext,
-  needed: ReadonlySet<string> | null,
-  filter: PushedFilter,
-) => BatchStream;
+/** The filter node a source took in (engine/planning/passes/push_filters.ts), as it printed. */
+export interface SourceFilter extends PushedFilter {
+  readonly condition: Compiled;
+  readonly negated: boolean;
+}
+
+/** What a source is asked for when it is opened: a source node is one. */
+export interface SourceRead {
+  /** The fields the rest of the plan reads, for sources that convert only those; null: all. */
+  readonly fields: readonly string[] | null;
+  /** Only the rows this filter keeps are handed out; null: every row. */
+  readonly filter: PushedFilter | null;
+}
+
+/** Opens a source: LIST, PARSE, READ_JSON behind one closure. */
+export type OpenSource = (ctx: ExecContext, read: SourceRead) => BatchStream;
 
 /**
  * Every node has its output schema. `open` marks a schema that lists only the fields known
@@ -80,18 +87,18 @@ export type PlanNode = Shape & PlanStep;
 
 type PlanStep =
   | { readonly kind: "values"; readonly rows: readonly Row[] }
-  /** LIST, PARSE, READ_JSON: the sources' own operators behind one closure. */
+  /**
+   * LIST, PARSE, READ_JSON: the sources' own operators behind one closure, opened with the node
+   * itself as its `SourceRead`. The planner leaves `fields` and `filter` null (all fields, every
+   * row); the passes fill them in where `takes` says the source can use them.
+   */
   | {
     readonly kind: "source";
     readonly label: string;
     readonly start: OpenSource;
-    /**
-     * Opens the source with a filter pushed into its scan (`keep` says which rows pass), for a
-     * filter right above it: rows it drops are never built
-     * whole nor batched. Optional: absent, the filter
-     * runs on its own.
-     */
-    readonly startFiltered?: FilteredSource;
+    readonly takes: { readonly fields: boolean; readonly filter: boolean };
+    readonly fields: readonly string[] | null;
+    readonly filter: SourceFilter | null;
   }
   /** A stored table `@[x.sxt]`. */
   | {
@@ -135,6 +142,8 @@ type PlanStep =
     readonly input: PlanNode;
     readonly keys: readonly (Compiled & { readonly descending: boolean })[];
     readonly reads: ReadonlySet<string>;
+    /** A top-N sort (under a limit): only the first `top` rows of the order are kept; null: all. */
+    readonly top: number | null;
   }
   | {
     readonly kind: "limit";
@@ -198,18 +207,24 @@ function schemaText(schema: Schema): string {
   );
 }
 
+function filterText(negated: boolean, condition: Compiled): string {
+  return `${negated ? "filter_out" : "filter"} ${condition.label}`;
+}
+
 function headline(node: PlanNode): string {
   switch (node.kind) {
     case "values":
       return `values ${node.rows.length} row${node.rows.length === 1 ? "" : "s"}`;
     case "source":
-      return `source ${node.label}`;
+      return `source ${node.label}${
+        node.filter ? ` ${filterText(node.filter.negated, node.filter.condition)}` : ""
+      }${node.fields ? ` reads(${node.fields.join(", ")})` : ""}`;
     case "table":
       return `table ${node.canonical}`;
     case "view":
       return `view ${node.canonical}`;
     case "filter":
-      return `${node.negated ? "filter_out" : "filter"} ${node.condition.label}`;
+      return filterText(node.negated, node.condition);
     case "project":
       return `project ${node.columns.map((c) => `${c.label} as ${c.name}`).join(", ")}`;
     case "aggregate":
@@ -217,7 +232,9 @@ function headline(node: PlanNode): string {
         node.aggregates.map((a) => a.label).join(", ")
       })`;
     case "sort":
-      return `sort ${node.keys.map((k) => `${k.label}${k.descending ? " desc" : ""}`).join(", ")}`;
+      return `sort ${node.keys.map((k) => `${k.label}${k.descending ? " desc" : ""}`).join(", ")}${
+        node.top === null ? "" : ` (top ${node.top})`
+      }`;
     case "limit":
       return `limit ${node.count}${node.offset ? ` offset ${node.offset}` : ""}`;
     case "join":
@@ -257,6 +274,33 @@ export function childrenOf(node: PlanNode): readonly PlanNode[] {
       return [node.input];
     case "after":
       return [...node.before, node.input];
+  }
+}
+
+/** `node` with its inputs replaced by `inputs`, in the order `childrenOf` gives them. */
+export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanNode {
+  switch (node.kind) {
+    case "values":
+    case "source":
+    case "table":
+      return node;
+    case "join":
+      return { ...node, left: inputs[0], right: inputs[1] };
+    case "union":
+      return { ...node, inputs };
+    case "view":
+    case "filter":
+    case "project":
+    case "aggregate":
+    case "sort":
+    case "limit":
+    case "unnest":
+    case "save":
+      return { ...node, input: inputs[0] };
+    case "after":
+      return { ...node, before: inputs.slice(0, -1), input: inputs[inputs.length - 1] };
+    default:
+      return assertNever(node);
   }
 }
 

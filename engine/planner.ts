@@ -290,7 +290,7 @@ async function planCommand(
         fieldsRead(expr, reads);
         keys.push({ ...t, descending: k.descending });
       }
-      return { kind: "sort", schema: input.schema, open, input, keys, reads };
+      return { kind: "sort", schema: input.schema, open, input, keys, reads, top: null };
     }
     case "limit": {
       const count = wholeNumber(env, command.count, "the count of limit");

@@ -1,7 +1,9 @@
 /**
- * Drives a plan: opens each node as an async generator of batches over its inputs, pushing
- * down which fields each source must produce, and resolves the result schema from what flows.
- * A stream bound once and used twice (`@x`) is opened twice: computed twice, never buffered.
+ * Drives a plan: opens each node as an async generator of batches over its inputs, and resolves
+ * the result schema from what flows. It rewrites nothing: filters pushed into sources, top-N
+ * sorts and the fields each source reads are in the plan already (engine/planning/passes/),
+ * so what runs is what `explain()` prints. A stream bound once and used twice (`@x`) is opened
+ * twice: computed twice, never buffered.
  */
 
 import { assertNever } from "../ast.ts";
@@ -29,97 +31,49 @@ import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
 
-type Needed = ReadonlySet<string> | null;
-
-function plus(needed: Needed, reads: ReadonlySet<string> | null): Needed {
-  if (needed === null || reads === null) return null;
-  return new Set([...needed, ...reads]);
-}
-
-/** Opens `node`; `needed` names the output fields read downstream (null: all). */
-export function openNode(node: PlanNode, ctx: ExecContext, needed: Needed): BatchStream {
+/** Opens `node` as it stands: the plan's passes made every rewrite before it runs. */
+export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
   switch (node.kind) {
     case "values":
       return valuesSource(node.rows, ctx);
     case "source":
-      return node.start(ctx, needed);
+      // The node is its own SourceRead: the fields and the filter explain() shows on it.
+      return node.start(ctx, node);
     case "table":
       return storedTableSource(node, ctx);
     case "view":
-      return openNode(node.input, ctx, needed);
-    case "filter": {
-      const input = node.input;
-      if (input.kind === "source" && input.startFiltered !== undefined) {
-        // The condition runs once per row either way, inside the scan instead of after it.
-        const condition = node.condition.fn;
-        const negated = node.negated;
-        return input.startFiltered(ctx, plus(needed, node.reads), {
-          reads: node.reads,
-          keep: (row) => (condition(row) === true) !== negated,
-        });
-      }
-      return filterRows(openNode(node.input, ctx, plus(needed, node.reads)), node.condition.fn, {
+      return openNode(node.input, ctx);
+    case "filter":
+      return filterRows(openNode(node.input, ctx), node.condition.fn, {
         negated: node.negated,
         ctx,
       });
-    }
     case "project":
-      return projectRows(openNode(node.input, ctx, node.reads), node, ctx);
+      return projectRows(openNode(node.input, ctx), node, ctx);
     case "aggregate":
-      return aggregateRows(openNode(node.input, ctx, node.reads), node, ctx);
+      return aggregateRows(openNode(node.input, ctx), node, ctx);
     case "sort":
-      return sortRows(openNode(node.input, ctx, plus(needed, node.reads)), node.keys, ctx);
-    case "limit": {
-      const input = node.input;
-      // A sort under a limit keeps only the rows the limit can return.
-      if (input.kind === "sort" && Number.isFinite(node.count + node.offset)) {
-        const sorted = sortRows(
-          openNode(input.input, ctx, plus(needed, input.reads)),
-          input.keys,
-          ctx,
-          {
-            keep: node.count + node.offset,
-          },
-        );
-        return limitRows(sorted, node, ctx);
-      }
-      return limitRows(openNode(input, ctx, needed), node, ctx);
-    }
-    case "join": {
-      if (node.rightNames === null) {
-        return joinRows(
-          openNode(node.left, ctx, null),
-          openNode(node.right, ctx, null),
-          node,
-          ctx,
-        );
-      }
-      const rightNames = node.rightNames;
-      const leftNames = new Set(node.left.schema.map((f) => f.name));
-      const leftNeeded = needed === null
-        ? null
-        : new Set([...needed].filter((n) => leftNames.has(n)));
-      const rightNeeded = needed === null ? null : new Set(
-        [...rightNames].filter(([, to]) => needed.has(to)).map(([from]) => from),
-      );
-      return joinRows(
-        openNode(node.left, ctx, plus(leftNeeded, node.leftReads)),
-        openNode(node.right, ctx, plus(rightNeeded, node.rightReads)),
-        node,
+      return sortRows(
+        openNode(node.input, ctx),
+        node.keys,
         ctx,
+        node.top === null ? {} : { keep: node.top },
       );
-    }
+    case "limit":
+      return limitRows(openNode(node.input, ctx), node, ctx);
+    case "join":
+      return joinRows(openNode(node.left, ctx), openNode(node.right, ctx), node, ctx);
     case "union":
-      return unionRows(node.inputs.map((i) => openNode(i, ctx, needed)), node.schema, ctx);
+      return unionRows(node.inputs.map((i) => openNode(i, ctx)), node.schema, ctx);
     case "unnest":
-      return unnestRows(openNode(node.input, ctx, plus(needed, node.reads)), {
+      return unnestRows(openNode(node.input, ctx), {
         array: node.array.fn,
         name: node.name,
       }, ctx);
     case "save":
-      return saveRows(openNode(node.input, ctx, null), node, ctx);
+      return saveRows(openNode(node.input, ctx), node, ctx);
     case "after":
-      return afterRows(node.before, openNode(node.input, ctx, needed), ctx);
+      return afterRows(node.before, openNode(node.input, ctx), ctx);
     default:
       return assertNever(node);
   }
@@ -132,7 +86,7 @@ async function* afterRows(
   ctx: ExecContext,
 ): BatchStream {
   for (const node of before) {
-    for await (const _ of openNode(node, ctx, null)) checkCancelled(ctx.signal);
+    for await (const _ of openNode(node, ctx)) checkCancelled(ctx.signal);
   }
   yield* rows;
 }
@@ -154,7 +108,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
 
   async function* batches(): AsyncGenerator<readonly Row[]> {
     checkCancelled(ctx.signal);
-    for await (const batch of openNode(plan.root, ctx, null)) {
+    for await (const batch of openNode(plan.root, ctx)) {
       checkCancelled(ctx.signal);
       observer.observe(batch);
       if (batch.length > 0) yield batch;

@@ -9,7 +9,7 @@ import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { QueryError } from "../diagnostics.ts";
-import type { FilteredSource, OpenSource, PlanNode } from "../plan.ts";
+import type { OpenSource, PlanNode } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
@@ -25,6 +25,17 @@ const ARGUMENTS: Readonly<Record<string, readonly string[]>> = {
   READ_JSON: ["src", "from", "to"],
   PARSE: ["pattern", "src", "from", "to"],
 };
+
+/**
+ * A source as planned reads every field and row; the passes (engine/planning/passes/) narrow
+ * what those that take it read.
+ */
+const TAKES_ALL = { takes: { fields: true, filter: true }, fields: null, filter: null } as const;
+const TAKES_NOTHING = {
+  takes: { fields: false, filter: false },
+  fields: null,
+  filter: null,
+} as const;
 
 interface CallArgs {
   readonly src: string;
@@ -118,14 +129,12 @@ export async function planSourceCall(
   switch (name) {
     case "LIST": {
       const start: OpenSource = (ctx) => listSource(files(ctx), ctx);
-      return { kind: "source", schema: LIST_SCHEMA, label, start };
+      return { kind: "source", schema: LIST_SCHEMA, label, start, ...TAKES_NOTHING };
     }
     case "READ_JSON": {
-      const start: OpenSource = (ctx, needed) =>
-        readJsonSource(files(ctx), needed === null ? null : [...needed], ctx);
-      const startFiltered: FilteredSource = (ctx, needed, filter) =>
-        readJsonSource(files(ctx), needed === null ? null : [...needed], ctx, filter.keep);
-      return { kind: "source", schema: [], open: true, label, start, startFiltered };
+      const start: OpenSource = (ctx, read) =>
+        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep);
+      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
     }
     default:
       return planParse(env, call, args, files);
@@ -159,17 +168,13 @@ function planParse(
     return undefined;
   }
   const pattern = compiled.pattern;
-  const names = new Set(pattern.fields.map((f) => f.name));
-  const fields = (needed: ReadonlySet<string> | null) =>
-    needed === null ? null : [...needed].filter((n) => names.has(n));
-  const start: OpenSource = (ctx, needed) => parseSource(files(ctx), pattern, fields(needed), ctx);
-  const startFiltered: FilteredSource = (ctx, needed, filter) =>
-    parseSource(files(ctx), pattern, fields(needed), ctx, filter);
+  const start: OpenSource = (ctx, read) =>
+    parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
   return {
     kind: "source",
     schema: pattern.fields,
     label: `PARSE(src: '${args.src}')`,
     start,
-    startFiltered,
+    ...TAKES_ALL,
   };
 }

@@ -1,0 +1,85 @@
+/**
+ * Pass: each source that converts only the fields asked for (`takes.fields`) is told which
+ * fields the rest of the plan reads: what its consumers read, plus what a pushed filter reads.
+ * Nodes that compute new rows (project, aggregate) start the set afresh from what they read;
+ * filters, sorts and unnests add theirs; a save, and whatever is opened for its effect, reads all.
+ *
+ *   project client as client              project client as client
+ *     source PARSE(...)           →         source PARSE(...) reads(client)
+ */
+
+import { assertNever } from "../../ast.ts";
+import type { PlanNode } from "../../plan.ts";
+
+/** Field names in the order found; null: all of them. */
+type Needed = ReadonlySet<string> | null;
+
+export function neededFields(root: PlanNode): PlanNode {
+  return withNeeded(root, null);
+}
+
+function plus(needed: Needed, reads: ReadonlySet<string> | null): Needed {
+  if (needed === null || reads === null) return null;
+  return new Set([...needed, ...reads]);
+}
+
+/** `node` rebuilt for consumers that read `needed` of its output fields. */
+function withNeeded(node: PlanNode, needed: Needed): PlanNode {
+  switch (node.kind) {
+    case "values":
+    case "table":
+      return node;
+    case "source": {
+      if (!node.takes.fields) return node;
+      const wanted = node.filter ? plus(needed, node.filter.reads) : needed;
+      if (wanted === null) return { ...node, fields: null };
+      // A closed schema lists every field the source can give (a union above asks for all of
+      // its inputs' fields); an open one may give any.
+      const fields = node.open
+        ? [...wanted]
+        : [...wanted].filter((name) => node.schema.some((f) => f.name === name));
+      return { ...node, fields };
+    }
+    case "view":
+    case "limit":
+      return { ...node, input: withNeeded(node.input, needed) };
+    case "filter":
+    case "sort":
+    case "unnest":
+      return { ...node, input: withNeeded(node.input, plus(needed, node.reads)) };
+    case "project":
+    case "aggregate":
+      return { ...node, input: withNeeded(node.input, node.reads) };
+    case "join": {
+      if (node.rightNames === null) {
+        // An open side names its output fields row by row: both read all.
+        return { ...node, left: withNeeded(node.left, null), right: withNeeded(node.right, null) };
+      }
+      const rightNames = node.rightNames;
+      const leftNames = new Set(node.left.schema.map((f) => f.name));
+      const leftNeeded = needed === null
+        ? null
+        : new Set([...needed].filter((n) => leftNames.has(n)));
+      const rightNeeded = needed === null ? null : new Set(
+        [...rightNames].filter(([, to]) => needed.has(to)).map(([from]) => from),
+      );
+      return {
+        ...node,
+        left: withNeeded(node.left, plus(leftNeeded, node.leftReads)),
+        right: withNeeded(node.right, plus(rightNeeded, node.rightReads)),
+      };
+    }
+    case "union":
+      return { ...node, inputs: node.inputs.map((i) => withNeeded(i, needed)) };
+    case "save":
+      return { ...node, input: withNeeded(node.input, null) };
+    case "after":
+      return {
+        ...node,
+        before: node.before.map((b) => withNeeded(b, null)),
+        input: withNeeded(node.input, needed),
+      };
+    default:
+      return assertNever(node);
+  }
+}
