@@ -50,7 +50,7 @@ export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
     let submitted;
     try {
-      submitted = await submitSource(c, deps, { source, context, choice, alwaysFix: true });
+      submitted = await submitSource(deps, { source, context, choice, alwaysFix: true });
     } catch (e) {
       const diagnostics = (e as ApiError).extra?.diagnostics as Diagnostic[] | undefined;
       if (e instanceof ApiError && diagnostics) throw tableError(path, diagnostics);
