@@ -13,21 +13,35 @@ import {
 } from "../engine/render.ts";
 import type { Row } from "../engine/values.ts";
 
+/** The serialiser of one row, given the result's columns and how values are rendered. */
+export type RowWriterFactory = (
+  columns: readonly string[],
+  render: RenderOptions,
+) => (row: Row) => string;
+
 /**
  * One result format: everything the negotiation and the body writer know of it. A format is
- * one entry of `FORMATS`; nothing else names a media type.
+ * one entry of `FORMATS`; nothing else names a media type. A format either has rows as JSON
+ * objects, or says how it writes a row (and its header): a text format cannot fall back to JSON
+ * rows by omission.
  */
-export interface FormatSpec {
+export type FormatSpec =
+  & FormatFraming
+  & (
+    | { readonly jsonRows: true }
+    | {
+      readonly jsonRows: false;
+      readonly row: RowWriterFactory;
+      /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
+      readonly header?: (columns: readonly string[]) => string;
+    }
+  );
+
+interface FormatFraming {
   /** Other names a client may ask for it by (in `Accept` or `acceptContentType`). */
   readonly aliases: readonly string[];
   /** The `Content-Type` of an answer, with its charset. */
   readonly contentType: string;
-  /** Rows are JSON objects (so a JSON consumer reads each row alone). */
-  readonly jsonRows: boolean;
-  /** The serialiser of one row, given the result's columns and how values are rendered. */
-  readonly row: (columns: readonly string[], render: RenderOptions) => (row: Row) => string;
-  /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
-  readonly header?: (columns: readonly string[]) => string;
   /** Text after the header and before the first row. */
   readonly start: string;
   /** Put before each row but the first. */
@@ -40,7 +54,15 @@ export interface FormatSpec {
   readonly end: string;
 }
 
-const jsonRow: FormatSpec["row"] = makeJsonRowWriter;
+/** How a format writes a row: its own writer, or one JSON object per row. */
+export function rowWriterOf(spec: FormatSpec): RowWriterFactory {
+  return spec.jsonRows ? makeJsonRowWriter : spec.row;
+}
+
+/** The header of a format for the columns ("" when it has none). */
+export function headerOf(spec: FormatSpec, columns: readonly string[]): string {
+  return !spec.jsonRows && spec.header ? spec.header(columns) : "";
+}
 
 /** Every result format offered, the first being the default (API.md, "Result formats"). */
 export const FORMATS = {
@@ -48,7 +70,6 @@ export const FORMATS = {
     aliases: [],
     contentType: "application/json; charset=UTF-8",
     jsonRows: true,
-    row: jsonRow,
     start: "[",
     separator: ",",
     before: "",
@@ -59,7 +80,6 @@ export const FORMATS = {
     aliases: [],
     contentType: "application/json-seq; charset=UTF-8",
     jsonRows: true,
-    row: jsonRow,
     start: "",
     separator: "",
     before: "\x1e",
@@ -70,7 +90,6 @@ export const FORMATS = {
     aliases: [],
     contentType: "application/x-ndjson; charset=UTF-8",
     jsonRows: true,
-    row: jsonRow,
     start: "",
     separator: "",
     before: "",

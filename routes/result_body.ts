@@ -6,7 +6,13 @@
 
 import type { Row } from "../engine/values.ts";
 import type { StoredItem } from "../actors/result_store.ts";
-import { type FormatSpec, formatSpec, type ResultFormat } from "./formats.ts";
+import {
+  type FormatSpec,
+  formatSpec,
+  headerOf,
+  type ResultFormat,
+  rowWriterOf,
+} from "./formats.ts";
 
 /** How rows of one format become text: the framing of its entry in `FORMATS`. */
 export type RowFraming = Pick<FormatSpec, "start" | "separator" | "before" | "after" | "end">;
@@ -30,7 +36,7 @@ export function bodyShape(
   const spec = formatSpec(format.mediaType);
   return {
     framing: spec,
-    header: spec.header && !format.options.omitHeader ? spec.header(columns) : "",
+    header: format.options.omitHeader ? "" : headerOf(spec, columns),
     write: rowWriter(format, columns, defaultZone),
   };
 }
@@ -41,7 +47,7 @@ export function rowWriter(
   columns: readonly string[],
   defaultZone: string,
 ): (row: Row) => string {
-  return formatSpec(format.mediaType).row(columns, {
+  return rowWriterOf(formatSpec(format.mediaType))(columns, {
     timeZone: format.options.timeZone ?? defaultZone,
     timestampFormat: format.options.timestampFormat,
   });

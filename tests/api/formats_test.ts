@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { expectError, finished, SCRIPT_TYPE, startQuery } from "./client.ts";
-import { FORMATS, type FormatSpec } from "../../routes/formats.ts";
+import { FORMATS, type FormatSpec, headerOf, rowWriterOf } from "../../routes/formats.ts";
 
 const SCRIPT = "VALUES((a: 1, s: 'x'), (a: 2, s: 'y'))";
 
@@ -34,11 +34,10 @@ Deno.test("every format of the table is answered with its own content type and r
     assert.equal(res.status, 200, mediaType);
     assert.equal(res.headers.get("Content-Type"), spec.contentType);
     const text = await res.text();
-    const expected = (spec.header?.(["a", "s"]) ?? "") + spec.start +
-      spec.before + spec.row(["a", "s"], { timeZone: "UTC" })({ a: 1, s: "x" }) + spec.after +
-      spec.separator +
-      spec.before + spec.row(["a", "s"], { timeZone: "UTC" })({ a: 2, s: "y" }) + spec.after +
-      spec.end;
+    const write = rowWriterOf(spec)(["a", "s"], { timeZone: "UTC" });
+    const expected = headerOf(spec, ["a", "s"]) + spec.start +
+      spec.before + write({ a: 1, s: "x" }) + spec.after + spec.separator +
+      spec.before + write({ a: 2, s: "y" }) + spec.after + spec.end;
     assert.equal(text, expected, mediaType);
     if (spec.jsonRows) assert.ok(text.includes('{"a":1,"s":"x"}'), mediaType);
   }
