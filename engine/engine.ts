@@ -8,6 +8,7 @@
  *   run.schema(); // final once the batches are exhausted
  */
 
+import type { Script } from "./ast.ts";
 import type { Diagnostic } from "./diagnostics.ts";
 import type { Schema } from "./types.ts";
 import { check } from "./front.ts";
@@ -53,6 +54,8 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
     const checked = check(source.text);
     if (!checked.script) return { ok: false, diagnostics: checked.diagnostics };
     script = checked.script;
+  } else if ("table" in source) {
+    script = tableScript(source.table);
   } else {
     const file = await existingFile(top, source.path, { right: "execute", what: "stored script" });
     script = file && await loadView(top, file);
@@ -69,6 +72,17 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
     memoryLimit: context.memoryLimit,
   };
   return { ok: true, plan };
+}
+
+/** The script `@[path]`, built as a tree so that no character of the path can end it. */
+function tableScript(path: string): Script {
+  const span = { line: 1, column: 1, offset: 0 };
+  const pipeline = {
+    source: { kind: "stored", path, args: null, span },
+    commands: [],
+    span,
+  } as const;
+  return { statements: [{ kind: "pipeline", pipeline, span }] };
 }
 
 /** Starts a compiled plan; rows are read as the returned batches are iterated. */

@@ -22,20 +22,112 @@ import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.
 import { describeToken, lex, type Token } from "./lexer.ts";
 import { Interval, IpAddr, IpNet } from "./values.ts";
 
+type CommandKind = Command["kind"];
+
+/** How one kind of command is written: its names after `|`, and how its arguments parse. */
+interface CommandSyntax<K extends CommandKind> {
+  /** Its names, lower-case; several names may share a kind (`filter` and `filter_out`). */
+  readonly names: readonly string[];
+  /** Parses what stands between the parentheses; null after a reported mistake. */
+  readonly parse: (
+    p: Parser,
+    name: string,
+    at: Token,
+    span: Span,
+  ) => Extract<Command, { kind: K }> | null;
+}
+
+/**
+ * Every command, keyed by its kind in the syntax tree (engine/ast.ts), in the language
+ * reference's order: a kind added to `Command` without an entry here does not compile.
+ */
+export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
+  select: {
+    names: ["select"],
+    parse(p, name, at, span) {
+      const items = p.parseList(() => p.parseSelectItem());
+      if (!p.arity(name, items.length, 1, Infinity, at)) return null;
+      return { kind: "select", items, span };
+    },
+  },
+  group: {
+    names: ["group"],
+    parse(p, name, at, span) {
+      const keys = p.parseList(() => p.parseExpr());
+      if (!p.arity(name, keys.length, 1, Infinity, at)) return null;
+      return { kind: "group", keys, span };
+    },
+  },
+  filter: {
+    names: ["filter", "filter_out"],
+    parse(p, name, at, span) {
+      const args = p.parseList(() => p.parseExpr());
+      if (!p.arity(name, args.length, 1, 1, at)) return null;
+      return { kind: "filter", condition: args[0], negated: name === "filter_out", span };
+    },
+  },
+  sort: {
+    names: ["sort"],
+    parse(p, name, at, span) {
+      const keys = p.parseList(() => p.parseSortKey());
+      if (!p.arity(name, keys.length, 1, Infinity, at)) return null;
+      return { kind: "sort", keys, span };
+    },
+  },
+  limit: {
+    names: ["limit"],
+    parse(p, name, at, span) {
+      const args = p.parseList(() => p.parseExpr());
+      if (!p.arity(name, args.length, 1, 2, at)) return null;
+      return { kind: "limit", count: args[0], offset: args[1] ?? null, span };
+    },
+  },
+  join: {
+    names: ["join", "leftjoin"],
+    parse(p, name, _at, span) {
+      const right = p.parseSource(`as the right side of ${name}`);
+      if (!p.eatKeyword("on")) p.fail(`expected 'on' after the right side of ${name}`);
+      const on = p.parseExpr();
+      return { kind: "join", right, on, outer: name === "leftjoin", span };
+    },
+  },
+  union: {
+    names: ["union"],
+    parse(p, name, at, span) {
+      const sources = p.parseList(() => p.parseSource("in union"));
+      if (!p.arity(name, sources.length, 1, Infinity, at)) return null;
+      return { kind: "union", sources, span };
+    },
+  },
+  unnest: {
+    names: ["unnest"],
+    parse(p, name, at, span) {
+      if (p.isPunct(")")) {
+        p.arity(name, 0, 1, 1, at);
+        return null;
+      }
+      const field = p.parseExpr();
+      const alias = p.eatKeyword("as") ? p.parseName("after 'as'") : null;
+      return { kind: "unnest", field, alias, span };
+    },
+  },
+  save: {
+    names: ["save"],
+    parse(p, name, at, span) {
+      const args = p.parseList(() => p.parseExpr());
+      if (!p.arity(name, args.length, 1, 1, at)) return null;
+      return { kind: "save", path: args[0], span };
+    },
+  },
+};
+
+/** The entry of each command name. */
+const COMMAND_BY_NAME: ReadonlyMap<string, Pick<CommandSyntax<CommandKind>, "parse">> = new Map(
+  Object.values(COMMANDS).flatMap((c) => c.names.map((n) => [n, c] as const)),
+);
+
 /** Commands that may follow `|`, in the language reference's order. */
-export const COMMAND_NAMES: readonly string[] = [
-  "select",
-  "group",
-  "filter",
-  "filter_out",
-  "sort",
-  "limit",
-  "join",
-  "leftjoin",
-  "union",
-  "unnest",
-  "save",
-];
+export const COMMAND_NAMES: readonly string[] = [...COMMAND_BY_NAME.keys()];
 
 /** Sources written like calls, upper-case as the reference writes them. */
 export const SOURCE_NAMES: readonly string[] = ["LIST", "PARSE", "READ_JSON", "READ_CSV", "VALUES"];
@@ -298,7 +390,8 @@ class Parser {
     this.next();
     const name = t.text.toLowerCase();
     const span = spanOf(t);
-    if (!COMMAND_NAMES.includes(name)) {
+    const syntax = COMMAND_BY_NAME.get(name);
+    if (!syntax) {
       this.report(
         "UNKNOWN_NAME",
         `unknown command '${t.text}'${didYouMean(t.text, COMMAND_NAMES)}`,
@@ -308,68 +401,9 @@ class Parser {
       return null;
     }
     this.expectPunct("(", `after ${name}`);
-    const command = this.parseCommandBody(name, t, span);
+    const command = syntax.parse(this, name, t, span);
     this.expectPunct(")", `after the arguments of ${name}`);
     return command;
-  }
-
-  parseCommandBody(name: string, t: Token, span: Span): Command | null {
-    switch (name) {
-      case "select": {
-        const items = this.parseList(() => this.parseSelectItem());
-        if (!this.arity(name, items.length, 1, Infinity, t)) return null;
-        return { kind: "select", items, span };
-      }
-      case "group": {
-        const keys = this.parseList(() => this.parseExpr());
-        if (!this.arity(name, keys.length, 1, Infinity, t)) return null;
-        return { kind: "group", keys, span };
-      }
-      case "filter":
-      case "filter_out": {
-        const args = this.parseList(() => this.parseExpr());
-        if (!this.arity(name, args.length, 1, 1, t)) return null;
-        return { kind: "filter", condition: args[0], negated: name === "filter_out", span };
-      }
-      case "sort": {
-        const keys = this.parseList(() => this.parseSortKey());
-        if (!this.arity(name, keys.length, 1, Infinity, t)) return null;
-        return { kind: "sort", keys, span };
-      }
-      case "limit": {
-        const args = this.parseList(() => this.parseExpr());
-        if (!this.arity(name, args.length, 1, 2, t)) return null;
-        return { kind: "limit", count: args[0], offset: args[1] ?? null, span };
-      }
-      case "join":
-      case "leftjoin": {
-        const right = this.parseSource(`as the right side of ${name}`);
-        if (!this.eatKeyword("on")) this.fail(`expected 'on' after the right side of ${name}`);
-        const on = this.parseExpr();
-        return { kind: "join", right, on, outer: name === "leftjoin", span };
-      }
-      case "union": {
-        const sources = this.parseList(() => this.parseSource("in union"));
-        if (!this.arity(name, sources.length, 1, Infinity, t)) return null;
-        return { kind: "union", sources, span };
-      }
-      case "unnest": {
-        if (this.isPunct(")")) {
-          this.arity(name, 0, 1, 1, t);
-          return null;
-        }
-        const field = this.parseExpr();
-        const alias = this.eatKeyword("as") ? this.parseName("after 'as'") : null;
-        return { kind: "unnest", field, alias, span };
-      }
-      case "save": {
-        const args = this.parseList(() => this.parseExpr());
-        if (!this.arity(name, args.length, 1, 1, t)) return null;
-        return { kind: "save", path: args[0], span };
-      }
-      default:
-        return null;
-    }
   }
 
   /** Reports a wrong number of arguments (not a syntax error: parsing goes on). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { parse } from "./parser.ts";
+import { COMMAND_NAMES, COMMANDS, parse } from "./parser.ts";
 import { printScript } from "./printer.ts";
-import type { Expr, Statement } from "./ast.ts";
+import type { Command, Expr, Statement } from "./ast.ts";
 import { Interval, IpAddr, IpNet } from "./values.ts";
 
 /** The printed form of a script that must parse without any diagnostic. */
@@ -232,4 +232,37 @@ Deno.test("parse() stops runaway nesting with a diagnostic instead of overflowin
 
 Deno.test("parse() suggests backquotes for a keyword used as a field", () => {
   assert.match(errors("VALUES((a: 1)) | sort(desc)")[0], /written `desc`/);
+});
+
+Deno.test("COMMANDS needs an entry for every command kind of the syntax tree", () => {
+  const { save: _save, ...withoutSave } = COMMANDS;
+  // @ts-expect-error: the record lacks the `save` kind of ast.ts, so it is not a command table.
+  const incomplete: typeof COMMANDS = withoutSave;
+  assert.equal(Object.keys(incomplete).length, Object.keys(COMMANDS).length - 1);
+});
+
+Deno.test("every name of every COMMANDS entry parses into a command of that entry's kind", () => {
+  const args: Record<string, string> = {
+    select: "a",
+    group: "a",
+    filter: "a = 1",
+    filter_out: "a = 1",
+    sort: "a desc",
+    limit: "1, 2",
+    join: "@b on left.a = right.a",
+    leftjoin: "@b on left.a = right.a",
+    union: "@b",
+    unnest: "a as x",
+    save: "'/user/t.sxt'",
+  };
+  assert.deepEqual([...COMMAND_NAMES].sort(), Object.keys(args).sort());
+  for (const [kind, syntax] of Object.entries(COMMANDS)) {
+    for (const name of syntax.names) {
+      const r = parse(`@b = VALUES((a: 1)); @b | ${name}(${args[name]})`);
+      assert.deepEqual(r.diagnostics, [], name);
+      const last = r.script.statements[1] as Extract<Statement, { kind: "pipeline" }>;
+      const command: Command = last.pipeline.commands[0];
+      assert.equal(command.kind, kind, name);
+    }
+  }
 });

@@ -71,64 +71,134 @@ const baseUrl = fromText("an http or https URL such as 'http://127.0.0.1:9000'",
   return text.replace(/\/+$/, "");
 }).optional();
 
-const settingsSchema = z.object({
-  "wgui.host": host,
-  "wgui.port": integer(0, 65535),
-  "query.retention": interval,
-  "query.expiredMemory": interval,
-  "query.maxRunning": integer(1),
-  "query.maxQueued": integer(0),
-  "query.maxScriptBytes": byteSize,
-  "query.memoryLimit": byteSize,
-  "query.resultMemoryBytes": byteSize,
-  "resource.maxBytes": byteSize,
-  "server.timeZone": timeZone,
-  "log.requests": boolean,
-  "cloudapi.loginHost": baseUrl,
-  "cloudapi.graphHost": baseUrl,
-  "cloudapi.manageHost": baseUrl,
-  "cloudapi.directoryRateLimit": integer(1),
-  "cloudapi.directoryRateTimeunit": interval,
-  "cloudapi.activityRateLimit": integer(1),
-  "cloudapi.activityRateTimeunit": interval,
-  "cloudapi.suiteRateLimit": integer(1),
-  "cloudapi.suiteRateTimeunit": interval,
-});
+/** What a key's default is: a text as a user would write it, unset, or computed per start. */
+type SettingDefault =
+  | { readonly text: string }
+  | { readonly unset: true }
+  | { readonly compute: () => string; readonly doc: string };
+
+/** One setting: how its text is read, its default, and what it means (README's table). */
+interface SettingSpec<S extends z.ZodType> {
+  readonly schema: S;
+  readonly default: SettingDefault;
+  readonly doc: string;
+}
+
+function setting<S extends z.ZodType>(
+  schema: S,
+  defaultValue: string | undefined | Exclude<SettingDefault, { text: string } | { unset: true }>,
+  doc: string,
+): SettingSpec<S> {
+  const d: SettingDefault = defaultValue === undefined
+    ? { unset: true }
+    : typeof defaultValue === "string"
+    ? { text: defaultValue }
+    : defaultValue;
+  return { schema, default: d, doc };
+}
+
+/**
+ * Every setting, one entry per key, in the order of the documentation: README's settings table
+ * is generated from it (`deno task settings-doc`, home/settings_doc.ts).
+ */
+export const SETTINGS = {
+  "wgui.host": setting(host, "127.0.0.1", "address to listen on (`0.0.0.0` for all)"),
+  "wgui.port": setting(integer(0, 65535), "8388", "port; `0` takes any free port"),
+  "query.retention": setting(
+    interval,
+    "5 min",
+    "how long a query's result and metadata are kept after its last state change or the last request naming it",
+  ),
+  "query.expiredMemory": setting(
+    interval,
+    "24 h",
+    "how long an expired query id still answers `410` rather than `404`",
+  ),
+  "query.maxRunning": setting(integer(1), {
+    compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
+    doc: "number of cores",
+  }, "queries running at once"),
+  "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
+  "query.maxScriptBytes": setting(byteSize, "1 MiB", "largest script body (`413` above)"),
+  "query.memoryLimit": setting(
+    byteSize,
+    "1 GiB",
+    "memory the grouping and sorting of one query may take",
+  ),
+  "query.resultMemoryBytes": setting(
+    byteSize,
+    "32 MiB",
+    "result size kept in memory; larger results spill to disk",
+  ),
+  "resource.maxBytes": setting(
+    byteSize,
+    "16 MiB",
+    "largest file a `PUT /resources/...` may write",
+  ),
+  "server.timeZone": setting(
+    timeZone,
+    { compute: processTimeZone, doc: "the process's zone" },
+    "zone of the queries of users without one, for computing and showing timestamps (an IANA name)",
+  ),
+  "log.requests": setting(boolean, "true", "log one line per request"),
+  "cloudapi.loginHost": setting(
+    baseUrl,
+    undefined,
+    "base URL replacing the directory service's login host, e.g. `http://127.0.0.1:9000`",
+  ),
+  "cloudapi.graphHost": setting(
+    baseUrl,
+    undefined,
+    "base URL replacing the directory/activity API host",
+  ),
+  "cloudapi.manageHost": setting(
+    baseUrl,
+    undefined,
+    "base URL replacing the productivity-suite API host",
+  ),
+  "cloudapi.directoryRateLimit": setting(
+    integer(1),
+    "25",
+    "requests per time unit to the directory service",
+  ),
+  "cloudapi.directoryRateTimeunit": setting(interval, "10 sec", "its time unit"),
+  "cloudapi.activityRateLimit": setting(
+    integer(1),
+    "25",
+    "requests per time unit to the cloud activity log",
+  ),
+  "cloudapi.activityRateTimeunit": setting(interval, "10 sec", "its time unit"),
+  "cloudapi.suiteRateLimit": setting(
+    integer(1),
+    "60000",
+    "requests per time unit to the productivity suite",
+  ),
+  "cloudapi.suiteRateTimeunit": setting(interval, "1 min", "its time unit"),
+};
+
+type SettingsShape = { readonly [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]["schema"] };
+
+const settingsSchema = z.object(
+  Object.fromEntries(
+    Object.entries(SETTINGS).map(([key, spec]) => [key, spec.schema]),
+  ) as SettingsShape,
+);
 
 /** The settings in force, keyed by their flat names (`settings["wgui.port"]`). */
 export type Settings = Readonly<z.output<typeof settingsSchema>>;
 export type SettingKey = keyof Settings;
 
 /** Every key, in the order of the documentation. */
-export const SETTING_KEYS: readonly SettingKey[] = Object.keys(
-  settingsSchema.shape,
-) as SettingKey[];
+export const SETTING_KEYS: readonly SettingKey[] = Object.keys(SETTINGS) as SettingKey[];
 
 /** The default of each key as text; undefined means unset. Computed per call (cores, zone). */
 export function defaultSettingTexts(): Record<SettingKey, string | undefined> {
-  return {
-    "wgui.host": "127.0.0.1",
-    "wgui.port": "8388",
-    "query.retention": "5 min",
-    "query.expiredMemory": "24 h",
-    "query.maxRunning": String(Math.max(1, navigator.hardwareConcurrency || 1)),
-    "query.maxQueued": "100",
-    "query.maxScriptBytes": "1 MiB",
-    "query.memoryLimit": "1 GiB",
-    "query.resultMemoryBytes": "32 MiB",
-    "resource.maxBytes": "16 MiB",
-    "server.timeZone": processTimeZone(),
-    "log.requests": "true",
-    "cloudapi.loginHost": undefined,
-    "cloudapi.graphHost": undefined,
-    "cloudapi.manageHost": undefined,
-    "cloudapi.directoryRateLimit": "25",
-    "cloudapi.directoryRateTimeunit": "10 sec",
-    "cloudapi.activityRateLimit": "25",
-    "cloudapi.activityRateTimeunit": "10 sec",
-    "cloudapi.suiteRateLimit": "60000",
-    "cloudapi.suiteRateTimeunit": "1 min",
-  };
+  const texts = {} as Record<SettingKey, string | undefined>;
+  for (const key of SETTING_KEYS) {
+    const d: SettingDefault = SETTINGS[key].default;
+    texts[key] = "text" in d ? d.text : "compute" in d ? d.compute() : undefined;
+  }
+  return texts;
 }
 
 function isSettingKey(key: string): key is SettingKey {

@@ -5,18 +5,133 @@
  */
 
 import { checkTimePattern } from "../engine/time.ts";
+import {
+  csvHeader,
+  makeCsvRowWriter,
+  makeJsonRowWriter,
+  type RenderOptions,
+} from "../engine/render.ts";
+import type { Row } from "../engine/values.ts";
 
-export const MEDIA_TYPES = [
-  "application/json",
-  "application/json-seq",
-  "application/x-ndjson",
-  "application/csv",
-] as const;
+/** The serialiser of one row, given the result's columns and how values are rendered. */
+export type RowWriterFactory = (
+  columns: readonly string[],
+  render: RenderOptions,
+) => (row: Row) => string;
 
-export type MediaType = typeof MEDIA_TYPES[number];
+/**
+ * One result format: everything the negotiation and the body writer know of it. A format is
+ * one entry of `FORMATS`; nothing else names a media type. A format either has rows as JSON
+ * objects, or says how it writes a row (and its header): a text format cannot fall back to JSON
+ * rows by omission.
+ */
+export type FormatSpec =
+  & FormatFraming
+  & (
+    | { readonly jsonRows: true }
+    | {
+      readonly jsonRows: false;
+      readonly row: RowWriterFactory;
+      /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
+      readonly header?: (columns: readonly string[]) => string;
+    }
+  );
+
+interface FormatFraming {
+  /** Other names a client may ask for it by (in `Accept` or `acceptContentType`). */
+  readonly aliases: readonly string[];
+  /** The `Content-Type` of an answer, with its charset. */
+  readonly contentType: string;
+  /** Text after the header and before the first row. */
+  readonly start: string;
+  /** Put before each row but the first. */
+  readonly separator: string;
+  /** Put before each row. */
+  readonly before: string;
+  /** Put after each row. */
+  readonly after: string;
+  /** Text after the last row (the footer). */
+  readonly end: string;
+}
+
+/** How a format writes a row: its own writer, or one JSON object per row. */
+export function rowWriterOf(spec: FormatSpec): RowWriterFactory {
+  return spec.jsonRows ? makeJsonRowWriter : spec.row;
+}
+
+/** The header of a format for the columns ("" when it has none). */
+export function headerOf(spec: FormatSpec, columns: readonly string[]): string {
+  return !spec.jsonRows && spec.header ? spec.header(columns) : "";
+}
+
+/** Every result format offered, the first being the default (API.md, "Result formats"). */
+export const FORMATS = {
+  "application/json": {
+    aliases: [],
+    contentType: "application/json; charset=UTF-8",
+    jsonRows: true,
+    start: "[",
+    separator: ",",
+    before: "",
+    after: "",
+    end: "]",
+  },
+  "application/json-seq": {
+    aliases: [],
+    contentType: "application/json-seq; charset=UTF-8",
+    jsonRows: true,
+    start: "",
+    separator: "",
+    before: "\x1e",
+    after: "\n",
+    end: "",
+  },
+  "application/x-ndjson": {
+    aliases: [],
+    contentType: "application/x-ndjson; charset=UTF-8",
+    jsonRows: true,
+    start: "",
+    separator: "",
+    before: "",
+    after: "\n",
+    end: "",
+  },
+  "application/csv": {
+    aliases: [],
+    contentType: "application/csv; charset=UTF-8",
+    jsonRows: false,
+    row: makeCsvRowWriter,
+    header: (columns) => csvHeader(columns) + "\n",
+    start: "",
+    separator: "",
+    before: "",
+    after: "\n",
+    end: "",
+  },
+} satisfies Record<string, FormatSpec>;
+
+export type MediaType = keyof typeof FORMATS;
+
+/** The format of a media type (an entry of `FORMATS`). */
+export function formatSpec(mediaType: MediaType): FormatSpec {
+  return (FORMATS as Record<string, FormatSpec>)[mediaType];
+}
+
+/** The offered media types, in the order of `FORMATS` (read per call: the table is the truth). */
+function mediaTypes(): MediaType[] {
+  return Object.keys(FORMATS) as MediaType[];
+}
+
+/** The offered format a name (a media type or an alias, any case) stands for, or undefined. */
+export function mediaTypeNamed(name: string): MediaType | undefined {
+  const wanted = name.trim().toLowerCase();
+  return mediaTypes().find((m) =>
+    m === wanted || formatSpec(m).aliases.some((a) => a.toLowerCase() === wanted)
+  );
+}
 
 export interface FormatOptions {
-  /** IANA zone for TIMESTAMP values; undefined means the user's zone, else UTC. */
+  /** IANA zone for TIMESTAMP values; undefined means the query's zone (the user's, else `server.timeZone`). */
   readonly timeZone?: string;
   readonly timestampFormat?: string;
   readonly omitHeader: boolean;
@@ -55,15 +170,14 @@ export function negotiateFormat(
   let explicit = options.explicit;
   if (param !== null) {
     explicit = true;
-    const wanted = param.split(";")[0].trim().toLowerCase();
-    mediaType = MEDIA_TYPES.find((m) => m === wanted);
+    mediaType = mediaTypeNamed(param.split(";")[0]);
     if (!mediaType) return notAcceptable(`acceptContentType '${param}'`);
   } else if (accept && accept.trim() !== "") {
     const chosen = chooseFromAccept(accept);
     if (chosen === null) return notAcceptable(`Accept '${accept}'`);
     mediaType = chosen.mediaType;
     explicit ||= !chosen.wildcardOnly;
-  } else mediaType = "application/json";
+  } else mediaType = mediaTypes()[0];
   return { ok: true, format: { mediaType, options: options.value }, explicit };
 }
 
@@ -77,7 +191,7 @@ function notAcceptable(what: string): FormatChoice {
     ok: false,
     status: 406,
     code: "NOT_ACCEPTABLE",
-    message: `${what} names no offered result format; offered are ${MEDIA_TYPES.join(", ")}`,
+    message: `${what} names no offered result format; offered are ${mediaTypes().join(", ")}`,
   };
 }
 
@@ -152,12 +266,12 @@ function chooseFromAccept(accept: string): AcceptChoice | null {
       }
     }
     if (q <= 0) continue;
-    const lower = range.toLowerCase();
-    const matched: [MediaType, number, boolean] | undefined = lower === "*/*" ||
-        lower === "application/*"
-      ? ["application/json", 0, true]
-      : MEDIA_TYPES.includes(lower as MediaType)
-      ? [lower as MediaType, 1, false]
+    const named = mediaTypeNamed(range);
+    const wildcardType = wildcardMatch(range);
+    const matched: [MediaType, number, boolean] | undefined = named
+      ? [named, 1, false]
+      : wildcardType
+      ? [wildcardType, 0, true]
       : undefined;
     if (!matched) continue;
     const [type, specificity, wildcard] = matched;
@@ -166,4 +280,13 @@ function chooseFromAccept(accept: string): AcceptChoice | null {
     ) best = { q, specificity, type, wildcard };
   }
   return best ? { mediaType: best.type, wildcardOnly: best.wildcard } : null;
+}
+
+// The first offered type a wildcard range (`*/*`, `application/*`) covers, or undefined.
+function wildcardMatch(range: string): MediaType | undefined {
+  const lower = range.toLowerCase();
+  if (lower === "*/*") return mediaTypes()[0];
+  if (!lower.endsWith("/*")) return undefined;
+  const prefix = lower.slice(0, -1);
+  return mediaTypes().find((m) => m.startsWith(prefix));
 }

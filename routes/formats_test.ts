@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { negotiateFormat } from "./formats.ts";
+import { type FormatSpec, negotiateFormat } from "./formats.ts";
 
 function choose(query: string, accept?: string) {
   return negotiateFormat(new URLSearchParams(query), accept);
@@ -71,4 +71,12 @@ Deno.test("negotiateFormat() validates opt.* and refuses unknown ones", () => {
     assert.equal(c.code, "BAD_PARAMETER");
     assert.match(c.message, new RegExp(word.replace(".", "\\.")));
   }
+});
+
+Deno.test("a format without JSON rows must say how it writes a row", () => {
+  const framing = { aliases: [], contentType: "text/plain", start: "", separator: "", end: "" };
+  // @ts-expect-error: a text format without a row writer is not a FormatSpec.
+  const silent: FormatSpec = { ...framing, before: "", after: "\n", jsonRows: false };
+  const json: FormatSpec = { ...framing, before: "", after: "\n", jsonRows: true };
+  assert.deepEqual([silent.jsonRows, json.jsonRows], [false, true]);
 });

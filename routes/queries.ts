@@ -19,17 +19,16 @@ import { isFinished, topState } from "../actors/query_machine.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
-import { negotiateFormat, type ResultFormat } from "./formats.ts";
+import { formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
 import { contentRange, parseRange, resolveRange } from "./range.ts";
-import { type FixedFormat, QUERY_ID, type QueryDeps, submitQuery } from "./query_request.ts";
 import {
-  contentTypeOf,
-  framingOf,
-  headerOf,
-  resultBody,
-  rowWriter,
-  smallBody,
-} from "./result_body.ts";
+  type FixedFormat,
+  QUERY_ID,
+  type QueryDeps,
+  queryZone,
+  submitQuery,
+} from "./query_request.ts";
+import { bodyShape, resultBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
@@ -68,7 +67,7 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   app.get("/queries/:id/result", (c) => {
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
-    return resultResponse(c, ref);
+    return resultResponse(c, deps, ref);
   });
 
   app.get("/queries/:id/result/schema", (c) => {
@@ -150,6 +149,7 @@ export function requireSucceeded(ref: QueryRef): void {
  */
 export function resultResponse(
   c: Context<AppEnv>,
+  deps: QueryDeps,
   ref: QueryRef,
   onClose?: () => void,
 ): Response {
@@ -170,7 +170,7 @@ export function resultResponse(
   let last = total - 1;
   let status: 200 | 206 = 200;
   const headers: Record<string, string> = {
-    "Content-Type": contentTypeOf(format.mediaType),
+    "Content-Type": formatSpec(format.mediaType).contentType,
     "Accept-Ranges": "items",
   };
   if (parsed.range) {
@@ -185,11 +185,7 @@ export function resultResponse(
     headers["Content-Range"] = contentRange(first, last, total);
   }
   const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
-  const shape = {
-    framing: framingOf(format.mediaType),
-    header: headerOf(format, columns),
-    write: rowWriter(format, columns, context.owner.timeZone ?? "UTC"),
-  };
+  const shape = bodyShape(format, columns, queryZone(context.owner, deps.settings));
   const few = last - first < SMALL_BODY_ITEMS ? store.inMemory(first, last) : undefined;
   if (few) {
     let text: string;

@@ -105,12 +105,22 @@ export async function submitQuery(
     source = { path: resolved.canonical };
     workDir = dirname(resolved.canonical);
   }
-  return await submitSource(c, deps, {
+  return await submitSource(deps, {
     source,
     context: queryContext(deps, user, workDir, args),
     choice,
     alwaysFix: options.alwaysFix,
   });
+}
+
+/**
+ * The one zone a query of `user` computes in (`hour(t)`, timestamps without a zone) and renders
+ * its timestamps in unless `opt.timezone` says otherwise: the user's zone, else
+ * `server.timeZone` (by default the zone of the server's process). One zone for both, so a row's
+ * `hour(t)` and its rendered `t` always agree.
+ */
+export function queryZone(user: User, settings: Settings): string {
+  return user.timeZone ?? settings["server.timeZone"];
 }
 
 /** The context a query of `user` runs in. */
@@ -123,7 +133,7 @@ export function queryContext(
   return {
     user,
     workDir,
-    timeZone: user.timeZone ?? deps.settings["server.timeZone"],
+    timeZone: queryZone(user, deps.settings),
     args,
     datastores: deps.datastores,
     tree: deps.tree,
@@ -136,7 +146,6 @@ export function queryContext(
  * or the 429 of a full queue are thrown as ApiErrors.
  */
 export async function submitSource(
-  c: Context<AppEnv>,
   deps: QueryDeps,
   request: {
     readonly source: ScriptSource;
@@ -145,13 +154,12 @@ export async function submitSource(
     readonly alwaysFix: boolean;
   },
 ): Promise<PreparedQuery> {
-  const user = c.get("user");
   const queryId = newQueryId();
   const format = request.choice.format;
   const fixed: FixedFormat | undefined = request.choice.explicit || request.alwaysFix
     ? { format }
     : undefined;
-  const defaultZone = user.timeZone ?? "UTC";
+  const defaultZone = request.context.timeZone;
   const encoder: FragmentEncoderFactory | undefined = fixed
     ? (columns) => {
       fixed.columns = columns;

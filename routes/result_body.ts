@@ -4,32 +4,41 @@
  * server), never as one big string.
  */
 
-import { csvHeader, makeCsvRowWriter, makeJsonRowWriter } from "../engine/render.ts";
 import type { Row } from "../engine/values.ts";
 import type { StoredItem } from "../actors/result_store.ts";
-import type { MediaType, ResultFormat } from "./formats.ts";
+import {
+  type FormatSpec,
+  formatSpec,
+  headerOf,
+  type ResultFormat,
+  rowWriterOf,
+} from "./formats.ts";
 
-/** How rows of one format become text: one fragment per row, and the framing around them. */
-export interface RowFraming {
-  readonly start: string;
-  /** Put before each fragment but the first. */
-  readonly separator: string;
-  readonly before: string;
-  readonly after: string;
-  readonly end: string;
+/** How rows of one format become text: the framing of its entry in `FORMATS`. */
+export type RowFraming = Pick<FormatSpec, "start" | "separator" | "before" | "after" | "end">;
+
+/** Everything a body of `format` needs: its framing, its header and its row serialiser. */
+export interface BodyShape {
+  readonly framing: RowFraming;
+  readonly header: string;
+  readonly write: (row: Row) => string;
 }
 
-export function framingOf(mediaType: MediaType): RowFraming {
-  switch (mediaType) {
-    case "application/json":
-      return { start: "[", separator: ",", before: "", after: "", end: "]" };
-    case "application/json-seq":
-      return { start: "", separator: "", before: "\x1e", after: "\n", end: "" };
-    case "application/x-ndjson":
-      return { start: "", separator: "", before: "", after: "\n", end: "" };
-    case "application/csv":
-      return { start: "", separator: "", before: "", after: "\n", end: "" };
-  }
+/**
+ * The shape of a body of `format` for the result's columns; timestamps in `opt.timezone`, else
+ * `defaultZone` (the query's zone).
+ */
+export function bodyShape(
+  format: ResultFormat,
+  columns: readonly string[],
+  defaultZone: string,
+): BodyShape {
+  const spec = formatSpec(format.mediaType);
+  return {
+    framing: spec,
+    header: format.options.omitHeader ? "" : headerOf(spec, columns),
+    write: rowWriter(format, columns, defaultZone),
+  };
 }
 
 /** The serialiser of one row for a format, given the result's columns and the zone in force. */
@@ -38,20 +47,10 @@ export function rowWriter(
   columns: readonly string[],
   defaultZone: string,
 ): (row: Row) => string {
-  const opts = {
+  return rowWriterOf(formatSpec(format.mediaType))(columns, {
     timeZone: format.options.timeZone ?? defaultZone,
     timestampFormat: format.options.timestampFormat,
-  };
-  return format.mediaType === "application/csv"
-    ? makeCsvRowWriter(columns, opts)
-    : makeJsonRowWriter(columns, opts);
-}
-
-/** The CSV header line, or nothing (other formats, or `opt.omitHeader=true`). */
-export function headerOf(format: ResultFormat, columns: readonly string[]): string {
-  return format.mediaType === "application/csv" && !format.options.omitHeader
-    ? csvHeader(columns) + "\n"
-    : "";
+  });
 }
 
 /** Bytes gathered before a chunk goes out: big enough to be cheap, small enough to stream. */
@@ -63,12 +62,7 @@ const CHUNK_CHARS = 64 * 1024;
  */
 export function resultBody(
   items: AsyncIterable<readonly StoredItem[]>,
-  options: {
-    readonly framing: RowFraming;
-    readonly header: string;
-    readonly write: (row: Row) => string;
-    readonly onClose?: () => void;
-  },
+  options: BodyShape & { readonly onClose?: () => void },
 ): ReadableStream<Uint8Array> {
   const { framing, write } = options;
   const encoder = new TextEncoder();
@@ -122,11 +116,7 @@ export function resultBody(
  */
 export function smallBody(
   items: readonly StoredItem[],
-  options: {
-    readonly framing: RowFraming;
-    readonly header: string;
-    readonly write: (row: Row) => string;
-  },
+  options: BodyShape,
 ): string {
   const { framing, write } = options;
   let text = options.header + framing.start;
@@ -152,9 +142,4 @@ export async function* sliceBatches<T>(
     index += batch.length;
     if (index > last) return;
   }
-}
-
-/** `application/csv; charset=UTF-8` */
-export function contentTypeOf(mediaType: MediaType): string {
-  return `${mediaType}; charset=UTF-8`;
 }

@@ -49,7 +49,7 @@ export async function answerWhenFinished(
   }
   try {
     requireSucceeded(ref);
-    return resultResponse(c, ref, free);
+    return resultResponse(c, deps, ref, free);
   } catch (e) {
     free();
     throw e;

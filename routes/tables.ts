@@ -2,8 +2,9 @@
  * Stored tables: `GET /tables/<path>` (the rows, in any result format, Range by items) and
  * `GET /tables/<path>/schema` (always JSON). The path is a tree path without the leading `/`
  * (`user/hourly.sxt`). As the specification says, reading a table is the same as running the
- * script command that reads it: the route submits `@[/path]` to the actors like a synchronous
- * query (rights, limits, formats and paging included); the schema is planned, not run. A table
+ * script command that reads it: the route submits the table's path (as data, so any name works)
+ * to the actors like a synchronous query of `@[/path]` (rights, limits, formats and paging
+ * included); the schema is planned, not run. A table
  * the caller may not see answers 404 like one that does not exist.
  */
 
@@ -31,7 +32,7 @@ export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
     const path = schemaOnly ? raw.slice(0, -"/schema".length) : raw;
     const canonical = tablePath(c, deps.tree, path);
     const context = queryContext(deps, c.get("user"), "/", {});
-    const source = { text: `@[${canonical}]` };
+    const source = { table: canonical };
     if (schemaOnly) {
       const described = await describeQuery(source, context);
       if (!described.ok) throw tableError(path, described.diagnostics);
@@ -50,7 +51,7 @@ export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
     let submitted;
     try {
-      submitted = await submitSource(c, deps, { source, context, choice, alwaysFix: true });
+      submitted = await submitSource(deps, { source, context, choice, alwaysFix: true });
     } catch (e) {
       const diagnostics = (e as ApiError).extra?.diagnostics as Diagnostic[] | undefined;
       if (e instanceof ApiError && diagnostics) throw tableError(path, diagnostics);
@@ -74,10 +75,7 @@ function decodedTail(c: Context<AppEnv>): string {
 /** The canonical path of the table a request names (resolution refuses hostile paths). */
 function tablePath(c: Context<AppEnv>, tree: ResourceTree, path: string): string {
   if (!path.endsWith(".sxt")) throw notFound(`no such table: /${path} (tables end in .sxt)`);
-  const { canonical } = tree.resolve(c.get("user"), "/" + path);
-  // `]` would end the `@[...]` of the query that reads the table.
-  if (canonical.includes("]")) throw notFound(`no such table: /${path}`);
-  return canonical;
+  return tree.resolve(c.get("user"), "/" + path).canonical;
 }
 
 /** A table that cannot be read: 404 when it is not there for the caller, else the diagnostics. */

@@ -11,7 +11,7 @@ import { QueryError } from "../../engine/diagnostics.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
 import { storeAllows } from "../store_acl.ts";
-import { type Family, idFieldOf, timeFieldOf } from "./families.ts";
+import { type Family, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
 import { hoursBetween, hourStart } from "./zoned_hours.ts";
@@ -215,7 +215,7 @@ class CloudApiStore implements Datastore {
       // A day file holds whichever hours earlier queries fetched: serve the asked hours only.
       const only = bounded && !hourlyFiles(this.def)
         ? {
-          field: timeFieldOf(c.log.family, c.log.logType),
+          field: logTypeOf(c.log).timeField,
           from: c.hours[0],
           to: hourStart(c.hours[c.hours.length - 1] + HOUR_MS + 1_000, zone),
         }
@@ -269,8 +269,9 @@ class CloudApiStore implements Datastore {
     for (const [log, hours] of due) {
       const client = this.#client(log.family, options);
       try {
-        if (log.family === "suite") await this.#fetchSuite(client, log, hours, zone, progress);
-        else await this.#fetchGraph(client, log, hours, progress, options);
+        if (logTypeOf(log).api === "suite") {
+          await this.#fetchSuite(client, log, hours, zone, progress);
+        } else await this.#fetchGraph(client, log, hours, progress, options);
       } catch (e) {
         if (e instanceof TokenError) {
           // Refused credentials are a wrong definition; anything else (network) is not.
@@ -353,8 +354,8 @@ class CloudApiStore implements Datastore {
     const file = join(this.#root, path);
     return withFileLock(file, () =>
       mergeIntoFile(file, records, {
-        idField: idFieldOf(log.family),
-        timeField: timeFieldOf(log.family, log.logType),
+        idField: logTypeOf(log).idField,
+        timeField: logTypeOf(log).timeField,
         fetched,
         now: this.#now(),
       }));

@@ -6,7 +6,7 @@
 
 import { z } from "zod";
 import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
-import { FAMILIES, type Family, FAMILY_KEYS } from "./families.ts";
+import { FAMILIES, type Family, FAMILY_SPECS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
 import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
@@ -149,7 +149,7 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
   const rates: Partial<Record<Family, RateLimit>> = {};
   const logs: LogSpec[] = [];
   for (const family of FAMILIES) {
-    const keys = FAMILY_KEYS[family];
+    const keys = FAMILY_SPECS[family].keys;
     const rec = s as unknown as Record<string, unknown>;
     windowMs[family] = millis(keys.window, rec[keys.window] as string, { zeroOk: false });
     const listText = rec[keys.logs] as string | undefined;

@@ -1,91 +1,120 @@
 /**
- * The three log families of the `cloudapi://` scheme and what each maps to at the provider
- * (see /work/shared/CLOUDAPI.md §1). One closed list, so a new family fails to compile until
- * every switch handles it.
+ * The log families of the `cloudapi://` scheme and their log types: one entry per log type,
+ * holding everything about it (the API that serves it and how, the fields that identify a record
+ * and place it in time), inside one entry per family (its log id and definition keys). See
+ * docs/cloudapi.md. Adding a log type is adding one entry to `FAMILY_SPECS`.
  */
 
 export type Family = "directory" | "activity" | "suite";
 
-export const FAMILIES: readonly Family[] = ["directory", "activity", "suite"];
+/** How one log type is fetched and read. */
+export type LogTypeSpec = GraphLogType | SuiteLogType;
 
-/** The log id of a family, as it appears in URIs and storage paths. */
-export const LOG_IDS: Readonly<Record<Family, string>> = {
-  directory: "directory_service",
-  activity: "cloud_activity",
-  suite: "productivity_suite",
-};
-
-/** The family of a log id, or undefined. */
-export function familyOfLogId(logId: string): Family | undefined {
-  return FAMILIES.find((f) => LOG_IDS[f] === logId);
+interface RecordFields {
+  /** The record field that identifies a record, for de-duplication. */
+  readonly idField: string;
+  /** The record field that places a record in its hour. */
+  readonly timeField: string;
 }
 
-/** Log types each family allows in its log list. */
-export const LOG_TYPES: Readonly<Record<Family, readonly string[]>> = {
-  directory: ["audits", "signins"],
-  activity: ["audits", "signins", "ni-signins", "sp-signins", "mi-signins"],
-  suite: ["Audit.Directory", "Audit.Mail", "Audit.Sharing", "Audit.General", "DLP.All"],
-};
+/** A log of the Graph API: `<graphHost>/<version>/<path>?$filter=<timeField> in the hour`. */
+export interface GraphLogType extends RecordFields {
+  readonly api: "graph";
+  readonly version: "v1.0" | "beta";
+  readonly path: string;
+  /** `signInEventTypes` value the request is filtered on, if any. */
+  readonly signInEventType?: string;
+  /** `$top` of each page, when the API's default is too small. */
+  readonly pageSize?: number;
+}
 
-/** The definition key that holds a family's log list (also used for its window and rate keys). */
-export const FAMILY_KEYS: Readonly<
-  Record<Family, { logs: string; window: string; rate: string; unit: string }>
-> = {
+/** A content type of the Management Activity API. */
+export interface SuiteLogType extends RecordFields {
+  readonly api: "suite";
+  readonly contentType: string;
+}
+
+export interface FamilySpec {
+  /** The log id, as it appears in URIs and storage paths. */
+  readonly logId: string;
+  /** The definition keys of the family's log list, time window and rate limit. */
+  readonly keys: {
+    readonly logs: string;
+    readonly window: string;
+    readonly rate: string;
+    readonly unit: string;
+  };
+  /** The log types a log list of the family may name, each with how it is fetched. */
+  readonly logTypes: Readonly<Record<string, LogTypeSpec>>;
+}
+
+const GRAPH_AUDITS = { api: "graph", path: "auditLogs/directoryAudits", idField: "id" } as const;
+const GRAPH_SIGNINS = {
+  api: "graph",
+  path: "auditLogs/signIns",
+  pageSize: 1000,
+  idField: "id",
+  timeField: "createdDateTime",
+} as const;
+
+function suite(contentType: string): SuiteLogType {
+  return { api: "suite", contentType, idField: "Id", timeField: "CreationTime" };
+}
+
+export const FAMILY_SPECS: Readonly<Record<Family, FamilySpec>> = {
   directory: {
-    logs: "directoryLogs",
-    window: "directoryTimeWindow",
-    rate: "directoryRateLimit",
-    unit: "directoryRateTimeunit",
+    logId: "directory_service",
+    keys: {
+      logs: "directoryLogs",
+      window: "directoryTimeWindow",
+      rate: "directoryRateLimit",
+      unit: "directoryRateTimeunit",
+    },
+    logTypes: {
+      audits: { ...GRAPH_AUDITS, version: "v1.0", timeField: "activityDateTime" },
+      signins: { ...GRAPH_SIGNINS, version: "v1.0" },
+    },
   },
   activity: {
-    logs: "activityLogs",
-    window: "activityTimeWindow",
-    rate: "activityRateLimit",
-    unit: "activityRateTimeunit",
+    logId: "cloud_activity",
+    keys: {
+      logs: "activityLogs",
+      window: "activityTimeWindow",
+      rate: "activityRateLimit",
+      unit: "activityRateTimeunit",
+    },
+    logTypes: {
+      audits: { ...GRAPH_AUDITS, version: "beta", timeField: "activityDateTime" },
+      signins: { ...GRAPH_SIGNINS, version: "beta", signInEventType: "interactiveUser" },
+      "ni-signins": { ...GRAPH_SIGNINS, version: "beta", signInEventType: "nonInteractiveUser" },
+      "sp-signins": { ...GRAPH_SIGNINS, version: "beta", signInEventType: "servicePrincipal" },
+      "mi-signins": { ...GRAPH_SIGNINS, version: "beta", signInEventType: "managedIdentity" },
+    },
   },
   suite: {
-    logs: "suiteLogs",
-    window: "suiteTimeWindow",
-    rate: "suiteRateLimit",
-    unit: "suiteRateTimeunit",
+    logId: "productivity_suite",
+    keys: {
+      logs: "suiteLogs",
+      window: "suiteTimeWindow",
+      rate: "suiteRateLimit",
+      unit: "suiteRateTimeunit",
+    },
+    logTypes: {
+      "Audit.Directory": suite("Audit.AzureActiveDirectory"),
+      "Audit.Mail": suite("Audit.Exchange"),
+      "Audit.Sharing": suite("Audit.SharePoint"),
+      "Audit.General": suite("Audit.General"),
+      "DLP.All": suite("DLP.All"),
+    },
   },
 };
 
-/** Management Activity API content type of a suite log type. */
-export const SUITE_CONTENT_TYPES: Readonly<Record<string, string>> = {
-  "Audit.Directory": "Audit.AzureActiveDirectory",
-  "Audit.Mail": "Audit.Exchange",
-  "Audit.Sharing": "Audit.SharePoint",
-  "Audit.General": "Audit.General",
-  "DLP.All": "DLP.All",
-};
+export const FAMILIES: readonly Family[] = Object.keys(FAMILY_SPECS) as Family[];
 
-/** Graph sign-in event type of an activity sign-in log type. */
-export const SIGNIN_EVENT_TYPES: Readonly<Record<string, string>> = {
-  "signins": "interactiveUser",
-  "ni-signins": "nonInteractiveUser",
-  "sp-signins": "servicePrincipal",
-  "mi-signins": "managedIdentity",
-};
-
-/** The record field that places a record in its hour, per family and log type. */
-export function timeFieldOf(family: Family, logType: string): string {
-  switch (family) {
-    case "directory":
-    case "activity":
-      return logType === "audits" ? "activityDateTime" : "createdDateTime";
-    case "suite":
-      return "CreationTime";
-  }
-}
-
-/** The record field that identifies a record, for de-duplication. */
-export function idFieldOf(family: Family): string {
-  switch (family) {
-    case "directory":
-    case "activity":
-      return "id";
-    case "suite":
-      return "Id";
-  }
+/** The entry of a log's type (a log list only holds the types its family allows). */
+export function logTypeOf(log: { readonly family: Family; readonly logType: string }): LogTypeSpec {
+  const types = FAMILY_SPECS[log.family].logTypes;
+  const spec = Object.hasOwn(types, log.logType) ? types[log.logType] : undefined;
+  if (!spec) throw new Error(`log type '${log.logType}' is not one of family '${log.family}'`);
+  return spec;
 }

@@ -10,7 +10,7 @@
  */
 
 import type { CloudApiDefinition } from "./definition.ts";
-import { LOG_IDS } from "./families.ts";
+import { FAMILY_SPECS } from "./families.ts";
 import type { LogSpec } from "./log_list.ts";
 import { hourFields } from "./zoned_hours.ts";
 
@@ -27,7 +27,7 @@ export function hourlyFiles(p: Placement): boolean {
 /** Path of the file holding `hour` of `log`, relative to the store's folder, `/`-separated. */
 export function hourFilePath(log: LogSpec, hour: number, zone: string, p: Placement): string {
   const f = hourFields(hour, zone);
-  const dirs = [LOG_IDS[log.family], log.uriName, f.yyyy, f.MM, f.dd];
+  const dirs = [FAMILY_SPECS[log.family].logId, log.uriName, f.yyyy, f.MM, f.dd];
   if (p.filePathIncludesHour) dirs.push(f.HH);
   if (p.filePathIncludesApp) dirs.push(log.logType);
   let name = `${f.yyyy}${f.MM}${f.dd}`;

@@ -5,7 +5,7 @@
  */
 
 import { CloudRequestError, type CloudResponse, errorMessage } from "./cloud_request.ts";
-import { SIGNIN_EVENT_TYPES, timeFieldOf } from "./families.ts";
+import { type GraphLogType, logTypeOf } from "./families.ts";
 import type { LogRecord } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
 import type { ApiClient } from "./api_client.ts";
@@ -14,15 +14,21 @@ const MAX_RESTARTS = 3;
 
 /** The first URL of an hour's window for `log`. */
 export function graphWindowUrl(graphHost: string, log: LogSpec, from: number, to: number): string {
-  const version = log.family === "directory" ? "v1.0" : "beta";
-  const resource = log.logType === "audits" ? "directoryAudits" : "signIns";
-  const field = timeFieldOf(log.family, log.logType);
+  const spec = graphType(log);
+  const field = spec.timeField;
   let filter = `${field} ge ${iso(from)} and ${field} lt ${iso(to)}`;
-  const kind = log.family === "activity" ? SIGNIN_EVENT_TYPES[log.logType] : undefined;
+  const kind = spec.signInEventType;
   if (kind) filter += ` and signInEventTypes/any(t: t eq '${kind}')`;
   const params = new URLSearchParams({ $filter: filter });
-  if (resource === "signIns") params.set("$top", "1000");
-  return `${graphHost}/${version}/auditLogs/${resource}?${params}`;
+  if (spec.pageSize) params.set("$top", String(spec.pageSize));
+  return `${graphHost}/${spec.version}/${spec.path}?${params}`;
+}
+
+/** The Graph API entry of a log's type. */
+function graphType(log: LogSpec): GraphLogType {
+  const spec = logTypeOf(log);
+  if (spec.api !== "graph") throw new Error(`log '${log.uriName}' is not served by the Graph API`);
+  return spec;
 }
 
 /** All records of [from, to) of a Graph log. */
@@ -32,6 +38,7 @@ export async function fetchGraphWindow(
   from: number,
   to: number,
 ): Promise<LogRecord[]> {
+  const { idField } = graphType(log);
   for (let restart = 0;; restart++) {
     const byId = new Map<string, LogRecord>();
     let url: string | undefined = graphWindowUrl(client.hosts.graph, log, from, to);
@@ -52,7 +59,7 @@ export async function fetchGraphWindow(
       if (!Array.isArray(body?.value)) {
         throw new CloudRequestError(`${log.uriName} ${iso(from)}: the answer has no 'value' list`);
       }
-      for (const r of body.value as LogRecord[]) byId.set(String(r.id), r);
+      for (const r of body.value as LogRecord[]) byId.set(String(r[idField]), r);
       const next = body["@odata.nextLink"];
       url = typeof next === "string" ? next : undefined;
     }

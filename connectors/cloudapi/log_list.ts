@@ -4,7 +4,7 @@
  */
 
 import { parseInterval } from "../../engine/interval.ts";
-import { type Family, LOG_TYPES } from "./families.ts";
+import { type Family, FAMILY_SPECS } from "./families.ts";
 
 export interface LogSpec {
   readonly family: Family;
@@ -26,7 +26,7 @@ export function parseLogList(
 ): { ok: true; logs: LogSpec[] } | { ok: false; problems: string[] } {
   const logs: LogSpec[] = [];
   const problems: string[] = [];
-  const allowed = LOG_TYPES[family];
+  const allowed = Object.keys(FAMILY_SPECS[family].logTypes);
   const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
   for (const entry of entries) {
     const m = /^([^:|]+):([^|]+)\|([^|]+)\|([^|]+)$/.exec(entry);

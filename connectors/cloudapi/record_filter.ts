@@ -5,7 +5,7 @@
  */
 
 export interface RecordRange {
-  /** The record field that places a record in time (see families.ts timeFieldOf). */
+  /** The record field that places a record in time (see the log types of families.ts). */
   readonly field: string;
   /** Epoch ms, inclusive. */
   readonly from: number;

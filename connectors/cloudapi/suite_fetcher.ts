@@ -6,7 +6,7 @@
  */
 
 import { CloudRequestError, type CloudResponse, errorCode, errorMessage } from "./cloud_request.ts";
-import { SUITE_CONTENT_TYPES } from "./families.ts";
+import { logTypeOf, type SuiteLogType } from "./families.ts";
 import type { LogRecord } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
 import type { ApiClient } from "./api_client.ts";
@@ -30,7 +30,7 @@ function feed(client: ApiClient): string {
 
 /** Starts the subscription of the log's content type; already enabled counts as success. */
 export async function ensureSubscription(client: ApiClient, log: LogSpec): Promise<void> {
-  const contentType = SUITE_CONTENT_TYPES[log.logType];
+  const { contentType } = suiteType(log);
   const url = withPublisher(
     `${feed(client)}/subscriptions/start?contentType=${contentType}`,
     client.tenantId,
@@ -61,7 +61,7 @@ export async function fetchSuiteContent(
   from: number,
   to: number,
 ): Promise<LogRecord[]> {
-  const contentType = SUITE_CONTENT_TYPES[log.logType];
+  const { contentType, idField } = suiteType(log);
   const oldest = client.now() - SUITE_MAX_AGE_MS;
   if (from < oldest) {
     client.onWarning({
@@ -96,7 +96,9 @@ export async function fetchSuiteContent(
       }
       for (const blob of res.body as { contentUri?: string; contentId?: string }[]) {
         if (typeof blob.contentUri !== "string") continue;
-        for (const r of await fetchBlob(client, log, blob.contentUri)) byId.set(String(r.Id), r);
+        for (const r of await fetchBlob(client, log, blob.contentUri)) {
+          byId.set(String(r[idField]), r);
+        }
       }
       const next = res.headers.get("NextPageUri") ?? res.headers.get("NextPageUrl");
       url = next ? withPublisher(next, client.tenantId) : undefined;
@@ -146,4 +148,11 @@ export function creationTime(r: LogRecord): number {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19);
+}
+
+/** The Management Activity API entry of a suite log's type. */
+function suiteType(log: LogSpec): SuiteLogType {
+  const spec = logTypeOf(log);
+  if (spec.api !== "suite") throw new Error(`log '${log.uriName}' is not served by the suite API`);
+  return spec;
 }

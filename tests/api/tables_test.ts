@@ -28,3 +28,15 @@ Deno.test("a saved table is read back with its schema, in formats and by Range; 
     "RANGE_NOT_SATISFIABLE",
   );
 });
+
+Deno.test("a table whose name holds ']' is read and described like any other", async () => {
+  await using s = await startTestServer();
+  const id = await startQuery(s, "VALUES((a: 1), (a: 2)) | save('/user/a]b.sxt')");
+  assert.equal((await finished(s, id)).state, "SUCCEEDED");
+  const rows = await s.fetch("alice", "/API/v1.0/tables/user/a%5Db.sxt");
+  assert.equal(rows.status, 200);
+  assert.equal(await rows.text(), '[{"a":1},{"a":2}]');
+  const schema = await s.fetch("alice", "/API/v1.0/tables/users/alice/a%5Db.sxt/schema");
+  assert.deepEqual(await schema.json(), { a: "INTEGER" });
+  await expectError(await s.fetch("alice", "/API/v1.0/tables/user/a%5Dc.sxt"), 404, "NOT_FOUND");
+});
