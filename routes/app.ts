@@ -24,7 +24,7 @@ import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
 
-/** Everything the routes need; later parts add theirs here (e.g. the query supervisor). */
+/** Everything the routes need, built in main.ts. */
 export interface AppDeps {
   readonly home: HomeLayout;
   readonly settings: Settings;
@@ -49,7 +49,6 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
   }
-  // Mount further resources here.
   return api;
 }
 

@@ -15,11 +15,6 @@ export const LOG_IDS: Readonly<Record<Family, string>> = {
   suite: "productivity_suite",
 };
 
-/** The family of a log id, or undefined. */
-export function familyOfLogId(logId: string): Family | undefined {
-  return FAMILIES.find((f) => LOG_IDS[f] === logId);
-}
-
 /** Log types each family allows in its log list. */
 export const LOG_TYPES: Readonly<Record<Family, readonly string[]>> = {
   directory: ["audits", "signins"],
