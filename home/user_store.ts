@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { fileVersion, fileVersionSync } from "./file_version.ts";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
-import { writeFileAtomic } from "./atomic_write.ts";
+import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 import {
   hashBytes,
   hashToken,
