@@ -15,15 +15,8 @@
  * | a string starting `~`  | `"~" + the string` (so `"~~x"` is `~x`) |
  */
 
-import {
-  Interval,
-  IpAddr,
-  IpNet,
-  type Row,
-  Timestamp,
-  type TupleValue,
-  type Value,
-} from "../values.ts";
+import type { Row, TupleValue, Value } from "../values.ts";
+import { Interval, IpAddr, IpNet, Timestamp } from "../values.ts";
 
 const TILDE = 126; // "~"
 
