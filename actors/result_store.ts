@@ -4,7 +4,7 @@
  *
  * The first SEGMENT_ITEMS items are kept as they came, so that a small result is never encoded.
  * Past them, items are encoded as they arrive into segments of SEGMENT_ITEMS, each the UTF-8
- * bytes of one JSON array (rows in the lossless form of row_codec.ts): kept in memory while the
+ * bytes of one JSON array (rows in the lossless form of engine/table/sxt_values.ts): kept in memory while the
  * segments take at most `memoryBytes` (query.resultMemoryBytes), past that written to one file,
  * `engine_data/results/<queryId>`, with an index in memory so that a range is read without
  * decoding what precedes it.
@@ -19,7 +19,7 @@
 
 import { join } from "node:path";
 import type { Row } from "../engine/values.ts";
-import { decodeParsedRow, encodeRow } from "./row_codec.ts";
+import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
 
 export type StoredItem = Row | string;
 
@@ -166,7 +166,7 @@ export class ResultStore {
   /** Appends one item, as an element of the segment's JSON array, to the pending bytes. */
   #encode(item: StoredItem): void {
     const text = (this.#pendingCount === 0 ? "[" : ",") +
-      (typeof item === "string" ? JSON.stringify(item) : encodeRow(item));
+      (typeof item === "string" ? JSON.stringify(item) : encodeRowObject(item));
     // A UTF-16 code unit takes at most 3 bytes of UTF-8.
     const room = this.#pendingBytes + 3 * text.length + 1;
     if (room > this.#pending.length) {

@@ -45,6 +45,23 @@ Deno.test("ResultStore spills past its budget, reads ranges back, and drop remov
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("ResultStore gives back NaN, -0, infinities and strings starting with ~ through a spill", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q5", { memoryBytes: 100, spillDir: dir });
+  const rows = Array.from({ length: 3000 }, (_, i) => ({
+    i,
+    odd: [NaN, -0, Infinity, -Infinity][i % 4],
+    s: i % 2 === 0 ? "~T1" : "~",
+  }));
+  await store.append(rows);
+  assert.equal(store.spilled, true);
+  const back = await all(store);
+  assert.deepEqual(back, rows);
+  assert.ok(Object.is((back[1] as { odd: number }).odd, -0));
+  await store.drop();
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("ResultStore keeps serialised fragments byte for byte through a spill", async () => {
   const dir = await Deno.makeTempDir();
   const store = new ResultStore("q3", { memoryBytes: 100, spillDir: dir });

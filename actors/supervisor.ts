@@ -244,9 +244,6 @@ function removeWaiting(context: SupervisorContext, queryId: string): void {
 
 const unknown: Lookup = { kind: "unknown" };
 
-/** Seconds a refused client should wait: a guess from the retention-free part, at least 1. */
-export const RETRY_AFTER_SECONDS = 1;
-
 /** Starts the supervisor with the limits of the settings (`query.*`). */
 export function startSupervisor(
   limits: SupervisorLimits,

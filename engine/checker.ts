@@ -16,8 +16,9 @@ import {
   type Statement,
 } from "./ast.ts";
 import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.ts";
-import { FUNCTION_CATALOG, lookupFunction, lookupSource } from "./checker_catalog.ts";
-import { expectedCount, SOURCE_NAMES } from "./parser.ts";
+import { FUNCTION_CATALOG, lookupFunction } from "./checker_catalog.ts";
+import { expectedCount } from "./parser.ts";
+import { lookupSource, SOURCE_NAMES } from "./source_catalog.ts";
 import { SCALAR_KINDS, scalarByName } from "./types.ts";
 import { Interval, IpAddr, IpNet } from "./values.ts";
 

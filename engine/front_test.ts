@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { check } from "./front.ts";
 import { printScript } from "./printer.ts";
-import { FUNCTION_CATALOG, lookupFunction, lookupSource } from "./checker_catalog.ts";
+import { FUNCTION_CATALOG, lookupFunction } from "./checker_catalog.ts";
+import { lookupSource, SOURCE_CATALOG, SOURCE_NAMES } from "./source_catalog.ts";
+import { functionArity, FUNCTIONS } from "./functions/function_registry.ts";
 
 Deno.test("check() returns the script when there is no problem", () => {
   const r = check("READ_JSON(src: '/x') | filter(status = 200)");
@@ -51,4 +53,24 @@ Deno.test("the function catalogue lists every function of the reference once", (
   );
   assert.equal(lookupFunction("REGEX_EXTRACT")?.maxArgs, 3);
   assert.equal(lookupSource("read_json")?.name, "READ_JSON");
+});
+
+Deno.test("the parser and the checker name the sources of the one source catalogue", () => {
+  const start = check("1 | filter(a)").diagnostics[0].message;
+  for (const name of SOURCE_NAMES) assert.ok(start.includes(name), `${name} in: ${start}`);
+  const unknown = check("SOURCES_OF_NOTHING(src: 'x')").diagnostics[0].message;
+  assert.ok(unknown.includes(SOURCE_NAMES.join(", ")), unknown);
+  for (const sig of SOURCE_CATALOG) {
+    const bad = check(`${sig.name}(src: 'x', bogus: 1)`).diagnostics.map((d) => d.message);
+    assert.ok(bad.some((m) => m.includes([...sig.required, ...sig.optional].join(", "))), sig.name);
+  }
+});
+
+Deno.test("the checker takes each function's arity from its implementation", () => {
+  for (const [name, def] of FUNCTIONS) {
+    const { min, max } = functionArity(def);
+    assert.deepEqual([lookupFunction(name)?.minArgs, lookupFunction(name)?.maxArgs], [min, max]);
+  }
+  assert.equal(lookupFunction("count")?.star, true);
+  assert.equal(lookupFunction("sum")?.star, undefined);
 });

@@ -43,7 +43,7 @@ Deno.test("parseLiteralOfType() refuses text that is not of the type, naming bot
     assert.ok(!r.ok, text);
     assert.match(
       r.message,
-      new RegExp(`'${text.replace(/[[.]/g, "\\$&")}' is not a literal of type`),
+      new RegExp(`'${RegExp.escape(text)}' is not a literal of type`),
     );
     assert.ok(r.message.includes(type.kind), r.message);
   }

@@ -21,6 +21,7 @@ import type {
 import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.ts";
 import { describeToken, lex, type Token } from "./lexer.ts";
 import { Interval, IpAddr, IpNet } from "./values.ts";
+import { SOURCE_NAMES } from "./source_catalog.ts";
 
 type CommandKind = Command["kind"];
 
@@ -129,10 +130,9 @@ const COMMAND_BY_NAME: ReadonlyMap<string, Pick<CommandSyntax<CommandKind>, "par
 /** Commands that may follow `|`, in the language reference's order. */
 export const COMMAND_NAMES: readonly string[] = [...COMMAND_BY_NAME.keys()];
 
-/** Sources written like calls, upper-case as the reference writes them. */
-export const SOURCE_NAMES: readonly string[] = ["LIST", "PARSE", "READ_JSON", "READ_CSV", "VALUES"];
-
-const SOURCE_FORMS = "a source (@name, @[path], LIST, PARSE, READ_JSON, READ_CSV or VALUES)";
+const SOURCE_FORMS = `a source (@name, @[path], ${SOURCE_NAMES.slice(0, -1).join(", ")} or ${
+  SOURCE_NAMES.at(-1)
+})`;
 const MAX_DEPTH = 200;
 
 export interface ParseResult {

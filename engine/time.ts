@@ -56,9 +56,13 @@ function zoneCache(zone: string): ZoneCache {
   return cache;
 }
 
-/** True when `zone` is an IANA zone name (or UTC) that Intl knows. */
+/**
+ * True when `zone` is an IANA zone name (or UTC) that Intl knows: the one check of every zone a
+ * setting, a user, a store definition, a request or a query names.
+ */
 export function isValidZone(zone: string): boolean {
   if (UTC_NAMES.has(zone)) return true;
+  if (zone.length > 64) return false; // no IANA name is so long; spares Intl a hostile string
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
     return true;

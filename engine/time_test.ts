@@ -193,3 +193,10 @@ Deno.test("isValidZone() knows IANA zones and refuses others", () => {
   assert.ok(!isValidZone("Mars/Olympus_Mons"));
   assert.ok(!isValidZone(""));
 });
+
+Deno.test("isValidZone() also takes the UTC spellings, and refuses blank and over-long names", () => {
+  for (const zone of ["Z", "utc", "Etc/UTC", "GMT", "+01:00"]) assert.ok(isValidZone(zone), zone);
+  for (const zone of [" ", "Europe/Berlin ", "Europe/" + "x".repeat(70)]) {
+    assert.ok(!isValidZone(zone), zone);
+  }
+});

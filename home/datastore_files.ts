@@ -5,7 +5,7 @@
 
 import { join } from "node:path";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
-import { writeFileAtomic } from "./atomic_write.ts";
+import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 
 /** Store names: letters, digits, `_`, `-`, `.` inside; 1 to 64 of them. */
 export const STORE_NAME = /^[A-Za-z0-9_-](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_-])?$/;

@@ -8,7 +8,7 @@
  */
 
 import { basename, dirname, join } from "node:path";
-import { writeFileAtomic } from "./atomic_write.ts";
+import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 
 export type ResourceKind = "folder" | "script" | "table" | "pattern" | "datastore" | "file";
 

@@ -7,7 +7,8 @@
 import { z } from "zod";
 import { INTERVAL_FORM, parseInterval } from "../engine/interval.ts";
 import { BYTE_SIZE_FORM, parseByteSize } from "./byte_size.ts";
-import { isTimeZone, processTimeZone } from "./time_zone.ts";
+import { processTimeZone } from "./time_zone.ts";
+import { isValidZone } from "../engine/time.ts";
 
 /** A settings file or override that cannot be used; the message names every bad key. */
 export class SettingsError extends Error {
@@ -55,7 +56,7 @@ const boolean = fromText("true or false", (text) => {
 
 const timeZone = fromText(
   "an IANA time zone such as 'UTC' or 'Europe/Berlin'",
-  (text) => isTimeZone(text) ? text : undefined,
+  (text) => isValidZone(text) ? text : undefined,
 );
 
 const host = fromText(

@@ -74,6 +74,13 @@ Deno.test("loadSettings() reads a valid file with comments and blank lines", () 
   assert.equal(settings["cloudapi.suiteRateTimeunit"], 1_000);
 });
 
+Deno.test("loadSettings() takes the zones the engine takes, and no other", () => {
+  for (const zone of ["Europe/Berlin", "utc", "Z"]) {
+    assert.equal(loadSettings(`server.timeZone = ${zone}\n`, {}).settings["server.timeZone"], zone);
+  }
+  assert.throws(() => loadSettings("server.timeZone = Mars/Base\n", {}), SettingsError);
+});
+
 Deno.test("loadSettings() lets --set override the file", () => {
   const { settings } = loadSettings("wgui.port = 9000\nquery.retention = 1 min\n", {
     "wgui.port": "0",

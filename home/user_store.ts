@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { fileVersion, fileVersionSync } from "./file_version.ts";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
-import { writeFileAtomic } from "./atomic_write.ts";
+import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 import {
   hashBytes,
   hashToken,
@@ -20,7 +20,7 @@ import {
   sameHashBytes,
   TOKEN_PATTERN,
 } from "./tokens.ts";
-import { isTimeZone } from "./time_zone.ts";
+import { isValidZone } from "../engine/time.ts";
 import { isValidName, NAME_PATTERN } from "./users.ts";
 import { type User } from "../engine/user.ts";
 
@@ -36,7 +36,7 @@ const storedUserSchema = z.object({
   name: z.string().refine(isValidName, "not a valid user name"),
   groups: z.array(z.string().refine(isValidName, "not a valid group name")),
   admin: z.boolean(),
-  timeZone: z.string().refine(isTimeZone, "not a time zone").optional(),
+  timeZone: z.string().refine(isValidZone, "not a time zone").optional(),
   tokenHash: z.string().regex(/^[0-9a-f]{64}$/, "not a SHA-256 hex hash"),
 });
 const usersFileSchema = z.object({ users: z.array(storedUserSchema) });
@@ -87,7 +87,7 @@ export class UserStore {
     checkName("user", name);
     const groups = [...new Set(options.groups ?? [])];
     groups.forEach((group) => checkName("group", group));
-    if (options.timeZone !== undefined && !isTimeZone(options.timeZone)) {
+    if (options.timeZone !== undefined && !isValidZone(options.timeZone)) {
       throw new UserStoreError(
         `time zone '${options.timeZone}' is not valid: expected an IANA zone such as 'Europe/Berlin'`,
       );

@@ -28,7 +28,7 @@ import { checkRoutes } from "./check.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 
-/** Everything the routes need. */
+/** Everything the routes need, built in main.ts. */
 export interface AppDeps {
   readonly home: HomeLayout;
   readonly settings: Settings;

@@ -4,7 +4,7 @@
  * it into an ApiError in one place and tests need no HTTP.
  */
 
-import { checkTimePattern } from "../engine/time.ts";
+import { checkTimePattern, isValidZone } from "../engine/time.ts";
 import {
   csvHeader,
   makeCsvRowWriter,
@@ -215,7 +215,7 @@ function parseOptions(
     }
   }
   const timeZone = params.get("opt.timezone") ?? undefined;
-  if (timeZone !== undefined && !isTimeZone(timeZone)) {
+  if (timeZone !== undefined && !isValidZone(timeZone)) {
     return badParameter(`opt.timezone '${timeZone}' is not an IANA time zone`);
   }
   const timestampFormat = params.get("opt.timestampFormat") ?? undefined;
@@ -232,17 +232,6 @@ function parseOptions(
     return badParameter(`opt.omitHeader must be 'true' or 'false', found '${omit}'`);
   }
   return { ok: true, value: { timeZone, timestampFormat, omitHeader: omit === "true" }, explicit };
-}
-
-/** Whether `zone` names a time zone `Intl` knows (IANA names and `UTC`). */
-export function isTimeZone(zone: string): boolean {
-  if (zone === "" || zone.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface AcceptChoice {

@@ -45,6 +45,14 @@ Deno.test("negotiateFormat() answers 406 for a type not offered", () => {
   }
 });
 
+Deno.test("negotiateFormat() takes the zones the engine takes in opt.timezone", () => {
+  for (const zone of ["Europe/Berlin", "utc", "Z"]) {
+    const c = choose(`opt.timezone=${zone}`);
+    assert.ok(c.ok, zone);
+    assert.equal(c.format.options.timeZone, zone);
+  }
+});
+
 Deno.test("negotiateFormat() validates opt.* and refuses unknown ones", () => {
   const good = choose(
     "opt.timezone=Europe/Berlin&opt.timestampFormat=yyyy-MM-dd&opt.omitHeader=true",

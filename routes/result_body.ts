@@ -127,19 +127,3 @@ export function smallBody(
   }
   return text + framing.end;
 }
-
-/** Skips to `first` and stops after `last` (inclusive) of a stream of batches (stored tables). */
-export async function* sliceBatches<T>(
-  batches: AsyncIterable<readonly T[]>,
-  first: number,
-  last: number,
-): AsyncGenerator<readonly T[]> {
-  let index = 0;
-  for await (const batch of batches) {
-    const from = Math.max(0, first - index);
-    const to = Math.min(batch.length, last - index + 1);
-    if (from < to) yield batch.slice(from, to);
-    index += batch.length;
-    if (index > last) return;
-  }
-}

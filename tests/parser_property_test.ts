@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { check } from "../engine/front.ts";
 import { COMMAND_NAMES, parse } from "../engine/parser.ts";
 import { printScript } from "../engine/printer.ts";
+import { SOURCE_NAMES } from "../engine/source_catalog.ts";
 
 const TOKENS = [
   "init",
@@ -45,10 +46,7 @@ const TOKENS = [
   "on",
   ...COMMAND_NAMES,
   "fliter",
-  "READ_JSON",
-  "PARSE",
-  "LIST",
-  "VALUES",
+  ...SOURCE_NAMES,
   "src",
   "pattern",
   "count",

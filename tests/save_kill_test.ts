@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { scalar, type Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
 import { readTable } from "../engine/table/table_reader.ts";
-import { writeTable } from "../engine/table/write_table.ts";
+import { writeTable } from "./support/write_table.ts";
 
 const schema: Schema = [
   { name: "n", type: scalar("INTEGER"), nullable: false },
@@ -17,7 +17,7 @@ const schema: Schema = [
 
 const childScript = (tablePath: string) => `
 import { writeTable } from ${
-  JSON.stringify(new URL("../engine/table/write_table.ts", import.meta.url).href)
+  JSON.stringify(new URL("./support/write_table.ts", import.meta.url).href)
 };
 const schema = ${JSON.stringify(schema)};
 async function* slowRows() {

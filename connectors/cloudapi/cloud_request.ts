@@ -16,7 +16,6 @@ export interface RequestContext {
   readonly readTimeoutMs: number;
   readonly maxErrorRetries: number;
   readonly userAgent: string;
-  /** Waits for a token of the connector's bucket. */
   /** Waits for the pacing to allow a request; the function returned says it completed. */
   readonly acquire: (signal: AbortSignal) => Promise<() => void>;
   /** Tells the bucket the provider throttled us, and for how long to pause. */

@@ -14,7 +14,7 @@ import { storeAllows } from "../store_acl.ts";
 import { type Family, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
-import { hoursBetween, hourStart } from "./zoned_hours.ts";
+import { dayStart, hoursBetween, hourStart } from "./zoned_hours.ts";
 import { recordsInRange } from "./record_filter.ts";
 import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_store.ts";
@@ -425,19 +425,4 @@ function providerLimit(family: Family, settings: CloudApiSettings | undefined) {
     })()
     : d.unitMs;
   return { limit: typeof limit === "number" && limit > 0 ? limit : d.limit, unitMs };
-}
-
-function dayStart(hour: number, zone: string): number {
-  let h = hour;
-  for (let i = 0; i < 24; i++) {
-    const prev = hourStart(h - 1, zone);
-    if (sameDay(prev, h, zone)) h = prev;
-    else break;
-  }
-  return h;
-}
-
-function sameDay(a: number, b: number, zone: string): boolean {
-  const f = new Intl.DateTimeFormat("en-CA", { timeZone: zone, dateStyle: "short" });
-  return f.format(new Date(a)) === f.format(new Date(b));
 }

@@ -6,6 +6,7 @@
 
 import { z } from "zod";
 import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
+import { isValidZone } from "../../engine/time.ts";
 import { FAMILIES, type Family, FAMILY_SPECS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
 import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";
@@ -138,7 +139,7 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
       }: expected the tenant's GUID or domain (e.g. contoso.onmicrosoft.com), not 'common'`,
     );
   }
-  if (s.timeZone !== undefined && !validZone(s.timeZone)) {
+  if (s.timeZone !== undefined && !isValidZone(s.timeZone)) {
     problems.push(
       `key 'timeZone' has value ${
         JSON.stringify(s.timeZone)
@@ -237,14 +238,5 @@ function expectation(issue: z.core.$ZodIssue, key: string): string {
         : `must be at least ${issue.minimum}${issue.inclusive ? "" : " (exclusive)"}`;
     default:
       return issue.message;
-  }
-}
-
-function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
   }
 }

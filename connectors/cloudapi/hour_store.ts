@@ -1,11 +1,13 @@
 /**
  * Stored log files and their fetch state. A file is JSON lines (one record per line, so
  * READ_JSON reads it); beside it a hidden sidecar `.<file name>.state.json` records, per hour,
- * when it was last fetched and how many records it had. Both are written atomically (temporary
- * name, then rename), data first, so a crash never leaves a state that claims missing data.
+ * when it was last fetched and how many records it had. Both are written atomically and durably
+ * (engine/fs/atomic_write.ts), data first, so a crash never leaves a state that claims missing
+ * data.
  */
 
 import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../../engine/fs/atomic_write.ts";
 
 export interface HourState {
   /** Epoch ms of the last complete fetch of the hour. */
@@ -54,17 +56,10 @@ export async function readRecords(file: string): Promise<LogRecord[]> {
   return out;
 }
 
-/** Writes `text` to `path` atomically, creating folders as needed. */
-export async function writeAtomic(path: string, text: string): Promise<void> {
+/** Writes `text` to `path` atomically and durably, creating folders as needed. */
+async function writeAtomic(path: string, text: string): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
-  const tmp = `${dirname(path)}/.${crypto.randomUUID()}.tmp`;
-  try {
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
+  await writeFileAtomic(path, text);
 }
 
 const locks = new Map<string, Promise<unknown>>();

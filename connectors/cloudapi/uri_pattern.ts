@@ -1,8 +1,10 @@
 /**
- * Patterns of `cloudapi://<store>/<log_id>/<log_name>/...` URIs: globs (`*`, `?`, `**`) and
- * time fields (`$yyyy$ $MM$ $dd$ $HH$ $mm$`) as for files. The datastore knows every file a
- * store can have, so a pattern is matched against those candidate paths.
+ * Patterns of `cloudapi://<store>/<log_id>/<log_name>/...` URIs: the globs and time fields of
+ * every scheme (connectors/glob.ts). The datastore knows every file a store can have, so a
+ * pattern is matched against those candidate paths.
  */
+
+import { compileGlob, matchGlob } from "../glob.ts";
 
 /** Splits `cloudapi://store/rest` into the store name and the path pattern after it. */
 export function splitUri(uri: string): { store: string; path: string } | undefined {
@@ -15,24 +17,8 @@ export function splitUri(uri: string): { store: string; path: string } | undefin
 export function pathMatcher(pattern: string): (path: string) => boolean {
   let p = pattern.replace(/^\/+/, "");
   if (p === "" || p.endsWith("/")) p += "**";
-  let re = "";
-  for (let i = 0; i < p.length; i++) {
-    const c = p[i];
-    const field = /^\$(yyyy|MM|dd|HH|mm)\$/.exec(p.slice(i));
-    if (field) {
-      re += field[1] === "yyyy" ? "\\d{4}" : "\\d{2}";
-      i += field[0].length - 1;
-    } else if (c === "*" && p[i + 1] === "*") {
-      re += ".*";
-      i++;
-    } else if (c === "*") re += "[^/]*";
-    else if (c === "?") re += "[^/]";
-    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  const full = new RegExp(`^${re}$`);
-  const below = new RegExp(`^${re}/.+$`);
+  const glob = compileGlob(p);
   // A pattern whose last segment is plain names a folder (or file): it matches all below.
-  const last = p.slice(p.lastIndexOf("/") + 1);
-  const plain = !/[*?$]/.test(last);
-  return (path) => full.test(path) || (plain && below.test(path));
+  const whole = glob.segments.at(-1)?.kind === "literal" ? compileGlob(`${p}/**`) : glob;
+  return (path) => matchGlob(whole, path) !== null;
 }

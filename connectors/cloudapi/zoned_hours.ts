@@ -1,52 +1,9 @@
 /**
  * Hours in a time zone. Log files are cut at the zone's hour boundaries (so `$HH$` in a URI
- * means the local hour); Intl gives the local fields, which is all that is needed.
+ * means the local hour); the local fields come from engine/time.ts, as everywhere else.
  */
 
-export interface LocalParts {
-  readonly year: number;
-  readonly month: number;
-  readonly day: number;
-  readonly hour: number;
-  readonly minute: number;
-  readonly second: number;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
-
-/** The local date and time of `epochMs` in `zone`. */
-export function localParts(epochMs: number, zone: string): LocalParts {
-  const out: Record<string, number> = {};
-  for (const p of formatter(zone).formatToParts(new Date(epochMs))) {
-    if (p.type !== "literal") out[p.type] = Number(p.value);
-  }
-  return {
-    year: out.year,
-    month: out.month,
-    day: out.day,
-    hour: out.hour,
-    minute: out.minute,
-    second: out.second,
-  };
-}
+import { localParts } from "../../engine/time.ts";
 
 /** Start (epoch ms) of the local hour that contains `epochMs`. */
 export function hourStart(epochMs: number, zone: string): number {
@@ -80,4 +37,21 @@ export function hourFields(hour: number, zone: string): {
     dd: String(p.day).padStart(2, "0"),
     HH: String(p.hour).padStart(2, "0"),
   };
+}
+
+/** Start of the local day that holds the local hour starting at `hour`. */
+export function dayStart(hour: number, zone: string): number {
+  let h = hour;
+  for (let i = 0; i < 24; i++) {
+    const prev = hourStart(h - 1, zone);
+    if (sameDay(prev, h, zone)) h = prev;
+    else break;
+  }
+  return h;
+}
+
+function sameDay(a: number, b: number, zone: string): boolean {
+  const x = localParts(a, zone);
+  const y = localParts(b, zone);
+  return x.day === y.day && x.month === y.month && x.year === y.year;
 }

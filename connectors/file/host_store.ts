@@ -11,7 +11,7 @@ import type { Datastore, ListOptions } from "../../engine/datastore.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { checkAbsolutePath, PathError } from "../../engine/resource_path.ts";
 import { storeAllows } from "../store_acl.ts";
-import { compileGlob } from "./glob.ts";
+import { compileGlob } from "../glob.ts";
 import { listLocalFiles, type LocalRoot } from "./local_files.ts";
 import type { FileStoreDefinition } from "./file_store_definition.ts";
 

@@ -11,7 +11,7 @@
 
 import type { FileEntry, ListOptions } from "../../engine/datastore.ts";
 import { isTableTempName } from "../../engine/table/temp_files.ts";
-import type { Glob } from "./glob.ts";
+import type { Glob } from "../glob.ts";
 import { openFile } from "./open_file.ts";
 import { type WalkEntry, type WalkFs, walkGlob } from "./walk_glob.ts";
 

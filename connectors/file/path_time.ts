@@ -4,7 +4,7 @@
  * whole folder, can hold anything between `from` and `to`.
  */
 
-import type { TimeCaptures } from "./glob.ts";
+import type { TimeCaptures } from "../glob.ts";
 import { localToInstant } from "../../engine/time.ts";
 
 export interface TimeSpan {

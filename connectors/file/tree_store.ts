@@ -12,7 +12,7 @@ import type { Datastore, ListOptions } from "../../engine/datastore.ts";
 import { PathError } from "../../engine/resource_path.ts";
 import { type ResolvedPath, type ResourceTree } from "../../engine/resource_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
-import { compileGlob } from "./glob.ts";
+import { compileGlob } from "../glob.ts";
 import { listLocalFiles, type LocalRoot } from "./local_files.ts";
 
 export function treeStore(tree: ResourceTree): Datastore {

@@ -5,7 +5,7 @@
  * datastores supply their own, with their own rights and warnings.
  */
 
-import { type Glob, type GlobSegment, matchSegment, type TimeCaptures } from "./glob.ts";
+import { type Glob, type GlobSegment, matchSegment, type TimeCaptures } from "../glob.ts";
 import { spanOverlaps, timeSpan } from "./path_time.ts";
 import { checkCancelled } from "../../engine/exec/context.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileGlob } from "./glob.ts";
+import { compileGlob } from "../glob.ts";
 import { type WalkEntry, type WalkFs, walkGlob } from "./walk_glob.ts";
 import { collect } from "../../tests/support/temp_tree.ts";
 

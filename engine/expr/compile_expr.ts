@@ -3,7 +3,9 @@
  * the tree once: types are checked as the code is built, constants are folded, and every user
  * mistake is a QueryError (TYPE_ERROR, UNKNOWN_NAME, ARITY) at the expression's position.
  *
- * @example compileExpr(parseExpr("status >= 500"), scope)({ status: 503 }) // true
+ * @example
+ * // `cond` is the Expr of `status >= 500` (from parse()), `scope` types `status` as INTEGER
+ * compileExpr(cond, scope)({ status: 503 }) // true
  */
 
 import { assertNever, type Expr } from "../ast.ts";

@@ -6,8 +6,7 @@ import { parse } from "../parser.ts";
 import { toJsonValue } from "../render.ts";
 import { arrayOf, type Field, scalar, tupleOf, type Type, typeToString } from "../types.ts";
 import { Interval, type Row, Timestamp, type Value } from "../values.ts";
-import { compileExpr, constantValue } from "./compile_expr.ts";
-import { inferType } from "./infer_type.ts";
+import { compileExpr, constantValue, typeExpr } from "./compile_expr.ts";
 import type { Scope } from "./scope.ts";
 
 /** The expression of `select(<text>)`, through the real parser. */
@@ -76,7 +75,7 @@ function run(text: string, scope = SCOPE, row: Row = ROW): unknown {
 }
 
 function typeOf(text: string, scope = SCOPE): string {
-  return typeToString(inferType(expr(text), scope));
+  return typeToString(typeExpr(expr(text), scope).type);
 }
 
 Deno.test("compileExpr() evaluates operators on typed fields", () => {

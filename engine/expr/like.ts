@@ -7,17 +7,14 @@
  */
 export function likeToRegExp(pattern: string): RegExp {
   let source = "^";
+  let literal = "";
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
-    if (c === "\\" && i + 1 < pattern.length) {
-      source += escapeChar(pattern[++i]);
-    } else if (c === "%") source += "[\\s\\S]*";
-    else if (c === "_") source += "[\\s\\S]";
-    else source += escapeChar(c);
+    if (c === "\\" && i + 1 < pattern.length) literal += pattern[++i];
+    else if (c === "%" || c === "_") {
+      source += RegExp.escape(literal) + (c === "%" ? "[\\s\\S]*" : "[\\s\\S]");
+      literal = "";
+    } else literal += c;
   }
-  return new RegExp(source + "$", "u");
-}
-
-function escapeChar(c: string): string {
-  return /[.*+?^${}()|[\]\\/]/.test(c) ? "\\" + c : c;
+  return new RegExp(source + RegExp.escape(literal) + "$", "u");
 }

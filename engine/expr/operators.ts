@@ -4,7 +4,6 @@
  * `undefined` means a type clash, which the caller reports with the expression's position.
  */
 
-import type { BinaryOp } from "../ast.ts";
 import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values.ts";
 import { compareValues } from "../value_ops.ts";
 import { coerceValue } from "./coerce.ts";
@@ -93,10 +92,6 @@ export function compareAny(a: Value, b: Value, zone: string): number | undefined
 }
 
 export type CompareOp = "=" | "!=" | "<" | "<=" | ">" | ">=";
-
-export function isCompareOp(op: BinaryOp): op is CompareOp {
-  return op === "=" || op === "!=" || op === "<" || op === "<=" || op === ">" || op === ">=";
-}
 
 /** The truth of `c op 0` for a comparison result c. */
 export function testOrder(op: CompareOp, c: number): boolean {

@@ -54,6 +54,10 @@ Deno.test("likeToRegExp() treats % and _ as wildcards and everything else litera
     ["100\\%", "1000", false],
     ["%", "line one\nline two", true],
     ["a-b[c]", "a-b[c]", true],
+    ["\\_x", "_x", true],
+    ["\\_x", "ax", false],
+    ["x_", "x😀", true], // one character, not one UTF-16 unit
+    ["^$|a{2}", "^$|a{2}", true],
   ];
   for (const [pattern, text, want] of cases) {
     assert.equal(likeToRegExp(pattern).test(text), want, `${text} like ${pattern}`);

@@ -16,7 +16,10 @@ export interface Accumulator {
   readonly bytes?: number;
 }
 
+/** An aggregate takes exactly one argument (the checker's catalogue derives that from here). */
 export interface AggregateDef {
+  /** Accepts `*` as its argument: only count(*). */
+  readonly star?: boolean;
   /** The result type for the argument's type (null for `count(*)`); throws a TYPE_ERROR QueryError. */
   resultType(arg: Type | null): Type;
   create(): Accumulator;
@@ -160,7 +163,7 @@ function sameAsArg(name: string): (arg: Type | null) => Type {
 }
 
 export const AGGREGATES: ReadonlyMap<string, AggregateDef> = new Map<string, AggregateDef>([
-  ["count", { resultType: () => LONG, create: countAccumulator }],
+  ["count", { star: true, resultType: () => LONG, create: countAccumulator }],
   [
     "count_distinct",
     {
@@ -179,12 +182,12 @@ export const AGGREGATES: ReadonlyMap<string, AggregateDef> = new Map<string, Agg
       create: sumAccumulator,
     },
   ],
+  ["min", { resultType: sameAsArg("min"), create: () => extremeAccumulator(-1) }],
+  ["max", { resultType: sameAsArg("max"), create: () => extremeAccumulator(1) }],
   [
     "avg",
     { resultType: (arg) => (numericArg("avg", arg, false), DOUBLE), create: avgAccumulator },
   ],
-  ["min", { resultType: sameAsArg("min"), create: () => extremeAccumulator(-1) }],
-  ["max", { resultType: sameAsArg("max"), create: () => extremeAccumulator(1) }],
   ["first", { resultType: sameAsArg("first"), create: firstAccumulator }],
   ["last", { resultType: sameAsArg("last"), create: lastAccumulator }],
   [

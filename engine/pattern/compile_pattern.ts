@@ -179,7 +179,7 @@ function buildRegex(
   function element(el: PatternElement, nullable: boolean): [string, Set<string>] {
     switch (el.kind) {
       case "literal":
-        return [optional(escapeRegex(el.text), el.optional, false), new Set()];
+        return [optional(RegExp.escape(el.text), el.optional, false), new Set()];
       case "choice": {
         const names = new Set<string>();
         const alts = el.alternatives.map((alt) => {
@@ -241,13 +241,6 @@ function buildRegex(
 function optional(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
   if (!isOptional) return source;
   return dashIsAbsent ? `(?:${source}|-)?` : `(?:${source})?`;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&").replace(/\n/g, "\\n").replace(
-    /\r/g,
-    "\\r",
-  );
 }
 
 /** The number of capture groups of a REGEX argument; a bad one is the user's mistake. */

@@ -7,10 +7,6 @@ import { checkTimePattern, compileTimestampParser } from "../time.ts";
 
 const OFFSET = "(?:[Zz]|[-+]\\d{2}(?::?\\d{2})?)";
 
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&");
-}
-
 function fieldSource(letter: string, count: number): string {
   switch (letter) {
     case "y":
@@ -65,7 +61,7 @@ export function timestampMatcher(
         }
         literal += pattern[j++];
       }
-      source += escape(literal);
+      source += RegExp.escape(literal);
       i = j + 1;
     } else if (/[A-Za-z]/.test(c)) {
       let j = i;
@@ -73,7 +69,7 @@ export function timestampMatcher(
       source += fieldSource(c, j - i);
       i = j;
     } else {
-      source += escape(c);
+      source += RegExp.escape(c);
       i++;
     }
   }

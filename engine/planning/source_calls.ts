@@ -17,14 +17,9 @@ import type { Value } from "../values.ts";
 import { Timestamp } from "../values.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constant } from "./expressions.ts";
+import { lookupSource, type SourceSignature } from "../source_catalog.ts";
 
 type SourceCall = Source & { kind: "sourceCall" };
-
-const ARGUMENTS: Readonly<Record<string, readonly string[]>> = {
-  LIST: ["src", "from", "to"],
-  READ_JSON: ["src", "from", "to"],
-  PARSE: ["pattern", "src", "from", "to"],
-};
 
 /**
  * A source as planned reads every field and row; the passes (engine/planning/passes/) narrow
@@ -44,8 +39,13 @@ interface CallArgs {
   readonly values: ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
 }
 
-function evaluateArgs(env: PlanEnv, call: SourceCall, name: string): CallArgs | undefined {
-  const allowed = ARGUMENTS[name];
+function evaluateArgs(
+  env: PlanEnv,
+  call: SourceCall,
+  sig: SourceSignature,
+): CallArgs | undefined {
+  const name = sig.name;
+  const allowed = [...sig.required, ...sig.optional];
   const values = new Map<string, { value: Value; expr: NamedExpr }>();
   let ok = true;
   for (const a of call.args) {
@@ -109,12 +109,13 @@ export async function planSourceCall(
   env: PlanEnv,
   call: SourceCall,
 ): Promise<PlanNode | undefined> {
-  const name = call.name.toUpperCase();
-  if (!(name in ARGUMENTS)) {
+  const sig = lookupSource(call.name);
+  if (!sig || sig.later) {
     report(env, "UNKNOWN_NAME", `the source ${call.name} is not supported yet`, call.span);
     return undefined;
   }
-  const args = evaluateArgs(env, call, name);
+  const name = sig.name;
+  const args = evaluateArgs(env, call, sig);
   if (!args) return undefined;
   let store: Datastore;
   try {

@@ -1,7 +1,8 @@
 /**
- * How values are written in a `.sxt` row line (docs/sxt-format.md). The encoding describes
- * itself, so a row decodes the same whatever the schema says: a table whose schema widened
- * while it was written (READ_JSON) still reads back exactly. JSON carries booleans, finite
+ * The one lossless JSON form of values: a `.sxt` row line (docs/sxt-format.md) and a result
+ * spilled to disk (actors/result_store.ts) both use it. The encoding describes itself, so a row
+ * decodes the same whatever the schema says: a table whose schema widened while it was written
+ * (READ_JSON) still reads back exactly. JSON carries booleans, finite
  * numbers, strings, arrays and tuples (objects); everything else is a string with a `~` tag:
  *
  * | value                  | encoded                                 |
@@ -14,9 +15,56 @@
  * | a string starting `~`  | `"~" + the string` (so `"~~x"` is `~x`) |
  */
 
-import { Interval, IpAddr, IpNet, Timestamp, type TupleValue, type Value } from "../values.ts";
+import type { Row, TupleValue, Value } from "../values.ts";
+import { Interval, IpAddr, IpNet, Timestamp } from "../values.ts";
 
 const TILDE = 126; // "~"
+
+/** Column names as JSON strings; rows of a result share a few names. */
+const quotedNames = new Map<string, string>();
+
+/**
+ * One line of JSON (no newline inside) for a row as an object, values encoded as
+ * `encodeValue` does. Written out directly rather than through an encoded copy of the row:
+ * results of millions of rows pass through here, and each copy was garbage for the collector.
+ */
+export function encodeRowObject(row: Row): string {
+  let text = "{";
+  for (const k in row) {
+    const v = row[k];
+    if (v === undefined) continue; // as JSON.stringify would leave it out
+    let name = quotedNames.get(k);
+    if (name === undefined) {
+      name = JSON.stringify(k);
+      if (quotedNames.size < 10_000) quotedNames.set(k, name);
+    }
+    if (text.length > 1) text += ",";
+    text += name + ":" +
+      (typeof v === "string"
+        ? JSON.stringify(v.length > 0 && v.charCodeAt(0) === TILDE ? "~" + v : v)
+        : typeof v === "number" && Number.isFinite(v) && !Object.is(v, -0)
+        ? String(v)
+        : v === null || typeof v === "boolean"
+        ? String(v)
+        : JSON.stringify(encodeValue(v)));
+  }
+  return text + "}";
+}
+
+/**
+ * The row of an `encodeRowObject` line already parsed from JSON, decoded in place: columns
+ * holding a plain number, string, boolean or null are taken as they are, which is most of them.
+ */
+export function decodeParsedRow(parsed: Record<string, unknown>): Row {
+  for (const k in parsed) {
+    const v = parsed[k];
+    if (
+      v !== null &&
+      (typeof v === "object" || (typeof v === "string" && v.charCodeAt(0) === TILDE))
+    ) parsed[k] = decodeValue(v);
+  }
+  return parsed as Row;
+}
 
 /** The JSON-ready form of a value. */
 export function encodeValue(v: Value): unknown {

@@ -5,7 +5,7 @@ import { arrayOf, type Field, scalar, type Schema, tupleOf, type Type } from "..
 import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values.ts";
 import { createTableWriter } from "./table_writer.ts";
 import { readTable, readTableSchema } from "./table_reader.ts";
-import { writeTable } from "./write_table.ts";
+import { writeTable } from "../../tests/support/write_table.ts";
 
 async function* batches(rows: readonly Row[], size = 3): AsyncIterable<readonly Row[]> {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);

@@ -1,11 +1,11 @@
 /**
- * Writes a stored table atomically: rows go to a hidden temporary file in the same directory
- * (`.<name>.tmp-<random>`), which is synced and renamed over the target only on commit. Until
+ * Writes a stored table atomically (engine/fs/atomic_write.ts): rows go to a hidden temporary
+ * file in the same directory, which is synced and renamed over the target only on commit. Until
  * then, and after an abort or a crash, the previous table stays as it was.
  */
 
 import { createHash } from "node:crypto";
-import { basename, dirname, join } from "node:path";
+import { type AtomicFile, openAtomic } from "../fs/atomic_write.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import { encodeValue } from "./sxt_values.ts";
@@ -25,16 +25,8 @@ export interface TableWriter {
 
 const encoder = new TextEncoder();
 
-/** The temporary file name used while writing `realPath`: hidden, in the same directory. */
-export function tempPathFor(realPath: string): string {
-  const random = crypto.getRandomValues(new Uint8Array(6));
-  const suffix = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
-  return join(dirname(realPath), `.${basename(realPath)}.tmp-${suffix}`);
-}
-
 /** Starts writing a table; nothing is visible under `realPath` before `commit`. */
 export function createTableWriter(realPath: string, schema: Schema): TableWriter {
-  const tempPath = tempPathFor(realPath);
   const columns = schema.map((f) => f.name);
   const columnIndex = new Map(columns.map((c, i) => [c, i]));
   const headerBytes = Math.max(MIN_HEADER_BYTES, 2 * headerText({ schema, columns }).length + 1024);
@@ -43,9 +35,14 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
   let bodyBytes = 0;
   let state: "open" | "committed" | "aborted" = "open";
   const opening = (async () => {
-    const file = await Deno.open(tempPath, { write: true, createNew: true });
-    await writeAll(file, paddedHeader(new Uint8Array(0), headerBytes));
-    return file;
+    const out = await openAtomic(realPath);
+    try {
+      await out.write(paddedHeader(new Uint8Array(0), headerBytes));
+    } catch (e) {
+      await out.abort();
+      throw e;
+    }
+    return out;
   })();
   opening.catch(() => {}); // reported by the first write or commit
 
@@ -69,48 +66,42 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
 
   async function write(batch: readonly Row[]): Promise<void> {
     if (state !== "open") throw new Error(`the table writer for ${realPath} is ${state}`);
-    const file = await opening;
+    const out = await opening;
     if (batch.length === 0) return;
     let text = "";
     for (const row of batch) text += encodeRow(row) + "\n";
     const bytes = encoder.encode(text);
     hash.update(bytes);
-    await writeAll(file, bytes);
+    await out.write(bytes);
     rows += batch.length;
     bodyBytes += bytes.length;
   }
 
   async function commit(finalSchema: Schema = schema): Promise<{ rows: number; bytes: number }> {
     if (state !== "open") throw new Error(`the table writer for ${realPath} is ${state}`);
-    let finalPath = tempPath;
     try {
       const names = new Set(finalSchema.map((f) => f.name));
       const missing = columns.find((c) => !names.has(c));
       if (missing !== undefined) {
         throw new Error(`the final schema of ${realPath} lacks the field '${missing}'`);
       }
-      const file = await opening;
+      const out = await opening;
       const trailer = encoder.encode(
         trailerText({ rows, bytes: bodyBytes, sha256: hash.digest("hex") }) + "\n",
       );
-      await writeAll(file, trailer);
+      await out.write(trailer);
       const header = encoder.encode(headerText({ schema: finalSchema, columns }));
       if (header.length + 1 <= headerBytes) {
-        await file.seek(0, Deno.SeekMode.Start);
-        await writeAll(file, paddedHeader(header, headerBytes));
-        await file.sync();
-        file.close();
+        await out.file.seek(0, Deno.SeekMode.Start);
+        await out.write(paddedHeader(header, headerBytes));
+        await out.commit();
       } else {
-        file.close();
-        finalPath = await rewriteWithLargerHeader(realPath, tempPath, headerBytes, header);
+        await rewriteWithLargerHeader(out, headerBytes, header);
       }
-      await Deno.rename(finalPath, realPath);
       state = "committed";
-      await syncDirectory(dirname(realPath));
       return { rows, bytes: headerBytes + bodyBytes + trailer.length };
     } catch (e) {
       await abort();
-      if (finalPath !== tempPath) await Deno.remove(finalPath).catch(() => {});
       throw e;
     }
   }
@@ -119,61 +110,37 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
     if (state !== "open") return;
     state = "aborted";
     try {
-      (await opening).close();
-    } catch { /* already closed, or never opened */ }
-    await Deno.remove(tempPath).catch(() => {});
+      await (await opening).abort();
+    } catch { /* never opened */ }
   }
 
   return { write, commit, abort };
 }
 
-/** Copies the body after a header that did not fit its reserved space into a new temp file. */
+/**
+ * Copies the body after a header that did not fit its reserved space into a second replacement
+ * of the table, commits that one and drops the first.
+ */
 async function rewriteWithLargerHeader(
-  realPath: string,
-  oldPath: string,
+  first: AtomicFile,
   oldHeaderBytes: number,
   header: Uint8Array,
-): Promise<string> {
-  const newPath = tempPathFor(realPath);
-  const out = await Deno.open(newPath, { write: true, createNew: true });
+): Promise<void> {
+  const out = await openAtomic(first.path);
   try {
-    await writeAll(out, paddedHeader(header, header.length + 1));
-    const src = await Deno.open(oldPath, { read: true });
-    try {
-      await src.seek(oldHeaderBytes, Deno.SeekMode.Start);
-      const buf = new Uint8Array(1 << 20);
-      for (;;) {
-        const n = await src.read(buf);
-        if (n === null) break;
-        await writeAll(out, buf.subarray(0, n));
-      }
-    } finally {
-      src.close();
+    await out.write(paddedHeader(header, header.length + 1));
+    await first.file.seek(oldHeaderBytes, Deno.SeekMode.Start);
+    const buf = new Uint8Array(1 << 20);
+    for (;;) {
+      const n = await first.file.read(buf);
+      if (n === null) break;
+      await out.write(buf.subarray(0, n));
     }
-    await out.sync();
+    await out.commit();
   } catch (e) {
-    out.close();
-    await Deno.remove(newPath).catch(() => {});
+    await out.abort();
     throw e;
+  } finally {
+    await first.abort();
   }
-  out.close();
-  await Deno.remove(oldPath).catch(() => {});
-  return newPath;
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < bytes.length) off += await file.write(bytes.subarray(off));
-}
-
-/** Makes the rename durable; not every platform can open a directory, which is harmless. */
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const d = await Deno.open(dir, { read: true });
-    try {
-      await d.sync();
-    } finally {
-      d.close();
-    }
-  } catch { /* best effort */ }
 }

@@ -1,7 +1,8 @@
 /**
- * The hidden temporary files a `save` writes before renaming them over the table
- * (`.<name>.tmp-<hex>`, see table_writer.ts). A killed save leaves one behind: globs never list
- * them, `.sxt` paths never name them, and `sweepStaleTempFiles` removes old ones at start.
+ * The hidden temporary files written before they are renamed over a table or another file
+ * (`.<name>.tmp-<hex>`, see engine/fs/atomic_write.ts). A killed save leaves one behind: globs
+ * never list them, `.sxt` paths never name them, and `sweepStaleTempFiles` removes old ones at
+ * start.
  */
 
 import { join } from "node:path";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { treeStore } from "../../connectors/file/tree_store.ts";
 import { alice, collect, makeTempTree } from "../support/temp_tree.ts";
-import { tempPathFor } from "../../engine/table/table_writer.ts";
+import { tempPathFor } from "../../engine/fs/atomic_write.ts";
 import {
   isTableTempName,
   STALE_TEMP_MS,

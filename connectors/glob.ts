@@ -1,9 +1,13 @@
 /**
  * Source patterns: a path with globs and time fields, compiled once into per-segment matchers.
+ * The one glob dialect of every scheme (resource tree paths, `file://` and `cloudapi://`):
  *
  * - `*` matches any characters within one path segment;
- * - `**` (a whole segment) matches any number of segments, none included;
- * - `$yyyy$ $MM$ $dd$ $HH$ $mm$` match digits and give the file its `path_time`.
+ * - `?` matches exactly one character within one path segment;
+ * - `**` (a whole segment) matches any number of segments, none included; within a segment
+ *   it is the same as `*`;
+ * - `$yyyy$ $MM$ $dd$ $HH$ $mm$` match digits and give the file its `path_time`;
+ * - anything else is literal.
  *
  *   const g = compileGlob("/shared/logs/$yyyy$/$MM$/*.log");
  *   g.base;     // "/shared/logs": walking starts here
@@ -65,7 +69,7 @@ export function compileGlob(pattern: string): Glob {
 }
 
 function isLiteral(segment: string): boolean {
-  return !segment.includes("*") && !TIME_FIELD.test(segment);
+  return !segment.includes("*") && !segment.includes("?") && !TIME_FIELD.test(segment);
 }
 
 function compileSegment(text: string): GlobSegment {
@@ -73,20 +77,17 @@ function compileSegment(text: string): GlobSegment {
   if (isLiteral(text)) return { kind: "literal", text };
   const fields: TimeField[] = [];
   let source = "";
-  for (const piece of text.split(/(\$(?:yyyy|MM|dd|HH|mm)\$|\*+)/)) {
+  for (const piece of text.split(/(\$(?:yyyy|MM|dd|HH|mm)\$|\*+|\?)/)) {
     if (piece === "") continue;
     if (piece.startsWith("*")) source += "[^/]*";
+    else if (piece === "?") source += "[^/]";
     else if (TIME_FIELD.test(piece) && piece.length <= 6) {
       const field = piece.slice(1, -1) as TimeField;
       fields.push(field);
       source += `(\\d{${FIELD_DIGITS[field]}})`;
-    } else source += escapeRegExp(piece);
+    } else source += RegExp.escape(piece);
   }
-  return { kind: "match", text, regex: new RegExp(`^${source}$`), fields };
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return { kind: "match", text, regex: new RegExp(`^${source}$`, "u"), fields };
 }
 
 /**
@@ -119,9 +120,22 @@ export function matchSegment(
   }
 }
 
-/** Whether a path with these segments matches the whole pattern (for tests and checks). */
+/** Whether the segments of a path below `glob.base` match the rest of the pattern. */
 export function matchPath(glob: Glob, relative: readonly string[]): TimeCaptures | null {
   return matchFrom(glob.segments, 0, relative, 0, {});
+}
+
+/**
+ * Matches a whole path (base included; empty segments ignored, as in patterns); the time
+ * fields it captured, or null when it does not match.
+ *
+ * @example matchGlob(compileGlob("logs/$yyyy$/*.json"), "logs/2024/a.json") // { yyyy: 2024 }
+ */
+export function matchGlob(glob: Glob, path: string): TimeCaptures | null {
+  const names = path.split("/").filter((s) => s !== "");
+  const base = glob.base.split("/").filter((s) => s !== "");
+  if (names.length < base.length || base.some((b, i) => names[i] !== b)) return null;
+  return matchPath(glob, names.slice(base.length));
 }
 
 function matchFrom(

@@ -1,8 +1,8 @@
-/** Writes a whole stream of rows as a stored table, atomically (see table_writer.ts). */
+/** Writes a whole stream of rows as a stored table, atomically (see engine/table/table_writer.ts), for tests. */
 
-import type { Schema } from "../types.ts";
-import type { Row } from "../values.ts";
-import { createTableWriter } from "./table_writer.ts";
+import type { Schema } from "../../engine/types.ts";
+import type { Row } from "../../engine/values.ts";
+import { createTableWriter } from "../../engine/table/table_writer.ts";
 
 /**
  * Replaces the table at `realPath` with `rows`. On an error or when `signal` aborts, the

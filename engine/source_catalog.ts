@@ -1,0 +1,34 @@
+/**
+ * The sources written like calls (LANGUAGE.md section 4), with the named arguments each takes:
+ * the one list the parser, the checker and the planner read.
+ */
+
+export interface SourceSignature {
+  /** As the reference writes it: `READ_JSON`. */
+  readonly name: string;
+  readonly required: readonly string[];
+  readonly optional: readonly string[];
+  /** In the reference but not implemented yet: checked, then refused by the planner. */
+  readonly later?: boolean;
+}
+
+export const SOURCE_CATALOG: readonly SourceSignature[] = [
+  { name: "LIST", required: ["src"], optional: ["from", "to"] },
+  { name: "PARSE", required: ["pattern", "src"], optional: ["from", "to"] },
+  { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
+  {
+    name: "READ_CSV",
+    required: ["src"],
+    optional: ["delimiter", "header", "from", "to"],
+    later: true,
+  },
+];
+
+/** Every source written like a call, upper-case: those above and VALUES (rows, not arguments). */
+export const SOURCE_NAMES: readonly string[] = [...SOURCE_CATALOG.map((s) => s.name), "VALUES"];
+
+/** The signature of a call-like source (case-insensitive), or undefined. */
+export function lookupSource(name: string): SourceSignature | undefined {
+  const upper = name.toUpperCase();
+  return SOURCE_CATALOG.find((s) => s.name === upper);
+}
