@@ -25,6 +25,7 @@ import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
 import { resourceRoutes } from "./resources.ts";
 import { checkRoutes } from "./check.ts";
+import { compression } from "./compress.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Not strict: the synchronous `POST /API/v1.0/` is the sub-app's "/" (also without the slash).
   const app = new Hono<AppEnv>({ strict: false });
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
+  app.use(compression());
   app.route("/", healthRoutes());
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
