@@ -14,6 +14,7 @@ import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
 import type { User } from "../../engine/user.ts";
+import { cleanUp, withDeadline } from "../support/deadline.ts";
 
 export const TENANT = "contoso.onmicrosoft.com";
 export const CLIENT = "11111111-2222-3333-4444-555555555555";
@@ -23,7 +24,7 @@ export const NOW = Date.UTC(2026, 2, 10, 12, 30);
 export const HOUR = 3_600_000;
 export const ADMIN: User = { name: "root", groups: [], admin: true };
 
-export interface Harness {
+export interface Harness extends AsyncDisposable {
   readonly home: string;
   readonly emulator: CloudEmulator;
   readonly clock: { now: number };
@@ -36,6 +37,7 @@ export interface Harness {
     progress: number[];
   }>;
   read(file: FileEntry): Promise<Record<string, unknown>[]>;
+  /** Stops the pool and the emulator and removes the home, each even if another fails. */
   close(): Promise<void>;
 }
 
@@ -59,7 +61,12 @@ export async function harness(
     contentPageSize: 5,
     ...options,
   });
-  await emulator.start();
+  try {
+    await withDeadline(emulator.start(), 10_000, "the emulator's start");
+  } catch (e) {
+    await cleanUp([() => emulator.stop(), () => Deno.remove(home, { recursive: true })]);
+    throw e;
+  }
   const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
   const tokens = new TokenProvider();
   const pool = new ConnectorPool();
@@ -119,12 +126,16 @@ export async function harness(
       const text = await new Response(stream).text();
       return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
     },
-    async close() {
-      pool.stop();
-      await emulator.stop();
-      await Deno.remove(home, { recursive: true });
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
+  function close(): Promise<void> {
+    return cleanUp([
+      () => pool.stop(),
+      () => withDeadline(emulator.stop(), 10_000, "the emulator's shutdown"),
+      () => Deno.remove(home, { recursive: true }),
+    ]);
+  }
 }
 
 /** The base definition of the tests' store. */
