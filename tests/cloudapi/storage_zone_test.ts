@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ADMIN, allRecords, baseStore, harness, HOUR, NOW } from "./harness.ts";
 import type { User } from "../../engine/user.ts";
-import { localParts } from "../../connectors/cloudapi/zoned_hours.ts";
+import { localParts } from "../../engine/time.ts";
 import { creationTime } from "../../connectors/cloudapi/suite_fetcher.ts";
 
 const DAY_START = Date.UTC(2026, 2, 10); // 2026-03-10 00:00 UTC
