@@ -71,6 +71,15 @@ const baseUrl = fromText("an http or https URL such as 'http://127.0.0.1:9000'",
   return text.replace(/\/+$/, "");
 }).optional();
 
+/** An optional tenant GUID (`PublisherIdentifier`), kept in lower case. */
+const tenantGuid = fromText(
+  "a tenant id GUID such as '72f988bf-86f1-41af-91ab-2d7cd011db47'",
+  (text) =>
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)
+      ? text.toLowerCase()
+      : undefined,
+).optional();
+
 const settingsSchema = z.object({
   "wgui.host": host,
   "wgui.port": integer(0, 65535),
@@ -86,12 +95,11 @@ const settingsSchema = z.object({
   "cloudapi.loginHost": baseUrl,
   "cloudapi.graphHost": baseUrl,
   "cloudapi.manageHost": baseUrl,
-  "cloudapi.directoryRateLimit": integer(1),
-  "cloudapi.directoryRateTimeunit": interval,
-  "cloudapi.activityRateLimit": integer(1),
-  "cloudapi.activityRateTimeunit": interval,
+  "cloudapi.graphRateLimit": integer(1),
+  "cloudapi.graphRateTimeunit": interval,
   "cloudapi.suiteRateLimit": integer(1),
   "cloudapi.suiteRateTimeunit": interval,
+  "cloudapi.publisherIdentifier": tenantGuid,
 });
 
 /** The settings in force, keyed by their flat names (`settings["wgui.port"]`). */
@@ -120,12 +128,11 @@ export function defaultSettingTexts(): Record<SettingKey, string | undefined> {
     "cloudapi.loginHost": undefined,
     "cloudapi.graphHost": undefined,
     "cloudapi.manageHost": undefined,
-    "cloudapi.directoryRateLimit": "25",
-    "cloudapi.directoryRateTimeunit": "10 sec",
-    "cloudapi.activityRateLimit": "25",
-    "cloudapi.activityRateTimeunit": "10 sec",
+    "cloudapi.graphRateLimit": "25",
+    "cloudapi.graphRateTimeunit": "10 sec",
     "cloudapi.suiteRateLimit": "60000",
     "cloudapi.suiteRateTimeunit": "1 min",
+    "cloudapi.publisherIdentifier": undefined,
   };
 }
 

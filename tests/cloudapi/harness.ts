@@ -9,6 +9,8 @@ import {
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
@@ -63,6 +65,8 @@ export async function harness(
   const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
   const tokens = new TokenProvider();
   const pool = new ConnectorPool();
+  const flights = new FetchFlights();
+  const subscriptions = new SubscriptionMemory();
   const deps = (): CloudApiDeps => ({
     ...cloudHomeAccess(homeLayout(home)),
     settings: {
@@ -70,14 +74,14 @@ export async function harness(
       loginHost: emulator.url,
       graphHost: emulator.url,
       manageHost: emulator.url,
-      directoryRateLimit: 1000,
-      directoryRateTimeunit: "1 sec",
-      activityRateLimit: 1000,
-      activityRateTimeunit: "1 sec",
+      graphRateLimit: 1000,
+      graphRateTimeunit: "1 sec",
       ...settings(emulator.url),
     },
     tokens,
     pacer: pool,
+    flights,
+    subscriptions,
     now: () => clock.now,
     backoffMs: 10,
     stats,
