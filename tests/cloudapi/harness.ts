@@ -30,6 +30,8 @@ export interface Harness {
   readonly emulator: CloudEmulator;
   readonly clock: { now: number };
   readonly stats: RequestStats;
+  /** The connector actors (the adapted Graph rate can be read from it). */
+  readonly pool: ConnectorPool;
   deps(): CloudApiDeps;
   writeDefinition(name: string, store: Record<string, unknown>): Promise<void>;
   list(uri: string, opts?: { from?: number; to?: number; user?: User }): Promise<{
@@ -91,6 +93,7 @@ export async function harness(
     emulator,
     clock,
     stats,
+    pool,
     deps,
     async writeDefinition(name, store) {
       await Deno.writeTextFile(
@@ -146,6 +149,21 @@ export function baseStore(extra: Record<string, unknown> = {}): Record<string, u
     connectTimeout: "1 sec",
     ...extra,
   };
+}
+
+/** The ids the emulator holds for a Graph log type in [from, to), visible at the harness's now. */
+export function graphIds(
+  h: Harness,
+  kind: "audits" | "interactiveUser" | "nonInteractiveUser",
+  from: number,
+  to: number,
+): string[] {
+  const data = h.emulator.data(TENANT);
+  const source = kind === "audits"
+    ? data.audits
+    : data.signIns.filter((s) => (s.record.signInEventTypes as string[]).includes(kind));
+  return source.filter((s) => s.time >= from && s.time < to && s.availableAt <= h.clock.now)
+    .map((s) => String(s.record.id)).sort();
 }
 
 /** Every record of every listed file, with the ids seen more than once. */

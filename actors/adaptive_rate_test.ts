@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { AdaptiveRate, GROW_UNITS } from "./adaptive_rate.ts";
+
+const CONFIGURED = { limit: 40, unitMs: 1_000 };
+
+Deno.test("a burst of throttling answers lowers the rate once, to at most half", () => {
+  const rate = new AdaptiveRate();
+  assert.equal(rate.limit(CONFIGURED, 0).limit, 40);
+  for (let i = 0; i < 40; i++) rate.granted(0);
+  // The provider admits 10 of the 40: 30 throttling answers of one burst.
+  for (let i = 0; i < 30; i++) rate.throttled(10 + i);
+  assert.equal(rate.limit(CONFIGURED, 100).limit, 20, "halved, not cut to 1");
+  for (let i = 0; i < 20; i++) rate.granted(2_000);
+  for (let i = 0; i < 10; i++) rate.throttled(2_010 + i);
+  assert.equal(rate.limit(CONFIGURED, 2_100).limit, 10, "the next episode finds what was admitted");
+});
+
+Deno.test("the rate grows one step per few units without throttling, up to the configured limit", () => {
+  const rate = new AdaptiveRate();
+  const configured = { limit: 12, unitMs: 1_000 };
+  rate.limit(configured, 0);
+  for (let i = 0; i < 12; i++) rate.granted(0);
+  rate.throttled(10);
+  assert.equal(rate.limit(configured, 20).limit, 10, "0.85 of 12, floored");
+  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000 - 1).limit, 10, "not yet");
+  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000).limit, 11, "one step");
+  let t = 10 + GROW_UNITS * 1_000;
+  for (let i = 0; i < 10; i++) rate.limit(configured, t += GROW_UNITS * 1_000);
+  assert.equal(rate.limit(configured, t).limit, 12, "never above the configured limit");
+});
+
+Deno.test("a lowered configured limit applies at once, whatever the rate", () => {
+  const rate = new AdaptiveRate();
+  rate.limit(CONFIGURED, 0);
+  assert.deepEqual(rate.limit({ limit: 5, unitMs: 10_000 }, 1), { limit: 5, unitMs: 10_000 });
+});

@@ -1,0 +1,89 @@
+/**
+ * Directory and activity logs share one Graph budget per tenant (Microsoft throttles
+ * `auditLogs` per app and tenant across v1.0 and beta), and its rate adapts to throttling.
+ */
+
+import assert from "node:assert/strict";
+import { allRecords, baseStore, graphIds, harness, HOUR, NOW, TENANT } from "./harness.ts";
+import { tenantKey } from "../../actors/connector_pool.ts";
+import type { RequestRecord } from "../emulator/emulator.ts";
+
+const FROM = NOW - 8 * HOUR - 30 * 60_000;
+const TO = FROM + 6 * HOUR;
+
+/** The most requests of `requests` in any `unitMs` window. */
+function busiest(requests: RequestRecord[], unitMs: number): number {
+  const times = requests.map((r) => r.at).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (times[i] - times[j] >= unitMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+Deno.test("directory and activity logs of one tenant share one Graph budget and stay within it", async () => {
+  const h = await harness(
+    { graphLimit: { limit: 8, unitMs: 1_000 } },
+    "enterprise",
+    () => ({ graphRateLimit: 8, graphRateTimeunit: "1 sec" }),
+  );
+  try {
+    await h.writeDefinition("corp", baseStore({ fileNameIncludesHour: true }));
+    const [directory, activity] = await Promise.all([
+      h.list("cloudapi://corp/directory_service/audits/**", { from: FROM, to: TO }),
+      h.list("cloudapi://corp/cloud_activity/**", { from: FROM, to: TO }),
+    ]);
+    assert.deepEqual([...directory.warnings, ...activity.warnings], []);
+    const graph = h.emulator.requests.filter((r) => r.api === "graph");
+    assert.ok(graph.some((r) => r.path.startsWith("/v1.0/")), "v1.0 was called");
+    assert.ok(graph.some((r) => r.path.startsWith("/beta/")), "beta was called");
+    assert.ok(graph.length > 16, `enough requests to bind (${graph.length})`);
+    assert.equal(h.emulator.throttledCount(), 0, "no throttling answer");
+    assert.ok(busiest(graph, 1_000) <= 8, `at most 8 in any second (${busiest(graph, 1_000)})`);
+    const audits = await allRecords(h, directory.files);
+    assert.deepEqual(audits.duplicates, []);
+    assert.deepEqual(audits.ids.sort(), graphIds(h, "audits", FROM, TO));
+    const ni = await allRecords(h, activity.files);
+    assert.deepEqual(ni.duplicates, []);
+    assert.deepEqual(ni.ids.sort(), graphIds(h, "nonInteractiveUser", FROM, TO));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a tenant whose real Graph limit is below the configured one settles under it with no answer lost", async () => {
+  // Configured 24 per second; the tenant really allows 6.
+  const h = await harness(
+    { graphLimit: { limit: 6, unitMs: 1_000 } },
+    "enterprise",
+    () => ({ graphRateLimit: 24, graphRateTimeunit: "1 sec" }),
+  );
+  try {
+    await h.writeDefinition("corp", baseStore({ fileNameIncludesHour: true }));
+    const [directory, activity] = await Promise.all([
+      h.list("cloudapi://corp/directory_service/**", { from: FROM, to: TO }),
+      h.list("cloudapi://corp/cloud_activity/**", { from: FROM, to: TO }),
+    ]);
+    assert.deepEqual([...directory.warnings, ...activity.warnings], [], "no hour given up");
+    assert.equal(h.stats.lostHours ?? 0, 0);
+    const adapted = h.pool.limitOf(tenantKey(TENANT, "graph"))!;
+    assert.ok(adapted.limit <= 7, `the rate came down to the real limit (${adapted.limit})`);
+    assert.ok(adapted.limit >= 3, `and not far below it (${adapted.limit})`);
+    // Without adaptation every second would bring 18 throttling answers, 48 requests worth.
+    const graph = h.emulator.requests.filter((r) => r.api === "graph");
+    const throttled = h.emulator.throttledCount();
+    assert.ok(throttled < graph.length / 2, `throttled ${throttled} of ${graph.length}`);
+    const { ids, duplicates } = await allRecords(h, directory.files);
+    assert.deepEqual(duplicates, []);
+    const expected = [
+      ...graphIds(h, "audits", FROM, TO),
+      ...graphIds(h, "interactiveUser", FROM, TO),
+    ].sort();
+    assert.deepEqual(ids.sort(), expected);
+    const ni = await allRecords(h, activity.files);
+    assert.deepEqual(ni.ids.sort(), graphIds(h, "nonInteractiveUser", FROM, TO));
+  } finally {
+    await h.close();
+  }
+});
