@@ -2,10 +2,10 @@
  * The rate a tenant's provider budget is paced at, adapted to the provider's answers: additive
  * increase, multiplicative decrease (AIMD). The configured limit (settings) is the ceiling.
  *
- * - A throttling answer lowers the rate: to what the provider admitted of ours in the last time
- *   unit (grants less throttling answers), but to no less than half of the rate the episode
- *   started from, and to at most `DECREASE` of it. The throttling answers of one burst form one
- *   episode (a unit long), so a burst of them halves the rate at most once.
+ * - A throttling answer lowers the rate to `DECREASE` of the rate its episode started from (the
+ *   throttling answers of one unit form one episode). When they come in a burst, lower still:
+ *   to what the provider admitted of ours in the last unit (grants less throttling answers),
+ *   but to no less than half of the episode's starting rate, so a burst at most halves it.
  * - Every `GROW_UNITS` time units of use without a throttling answer, the rate grows by one
  *   step (1% of the configured limit, at least one request), back up to the configured limit.
  *
@@ -16,11 +16,11 @@
 import type { BucketLimit } from "../connectors/cloudapi/pacer.ts";
 
 /** The share of the episode's starting rate a throttling answer lowers the rate to, at most. */
-export const DECREASE = 0.85;
+export const DECREASE = 0.9;
 /** The lowest share of the episode's starting rate the rate falls to within one episode. */
 const FLOOR = 0.5;
 /** Time units of use without throttling before the rate grows one step. */
-export const GROW_UNITS = 2;
+export const GROW_UNITS = 3;
 
 export class AdaptiveRate {
   /** The current rate, requests per unit; undefined until the first limit. */
@@ -45,7 +45,7 @@ export class AdaptiveRate {
       this.#rate = Math.min(configured.limit, this.#rate + step);
       this.#lastChange = now;
     }
-    return { limit: Math.max(1, Math.floor(this.#rate)), unitMs: configured.unitMs };
+    return { limit: Math.max(1, Math.round(this.#rate)), unitMs: configured.unitMs };
   }
 
   /** A request of the budget was let go at `now`. */
@@ -64,13 +64,14 @@ export class AdaptiveRate {
       this.#episodeStart = now;
       this.#cutBase = rate;
     }
-    const admitted = this.#grants.filter((t) => t > since).length -
-      this.#throttles.filter((t) => t > since).length;
-    const target = Math.max(
-      1,
-      this.#cutBase * FLOOR,
-      Math.min(this.#cutBase * DECREASE, admitted),
-    );
+    // One throttling answer (a probe just above the limit) says little of how far above the
+    // limit we are: the rate comes down by DECREASE. A burst of them says it: what was
+    // admitted of ours in the last unit is the limit, give or take other applications.
+    const throttles = this.#throttles.filter((t) => t > since).length;
+    const admitted = this.#grants.filter((t) => t > since).length - throttles;
+    const target = throttles < 2
+      ? Math.max(1, this.#cutBase * DECREASE)
+      : Math.max(1, this.#cutBase * FLOOR, Math.min(this.#cutBase * DECREASE, admitted));
     this.#rate = Math.min(rate, target);
     this.#lastChange = now;
   }

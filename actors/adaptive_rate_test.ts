@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AdaptiveRate, GROW_UNITS } from "./adaptive_rate.ts";
+import { AdaptiveRate, DECREASE, GROW_UNITS } from "./adaptive_rate.ts";
 
 const CONFIGURED = { limit: 40, unitMs: 1_000 };
 
@@ -15,18 +15,19 @@ Deno.test("a burst of throttling answers lowers the rate once, to at most half",
   assert.equal(rate.limit(CONFIGURED, 2_100).limit, 10, "the next episode finds what was admitted");
 });
 
-Deno.test("the rate grows one step per few units without throttling, up to the configured limit", () => {
+Deno.test("a single throttling answer lowers the rate by DECREASE; it grows back one step per few units", () => {
   const rate = new AdaptiveRate();
-  const configured = { limit: 12, unitMs: 1_000 };
+  const configured = { limit: 20, unitMs: 1_000 };
   rate.limit(configured, 0);
-  for (let i = 0; i < 12; i++) rate.granted(0);
+  for (let i = 0; i < 20; i++) rate.granted(0);
   rate.throttled(10);
-  assert.equal(rate.limit(configured, 20).limit, 10, "0.85 of 12, floored");
-  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000 - 1).limit, 10, "not yet");
-  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000).limit, 11, "one step");
+  const lowered = Math.round(20 * DECREASE);
+  assert.equal(rate.limit(configured, 20).limit, lowered, "one probe too many: DECREASE");
+  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000 - 1).limit, lowered, "not yet");
+  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000).limit, lowered + 1, "one step");
   let t = 10 + GROW_UNITS * 1_000;
   for (let i = 0; i < 10; i++) rate.limit(configured, t += GROW_UNITS * 1_000);
-  assert.equal(rate.limit(configured, t).limit, 12, "never above the configured limit");
+  assert.equal(rate.limit(configured, t).limit, 20, "never above the configured limit");
 });
 
 Deno.test("a lowered configured limit applies at once, whatever the rate", () => {

@@ -118,7 +118,7 @@ export class ConnectorPool implements Pacer {
     const rate = this.#rate(key);
     rate.throttled(this.now());
     const ctx = actor.getSnapshot().context;
-    const lowered = Math.max(1, Math.floor(rate.rate ?? ctx.limit));
+    const lowered = Math.max(1, Math.round(rate.rate ?? ctx.limit));
     if (lowered < ctx.limit) actor.send({ type: "SET_LIMIT", limit: lowered, unitMs: ctx.unitMs });
     actor.send({ type: "THROTTLED", pauseMs });
   }

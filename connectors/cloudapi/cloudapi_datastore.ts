@@ -280,8 +280,9 @@ class CloudApiStore implements Datastore {
     for (const [log, hours] of due) {
       try {
         const client = await this.#client(log.family, options);
-        if (log.family === "suite") await this.#fetchSuite(client, log, hours, zone, progress);
-        else await this.#fetchGraph(client, log, hours, progress, options);
+        if (log.family === "suite") {
+          await this.#fetchSuite(client, log, hours, { zone, progress, signal: options.signal });
+        } else await this.#fetchGraph(client, log, hours, progress, options);
       } catch (e) {
         // Refused credentials are a wrong definition: the query fails. Anything else (an
         // outage past its retries) loses this log's hours, each said in a warning.
@@ -339,7 +340,7 @@ class CloudApiStore implements Datastore {
             const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
             await this.#store(log, path, records, new Map([[hour, records.length]]));
           },
-          (e) => !isProviderFailure(e),
+          { signal: options.signal, ownFailure: (e) => !isProviderFailure(e) },
         );
       } catch (e) {
         if (!(e instanceof CloudRequestError)) throw e;
@@ -353,8 +354,11 @@ class CloudApiStore implements Datastore {
     client: ApiClient,
     log: LogSpec,
     hours: Map<number, string>,
-    zone: string,
-    progress: (n: number) => void,
+    { zone, progress, signal }: {
+      zone: string;
+      progress: (n: number) => void;
+      signal: AbortSignal;
+    },
   ): Promise<void> {
     // One fetch of a suite log at a time; the next one fetches only what is still due.
     await this.deps.flights.run(`${this.def.name}|${log.uriName}`, async () => {
@@ -363,7 +367,7 @@ class CloudApiStore implements Datastore {
         if (await this.#stillDue(log, path, hour)) due.set(hour, path);
       }
       if (due.size > 0) await this.#fetchSuiteHours(client, log, due, zone);
-    }, (e) => !isProviderFailure(e));
+    }, { signal, ownFailure: (e) => !isProviderFailure(e) });
     progress(hours.size);
   }
 
@@ -445,8 +449,20 @@ class CloudApiStore implements Datastore {
 
   async #client(family: Family, options: ListOptions): Promise<ApiClient> {
     const def = this.def;
+    const tokenRequest = this.#tokenRequest();
+    // The Management Activity API wants the tenant's GUID in its URLs, never a domain; and a
+    // tenant's budget is one whether its stores name it by domain or by GUID.
+    const guid = await this.#tokens.tenantGuid(
+      tokenRequest,
+      family === "suite" ? "manage" : "graph",
+    );
+    if (family === "suite" && !guid) {
+      throw new TokenError(
+        `datastore '${def.name}': could not find the tenant id (a GUID) of '${def.tenantId}' (neither the token's 'tid' claim nor ${this.#hosts.login}/${def.tenantId}/v2.0/.well-known/openid-configuration gave one); the Management Activity API needs it: give the GUID as 'tenantId'`,
+      );
+    }
     const keys = {
-      tenant: def.tenantId,
+      tenant: guid ?? def.tenantId,
       family,
       providerLimit: providerLimit(budgetOf(family), this.deps.settings),
       store: def.name,
@@ -460,17 +476,13 @@ class CloudApiStore implements Datastore {
       maxErrorRetries: def.maxErrorRetries,
       userAgent: def.userAgent,
       acquire: (signal: AbortSignal) => this.#pool.acquire(keys, signal),
-      throttled: (ms: number) => this.#pool.throttled(def.tenantId, family, ms),
+      throttled: (ms: number) => this.#pool.throttled(keys.tenant, family, ms),
       onWarning: options.onWarning,
       now: this.#now,
       backoffMs: this.deps.backoffMs,
       stats: this.deps.stats,
     };
-    const tokenRequest = this.#tokenRequest();
-    // The Management Activity API wants the tenant's GUID in its URLs, never a domain.
-    const tenantId = family === "suite"
-      ? await this.#tokens.tenantGuid(tokenRequest)
-      : def.tenantId;
+    const tenantId = family === "suite" ? guid! : def.tenantId;
     return createApiClient({
       store: def.name,
       tenantId,

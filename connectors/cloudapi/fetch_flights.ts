@@ -8,24 +8,25 @@ export class FetchFlights {
   #flights = new Map<string, Promise<void>>();
 
   /**
-   * Runs `work` as the fetch of `key`, or waits for the one under way. `work` must check by
-   * itself whether the fetch is still due (an earlier flight may just have done it). When a
-   * flight this call only waited for failed for a reason of its own query (it was cancelled),
-   * this call runs `work` itself: `ownFailure` tells such failures from the provider's.
+   * Runs `work` as the fetch of `key`, or waits for the one under way (until `signal`, this
+   * query's, aborts). `work` must check by itself whether the fetch is still due (an earlier
+   * flight may just have done it). When a flight this call only waited for failed for a reason
+   * of its own query (it was cancelled), this call runs `work` itself: `ownFailure` tells such
+   * failures from the provider's, which every waiting query shares.
    */
   async run(
     key: string,
     work: () => Promise<void>,
-    ownFailure: (e: unknown) => boolean,
+    options: { signal: AbortSignal; ownFailure: (e: unknown) => boolean },
   ): Promise<void> {
     const running = this.#flights.get(key);
     if (running) {
       try {
-        return await running;
+        return await abortable(running, options.signal);
       } catch (e) {
-        if (!ownFailure(e)) throw e;
+        if (options.signal.aborted || !options.ownFailure(e)) throw e;
       }
-      return this.run(key, work, () => false);
+      return this.run(key, work, { ...options, ownFailure: () => false });
     }
     const flight = work().finally(() => {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
@@ -38,4 +39,14 @@ export class FetchFlights {
   get size(): number {
     return this.#flights.size;
   }
+}
+
+/** `p`, or the signal's reason when it aborts first. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

@@ -82,20 +82,17 @@ export class TokenProvider {
 
   /**
    * The tenant's GUID: the tenant id itself when it is one; for a domain, the `tid` claim of a
-   * token, else the issuer of the tenant's OpenID configuration. Remembered per process.
+   * token for `resource`, else the issuer of the tenant's OpenID configuration; undefined when
+   * neither gives one. Remembered per process.
    */
-  async tenantGuid(req: TokenRequest): Promise<string> {
+  async tenantGuid(req: TokenRequest, resource: "graph" | "manage"): Promise<string | undefined> {
     if (isTenantGuid(req.tenantId)) return req.tenantId.toLowerCase();
     const key = `${req.hosts.login}|${req.tenantId.toLowerCase()}`;
     const known = this.#guids.get(key);
     if (known) return known;
-    const tid = tokenClaim(await this.token(req, "manage"), "tid") ??
+    const tid = tokenClaim(await this.token(req, resource), "tid") ??
       await issuerTenant(req).catch(() => undefined);
-    if (!tid || !isTenantGuid(tid)) {
-      throw new TokenError(
-        `datastore '${req.store}': could not find the tenant id (a GUID) of '${req.tenantId}' (neither the token's 'tid' claim nor ${req.hosts.login}/${req.tenantId}/v2.0/.well-known/openid-configuration gave one); the Management Activity API needs it: give the GUID as 'tenantId'`,
-      );
-    }
+    if (!tid || !isTenantGuid(tid)) return undefined;
     this.#guids.set(key, tid.toLowerCase());
     return tid.toLowerCase();
   }

@@ -67,7 +67,7 @@ Deno.test("a tenant whose real Graph limit is below the configured one settles u
     ]);
     assert.deepEqual([...directory.warnings, ...activity.warnings], [], "no hour given up");
     assert.equal(h.stats.lostHours ?? 0, 0);
-    const adapted = h.pool.limitOf(tenantKey(TENANT, "graph"))!;
+    const adapted = h.pool.limitOf(tenantKey(h.emulator.guidOf(TENANT), "graph"))!;
     assert.ok(adapted.limit <= 7, `the rate came down to the real limit (${adapted.limit})`);
     assert.ok(adapted.limit >= 3, `and not far below it (${adapted.limit})`);
     // Without adaptation every second would bring 18 throttling answers, 48 requests worth.
@@ -83,6 +83,30 @@ Deno.test("a tenant whose real Graph limit is below the configured one settles u
     assert.deepEqual(ids.sort(), expected);
     const ni = await allRecords(h, activity.files);
     assert.deepEqual(ni.ids.sort(), graphIds(h, "nonInteractiveUser", FROM, TO));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("stores naming one tenant by domain and by GUID share its Graph budget", async () => {
+  const h = await harness(
+    { graphLimit: { limit: 6, unitMs: 1_000 } },
+    "enterprise",
+    () => ({ graphRateLimit: 6, graphRateTimeunit: "1 sec" }),
+  );
+  try {
+    await h.writeDefinition("byname", baseStore());
+    await h.writeDefinition("byguid", baseStore({ tenantId: h.emulator.guidOf(TENANT) }));
+    const runs = await Promise.all(
+      ["byname", "byguid"].map((store) =>
+        h.list(`cloudapi://${store}/directory_service/audits/**`, { from: FROM, to: TO })
+      ),
+    );
+    assert.deepEqual(runs.flatMap((r) => r.warnings), []);
+    const graph = h.emulator.requests.filter((r) => r.api === "graph");
+    assert.ok(graph.length > 12, `enough requests to bind (${graph.length})`);
+    assert.equal(h.emulator.throttledCount(), 0);
+    assert.ok(busiest(graph, 1_000) <= 6, `at most 6 in any second (${busiest(graph, 1_000)})`);
   } finally {
     await h.close();
   }

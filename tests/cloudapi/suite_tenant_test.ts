@@ -35,6 +35,24 @@ Deno.test("a tenant given as a domain reads the suite through its GUID, the Publ
   }
 });
 
+Deno.test("without a tid claim in the token, a domain's GUID comes from its OpenID configuration", async () => {
+  const h = await harness({ opaqueTokens: true });
+  try {
+    await h.writeDefinition("corp", baseStore());
+    const { files, warnings } = await h.list("cloudapi://corp/productivity_suite/exchange/**", {
+      from: FROM,
+      to: TO,
+    });
+    assert.deepEqual(warnings, []);
+    assert.ok((await allRecords(h, files, "Id")).ids.length > 0);
+    assert.ok(h.emulator.requests.some((r) => r.path.endsWith("/openid-configuration")));
+    const manage = h.emulator.requests.filter((r) => r.api === "manage");
+    assert.ok(manage.every((r) => r.path.includes(`/${h.emulator.guidOf(TENANT)}/`)));
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("cloudapi.publisherIdentifier is sent as the PublisherIdentifier of every suite call", async () => {
   const publisher = "0b8e6f1c-2d3a-4b5c-8d7e-9f0a1b2c3d4e";
   const h = await harness({}, "enterprise", () => ({ publisherIdentifier: publisher }));

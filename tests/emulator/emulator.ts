@@ -78,6 +78,8 @@ export interface EmulatorOptions {
    * whose clock is wrong); 0 when absent.
    */
   readonly dateSkewMs?: number;
+  /** Issue opaque access tokens (no `tid` claim to read): clients must ask the OpenID configuration. */
+  readonly opaqueTokens?: boolean;
 }
 
 export interface RequestRecord {
@@ -496,7 +498,7 @@ export class CloudEmulator {
       });
     }
     // A JWT-shaped token whose payload names the tenant's GUID, as Entra ID's do.
-    const token = [
+    const token = this.options.opaqueTokens ? `emu.${crypto.randomUUID()}` : [
       { typ: "JWT", alg: "none" },
       { tid: this.guidOf(tenant.tenantId), aud: resource, appid: tenant.clientId },
     ].map((part) => base64url(JSON.stringify(part))).join(".") + `.${crypto.randomUUID()}`;
