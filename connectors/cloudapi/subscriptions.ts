@@ -10,7 +10,7 @@ export const START_INTERVAL_MS = 15 * 60_000;
 
 export class SubscriptionMemory {
   #enabled = new Set<string>();
-  #started = new Map<string, number>();
+  #started = new Map<string, { at: number; failure?: string }>();
 
   /** Was the subscription seen enabled? */
   enabled(key: string): boolean {
@@ -27,13 +27,14 @@ export class SubscriptionMemory {
     this.#enabled.delete(key);
   }
 
-  /** Epoch ms of the last start request, or undefined. */
-  startedAt(key: string): number | undefined {
+  /** The last start request: when (epoch ms), and why it failed if it did; or undefined. */
+  lastStart(key: string): { at: number; failure?: string } | undefined {
     return this.#started.get(key);
   }
 
-  started(key: string, at: number): void {
-    this.#started.set(key, at);
+  /** A start request was sent at `at`; `failure` says why it failed, when it did. */
+  started(key: string, at: number, failure?: string): void {
+    this.#started.set(key, { at, failure });
   }
 }
 

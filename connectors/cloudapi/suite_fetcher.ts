@@ -53,10 +53,12 @@ export async function ensureSubscription(
     if (mine?.status === "enabled") return memory.remember(key);
     if (mine?.status === "disabled") throw disabled(client, log, contentType, listed);
   }
-  const last = memory.startedAt(key);
-  if (last !== undefined && Date.now() - last < START_INTERVAL_MS) {
+  const last = memory.lastStart(key);
+  if (last !== undefined && Date.now() - last.at < START_INTERVAL_MS) {
+    // Microsoft asks for 15 minutes between start requests: say what the last one met instead.
     throw new CloudRequestError(
-      `datastore '${client.store}': the subscription to ${contentType} (log '${log.uriName}') is not enabled, and it was started less than 15 minutes ago; Microsoft asks for 15 minutes between start requests`,
+      last.failure ??
+        `datastore '${client.store}': the subscription to ${contentType} (log '${log.uriName}') is not enabled, and it was started less than 15 minutes ago; Microsoft asks for 15 minutes between start requests`,
     );
   }
   memory.started(key, Date.now());
@@ -69,14 +71,17 @@ export async function ensureSubscription(
   );
   const code = errorCode(res.body);
   if (res.status < 300 || code === "AF20024") return memory.remember(key);
-  if (code === "AF20023") throw disabled(client, log, contentType, res);
-  throw new CloudRequestError(
-    `datastore '${client.store}': could not start the subscription to ${contentType}: ${
-      errorMessage(res)
-    }${tenantHint(res)}`,
-    res.status,
-    code,
-  );
+  const failure = code === "AF20023"
+    ? disabled(client, log, contentType, res)
+    : new CloudRequestError(
+      `datastore '${client.store}': could not start the subscription to ${contentType}: ${
+        errorMessage(res)
+      }${tenantHint(res)}`,
+      res.status,
+      code,
+    );
+  memory.started(key, Date.now(), failure.message);
+  throw failure;
 }
 
 function disabled(

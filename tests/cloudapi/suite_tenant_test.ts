@@ -112,3 +112,25 @@ Deno.test("a subscription already enabled is listed, not started again", async (
     await h.close();
   }
 });
+
+Deno.test("a start that failed is not sent again within 15 minutes; its reason is repeated", async () => {
+  const h = await harness({ faults: [{ kind: "tenant-not-found", match: "subscriptions/start" }] });
+  try {
+    await h.writeDefinition("corp", baseStore({ fileNameIncludesHour: true }));
+    const messages: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      h.clock.now = NOW + i * HOUR;
+      const { warnings } = await h.list("cloudapi://corp/productivity_suite/exchange/**", {
+        from: FROM,
+        to: TO,
+      });
+      assert.equal(warnings.length, 1, JSON.stringify(warnings));
+      messages.push(warnings[0].message);
+    }
+    const starts = h.emulator.requests.filter((r) => r.path.endsWith("/subscriptions/start"));
+    assert.equal(starts.length, 1, "one start request");
+    for (const m of messages) assert.match(m, /unified audit logging turned off/);
+  } finally {
+    await h.close();
+  }
+});
