@@ -6,8 +6,9 @@
  *   throttling answers of one unit form one episode). When they come in a burst, lower still:
  *   to what the provider admitted of ours in the last unit (grants less throttling answers),
  *   but to no less than half of the episode's starting rate, so a burst at most halves it.
- * - Every `GROW_UNITS` time units of use without a throttling answer, the rate grows by one
- *   step (1% of the configured limit, at least one request), back up to the configured limit.
+ * - Every `GROW_UNITS` time units without a throttling answer, the rate grows by one step (1%
+ *   of the configured limit, at least one request), back up to the configured limit, provided
+ *   the last unit used most of the rate (a budget that is not busy learns nothing).
  *
  * A tenant whose real limit is tighter than configured thus settles just under it within a few
  * episodes, and probes upwards now and then with a single request too many.
@@ -39,7 +40,8 @@ export class AdaptiveRate {
       this.#rate = configured.limit;
       this.#lastChange = now;
     } else if (
-      this.#rate < configured.limit && now - this.#lastChange >= GROW_UNITS * configured.unitMs
+      this.#rate < configured.limit && now - this.#lastChange >= GROW_UNITS * configured.unitMs &&
+      this.#saturated(now)
     ) {
       const step = Math.max(1, Math.round(configured.limit / 100));
       this.#rate = Math.min(configured.limit, this.#rate + step);
@@ -74,6 +76,18 @@ export class AdaptiveRate {
       : Math.max(1, this.#cutBase * FLOOR, Math.min(this.#cutBase * DECREASE, admitted));
     this.#rate = Math.min(rate, target);
     this.#lastChange = now;
+  }
+
+  /**
+   * Did the last unit use (most of) the rate? Only then does the provider's answer say anything
+   * about a higher one: a budget used below its rate does not grow (it would overshoot the
+   * limit in one burst the next time it is busy).
+   */
+  #saturated(now: number): boolean {
+    const since = now - this.#configured.unitMs;
+    // Most of it: the bucket hands a token back a unit after its request completed, so a busy
+    // budget grants a little less than its rate in any one unit.
+    return this.#grants.filter((t) => t > since).length >= Math.floor(0.8 * (this.#rate ?? 0));
   }
 
   /** The current rate, fractional (tests, the bench). */

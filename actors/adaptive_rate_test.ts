@@ -15,7 +15,7 @@ Deno.test("a burst of throttling answers lowers the rate once, to at most half",
   assert.equal(rate.limit(CONFIGURED, 2_100).limit, 10, "the next episode finds what was admitted");
 });
 
-Deno.test("a single throttling answer lowers the rate by DECREASE; it grows back one step per few units", () => {
+Deno.test("a single throttling answer lowers the rate by DECREASE; it grows back one step per few busy units", () => {
   const rate = new AdaptiveRate();
   const configured = { limit: 20, unitMs: 1_000 };
   rate.limit(configured, 0);
@@ -23,11 +23,32 @@ Deno.test("a single throttling answer lowers the rate by DECREASE; it grows back
   rate.throttled(10);
   const lowered = Math.round(20 * DECREASE);
   assert.equal(rate.limit(configured, 20).limit, lowered, "one probe too many: DECREASE");
-  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000 - 1).limit, lowered, "not yet");
-  assert.equal(rate.limit(configured, 10 + GROW_UNITS * 1_000).limit, lowered + 1, "one step");
-  let t = 10 + GROW_UNITS * 1_000;
-  for (let i = 0; i < 10; i++) rate.limit(configured, t += GROW_UNITS * 1_000);
+  /** A busy unit: the whole rate used, just before `t`. */
+  const busy = (t: number) => {
+    const n = rate.limit(configured, t - 1).limit;
+    for (let i = 0; i < n; i++) rate.granted(t - 1);
+  };
+  const due = 10 + GROW_UNITS * 1_000;
+  busy(due - 1);
+  assert.equal(rate.limit(configured, due - 1).limit, lowered, "not yet");
+  busy(due);
+  assert.equal(rate.limit(configured, due).limit, lowered + 1, "one step");
+  let t = due;
+  for (let i = 0; i < 10; i++) busy(t += GROW_UNITS * 1_000);
   assert.equal(rate.limit(configured, t).limit, 20, "never above the configured limit");
+});
+
+Deno.test("a budget used below its rate does not grow", () => {
+  const rate = new AdaptiveRate();
+  const configured = { limit: 20, unitMs: 1_000 };
+  rate.limit(configured, 0);
+  for (let i = 0; i < 20; i++) rate.granted(0);
+  rate.throttled(10);
+  const lowered = rate.limit(configured, 20).limit;
+  for (let t = 1_000; t < 30_000; t += 1_000) {
+    rate.granted(t); // one request a unit: far below the rate
+    assert.equal(rate.limit(configured, t).limit, lowered, `at ${t}`);
+  }
 });
 
 Deno.test("a lowered configured limit applies at once, whatever the rate", () => {

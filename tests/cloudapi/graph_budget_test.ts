@@ -10,6 +10,8 @@ import type { RequestRecord } from "../emulator/emulator.ts";
 
 const FROM = NOW - 8 * HOUR - 30 * 60_000;
 const TO = FROM + 6 * HOUR;
+/** Nine whole hours, for a run long enough to settle. */
+const LONG_FROM = NOW - 20 * HOUR - 30 * 60_000;
 
 /** The most requests of `requests` in any `unitMs` window. */
 function busiest(requests: RequestRecord[], unitMs: number): number {
@@ -53,37 +55,50 @@ Deno.test("directory and activity logs of one tenant share one Graph budget and 
 });
 
 Deno.test("a tenant whose real Graph limit is below the configured one settles under it with no answer lost", async () => {
-  // Configured 24 per second; the tenant really allows 6.
+  // Configured 24 per second; the tenant really allows 6. Six queries at once keep it busy.
   const h = await harness(
-    { graphLimit: { limit: 6, unitMs: 1_000 } },
+    {
+      graphLimit: { limit: 6, unitMs: 1_000 },
+      seed: { from: NOW - 48 * HOUR, to: NOW, perHour: 14 },
+    },
     "enterprise",
     () => ({ graphRateLimit: 24, graphRateTimeunit: "1 sec" }),
   );
+  const key = tenantKey(h.emulator.guidOf(TENANT), "graph");
+  const limits: number[] = [];
+  const sampler = setInterval(() => limits.push(h.pool.limitOf(key)?.limit ?? 24), 50);
   try {
     await h.writeDefinition("corp", baseStore({ fileNameIncludesHour: true }));
-    const [directory, activity] = await Promise.all([
-      h.list("cloudapi://corp/directory_service/**", { from: FROM, to: TO }),
-      h.list("cloudapi://corp/cloud_activity/**", { from: FROM, to: TO }),
-    ]);
-    assert.deepEqual([...directory.warnings, ...activity.warnings], [], "no hour given up");
+    const ranges = [0, 1, 2].map((i) => LONG_FROM + i * 3 * HOUR);
+    const runs = await Promise.all(
+      ranges.flatMap((from) =>
+        ["directory_service/audits/**", "cloud_activity/**"].map((uri) =>
+          h.list(`cloudapi://corp/${uri}`, { from, to: from + 3 * HOUR })
+        )
+      ),
+    );
+    clearInterval(sampler);
+    assert.deepEqual(runs.flatMap((r) => r.warnings), [], "no hour given up");
     assert.equal(h.stats.lostHours ?? 0, 0);
-    const adapted = h.pool.limitOf(tenantKey(h.emulator.guidOf(TENANT), "graph"))!;
-    assert.ok(adapted.limit <= 7, `the rate came down to the real limit (${adapted.limit})`);
-    assert.ok(adapted.limit >= 3, `and not far below it (${adapted.limit})`);
-    // Without adaptation every second would bring 18 throttling answers, 48 requests worth.
+    assert.ok(Math.min(...limits) <= 6, `the rate came down to the real limit (${limits})`);
+    assert.ok(Math.min(...limits) >= 3, `and not far below it (${limits})`);
+    // Settled after the first bursts: then a throttling answer is a rare probe (without
+    // adaptation, each of the six queries meets one about every second).
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
-    const throttled = h.emulator.throttledCount();
-    assert.ok(throttled < graph.length / 2, `throttled ${throttled} of ${graph.length}`);
-    const { ids, duplicates } = await allRecords(h, directory.files);
-    assert.deepEqual(duplicates, []);
-    const expected = [
-      ...graphIds(h, "audits", FROM, TO),
-      ...graphIds(h, "interactiveUser", FROM, TO),
-    ].sort();
-    assert.deepEqual(ids.sort(), expected);
-    const ni = await allRecords(h, activity.files);
-    assert.deepEqual(ni.ids.sort(), graphIds(h, "nonInteractiveUser", FROM, TO));
+    const start = graph[0].at;
+    const seconds = (graph[graph.length - 1].at - start) / 1000;
+    assert.ok(seconds > 6, `long enough to settle (${seconds} s)`);
+    const late = graph.filter((r) => r.status === 429 && r.at > start + 3_000).length;
+    assert.ok(late <= 2 + (seconds - 3) / 2, `${late} throttling answers after 3 s of ${seconds}`);
+    const to = LONG_FROM + 9 * HOUR;
+    const audits = await allRecords(h, runs.filter((_, i) => i % 2 === 0).flatMap((r) => r.files));
+    assert.deepEqual(audits.duplicates, []);
+    assert.deepEqual(audits.ids.sort(), graphIds(h, "audits", LONG_FROM, to));
+    const ni = await allRecords(h, runs.filter((_, i) => i % 2 === 1).flatMap((r) => r.files));
+    assert.deepEqual(ni.duplicates, []);
+    assert.deepEqual(ni.ids.sort(), graphIds(h, "nonInteractiveUser", LONG_FROM, to));
   } finally {
+    clearInterval(sampler);
     await h.close();
   }
 });
