@@ -17,6 +17,8 @@ import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
+import { FetchFlights } from "./connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "./connectors/cloudapi/subscriptions.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { datastoreFiles } from "./home/datastore_files.ts";
@@ -75,6 +77,8 @@ export function buildDeps(
       settings: cloudApiSettings(settings),
       tokens: lifetimes.tokens,
       pacer: lifetimes.pacer,
+      flights: new FetchFlights(),
+      subscriptions: new SubscriptionMemory(),
     }),
   );
   return {

@@ -9,6 +9,8 @@ import {
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
@@ -29,6 +31,8 @@ export interface Harness extends AsyncDisposable {
   readonly emulator: CloudEmulator;
   readonly clock: { now: number };
   readonly stats: RequestStats;
+  /** The connector actors (the adapted Graph rate can be read from it). */
+  readonly pool: ConnectorPool;
   deps(): CloudApiDeps;
   writeDefinition(name: string, store: Record<string, unknown>): Promise<void>;
   list(uri: string, opts?: { from?: number; to?: number; user?: User }): Promise<{
@@ -70,6 +74,8 @@ export async function harness(
   const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
   const tokens = new TokenProvider();
   const pool = new ConnectorPool();
+  const flights = new FetchFlights();
+  const subscriptions = new SubscriptionMemory();
   const deps = (): CloudApiDeps => ({
     ...cloudHomeAccess(homeLayout(home)),
     settings: {
@@ -77,14 +83,14 @@ export async function harness(
       loginHost: emulator.url,
       graphHost: emulator.url,
       manageHost: emulator.url,
-      directoryRateLimit: 1000,
-      directoryRateTimeunit: "1 sec",
-      activityRateLimit: 1000,
-      activityRateTimeunit: "1 sec",
+      graphRateLimit: 1000,
+      graphRateTimeunit: "1 sec",
       ...settings(emulator.url),
     },
     tokens,
     pacer: pool,
+    flights,
+    subscriptions,
     now: () => clock.now,
     backoffMs: 10,
     stats,
@@ -94,6 +100,7 @@ export async function harness(
     emulator,
     clock,
     stats,
+    pool,
     deps,
     async writeDefinition(name, store) {
       await Deno.writeTextFile(
@@ -153,6 +160,21 @@ export function baseStore(extra: Record<string, unknown> = {}): Record<string, u
     connectTimeout: "1 sec",
     ...extra,
   };
+}
+
+/** The ids the emulator holds for a Graph log type in [from, to), visible at the harness's now. */
+export function graphIds(
+  h: Harness,
+  kind: "audits" | "interactiveUser" | "nonInteractiveUser",
+  from: number,
+  to: number,
+): string[] {
+  const data = h.emulator.data(TENANT);
+  const source = kind === "audits"
+    ? data.audits
+    : data.signIns.filter((s) => (s.record.signInEventTypes as string[]).includes(kind));
+  return source.filter((s) => s.time >= from && s.time < to && s.availableAt <= h.clock.now)
+    .map((s) => String(s.record.id)).sort();
 }
 
 /** Every record of every listed file, with the ids seen more than once. */

@@ -17,6 +17,8 @@ import {
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
@@ -188,13 +190,13 @@ export async function cloudServer(
             loginHost: emulator.url,
             graphHost: emulator.url,
             manageHost: emulator.url,
-            directoryRateLimit: 1000,
-            directoryRateTimeunit: "1 sec",
-            activityRateLimit: 1000,
-            activityRateTimeunit: "1 sec",
+            graphRateLimit: 1000,
+            graphRateTimeunit: "1 sec",
           },
           tokens: new TokenProvider(),
           pacer: pool,
+          flights: new FetchFlights(),
+          subscriptions: new SubscriptionMemory(),
           now: () => clock.now,
           backoffMs: 5,
           stats,
