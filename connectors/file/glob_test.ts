@@ -56,3 +56,17 @@ Deno.test("matchPath() captures the time fields of the path", () => {
     mm: 30,
   });
 });
+
+Deno.test("a glob that backtracks exponentially as a RegExp matches a long name at once", () => {
+  const glob = compileGlob("/user/*a*a*a*a*a*a*a*b");
+  const started = performance.now();
+  assert.equal(matchPath(glob, ["a".repeat(5000)]), null);
+  assert.notEqual(matchPath(glob, ["a".repeat(5000) + "b"]), null);
+  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+});
+
+Deno.test("a time field after a star takes its digits where the rest of the name fits", () => {
+  const glob = compileGlob("/s/*-$yyyy$$MM$.log");
+  assert.deepEqual(matchPath(glob, ["app-x-202405.log"]), { yyyy: 2024, MM: 5 });
+  assert.equal(matchPath(glob, ["app-20245.log"]), null);
+});

@@ -18,7 +18,10 @@
  *   gives the JSON's own values (objects become tuples), nested up to 7 levels; KVP gives a tuple
  *   of STRING values (`key=value`, `key="quoted value"`, separated by spaces or tabs).
  * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
- * - REGEX('...') is inserted as written (JavaScript syntax); its own groups are not fields.
+ * - REGEX('...') is inserted as written (JavaScript syntax, engine/user_regex.ts: no
+ *   backreferences or lookaround); its own groups are not fields. When one could backtrack
+ *   without bound (`*`, `+`, a quantified group), the whole pattern runs on the linear-time
+ *   engine (re2js, on one record's lines at a time) instead of V8's.
  * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
  */
 
@@ -28,6 +31,8 @@ import type { PatternElement } from "./pattern_ast.ts";
 import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
+import { regexShape } from "../user_regex.ts";
+import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
 import {
   type ExtractCounts,
@@ -35,6 +40,7 @@ import {
   type Extractor,
   type FieldSlot,
   makeExtractor,
+  type StickyMatcher,
 } from "./extractor.ts";
 
 export interface CompiledPattern {
@@ -85,8 +91,9 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
   const parsed = parsePattern(text);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
-    const all = buildRegex(parsed.elements, options, null);
-    const regex = newRegex(all.source);
+    const linear = parsed.elements.some(unboundedRegex);
+    const all = buildRegex(parsed.elements, options, null, linear);
+    const regex = newMatcherMaker(all, linear);
     const schema = Array.from(all.fields.values(), (f) => f.field);
     const make = (needed: readonly string[]) => {
       // Only the needed fields capture: every capture is a string the match allocates.
@@ -95,8 +102,9 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
         parsed.elements,
         options,
         (name) => wanted.has(name),
+        linear,
       );
-      const re = some === all ? regex : newRegex(some.source);
+      const re = some === all ? regex : newMatcherMaker(some, linear);
       return makeExtractor(re, slotsOf(some.fields), needed, all.maxLines);
     };
     let every: Extractor | null = null;
@@ -122,14 +130,71 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
   }
 }
 
-function newRegex(source: string): RegExp {
+/** Whether `el` is (or holds) a REGEX that V8 could backtrack on without bound. */
+function unboundedRegex(el: PatternElement): boolean {
+  switch (el.kind) {
+    case "literal":
+      return false;
+    case "choice":
+      return el.alternatives.some((alt) => alt.some(unboundedRegex));
+    case "matcher":
+      return el.matcher === "REGEX" && !regexShape(el.argument ?? "").bounded;
+  }
+}
+
+/** A maker of sticky matchers of `built`: V8's sticky RegExp, or re2js on one record's lines. */
+function newMatcherMaker(built: BuiltRegex, linear: boolean): () => StickyMatcher {
+  if (!linear) {
+    const regex = newRegex(built.source, "y");
+    return () => new RegExp(regex.source, regex.flags);
+  }
+  newRegex(built.source, ""); // the JavaScript syntax's own mistakes, as V8 words them
+  let re: RE2JS;
   try {
-    return new RegExp(source, "y");
+    re = RE2JS.compile(`^(?:${RE2JS.translateRegExp(built.source)})`);
   } catch (e) {
     throw new CompileError(
       `the pattern is not a valid regular expression: ${(e as Error).message}`,
       0,
     );
+  }
+  return () => new LinearSticky(re, built.maxLines);
+}
+
+function newRegex(source: string, flags: string): RegExp {
+  try {
+    return new RegExp(source, flags);
+  } catch (e) {
+    throw new CompileError(
+      `the pattern is not a valid regular expression: ${(e as Error).message}`,
+      0,
+    );
+  }
+}
+
+/**
+ * A sticky matcher on re2js: it matches the record's lines from `lastIndex` (the pattern's last
+ * EOL is `$` there), which keeps each match linear in the record.
+ */
+class LinearSticky implements StickyMatcher {
+  lastIndex = 0;
+  constructor(private readonly re: RE2JS, private readonly maxLines: number) {}
+
+  exec(text: string): ArrayLike<string | undefined> | null {
+    const start = this.lastIndex;
+    let end = start;
+    for (let k = 0; k < this.maxLines; k++) {
+      const nl = text.indexOf("\n", end);
+      if (nl < 0) {
+        end = text.length;
+        break;
+      }
+      end = k === this.maxLines - 1 ? nl : nl + 1;
+    }
+    const m = this.re.exec(text.slice(start, end)) as (string | undefined)[] | null;
+    if (m === null) return null;
+    this.lastIndex = start + m[0]!.length;
+    return m;
   }
 }
 
@@ -156,6 +221,7 @@ function buildRegex(
   elements: readonly PatternElement[],
   options: { timeZone: string },
   capture: ((name: string) => boolean) | null,
+  linear = false,
 ): BuiltRegex {
   const fields = new Map<string, FieldInfo>();
   let groupCount = 0;
@@ -191,7 +257,8 @@ function buildRegex(
       }
       case "matcher": {
         if (el.matcher === "EOL") {
-          if (el === last) return ["\\r?(?=\\n|$)", new Set()];
+          // The linear engine has no lookahead; it sees the record without its final line break.
+          if (el === last) return [linear ? "\\r?$" : "\\r?(?=\\n|$)", new Set()];
           lineBreaks++;
           return [optional("\\r?\\n", el.optional, false), new Set()];
         }
@@ -200,6 +267,14 @@ function buildRegex(
           spec = matcherSpec(el.matcher, el.argument, options.timeZone);
         } catch (e) {
           throw new CompileError((e as Error).message, el.argumentOffset);
+        }
+        if (el.matcher === "REGEX") {
+          const refused = regexShape(spec.body).refused;
+          if (refused) {
+            // After the opening quote (exact when the argument has no quote escaped in it).
+            const at = el.argumentOffset + 1 + refused.offset;
+            throw new CompileError(`REGEX: ${refused.message}`, at);
+          }
         }
         // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
         const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;
