@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { compile, execute } from "../engine.ts";
 import { schemaToJson } from "../types.ts";
+import { QueryError } from "../diagnostics.ts";
 
 Deno.test("save() writes a table that @[path] reads back, and passes the rows on", async () => {
   await using home = await engineHome();
@@ -50,4 +51,67 @@ Deno.test("save() refuses a path that is not .sxt or where the user may not crea
   const forbidden = await home.diagnose("VALUES((a: 1)) | save('/shared/t.sxt')");
   assert.equal(forbidden[0].code, "FORBIDDEN");
   assert.match(forbidden[0].message, /create/);
+});
+
+Deno.test("a table with a 234-character name is saved: its temporary name stays short", async () => {
+  await using home = await engineHome();
+  const name = `${"t".repeat(234)}.sxt`;
+  const { rows } = await home.run(`VALUES((a: 1)) | save('/user/${name}')`);
+  assert.equal(rows.length, 1);
+  const back = await home.run(`@[/user/${name}]`);
+  assert.deepEqual(back.rows, [{ a: 1 }]);
+  const names = await Array.fromAsync(Deno.readDir(home.tree.resolve(home.user, "/user").real));
+  assert.deepEqual(names.map((e) => e.name), [name]); // no temporary file left
+});
+
+Deno.test("a table with a 255-byte name, the most a file name may have, is saved", async () => {
+  await using home = await engineHome();
+  const name = `${"é".repeat(124)}ttt.sxt`;
+  assert.equal(new TextEncoder().encode(name).length, 255);
+  await home.run(`VALUES((a: 1)) | save('/user/${name}')`);
+  assert.deepEqual((await home.run(`@[/user/${name}]`)).rows, [{ a: 1 }]);
+});
+
+/** A 64 KiB tmpfs mounted on a new folder `dir`, or null where this process may not mount. */
+async function smallDisk(
+  dir: string,
+): Promise<{ dir: string; [Symbol.asyncDispose](): Promise<void> } | null> {
+  if (Deno.build.os !== "linux") return null;
+  await Deno.mkdir(dir);
+  const mount = await new Deno.Command("mount", {
+    args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir],
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => null);
+  if (!mount?.success) {
+    await Deno.remove(dir);
+    return null;
+  }
+  return {
+    dir,
+    async [Symbol.asyncDispose]() {
+      await new Deno.Command("umount", { args: [dir] }).output();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("a full disk during save fails the query with 'no space left on the device'", async (t) => {
+  await using home = await engineHome();
+  await using disk = await smallDisk(`${home.tree.resolve(home.user, "/user").real}/small`);
+  if (disk === null) {
+    // Mounting needs root (as in the CI container); without it there is no full disk to test on.
+    await t.step({ name: "needs a tmpfs mount", ignore: true, fn: () => {} });
+    return;
+  }
+  const rows = Array.from({ length: 5000 }, (_, i) => `(a: ${i}, s: 'some text to fill')`);
+  await assert.rejects(
+    () => home.run(`VALUES(${rows.join(", ")}) | save('/user/small/t.sxt')`),
+    (e: unknown) =>
+      e instanceof QueryError && e.diagnostic.code === "RUNTIME_ERROR" &&
+      /no space left on the device while saving the table '\/users\/alice\/small\/t\.sxt'/.test(
+        e.message,
+      ),
+  );
+  assert.deepEqual(await Array.fromAsync(Deno.readDir(disk.dir)), []); // the temporary file is gone
 });

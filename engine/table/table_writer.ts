@@ -25,11 +25,29 @@ export interface TableWriter {
 
 const encoder = new TextEncoder();
 
+/**
+ * Bytes of a table's name kept in its temporary file's name; a longer one is cut and followed by
+ * a hash of the whole, so the temporary name stays within the 255 bytes file systems allow.
+ */
+const TEMP_NAME_BYTES = 160;
+
 /** The temporary file name used while writing `realPath`: hidden, in the same directory. */
 export function tempPathFor(realPath: string): string {
   const random = crypto.getRandomValues(new Uint8Array(6));
   const suffix = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
-  return join(dirname(realPath), `.${basename(realPath)}.tmp-${suffix}`);
+  return join(dirname(realPath), `.${tempStem(basename(realPath))}.tmp-${suffix}`);
+}
+
+function tempStem(name: string): string {
+  if (encoder.encode(name).length <= TEMP_NAME_BYTES) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 16);
+  // Cut by code points under the byte budget (a UTF-8 character takes up to 4 bytes).
+  let stem = "";
+  for (const c of name) {
+    if (encoder.encode(stem + c).length > TEMP_NAME_BYTES - 17) break;
+    stem += c;
+  }
+  return `${stem}~${hash}`;
 }
 
 /** Starts writing a table; nothing is visible under `realPath` before `commit`. */
