@@ -3,6 +3,7 @@ import { engineHome } from "../../tests/support/engine_home.ts";
 import { compile, execute } from "../engine.ts";
 import { schemaToJson } from "../types.ts";
 import { QueryError } from "../diagnostics.ts";
+import { smallDisk } from "../../tests/support/small_disk.ts";
 
 Deno.test("save() writes a table that @[path] reads back, and passes the rows on", async () => {
   await using home = await engineHome();
@@ -71,30 +72,6 @@ Deno.test("a table with a 255-byte name, the most a file name may have, is saved
   await home.run(`VALUES((a: 1)) | save('/user/${name}')`);
   assert.deepEqual((await home.run(`@[/user/${name}]`)).rows, [{ a: 1 }]);
 });
-
-/** A 64 KiB tmpfs mounted on a new folder `dir`, or null where this process may not mount. */
-async function smallDisk(
-  dir: string,
-): Promise<{ dir: string; [Symbol.asyncDispose](): Promise<void> } | null> {
-  if (Deno.build.os !== "linux") return null;
-  await Deno.mkdir(dir);
-  const mount = await new Deno.Command("mount", {
-    args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir],
-    stdout: "null",
-    stderr: "null",
-  }).output().catch(() => null);
-  if (!mount?.success) {
-    await Deno.remove(dir);
-    return null;
-  }
-  return {
-    dir,
-    async [Symbol.asyncDispose]() {
-      await new Deno.Command("umount", { args: [dir] }).output();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
 
 Deno.test("a full disk during save fails the query with 'no space left on the device'", async (t) => {
   await using home = await engineHome();
