@@ -19,9 +19,10 @@
  *   of STRING values (`key=value`, `key="quoted value"`, separated by spaces or tabs).
  * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
  * - REGEX('...') is inserted as written (JavaScript syntax, engine/user_regex.ts: no
- *   backreferences or lookaround); its own groups are not fields. When one could backtrack
- *   without bound (`*`, `+`, a quantified group), the whole pattern runs on the linear-time
- *   engine (re2js, on one record's lines at a time) instead of V8's.
+ *   backreferences or lookaround); its own groups are not fields.
+ * - A pattern that could backtrack without bound (backtracking.ts: such a REGEX, or several runs
+ *   whose ends are ambiguous, as in `LD 'a' LD 'a' LD 'b'`) runs on the linear-time engine
+ *   (re2js, on one record's lines at a time) instead of V8's.
  * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
  */
 
@@ -32,6 +33,7 @@ import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import { regexShape } from "../user_regex.ts";
+import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
 import {
@@ -91,7 +93,7 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
   const parsed = parsePattern(text);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
-    const linear = parsed.elements.some(unboundedRegex);
+    const linear = needsLinearEngine(parsed.elements);
     const all = buildRegex(parsed.elements, options, null, linear);
     const regex = newMatcherMaker(all, linear);
     const schema = Array.from(all.fields.values(), (f) => f.field);
@@ -127,18 +129,6 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
   } catch (e) {
     if (e instanceof CompileError) return { ok: false, message: e.message, offset: e.offset };
     throw e;
-  }
-}
-
-/** Whether `el` is (or holds) a REGEX that V8 could backtrack on without bound. */
-function unboundedRegex(el: PatternElement): boolean {
-  switch (el.kind) {
-    case "literal":
-      return false;
-    case "choice":
-      return el.alternatives.some((alt) => alt.some(unboundedRegex));
-    case "matcher":
-      return el.matcher === "REGEX" && !regexShape(el.argument ?? "").bounded;
   }
 }
 
