@@ -105,6 +105,8 @@ function matchTokens(tokens: readonly WildcardToken[], text: string, at: number[
       const token = tokens[t];
       if (token.kind === "star") {
         if (at) at[t] = p;
+        // A last star takes whatever is left.
+        if (t === tokens.length - 1) return true;
         starT = t++;
         starP = p;
         continue;
