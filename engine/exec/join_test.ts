@@ -74,6 +74,21 @@ Deno.test("rows a join multiplies into a build side fail with MEMORY_LIMIT", asy
   );
 });
 
+Deno.test("the row-multiplying join without a limit fails with MEMORY_LIMIT under a small limit", async () => {
+  await using home = await engineHome();
+  const compiled = await compile({ text: SQUARED }, home.context({ memoryLimit: 256 * 1024 }));
+  assert.ok(compiled.ok);
+  const run = execute(compiled.plan, { signal: new AbortController().signal });
+  const started = performance.now();
+  await assert.rejects(
+    async () => {
+      for await (const _ of run.batches) { /* drain */ }
+    },
+    (e: unknown) => e instanceof QueryError && e.diagnostic.code === "MEMORY_LIMIT",
+  );
+  assert.ok(performance.now() - started < 3000, "it failed at once, not after a billion rows");
+});
+
 Deno.test("a joined batch is charged to the memory budget while the consumer holds it", async () => {
   await using home = await engineHome();
   // The build side (1000 small rows) fits; one batch of joined rows does not.
