@@ -53,7 +53,7 @@ export function compileUserRegex(source: string): RegexResult {
   }
   let linear: RE2JS;
   try {
-    linear = RE2JS.compile(RE2JS.translateRegExp(source));
+    linear = RE2JS.compile(forRe2(source));
   } catch (e) {
     return { ok: false, message: `${(e as Error).message} (RE2 dialect)`, offset: 0 };
   }
@@ -66,6 +66,34 @@ export function compileUserRegex(source: string): RegexResult {
       exec: (t) => linear.exec(t) as (string | undefined)[] | null,
     },
   };
+}
+
+/** JavaScript's white space (`\s`), which RE2 takes as ASCII's only, in RE2's syntax. */
+const JS_SPACE = "\\t\\n\\x{0b}\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}" +
+  "\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
+
+/**
+ * `source` (JavaScript syntax, valid) in re2js's syntax, with `\s` and `\S` (outside classes)
+ * meaning what they mean in JavaScript.
+ */
+export function forRe2(source: string): string {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      const next = source[i + 1] ?? "";
+      i++;
+      if (next === "s") out += inClass ? JS_SPACE : `[${JS_SPACE}]`;
+      else if (next === "S" && !inClass) out += `[^${JS_SPACE}]`;
+      else out += c + next;
+      continue;
+    }
+    if (c === "[" && !inClass) inClass = true;
+    else if (c === "]" && inClass) inClass = false;
+    out += c;
+  }
+  return RE2JS.translateRegExp(out);
 }
 
 /** The message of a regular expression that does not compile, naming where in it. */

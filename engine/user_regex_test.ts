@@ -42,7 +42,7 @@ Deno.test("words, alternations and bounded classes stay on V8's engine", () => {
 });
 
 Deno.test("both engines give the same matches and groups", () => {
-  const texts = ["GET /api/v1 200", "x=12 y=345", "", "ünï 😀 code", "a\nb"];
+  const texts = ["GET /api/v1 200", "x=12 y=345", "", "ünï 😀 code", "a\nb", "a\u00a0b\u3000c d"];
   const sources = [
     "(\\w+)=(\\d+)",
     "^(GET|POST) (\\S+)",
@@ -52,6 +52,9 @@ Deno.test("both engines give the same matches and groups", () => {
     "a.b",
     "[^ ]+$",
     "\\s(\\d{3})$",
+    "(\\S+)\\s+(\\S+)",
+    "[\\s]+",
+    "\\\\s+",
   ];
   for (const source of sources) {
     const compiled = compileUserRegex(source);

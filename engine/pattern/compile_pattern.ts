@@ -20,9 +20,9 @@
  * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
  * - REGEX('...') is inserted as written (JavaScript syntax, engine/user_regex.ts: no
  *   backreferences or lookaround); its own groups are not fields.
- * - A pattern that could backtrack without bound (backtracking.ts: such a REGEX, or several runs
- *   whose ends are ambiguous, as in `LD 'a' LD 'a' LD 'b'`) runs on the linear-time engine
- *   (re2js, on one record's lines at a time) instead of V8's.
+ * - A pattern that could backtrack without bound (backtracking.ts: such a REGEX, or a run that
+ *   could end at many places followed by another run, as in `LD 'a' NSPACE ' '`) runs on the
+ *   linear-time engine (re2js, on one record's lines at a time) instead of V8's.
  * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
  */
 
@@ -32,7 +32,7 @@ import type { PatternElement } from "./pattern_ast.ts";
 import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
-import { regexShape } from "../user_regex.ts";
+import { forRe2, regexShape } from "../user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
@@ -141,7 +141,7 @@ function newMatcherMaker(built: BuiltRegex, linear: boolean): () => StickyMatche
   newRegex(built.source, ""); // the JavaScript syntax's own mistakes, as V8 words them
   let re: RE2JS;
   try {
-    re = RE2JS.compile(`^(?:${RE2JS.translateRegExp(built.source)})`);
+    re = RE2JS.compile(`^(?:${forRe2(built.source)})`);
   } catch (e) {
     throw new CompileError(
       `the pattern is not a valid regular expression: ${(e as Error).message}`,
