@@ -18,6 +18,7 @@
  */
 
 import { join } from "node:path";
+import { storageError } from "../engine/table/storage_error.ts";
 import type { Row } from "../engine/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
 
@@ -205,14 +206,23 @@ export class ResultStore {
     this.#spare = undefined;
     return this.#serial(async () => {
       if (this.#dropped) return;
-      if (!this.#file) {
-        await Deno.mkdir(this.options.spillDir, { recursive: true });
-        this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
+      try {
+        await this.#write(buffer, length);
+      } catch (e) {
+        // A full disk is the machine's state, not a bug: the query fails saying so.
+        throw storageError(e, "spilling the result to disk");
       }
-      let written = 0;
-      while (written < length) written += await this.#file.write(buffer.subarray(written, length));
-      this.#spare = buffer;
     });
+  }
+
+  async #write(buffer: Uint8Array<ArrayBuffer>, length: number): Promise<void> {
+    if (!this.#file) {
+      await Deno.mkdir(this.options.spillDir, { recursive: true });
+      this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
+    }
+    let written = 0;
+    while (written < length) written += await this.#file.write(buffer.subarray(written, length));
+    this.#spare = buffer;
   }
 
   #serial(work: () => Promise<void>): Promise<void> {

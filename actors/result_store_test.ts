@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { ResultStore, type StoredItem } from "./result_store.ts";
+import { QueryError } from "../engine/diagnostics.ts";
+import { smallDisk } from "../tests/support/small_disk.ts";
 import { IpAddr, IpNet, Timestamp } from "../engine/values.ts";
 
 async function all(store: ResultStore, first = 0, last = store.count - 1): Promise<StoredItem[]> {
@@ -101,4 +103,28 @@ Deno.test("ResultStore rejects the append whose spill cannot be written", async 
   await store.append([{ a: 1 }]);
   await assert.rejects(() => store.append(Array.from({ length: 3000 }, (_, i) => ({ a: i }))));
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a full disk while spilling fails with 'no space left on the device'", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await using disk = await smallDisk(`${dir}/results`);
+    if (disk === null) {
+      await t.step({ name: "needs a tmpfs mount", ignore: true, fn: () => {} });
+      return;
+    }
+    const store = new ResultStore("q9", { memoryBytes: 1024, spillDir: disk.dir });
+    const rows = Array.from({ length: 500 }, (_, i) => ({ i, s: "x".repeat(200) }));
+    await assert.rejects(
+      async () => {
+        for (let k = 0; k < 10; k++) await store.append(rows);
+      },
+      (e: unknown) =>
+        e instanceof QueryError && e.diagnostic.code === "RUNTIME_ERROR" &&
+        /no space left on the device while spilling the result to disk/.test(e.message),
+    );
+    await store.drop();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

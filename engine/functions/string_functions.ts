@@ -3,6 +3,7 @@
 import { arrayOf, scalar } from "../types.ts";
 import { toText } from "../render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
+import { compileUserRegex, regexMistake, type UserRegex } from "../user_regex.ts";
 
 const STRING = scalar("STRING");
 const INTEGER = scalar("INTEGER");
@@ -19,8 +20,8 @@ function substr(s: string, start: number, length?: number): string {
 /** A RegExp built once per distinct pattern text (for non-constant patterns). */
 function regexCache(ctx: { fail(message: string, argIndex?: number): never }, argIndex: number) {
   let lastText: string | null = null;
-  let last: RegExp | null = null;
-  return (text: string): RegExp => {
+  let last: UserRegex | null = null;
+  return (text: string): UserRegex => {
     if (text !== lastText) {
       last = compileRegex(text, ctx, argIndex);
       lastText = text;
@@ -29,17 +30,15 @@ function regexCache(ctx: { fail(message: string, argIndex?: number): never }, ar
   };
 }
 
-/** Compiles a user's regular expression, reporting an invalid one with its position. */
+/** Compiles a user's regular expression (engine/user_regex.ts), reporting a bad one. */
 export function compileRegex(
   text: string,
   ctx: { fail(message: string, argIndex?: number): never },
   argIndex: number,
-): RegExp {
-  try {
-    return new RegExp(text, "u");
-  } catch (e) {
-    return ctx.fail(`invalid regular expression '${text}': ${(e as Error).message}`, argIndex);
-  }
+): UserRegex {
+  const compiled = compileUserRegex(text);
+  if (compiled.ok) return compiled.regex;
+  return ctx.fail(regexMistake(text, compiled), argIndex);
 }
 
 export const STRING_FUNCTIONS: readonly FunctionDef[] = [
