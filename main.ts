@@ -18,6 +18,7 @@ import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
+import { sweepSpillFiles } from "./actors/result_store.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
 
@@ -106,6 +107,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Temp files of saves that a crash or a kill interrupted: never visible, but they take space.
   const swept = await sweepStaleTempFiles(layout.dataDir);
   if (swept > 0) log.info(`removed ${swept} stale temporary table file(s)`);
+  // Spilled results of a server that was killed: no query of this process knows them.
+  const spills = await sweepSpillFiles(layout.resultsDir);
+  if (spills > 0) log.info(`removed ${spills} result spill file(s) left by an earlier run`);
 
   const deps = buildDeps(layout, settings, log);
   if (!(await deps.users.exists())) {

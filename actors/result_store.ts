@@ -222,6 +222,31 @@ export class ResultStore {
   }
 }
 
+/**
+ * Removes every spill file left in `spillDir` (`<home>/engine_data/results`) by a server that
+ * was killed: results live no longer than the process that made them. Returns how many went;
+ * a file it cannot remove is passed over, so a sweep never stops a start.
+ *
+ * @example await sweepSpillFiles(layout.resultsDir) // in main.ts, before serving
+ */
+export async function sweepSpillFiles(spillDir: string): Promise<number> {
+  let removed = 0;
+  try {
+    for await (const entry of Deno.readDir(spillDir)) {
+      if (!entry.isFile) continue;
+      try {
+        await Deno.remove(join(spillDir, entry.name));
+        removed++;
+      } catch {
+        // Someone else's file, or gone already.
+      }
+    }
+  } catch {
+    // No folder yet: nothing to sweep.
+  }
+  return removed;
+}
+
 /** Reads `length` bytes at `offset`. */
 async function readAt(
   file: Deno.FsFile,

@@ -273,19 +273,34 @@ async function requireDirectory(
   }
 }
 
-/** A stored script must exist, be seen, and may be executed. */
+/** The extension of stored scripts; no other file is run as one. */
+const SCRIPT_EXTENSION = ".sx";
+
+/**
+ * A stored script must be a `.sx` file that exists, is seen, and may be both executed and read:
+ * running a file shows what it says (a syntax error quotes it), so execute alone is not enough.
+ * The name is checked first, so that the answer for another file says nothing of its existence.
+ */
 async function requireScript(
   tree: ResourceTree,
   user: User,
   resolved: { canonical: string; real: string },
 ): Promise<void> {
+  if (!resolved.canonical.endsWith(SCRIPT_EXTENSION)) {
+    throw badRequest(
+      "BAD_PARAMETER",
+      `scriptPath '${resolved.canonical}' names no script: stored scripts are '${SCRIPT_EXTENSION}' files`,
+    );
+  }
   const stat = await statOf(tree, resolved);
   const canSee = tree.may(user, "read", resolved.canonical) ||
     tree.may(user, "execute", resolved.canonical);
   if (!stat || !stat.isFile || !canSee) {
     throw notFound(`no such script: ${resolved.canonical}`);
   }
-  if (!tree.may(user, "execute", resolved.canonical)) {
-    throw forbidden(`you need the execute right on the script ${resolved.canonical}`);
+  for (const right of ["execute", "read"] as const) {
+    if (!tree.may(user, right, resolved.canonical)) {
+      throw forbidden(`you need the execute and read rights on the script ${resolved.canonical}`);
+    }
   }
 }
