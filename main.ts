@@ -13,6 +13,7 @@ import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
+import { serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
@@ -119,15 +120,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const app = createApp(deps);
-  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({
+  // Not Deno.serve alone: it bounds neither connections nor the time to send headers.
+  const server = await serveGuarded(app.fetch, {
     hostname: settings["wgui.host"],
     port: settings["wgui.port"],
-    onListen: resolve,
+    maxConnections: settings["server.maxConnections"],
+    headersTimeoutMs: settings["server.headersTimeout"],
+    idleTimeoutMs: settings["server.idleTimeout"],
+    log,
     signal: options.signal,
-  }, app.fetch);
+  });
   options.signal?.addEventListener("abort", () => log.info("shutting down"), { once: true });
-  const address = await listening;
+  const address = server.addr;
   const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
   const url = `http://${host}:${address.port}/`;
   // The log is written in batches: what the start logged (settings warnings) comes first.

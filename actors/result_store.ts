@@ -24,10 +24,23 @@ import { decodeParsedRow, encodeRow } from "./row_codec.ts";
 export type StoredItem = Row | string;
 
 export interface ResultStoreOptions {
-  /** Bytes the segments kept in memory may take before further ones go to disk. */
+  /** Bytes the items kept in memory may take before further ones go to disk. */
   readonly memoryBytes: number;
   /** `<home>/engine_data/results`; the spill file is `<dir>/<queryId>`. */
   readonly spillDir: string;
+  /**
+   * Charged with every byte stored (in memory or on disk), released when the store is dropped:
+   * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
+   */
+  readonly account?: { charge(bytes: number): void; close(): void };
+}
+
+/** A read cut short because the result was dropped (freed) meanwhile: the body must break. */
+export class ResultDroppedError extends Error {
+  constructor(queryId: string) {
+    super(`the result of query ${queryId} was freed while it was being read`);
+    this.name = "ResultDroppedError";
+  }
 }
 
 /** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
@@ -51,6 +64,8 @@ export class ResultStore {
   #count = 0;
   /** The first items as they came, while there are at most SEGMENT_ITEMS. */
   #head: StoredItem[] = [];
+  /** Reads in progress: a result being read is not dropped when its retention runs out. */
+  #readers = 0;
   readonly #segments: Segment[] = [];
   /** Items encoded since the last segment was cut: `#pendingCount` of them in `#pending`. */
   #pending: Uint8Array<ArrayBuffer> = new Uint8Array(0);
@@ -79,11 +94,28 @@ export class ResultStore {
     return this.#fileBytes > 0;
   }
 
+  /** Whether a read is in progress (see `read`). */
+  get reading(): boolean {
+    return this.#readers > 0;
+  }
+
+  /** Bytes the result takes, in memory and on disk (the first items estimated). */
+  get bytes(): number {
+    return this.#memoryBytes + this.#fileBytes;
+  }
+
   /** Adds items at the end; resolves once they are stored (written, when spilling). */
   append(items: readonly StoredItem[]): Promise<void> {
     if (this.#dropped || items.length === 0) return Promise.resolve();
     const writes: Promise<void>[] = [];
-    if (this.#count === this.#head.length && this.#count + items.length <= SEGMENT_ITEMS) {
+    const headBytes = this.#count === this.#head.length &&
+        this.#count + items.length <= SEGMENT_ITEMS
+      ? roughBytes(items)
+      : Infinity;
+    // The first items count against the memory budget too: a thousand rows may be large.
+    if (this.#memoryBytes + headBytes <= this.options.memoryBytes) {
+      this.#charge(headBytes);
+      this.#memoryBytes += headBytes;
       for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
     } else {
       // Encoded at once, so that the rows die young (see the file's comment).
@@ -121,17 +153,22 @@ export class ResultStore {
    * `for await (const batch of store.read(0, store.count - 1)) ...`
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
-    await this.seal();
-    last = Math.min(last, this.#count - 1);
-    const head = this.#head;
-    for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
-      yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
-    }
+    // Counted from the first batch asked for to the end, the client's leaving, or an error.
+    this.#readers++;
     let file: Deno.FsFile | undefined;
     try {
-      for (const s of this.#segments) {
+      await this.seal();
+      last = Math.min(last, this.#count - 1);
+      const head = this.#head;
+      for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
+        if (this.#dropped) throw new ResultDroppedError(this.queryId);
+        yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
+      }
+      // A copy: drop() empties the list, which must not end the loop as if it were done.
+      for (const s of [...this.#segments]) {
         if (s.first + s.count <= first || s.first > last) continue;
-        if (this.#dropped) return;
+        // Never a shorter document that looks whole: the body breaks instead.
+        if (this.#dropped) throw new ResultDroppedError(this.queryId);
         let bytes = s.bytes;
         if (!bytes) {
           file ??= await Deno.open(this.path, { read: true });
@@ -142,13 +179,16 @@ export class ResultStore {
         const to = Math.min(last, s.first + s.count - 1) - s.first;
         yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
       }
+      if (this.#dropped) throw new ResultDroppedError(this.queryId);
     } finally {
+      this.#readers--;
       file?.close();
     }
   }
 
   /** Forgets every item and removes the spill file. */
   drop(): Promise<void> {
+    if (!this.#dropped) this.options.account?.close();
     this.#dropped = true;
     this.#head = [];
     this.#segments.length = 0;
@@ -189,6 +229,7 @@ export class ResultStore {
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
     this.#pendingBytes = this.#pendingCount = 0;
+    this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
       const bytes = this.#pending.slice(0, length);
@@ -215,11 +256,42 @@ export class ResultStore {
     });
   }
 
+  /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
+  #charge(bytes: number): void {
+    try {
+      this.options.account?.charge(bytes);
+    } catch (e) {
+      this.drop().catch(() => {});
+      throw e;
+    }
+  }
+
   #serial(work: () => Promise<void>): Promise<void> {
     const next = this.#queue.then(work);
     this.#queue = next.catch(() => {});
     return next;
   }
+}
+
+/**
+ * About what `items` take as they came (objects on the heap): their strings and a little per
+ * value and per item. Cheap, since the first items are kept to spare encoding them.
+ */
+function roughBytes(items: readonly StoredItem[]): number {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === "string") {
+      bytes += 32 + item.length;
+      continue;
+    }
+    bytes += 64;
+    for (const key in item) {
+      const value = item[key];
+      bytes += 16 + (typeof value === "string" ? value.length : 8);
+    }
+  }
+  return bytes;
 }
 
 /**

@@ -23,7 +23,12 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.maxScriptBytes"], 1024 * 1024);
   assert.equal(s["query.memoryLimit"], 1024 ** 3);
   assert.equal(s["query.resultMemoryBytes"], 32 * 1024 ** 2);
+  assert.equal(s["query.maxResultsPerUser"], 100);
+  assert.equal(s["query.maxResultBytesPerUser"], 1024 ** 3);
   assert.equal(s["server.timeZone"], Intl.DateTimeFormat().resolvedOptions().timeZone);
+  assert.equal(s["server.maxConnections"], 1000);
+  assert.equal(s["server.headersTimeout"], 10_000);
+  assert.equal(s["server.idleTimeout"], 30_000);
   assert.equal(s["log.requests"], true);
   assert.equal(s["cloudapi.loginHost"], undefined);
   assert.equal(s["cloudapi.graphHost"], undefined);
@@ -34,7 +39,7 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["cloudapi.activityRateTimeunit"], 10_000);
   assert.equal(s["cloudapi.suiteRateLimit"], 60_000);
   assert.equal(s["cloudapi.suiteRateTimeunit"], 60_000);
-  assert.equal(SETTING_KEYS.length, 20);
+  assert.equal(SETTING_KEYS.length, 25);
   assert.deepEqual(Object.keys(s).sort(), [...SETTING_KEYS].sort());
 });
 

@@ -1,6 +1,6 @@
 /**
  * A real Trawl server for end-to-end tests: a fresh home in a temp folder, users alice and bob,
- * the deps main.ts builds, served by Deno.serve on 127.0.0.1 with a free port.
+ * the deps main.ts builds, served as main.ts serves them on 127.0.0.1 with a free port.
  *
  *   await using s = await startTestServer({ "query.retention": "1 s" });
  *   const res = await s.fetch("alice", "/API/v1.0/queries/...", { method: "GET" });
@@ -13,6 +13,7 @@ import { loadSettings } from "../../home/settings.ts";
 import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
+import { serveGuarded } from "../../routes/guarded_server.ts";
 
 export interface TestServer extends AsyncDisposable {
   readonly url: string;
@@ -47,10 +48,16 @@ export async function startTestServer(
     bob: await deps.users.add("bob", {}),
   };
   const app = createApp(deps);
-  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: resolve }, app.fetch);
-  const address = await listening;
-  const url = `http://127.0.0.1:${address.port}`;
+  // Served as main.ts serves it: behind the connection guard.
+  const server = await serveGuarded(app.fetch, {
+    hostname: "127.0.0.1",
+    port: 0,
+    maxConnections: settings["server.maxConnections"],
+    headersTimeoutMs: settings["server.headersTimeout"],
+    idleTimeoutMs: settings["server.idleTimeout"],
+    log,
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
   return {
     url,
     deps,
