@@ -20,6 +20,7 @@ import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudap
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
 import { sweepSpillFiles } from "./actors/result_store.ts";
+import { ResultQuota } from "./actors/result_quota.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
 
@@ -85,6 +86,10 @@ export function buildDeps(
     tree,
     log,
     datastores,
+    resultQuota: new ResultQuota({
+      maxResults: settings["query.maxResultsPerUser"],
+      maxBytes: settings["query.maxResultBytesPerUser"],
+    }),
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],

@@ -15,6 +15,7 @@ import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
+import type { ResultQuota } from "../actors/result_quota.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -29,6 +30,8 @@ export interface QueryDeps {
   readonly supervisor: SupervisorRef;
   /** `<home>/engine_data/results` */
   readonly resultsDir: string;
+  /** Each user's share of the results held (query.maxResultsPerUser, ...). */
+  readonly resultQuota?: ResultQuota;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -166,6 +169,11 @@ export async function submitSource(
   });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
+    if ("quotaRefused" in submitted) {
+      throw new ApiError(429, "TOO_MANY_RESULTS", submitted.quotaRefused, {
+        headers: { "Retry-After": "1" },
+      });
+    }
     throw new ApiError(
       429,
       "TOO_MANY_QUERIES",
@@ -183,6 +191,7 @@ export function submissionDeps(deps: QueryDeps): SubmissionDeps {
     resultMemoryBytes: deps.settings["query.resultMemoryBytes"],
     resultsDir: deps.resultsDir,
     serverTimeZone: deps.settings["server.timeZone"],
+    quota: deps.resultQuota,
   };
 }
 
