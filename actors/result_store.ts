@@ -191,8 +191,14 @@ export class ResultStore {
     if (!this.#dropped) this.options.account?.close();
     this.#dropped = true;
     this.#head = [];
+    // The segments' memory is given back now, not at the next garbage collection: an idle
+    // server runs none, and a dropped result kept its megabytes of RSS for minutes.
+    for (const segment of this.#segments) release(segment.bytes);
     this.#segments.length = 0;
+    release(this.#pending);
+    release(this.#spare);
     this.#pending = new Uint8Array(0);
+    this.#spare = undefined;
     this.#pendingBytes = this.#pendingCount = 0;
     return this.#serial(async () => {
       if (this.#file) {
@@ -317,6 +323,15 @@ export async function sweepSpillFiles(spillDir: string): Promise<number> {
     // No folder yet: nothing to sweep.
   }
   return removed;
+}
+
+/**
+ * Frees the memory of bytes no longer needed at once: a detached ArrayBuffer lets go of its
+ * backing store, which the garbage collector would otherwise keep until it next runs.
+ */
+function release(bytes: Uint8Array | undefined): void {
+  const buffer = bytes?.buffer;
+  if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
 
 /** Reads `length` bytes at `offset`. */
