@@ -13,7 +13,7 @@ import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
-import { serveGuarded } from "./routes/guarded_server.ts";
+import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
@@ -125,11 +125,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const app = createApp(deps);
+  const maxConnections = Math.min(settings["server.maxConnections"], connectionsAllowedByFds());
+  if (maxConnections < settings["server.maxConnections"]) {
+    log.info(
+      `server.maxConnections lowered to ${maxConnections}: the open-file limit allows no more`,
+    );
+  }
   // Not Deno.serve alone: it bounds neither connections nor the time to send headers.
   const server = await serveGuarded(app.fetch, {
     hostname: settings["wgui.host"],
     port: settings["wgui.port"],
-    maxConnections: settings["server.maxConnections"],
+    maxConnections,
     headersTimeoutMs: settings["server.headersTimeout"],
     idleTimeoutMs: settings["server.idleTimeout"],
     log,

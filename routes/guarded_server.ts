@@ -5,10 +5,10 @@
  * connection, counts it, and hands it to Deno.serve (listening on a private Unix socket) only
  * once its first request's headers are complete; from then on it copies bytes both ways.
  *
- * - `maxConnections` (`server.maxConnections`, lowered to what the process's file descriptor
- *   limit allows: a served connection takes three): when full, the connection waiting longest
- *   for headers or idle longest is closed to make room; without one, the new connection gets a
- *   503 naming the setting.
+ * - `maxConnections` (`server.maxConnections`, which main.ts lowers to what the process's file
+ *   descriptor limit allows, `connectionsAllowedByFds`): when full, the connection waiting
+ *   longest for headers or idle longest is closed to make room; without one, the new connection
+ *   gets a 503 naming the setting.
  * - `headersTimeoutMs` (`server.headersTimeout`): a request whose headers are not complete
  *   within it is closed, the first as well as later ones on a kept-alive connection.
  * - `idleTimeoutMs` (`server.idleTimeout`): a connection whose last response has been sent and
@@ -40,8 +40,6 @@ export interface GuardedServerOptions extends ConnectionLimits {
 
 export interface GuardedServer {
   readonly addr: Deno.NetAddr;
-  /** The limit in force (the setting, or less when file descriptors are fewer). */
-  readonly maxConnections: number;
   /** Connections open now. */
   readonly connections: () => number;
   /** Settles when the server has stopped. */
@@ -76,13 +74,7 @@ export async function serveGuarded(
   handler: Deno.ServeHandler<Deno.UnixAddr>,
   options: GuardedServerOptions,
 ): Promise<GuardedServer> {
-  const { log } = options;
-  const maxConnections = Math.min(options.maxConnections, connectionsAllowedByFds());
-  if (maxConnections < options.maxConnections) {
-    log.info(
-      `server.maxConnections lowered to ${maxConnections}: the file descriptor limit allows no more`,
-    );
-  }
+  const { log, maxConnections } = options;
   const socketDir = await Deno.makeTempDir({ prefix: "trawl-http-" });
   const socketPath = join(socketDir, "http.sock");
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
@@ -222,7 +214,6 @@ export async function serveGuarded(
 
   return {
     addr: listener.addr,
-    maxConnections,
     connections: () => open.size,
     finished,
     shutdown,
@@ -322,9 +313,12 @@ async function refuse(socket: Deno.Conn, status: 431 | 503, message: string): Pr
 
 /**
  * Connections the soft limit of open files allows: each served one takes three (the client's
- * socket, and both ends of the Unix socket to the back end). Unknown limit: no bound here.
+ * socket, and both ends of the Unix socket to the back end), and some are kept for results,
+ * tables and logs. Unknown limit (not Linux): no bound here; running out is survived anyway.
+ *
+ * @example Math.min(settings["server.maxConnections"], connectionsAllowedByFds())
  */
-function connectionsAllowedByFds(): number {
+export function connectionsAllowedByFds(): number {
   try {
     const limits = Deno.readTextFileSync("/proc/self/limits");
     const soft = /^Max open files\s+(\d+|unlimited)/m.exec(limits)?.[1];

@@ -73,3 +73,46 @@ Deno.test("300 idle connections under ulimit -n 256 neither stop the server nor 
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("running out of file descriptors on accept does not end the server; it serves again", async () => {
+  const child = new Deno.Command("bash", {
+    args: [
+      "-c",
+      `ulimit -n 64 && exec "$0" run -A "$1"`,
+      Deno.execPath(),
+      new URL("./guarded_child.ts", import.meta.url).pathname,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const idle: Deno.Conn[] = [];
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let out = "";
+    while (!/port \d+/.test(out)) out += (await lines.read()).value ?? "";
+    const port = Number(/port (\d+)/.exec(out)![1]);
+    // Far more than 64 descriptors' worth, none of them finishing its headers.
+    for (let i = 0; i < 150; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(new TextEncoder().encode("GET / HTTP/1.1\r\n"));
+      idle.push(conn);
+    }
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await res.text(), "ok");
+    const ends = await Promise.all(idle.map((c) => endsWithin(c, 200)));
+    assert.ok(ends.filter((e) => e === "closed").length >= 80, "idle ones made room");
+    // Still up, still serving.
+    const again = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await again.text(), "ok");
+  } finally {
+    for (const c of idle) {
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    await lines.cancel();
+    await child.stderr.cancel();
+  }
+});

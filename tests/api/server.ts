@@ -13,7 +13,7 @@ import { loadSettings } from "../../home/settings.ts";
 import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
-import { serveGuarded } from "../../routes/guarded_server.ts";
+import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
 
 export interface TestServer extends AsyncDisposable {
   readonly url: string;
@@ -52,7 +52,7 @@ export async function startTestServer(
   const server = await serveGuarded(app.fetch, {
     hostname: "127.0.0.1",
     port: 0,
-    maxConnections: settings["server.maxConnections"],
+    maxConnections: Math.min(settings["server.maxConnections"], connectionsAllowedByFds()),
     headersTimeoutMs: settings["server.headersTimeout"],
     idleTimeoutMs: settings["server.idleTimeout"],
     log,
