@@ -81,8 +81,20 @@ export async function serveGuarded(
   const open = new Set<Connection>();
   let stopping = false;
 
+  // Errors that reach Deno.serve rather than the app's own handler: a body stream that broke
+  // (a result freed while it was read) ends its response broken, and the log says why.
+  const backendOptions = {
+    path: socketPath,
+    onListen: () => {},
+    onError: (e: unknown) => {
+      if (e instanceof Error && e.name === "ResultDroppedError") {
+        log.warn(`a response ended broken: ${e.message}`);
+      } else log.error("a response failed after it had begun", e);
+      return new Response(null, { status: 500 });
+    },
+  };
   // The back end: Deno.serve on the private socket, started again should it ever fail.
-  let backend = Deno.serve({ path: socketPath, onListen: () => {} }, handler);
+  let backend = Deno.serve(backendOptions, handler);
   const backendLoop = (async () => {
     while (true) {
       try {
@@ -94,7 +106,7 @@ export async function serveGuarded(
       await delay(100);
       await Deno.remove(socketPath).catch(() => {});
       if (stopping) return;
-      backend = Deno.serve({ path: socketPath, onListen: () => {} }, handler);
+      backend = Deno.serve(backendOptions, handler);
     }
   })();
 

@@ -49,7 +49,10 @@ Deno.test("a result read more slowly than its retention is delivered whole", asy
 });
 
 Deno.test("a result freed while it is read ends its body broken, not shorter", async () => {
-  await using s = await startTestServer({ "query.resultMemoryBytes": "1 MiB" });
+  const lines: string[] = [];
+  await using s = await startTestServer({ "query.resultMemoryBytes": "1 MiB" }, {
+    logLine: (line) => lines.push(line),
+  });
   await writeBigLog(s, ROWS);
   const id = await startQuery(s, SCRIPT);
   assert.equal((await finished(s, id)).state, "SUCCEEDED");
@@ -65,4 +68,8 @@ Deno.test("a result freed while it is read ends its body broken, not shorter", a
   const health = await fetch(`${s.url}/healthz`);
   assert.equal(health.status, 200);
   await health.body?.cancel();
+  assert.ok(
+    lines.some((l) => / WARN a response ended broken: the result of query .* was freed/.test(l)),
+    lines.join("\n"),
+  );
 });
