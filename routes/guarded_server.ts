@@ -67,6 +67,8 @@ interface Connection {
   headerBytes: number;
   backend?: Deno.UnixConn;
   closed: boolean;
+  /** Settles when the connection has been closed, whatever ended it. */
+  ended?: Promise<void>;
 }
 
 /** Serves `handler` on hostname:port with the limits above. */
@@ -114,11 +116,8 @@ export async function serveGuarded(
     if (conn.closed) return;
     conn.closed = true;
     open.delete(conn);
-    for (const c of [conn.socket, conn.backend]) {
-      try {
-        c?.close();
-      } catch { /* closed already */ }
-    }
+    closeQuietly(conn.socket);
+    if (conn.backend) closeQuietly(conn.backend);
   };
 
   /**
@@ -153,13 +152,15 @@ export async function serveGuarded(
       conn.backend = await Deno.connect({ transport: "unix", path: socketPath });
       if (conn.closed) return;
       await writeAll(conn.backend, first);
-      await Promise.all([
-        pump(conn.socket, conn.backend, (bytes) => fromClient(conn, bytes)),
-        pump(conn.backend, conn.socket, () => {
-          conn.phase = "idle";
-          conn.since = Date.now();
-        }),
-      ]);
+      // A client that stops sending may still be owed an answer (its end is passed on as a
+      // half-close); a client that fails closes the connection, which cancels its request.
+      pump(conn.socket, conn.backend, (bytes) => fromClient(conn, bytes)).catch(() => close(conn));
+      // When the back end is done with the connection (Connection: close, an error, shutdown),
+      // so is the client.
+      await pump(conn.backend, conn.socket, () => {
+        conn.phase = "idle";
+        conn.since = Date.now();
+      });
     } catch (e) {
       if (isTooManyFiles(e)) {
         await refuse(conn.socket, 503, "the server has no file descriptors left; retry later");
@@ -177,8 +178,8 @@ export async function serveGuarded(
         socket = await listener.accept();
       } catch (e) {
         if (stopping || e instanceof Deno.errors.BadResource) return;
-        // Out of file descriptors (or a transient network error): make room, never give up.
-        if (!evictOne()) await delay(50);
+        // Out of file descriptors: make room; any other failure is passed over. Never give up.
+        if (!(isTooManyFiles(e) && evictOne())) await delay(50);
         continue;
       }
       if (open.size >= maxConnections && !evictOne()) {
@@ -186,7 +187,7 @@ export async function serveGuarded(
           socket,
           503,
           `the server holds its maximum of ${maxConnections} connections (server.maxConnections); retry later`,
-        ).finally(() => socket.close());
+        ).finally(() => closeQuietly(socket));
         continue;
       }
       const conn: Connection = {
@@ -198,7 +199,7 @@ export async function serveGuarded(
         closed: false,
       };
       open.add(conn);
-      serveConnection(conn);
+      conn.ended = serveConnection(conn);
     }
   })();
 
@@ -210,12 +211,20 @@ export async function serveGuarded(
         listener.close();
       } catch { /* closed already */ }
       await acceptLoop;
-      // Connections still reading headers have no request to finish.
-      for (const conn of open) if (conn.phase !== "request") close(conn);
+      // Connections reading headers, or idle after a response, have no request to finish; the
+      // others end when the back end has answered them.
+      const now = Date.now();
+      for (const conn of open) {
+        if (conn.phase === "headers" || (conn.phase === "idle" && now - conn.since >= 1000)) {
+          close(conn);
+        }
+      }
       await backend.shutdown();
       await backendLoop;
+      // Responses still being sent end on their own: the back end closes each connection once
+      // its response is complete.
+      await Promise.all([...open].map((conn) => conn.ended));
       clearInterval(sweep);
-      for (const conn of open) close(conn);
       await Deno.remove(socketDir, { recursive: true }).catch(() => {});
     })();
     return stopped;
@@ -341,8 +350,15 @@ export function connectionsAllowedByFds(): number {
   }
 }
 
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch { /* closed already */ }
+}
+
 function isTooManyFiles(e: unknown): boolean {
-  return e instanceof Error && /too many open files|os error 24/i.test(e.message);
+  // EMFILE (the process's limit) or ENFILE (the system's).
+  return e instanceof Error && /too many open files|os error 2[34]\b/i.test(e.message);
 }
 
 function concat(chunks: readonly Uint8Array[]): Uint8Array {

@@ -104,3 +104,34 @@ Deno.test("serveGuarded() makes room by closing the oldest idle connection, else
     await busy.shutdown();
   }
 });
+
+Deno.test("serveGuarded() shutdown lets a response being sent finish, then stops", async () => {
+  const server = await serveGuarded(() => {
+    let n = 0;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await new Promise((r) => setTimeout(r, 100));
+          if (n++ === 5) controller.close();
+          else controller.enqueue(encoder.encode(`chunk${n};`));
+        },
+      }),
+    );
+  }, {
+    hostname: "127.0.0.1",
+    port: 0,
+    maxConnections: 10,
+    headersTimeoutMs: 60_000,
+    idleTimeoutMs: 60_000,
+    log: memoryLogger(),
+  });
+  const res = await fetch(`http://127.0.0.1:${server.addr.port}/`);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = (await reader.read()).value ?? "";
+  const stopping = server.shutdown();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  assert.equal(text, "chunk1;chunk2;chunk3;chunk4;chunk5;");
+  await stopping;
+  await server.finished;
+  await assert.rejects(fetch(`http://127.0.0.1:${server.addr.port}/`));
+});
