@@ -7,6 +7,8 @@
 
 import assert from "node:assert/strict";
 import { runCli, startServerProcess } from "../foundation/server_process.ts";
+import { startTestServer } from "./server.ts";
+import { SCRIPT_TYPE, SLOW_SCRIPT, writeBigLog } from "./client.ts";
 
 const IDLE = 300;
 
@@ -114,5 +116,33 @@ Deno.test("running out of file descriptors on accept does not end the server; it
     await child.status;
     await lines.cancel();
     await child.stderr.cancel();
+  }
+});
+
+Deno.test("a client that goes away still cancels its synchronous query through the guard", async () => {
+  await using s = await startTestServer();
+  await writeBigLog(s);
+  const gone = new AbortController();
+  const answer = s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: SLOW_SCRIPT,
+    signal: gone.signal,
+  });
+  const supervisor = s.deps.supervisor!;
+  const states = () =>
+    [...supervisor.getSnapshot().context.queries.values()].map((e) =>
+      JSON.stringify(e.ref.getSnapshot().value)
+    );
+  for (const until = Date.now() + 5000; !states().some((v) => v.includes("RUNNING"));) {
+    assert.ok(Date.now() < until, `never RUNNING: ${states()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  gone.abort();
+  await assert.rejects(answer);
+  // Cancelled, then freed: nothing is held.
+  for (const until = Date.now() + 5000; supervisor.getSnapshot().context.queries.size > 0;) {
+    assert.ok(Date.now() < until, `still held: ${states()}`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 });
