@@ -22,7 +22,7 @@ async function readSlowly(body: ReadableStream<Uint8Array>, ms: number): Promise
 
 Deno.test("a result read more slowly than its retention is delivered whole", async () => {
   await using s = await startTestServer({
-    "query.retention": "1 s",
+    "query.retention": "2 s",
     "query.resultMemoryBytes": "1 MiB",
   });
   await writeBigLog(s, ROWS);
@@ -30,7 +30,7 @@ Deno.test("a result read more slowly than its retention is delivered whole", asy
   assert.equal((await finished(s, id)).state, "SUCCEEDED");
   const whole = await s.fetch("alice", `/API/v1.0/queries/${id}/result`);
   assert.equal(whole.status, 200);
-  const rows = JSON.parse(await readSlowly(whole.body!, 2500));
+  const rows = JSON.parse(await readSlowly(whole.body!, 3500));
   assert.equal(rows.length, ROWS);
   assert.equal(rows.at(-1).n, ROWS - 1);
   // A ranged read too: what the Content-Range claims is what comes.
@@ -39,7 +39,7 @@ Deno.test("a result read more slowly than its retention is delivered whole", asy
   });
   assert.equal(part.status, 206);
   assert.equal(part.headers.get("Content-Range"), `items 1000-${ROWS - 2}/${ROWS}`);
-  const partRows = JSON.parse(await readSlowly(part.body!, 2500));
+  const partRows = JSON.parse(await readSlowly(part.body!, 3500));
   assert.equal(partRows.length, ROWS - 1001);
   // Once nobody reads it, the retention runs out as before (watched without a request, which
   // would restart it).
