@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ResultStore, type StoredItem } from "./result_store.ts";
+import { ResultDroppedError, ResultStore, type StoredItem } from "./result_store.ts";
 import { QueryError } from "../engine/diagnostics.ts";
 import { smallDisk } from "../tests/support/small_disk.ts";
 import { IpAddr, IpNet, Timestamp } from "../engine/values.ts";
@@ -127,4 +127,33 @@ Deno.test("a full disk while spilling fails with 'no space left on the device'",
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("ResultStore.drop() gives the memory of its segments back at once, not at the next GC", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q-mem", { memoryBytes: 64 << 20, spillDir: dir });
+  const text = "x".repeat(100);
+  for (let i = 0; i < 100; i++) {
+    await store.append(Array.from({ length: 1000 }, (_, j) => ({ n: i * 1000 + j, text })));
+  }
+  await store.seal();
+  assert.ok(store.bytes > 10_000_000, `${store.bytes} bytes`);
+  const before = Deno.memoryUsage().external;
+  await store.drop();
+  const freed = before - Deno.memoryUsage().external;
+  assert.ok(freed > 10_000_000, `only ${freed} bytes given back`);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore ends a read broken when it is dropped meanwhile", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q-drop", { memoryBytes: 1 << 20, spillDir: dir });
+  await store.append(Array.from({ length: 5000 }, (_, i) => ({ i })));
+  const reader = store.read(0, store.count - 1);
+  assert.equal((await reader.next()).value?.length, 1024);
+  assert.equal(store.reading, true);
+  await store.drop();
+  await assert.rejects(() => reader.next(), ResultDroppedError);
+  assert.equal(store.reading, false);
+  await Deno.remove(dir, { recursive: true });
 });

@@ -140,6 +140,16 @@ export const SETTINGS = {
     "32 MiB",
     "result size kept in memory; larger results spill to disk",
   ),
+  "query.maxResultsPerUser": setting(
+    integer(1),
+    "100",
+    "query results one user may hold (queued, running, or finished and kept); past that `429`",
+  ),
+  "query.maxResultBytesPerUser": setting(
+    byteSize,
+    "1 GiB",
+    "bytes (memory and disk) one user's results may take; a new query is `429` past it, a growing one FAILS",
+  ),
   "resource.maxBytes": setting(
     byteSize,
     "16 MiB",
@@ -149,6 +159,21 @@ export const SETTINGS = {
     timeZone,
     { compute: processTimeZone, doc: "the process's zone" },
     "zone of the queries of users without one, for computing and showing timestamps (an IANA name)",
+  ),
+  "server.maxConnections": setting(
+    integer(1),
+    "1000",
+    "open connections; lowered to what the open-file limit allows (three per connection); idle ones make room",
+  ),
+  "server.headersTimeout": setting(
+    interval,
+    "10 sec",
+    "time to send a request's headers before the connection is closed",
+  ),
+  "server.idleTimeout": setting(
+    interval,
+    "30 sec",
+    "time a connection may stay silent after a response before it is closed",
   ),
   "log.requests": setting(boolean, "true", "log one line per request"),
   "cloudapi.loginHost": setting(

@@ -24,7 +24,12 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.memoryLimit"], 1024 ** 3);
   assert.equal(s["query.resultMemoryBytes"], 32 * 1024 ** 2);
   assert.equal(s["resource.maxBytes"], 16 * 1024 ** 2);
+  assert.equal(s["query.maxResultsPerUser"], 100);
+  assert.equal(s["query.maxResultBytesPerUser"], 1024 ** 3);
   assert.equal(s["server.timeZone"], Intl.DateTimeFormat().resolvedOptions().timeZone);
+  assert.equal(s["server.maxConnections"], 1000);
+  assert.equal(s["server.headersTimeout"], 10_000);
+  assert.equal(s["server.idleTimeout"], 30_000);
   assert.equal(s["log.requests"], true);
   assert.equal(s["cloudapi.loginHost"], undefined);
   assert.equal(s["cloudapi.graphHost"], undefined);

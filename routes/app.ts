@@ -20,6 +20,7 @@ import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
+import type { ResultQuota } from "../actors/result_quota.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
@@ -41,6 +42,8 @@ export interface AppDeps {
   readonly datastores?: DatastoreRegistry;
   /** Datastore definitions over HTTP; without it /datastores is absent. */
   readonly datastoreAdmin?: DatastoreAdmin;
+  /** Each user's share of the results held; without it, no per-user limit. */
+  readonly resultQuota?: ResultQuota;
 }
 
 export const API_PREFIX = "/API/v1.0";

@@ -10,7 +10,7 @@ import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
-import { storeAllows } from "../store_acl.ts";
+import { definitionAcl, storeAllows } from "../store_acl.ts";
 import { type Family, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
@@ -141,18 +141,18 @@ export async function openCloudApiStore(
         `datastore '${parts.store}': /system/datastores/${parts.store}.json is not valid JSON`,
     });
   }
+  // The acl first: a user outside it learns nothing of the definition, not even its problems.
+  if (!storeAllows(definitionAcl(json, "cloudapiStore"), user, "read")) {
+    throw new QueryError({
+      code: "FORBIDDEN",
+      message: `user '${user.name}' may not read datastore '${parts.store}' (see its acl)`,
+    });
+  }
   const parsed = parseDefinition(parts.store, json);
   if (!parsed.ok) {
     throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
   }
-  const def = parsed.definition;
-  if (!storeAllows(def.acl, user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${def.name}' (see its acl)`,
-    });
-  }
-  return new CloudApiStore(def, deps);
+  return new CloudApiStore(parsed.definition, deps);
 }
 
 /** The edition; a malformed license file is a plain LICENSE_REQUIRED, not a crash. */

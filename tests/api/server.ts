@@ -1,6 +1,6 @@
 /**
  * A real Trawl server for end-to-end tests: a fresh home in a temp folder, users alice and bob,
- * the deps main.ts builds, served by Deno.serve on 127.0.0.1 with a free port.
+ * the deps main.ts builds, served as main.ts serves them on 127.0.0.1 with a free port.
  *
  *   await using s = await startTestServer({ "query.retention": "1 s" });
  *   const res = await s.fetch("alice", "/API/v1.0/queries/...", { method: "GET" });
@@ -14,6 +14,7 @@ import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
+import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
 
 export interface TestServer extends AsyncDisposable {
   readonly url: string;
@@ -50,18 +51,24 @@ export async function startTestServer(
       if (line.includes(" ERROR ")) console.error(line);
     });
     const deps = buildDeps(home, settings, log);
-    stops.push(() => deps.supervisor?.stop());
+    stops.push(() => deps.supervisor?.stop(), () => deps.lifetimes.pacer.stop());
     const tokens: Record<string, string> = {
       alice: await deps.users.add("alice", {}),
       bob: await deps.users.add("bob", {}),
     };
     const app = createApp(deps);
-    const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: resolve }, app.fetch);
+    // Served as main.ts serves it: behind the connection guard.
+    const server = await serveGuarded(app.fetch, {
+      hostname: "127.0.0.1",
+      port: 0,
+      maxConnections: Math.min(settings["server.maxConnections"], connectionsAllowedByFds()),
+      headersTimeoutMs: settings["server.headersTimeout"],
+      idleTimeoutMs: settings["server.idleTimeout"],
+      log,
+    });
     // A response left open would keep shutdown() waiting for ever: the test fails instead.
     stops.push(() => withDeadline(server.shutdown(), 10_000, "the test server's shutdown"));
-    const address = await listening;
-    const url = `http://127.0.0.1:${address.port}`;
+    const url = `http://127.0.0.1:${server.addr.port}`;
     return {
       url,
       deps,

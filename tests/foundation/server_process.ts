@@ -72,20 +72,29 @@ async function pump(
 export async function startServerProcess(
   home: string,
   args: readonly string[] = [],
+  options: {
+    /** Runs the server under `ulimit -n <openFiles>` (through bash). */
+    readonly openFiles?: number;
+  } = {},
 ): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--unstable-no-legacy-abort",
-      "--allow-all",
-      MAIN,
-      "serve",
-      "--home",
-      home,
-      "--set",
-      "wgui.port=0",
-      ...args,
-    ],
+  const denoArgs = [
+    "run",
+    "--unstable-no-legacy-abort",
+    "--allow-all",
+    MAIN,
+    "serve",
+    "--home",
+    home,
+    "--set",
+    "wgui.port=0",
+    ...args,
+  ];
+  const [command, commandArgs] = options.openFiles === undefined ? [Deno.execPath(), denoArgs] : [
+    "bash",
+    ["-c", `ulimit -n ${options.openFiles} && exec "$0" "$@"`, Deno.execPath(), ...denoArgs],
+  ];
+  const child = new Deno.Command(command, {
+    args: commandArgs,
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",
