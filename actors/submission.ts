@@ -11,7 +11,7 @@ import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
-import type { QueryRef, SupervisorRef } from "./supervisor.ts";
+import { type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";
 
 export interface SubmissionDeps {
   readonly supervisor: SupervisorRef;
@@ -61,10 +61,10 @@ export async function compileAndSubmit(
       serverTimeZone: deps.serverTimeZone,
     },
   });
-  const snapshot = deps.supervisor.getSnapshot();
-  const ref = snapshot.context.queries.get(queryId)?.ref;
-  if (!ref) return { ok: false, queueFull: true, maxQueued: snapshot.context.maxQueued };
-  return { ok: true, ref };
+  const ref = queryRef(deps.supervisor, queryId);
+  if (ref) return { ok: true, ref };
+  const { maxQueued } = deps.supervisor.getSnapshot().context;
+  return { ok: false, queueFull: true, maxQueued };
 }
 
 /**

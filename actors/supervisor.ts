@@ -4,27 +4,25 @@
  * 429), schedules waiting ones as slots free, forwards CANCEL and TOUCH, and drops a query when
  * its retention runs out or a finished one is freed: its result goes, and its id is remembered
  * as expired for `expiredMemoryMs` so that it answers 410 rather than 404.
+ *
+ * Each query actor is a child of the supervisor under the query's id, from its SUBMIT
+ * (`spawnChild`) until it is dropped (`stopChild`); stopping the supervisor stops them all. A
+ * query actor that fails through a bug is logged and dropped, so that the error does not stop
+ * the supervisor with every other query. XState copies the snapshot's children on every spawn
+ * and stop, so admitting and dropping a query costs O(queries held).
  */
 
 import {
   type ActorRefFrom,
-  type AnyActorRef,
-  type AnyMachineSnapshot,
   createActor,
   enqueueActions,
-  type EventObject,
-  fromCallback,
+  type ErrorActorEvent,
   setup,
-  stopChild,
 } from "xstate";
 import type { User } from "../engine/user.ts";
-import {
-  isFinished,
-  type QueryInput,
-  queryMachine,
-  type QueryReport,
-  topState,
-} from "./query_machine.ts";
+import type { Logger } from "../home/log.ts";
+import { type QueryInput, queryMachine, type QueryReport } from "./query_machine.ts";
+import type { ResultStore } from "./result_store.ts";
 import { ExpiredIds } from "./expired_ids.ts";
 
 export interface SupervisorLimits {
@@ -36,23 +34,31 @@ export interface SupervisorLimits {
 
 export interface SupervisorInput extends SupervisorLimits {
   readonly now: () => number;
+  /** For the queries' internal errors and results that could not be removed. */
+  readonly log: Logger;
 }
 
 export type QueryRef = ActorRefFrom<typeof queryMachine>;
 
+/** What the supervisor keeps of a query it holds, besides its actor. */
 interface Entry {
-  readonly ref: QueryRef;
   readonly owner: string;
+  readonly store: ResultStore;
+  /** Set when the query reported QUERY.FINISHED (updated in place). */
+  finished: boolean;
 }
 
 /**
+ * The queries held, by id. Their actors are the supervisor's children under the same ids
+ * (`queryRef`): spawned in `admit`, stopped in `drop`, and stopped with the supervisor.
+ *
  * `queries`, `waiting`, `active` and `expired` are held by reference and updated in place by
  * the actions: copying them per event made every request cost O(queries held), and the expired
  * ids number one per query answered in the last 24 hours. No action is an `assign`, which
- * spares a copy of the context and the snapshot per action.
+ * spares a copy of the context per action.
  */
 export interface SupervisorContext extends SupervisorInput {
-  readonly queries: ReadonlyMap<string, Entry>;
+  readonly queries: ReadonlyMap<string, Readonly<Entry>>;
   /** Accepted queries waiting for a slot, oldest first (updated in place, as `queries`). */
   readonly waiting: readonly string[];
   /** Queries holding a slot, SCHEDULED or RUNNING (updated in place, as `queries`). */
@@ -63,13 +69,15 @@ export interface SupervisorContext extends SupervisorInput {
 export type SupervisorEvent =
   | {
     readonly type: "SUBMIT";
-    readonly input: Omit<QueryInput, "retentionMs" | "now">;
+    readonly input: Omit<QueryInput, "retentionMs" | "now" | "log" | "supervisor">;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
   /** Drops a finished query at once (DELETE on a finished query, or a sync query answered). */
   | { readonly type: "FREE"; readonly queryId: string }
-  | QueryReport;
+  | QueryReport
+  /** A query actor failed through a bug (an action threw): it has stopped. */
+  | ErrorActorEvent;
 
 export const supervisorMachine = setup({
   types: {
@@ -77,80 +85,81 @@ export const supervisorMachine = setup({
     events: {} as SupervisorEvent,
     input: {} as SupervisorInput,
   },
-  actors: {
-    query: queryMachine,
-    owner: fromCallback<EventObject, { readonly queries: ReadonlyMap<string, Entry> }>(
-      ({ input }) => () => {
-        for (const { ref } of input.queries.values()) stopQuery(ref);
-      },
-    ),
-  },
+  actors: { query: queryMachine },
   guards: {
-    hasRoom: ({ context }) =>
-      context.active.size < context.maxRunning || context.waiting.length < context.maxQueued,
-    isFinished: ({ context, event }) => {
-      const entry = "queryId" in event ? context.queries.get(event.queryId) : undefined;
-      return entry !== undefined && isFinished(topState(entry.ref.getSnapshot().value));
-    },
+    // A known id is refused too: spawning it again would leave the first actor running unheld.
+    canAdmit: ({ context, event }) =>
+      event.type === "SUBMIT" && !context.queries.has(event.input.queryId) &&
+      (context.active.size < context.maxRunning || context.waiting.length < context.maxQueued),
+    // The query's report comes before anyone outside sees its finished state: XState runs
+    // the actions of a step before it notifies the actor's subscribers.
+    isFinished: ({ context, event }) =>
+      "queryId" in event && context.queries.get(event.queryId)?.finished === true,
   },
   actions: {
-    // Not `spawn`: XState copies the snapshot's `children` object on every spawn and every
-    // stop, which held every query kept for its retention, so that each SUBMIT and FREE cost
-    // O(queries held) (some 10% of a trivial synchronous query's CPU with 32 in flight). The
-    // query is made a child all the same, with the supervisor as its parent (sendParent, the
-    // actor system and its clock), stopped with stopChild, and stopped with the supervisor by
-    // the `owner` actor below.
-    admit: ({ context, event, self }) => {
+    // The query starts once this step is over, then takes ACCEPT (and SCHEDULE, when a slot
+    // is free) in order.
+    admit: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== "SUBMIT") return;
       const { queryId } = event.input;
-      const ref = createActor(queryLogicOf(self), {
+      enqueue.spawnChild("query", {
         id: queryId,
-        parent: self,
-        input: { ...event.input, retentionMs: context.retentionMs, now: context.now },
+        input: {
+          ...event.input,
+          retentionMs: context.retentionMs,
+          now: context.now,
+          log: context.log,
+          supervisor: self,
+        },
       });
-      queriesOf(context).set(queryId, { ref, owner: event.input.owner.name });
+      enqueue.sendTo(queryId, { type: "ACCEPT" });
+      queriesOf(context).set(queryId, {
+        owner: event.input.owner.name,
+        store: event.input.store,
+        finished: false,
+      });
       waitingOf(context).push(queryId);
-      ref.start();
-    },
-    accept: ({ context, event }) => {
-      if (event.type !== "SUBMIT") return;
-      context.queries.get(event.input.queryId)?.ref.send({ type: "ACCEPT" });
-    },
+    }),
     schedule: enqueueActions(({ context, enqueue }) => {
       const waiting = waitingOf(context);
       const active = activeOf(context);
       while (active.size < context.maxRunning && waiting.length > 0) {
         const id = waiting.shift()!;
-        const entry = context.queries.get(id);
-        if (!entry) continue;
+        if (!context.queries.has(id)) continue;
         active.add(id);
-        enqueue.sendTo(entry.ref, { type: "SCHEDULE" });
+        enqueue.sendTo(id, { type: "SCHEDULE" });
       }
     }),
     release: ({ context, event }) => {
-      if (!("queryId" in event)) return;
+      if (event.type !== "QUERY.FINISHED") return;
+      const entry = queriesOf(context).get(event.queryId);
+      if (entry) entry.finished = true;
       activeOf(context).delete(event.queryId);
       removeWaiting(context, event.queryId);
     },
-    forward: ({ context, event }) => {
+    forward: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "CANCEL" && event.type !== "TOUCH") return;
-      context.queries.get(event.queryId)?.ref.send({ type: event.type });
-    },
-    drop: enqueueActions(({ context, event, enqueue }) => {
-      if (!("queryId" in event)) return;
-      const entry = context.queries.get(event.queryId);
-      if (!entry) return;
-      const store = entry.ref.getSnapshot().context.store;
-      enqueue(() => {
-        store.drop().catch((e) => console.error("could not remove a spilled result:", e));
-      });
-      enqueue(stopChild(entry.ref));
-      queriesOf(context).delete(event.queryId);
-      // Forgets ids past their memory too, so it stays bounded without a timer per id.
-      context.expired.remember(event.queryId, entry.owner, context.now());
-      activeOf(context).delete(event.queryId);
-      removeWaiting(context, event.queryId);
+      if (context.queries.has(event.queryId)) enqueue.sendTo(event.queryId, { type: event.type });
     }),
+    drop: enqueueActions(({ context, event, enqueue }) => {
+      const queryId = "queryId" in event ? event.queryId : "actorId" in event ? event.actorId : "";
+      const entry = context.queries.get(queryId);
+      if (!entry) return;
+      const { log } = context;
+      enqueue(() => {
+        entry.store.drop().catch((e) => log.error(`could not remove the result of ${queryId}`, e));
+      });
+      enqueue.stopChild(queryId);
+      queriesOf(context).delete(queryId);
+      // Forgets ids past their memory too, so it stays bounded without a timer per id.
+      context.expired.remember(queryId, entry.owner, context.now());
+      activeOf(context).delete(queryId);
+      removeWaiting(context, queryId);
+    }),
+    logCrash: ({ context, event }) => {
+      if (!("actorId" in event)) return;
+      context.log.error(`query ${event.actorId} stopped through an internal error`, event.error);
+    },
   },
 }).createMachine({
   id: "supervisor",
@@ -164,20 +173,15 @@ export const supervisorMachine = setup({
   initial: "supervising",
   states: {
     supervising: {
-      // Stops the queries still held when the supervisor stops (their retention timers would
-      // keep the process alive): they are not in the snapshot's children (see `admit`).
-      invoke: {
-        id: "owner",
-        src: "owner",
-        input: ({ context }) => ({ queries: context.queries }),
-      },
       on: {
-        SUBMIT: { guard: "hasRoom", actions: ["admit", "accept", "schedule"] },
+        SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
         FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
         "QUERY.FINISHED": { actions: ["release", "schedule"] },
         "QUERY.EXPIRED": { actions: ["drop", "schedule"] },
+        // Unhandled, it would stop the supervisor and every query with it.
+        "xstate.error.actor.*": { actions: ["logCrash", "drop", "schedule"] },
       },
     },
   },
@@ -195,30 +199,29 @@ export type Lookup =
  * another user's id, so that ids of others cannot be probed).
  */
 export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: User): Lookup {
-  const { context } = supervisor.getSnapshot();
+  const snapshot = supervisor.getSnapshot();
+  const { context } = snapshot;
   const entry = context.queries.get(queryId);
-  if (entry) return entry.owner === user.name ? { kind: "found", ref: entry.ref } : unknown;
+  const ref = childOf(snapshot, queryId);
+  if (entry && ref) return entry.owner === user.name ? { kind: "found", ref } : unknown;
   return context.expired.ownerOf(queryId, context.now()) === user.name
     ? { kind: "expired" }
     : unknown;
 }
 
-/**
- * The query logic the machine was given (`supervisorMachine.provide({ actors: { query } })` in
- * tests), as `spawn("query")` would resolve it.
- */
-function queryLogicOf(self: AnyActorRef): typeof queryMachine {
-  const machine = (self.getSnapshot() as AnyMachineSnapshot).machine;
-  return (machine.implementations.actors.query ?? queryMachine) as typeof queryMachine;
+/** The actor of a query the supervisor holds, whoever owns it. */
+export function queryRef(supervisor: SupervisorRef, queryId: string): QueryRef | undefined {
+  return childOf(supervisor.getSnapshot(), queryId);
 }
 
-/**
- * Stops a query whose supervisor is stopping. What XState's stopChild does: the public stop()
- * refuses actors with a parent, and stopChild is an action, which a stopping machine no
- * longer runs.
- */
-function stopQuery(ref: QueryRef): void {
-  (ref as unknown as { _stop(): void })._stop();
+/** The child of that id: every child of the supervisor is a query actor. */
+function childOf(
+  snapshot: { readonly children: Readonly<Record<string, unknown>> },
+  queryId: string,
+): QueryRef | undefined {
+  return Object.hasOwn(snapshot.children, queryId)
+    ? snapshot.children[queryId] as QueryRef | undefined
+    : undefined;
 }
 
 /** The context's query map, which the actions update in place (see SupervisorContext). */
@@ -250,9 +253,11 @@ export const RETRY_AFTER_SECONDS = 1;
 /** Starts the supervisor with the limits of the settings (`query.*`). */
 export function startSupervisor(
   limits: SupervisorLimits,
-  now: () => number = Date.now,
+  options: { readonly log: Logger; readonly now?: () => number },
 ): SupervisorRef {
-  const actor = createActor(supervisorMachine, { input: { ...limits, now } });
+  const actor = createActor(supervisorMachine, {
+    input: { ...limits, log: options.log, now: options.now ?? Date.now },
+  });
   actor.start();
   return actor;
 }

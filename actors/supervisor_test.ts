@@ -1,15 +1,21 @@
 import assert from "node:assert/strict";
 import { createActor, SimulatedClock, waitFor } from "xstate";
-import { lookupQuery, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
+import { lookupQuery, queryRef, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
 import { queryMachine, topState } from "./query_machine.ts";
+import { memoryLogger } from "../home/log.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN } from "./test_support.ts";
 
-function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimits> = {}) {
+function startSupervisor(
+  engine: FakeRunOptions,
+  limits: Partial<SupervisorLimits> = {},
+  query = queryMachine,
+) {
   const clock = new SimulatedClock();
   const time = { now: 0 };
+  const log = memoryLogger();
   const machine = supervisorMachine.provide({
-    actors: { query: queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }) },
+    actors: { query: query.provide({ actors: { startEngine: fakeEngine(engine) } }) },
   });
   const supervisor = createActor(machine, {
     clock,
@@ -19,6 +25,7 @@ function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimit
       retentionMs: 60_000,
       expiredMemoryMs: 86_400_000,
       now: () => time.now,
+      log,
       ...limits,
     },
   });
@@ -34,14 +41,14 @@ function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimit
         serverTimeZone: "UTC",
       },
     });
-    return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+    return queryRef(supervisor, queryId);
   }
   // Advances both the XState clock (timers) and the time stamps.
   function advance(ms: number) {
     time.now += ms;
     clock.increment(ms);
   }
-  return { supervisor, submit, advance };
+  return { supervisor, submit, advance, log };
 }
 
 const state = (ref: { getSnapshot(): { value: unknown } } | undefined) =>
@@ -144,4 +151,57 @@ Deno.test("a freed query's actor is stopped, and stopping the supervisor stops t
   held.supervisor.stop();
   assert.equal(running.getSnapshot().status, "stopped");
   assert.ok(running.getSnapshot().context.abort?.signal.aborted, "the engine was told to stop");
+});
+
+Deno.test("the supervisor holds each query as its child until it drops it, then the actor is stopped", async () => {
+  const { supervisor, submit, advance } = startSupervisor(
+    { batches: [[{ a: 1 }]] },
+    { maxRunning: 3, maxQueued: 3 },
+  );
+  const children = () => Object.keys(supervisor.getSnapshot().children).sort();
+  const freed = submit("freed")!;
+  const expired = submit("expired")!;
+  const cancelled = submit("cancelled")!;
+  supervisor.send({ type: "CANCEL", queryId: "cancelled" });
+  assert.deepEqual(children(), ["cancelled", "expired", "freed"]);
+  assert.equal(supervisor.getSnapshot().children.freed, freed);
+  await waitFor(freed, (s) => topState(s.value) === "SUCCEEDED");
+  await waitFor(expired, (s) => topState(s.value) === "SUCCEEDED");
+  supervisor.send({ type: "FREE", queryId: "freed" });
+  assert.deepEqual(children(), ["cancelled", "expired"]);
+  assert.equal(freed.getSnapshot().status, "stopped");
+  advance(60_001);
+  assert.deepEqual(children(), []);
+  assert.equal(expired.getSnapshot().status, "stopped");
+  assert.equal(cancelled.getSnapshot().status, "stopped");
+  assert.equal(supervisor.getSnapshot().context.queries.size, 0);
+  assert.equal(queryRef(supervisor, "expired"), undefined);
+  assert.equal(lookupQuery(supervisor, "constructor", ALICE).kind, "unknown");
+});
+
+Deno.test("a query actor that fails through a bug is dropped and logged, and the supervisor goes on", async () => {
+  const buggy = queryMachine.provide({
+    actions: {
+      warn: () => {
+        throw new Error("a bug in an action");
+      },
+    },
+  });
+  const { supervisor, submit, log } = startSupervisor(
+    { batches: [[{ a: 1 }]], warning: { level: "WARN", message: "w" } },
+    { maxRunning: 1 },
+    buggy,
+  );
+  const crashed = submit("q1")!;
+  const next = submit("q2")!;
+  await waitFor(supervisor, (s) => !s.context.queries.has("q1"));
+  assert.equal(crashed.getSnapshot().status, "error");
+  assert.equal(supervisor.getSnapshot().status, "active");
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  assert.match(
+    log.lines.join("\n"),
+    /ERROR query q1 stopped through an internal error\nError: a bug/,
+  );
+  // The slot it held went to the next query.
+  assert.ok(next.getSnapshot().context.stateChanges.some((c) => c.to === "SCHEDULED"));
 });
