@@ -9,9 +9,9 @@
  * recorded in `stateChanges`. Finished states keep the result for `retentionMs` after entering
  * them or after the last TOUCH, then tell the supervisor to drop the query.
  *
- * The query talks to its supervisor through the `supervisor` ref of its input (absent when a
- * query runs alone, in tests and tools), not `sendParent`, which fails for an actor without a
- * parent and cannot be asked whether there is one.
+ * The query tells its supervisor through the `supervisor` ref of its input (`sendTo`), absent
+ * when a query runs alone (tests, tools): query actors are not children, so there is no parent
+ * for `sendParent`.
  */
 
 import {

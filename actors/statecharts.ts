@@ -77,18 +77,12 @@ function renderNode(node: AnyStateNode, indent: string, lines: string[]): void {
   }
 }
 
-/**
- * `xstate.after.RETENTION.query.SUCCEEDED` reads `after RETENTION`; results of actors by their
- * name (`error: startEngine`), `xstate.error.actor.*` as `error: any child`.
- */
+/** `xstate.after.RETENTION.query.SUCCEEDED` reads `after RETENTION`; invoke results by name. */
 function eventLabel(type: string): string {
   const after = /^xstate\.after\.([^.]+)\./.exec(type);
   if (after) return `after ${after[1]}`;
   const done = /^xstate\.(done|error)\.actor\.(.+)$/.exec(type);
-  if (done) {
-    const actor = done[2] === "*" ? "any child" : done[2].replace(/^0\./, "");
-    return `${done[1] === "done" ? "done" : "error"}: ${actor}`;
-  }
+  if (done) return `${done[1] === "done" ? "done" : "error"}: ${done[2].replace(/^0\./, "")}`;
   return type;
 }
 

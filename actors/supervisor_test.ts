@@ -14,11 +14,7 @@ function startSupervisor(
   const clock = new SimulatedClock();
   const time = { now: 0 };
   const log = memoryLogger();
-  const machine = supervisorMachine.provide({
-    actors: { query: query.provide({ actors: { startEngine: fakeEngine(engine) } }) },
-  });
-  const supervisor = createActor(machine, {
-    clock,
+  const supervisor = createActor(supervisorMachine, {
     input: {
       maxRunning: 1,
       maxQueued: 1,
@@ -26,6 +22,8 @@ function startSupervisor(
       expiredMemoryMs: 86_400_000,
       now: () => time.now,
       log,
+      queryLogic: query.provide({ actors: { startEngine: fakeEngine(engine) } }),
+      clock,
       ...limits,
     },
   });
@@ -153,29 +151,28 @@ Deno.test("a freed query's actor is stopped, and stopping the supervisor stops t
   assert.ok(running.getSnapshot().context.abort?.signal.aborted, "the engine was told to stop");
 });
 
-Deno.test("the supervisor holds each query as its child until it drops it, then the actor is stopped", async () => {
+Deno.test("the supervisor holds each query until it drops it, then the query's actor is stopped", async () => {
   const { supervisor, submit, advance } = startSupervisor(
     { batches: [[{ a: 1 }]] },
     { maxRunning: 3, maxQueued: 3 },
   );
-  const children = () => Object.keys(supervisor.getSnapshot().children).sort();
+  const held = () => [...supervisor.getSnapshot().context.queries.keys()].sort();
   const freed = submit("freed")!;
   const expired = submit("expired")!;
   const cancelled = submit("cancelled")!;
   supervisor.send({ type: "CANCEL", queryId: "cancelled" });
-  assert.deepEqual(children(), ["cancelled", "expired", "freed"]);
-  assert.equal(supervisor.getSnapshot().children.freed, freed);
+  assert.deepEqual(held(), ["cancelled", "expired", "freed"]);
+  assert.equal(queryRef(supervisor, "freed"), freed);
   await waitFor(freed, (s) => topState(s.value) === "SUCCEEDED");
   await waitFor(expired, (s) => topState(s.value) === "SUCCEEDED");
   supervisor.send({ type: "FREE", queryId: "freed" });
-  assert.deepEqual(children(), ["cancelled", "expired"]);
+  assert.deepEqual(held(), ["cancelled", "expired"]);
   assert.equal(freed.getSnapshot().status, "stopped");
+  assert.equal(queryRef(supervisor, "freed"), undefined);
   advance(60_001);
-  assert.deepEqual(children(), []);
+  assert.deepEqual(held(), []);
   assert.equal(expired.getSnapshot().status, "stopped");
   assert.equal(cancelled.getSnapshot().status, "stopped");
-  assert.equal(supervisor.getSnapshot().context.queries.size, 0);
-  assert.equal(queryRef(supervisor, "expired"), undefined);
   assert.equal(lookupQuery(supervisor, "constructor", ALICE).kind, "unknown");
 });
 
@@ -204,4 +201,37 @@ Deno.test("a query actor that fails through a bug is dropped and logged, and the
   );
   // The slot it held went to the next query.
   assert.ok(next.getSnapshot().context.stateChanges.some((c) => c.to === "SCHEDULED"));
+});
+
+Deno.test("queries given no clock run their delays on XState's own (the server's case)", async () => {
+  const log = memoryLogger();
+  const supervisor = createActor(supervisorMachine, {
+    input: {
+      maxRunning: 1,
+      maxQueued: 1,
+      retentionMs: 1,
+      expiredMemoryMs: 60_000,
+      now: Date.now,
+      log,
+      queryLogic: queryMachine.provide({
+        actors: { startEngine: fakeEngine({ batches: [[{ a: 1 }]] }) },
+      }),
+    },
+  });
+  supervisor.start();
+  supervisor.send({
+    type: "SUBMIT",
+    input: {
+      queryId: "q1",
+      owner: ALICE,
+      plan: PLAN,
+      store: new ResultStore("q1", { memoryBytes: 1 << 20, spillDir: "/nonexistent" }),
+      serverTimeZone: "UTC",
+    },
+  });
+  // A real (1 ms) retention: the point is the real clock.
+  await waitFor(supervisor, (s) => s.context.queries.size === 0, { timeout: 5_000 });
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  assert.deepEqual(log.lines, [], "the query expired, it did not crash");
+  supervisor.stop();
 });
