@@ -102,7 +102,7 @@ export function buildDeps(
       maxQueued: settings["query.maxQueued"],
       retentionMs: settings["query.retention"],
       expiredMemoryMs: settings["query.expiredMemory"],
-    }),
+    }, { log }),
   };
 }
 
