@@ -16,6 +16,7 @@ import { type AppDeps, createApp } from "./routes/app.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
@@ -76,6 +77,10 @@ export function buildDeps(
       tokens: lifetimes.tokens,
       pacer: lifetimes.pacer,
     }),
+  );
+  datastores.register(
+    "azblob",
+    azblobFactory({ definitionText: cloudHomeAccess(home).definitionText }),
   );
   return {
     home,
