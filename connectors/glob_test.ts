@@ -117,3 +117,14 @@ Deno.test("`?` and the other globs match the same files in file paths and clouda
     assert.ok(cloud.length > 0, pattern);
   }
 });
+
+Deno.test("a time field inside a segment (Azure's y=$yyyy$/m=$MM$) captures its digits, the rest literal", () => {
+  const g = compileGlob("**/y=$yyyy$/m=$MM$/d=$dd$/h=$HH$/m=00/PT1H.json");
+  assert.deepEqual(
+    matchGlob(g, "tenantId=abc/y=2024/m=05/d=01/h=13/m=00/PT1H.json"),
+    { yyyy: 2024, MM: 5, dd: 1, HH: 13 },
+  );
+  assert.equal(matchGlob(g, "tenantId=abc/y=2024/m=05/d=01/h=13/m=30/PT1H.json"), null);
+  assert.equal(matchGlob(g, "y=24/m=05/d=01/h=13/m=00/PT1H.json"), null);
+  assert.equal(matchGlob(g, "x=2024/m=05/d=01/h=13/m=00/PT1H.json"), null);
+});

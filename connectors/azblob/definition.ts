@@ -89,21 +89,22 @@ function checkDefinition(name: string, json: unknown): AzblobDefinitionResult {
   if (!top.success) {
     return { ok: false, problems: [`${where}: the definition must be ${SHAPE}`] };
   }
-  const parsed = storeSchema.safeParse(top.data.azblobStore);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map((i) => `${where}: ${describeIssue(i)}`),
-    };
-  }
-  const s = parsed.data;
+  const raw = top.data.azblobStore;
   const problems: string[] = [];
-  if ((s.accountKey === undefined) === (s.sasToken === undefined)) {
+  const has = (key: string) =>
+    typeof raw === "object" && raw !== null && (raw as Record<string, unknown>)[key] !== undefined;
+  if (has("accountKey") === has("sasToken")) {
     problems.push(
       `keys 'accountKey' and 'sasToken': give exactly one (the storage account's access key, ` +
         `or a SAS token with the read and list permissions)`,
     );
   }
+  const parsed = storeSchema.safeParse(raw);
+  if (!parsed.success) {
+    problems.push(...parsed.error.issues.map(describeIssue));
+    return { ok: false, problems: problems.map((p) => `${where}: ${p}`) };
+  }
+  const s = parsed.data;
   let accountKey = s.accountKey;
   if (accountKey !== undefined) {
     try {
