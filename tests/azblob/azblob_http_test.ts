@@ -62,7 +62,10 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
   ) {
     const line = JSON.stringify({
       time: `2024-05-0${d}T${h}:05:00Z`,
-      properties: { userPrincipalName: `${who}@contoso.com` },
+      properties: {
+        userPrincipalName: `${who}@contoso.com`,
+        status: { errorCode: Number(h) % 2 ? 50126 : 0 },
+      },
     });
     await az.upload(SIGNINS, `${TENANT}/y=2024/m=05/d=0${d}/h=${h}/m=00/PT1H.json`, line + "\n");
   }
@@ -84,6 +87,18 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
   const stored = JSON.parse(await Deno.readTextFile(file));
   assert.equal(stored.azblobStore.accountKey, DEV_KEY);
   assert.equal("accountKeySet" in stored.azblobStore, false);
+  // A credential given replaces the stored one, of either kind.
+  const withSas = await admin(
+    `${D}/sas`,
+    put(store(az.endpoint, { accountKey: undefined, sasToken: "sv=2021-12-02&sig=abc" })),
+  );
+  assert.equal(withSas.status, 201, await withSas.text());
+  const switched = await admin(`${D}/sas`, put(store(az.endpoint)));
+  assert.equal(switched.status, 200, await switched.text());
+  const sasFile = JSON.parse(await Deno.readTextFile(join(file, "..", "sas.json")));
+  assert.equal(sasFile.azblobStore.accountKey, DEV_KEY);
+  assert.equal("sasToken" in sasFile.azblobStore, false);
+  assert.equal((await admin(`${D}/sas`, { method: "DELETE" })).status, 204);
   assert.deepEqual(await (await admin(D)).json(), [
     { name: "arch", type: "AZBLOB", families: [], logs: [] },
   ]);
@@ -94,6 +109,23 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
   assert.deepEqual(JSON.parse(text), [
     { user: "carol@contoso.com", time: "2024-05-01T13:05:00Z" },
     { user: "dave@contoso.com", time: "2024-05-01T14:05:00Z" },
+  ]);
+  // The example of docs/datastores.md.
+  const failures = await sync(
+    s,
+    "alice",
+    `READ_JSON(src: 'azblob://arch/${SIGNINS}/**/y=$yyyy$/m=$MM$/d=$dd$/h=$HH$/m=00/PT1H.json',
+          from: T('2024-05-01 00:00:00'), to: T('2024-06-01 00:00:00'))
+| filter(LONG(properties.status.errorCode) != 0)
+| select(properties.userPrincipalName as user, count(*) as failures)
+| group(user)
+| sort(user)`,
+  );
+  const failed = await failures.text();
+  assert.equal(failures.status, 200, failed);
+  assert.deepEqual(JSON.parse(failed), [
+    { user: "carol@contoso.com", failures: 1 },
+    { user: "late@contoso.com", failures: 1 },
   ]);
   const refused = await sync(s, "bob", SCRIPT);
   const body = await refused.json();
