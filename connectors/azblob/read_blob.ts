@@ -42,7 +42,10 @@ export async function readBlob(
   async function range(): Promise<Uint8Array | "gone" | "end"> {
     const res = await blobRequest(ctx, url, {
       "Range": `bytes=${offset}-${offset + rangeBytes - 1}`,
-      ...(blob.etag ? { "If-Match": blob.etag } : {}),
+      // List Blobs gives the ETag bare; a header wants it quoted.
+      ...(blob.etag
+        ? { "If-Match": blob.etag.startsWith('"') ? blob.etag : `"${blob.etag}"` }
+        : {}),
     });
     if (res.status === 404 || res.status === 412) return "gone";
     // 416: the range starts at the end (a blob whose size was a multiple of the range).

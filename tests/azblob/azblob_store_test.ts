@@ -219,6 +219,23 @@ Deno.test("a blob that vanishes while it is read ends with a warning naming it, 
   );
 });
 
+Deno.test("a blob replaced while it is read is not mixed with its new content", async () => {
+  await using f = await fixture({ rangeBytes: 100 });
+  const old = Array.from({ length: 20 }, (_, i) => `{"old":${i}}`).join("\n") + "\n";
+  await f.az.upload("logs", "big/swap.json", old);
+  const [entry] = await f.list("azblob://logs/big/*.json");
+  const reader = (await entry.open(new AbortController().signal)).getReader();
+  const chunks = [(await reader.read()).value!];
+  await f.az.upload("logs", "big/swap.json", old.replaceAll("old", "new"));
+  for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+  const got = chunks.map((c) => new TextDecoder().decode(c)).join("");
+  assert.ok(old.startsWith(got) && got.length < old.length, got);
+  assert.match(
+    f.warnings[0]?.message ?? "",
+    /'azblob:\/\/logs\/big\/swap\.json' vanished or changed/,
+  );
+});
+
 Deno.test("a blob deleted after it was listed cannot be opened, and a whole blob reads in ranges", async () => {
   await using f = await fixture({ rangeBytes: 64 });
   const body = Array.from({ length: 50 }, (_, i) => `{"n":${i}}`).join("\n"); // no final newline
