@@ -18,7 +18,8 @@ import { storeAllows } from "../store_acl.ts";
 import { spanOverlaps, timeSpan } from "../file/path_time.ts";
 import { type AzblobDefinition, CONTAINER, parseAzblobDefinition } from "./definition.ts";
 import { BlobRequestError } from "./blob_request.ts";
-import { BlobServiceRefusal, listBlobs } from "./list_blobs.ts";
+import { listBlobs } from "./list_blobs.ts";
+import { BlobServiceRefusal, credentialsError } from "./service_refusal.ts";
 import { readBlob } from "./read_blob.ts";
 import { blobPrefix } from "./blob_prefix.ts";
 
@@ -165,13 +166,7 @@ function noBlob(pattern: string, expected: string): QueryError {
 function listingError(def: AzblobDefinition, container: string, e: unknown): unknown {
   const where = `datastore '${def.name}'`;
   if (e instanceof BlobServiceRefusal) {
-    if (e.status === 403 || e.status === 401) {
-      return new QueryError({
-        code: "BAD_DATASTORE",
-        message: `${where}: the storage account '${def.accountName}' refused its credentials ` +
-          `(${e.message}); check its ${def.sasToken !== undefined ? "sasToken" : "accountKey"}`,
-      });
-    }
+    if (e.credentialsRefused) return credentialsError(def, e);
     if (e.status === 404) {
       return new QueryError({
         code: def.container === undefined ? "NOT_FOUND" : "BAD_DATASTORE",

@@ -5,6 +5,7 @@
  */
 
 import { blobRequest, type BlobRequestContext, type BlobResponse } from "./blob_request.ts";
+import { BlobServiceRefusal } from "./service_refusal.ts";
 
 export interface BlobItem {
   readonly name: string;
@@ -12,14 +13,6 @@ export interface BlobItem {
   /** Epoch milliseconds. */
   readonly modified: number;
   readonly etag: string;
-}
-
-/** A refusal of the service the caller turns into a message (wrong key, missing container). */
-export class BlobServiceRefusal extends Error {
-  constructor(readonly status: number, readonly code: string | undefined) {
-    super(`the service answered ${status}${code ? ` (${code})` : ""}`);
-    this.name = "BlobServiceRefusal";
-  }
 }
 
 /** The service's most per page. */

@@ -11,8 +11,8 @@
 
 import type { Warning } from "../../engine/datastore.ts";
 import { blobRequest, type BlobRequestContext } from "./blob_request.ts";
-import { BlobServiceRefusal, blobUrl } from "./list_blobs.ts";
-import type { BlobItem } from "./list_blobs.ts";
+import { type BlobItem, blobUrl } from "./list_blobs.ts";
+import { BlobServiceRefusal, credentialsError } from "./service_refusal.ts";
 
 /** Bytes per ranged request. */
 export const RANGE_BYTES = 4 << 20;
@@ -51,7 +51,9 @@ export async function readBlob(
     // 416: the range starts at the end (a blob whose size was a multiple of the range).
     if (res.status === 416) return "end";
     if (res.status !== 200 && res.status !== 206) {
-      throw new BlobServiceRefusal(res.status, res.code);
+      const refusal = new BlobServiceRefusal(res.status, res.code);
+      // A token that may list but not read fails the query as a wrong definition would.
+      throw refusal.credentialsRefused ? credentialsError(ctx.def, refusal) : refusal;
     }
     offset += res.body.length;
     return res.body;
@@ -88,9 +90,11 @@ export async function readBlob(
           controller.close();
           return;
         }
-        const cut = joined.lastIndexOf(NL) + 1;
+        // A line longer than a range goes on as it is: the engine's line limit, not this
+        // buffer, decides how long a line may be.
+        const cut = joined.lastIndexOf(NL) + 1 || joined.length;
         tail = joined.slice(cut);
-        if (cut > 0) controller.enqueue(joined.subarray(0, cut));
+        controller.enqueue(joined.subarray(0, cut));
       } catch (e) {
         controller.error(e);
       }

@@ -168,6 +168,16 @@ Deno.test("a store with a SAS token lists and reads; a token without the list pe
   const entries = await f.list("azblob://logs/a/*.json");
   assert.deepEqual(entries.map((e) => e.uri), ["azblob://logs/a/1.json"]);
   assert.equal(await text(entries[0]), '{"n":1}\n');
+  // A token that may list but not read fails the read as a wrong definition.
+  f.stores.set(
+    "logs",
+    definition(f.az, { accountKey: undefined, sasToken: await sas("l"), container: "logs" }),
+  );
+  const [listed] = await f.list("azblob://logs/a/*.json");
+  await assert.rejects(
+    listed.open(new AbortController().signal),
+    (e: unknown) => code("BAD_DATASTORE")(e) && /check its sasToken/.test((e as Error).message),
+  );
   const readOnly = await sas("r");
   f.stores.set(
     "logs",
