@@ -17,6 +17,7 @@ import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.t
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { FetchFlights } from "./connectors/cloudapi/fetch_flights.ts";
 import { SubscriptionMemory } from "./connectors/cloudapi/subscriptions.ts";
@@ -83,6 +84,10 @@ export function buildDeps(
       flights: new FetchFlights(),
       subscriptions: new SubscriptionMemory(),
     }),
+  );
+  datastores.register(
+    "azblob",
+    azblobFactory({ definitionText: cloudHomeAccess(home).definitionText }),
   );
   return {
     home,

@@ -8,6 +8,7 @@
 import type { User } from "../engine/user.ts";
 import { parseDefinition } from "../connectors/cloudapi/definition.ts";
 import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
+import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";
 import { storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
 
@@ -30,7 +31,7 @@ export class DatastoreProblems extends Error {
   }
 }
 
-export const DATASTORE_TYPES = ["CLOUDAPI", "FILE"] as const;
+export const DATASTORE_TYPES = ["AZBLOB", "CLOUDAPI", "FILE"] as const;
 
 const LOG_IDS: Readonly<Record<string, string>> = {
   directory: "directory_service",
@@ -67,6 +68,15 @@ function validate(name: string, json: unknown):
   if (type === "FILE") {
     const parsed = parseFileStoreDefinition(name, json);
     if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
+    return {
+      ok: true,
+      acl: parsed.definition.acl,
+      summary: { name, type, families: [], logs: [] },
+    };
+  }
+  if (type === "AZBLOB") {
+    const parsed = parseAzblobDefinition(name, json);
+    if (!parsed.ok) return { ok: false, problems: parsed.problems };
     return {
       ok: true,
       acl: parsed.definition.acl,
@@ -160,6 +170,7 @@ export class DatastoreAdmin {
         if (typeof oldSecret === "string") store.secret = oldSecret;
       }
     }
+    keepAzblobCredentials(body, previous);
     const checked = validate(name, body);
     if (!checked.ok) throw new DatastoreProblems(checked.problems);
     await this.files.write(name, JSON.stringify(body, null, 2) + "\n");
@@ -187,8 +198,32 @@ function safeParse(text: string): Json | undefined {
   }
 }
 
+/**
+ * An AZBLOB definition without `accountKey` and `sasToken` keeps the stored credential (GET
+ * shows neither, so what it shows can be PUT back); one given replaces both.
+ */
+function keepAzblobCredentials(body: Json, previous: string | null): void {
+  const store = body.azblobStore;
+  if (body.type !== "AZBLOB" || !isObject(store)) return;
+  for (const key of AZBLOB_SECRET_KEYS) delete store[`${key}Set`];
+  if (AZBLOB_SECRET_KEYS.some((k) => store[k] !== undefined) || previous === null) return;
+  const old = safeParse(previous)?.azblobStore;
+  if (!isObject(old)) return;
+  for (const key of AZBLOB_SECRET_KEYS) {
+    if (typeof old[key] === "string") store[key] = old[key];
+  }
+}
+
 function withoutSecret(json: Json): Json {
   const copy = structuredClone(json);
+  const azblob = copy.azblobStore;
+  if (isObject(azblob)) {
+    for (const key of AZBLOB_SECRET_KEYS) {
+      const set = typeof azblob[key] === "string" && azblob[key] !== "";
+      delete azblob[key];
+      azblob[`${key}Set`] = set;
+    }
+  }
   const store = copy.cloudapiStore;
   if (isObject(store)) {
     const set = typeof store.secret === "string" && store.secret !== "";
