@@ -3,6 +3,7 @@
  * without a socket and main.ts serves the same app.
  *
  *   GET /healthz          no token
+ *   GET /                 the web console (console/), no token for its assets
  *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
  */
 
@@ -27,6 +28,12 @@ import { resourceRoutes } from "./resources.ts";
 import { checkRoutes } from "./check.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
+import { queryEventRoutes } from "./query_events.ts";
+import { queryListRoutes, QueryNotes } from "./query_list.ts";
+import { languageRoutes } from "./language.ts";
+import { machineRoutes } from "./machines.ts";
+import { patternRoutes } from "./patterns.ts";
+import { consoleRoutes } from "./console.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -51,12 +58,18 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   const { supervisor, datastores } = deps;
   if (supervisor && datastores) {
     const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
-    api.route("/", queryRoutes(queryDeps));
+    const notes = new QueryNotes(supervisor);
+    api.route("/", queryListRoutes(notes));
+    api.route("/", queryEventRoutes(queryDeps));
+    api.route("/", queryRoutes(queryDeps, notes));
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
+  api.route("/", languageRoutes());
+  api.route("/", machineRoutes(deps.supervisor));
+  api.route("/", patternRoutes(deps.settings));
   api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
   return api;
 }
@@ -66,6 +79,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
   app.route("/", healthRoutes());
+  app.route("/", consoleRoutes());
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
   app.route(API_PREFIX, apiRoutes(deps));
