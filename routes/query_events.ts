@@ -61,11 +61,18 @@ function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStrea
       let timer: ReturnType<typeof setTimeout> | undefined;
       let closed = false;
       const subscription: { current?: { unsubscribe(): void } } = {};
+      // Never throws: it runs inside the query actor's observer. A stream the server has
+      // already closed (the client went away) stops the subscription instead.
       const send = (event: string, data: unknown) => {
+        if (closed) return;
         const id = `${changes}.${warnings}`;
-        controller.enqueue(
-          encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
-        );
+        try {
+          controller.enqueue(
+            encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
+          );
+        } catch {
+          stop();
+        }
       };
       const stats = () => {
         const { context } = ref.getSnapshot();
@@ -84,9 +91,12 @@ function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStrea
       };
       const close = () => {
         if (closed) return;
-        closed = true;
         stop();
-        controller.close();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the server: the client went away
+        }
       };
       stop = () => {
         closed = true;
