@@ -85,7 +85,10 @@ export function buildDeps(
     tree,
     log,
     datastores,
-    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
+    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home), {
+      tokens: lifetimes.tokens,
+      hosts: cloudApiSettings(settings),
+    }),
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { expectError, finished, SLOW_SCRIPT, startQuery, writeBigLog } from "./client.ts";
 import { queryMachine } from "../../actors/query_machine.ts";
+import { CloudEmulator } from "../emulator/emulator.ts";
+import { baseStore, CLIENT, HOUR, SECRET, TENANT } from "../cloudapi/harness.ts";
 
 const API = "/API/v1.0";
 
@@ -209,4 +211,61 @@ Deno.test("the console is served at / without a token under a strict Content-Sec
   }
   // The API still wants its token.
   assert.equal((await fetch(s.url + `${API}/queries`)).status, 401);
+});
+
+Deno.test("POST /datastores/<name>/test gets a token and reads once per enabled family, never showing the secret", async () => {
+  const emulator = new CloudEmulator({
+    tenants: [{ tenantId: TENANT, clientId: CLIENT, secret: SECRET }],
+    seed: { from: Date.now() - 2 * HOUR, to: Date.now(), perHour: 2 },
+  });
+  await emulator.start();
+  try {
+    await using s = await startTestServer({
+      "cloudapi.loginHost": emulator.url,
+      "cloudapi.graphHost": emulator.url,
+      "cloudapi.manageHost": emulator.url,
+    });
+    const token = await asAdmin(s);
+    const root = (path: string, init: RequestInit = {}) =>
+      s.fetch("root", path, {
+        ...init,
+        headers: { Authorization: `Bearer ${token}`, ...init.headers },
+      });
+    const define = async (name: string, store: Record<string, unknown>) => {
+      const res = await root(`${API}/datastores/${name}`, {
+        method: "PUT",
+        body: JSON.stringify({ type: "CLOUDAPI", cloudapiStore: store }),
+      });
+      assert.ok(res.ok, await res.text());
+    };
+    await define("corp", baseStore());
+    const res = await root(`${API}/datastores/corp/test`, { method: "POST" });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    const body = JSON.parse(text);
+    assert.deepEqual(
+      body.families.map((f: { family: string; ok: boolean }) => [f.family, f.ok]),
+      [["directory", true], ["activity", true], ["suite", true]],
+    );
+    // A wrong secret: each family says so, and the secret is in no answer.
+    await define("wrong", baseStore({ secret: "Not.The.Secret-42", activityLogs: undefined }));
+    const bad = await (await root(`${API}/datastores/wrong/test`, { method: "POST" })).text();
+    const families = JSON.parse(bad).families;
+    assert.deepEqual(families.map((f: { ok: boolean }) => f.ok), [false, false]);
+    assert.match(families[0].message, /token/);
+    assert.ok(!bad.includes("Not.The.Secret-42") && !text.includes(SECRET));
+    // Admins only; unknown stores 404.
+    await expectError(
+      await s.fetch("alice", `${API}/datastores/corp/test`, { method: "POST" }),
+      403,
+      "FORBIDDEN",
+    );
+    await expectError(
+      await root(`${API}/datastores/nope/test`, { method: "POST" }),
+      404,
+      "NOT_FOUND",
+    );
+  } finally {
+    await emulator.stop();
+  }
 });
