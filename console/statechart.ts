@@ -77,6 +77,7 @@ export function statechart(name: string, machine: MachineJson, current?: string)
       ),
     ),
   ];
+  const fromSource = new Map<string, number>();
   for (const [key, events] of edges) {
     const [from, to] = key.split("\u0000");
     const a = pos.get(from);
@@ -100,6 +101,9 @@ export function statechart(name: string, machine: MachineJson, current?: string)
     const x2 = b.x < a.x ? b.x + BOX_W : b.x;
     const y2 = b.y + BOX_H / 2;
     const bend = b.x <= a.x ? 60 : 0;
+    const nth = fromSource.get(from) ?? 0;
+    fromSource.set(from, nth + 1);
+    const along = 0.2 + 0.12 * (nth % 4);
     parts.push(
       svg("path", {
         d: `M ${x1} ${y1} C ${x1 + 40} ${y1 + bend}, ${x2 - 40} ${y2 + bend}, ${x2} ${y2}`,
@@ -107,8 +111,8 @@ export function statechart(name: string, machine: MachineJson, current?: string)
         "marker-end": `url(#${markerId})`,
       }),
       svg("text", {
-        x: (x1 + x2) / 2,
-        y: (y1 + y2) / 2 - 4 + bend / 2,
+        x: x1 + (x2 - x1) * along + 4,
+        y: y1 + (y2 - y1) * along - 3 + bend / 2,
         class: "edge-label",
         "text-anchor": "middle",
       }, label),
@@ -154,6 +158,7 @@ export function statechart(name: string, machine: MachineJson, current?: string)
     "svg",
     {
       viewBox: `0 0 ${width} ${height}`,
+      width,
       role: "img",
       "aria-label": `The ${name} machine` + (current ? `, current state ${current}` : ""),
       class: "statechart",
@@ -166,6 +171,8 @@ export function statechart(name: string, machine: MachineJson, current?: string)
 function eventLabel(event: string): string {
   const after = /^xstate\.after\.([^.]+)\./.exec(event);
   if (after) return `after ${after[1]}`;
+  const invoked = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
+  if (invoked) return `${invoked[2]} ${invoked[1]}`;
   return event;
 }
 
