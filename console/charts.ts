@@ -12,12 +12,12 @@ const BARS = 40;
 
 type Rows = readonly Record<string, unknown>[];
 
-/** The chart the rows call for, or null. `sampled` says when only the first rows are in it. */
-export function chartFor(
-  schema: Record<string, string>,
-  rows: Rows,
-  total: number,
-): HTMLElement | null {
+export type ChartKind =
+  | { readonly kind: "histogram"; readonly time: string }
+  | { readonly kind: "bars"; readonly label: string; readonly value: string };
+
+/** The chart a result's schema and size call for, if any (before any row is fetched). */
+export function chartKind(schema: Record<string, string>, total: number): ChartKind | null {
   const columns = Object.entries(schema).map(([name, type]) => ({
     name,
     type: type.replace(/^\?/, ""),
@@ -25,11 +25,19 @@ export function chartFor(
   const time = columns.find((c) => c.type === "TIMESTAMP");
   const numeric = columns.filter((c) => ["INTEGER", "LONG", "DOUBLE"].includes(c.type));
   const labels = columns.filter((c) => !["INTEGER", "LONG", "DOUBLE"].includes(c.type));
-  if (time) return histogram(time.name, rows, total);
-  if (numeric.length === 1 && labels.length === 1 && total <= 60 && rows.length > 0) {
-    return bars(labels[0].name, numeric[0].name, rows);
+  if (time) return { kind: "histogram", time: time.name };
+  if (numeric.length === 1 && labels.length === 1 && total > 0 && total <= 60) {
+    return { kind: "bars", label: labels[0].name, value: numeric[0].name };
   }
   return null;
+}
+
+/** The chart of `kind` over `rows` (the first rows of `total`). */
+export function chartFor(kind: ChartKind, rows: Rows, total: number): HTMLElement | null {
+  if (rows.length === 0) return null;
+  return kind.kind === "histogram"
+    ? histogram(kind.time, rows, total)
+    : bars(kind.label, kind.value, rows);
 }
 
 function histogram(column: string, rows: Rows, total: number): HTMLElement | null {

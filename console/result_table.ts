@@ -8,7 +8,14 @@ import { api } from "./api.ts";
 import { h } from "./dom.ts";
 
 const ROW_PX = 28;
+/**
+ * Browsers cap an element's height (Chromium near 33.5 million px, some 1.2 million rows): past
+ * this the scroll bar maps onto the rows proportionally instead of a row per 28 px.
+ */
+const MAX_SCROLL_PX = 8_000_000;
 const PAGE = 200;
+/** How long the view must rest before pages it lacks are fetched. */
+const SETTLE_MS = 60;
 
 export interface RowSource {
   /** The path under /API/v1.0 answering rows as JSON with Range by items. */
@@ -81,14 +88,23 @@ export function resultTable(source: RowSource, onTotal: (total: number) => void)
   const setTotal = (n: number) => {
     if (n === total) return;
     total = n;
-    spacer.style.height = `${n * ROW_PX}px`;
+    spacer.style.height = `${Math.min(n * ROW_PX, MAX_SCROLL_PX)}px`;
     element.setAttribute("aria-rowcount", String(n + 1));
     onTotal(n);
   };
   let drawn = "";
+  let drawing = 0;
   const draw = async () => {
-    const first = Math.floor(viewport.scrollTop / ROW_PX);
+    const generation = ++drawing;
+    const top = viewport.scrollTop;
     const count = Math.ceil(viewport.clientHeight / ROW_PX) + 2;
+    const scaled = total * ROW_PX > MAX_SCROLL_PX;
+    const room = Math.max(1, MAX_SCROLL_PX - viewport.clientHeight);
+    const first = scaled
+      ? Math.min(total - 1, Math.floor((top / room) * Math.max(0, total - count + 2)))
+      : Math.floor(top / ROW_PX);
+    // Where the first row drawn goes: in view, just above the top when scrolled part-way.
+    const firstTop = scaled ? top : first * ROW_PX;
     const last = total >= 0 ? Math.min(total - 1, first + count) : first + count;
     const key = `${first}-${last}-${total}`;
     if (key === drawn) return;
@@ -96,8 +112,15 @@ export function resultTable(source: RowSource, onTotal: (total: number) => void)
     for (let i = Math.floor(first / PAGE); i <= Math.floor(Math.max(first, last) / PAGE); i++) {
       needed.add(i);
     }
+    // While the scroll bar is being dragged, only the pages where it stops are fetched.
+    if ([...needed].some((n) => !pages.has(n))) {
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      if (generation !== drawing) return;
+    }
     const loaded = new Map<number, Record<string, unknown>[]>();
     for (const n of needed) loaded.set(n, await page(n));
+    // A later scroll has drawn (or is drawing) meanwhile.
+    if (generation !== drawing) return;
     const lastNow = total >= 0 ? Math.min(total - 1, first + count) : first + count;
     const rows: HTMLElement[] = [];
     for (let i = first; i <= lastNow; i++) {
@@ -109,7 +132,7 @@ export function resultTable(source: RowSource, onTotal: (total: number) => void)
         ...columns.map((c) => h("span", { role: "gridcell", className: "cell" }, show(row[c]))),
       );
       el.style.gridTemplateColumns = template;
-      el.style.top = `${i * ROW_PX}px`;
+      el.style.top = `${firstTop + (i - first) * ROW_PX}px`;
       rows.push(el);
     }
     body.replaceChildren(...rows);

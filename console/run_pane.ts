@@ -8,7 +8,7 @@ import { api, apiJson, FINISHED, type QueryStatus } from "./api.ts";
 import { readEvents } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { resultTable } from "./result_table.ts";
-import { chartFor } from "./charts.ts";
+import { chartFor, chartKind } from "./charts.ts";
 
 /** How many rows the chart looks at, at most. */
 const CHART_ROWS = 5000;
@@ -118,8 +118,10 @@ export function runPane(options: {
     // The chart waits for the first page, which tells the total.
     const first = await result.rows(1);
     if (first.length === 0) return;
+    const kind = chartKind(schema, result.total());
+    if (!kind) return;
     const rows = await result.rows(CHART_ROWS);
-    const picture = chartFor(schema, rows, result.total());
+    const picture = chartFor(kind, rows, result.total());
     if (picture) fill(chart, picture);
   };
 

@@ -13,6 +13,12 @@ import type { Page } from "playwright-core";
 
 const API = "/API/v1.0";
 
+interface Scrollable {
+  scrollTop: number;
+  readonly scrollHeight: number;
+  readonly clientHeight: number;
+}
+
 /** Replaces the editor's text as a person would: select all, type. */
 async function setScript(page: Page, text: string): Promise<void> {
   const content = page.locator(".cm-content");
@@ -69,6 +75,47 @@ Deno.test({
       await page.getByText("2 rows", { exact: true }).waitFor();
       await page.locator("figure.chart svg").waitFor();
       await b.shot("02-run-rows");
+    });
+
+    await t.step("scrolls through 1.5 million rows fetching only the pages in view", async () => {
+      const ranges: string[] = [];
+      const listen = (req: { url(): string; headers(): Record<string, string> }) => {
+        if (/\/result$/.test(new URL(req.url()).pathname)) {
+          ranges.push(req.headers()["range"] ?? "none");
+        }
+      };
+      page.on("request", listen);
+      await setScript(
+        page,
+        "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log') | select(n)",
+      );
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.getByText("1500000 rows", { exact: true }).waitFor({ timeout: 60_000 });
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: "0", exact: true }).waitFor();
+      // To the middle, then to the end, as a person dragging the scroll bar.
+      const viewport = page.locator(".grid-viewport");
+      await viewport.evaluate((el: Scrollable) => {
+        el.scrollTop = (el.scrollHeight - el.clientHeight) / 2;
+      });
+      for (let tries = 0;; tries++) {
+        const cells = await grid.locator(".grid-body [role=gridcell]").allInnerTexts();
+        if (cells.some((c) => Math.abs(Number(c) - 750_000) < 50)) break;
+        assert.ok(tries < 100, `not near row 750000 but at ${cells[0]}`);
+        await page.waitForTimeout(100);
+      }
+      await b.shot("03a-middle-of-1.5M-rows");
+      // The keyboard scrolls the focused table too.
+      await viewport.focus();
+      await page.keyboard.press("End");
+      await grid.getByRole("gridcell", { name: "1499999", exact: true }).waitFor();
+      await b.shot("03b-end-of-1.5M-rows");
+      page.off("request", listen);
+      assert.ok(ranges.length >= 3 && ranges.length < 20, ranges.join(" "));
+      for (const r of ranges) {
+        const m = /^items=(\d+)-(\d+)$/.exec(r);
+        assert.ok(m && Number(m[2]) - Number(m[1]) < 200, `a request for ${r}`);
+      }
     });
 
     await t.step("marks a typo with the server's message before running", async () => {
