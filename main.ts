@@ -85,6 +85,7 @@ export function buildDeps(
     tree,
     log,
     datastores,
+    connectors: lifetimes.pacer,
     datastoreAdmin: new DatastoreAdmin(datastoreFiles(home), {
       tokens: lifetimes.tokens,
       hosts: cloudApiSettings(settings),

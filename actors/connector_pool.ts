@@ -16,6 +16,18 @@ import { connectorMachine } from "./connector_machine.ts";
 import type { Family } from "../connectors/cloudapi/families.ts";
 import type { BucketKeys, BucketLimit, Pacer } from "../connectors/cloudapi/pacer.ts";
 
+export interface ConnectorStatus {
+  /** `tenant|<tenant>|<family>` or `store|<store>|<family>`. */
+  readonly key: string;
+  readonly state: string;
+  /** Requests waiting for a token. */
+  readonly waiting: number;
+  /** Tokens spent within the current unit. */
+  readonly spent: number;
+  readonly limit: number;
+  readonly unitMs: number;
+}
+
 export class ConnectorPool implements Pacer {
   #actors = new Map<string, Actor<typeof connectorMachine>>();
   #nextId = 0;
@@ -35,6 +47,21 @@ export class ConnectorPool implements Pacer {
       }
     }
     return actor;
+  }
+
+  /** Each connector actor's state, queue and token bucket now (`GET /machines`, the console). */
+  status(): ConnectorStatus[] {
+    return [...this.#actors].map(([key, actor]) => {
+      const { value, context } = actor.getSnapshot();
+      return {
+        key,
+        state: String(value),
+        waiting: context.queue.length,
+        spent: context.spent.length,
+        limit: context.limit,
+        unitMs: context.unitMs,
+      };
+    });
   }
 
   /** The limit a bucket paces with now (tests, the bench); undefined before its first use. */

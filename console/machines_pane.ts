@@ -18,6 +18,15 @@ interface Machines {
       maxRunning: number;
       maxQueued: number;
     };
+    /** Admins only. */
+    readonly connectors?: readonly {
+      key: string;
+      state: string;
+      waiting: number;
+      spent: number;
+      limit: number;
+      unitMs: number;
+    }[];
   };
 }
 
@@ -67,10 +76,32 @@ export function machinesPane() {
           : "The supervisor",
       ),
     );
+    const pool = machines.live.connectors ?? [];
     fill(
       connectorBox,
-      statechart("connector", connector),
-      h("figcaption", {}, "A connector (one per cloud API and store)"),
+      statechart("connector", connector, pool[0]?.state),
+      h(
+        "figcaption",
+        {},
+        pool.length === 0
+          ? "A connector (one per cloud API and tenant or store): none running"
+          : "Connectors",
+      ),
+      pool.length
+        ? h(
+          "ul",
+          { className: "connectors", "aria-label": "Connectors" },
+          ...pool.map((p) =>
+            h(
+              "li",
+              {},
+              `${p.key}: ${p.state}, ${p.waiting} waiting, ${p.spent} of ${p.limit} tokens per ${
+                p.unitMs / 1000
+              } s spent`,
+            )
+          ),
+        )
+        : null,
     );
   };
   const load = async () => {

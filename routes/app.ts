@@ -28,6 +28,7 @@ import { resourceRoutes } from "./resources.ts";
 import { checkRoutes } from "./check.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
+import type { ConnectorStatus } from "../actors/connector_pool.ts";
 import { queryEventRoutes } from "./query_events.ts";
 import { queryListRoutes, QueryNotes } from "./query_list.ts";
 import { languageRoutes } from "./language.ts";
@@ -45,6 +46,8 @@ export interface AppDeps {
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;
+  /** The connector actors' state, for `GET /machines` (admins). */
+  readonly connectors?: { status(): readonly ConnectorStatus[] };
   /** Datastore definitions over HTTP; without it /datastores is absent. */
   readonly datastoreAdmin?: DatastoreAdmin;
 }
@@ -68,7 +71,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
   api.route("/", languageRoutes());
-  api.route("/", machineRoutes(deps.supervisor));
+  api.route("/", machineRoutes(deps.supervisor, deps.connectors));
   api.route("/", patternRoutes(deps.settings));
   api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
   return api;

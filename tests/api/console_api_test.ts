@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { expectError, finished, SLOW_SCRIPT, startQuery, writeBigLog } from "./client.ts";
 import { queryMachine } from "../../actors/query_machine.ts";
+import type { ConnectorPool } from "../../actors/connector_pool.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
 import { baseStore, CLIENT, HOUR, SECRET, TENANT } from "../cloudapi/harness.ts";
 
@@ -155,6 +156,33 @@ Deno.test("GET /machines serves the definitions of the machines the server runs"
   assert.ok(body.machines.supervisor.states.supervising);
   assert.ok(body.machines.connector.states);
   assert.equal(body.live.supervisor.held, 0);
+});
+
+Deno.test("GET /machines shows admins each connector's state, queue and token bucket", async () => {
+  await using s = await startTestServer();
+  const pool = s.deps.connectors as ConnectorPool;
+  const release = await pool.acquire({
+    tenant: "contoso.onmicrosoft.com",
+    family: "directory",
+    providerLimit: { limit: 25, unitMs: 10_000 },
+    store: "corp",
+  }, new AbortController().signal);
+  const token = await asAdmin(s);
+  const body = await (await s.fetch("root", `${API}/machines`, {
+    headers: { Authorization: `Bearer ${token}` },
+  })).json();
+  assert.deepEqual(body.live.connectors, [{
+    key: "tenant|contoso.onmicrosoft.com|directory",
+    state: "pacing",
+    waiting: 0,
+    spent: 1,
+    limit: 25,
+    unitMs: 10_000,
+  }]);
+  const user = await (await s.fetch("alice", `${API}/machines`)).json();
+  assert.equal(user.live.connectors, undefined);
+  release();
+  pool.stop();
 });
 
 Deno.test("POST /patterns/try gives the fields of each matching line and null for the others", async () => {
