@@ -27,7 +27,12 @@ export function treePane(options: {
   const element = h(
     "nav",
     { className: "files", "aria-label": "Files" },
-    h("h2", {}, "Files"),
+    h(
+      "div",
+      { className: "files-head" },
+      h("h2", {}, "Files"),
+      h("button", { type: "button", onclick: () => pane.refresh() }, "Refresh"),
+    ),
     tree,
     error,
   );
