@@ -13,7 +13,9 @@ import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
-import { startSupervisor } from "./actors/supervisor.ts";
+import { startSupervisor, supervisorMachine, type SupervisorRef } from "./actors/supervisor.ts";
+import { createActor } from "xstate";
+import { createWebSocketInspector } from "@statelyai/inspect";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
@@ -52,6 +54,8 @@ export interface Lifetimes {
   readonly tokens: TokenProvider;
   /** The connector actors: per-tenant token buckets for the cloud APIs. */
   readonly pacer: ConnectorPool;
+  /** Stately's inspector, when `inspect.statelyUrl` is set. */
+  readonly inspector?: { stop(): void };
 }
 
 /** Builds what the routes depend on. */
@@ -67,6 +71,15 @@ export function buildDeps(
   );
   rights.load(); // a bad rights.json stops the start instead of being ignored
   const tree = new FsResourceTree(home.dataDir, rights);
+  const limits = {
+    maxRunning: settings["query.maxRunning"],
+    maxQueued: settings["query.maxQueued"],
+    retentionMs: settings["query.retention"],
+    expiredMemoryMs: settings["query.expiredMemory"],
+  };
+  const statelyUrl = settings["inspect.statelyUrl"];
+  const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
+  if (inspector) lifetimes = { ...lifetimes, inspector };
   const datastores = createDatastoreRegistry(tree);
   datastores.register(
     "cloudapi",
@@ -90,13 +103,24 @@ export function buildDeps(
       tokens: lifetimes.tokens,
       hosts: cloudApiSettings(settings),
     }),
-    supervisor: startSupervisor({
-      maxRunning: settings["query.maxRunning"],
-      maxQueued: settings["query.maxQueued"],
-      retentionMs: settings["query.retention"],
-      expiredMemoryMs: settings["query.expiredMemory"],
-    }),
+    supervisor: inspector ? inspectedSupervisor(limits, inspector) : startSupervisor(limits),
   };
+}
+
+/**
+ * The supervisor with every actor of its system (the queries too) reporting to Stately's
+ * inspector, for developers who watch the machines there (`inspect.statelyUrl`).
+ */
+function inspectedSupervisor(
+  limits: Parameters<typeof startSupervisor>[0],
+  inspector: ReturnType<typeof createWebSocketInspector>,
+): SupervisorRef {
+  const actor = createActor(supervisorMachine, {
+    input: { ...limits, now: Date.now },
+    inspect: inspector.inspect,
+  });
+  actor.start();
+  return actor;
 }
 
 /** Starts the server; throws SettingsError or RightsError for a home it cannot run with. */
@@ -159,6 +183,7 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
     // server has stopped.
     server.deps.supervisor?.stop();
     server.deps.lifetimes.pacer.stop();
+    server.deps.lifetimes.inspector?.stop();
     // The log is written in batches: the last lines (the requests that ended the service).
     await server.deps.log.flush();
   } finally {

@@ -72,6 +72,13 @@ const baseUrl = fromText("an http or https URL such as 'http://127.0.0.1:9000'",
   return text.replace(/\/+$/, "");
 }).optional();
 
+/** An optional WebSocket URL (`ws://127.0.0.1:8080`). */
+const webSocketUrl = fromText("a ws or wss URL such as 'ws://localhost:8080'", (text) => {
+  if (!URL.canParse(text)) return undefined;
+  const protocol = new URL(text).protocol;
+  return protocol === "ws:" || protocol === "wss:" ? text : undefined;
+}).optional();
+
 /** What a key's default is: a text as a user would write it, unset, or computed per start. */
 type SettingDefault =
   | { readonly text: string }
@@ -142,6 +149,11 @@ export const SETTINGS = {
     "zone of the queries of users without one, for computing and showing timestamps (an IANA name)",
   ),
   "log.requests": setting(boolean, "true", "log one line per request"),
+  "inspect.statelyUrl": setting(
+    webSocketUrl,
+    undefined,
+    "WebSocket URL of Stately's inspector (`@statelyai/inspect`): the running actors report to it",
+  ),
   "cloudapi.loginHost": setting(
     baseUrl,
     undefined,

@@ -297,3 +297,26 @@ Deno.test("POST /datastores/<name>/test gets a token and reads once per enabled 
     await emulator.stop();
   }
 });
+
+Deno.test("with inspect.statelyUrl the supervisor and its queries report to Stately's inspector", async () => {
+  const messages: string[] = [];
+  const relay = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => messages.push(String(e.data));
+    return response;
+  });
+  const url = `ws://127.0.0.1:${(relay.addr as Deno.NetAddr).port}`;
+  try {
+    await using s = await startTestServer({ "inspect.statelyUrl": url });
+    const id = await startQuery(s, "VALUES((a: 1))");
+    await finished(s, id);
+    for (let i = 0; i < 100 && !messages.some((m) => m.includes('"RUNNING"')); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(messages.some((m) => m.includes('"supervisor"')), "the supervisor reported");
+    assert.ok(messages.some((m) => m.includes(id)), "the query reported");
+    (s.deps as { lifetimes?: { inspector?: { stop(): void } } }).lifetimes?.inspector?.stop();
+  } finally {
+    await relay.shutdown();
+  }
+});
