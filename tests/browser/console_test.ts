@@ -185,6 +185,11 @@ Deno.test({
       await rows.nth(1).waitFor();
       assert.match(await rows.first().innerText(), /CANCELLED/);
       await b.shot("07-queries");
+      // Opening the oldest follows it in the editor's run pane.
+      await rows.last().getByRole("button", { name: /^Open query / }).click();
+      await page.locator('output[aria-label="State"]', { hasText: "SUCCEEDED" }).waitFor();
+      await page.getByRole("grid", { name: "Result" }).getByRole("gridcell", { name: "a" })
+        .first().waitFor();
       await page.getByRole("tab", { name: "Editor" }).click();
     });
 
@@ -196,6 +201,8 @@ Deno.test({
       });
       assert.ok(put.ok, await put.text());
       await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByLabel("Token").waitFor();
+      assert.equal(await page.evaluate("sessionStorage.length"), 0);
       await page.getByLabel("Token").fill(token);
       await page.getByRole("button", { name: "Sign in" }).click();
       const tree = page.getByRole("tree", { name: "Files" });
