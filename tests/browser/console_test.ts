@@ -158,6 +158,25 @@ Deno.test({
     });
 
     await t.step(
+      "highlights the language and completes commands and the fields known at the cursor",
+      async () => {
+        await setScript(page, "VALUES((host: 'a', bytes: 1))\n| filter(ho");
+        assert.equal(await page.locator(".tok-source").first().innerText(), "VALUES");
+        assert.equal(await page.locator(".tok-command").first().innerText(), "filter");
+        await page.keyboard.press("Control+Space");
+        const list = page.locator(".cm-tooltip-autocomplete");
+        await list.getByText("host", { exact: true }).waitFor();
+        await b.shot("03c-complete-field");
+        await page.keyboard.press("Enter");
+        assert.match(await page.locator(".cm-content").innerText(), /filter\(host$/);
+        await page.keyboard.type(" = 'a')\n| so");
+        await page.keyboard.press("Control+Space");
+        await list.getByText("sort", { exact: true }).waitFor();
+        await page.keyboard.press("Escape");
+      },
+    );
+
+    await t.step(
       "a long query shows RUNNING, its machine marks RUNNING, and Cancel stops it",
       async () => {
         await setScript(page, SLOW_SCRIPT.replace("big.log", "big*.log"));
