@@ -11,6 +11,7 @@ import { parseFileStoreDefinition } from "../connectors/file/file_store_definiti
 import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";
 import { storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
+import { checkConnection, type FamilyCheck } from "../connectors/cloudapi/connection_check.ts";
 
 export interface DatastoreSummary {
   readonly name: string;
@@ -94,7 +95,24 @@ function validate(name: string, json: unknown):
 }
 
 export class DatastoreAdmin {
-  constructor(private readonly files: DatastoreFiles) {}
+  constructor(
+    private readonly files: DatastoreFiles,
+    /** For "Test connection": the process's token provider and the cloud hosts' overrides. */
+    private readonly cloud?: Parameters<typeof checkConnection>[1],
+  ) {}
+
+  /**
+   * Tests a stored CLOUDAPI definition: a token per API and one cheap read per enabled family
+   * (connectors/cloudapi/connection_check.ts). Null when there is no such store.
+   */
+  async test(name: string): Promise<readonly FamilyCheck[] | null> {
+    const text = await this.read(name);
+    if (text === null) return null;
+    const parsed = parseDefinition(name, safeParse(text) ?? null);
+    if (!parsed.ok) throw new DatastoreProblems(parsed.problems);
+    if (!this.cloud) throw new DatastoreProblems([`datastore '${name}': no cloud access here`]);
+    return await checkConnection(parsed.definition, this.cloud);
+  }
 
   /** The stores `user` may read (admins: all, with the problem of any that cannot be used). */
   async list(user: User): Promise<DatastoreSummary[]> {

@@ -51,6 +51,11 @@ export interface SupervisorInput extends SupervisorLimits {
   readonly queryLogic?: typeof queryMachine;
   /** The clock of the queries' delays (tests give XState's SimulatedClock). */
   readonly clock?: ActorOptions<typeof queryMachine>["clock"];
+  /**
+   * An inspection observer (Stately's inspector, `inspect.statelyUrl`) that the supervisor and
+   * every query actor it creates report to.
+   */
+  readonly inspect?: ActorOptions<typeof queryMachine>["inspect"];
 }
 
 export type QueryRef = ActorRefFrom<typeof queryMachine>;
@@ -124,6 +129,7 @@ export const supervisorMachine = setup({
         id: queryId,
         // An absent clock must not be passed as `clock: undefined`, which replaces XState's own.
         ...(context.clock ? { clock: context.clock } : {}),
+        ...(context.inspect ? { inspect: context.inspect } : {}),
         input: {
           ...event.input,
           retentionMs: context.retentionMs,
@@ -271,10 +277,17 @@ const unknown: Lookup = { kind: "unknown" };
 /** Starts the supervisor with the limits of the settings (`query.*`). */
 export function startSupervisor(
   limits: SupervisorLimits,
-  options: { readonly log: Logger; readonly now?: () => number },
+  options: {
+    readonly log: Logger;
+    readonly now?: () => number;
+    /** Every actor (the supervisor and its queries) reports to it: Stately's inspector. */
+    readonly inspect?: SupervisorInput["inspect"];
+  },
 ): SupervisorRef {
+  const { inspect } = options;
   const actor = createActor(supervisorMachine, {
-    input: { ...limits, log: options.log, now: options.now ?? Date.now },
+    input: { ...limits, log: options.log, now: options.now ?? Date.now, inspect },
+    ...(inspect ? { inspect } : {}),
   });
   actor.start();
   return actor;
