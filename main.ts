@@ -14,6 +14,7 @@ import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
+import { createScanWorkers } from "./actors/scan_workers.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
@@ -86,6 +87,11 @@ export function buildDeps(
     log,
     datastores,
     datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
+    scanWorkers: createScanWorkers({
+      count: settings["query.workers"],
+      dataDir: home.dataDir,
+      grants: () => rights.grants(),
+    }),
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],

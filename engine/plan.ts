@@ -11,6 +11,9 @@ import type { Schema } from "./types.ts";
 import { typeToString } from "./types.ts";
 import type { Row, Value } from "./values.ts";
 import type { BatchStream, ExecContext } from "./exec/context.ts";
+import type { FileEntry } from "./datastore.ts";
+import type { ScriptSource } from "./query_context.ts";
+import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
@@ -75,6 +78,18 @@ export interface SourceRead {
 export type OpenSource = (ctx: ExecContext, read: SourceRead) => BatchStream;
 
 /**
+ * A source that can be read in shares by several workers (PARSE and READ_JSON over files of
+ * this host): its files are listed once and split (engine/exec/parallel/shares.ts), and each
+ * worker reads its share as if it were all the files.
+ */
+export interface SourceScan {
+  readonly list: (ctx: ExecContext) => AsyncIterable<FileEntry>;
+  /** Whether `file` holds one record per line, so that it may be cut into line ranges. */
+  readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
+  readonly read: (files: Iterable<FileEntry>, ctx: ExecContext, read: SourceRead) => BatchStream;
+}
+
+/**
  * Every node has its output schema. `open` marks a schema that lists only the fields known
  * before reading (READ_JSON): other fields may appear, typed ANY, and are resolved from data.
  */
@@ -99,6 +114,8 @@ type PlanStep =
     readonly takes: { readonly fields: boolean; readonly filter: boolean };
     readonly fields: readonly string[] | null;
     readonly filter: SourceFilter | null;
+    /** Set where the source can be read in shares by workers. */
+    readonly scan?: SourceScan;
   }
   /** A stored table `@[x.sxt]`. */
   | {
@@ -199,6 +216,12 @@ export interface CompiledPlan {
   /** Query time for `now()`, fixed at compile time so constants and rows agree. */
   readonly now: number;
   readonly memoryLimit: number;
+  /** Where the scans may run in workers: the workers, and what they compile to plan alike. */
+  readonly parallel?: {
+    readonly workers: ScanWorkers;
+    readonly source: ScriptSource;
+    readonly query: ShareQuery;
+  };
 }
 
 function schemaText(schema: Schema): string {

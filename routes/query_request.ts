@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import type { QueryContext, ScriptSource } from "../engine/query_context.ts";
 import type { ResourceTree } from "../engine/resource_tree.ts";
 import type { User } from "../engine/user.ts";
+import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
 import type { Settings } from "../home/settings.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
@@ -29,6 +30,8 @@ export interface QueryDeps {
   readonly supervisor: SupervisorRef;
   /** `<home>/engine_data/results` */
   readonly resultsDir: string;
+  /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
+  readonly scanWorkers?: ScanWorkers;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -128,6 +131,7 @@ export function queryContext(
     datastores: deps.datastores,
     tree: deps.tree,
     memoryLimit: deps.settings["query.memoryLimit"],
+    ...(deps.scanWorkers ? { scanWorkers: deps.scanWorkers } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./cont
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
 import { jsonLineReader } from "./json_line_reader.ts";
+import { type SkipTally, skipWarning } from "./skip_tally.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -45,9 +46,9 @@ export async function* readJsonSource(
   const sink = new RowSink(keep);
   const push = sink.push;
   let skipped = 0;
-  let firstBad = "";
-  const bad = (where: string) => {
-    if (skipped++ === 0) firstBad = where;
+  let firstBad: SkipTally["first"] = { uri: "" };
+  const bad = (first: SkipTally["first"]) => {
+    if (skipped++ === 0) firstBad = first;
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" = "unknown";
@@ -67,9 +68,9 @@ export async function* readJsonSource(
         array.feed(text, 0, text.length, (json) => {
           const v = parseObject(json);
           if (v) push(pick(v));
-          else bad(`element ${array.elements} of '${file.uri}'`);
+          else bad({ uri: file.uri, where: `element ${array.elements}` });
         });
-        if (array.trailing && skipped === 0) bad(`the text after the array in '${file.uri}'`);
+        if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
       } else {
         // The byte reader needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
@@ -98,26 +99,17 @@ export async function* readJsonSource(
           }
           const v = parseObject(l);
           if (v) push(pick(v));
-          else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);
+          else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
         }
       }
       const batch = sink.take();
       if (batch) yield batch;
     }
-    if (mode === "array" && !array.closed) bad(`the unterminated array in '${file.uri}'`);
+    if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
   }
   const last = sink.take(true);
   if (last) yield last;
-  if (skipped > 0) {
-    ctx.warn({
-      level: "WARN",
-      message: `READ_JSON skipped ${
-        skipped === 1
-          ? "1 record that is not a JSON object"
-          : `${skipped} records that are not JSON objects`
-      } (the first: ${firstBad})`,
-    });
-  }
+  if (skipped > 0) ctx.warn(skipWarning({ kind: "READ_JSON", count: skipped, first: firstBad }));
 }
 
 type JsonObject = Record<string, Row[string]>;

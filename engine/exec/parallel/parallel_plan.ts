@@ -1,0 +1,85 @@
+/**
+ * Which parts of a plan run in workers: an aggregate whose aggregates merge (count, sum) over
+ * a pipeline of filters, projections and unnests down to a source that can be read in shares
+ * (PARSE, READ_JSON over this host's files). Each worker runs that pipeline and a partial
+ * aggregation over its share; the aggregate node is the merge point, run once.
+ *
+ *   aggregate (merge)          ← the query's thread: merge the shares in order, then outputs
+ *     filter / project ...     ← each worker, over its share
+ *       source PARSE(...)      ← each worker: its byte ranges
+ *
+ * Numbered in a fixed walk of the plan, so that a worker that planned the same script finds
+ * the same node by its number.
+ */
+
+import type { PlanNode } from "../../plan.ts";
+import { Grouping } from "../aggregate.ts";
+
+type SourceNode = PlanNode & { kind: "source" };
+type AggregateNode = PlanNode & { kind: "aggregate" };
+
+/** The source a parallel aggregate's pipeline reads, or null when `node` is not one. */
+export function scanSourceOf(node: PlanNode): SourceNode | null {
+  if (node.kind !== "aggregate" || !Grouping.mergeable(node)) return null;
+  let at = node.input;
+  for (;;) {
+    switch (at.kind) {
+      case "filter":
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.scan ? at : null;
+      default:
+        return null;
+    }
+  }
+}
+
+/** The parallel aggregates of the plan, numbered in a fixed depth-first walk. */
+export function parallelNodes(root: PlanNode): AggregateNode[] {
+  const found: AggregateNode[] = [];
+  const seen = new Set<PlanNode>();
+  const walk = (node: PlanNode) => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    if (node.kind === "aggregate" && scanSourceOf(node) !== null) found.push(node);
+    for (const child of childrenOf(node)) walk(child);
+  };
+  walk(root);
+  return found;
+}
+
+/**
+ * Whether a worker can plan this script as the server did: every source reads this host's
+ * files (a cloud store is fetched and paced by the server, not by workers).
+ */
+export function workerSafe(root: PlanNode): boolean {
+  const seen = new Set<PlanNode>();
+  const walk = (node: PlanNode): boolean => {
+    if (seen.has(node)) return true;
+    seen.add(node);
+    if (node.kind === "source" && /cloudapi:/i.test(node.label)) return false;
+    return childrenOf(node).every(walk);
+  };
+  return walk(root);
+}
+
+function childrenOf(node: PlanNode): readonly PlanNode[] {
+  switch (node.kind) {
+    case "values":
+    case "source":
+    case "table":
+      return [];
+    case "join":
+      return [node.left, node.right];
+    case "union":
+      return node.inputs;
+    case "after":
+      return [...node.before, node.input];
+    default:
+      return [node.input];
+  }
+}

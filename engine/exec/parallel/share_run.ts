@@ -1,0 +1,115 @@
+/**
+ * A worker's side: compiles the query's script as the server did (same context data, same
+ * `now`), finds the parallel node by its number, reads its share of the source's files through
+ * the node's pipeline into a partial grouping, and posts it. Progress (bytes consumed) and
+ * warnings are posted as they happen; a failure is posted as its diagnostic.
+ */
+
+import { compile } from "../../engine.ts";
+import type { FileEntry } from "../../datastore.ts";
+import { QueryError } from "../../diagnostics.ts";
+import type { CompiledPlan } from "../../plan.ts";
+import type { QueryContext } from "../../query_context.ts";
+import { Grouping } from "../aggregate.ts";
+import { checkCancelled, type ExecContext, MemoryBudget, ProgressMeter } from "../context.ts";
+import { openNode } from "../run.ts";
+import { parallelNodes, scanSourceOf } from "./parallel_plan.ts";
+import type { ShareMessage, ShareTask } from "./scan_workers.ts";
+import { shareEntry } from "./shares.ts";
+
+/** Consumed bytes are posted at most every this many. */
+const PROGRESS_BYTES = 4 << 20;
+
+export async function runShare(
+  task: ShareTask,
+  context: Omit<QueryContext, "memoryLimit" | "user" | "workDir" | "timeZone" | "args">,
+  post: (message: ShareMessage, transfer?: Transferable[]) => void,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<void> {
+  try {
+    const compiled = await compile(task.source, {
+      ...context,
+      ...task.query,
+      memoryLimit: task.memoryLimit,
+    }, { now: task.now });
+    if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
+    const plan = compiled.plan as CompiledPlan;
+    const node = parallelNodes(plan.root)[task.node];
+    const source = node && scanSourceOf(node);
+    if (!node || !source) throw new Error("the worker found no such parallel node");
+    let unreported = 0;
+    const progress = new ProgressMeter();
+    const consume = progress.consume.bind(progress);
+    progress.consume = (bytes: number) => {
+      consume(bytes);
+      unreported += bytes;
+      if (unreported >= PROGRESS_BYTES) {
+        post({ kind: "progress", bytes: unreported });
+        unreported = 0;
+      }
+    };
+    const ctx: ExecContext = {
+      signal,
+      timeZone: plan.timeZone,
+      now: plan.now,
+      warn: (warning) => post({ kind: "warning", warning }),
+      progress,
+      memory: new MemoryBudget(task.memoryLimit),
+      shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
+    };
+    const grouping = new Grouping(node);
+    for await (const batch of openNode(node.input, ctx)) {
+      checkCancelled(signal);
+      const bytes = grouping.add(batch);
+      if (bytes > 0) ctx.memory.take(bytes, "group");
+    }
+    if (unreported > 0) post({ kind: "progress", bytes: unreported });
+    const groups = grouping.exportPartial();
+    post(
+      { kind: "groups", groups },
+      groups.folds.flatMap((f) => [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer]),
+    );
+  } catch (e) {
+    if (e instanceof QueryError) {
+      post({ kind: "failed", code: e.diagnostic.code, message: e.diagnostic.message });
+    } else {
+      // Not the user's mistake: the query fails as a bug would, naming the worker.
+      post({
+        kind: "failed",
+        code: "INTERNAL",
+        message: `a scan worker failed (${e instanceof Error ? e.message : String(e)})`,
+      });
+    }
+  }
+}
+
+/** The entries of the task's shares, in order, from a fresh listing of the source. */
+async function shareFiles(
+  list: (ctx: ExecContext) => AsyncIterable<FileEntry>,
+  task: ShareTask,
+  signal: AbortSignal,
+): Promise<FileEntry[]> {
+  const listing: ExecContext = {
+    signal,
+    timeZone: task.query.timeZone,
+    now: task.now,
+    // The server listed the same files and reported what it had to say about them.
+    warn: () => {},
+    progress: new ProgressMeter(),
+    memory: new MemoryBudget(0),
+  };
+  const byUri = new Map<string, FileEntry>();
+  for await (const f of list(listing)) byUri.set(f.uri, f);
+  const out: FileEntry[] = [];
+  for (const share of task.shares) {
+    const file = byUri.get(share.uri);
+    if (file === undefined) {
+      throw new QueryError({
+        code: "RUNTIME_ERROR",
+        message: `'${share.uri}' is gone since the query listed it`,
+      });
+    }
+    out.push(shareEntry(file, share));
+  }
+  return out;
+}
