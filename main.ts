@@ -142,7 +142,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port: address.port,
     deps,
-    finished: server.finished,
+    // Idle scan workers end with the server.
+    finished: server.finished.finally(() => deps.scanWorkers?.close()),
     shutdown: () => server.shutdown(),
   };
 }

@@ -222,16 +222,16 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
     body: TASKS[task].script,
   });
   if (task === "wide") {
-    // Count the rows as they stream: one object per line of the array.
-    let newlines = 0;
+    // Count the rows as they stream: one object each (no value of this task holds a brace).
+    let rows = 0;
     let bytes = 0;
     for await (const chunk of res.body!) {
       bytes += chunk.length;
-      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) newlines++;
+      for (let i = chunk.indexOf(0x7b); i >= 0; i = chunk.indexOf(0x7b, i + 1)) rows++;
     }
     const ms = performance.now() - started;
     if (!res.ok) throw new Error(`Trawl answered ${res.status}`);
-    return { ms, result: { newlines, mb: Math.round(bytes / 1e6) } };
+    return { ms, result: { rows, mb: Math.round(bytes / 1e6) } };
   }
   const text = await res.text();
   const ms = performance.now() - started;
@@ -263,11 +263,7 @@ function printTable(task: Task, figures: Figure[], trawlN: Figure, bytes: number
 }
 
 function sameResult(task: TaskName, a: unknown, b: unknown): boolean {
-  if (task === "wide") {
-    // Trawl's JSON array: "[", one row per line, "]"; the peers give their row counts.
-    const rows = (a as { newlines: number }).newlines - 1;
-    return rows === b;
-  }
+  if (task === "wide") return (a as { rows: number }).rows === b; // the peers give counts
   return JSON.stringify(a) === JSON.stringify(b);
 }
 

@@ -19,7 +19,7 @@ import { healthRoutes } from "./health.ts";
 import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
-import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
+import type { ScanWorkerPool } from "../actors/scan_workers.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
@@ -37,7 +37,7 @@ export interface AppDeps {
   readonly tree: ResourceTree;
   readonly log: Logger;
   /** The workers queries' scans run on (query.workers). */
-  readonly scanWorkers?: ScanWorkers;
+  readonly scanWorkers?: ScanWorkerPool;
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;

@@ -17,8 +17,7 @@ import { engineHome } from "./support/engine_home.ts";
 import { toJsonValue } from "../engine/render.ts";
 import { schemaToJson } from "../engine/types.ts";
 import { QueryError } from "../engine/diagnostics.ts";
-import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
-import { createScanWorkers } from "../actors/scan_workers.ts";
+import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
 
 const SCRIPTS = join(import.meta.dirname!, "scripts");
 const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -80,7 +79,10 @@ export async function runScript(
   }
   const text = await Deno.readTextFile(join(SCRIPTS, name));
   try {
-    const result = await home.run(text, workers ? { scanWorkers: counting(home, workers) } : {});
+    const pool = workers ? counting(home, workers) : undefined;
+    const result = await home.run(text, pool ? { scanWorkers: pool } : {}).finally(() =>
+      pool?.close()
+    );
     const warnings = result.warnings.map((w) => `${w.level}: ${w.message}`);
     return {
       schema: schemaToJson(result.schema),
@@ -127,7 +129,7 @@ const render = (o: Outcome) => JSON.stringify(o, null, 2) + "\n";
 function counting(
   home: { readonly tree: { readonly root: string } },
   workers: { readonly count: number; started: number },
-): ScanWorkers {
+): ScanWorkerPool {
   const real = createScanWorkers({
     count: workers.count,
     dataDir: home.tree.root,
@@ -141,6 +143,7 @@ function counting(
       workers.started++;
       return real.start(task, listen);
     },
+    close: () => real.close(),
   };
 }
 

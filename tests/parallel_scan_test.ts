@@ -6,16 +6,21 @@
 
 import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
-import { createScanWorkers } from "../actors/scan_workers.ts";
-import type { ScanWorkers, ShareHandle } from "../engine/exec/parallel/scan_workers.ts";
+import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
+import type { ShareHandle } from "../engine/exec/parallel/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { toJsonValue } from "../engine/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
 
 /** Real workers over the home's tree, counted; every file is cut however small. */
-function workers(root: string, count: number, stats = { started: 0, stopped: 0 }): ScanWorkers {
+function workers(
+  root: string,
+  count: number,
+  stats = { started: 0, stopped: 0 },
+): ScanWorkerPool {
   const real = createScanWorkers({ count, dataDir: root, grants: () => [], minShareBytes: 1 });
   return {
+    close: () => real.close(),
     count,
     minShareBytes: 1,
     start(task, listen) {
@@ -73,9 +78,12 @@ Deno.test("aggregates over scans on workers give one thread's rows, in its order
   await writeLogs(home);
   for (const n of [2, 3, 5]) {
     const stats = { started: 0, stopped: 0 };
+    // One pool for all scripts: its workers run share after share.
+    const pool = workers(home.tree.root, n, stats);
+    using _ = { [Symbol.dispose]: () => pool.close() };
     for (const script of SCRIPTS) {
       const one = await home.run(script);
-      const many = await home.run(script, { scanWorkers: workers(home.tree.root, n, stats) });
+      const many = await home.run(script, { scanWorkers: pool });
       const render = (r: typeof one) =>
         JSON.stringify({
           rows: r.rows.map((row) => toJsonValue(row, { timeZone: "UTC" })),
@@ -95,9 +103,10 @@ Deno.test("cancelling a query stops all its scan workers at once", async () => {
   const line = "10.0.0.1 200 123 /p/x\n";
   await home.write("/shared/big.log", line.repeat(400_000));
   const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
   const compiled = await compile({
     text: `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(count(*) as n)`,
-  }, home.context({ scanWorkers: workers(home.tree.root, 3, stats) }));
+  }, home.context({ scanWorkers: pool }));
   assert.ok(compiled.ok);
   const abort = new AbortController();
   const run = execute(compiled.plan, { signal: abort.signal });
@@ -110,4 +119,25 @@ Deno.test("cancelling a query stops all its scan workers at once", async () => {
   const ms = performance.now() - t0;
   assert.equal(stats.stopped >= 3, true, `stopped ${stats.stopped} of ${stats.started}`);
   assert.ok(ms < 100, `the query ended ${ms.toFixed(0)} ms after the cancel`);
+  pool.close();
+});
+
+Deno.test("a worker past its part of the memory limit fails the query with MEMORY_LIMIT", async () => {
+  await using home = await engineHome({ memoryLimit: 64 * 1024 });
+  let log = "";
+  for (let i = 0; i < 5000; i++) log += `10.${i >> 8 & 255}.${i & 255}.1 200 ${i} /p/${i}\n`;
+  await home.write("/shared/m.log", log);
+  const pool = workers(home.tree.root, 2);
+  try {
+    await assert.rejects(
+      home.run(
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/m.log') | select(path, count(*) as n)
+         | group(path)`,
+        { scanWorkers: pool },
+      ),
+      (e: Error & { diagnostic?: { code: string } }) => e.diagnostic?.code === "MEMORY_LIMIT",
+    );
+  } finally {
+    pool.close();
+  }
 });
