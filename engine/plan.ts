@@ -72,6 +72,11 @@ export interface SourceRead {
   readonly fields: readonly string[] | null;
   /** Only the rows this filter keeps are handed out; null: every row. */
   readonly filter: PushedFilter | null;
+  /**
+   * Fields of `fields` read only through member paths (`status.errorCode`): a source of
+   * nested data may give such a field as a tuple of just those members.
+   */
+  readonly paths?: ReadonlyMap<string, readonly (readonly string[])[]>;
 }
 
 /** Opens a source: LIST, PARSE, READ_JSON behind one closure. */
@@ -114,6 +119,7 @@ type PlanStep =
     readonly takes: { readonly fields: boolean; readonly filter: boolean };
     readonly fields: readonly string[] | null;
     readonly filter: SourceFilter | null;
+    readonly paths?: ReadonlyMap<string, readonly (readonly string[])[]>;
     /** Set where the source can be read in shares by workers. */
     readonly scan?: SourceScan;
   }
@@ -224,6 +230,17 @@ export interface CompiledPlan {
   };
 }
 
+/** `a, b.c, b.d`: the fields a source reads, those read only through members as their paths. */
+function fieldsText(
+  fields: readonly string[],
+  paths: ReadonlyMap<string, readonly (readonly string[])[]> | undefined,
+): string {
+  return fields.flatMap((f) => {
+    const below = paths?.get(f);
+    return below ? [...new Set(below.map((p) => [f, ...p].join(".")))] : [f];
+  }).join(", ");
+}
+
 function schemaText(schema: Schema): string {
   return schema.map((f) => `${f.name} ${f.nullable ? "?" : ""}${typeToString(f.type)}`).join(
     ", ",
@@ -241,7 +258,7 @@ function headline(node: PlanNode): string {
     case "source":
       return `source ${node.label}${
         node.filter ? ` ${filterText(node.filter.negated, node.filter.condition)}` : ""
-      }${node.fields ? ` reads(${node.fields.join(", ")})` : ""}`;
+      }${node.fields ? ` reads(${fieldsText(node.fields, node.paths)})` : ""}`;
     case "table":
       return `table ${node.canonical}`;
     case "view":

@@ -12,11 +12,16 @@
  */
 
 import type { FileEntry } from "../datastore.ts";
-import type { Row } from "../values.ts";
+import type { Row, Value } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
-import { jsonLineReader } from "./json_line_reader.ts";
+import {
+  type JsonLineReader,
+  jsonLineReader,
+  type JsonPath,
+  jsonPathReader,
+} from "./json_line_reader.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
 
 /**
@@ -28,19 +33,23 @@ const FIELD_READER_MAX = 8;
 /**
  * Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all.
  * `keep`, when given, is a filter pushed into the scan: only the rows it keeps are handed out.
+ * `paths` names fields of `needed` that the query reads only through members: the byte reader
+ * gives such a field as a tuple of just those members (the other readers give it whole, which
+ * reads the same).
  */
 export async function* readJsonSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   needed: readonly string[] | null,
   ctx: ExecContext,
   keep?: (row: Row) => boolean,
+  paths?: ReadonlyMap<string, readonly (readonly string[])[]>,
 ): BatchStream {
   const pick = picker(needed);
   const readFields = needed !== null && needed.length <= FIELD_READER_MAX
     ? jsonFieldReader(needed)
     : null;
   const bytesReader = needed !== null && needed.length <= FIELD_READER_MAX
-    ? jsonLineReader(needed)
+    ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const sink = new RowSink(keep);
@@ -113,6 +122,67 @@ export async function* readJsonSource(
 }
 
 type JsonObject = Record<string, Row[string]>;
+
+/** Members below a field: a leaf (true) is read whole, an object names deeper members. */
+interface MemberTree {
+  [member: string]: MemberTree | true;
+}
+
+/**
+ * A reader of `needed` that follows the member paths of `paths` and builds those fields as
+ * tuples of the members read; null when a member name cannot be read from bytes.
+ */
+function memberReader(
+  needed: readonly string[],
+  paths: ReadonlyMap<string, readonly (readonly string[])[]>,
+): JsonLineReader | null {
+  const list: JsonPath[] = [];
+  const slot = (path: JsonPath) => {
+    list.push(path);
+    return `v[${list.length - 1}]`;
+  };
+  const literal = (tree: MemberTree, prefix: readonly string[]): string =>
+    `{ ${
+      Object.keys(tree).map((k) => {
+        const sub = tree[k];
+        const path = [...prefix, k];
+        return `${JSON.stringify(k)}: ${sub === true ? slot(path) : literal(sub, path)}`;
+      }).join(", ")
+    } }`;
+  const parts: string[] = [];
+  for (const name of needed) {
+    const below = paths.get(name);
+    // `__proto__` in an object literal would set the prototype: such a field is read whole.
+    if (!below || below.some((p) => p.includes("__proto__"))) {
+      parts.push(`${JSON.stringify(name)}: ${slot([name])}`);
+      continue;
+    }
+    const tree: MemberTree = Object.create(null);
+    for (const p of below) {
+      let at = tree;
+      for (let i = 0; i < p.length; i++) {
+        const known = at[p[i]];
+        if (known === true) break; // a shorter path reads this member whole
+        if (i === p.length - 1) at[p[i]] = true;
+        else at = (at[p[i]] = known ?? Object.create(null)) as MemberTree;
+      }
+    }
+    parts.push(`${JSON.stringify(name)}: ${literal(tree, [name])}`);
+  }
+  const values = jsonPathReader(list);
+  if (values === null) return null;
+  const build = new Function("v", `return { ${parts.join(", ")} };`) as (v: Value[]) => Row;
+  const reader = {
+    next: 0,
+    read(bytes: Uint8Array, from: number): Row | undefined {
+      const v = values.read(bytes, from);
+      if (v === undefined) return undefined;
+      reader.next = values.next;
+      return build(v);
+    },
+  };
+  return reader;
+}
 
 /** The object a JSON text holds, or null for malformed JSON and other values. */
 function parseObject(json: string): JsonObject | null {

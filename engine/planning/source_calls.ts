@@ -133,12 +133,13 @@ export async function planSourceCall(
     }
     case "READ_JSON": {
       const start: OpenSource = (ctx, read) =>
-        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep);
+        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep, read.paths);
       const scan: SourceScan = {
         list: files,
         // A file that is one JSON array is read whole; JSON lines may be cut.
         lines: async (file, signal) => (await firstByte(file, signal)) !== 0x5b, /* [ */
-        read: (shares, ctx, read) => readJsonSource(shares, read.fields, ctx, read.filter?.keep),
+        read: (shares, ctx, read) =>
+          readJsonSource(shares, read.fields, ctx, read.filter?.keep, read.paths),
       };
       return {
         kind: "source",
