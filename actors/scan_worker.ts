@@ -6,17 +6,23 @@
 
 /// <reference lib="deno.worker" />
 
-import { runShare } from "../engine/exec/parallel/share_run.ts";
+import { RowCredits, runShare } from "../engine/exec/parallel/share_run.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
 import type { ScanWorkerStart } from "./scan_workers.ts";
 
-self.onmessage = async (e: MessageEvent<ScanWorkerStart>) => {
+/** The credits of the task running; a credit message adds one. */
+let credits = new RowCredits();
+
+self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
+  if (e.data === "credit") return credits.add();
   const { dataDir, grants, task } = e.data;
   const tree = new FsResourceTree(dataDir, { grants: () => grants });
+  credits = new RowCredits();
   await runShare(
     task,
     { tree, datastores: createDatastoreRegistry(tree) },
     (message, transfer) => self.postMessage(message, transfer ?? []),
+    credits,
   );
 };

@@ -65,7 +65,8 @@ export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
       };
       worker.onmessage = (e: MessageEvent<ShareMessage>) => {
         if (ended) return;
-        const last = e.data.kind === "groups" || e.data.kind === "failed";
+        const last = e.data.kind === "groups" || e.data.kind === "failed" ||
+          e.data.kind === "done";
         if (last) end(true);
         listen(e.data);
       };
@@ -81,7 +82,12 @@ export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
       };
       const start: ScanWorkerStart = { dataDir: options.dataDir, grants: options.grants(), task };
       worker.postMessage(start);
-      return { stop: () => end(false) };
+      return {
+        stop: () => end(false),
+        credit: () => {
+          if (!ended) worker.postMessage("credit");
+        },
+      };
     },
     close() {
       closed = true;

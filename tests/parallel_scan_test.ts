@@ -31,6 +31,7 @@ function workers(
           stats.stopped++;
           handle.stop();
         },
+        credit: () => handle.credit(),
       } satisfies ShareHandle;
     },
   };
@@ -137,6 +138,42 @@ Deno.test("a worker past its part of the memory limit fails the query with MEMOR
       ),
       (e: Error & { diagnostic?: { code: string } }) => e.diagnostic?.code === "MEMORY_LIMIT",
     );
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("row pipelines on workers give one thread's rows in order; a limit stops every worker", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  const line = "10.0.0.1 200 123 /p/x\n";
+  await home.write("/shared/big.log", line.repeat(400_000));
+  const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
+  try {
+    for (
+      const script of [
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status != 200)
+         | select(ip, bytes * 2 as b, path)`,
+        `READ_JSON(src: '/shared/j/events.jsonl') | unnest(tags as t) | select(ip, t, status.code)`,
+      ]
+    ) {
+      const one = await home.run(script);
+      const many = await home.run(script, { scanWorkers: pool });
+      assert.deepEqual(many.rows, one.rows);
+      assert.deepEqual(many.warnings, one.warnings);
+    }
+    const started = stats.started;
+    const t0 = performance.now();
+    const limited = await home.run(
+      `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | limit(5)`,
+      { scanWorkers: pool },
+    );
+    assert.equal(limited.rows.length, 5);
+    assert.equal(stats.started - started, 3);
+    assert.ok(stats.stopped >= stats.started, `stopped ${stats.stopped} of ${stats.started}`);
+    // Far less than reading 9 MB three times over on a busy machine.
+    assert.ok(performance.now() - t0 < 5000);
   } finally {
     pool.close();
   }

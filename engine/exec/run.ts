@@ -30,12 +30,24 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
-import { parallelNodes, scanSourceOf, workerSafe } from "./parallel/parallel_plan.ts";
-import { parallelAggregate } from "./parallel/parallel_aggregate.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf, workerSafe } from "./parallel/parallel_plan.ts";
+import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
-/** Opens `node` as it stands: the plan's passes made every rewrite before it runs. */
+/**
+ * Opens `node` as it stands: the plan's passes made every rewrite before it runs. A part of the
+ * plan that runs in workers (engine/exec/parallel/) is opened there.
+ */
 export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
+  const number = ctx.parallel?.nodes.get(node);
+  if (number === undefined) return openHere(node, ctx);
+  return node.kind === "aggregate"
+    ? aggregateInWorkers(node, number, ctx)
+    : rowsInWorkers(node, number, ctx);
+}
+
+/** Opens `node` in this thread (its inputs may still run in workers). */
+function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
   switch (node.kind) {
     case "values":
       return valuesSource(node.rows, ctx);
@@ -56,12 +68,8 @@ export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
       });
     case "project":
       return projectRows(openNode(node.input, ctx), node, ctx);
-    case "aggregate": {
-      const number = ctx.parallel?.nodes.get(node);
-      return number === undefined
-        ? aggregateRows(openNode(node.input, ctx), node, ctx)
-        : aggregateInWorkers(node, number, ctx);
-    }
+    case "aggregate":
+      return aggregateRows(openNode(node.input, ctx), node, ctx);
     case "sort":
       return sortRows(
         openNode(node.input, ctx),
@@ -97,7 +105,14 @@ async function* aggregateInWorkers(
 ): BatchStream {
   const source = scanSourceOf(node)!;
   const merged = await parallelAggregate(node, source, number, ctx, ctx.parallel!);
-  yield* merged ?? aggregateRows(openNode(node.input, ctx), node, ctx);
+  yield* merged ?? openHere(node, ctx);
+}
+
+/** A row pipeline's rows from the workers in order, or from here when too small to share. */
+async function* rowsInWorkers(node: PlanNode, number: number, ctx: ExecContext): BatchStream {
+  const source = rowSourceOf(node)!;
+  const rows = await parallelRows(node, source, number, ctx, ctx.parallel!);
+  yield* rows ?? openHere(node, ctx);
 }
 
 /** Drains each of `before` in order (their rows are dropped), then passes `rows` on. */

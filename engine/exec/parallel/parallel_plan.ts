@@ -2,7 +2,8 @@
  * Which parts of a plan run in workers: an aggregate whose aggregates merge (count, sum) over
  * a pipeline of filters, projections and unnests down to a source that can be read in shares
  * (PARSE, READ_JSON over this host's files). Each worker runs that pipeline and a partial
- * aggregation over its share; the aggregate node is the merge point, run once.
+ * aggregation over its share; the aggregate node is the merge point, run once. Any other such
+ * pipeline runs in the workers too, and its rows come back share after share, in order.
  *
  *   aggregate (merge)          ← the query's thread: merge the shares in order, then outputs
  *     filter / project ...     ← each worker, over its share
@@ -16,7 +17,6 @@ import type { PlanNode } from "../../plan.ts";
 import { Grouping } from "../aggregate.ts";
 
 type SourceNode = PlanNode & { kind: "source" };
-type AggregateNode = PlanNode & { kind: "aggregate" };
 
 /** The source a parallel aggregate's pipeline reads, or null when `node` is not one. */
 export function scanSourceOf(node: PlanNode): SourceNode | null {
@@ -38,14 +38,43 @@ export function scanSourceOf(node: PlanNode): SourceNode | null {
   }
 }
 
-/** The parallel aggregates of the plan, numbered in a fixed depth-first walk. */
-export function parallelNodes(root: PlanNode): AggregateNode[] {
-  const found: AggregateNode[] = [];
+/**
+ * The source at the bottom of a row pipeline (filters, projections, unnests over a source that
+ * can be read in shares; the source alone is one too), or null when `node` is not one.
+ */
+export function rowSourceOf(node: PlanNode): SourceNode | null {
+  let at = node;
+  for (;;) {
+    switch (at.kind) {
+      case "filter":
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.scan ? at : null;
+      default:
+        return null;
+    }
+  }
+}
+
+/**
+ * The parts of the plan that run in workers, numbered in a fixed depth-first walk: mergeable
+ * aggregates over row pipelines, and the longest row pipelines elsewhere (whose rows the
+ * query's thread takes in order).
+ */
+export function parallelNodes(root: PlanNode): PlanNode[] {
+  const found: PlanNode[] = [];
   const seen = new Set<PlanNode>();
   const walk = (node: PlanNode) => {
     if (seen.has(node)) return;
     seen.add(node);
-    if (node.kind === "aggregate" && scanSourceOf(node) !== null) found.push(node);
+    if (scanSourceOf(node) !== null || rowSourceOf(node) !== null) {
+      found.push(node);
+      return;
+    }
     for (const child of childrenOf(node)) walk(child);
   };
   walk(root);

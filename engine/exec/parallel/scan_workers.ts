@@ -7,6 +7,7 @@
  */
 
 import type { Warning } from "../../datastore.ts";
+import type { Diagnostic } from "../../diagnostics.ts";
 import type { User } from "../../user.ts";
 import type { FileShare } from "./shares.ts";
 import type { Encoded } from "./value_codec.ts";
@@ -26,7 +27,12 @@ export interface ScanWorkers {
 export interface ShareHandle {
   /** Ends the worker at once (cancellation, or the merge is done). */
   stop(): void;
+  /** Tells a worker that streams rows that one more batch of them was taken. */
+  credit(): void;
 }
+
+/** Batches of rows a worker may post before the query's thread has taken them. */
+export const ROW_CREDIT = 4;
 
 /** The plain data of a query's context that a worker needs to compile it alike. */
 export interface ShareQuery {
@@ -41,7 +47,10 @@ export interface ShareTask {
   readonly query: ShareQuery;
   /** The query's `now`, so that the worker's constants are the query's. */
   readonly now: number;
-  /** Which parallel node of the plan (parallelNodes() order) the worker runs the input of. */
+  /**
+   * Which parallel node of the plan (parallelNodes() order) the worker runs: an aggregate's
+   * input into a partial grouping, or a row pipeline whose rows it streams.
+   */
   readonly node: number;
   readonly shares: readonly FileShare[];
   /** This worker's part of the query's memory limit. */
@@ -53,7 +62,13 @@ export type ShareMessage =
   | { readonly kind: "progress"; readonly bytes: number }
   | { readonly kind: "warning"; readonly warning: Warning }
   | { readonly kind: "groups"; readonly groups: PartialGroups }
-  | { readonly kind: "failed"; readonly code: string; readonly message: string };
+  /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
+  | { readonly kind: "rows"; readonly rows: readonly Record<string, Encoded>[] }
+  /** The row pipeline's share is done. */
+  | { readonly kind: "done" }
+  /** The diagnostic of a QueryError (its place in the script kept), or a bug's message. */
+  | { readonly kind: "failed"; readonly diagnostic: Diagnostic }
+  | { readonly kind: "failed"; readonly code: "INTERNAL"; readonly message: string };
 
 /** A worker's groups: first rows (encoded) and, per folded aggregate, numbers and flags. */
 export interface PartialGroups {

@@ -13,17 +13,38 @@ import type { QueryContext } from "../../query_context.ts";
 import { Grouping } from "../aggregate.ts";
 import { checkCancelled, type ExecContext, MemoryBudget, ProgressMeter } from "../context.ts";
 import { openNode } from "../run.ts";
-import { parallelNodes, scanSourceOf } from "./parallel_plan.ts";
-import type { ShareMessage, ShareTask } from "./scan_workers.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf } from "./parallel_plan.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
+import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
 
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
 
+/** Credits for the batches of rows a worker posts (ShareHandle.credit on the other side). */
+export class RowCredits {
+  #left = ROW_CREDIT;
+  #waiting: (() => void) | null = null;
+
+  /** One more batch was taken. */
+  add(): void {
+    this.#left++;
+    this.#waiting?.();
+    this.#waiting = null;
+  }
+
+  /** Takes a credit, waiting for one when none is left. */
+  async take(): Promise<void> {
+    while (this.#left <= 0) await new Promise<void>((resolve) => this.#waiting = resolve);
+    this.#left--;
+  }
+}
+
 export async function runShare(
   task: ShareTask,
   context: Omit<QueryContext, "memoryLimit" | "user" | "workDir" | "timeZone" | "args">,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
+  credits: RowCredits = new RowCredits(),
   signal: AbortSignal = new AbortController().signal,
 ): Promise<void> {
   try {
@@ -35,7 +56,7 @@ export async function runShare(
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
     const node = parallelNodes(plan.root)[task.node];
-    const source = node && scanSourceOf(node);
+    const source = node && (scanSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
     let unreported = 0;
     const progress = new ProgressMeter();
@@ -57,6 +78,16 @@ export async function runShare(
       memory: new MemoryBudget(task.memoryLimit),
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
+    if (node.kind !== "aggregate") {
+      // A row pipeline: its rows in batches, at most ROW_CREDIT ahead of those taken.
+      for await (const batch of openNode(node, ctx)) {
+        await credits.take();
+        post({ kind: "rows", rows: batch.map(encodeRow) });
+      }
+      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      post({ kind: "done" });
+      return;
+    }
     const grouping = new Grouping(node);
     for await (const batch of openNode(node.input, ctx)) {
       checkCancelled(signal);
@@ -71,7 +102,7 @@ export async function runShare(
     );
   } catch (e) {
     if (e instanceof QueryError) {
-      post({ kind: "failed", code: e.diagnostic.code, message: e.diagnostic.message });
+      post({ kind: "failed", diagnostic: e.diagnostic });
     } else {
       // Not the user's mistake: the query fails as a bug would, naming the worker.
       post({
