@@ -62,8 +62,10 @@ export function rowSourceOf(node: PlanNode): SourceNode | null {
 
 /**
  * The parts of the plan that run in workers, numbered in a fixed depth-first walk: mergeable
- * aggregates over row pipelines, and the longest row pipelines elsewhere (whose rows the
- * query's thread takes in order).
+ * aggregates over row pipelines, and the longest row pipelines elsewhere that filter their rows
+ * (whose rows the query's thread takes in order). A pipeline that keeps every row stays in the
+ * query's thread: handing each row over from a worker (encoded, cloned, decoded) costs more
+ * than reading it here (bench/engine_bench.ts, the wide task: twice as slow on 2 workers).
  */
 export function parallelNodes(root: PlanNode): PlanNode[] {
   const found: PlanNode[] = [];
@@ -71,7 +73,7 @@ export function parallelNodes(root: PlanNode): PlanNode[] {
   const walk = (node: PlanNode) => {
     if (seen.has(node)) return;
     seen.add(node);
-    if (scanSourceOf(node) !== null || rowSourceOf(node) !== null) {
+    if (scanSourceOf(node) !== null || (rowSourceOf(node) !== null && filters(node))) {
       found.push(node);
       return;
     }
@@ -94,6 +96,25 @@ export function workerSafe(root: PlanNode): boolean {
     return childrenOf(node).every(walk);
   };
   return walk(root);
+}
+
+/** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */
+function filters(node: PlanNode): boolean {
+  for (let at = node;;) {
+    switch (at.kind) {
+      case "filter":
+        return true;
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.filter !== null;
+      default:
+        return false;
+    }
+  }
 }
 
 function childrenOf(node: PlanNode): readonly PlanNode[] {
