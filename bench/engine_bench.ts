@@ -21,6 +21,9 @@
  *     [--workers 1,2] [--no-one-thread-peers]
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
+ * The CPU column is the CPU time (user + system, all threads) the query took in its process
+ * (Trawl: the server's, from /proc; peers: Node's process.cpuUsage()): on a busy machine, where
+ * other processes take the cores, it tells the work done apart from the waiting.
  * Trawl's worker counts are passed as `--set query.workers=N`; a build without that setting
  * runs with its one scan thread and says so.
  */
@@ -85,6 +88,8 @@ export const TASKS: Record<TaskName, Task> = {
 
 interface Run {
   readonly ms: number;
+  /** CPU time (user + system) the query took in its process, all threads. */
+  readonly cpuMs?: number;
   readonly result: unknown;
 }
 
@@ -92,6 +97,7 @@ interface Figure {
   readonly name: string;
   readonly ms: number;
   readonly all: readonly number[];
+  readonly cpuMs?: number;
   readonly peakRssMb?: number;
   readonly result: unknown;
 }
@@ -114,7 +120,14 @@ async function timed(runs: number, name: string, make: () => Promise<Run>): Prom
   const all: Run[] = [];
   for (let i = 0; i < runs; i++) all.push(await make());
   const ms = median(all.map((r) => r.ms));
-  return { name, ms, all: all.map((r) => r.ms), result: all[0].result };
+  const cpus = all.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+  return {
+    name,
+    ms,
+    all: all.map((r) => r.ms),
+    ...(cpus.length > 0 ? { cpuMs: median(cpus) } : {}),
+    result: all[0].result,
+  };
 }
 
 async function node(script: string, args: string[]): Promise<Run> {
@@ -209,8 +222,16 @@ async function makeHome(): Promise<{ home: string; token: string }> {
   return { home, token: first.token! };
 }
 
+/** CPU time (user + system, all threads) of a process so far, in ms. */
+function cpuOf(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
 /** One synchronous query through the API, timed until the last byte of the answer. */
 async function trawlQuery(server: Server, token: string, task: TaskName): Promise<Run> {
+  const cpu0 = cpuOf(server.pid);
   const started = performance.now();
   const res = await fetch(`${server.url}/API/v1.0/?scriptPath=/user`, {
     method: "POST",
@@ -231,32 +252,32 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
     }
     const ms = performance.now() - started;
     if (!res.ok) throw new Error(`Trawl answered ${res.status}`);
-    return { ms, result: { rows, mb: Math.round(bytes / 1e6) } };
+    return { ms, cpuMs: cpuOf(server.pid) - cpu0, result: { rows, mb: Math.round(bytes / 1e6) } };
   }
   const text = await res.text();
   const ms = performance.now() - started;
   if (!res.ok) throw new Error(`Trawl answered ${res.status}: ${text.slice(0, 500)}`);
   const rows = JSON.parse(text) as Record<string, unknown>[];
-  return { ms, result: rows.map((r) => Object.values(r)) };
+  return { ms, cpuMs: cpuOf(server.pid) - cpu0, result: rows.map((r) => Object.values(r)) };
 }
 
 // ---------------------------------------------------------------------------------------------
 
 function printTable(task: Task, figures: Figure[], trawlN: Figure, bytes: number): void {
   console.log(
-    "| system                          | median ms | MB/s  | ratio (its time / Trawl N's) | peak RSS | runs (ms) |",
+    "| system                          | median ms | MB/s  | ratio (its time / Trawl N's) | CPU ms | peak RSS | runs (ms) |",
   );
   console.log(
-    "|---------------------------------|-----------|-------|------------------------------|----------|-----------|",
+    "|---------------------------------|-----------|-------|------------------------------|--------|----------|-----------|",
   );
   for (const f of figures) {
     const mbs = bytes / 1e6 / (f.ms / 1000);
     console.log(
       `| ${f.name.padEnd(31)} | ${f.ms.toFixed(0).padStart(9)} | ${mbs.toFixed(0).padStart(5)} | ${
         (f.ms / trawlN.ms).toFixed(2).padStart(28)
-      } | ${(f.peakRssMb ? `${f.peakRssMb} MB` : "").padStart(8)} | ${
-        f.all.map((m) => m.toFixed(0)).join(", ")
-      } |`,
+      } | ${(f.cpuMs === undefined ? "" : f.cpuMs.toFixed(0)).padStart(6)} | ${
+        (f.peakRssMb ? `${f.peakRssMb} MB` : "").padStart(8)
+      } | ${f.all.map((m) => m.toFixed(0)).join(", ")} |`,
     );
   }
   void task;

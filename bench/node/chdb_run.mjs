@@ -35,9 +35,11 @@ const QUERIES = {
 };
 
 const settings = ` SETTINGS max_threads = ${Number(threads)}`;
+const cpu0 = process.cpuUsage();
 const started = performance.now();
 const text = query(QUERIES[task] + settings, "JSONCompact");
 const ms = performance.now() - started;
+const cpu = process.cpuUsage(cpu0);
 let result;
 if (task === "wide") {
   const counted = query(`SELECT count() FROM file('${out}', 'JSON')`, "JSONCompact");
@@ -47,4 +49,5 @@ if (task === "wide") {
     row.map((v) => (typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v))
   );
 }
-console.log(JSON.stringify({ ms, result: task === "wide" ? Number(result) : result }));
+const cpuMs = (cpu.user + cpu.system) / 1000;
+console.log(JSON.stringify({ ms, cpuMs, result: task === "wide" ? Number(result) : result }));

@@ -46,10 +46,13 @@ const QUERIES = {
 const instance = await DuckDBInstance.create(":memory:");
 const connection = await instance.connect();
 await connection.run(`SET threads = ${Number(threads)}`);
+const cpu0 = process.cpuUsage();
 const started = performance.now();
 const reader = await connection.runAndReadAll(QUERIES[task]);
 const ms = performance.now() - started;
+const cpu = process.cpuUsage(cpu0);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 const result = reader.getRows().map((row) =>
   row.map((v) => (typeof v === "bigint" ? Number(v) : v))
 );
-console.log(JSON.stringify({ ms, result: task === "wide" ? result[0]?.[0] : result }));
+console.log(JSON.stringify({ ms, cpuMs, result: task === "wide" ? result[0]?.[0] : result }));
