@@ -7,7 +7,7 @@
  * nested values without building them. Every line taken is checked against JSON's grammar
  * exactly (strings with their escapes and control characters, numbers, literals, white space,
  * commas, nesting); a line the reader cannot take (not an object, invalid, a backslash in a key
- * on the way to a value, nesting deeper than 512) gets `undefined` and the caller decodes it and
+ * on the way to a value, nesting deeper than 100) gets `undefined` and the caller decodes it and
  * hands it to `JSON.parse`, which decides what it holds. A key that appears twice gives its
  * last value, as with JSON.parse.
  *
@@ -28,8 +28,11 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-/** Deeper lines go to JSON.parse (which decides; V8 takes thousands of levels). */
-const MAX_DEPTH = 512;
+/**
+ * Deeper lines go to JSON.parse, which decides, and READ_JSON's rule for records nested too
+ * deep applies there (kept below that rule's depth, so that it alone decides).
+ */
+const MAX_DEPTH = 100;
 
 /** A field path: member names and array indexes from the top-level object down. */
 export type JsonPath = readonly (string | number)[];
