@@ -16,6 +16,7 @@ import { type AppDeps, createApp } from "./routes/app.ts";
 import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
+import { createScanWorkers } from "./actors/scan_workers.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
@@ -119,6 +120,11 @@ export function buildDeps(
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
     }),
+    scanWorkers: createScanWorkers({
+      count: settings["query.workers"],
+      dataDir: home.dataDir,
+      grants: () => rights.grants(),
+    }),
     supervisor: startSupervisor(limits, { log, inspect: inspector?.inspect }),
   };
 }
@@ -176,7 +182,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port: address.port,
     deps,
-    finished: server.finished,
+    // Idle scan workers end with the server.
+    finished: server.finished.finally(() => deps.scanWorkers?.close()),
     shutdown: () => server.shutdown(),
   };
 }

@@ -53,6 +53,11 @@ interface Segment {
   /** Where they are in the spill file otherwise. */
   readonly offset: number;
   readonly length: number;
+  /**
+   * For a segment of fragments: where each ends in the segment's decoded text (UTF-16 units),
+   * the fragments being stored back to back as they are; absent for a segment of rows.
+   */
+  readonly ends?: Uint32Array;
 }
 
 /** Items per segment: the unit encoded, spilled and read back. */
@@ -68,10 +73,15 @@ export class ResultStore {
   /** Reads in progress: a result being read is not dropped when its retention runs out. */
   #readers = 0;
   readonly #segments: Segment[] = [];
-  /** Items encoded since the last segment was cut: `#pendingCount` of them in `#pending`. */
+  /** Items since the last segment was cut: `#pendingCount` of them, as texts to encode. */
+  #pendingTexts: string[] = [];
+  #pendingCount = 0;
+  /** The buffer a segment is encoded into when cut; `#pendingBytes` of it are used. */
   #pending: Uint8Array<ArrayBuffer> = new Uint8Array(0);
   #pendingBytes = 0;
-  #pendingCount = 0;
+  /** For pending fragments: where each ends in their text; null while rows are pending. */
+  #pendingEnds: number[] | null = null;
+  #pendingChars = 0;
   /** A pending buffer back from its write, for the next segment. */
   #spare: Uint8Array<ArrayBuffer> | undefined;
   #memoryBytes = 0;
@@ -121,7 +131,8 @@ export class ResultStore {
     } else {
       // Encoded at once, so that the rows die young (see the file's comment).
       for (let i = 0; i < items.length; i++) {
-        this.#encode(items[i]);
+        const cut = this.#encode(items[i]);
+        if (cut) writes.push(cut);
         if (this.#pendingCount === SEGMENT_ITEMS) {
           const write = this.#cut();
           if (write) writes.push(write);
@@ -175,7 +186,7 @@ export class ResultStore {
           file ??= await Deno.open(this.path, { read: true });
           bytes = await readAt(file, s.offset, s.length, this.path);
         }
-        const items = decodeSegment(bytes);
+        const items = decodeSegment(bytes, s.ends);
         const from = Math.max(first, s.first) - s.first;
         const to = Math.min(last, s.first + s.count - 1) - s.first;
         yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
@@ -191,6 +202,7 @@ export class ResultStore {
   drop(): Promise<void> {
     if (!this.#dropped) this.options.account?.close();
     this.#dropped = true;
+    this.#pendingTexts = [];
     this.#head = [];
     // The segments' memory is given back now, not at the next garbage collection: an idle
     // server runs none, and a dropped result kept its megabytes of RSS for minutes.
@@ -210,26 +222,42 @@ export class ResultStore {
     });
   }
 
-  /** Appends one item, as an element of the segment's JSON array, to the pending bytes. */
-  #encode(item: StoredItem): void {
-    const text = (this.#pendingCount === 0 ? "[" : ",") +
-      (typeof item === "string" ? JSON.stringify(item) : encodeRowObject(item));
-    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
-    const room = this.#pendingBytes + 3 * text.length + 1;
-    if (room > this.#pending.length) {
-      // Made on first use: most results never get here, and each query has its own store.
-      const grown = new Uint8Array(Math.max(room, 2 * this.#pending.length, 64 * 1024));
-      grown.set(this.#pending.subarray(0, this.#pendingBytes));
-      this.#pending = grown;
+  /**
+   * Appends one item to the pending segment: a fragment as it is (its end noted), a row as an
+   * element of the segment's JSON array. A segment holds one kind; the other kind cuts it (the
+   * write of that cut, if any, is returned). The texts are encoded to UTF-8 together when the
+   * segment is cut: one call per segment, not one per item.
+   */
+  #encode(item: StoredItem): Promise<void> | undefined {
+    const fragment = typeof item === "string";
+    let cut: Promise<void> | undefined;
+    if (this.#pendingCount > 0 && fragment !== (this.#pendingEnds !== null)) cut = this.#cut();
+    if (this.#pendingCount === 0) {
+      this.#pendingEnds = fragment ? [] : null;
+      this.#pendingChars = 0;
     }
-    this.#pendingBytes += encoder.encodeInto(text, this.#pending.subarray(this.#pendingBytes))
-      .written;
+    if (fragment) {
+      this.#pendingTexts.push(item);
+      this.#pendingChars += item.length;
+      this.#pendingEnds!.push(this.#pendingChars);
+    } else this.#pendingTexts.push((this.#pendingCount === 0 ? "[" : ",") + encodeRowObject(item));
     this.#pendingCount++;
+    return cut;
   }
 
   /** Closes the pending segment and keeps it in memory, or queues its write (returned). */
   #cut(): Promise<void> | undefined {
-    this.#pending[this.#pendingBytes++] = 0x5d; // "]"
+    const ends = this.#pendingEnds === null ? undefined : Uint32Array.from(this.#pendingEnds);
+    if (ends === undefined) this.#pendingTexts.push("]");
+    const text = this.#pendingTexts.join("");
+    this.#pendingTexts = [];
+    this.#pendingEnds = null;
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+    if (3 * text.length > this.#pending.length) {
+      // Made on first use: most results never get here, and each query has its own store.
+      this.#pending = new Uint8Array(Math.max(3 * text.length, 64 * 1024));
+    }
+    this.#pendingBytes = encoder.encodeInto(text, this.#pending).written;
     const length = this.#pendingBytes;
     const count = this.#pendingCount;
     const first = this.#segments.length > 0
@@ -240,12 +268,12 @@ export class ResultStore {
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
       const bytes = this.#pending.slice(0, length);
-      this.#segments.push({ first, count, bytes, offset: 0, length });
+      this.#segments.push({ first, count, bytes, offset: 0, length, ...(ends ? { ends } : {}) });
       return undefined;
     }
     const offset = this.#fileBytes;
     this.#fileBytes += length;
-    this.#segments.push({ first, count, offset, length });
+    this.#segments.push({ first, count, offset, length, ...(ends ? { ends } : {}) });
     // The buffer itself goes to the write and comes back as the spare when written: a fresh
     // buffer per spilled segment was megabytes of garbage a second.
     const buffer = this.#pending;
@@ -362,9 +390,19 @@ async function readAt(
   return bytes;
 }
 
-// A segment is one JSON array: fragments are JSON strings, rows JSON objects, so that the type
-// of the parsed element tells them apart.
-function decodeSegment(bytes: Uint8Array): StoredItem[] {
+// A segment of fragments is their text back to back, cut where `ends` says; a segment of rows is
+// one JSON array of them.
+function decodeSegment(bytes: Uint8Array, ends: Uint32Array | undefined): StoredItem[] {
+  if (ends !== undefined) {
+    const text = decoder.decode(bytes);
+    const fragments = new Array<string>(ends.length);
+    let start = 0;
+    for (let i = 0; i < ends.length; i++) {
+      fragments[i] = text.slice(start, ends[i]);
+      start = ends[i];
+    }
+    return fragments;
+  }
   const items = JSON.parse(decoder.decode(bytes)) as unknown[];
   for (let i = 0; i < items.length; i++) {
     const item = items[i];

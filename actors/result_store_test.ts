@@ -74,6 +74,25 @@ Deno.test("ResultStore keeps serialised fragments byte for byte through a spill"
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("ResultStore stores fragments as their own bytes, in memory and spilled, any text", async () => {
+  for (const memoryBytes of [1 << 30, 100]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("q5", { memoryBytes, spillDir: dir });
+    const frags = Array.from(
+      { length: 5000 },
+      (_, i) => i % 7 === 0 ? "" : `"é😀${i}\u0000\x00",${"\\".repeat(i % 3)}\r\n`,
+    );
+    for (let i = 0; i < frags.length; i += 999) await store.append(frags.slice(i, i + 999));
+    assert.deepEqual(await all(store), frags);
+    assert.deepEqual(await all(store, 1023, 2049), frags.slice(1023, 2050));
+    // Rows after fragments (never in one result today) go to a segment of their own.
+    await store.append([{ a: 1 }]);
+    assert.deepEqual((await all(store)).slice(-2), [frags.at(-1), { a: 1 }]);
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("ResultStore hands out the first items as they came, but not once past them", async () => {
   const dir = await Deno.makeTempDir();
   const store = new ResultStore("q4", { memoryBytes: 1 << 20, spillDir: dir });

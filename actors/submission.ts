@@ -6,7 +6,8 @@
  */
 
 import { compile, plannedSchema } from "../engine/engine.ts";
-import { type QueryContext, type ScriptSource } from "../engine/query_context.ts";
+import { type QueryContext } from "../engine/query_context.ts";
+import { type ScriptSource } from "../engine/script_source.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";

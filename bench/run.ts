@@ -4,8 +4,8 @@
  *
  *   deno task bench [--mb 500] [--only engine,api,cloudapi,front,render,pattern]
  *
- * It generates the engine's data (bench/data/, git-ignored) when missing and installs DuckDB for
- * Node (bench/node/) on first use.
+ * It generates the engine's data (bench/data/, git-ignored) when missing and installs DuckDB and
+ * ClickHouse (chDB) for Node (bench/node/) on first use.
  */
 
 const DENO = Deno.execPath();
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       ok;
   }
   if (only.has("engine")) {
-    const data = `${here}data/access.log`;
+    const data = `${here}data/signins.jsonl`;
     const stat = await Deno.stat(data).catch(() => null);
     if (!stat || Math.abs(stat.size / 1e6 - Number(mb)) > Number(mb) * 0.2) {
       ok = await run(`Generating ${mb} MB of data`, DENO, [
@@ -62,15 +62,18 @@ async function main(): Promise<void> {
         mb,
       ]) && ok;
     }
-    if (!(await exists(`${here}node/node_modules/@duckdb/node-api`))) {
+    if (
+      !(await exists(`${here}node/node_modules/@duckdb/node-api`)) ||
+      !(await exists(`${here}node/node_modules/chdb`))
+    ) {
       ok = await run(
-        "Installing DuckDB for Node",
+        "Installing DuckDB and chDB for Node",
         "npm",
         ["install", "--no-audit", "--no-fund"],
         `${here}node`,
       ) && ok;
     }
-    ok = await run("Engine: PARSE and READ_JSON vs DuckDB and plain Deno", DENO, [
+    ok = await run("Engine: the four tasks of issue 9 vs ClickHouse and DuckDB", DENO, [
       "run",
       "--allow-all",
       "bench/engine_bench.ts",

@@ -1,8 +1,9 @@
 /**
- * One Trawl run of a benchmark task, in its own process so that its peak memory is its own.
- * Prints one JSON line: `{ ms, peakRssMb, via, result }`.
+ * One Trawl run of a benchmark task in process (no server), for profiling:
+ * `deno run --allow-all --cpu-prof bench/trawl_run.ts nested`. Prints one JSON line:
+ * `{ ms, peakRssMb, via, result }`. bench/engine_bench.ts measures through the HTTP API instead.
  *
- *   deno run --allow-all bench/trawl_run.ts access|json [--direct]
+ *   deno run --allow-all bench/trawl_run.ts access|json|nested|wide [--direct]
  *
  * The script runs through the engine's entry point (compile/execute) over a FILE datastore
  * rooted at bench/data; a script the engine cannot run fails the run. `--direct` is a
@@ -12,6 +13,7 @@
 
 import { join } from "node:path";
 import { ACCESS_LOG, DATA_DIR, EVENTS_JSONL } from "./gen_data.ts";
+import { ACCESS_PATTERN, type TaskName, TASKS } from "./engine_bench.ts";
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { parseSource } from "../engine/exec/parse_source.ts";
 import { readJsonSource } from "../engine/exec/read_json_source.ts";
@@ -23,20 +25,11 @@ import type { FileEntry } from "../engine/datastore.ts";
 import type { IpAddr, Row } from "../engine/values.ts";
 import { openFile } from "../connectors/file/open_file.ts";
 
-export const ACCESS_PATTERN =
-  `IPADDR:client ' ' NSPACE:ident ' ' NSPACE:user ' [' HTTPDATE:time '] "' NSPACE:method ' ' ` +
-  `NSPACE:path ' ' NSPACE:protocol '" ' INT:status ' ' LONG:bytes? ' ' DQS:referrer ' ' DQS:agent`;
+const SCRIPTS = Object.fromEntries(
+  Object.entries(TASKS).map(([name, task]) => [name, task.script]),
+) as Record<TaskName, string>;
 
-const SCRIPTS = {
-  access: `$p = '''${ACCESS_PATTERN}''';
-PARSE(pattern: $p, src: 'file://bench/access.log')
-| filter(status = 200)
-| select(client, sum(bytes) as total) | group(client) | sort(total desc) | limit(10)`,
-  json: `READ_JSON(src: 'file://bench/events.jsonl')
-| select(status, count(*) as n) | group(status) | sort(status)`,
-};
-
-type Task = keyof typeof SCRIPTS;
+type Task = TaskName;
 
 function peakRssMb(): number {
   const status = Deno.readTextFileSync("/proc/self/status");
@@ -140,11 +133,11 @@ async function viaEngine(task: Task): Promise<Row[]> {
 if (import.meta.main) {
   const task = Deno.args[0] as Task;
   if (!(task in SCRIPTS)) {
-    console.error("usage: trawl_run.ts access|json [--direct]");
+    console.error("usage: trawl_run.ts access|json|nested|wide [--direct]");
     Deno.exit(2);
   }
   const started = performance.now();
-  const diagnostic = Deno.args.includes("--direct");
+  const diagnostic = Deno.args.includes("--direct") && (task === "access" || task === "json");
   const via = diagnostic ? "sources (--direct diagnostic, not the engine)" : "engine";
   const result: unknown = diagnostic
     ? await direct(task)

@@ -19,6 +19,11 @@ export interface FileEntry {
   readonly pathTime: number | null;
   /** Opens the file for reading from the start; the signal aborts the read. */
   open(signal: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * Opens the file for reading from byte `from` on; files that have it may be split into byte
+   * ranges read by several workers (engine/exec/parallel/).
+   */
+  openAt?(signal: AbortSignal, from: number): Promise<ReadableStream<Uint8Array>>;
 }
 
 export interface Warning {

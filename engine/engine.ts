@@ -12,7 +12,8 @@ import type { Script } from "./ast.ts";
 import type { Diagnostic } from "./diagnostics.ts";
 import type { Schema } from "./types.ts";
 import { check } from "./front.ts";
-import type { QueryContext, ScriptSource } from "./query_context.ts";
+import type { QueryContext } from "./query_context.ts";
+import type { ScriptSource } from "./script_source.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
 import { type CompiledPlan, printPlan } from "./plan.ts";
 import { planScript } from "./planner.ts";
@@ -33,10 +34,15 @@ export interface Plan {
 
 /**
  * Checks and plans a script (text, or a stored script the user may `execute`, planned in its
- * own folder). Every mistake found before reading data comes back as a diagnostic.
+ * own folder). Every mistake found before reading data comes back as a diagnostic. `now` is
+ * given by scan workers, which plan the query again and must see its time.
  */
-export async function compile(source: ScriptSource, context: QueryContext): Promise<CompileResult> {
-  const now = Date.now();
+export async function compile(
+  source: ScriptSource,
+  context: QueryContext,
+  options: { readonly now?: number } = {},
+): Promise<CompileResult> {
+  const now = options.now ?? Date.now();
   const diagnostics: Diagnostic[] = [];
   const top: PlanEnv = {
     query: context,
@@ -70,6 +76,20 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
     timeZone: context.timeZone,
     now,
     memoryLimit: context.memoryLimit,
+    ...(context.scanWorkers && context.scanWorkers.count > 1
+      ? {
+        parallel: {
+          workers: context.scanWorkers,
+          source,
+          query: {
+            user: context.user,
+            workDir: context.workDir,
+            timeZone: context.timeZone,
+            args: context.args,
+          },
+        },
+      }
+      : {}),
   };
   return { ok: true, plan };
 }

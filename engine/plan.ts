@@ -11,6 +11,9 @@ import type { Schema } from "./types.ts";
 import { typeToString } from "./types.ts";
 import type { Row, Value } from "./values.ts";
 import type { BatchStream, ExecContext } from "./exec/context.ts";
+import type { FileEntry } from "./datastore.ts";
+import type { ScriptSource } from "./script_source.ts";
+import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
@@ -69,10 +72,27 @@ export interface SourceRead {
   readonly fields: readonly string[] | null;
   /** Only the rows this filter keeps are handed out; null: every row. */
   readonly filter: PushedFilter | null;
+  /**
+   * Fields of `fields` read only through member paths (`status.errorCode`): a source of
+   * nested data may give such a field as a tuple of just those members.
+   */
+  readonly paths?: ReadonlyMap<string, readonly (readonly string[])[]>;
 }
 
 /** Opens a source: LIST, PARSE, READ_JSON behind one closure. */
 export type OpenSource = (ctx: ExecContext, read: SourceRead) => BatchStream;
+
+/**
+ * A source that can be read in shares by several workers (PARSE and READ_JSON over files of
+ * this host): its files are listed once and split (engine/exec/parallel/shares.ts), and each
+ * worker reads its share as if it were all the files.
+ */
+export interface SourceScan {
+  readonly list: (ctx: ExecContext) => AsyncIterable<FileEntry>;
+  /** Whether `file` holds one record per line, so that it may be cut into line ranges. */
+  readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
+  readonly read: (files: Iterable<FileEntry>, ctx: ExecContext, read: SourceRead) => BatchStream;
+}
 
 /**
  * Every node has its output schema. `open` marks a schema that lists only the fields known
@@ -99,6 +119,9 @@ type PlanStep =
     readonly takes: { readonly fields: boolean; readonly filter: boolean };
     readonly fields: readonly string[] | null;
     readonly filter: SourceFilter | null;
+    readonly paths?: ReadonlyMap<string, readonly (readonly string[])[]>;
+    /** Set where the source can be read in shares by workers. */
+    readonly scan?: SourceScan;
   }
   /** A stored table `@[x.sxt]`. */
   | {
@@ -199,6 +222,23 @@ export interface CompiledPlan {
   /** Query time for `now()`, fixed at compile time so constants and rows agree. */
   readonly now: number;
   readonly memoryLimit: number;
+  /** Where the scans may run in workers: the workers, and what they compile to plan alike. */
+  readonly parallel?: {
+    readonly workers: ScanWorkers;
+    readonly source: ScriptSource;
+    readonly query: ShareQuery;
+  };
+}
+
+/** `a, b.c, b.d`: the fields a source reads, those read only through members as their paths. */
+function fieldsText(
+  fields: readonly string[],
+  paths: ReadonlyMap<string, readonly (readonly string[])[]> | undefined,
+): string {
+  return fields.flatMap((f) => {
+    const below = paths?.get(f);
+    return below ? [...new Set(below.map((p) => [f, ...p].join(".")))] : [f];
+  }).join(", ");
 }
 
 function schemaText(schema: Schema): string {
@@ -218,7 +258,7 @@ function headline(node: PlanNode): string {
     case "source":
       return `source ${node.label}${
         node.filter ? ` ${filterText(node.filter.negated, node.filter.condition)}` : ""
-      }${node.fields ? ` reads(${node.fields.join(", ")})` : ""}`;
+      }${node.fields ? ` reads(${fieldsText(node.fields, node.paths)})` : ""}`;
     case "table":
       return `table ${node.canonical}`;
     case "view":

@@ -11,7 +11,7 @@ import { childrenOf, type PlanNode } from "./plan.ts";
 import { type Field, type Type, widenSchema } from "./types.ts";
 import type { Value } from "./values.ts";
 import { type PlanEnv, report } from "./planning/env.ts";
-import { constant, fieldsRead, typed } from "./planning/expressions.ts";
+import { constant, FieldReads, fieldsRead, typed } from "./planning/expressions.ts";
 import { containsAggregate, planAggregate, planProject } from "./planning/select.ts";
 import { planValues } from "./planning/values.ts";
 import { planJoin } from "./planning/join.ts";
@@ -269,7 +269,7 @@ async function planCommand(
     }
     case "sort": {
       const keys = [];
-      const reads = new Set<string>();
+      const reads = new FieldReads();
       for (const k of command.keys) {
         let expr = k.expr;
         if (expr.kind === "position") {

@@ -3,6 +3,7 @@
 import type { User } from "./user.ts";
 import type { ResourceTree } from "./resource_tree.ts";
 import type { DatastoreRegistry } from "./datastore.ts";
+import type { ScanWorkers } from "./exec/parallel/scan_workers.ts";
 
 export interface QueryContext {
   readonly user: User;
@@ -17,13 +18,6 @@ export interface QueryContext {
   readonly tree: ResourceTree;
   /** Bytes the group and sort state of one query may take (query.memoryLimit). */
   readonly memoryLimit: number;
+  /** Workers the query's scans may run on (query.workers); absent: all in this thread. */
+  readonly scanWorkers?: ScanWorkers;
 }
-
-/**
- * What to run: a script text, a stored script (view) by virtual path, or the rows of a stored
- * table by virtual path (as `@[path]` would read them, with the path taken as data, never as text).
- */
-export type ScriptSource =
-  | { readonly text: string }
-  | { readonly path: string }
-  | { readonly table: string };

@@ -135,6 +135,14 @@ export const SETTINGS = {
     compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
     doc: "number of cores",
   }, "queries running at once"),
+  "query.workers": setting(
+    integer(1),
+    {
+      compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
+      doc: "number of cores",
+    },
+    "workers one query's scan runs on (files and byte ranges of large files are shared among them); `1`: none",
+  ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
   "query.maxScriptBytes": setting(byteSize, "1 MiB", "largest script body (`413` above)"),
   "query.memoryLimit": setting(

@@ -19,6 +19,7 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.retention"], 5 * 60_000);
   assert.equal(s["query.expiredMemory"], 24 * 3_600_000);
   assert.equal(s["query.maxRunning"], navigator.hardwareConcurrency);
+  assert.equal(s["query.workers"], navigator.hardwareConcurrency);
   assert.equal(s["query.maxQueued"], 100);
   assert.equal(s["query.maxScriptBytes"], 1024 * 1024);
   assert.equal(s["query.memoryLimit"], 1024 ** 3);

@@ -20,6 +20,7 @@ import { healthRoutes } from "./health.ts";
 import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
+import type { ScanWorkerPool } from "../actors/scan_workers.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
 import { queryRoutes } from "./queries.ts";
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly users: UserStore;
   readonly tree: ResourceTree;
   readonly log: Logger;
+  /** The workers queries' scans run on (query.workers). */
+  readonly scanWorkers?: ScanWorkerPool;
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;

@@ -8,7 +8,7 @@
  */
 
 import { Hono } from "hono";
-import type { ScriptSource } from "../engine/query_context.ts";
+import type { ScriptSource } from "../engine/script_source.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import { topState } from "../actors/query_machine.ts";
 import type { AppEnv } from "./env.ts";

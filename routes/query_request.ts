@@ -7,9 +7,11 @@
 
 import { dirname } from "node:path";
 import type { Context } from "hono";
-import type { QueryContext, ScriptSource } from "../engine/query_context.ts";
+import type { QueryContext } from "../engine/query_context.ts";
+import type { ScriptSource } from "../engine/script_source.ts";
 import type { ResourceTree } from "../engine/resource_tree.ts";
 import type { User } from "../engine/user.ts";
+import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
 import type { Settings } from "../home/settings.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
@@ -32,6 +34,8 @@ export interface QueryDeps {
   readonly resultsDir: string;
   /** Each user's share of the results held (query.maxResultsPerUser, ...). */
   readonly resultQuota?: ResultQuota;
+  /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
+  readonly scanWorkers?: ScanWorkers;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -143,6 +147,7 @@ export function queryContext(
     datastores: deps.datastores,
     tree: deps.tree,
     memoryLimit: deps.settings["query.memoryLimit"],
+    ...(deps.scanWorkers ? { scanWorkers: deps.scanWorkers } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import { engineHome } from "./support/engine_home.ts";
 import { toJsonValue } from "../engine/render.ts";
 import { schemaToJson } from "../engine/types.ts";
 import { QueryError } from "../engine/diagnostics.ts";
+import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
 
 const SCRIPTS = join(import.meta.dirname!, "scripts");
 
@@ -85,8 +86,14 @@ export interface Outcome {
   readonly error?: { readonly code?: string; readonly message: string };
 }
 
-/** Runs one script in a fresh home and renders what came of it (result or failure). */
-export async function runScript(name: string): Promise<Outcome> {
+/**
+ * Runs one script in a fresh home and renders what came of it (result or failure); `workers`
+ * runs its scans on that many scan workers (each file cut into shares however small).
+ */
+export async function runScript(
+  name: string,
+  workers?: { readonly count: number; started: number },
+): Promise<Outcome> {
   await using home = await engineHome();
   try {
     await copyTree(join(SCRIPTS, "data"), join(home.tree.root, "shared"));
@@ -95,7 +102,10 @@ export async function runScript(name: string): Promise<Outcome> {
   }
   const text = await Deno.readTextFile(join(SCRIPTS, name));
   try {
-    const result = await home.run(text);
+    const pool = workers ? counting(home, workers) : undefined;
+    const result = await home.run(text, pool ? { scanWorkers: pool } : {}).finally(() =>
+      pool?.close()
+    );
     const warnings = result.warnings.map((w) => `${w.level}: ${w.message}`);
     return {
       schema: schemaToJson(result.schema),
@@ -138,6 +148,28 @@ export function alignToExpected(actual: Outcome, expected: Outcome): Outcome {
 
 const render = (o: Outcome) => JSON.stringify(o, null, 2) + "\n";
 
+/** Real scan workers over the home's tree that count how many were started. */
+function counting(
+  home: { readonly tree: { readonly root: string } },
+  workers: { readonly count: number; started: number },
+): ScanWorkerPool {
+  const real = createScanWorkers({
+    count: workers.count,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  return {
+    count: real.count,
+    minShareBytes: real.minShareBytes,
+    start(task, listen) {
+      workers.started++;
+      return real.start(task, listen);
+    },
+    close: () => real.close(),
+  };
+}
+
 const scripts = [...Deno.readDirSync(SCRIPTS)]
   .filter((e) => e.isFile && e.name.endsWith(".sx"))
   .map((e) => e.name)
@@ -178,6 +210,27 @@ Deno.test("UPDATE_GOLDEN rewrites expectations locally and is refused in CI", ()
     const mode = goldenMode({ UPDATE_GOLDEN: value, CI: "true" });
     assert.equal(mode.update, false);
     assert.match(mode.refused ?? "", /UPDATE_GOLDEN=.* is refused in CI \(CI=true\)/);
+  }
+});
+
+// Differential: every script gives the same outcome with its scans on 3 workers. Where the
+// order is not defined by a sort it could differ; the merge keeps the one-thread order, so the
+// rows are compared in order (docs/language.md says which orders a query may not rely on).
+const parallelRuns = { count: 3, started: 0 };
+for (const name of scripts) {
+  Deno.test(`golden script ${name} gives the same outcome with 3 scan workers`, async () => {
+    const one = await runScript(name);
+    const many = await runScript(name, parallelRuns);
+    const want = render(one), got = render(many);
+    if (want !== got) {
+      throw new Error(`${name}: 3 workers differ from one thread\n${lineDiff(want, got)}`);
+    }
+  });
+}
+
+Deno.test("some golden scripts ran their scans on workers", () => {
+  if (parallelRuns.started < 6) {
+    throw new Error(`only ${parallelRuns.started} scan workers were started`);
   }
 });
 

@@ -67,6 +67,7 @@ export async function* listLocalFiles(
       modified: info.mtime?.getTime() ?? 0,
       pathTime: match.pathTime,
       open: (signal) => openFile(host, signal),
+      openAt: (signal, from) => openFile(host, signal, from),
     };
   }
   if (count === 0 && !options.signal.aborted) {

@@ -5,12 +5,24 @@
 
 import { READ_CHUNK_BYTES } from "../../engine/exec/context.ts";
 
-/** A pull stream over the file at `hostPath`; rejects when the file cannot be opened. */
+/**
+ * A pull stream over the file at `hostPath` from byte `from` on; rejects when the file cannot
+ * be opened.
+ */
 export async function openFile(
   hostPath: string,
   signal: AbortSignal,
+  from = 0,
 ): Promise<ReadableStream<Uint8Array>> {
   const file = await Deno.open(hostPath, { read: true });
+  if (from > 0) {
+    try {
+      await file.seek(from, Deno.SeekMode.Start);
+    } catch (e) {
+      file.close();
+      throw e;
+    }
+  }
   let closed = false;
   const close = () => {
     if (!closed) {

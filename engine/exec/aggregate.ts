@@ -14,6 +14,8 @@ import { Interval, type Row, type Value } from "../values.ts";
 import { estimateBytes } from "../value_ops.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 import { GroupTable } from "./group_table.ts";
+import { decodeRow, encodeRow } from "./parallel/value_codec.ts";
+import type { PartialGroups } from "./parallel/scan_workers.ts";
 
 export interface AggregateOptions {
   readonly keys: readonly Compiled[];
@@ -41,111 +43,193 @@ class FoldSlots {
   }
 }
 
-export async function* aggregateRows(
-  input: BatchStream,
-  options: AggregateOptions,
-  ctx: ExecContext,
-): BatchStream {
-  const { keys, aggregates, outputs } = options;
-  const table = new GroupTable(keys);
-  const firsts: Row[] = [];
-  const n = aggregates.length;
-  const args = aggregates.map((a) => a.arg);
-  const folds = aggregates.map((a) => (a.fold === undefined ? null : new FoldSlots()));
-  const kinds = aggregates.map((a) => a.fold ?? "accumulate");
-  const generic = kinds.some((k) => k === "accumulate");
+/**
+ * The state of a hash aggregation over some of its input: groups in the order they first
+ * appeared, each with its first row and its aggregates. A worker's partial state (folded
+ * aggregates only) can be exported and merged into another's: merged in the order of the
+ * workers' shares, the groups, their first rows and their results are those of one pass over
+ * the whole input.
+ */
+export class Grouping {
+  readonly #options: AggregateOptions;
+  readonly #table: GroupTable;
+  readonly #firsts: Row[] = [];
+  readonly #n: number;
+  readonly #args: readonly (((row: Row) => Value) | null)[];
+  readonly #folds: (FoldSlots | null)[];
+  readonly #kinds: readonly string[];
+  readonly #generic: boolean;
   // Per group: the accumulators of the aggregates that are not folded (null where folded) and
   // what each reported holding (distinct sets, arrays), already charged.
-  const accumulators: (Accumulator | null)[][] = [];
-  const held: number[][] = [];
-  let tracks: boolean[] | null = null;
-  const groupBytes = 64 * (n + 1);
+  readonly #accumulators: (Accumulator | null)[][] = [];
+  readonly #held: number[][] = [];
+  #tracks: boolean[] | null = null;
+  readonly #groupBytes: number;
 
-  const newGroup = (g: number, first: Row): void => {
-    firsts.push(first);
-    for (const f of folds) f?.ensure(g + 1);
-    if (generic) {
-      const accs = aggregates.map((a, i) => (folds[i] === null ? a.create() : null));
-      tracks ??= accs.map((acc) => acc !== null && acc.bytes !== undefined);
-      accumulators.push(accs);
-      held.push(accs.map(() => 0));
+  constructor(options: AggregateOptions) {
+    const { keys, aggregates } = options;
+    this.#options = options;
+    this.#table = new GroupTable(keys);
+    this.#n = aggregates.length;
+    this.#args = aggregates.map((a) => a.arg);
+    this.#folds = aggregates.map((a) => (a.fold === undefined ? null : new FoldSlots()));
+    this.#kinds = aggregates.map((a) => a.fold ?? "accumulate");
+    this.#generic = this.#kinds.some((k) => k === "accumulate");
+    this.#groupBytes = 64 * (this.#n + 1);
+  }
+
+  /** Whether every aggregate is folded, so that partial states can be merged. */
+  static mergeable(options: AggregateOptions): boolean {
+    return options.aggregates.every((a) => a.fold !== undefined);
+  }
+
+  #newGroup(g: number, first: Row): void {
+    this.#firsts.push(first);
+    for (const f of this.#folds) f?.ensure(g + 1);
+    if (this.#generic) {
+      const accs = this.#options.aggregates.map((a, i) =>
+        this.#folds[i] === null ? a.create() : null
+      );
+      this.#tracks ??= accs.map((acc) => acc !== null && acc.bytes !== undefined);
+      this.#accumulators.push(accs);
+      this.#held.push(accs.map(() => 0));
     }
-  };
+  }
 
-  let charged = 0;
-  try {
-    for await (const batch of input) {
-      checkCancelled(ctx.signal);
-      let bytes = 0;
-      for (let r = 0; r < batch.length; r++) {
-        const row = batch[r];
-        let g = table.find(row);
-        if (g < 0) {
-          g = table.add();
-          newGroup(g, row);
-          bytes += estimateBytes(row) + groupBytes;
-        }
-        for (let i = 0; i < n; i++) {
-          const arg = args[i];
-          // count(*) counts rows: it gets a non-null marker for each.
-          const v: Value = arg === null ? true : arg(row);
-          switch (kinds[i]) {
-            case "count":
-              if (v !== null) folds[i]!.values[g]++;
-              break;
-            case "sum": {
-              if (v === null) break;
-              const f = folds[i]!;
-              if (typeof v === "number") {
-                f.values[g] += v;
-                f.flags[g] |= SEEN;
-              } else if (v instanceof Interval) {
-                f.values[g] += v.ms;
-                f.flags[g] |= SEEN | INTERVAL;
-              } else aggregates[i].create().add(v); // throws sum's own error for the value
-              break;
-            }
-            default: {
-              const acc = accumulators[g][i]!;
-              acc.add(v);
-              if (tracks![i] && acc.bytes !== held[g][i]) {
-                bytes += acc.bytes! - held[g][i];
-                held[g][i] = acc.bytes!;
-              }
+  /** Adds a batch; returns the bytes of state it added (for the memory budget). */
+  add(batch: readonly Row[]): number {
+    const table = this.#table;
+    const n = this.#n;
+    const args = this.#args;
+    const kinds = this.#kinds;
+    const folds = this.#folds;
+    const aggregates = this.#options.aggregates;
+    let bytes = 0;
+    for (let r = 0; r < batch.length; r++) {
+      const row = batch[r];
+      let g = table.find(row);
+      if (g < 0) {
+        g = table.add();
+        this.#newGroup(g, row);
+        bytes += estimateBytes(row) + this.#groupBytes;
+      }
+      for (let i = 0; i < n; i++) {
+        const arg = args[i];
+        // count(*) counts rows: it gets a non-null marker for each.
+        const v: Value = arg === null ? true : arg(row);
+        switch (kinds[i]) {
+          case "count":
+            if (v !== null) folds[i]!.values[g]++;
+            break;
+          case "sum": {
+            if (v === null) break;
+            const f = folds[i]!;
+            if (typeof v === "number") {
+              f.values[g] += v;
+              f.flags[g] |= SEEN;
+            } else if (v instanceof Interval) {
+              f.values[g] += v.ms;
+              f.flags[g] |= SEEN | INTERVAL;
+            } else aggregates[i].create().add(v); // throws sum's own error for the value
+            break;
+          }
+          default: {
+            const acc = this.#accumulators[g][i]!;
+            acc.add(v);
+            if (this.#tracks![i] && acc.bytes !== this.#held[g][i]) {
+              bytes += acc.bytes! - this.#held[g][i];
+              this.#held[g][i] = acc.bytes!;
             }
           }
         }
       }
-      if (bytes > 0) {
-        ctx.memory.take(bytes, "group");
-        charged += bytes;
+    }
+    return bytes;
+  }
+
+  /** The state of a mergeable grouping as plain data (first rows and per-group numbers). */
+  exportPartial(): PartialGroups {
+    const size = this.#firsts.length;
+    return {
+      firsts: this.#firsts.map(encodeRow),
+      folds: this.#folds.map((f) => ({
+        values: f!.values.slice(0, size),
+        flags: f!.flags.slice(0, size),
+      })),
+    };
+  }
+
+  /** Merges a partial state exported by a grouping of the same options; returns bytes added. */
+  merge(partial: PartialGroups): number {
+    const table = this.#table;
+    let bytes = 0;
+    for (let p = 0; p < partial.firsts.length; p++) {
+      const first = decodeRow(partial.firsts[p]);
+      let g = table.find(first);
+      if (g < 0) {
+        g = table.add();
+        this.#newGroup(g, first);
+        bytes += estimateBytes(first) + this.#groupBytes;
+      }
+      for (let i = 0; i < this.#n; i++) {
+        const f = this.#folds[i]!;
+        f.values[g] += partial.folds[i].values[p];
+        f.flags[g] |= partial.folds[i].flags[p];
       }
     }
-    if (keys.length === 0 && table.size === 0) newGroup(table.addEmpty(), {});
+    return bytes;
+  }
+
+  /** The output rows, in the order the groups first appeared. */
+  *rows(): Generator<Row[]> {
+    const { keys, aggregates, outputs } = this.#options;
+    if (keys.length === 0 && this.#table.size === 0) this.#newGroup(this.#table.addEmpty(), {});
     let out: Row[] = [];
-    for (let g = 0; g < firsts.length; g++) {
-      const row: Row = { ...firsts[g] };
-      for (let i = 0; i < n; i++) row[aggregates[i].slot] = result(i, g);
+    for (let g = 0; g < this.#firsts.length; g++) {
+      const row: Row = { ...this.#firsts[g] };
+      for (let i = 0; i < this.#n; i++) row[aggregates[i].slot] = this.#result(i, g);
       const shaped: Row = {};
       for (const c of outputs) shaped[c.name] = c.fn(row);
       out.push(shaped);
       if (out.length >= BATCH_ROWS) {
-        checkCancelled(ctx.signal);
         yield out;
         out = [];
       }
     }
     if (out.length > 0) yield out;
-  } finally {
-    ctx.memory.release(charged);
   }
 
-  function result(i: number, g: number): Value {
-    const f = folds[i];
-    if (f === null) return accumulators[g][i]!.result();
-    if (kinds[i] === "count") return f.values[g];
+  #result(i: number, g: number): Value {
+    const f = this.#folds[i];
+    if (f === null) return this.#accumulators[g][i]!.result();
+    if (this.#kinds[i] === "count") return f.values[g];
     const flags = f.flags[g];
     if ((flags & SEEN) === 0) return null;
     return (flags & INTERVAL) !== 0 ? new Interval(f.values[g]) : f.values[g];
+  }
+}
+
+export async function* aggregateRows(
+  input: BatchStream,
+  options: AggregateOptions,
+  ctx: ExecContext,
+): BatchStream {
+  const grouping = new Grouping(options);
+  let charged = 0;
+  try {
+    for await (const batch of input) {
+      checkCancelled(ctx.signal);
+      const bytes = grouping.add(batch);
+      if (bytes > 0) {
+        ctx.memory.take(bytes, "group");
+        charged += bytes;
+      }
+    }
+    for (const out of grouping.rows()) {
+      checkCancelled(ctx.signal);
+      yield out;
+    }
+  } finally {
+    ctx.memory.release(charged);
   }
 }

@@ -6,6 +6,7 @@
 import type { FileEntry, Warning } from "../datastore.ts";
 import type { Row } from "../values.ts";
 import { QueryError } from "../diagnostics.ts";
+import type { ParallelContext } from "./parallel/scan_workers.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
@@ -24,6 +25,10 @@ export interface ExecContext {
   readonly warn: (w: Warning) => void;
   readonly progress: ProgressMeter;
   readonly memory: MemoryBudget;
+  /** The query's scan workers, where parts of it may run in them. */
+  readonly parallel?: ParallelContext;
+  /** In a worker: the files of its share, by the source node (a plan node) they replace. */
+  readonly shareFiles?: ReadonlyMap<object, readonly FileEntry[]>;
 }
 
 /** Throws the signal's reason (an AbortError) when the query was cancelled. */

@@ -1,15 +1,20 @@
 /**
- * Reads a few top-level fields of JSON lines straight from their UTF-8 bytes, for READ_JSON
- * when a query reads only some fields: no text is decoded but the values read, and no object
- * is built but the row. It takes the common shape of log lines, a flat object (values are
- * strings, numbers, booleans and nulls; no backslash in a key), and checks it against JSON's
- * grammar exactly (strings with their escapes and control characters, numbers, literals,
- * white space, commas); a line of any other shape, valid or not, gets `undefined` and the
- * caller decodes it and hands it to `JSON.parse`, which decides what it holds. A key that
- * appears twice gives its last value, as with JSON.parse.
+ * Reads a few fields of JSON lines straight from their UTF-8 bytes, for READ_JSON when a query
+ * reads only some fields: no text is decoded but the values read, and no object is built but
+ * the row and the nested values asked for. Nested objects and arrays that nothing reads are
+ * stepped over byte by byte (checked, never built); one that is read becomes a value by
+ * `JSON.parse` of its own bytes only. A field path (`a.b.c`, `a[0].b`) is followed into the
+ * nested values without building them. Every line taken is checked against JSON's grammar
+ * exactly (strings with their escapes and control characters, numbers, literals, white space,
+ * commas, nesting); a line the reader cannot take (not an object, invalid, a backslash in a key
+ * on the way to a value, nesting deeper than 100) gets `undefined` and the caller decodes it and
+ * hands it to `JSON.parse`, which decides what it holds. A key that appears twice gives its
+ * last value, as with JSON.parse.
  *
  *   const reader = jsonLineReader(["status"])!;
  *   const row = reader.read(bytes, at); // a row, then reader.next is the start of the next line
+ *   const paths = jsonPathReader([["status", "errorCode"], ["tags", 0]])!;
+ *   const values = paths.read(bytes, at); // [errorCode, tags[0]], each null where absent
  *
  * Lines must end with "\n" (the caller gives the fallback the last line of a file without one).
  */
@@ -19,163 +24,423 @@ import type { Row, Value } from "../values.ts";
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const NL = 0x0a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+/**
+ * Deeper lines go to JSON.parse, which decides, and READ_JSON's rule for records nested too
+ * deep applies there (kept below that rule's depth, so that it alone decides).
+ */
+const MAX_DEPTH = 100;
+
+/** A field path: member names and array indexes from the top-level object down. */
+export type JsonPath = readonly (string | number)[];
 
 export interface JsonLineReader {
   /**
    * The row of `names` of the line starting at `from` (ended by "\n"), or undefined when the
-   * line is not a flat object this reader checks (the caller must parse it).
+   * line is not an object this reader checks (the caller must parse it).
    */
   read(bytes: Uint8Array, from: number): Row | undefined;
   /** After a row: the offset just past the line's "\n". */
   readonly next: number;
 }
 
+export interface JsonPathReader {
+  /**
+   * The values at the paths (null where a path leads nowhere: a missing member, an index past
+   * the end, a step into a value of another kind), or undefined as for JsonLineReader. The
+   * array is reused by the next call.
+   */
+  read(bytes: Uint8Array, from: number): Value[] | undefined;
+  readonly next: number;
+}
+
 /** A reader of `names`, or null for names it cannot look for in bytes (non-ASCII, __proto__). */
 export function jsonLineReader(names: readonly string[]): JsonLineReader | null {
-  // Non-ASCII names would need keys decoded to compare; `__proto__` keeps its own rules.
-  if (names.some((n) => n === "__proto__" || /[^\x20-\x7e]/.test(n))) return null;
-  const keys = names.map((n) => Uint8Array.from(n, (c) => c.charCodeAt(0)));
-  const count = keys.length;
-  const values: Value[] = names.map(() => null);
+  const paths = jsonPathReader(names.map((n) => [n]));
+  if (paths === null) return null;
   // One object literal per row: all rows share one shape (see extractor.ts's rowBuilder).
   const build = new Function(
     "v",
     `return { ${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(", ")} };`,
   ) as (v: Value[]) => Row;
+  const reader = {
+    next: 0,
+    read(b: Uint8Array, from: number): Row | undefined {
+      const values = paths.read(b, from);
+      if (values === undefined) return undefined;
+      reader.next = paths.next;
+      return build(values);
+    },
+  };
+  return reader;
+}
+
+/** Member steps of a path tree: what to take from one object. */
+interface Step {
+  /** The key's bytes (ASCII). */
+  readonly key: Uint8Array;
+  /** The slots that take this member's whole value (paths named twice share it). */
+  readonly slots: readonly number[];
+  /** Deeper steps into this member's value. */
+  readonly inner: Steps | null;
+}
+
+interface Element {
+  readonly index: number;
+  readonly slots: readonly number[];
+  readonly inner: Steps | null;
+}
+
+interface Steps {
+  readonly members: readonly Step[];
+  /** Array elements by index, with the slots that take them and deeper steps. */
+  readonly elements: readonly Element[];
+}
+
+/**
+ * A reader of `paths`, or null for paths it cannot look for in bytes: an empty path, a member
+ * name that is not printable ASCII or is `__proto__`, an index that is not a whole number.
+ */
+export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | null {
+  for (const p of paths) {
+    if (p.length === 0 || typeof p[0] !== "string") return null;
+    for (const step of p) {
+      if (typeof step === "string") {
+        if (step === "__proto__" || /[^\x20-\x7e]/.test(step)) return null;
+      } else if (!Number.isSafeInteger(step) || step < 0) return null;
+    }
+  }
+  const root = stepsOf(paths.map((p, slot) => ({ rest: p, slot })));
+  const count = paths.length;
+  const values: Value[] = paths.map(() => null);
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   // The bytes read four at a time, for the long runs of plain characters in strings.
   let wordsOf: Uint8Array | null = null;
   let words: Uint32Array | null = null;
+  const stack = new Uint8Array(MAX_DEPTH);
+
+  /** Past a string whose opening quote is at `i`; -1 when it breaks JSON's rules. */
+  const skipString = (b: Uint8Array, i: number): number => {
+    i++;
+    if (words !== null) i = skipPlain(b, words, i);
+    let c = b[i];
+    while (c !== QUOTE) {
+      if (c < 0x20) return -1;
+      if (c === BACKSLASH) {
+        const e = b[++i];
+        if (e === 0x75 /* u */) {
+          if (!isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4])) {
+            return -1;
+          }
+          i += 4;
+        } else if (!isEscape(e)) return -1;
+      } else if (c === undefined) return -1;
+      c = b[++i];
+    }
+    return i + 1;
+  };
+
+  /** Past any value at `i` (after white space), checked but not built; -1 when invalid. */
+  const skipValue = (b: Uint8Array, i: number): number => {
+    let depth = 0;
+    for (;;) {
+      // A value is expected at i.
+      i = skipSpace(b, i);
+      let c = b[i];
+      let closed = false;
+      if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (depth === MAX_DEPTH) return -1;
+        const object = c === OPEN_OBJECT;
+        stack[depth++] = c;
+        i = skipSpace(b, i + 1);
+        if (b[i] === (object ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          i++;
+          depth--;
+          closed = true;
+        } else if (object) {
+          if (b[i] !== QUOTE) return -1;
+          i = skipString(b, i);
+          if (i < 0) return -1;
+          i = skipSpace(b, i);
+          if (b[i] !== 0x3a /* : */) return -1;
+          i++;
+          continue;
+        } else continue;
+      } else {
+        i = skipScalar(b, i);
+        if (i < 0) return -1;
+        closed = true;
+      }
+      // After a value: close containers or go on to the next element.
+      while (closed) {
+        if (depth === 0) return i;
+        i = skipSpace(b, i);
+        c = b[i];
+        const open = stack[depth - 1];
+        if (c === 0x2c /* , */) {
+          i = skipSpace(b, i + 1);
+          if (open === OPEN_OBJECT) {
+            if (b[i] !== QUOTE) return -1;
+            i = skipString(b, i);
+            if (i < 0) return -1;
+            i = skipSpace(b, i);
+            if (b[i] !== 0x3a) return -1;
+            i++;
+          }
+          closed = false;
+        } else if (c === (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          i++;
+          depth--;
+        } else return -1;
+      }
+    }
+  };
+
+  /** Past a string, number or literal at `i`; -1 when it is none. */
+  const skipScalar = (b: Uint8Array, i: number): number => {
+    const c = b[i];
+    if (c === QUOTE) return skipString(b, i);
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return skipNumber(b, i);
+    if (c === 0x74) return b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
+    if (c === 0x66) {
+      return b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65
+        ? i + 5
+        : -1;
+    }
+    if (c === 0x6e) return b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1;
+    return -1;
+  };
+
+  /** The value at `i` (after white space) as JSON.parse makes it; sets `end` past it. */
+  let end = 0;
+  const readValue = (b: Uint8Array, i: number): Value | undefined => {
+    i = skipSpace(b, i);
+    const c = b[i];
+    if (c === QUOTE) {
+      const valueStart = i + 1;
+      const stop = skipString(b, i);
+      if (stop < 0) return undefined;
+      end = stop;
+      const text = decoder.decode(b.subarray(valueStart, stop - 1));
+      // A backslash anywhere in the text means escapes: JSON.parse resolves them.
+      return b.subarray(valueStart, stop - 1).includes(BACKSLASH)
+        ? JSON.parse(`"${text}"`) as string
+        : text;
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const stop = skipNumber(b, i);
+      if (stop < 0) return undefined;
+      end = stop;
+      return numberAt(b, i, stop);
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const stop = skipValue(b, i);
+      if (stop < 0) return undefined;
+      end = stop;
+      return JSON.parse(decoder.decode(b.subarray(i, stop))) as Value;
+    }
+    const stop = skipScalar(b, i);
+    if (stop < 0) return undefined;
+    end = stop;
+    return c === 0x74 ? true : c === 0x66 ? false : null;
+  };
+
+  /**
+   * Takes what `steps` asks of the value at `i` into `values`; returns the offset past the
+   * value, or -1 when the line is not one this reader takes. Slots of steps that lead nowhere
+   * were set to null before.
+   */
+  const take = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
+    i = skipSpace(b, i);
+    const c = b[i];
+    if (c === OPEN_OBJECT && steps.members.length > 0) return takeMembers(b, i, steps, depth);
+    if (c === OPEN_ARRAY && steps.elements.length > 0) return takeElements(b, i, steps, depth);
+    return skipValue(b, i);
+  };
+
+  const takeOne = (
+    b: Uint8Array,
+    i: number,
+    slots: readonly number[],
+    inner: Steps | null,
+    depth: number,
+  ) => {
+    if (slots.length > 0) {
+      const v = readValue(b, i);
+      if (v === undefined) return -1;
+      for (const slot of slots) values[slot] = v;
+      if (inner === null) return end;
+    }
+    if (inner !== null) {
+      if (depth >= MAX_DEPTH) return -1;
+      clear(inner);
+      return take(b, i, inner, depth + 1);
+    }
+    return skipValue(b, i);
+  };
+
+  const clear = (steps: Steps): void => {
+    for (const m of steps.members) {
+      for (const slot of m.slots) values[slot] = null;
+      if (m.inner !== null) clear(m.inner);
+    }
+    for (const e of steps.elements) {
+      for (const slot of e.slots) values[slot] = null;
+      if (e.inner !== null) clear(e.inner);
+    }
+  };
+
+  const takeMembers = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
+    const members = steps.members;
+    const n = members.length;
+    i = skipSpace(b, i + 1);
+    if (b[i] === CLOSE_OBJECT) return i + 1;
+    for (;;) {
+      // The key: no backslash, so that its bytes are its text.
+      if (b[i] !== QUOTE) return -1;
+      const keyStart = ++i;
+      let c = b[i];
+      while (c !== QUOTE) {
+        if (c < 0x20 || c === BACKSLASH || c === undefined) return -1;
+        c = b[++i];
+      }
+      const keyEnd = i;
+      i = skipSpace(b, i + 1);
+      if (b[i] !== 0x3a /* : */) return -1;
+      i++;
+      let found = -1;
+      for (let k = 0; k < n; k++) {
+        if (sameKey(b, keyStart, keyEnd, members[k].key)) {
+          found = k;
+          break;
+        }
+      }
+      if (found < 0) i = skipValue(b, i);
+      else {
+        // A repeated key: its last value counts, so what an earlier one gave is undone.
+        const m = members[found];
+        i = takeOne(b, i, m.slots, m.inner, depth);
+      }
+      if (i < 0) return -1;
+      i = skipSpace(b, i);
+      c = b[i];
+      if (c === 0x2c /* , */) {
+        i = skipSpace(b, i + 1);
+        continue;
+      }
+      return c === CLOSE_OBJECT ? i + 1 : -1;
+    }
+  };
+
+  const takeElements = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
+    const elements = steps.elements;
+    i = skipSpace(b, i + 1);
+    if (b[i] === CLOSE_ARRAY) return i + 1;
+    for (let index = 0;; index++) {
+      let e = -1;
+      for (let k = 0; k < elements.length; k++) {
+        if (elements[k].index === index) {
+          e = k;
+          break;
+        }
+      }
+      i = e < 0 ? skipValue(b, i) : takeOne(b, i, elements[e].slots, elements[e].inner, depth);
+      if (i < 0) return -1;
+      i = skipSpace(b, i);
+      const c = b[i];
+      if (c === 0x2c /* , */) {
+        i++;
+        continue;
+      }
+      return c === CLOSE_ARRAY ? i + 1 : -1;
+    }
+  };
 
   const reader = {
     next: 0,
-    read(b: Uint8Array, from: number): Row | undefined {
+    read(b: Uint8Array, from: number): Value[] | undefined {
       if (b !== wordsOf) {
         wordsOf = b;
         words = wordView(b);
       }
       for (let k = 0; k < count; k++) values[k] = null;
       let i = skipSpace(b, from);
-      if (b[i] !== 0x7b /* { */) return undefined;
-      i = skipSpace(b, i + 1);
-      if (b[i] === 0x7d /* } */) i++;
-      else {
-        while (true) {
-          // The key: no backslash, so that its bytes are its text.
-          if (b[i] !== QUOTE) return undefined;
-          const keyStart = ++i;
-          let c = b[i];
-          while (c !== QUOTE) {
-            if (c < 0x20 || c === BACKSLASH) return undefined;
-            c = b[++i];
-          }
-          const keyEnd = i;
-          i = skipSpace(b, i + 1);
-          if (b[i] !== 0x3a /* : */) return undefined;
-          i = skipSpace(b, i + 1);
-          let slot = -1;
-          for (let k = 0; k < count; k++) {
-            if (sameKey(b, keyStart, keyEnd, keys[k])) {
-              slot = k;
-              break;
-            }
-          }
-          c = b[i];
-          if (c === QUOTE) {
-            const valueStart = ++i;
-            let escaped = false;
-            if (words !== null) i = skipPlain(b, words, i);
-            c = b[i];
-            while (c !== QUOTE) {
-              if (c < 0x20) return undefined;
-              if (c === BACKSLASH) {
-                const e = b[++i];
-                if (e === 0x75 /* u */) {
-                  if (
-                    !isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4])
-                  ) {
-                    return undefined;
-                  }
-                  i += 4;
-                } else if (!isEscape(e)) return undefined;
-                escaped = true;
-              }
-              c = b[++i];
-            }
-            if (slot >= 0) {
-              const text = decoder.decode(b.subarray(valueStart, i));
-              values[slot] = escaped ? JSON.parse(`"${text}"`) as string : text;
-            }
-            i++;
-          } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-            const numberStart = i;
-            const negative = c === 0x2d;
-            if (negative) c = b[++i];
-            let n = 0;
-            let digits = 0;
-            if (c === 0x30) {
-              c = b[++i];
-              digits = 1;
-            } else if (c >= 0x31 && c <= 0x39) {
-              while (c >= 0x30 && c <= 0x39) {
-                n = n * 10 + (c - 0x30);
-                digits++;
-                c = b[++i];
-              }
-            } else return undefined;
-            let plain = true;
-            if (c === 0x2e /* . */) {
-              plain = false;
-              c = b[++i];
-              if (!(c >= 0x30 && c <= 0x39)) return undefined;
-              while (c >= 0x30 && c <= 0x39) c = b[++i];
-            }
-            if (c === 0x65 || c === 0x45 /* e E */) {
-              plain = false;
-              c = b[++i];
-              if (c === 0x2b || c === 0x2d) c = b[++i];
-              if (!(c >= 0x30 && c <= 0x39)) return undefined;
-              while (c >= 0x30 && c <= 0x39) c = b[++i];
-            }
-            if (slot >= 0) {
-              // Up to 15 digits an integer is exact in a double; others take Number's rounding.
-              values[slot] = plain && digits <= 15
-                ? (negative ? -n : n)
-                : Number(String.fromCharCode(...b.subarray(numberStart, i)));
-            }
-          } else if (c === 0x74 /* t */) {
-            if (b[i + 1] !== 0x72 || b[i + 2] !== 0x75 || b[i + 3] !== 0x65) return undefined;
-            if (slot >= 0) values[slot] = true;
-            i += 4;
-          } else if (c === 0x66 /* f */) {
-            if (b[i + 1] !== 0x61 || b[i + 2] !== 0x6c || b[i + 3] !== 0x73 || b[i + 4] !== 0x65) {
-              return undefined;
-            }
-            if (slot >= 0) values[slot] = false;
-            i += 5;
-          } else if (c === 0x6e /* n */) {
-            if (b[i + 1] !== 0x75 || b[i + 2] !== 0x6c || b[i + 3] !== 0x6c) return undefined;
-            if (slot >= 0) values[slot] = null;
-            i += 4;
-          } else return undefined; // nested values and everything that is not JSON
-          i = skipSpace(b, i);
-          c = b[i];
-          if (c === 0x2c /* , */) {
-            i = skipSpace(b, i + 1);
-            continue;
-          }
-          if (c !== 0x7d /* } */) return undefined;
-          i++;
-          break;
-        }
-      }
+      if (b[i] !== OPEN_OBJECT) return undefined;
+      i = takeMembers(b, i, root, 0);
+      if (i < 0) return undefined;
       i = skipSpace(b, i);
       if (b[i] !== NL) return undefined;
       reader.next = i + 1;
-      return build(values);
+      return values;
     },
   };
   return reader;
+}
+
+/** The tree of steps of paths (each with the slot it fills), grouped by their first step. */
+function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
+  const members: Step[] = [];
+  const elements: Element[] = [];
+  const heads = new Map<string | number, { rest: JsonPath; slot: number }[]>();
+  for (const p of paths) {
+    const list = heads.get(p.rest[0]) ?? [];
+    list.push(p);
+    heads.set(p.rest[0], list);
+  }
+  for (const [head, list] of heads) {
+    const slots = list.filter((p) => p.rest.length === 1).map((p) => p.slot);
+    const deeper = list.filter((p) => p.rest.length > 1).map((p) => ({
+      rest: p.rest.slice(1),
+      slot: p.slot,
+    }));
+    const inner = deeper.length > 0 ? stepsOf(deeper) : null;
+    if (typeof head === "string") {
+      members.push({ key: Uint8Array.from(head, (c) => c.charCodeAt(0)), slots, inner });
+    } else elements.push({ index: head, slots, inner });
+  }
+  return { members, elements };
+}
+
+/** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */
+function skipNumber(b: Uint8Array, i: number): number {
+  let c = b[i];
+  if (c === 0x2d) c = b[++i];
+  if (c === 0x30) c = b[++i];
+  else if (c >= 0x31 && c <= 0x39) {
+    while (c >= 0x30 && c <= 0x39) c = b[++i];
+  } else return -1;
+  if (c === 0x2e /* . */) {
+    c = b[++i];
+    if (!(c >= 0x30 && c <= 0x39)) return -1;
+    while (c >= 0x30 && c <= 0x39) c = b[++i];
+  }
+  if (c === 0x65 || c === 0x45 /* e E */) {
+    c = b[++i];
+    if (c === 0x2b || c === 0x2d) c = b[++i];
+    if (!(c >= 0x30 && c <= 0x39)) return -1;
+    while (c >= 0x30 && c <= 0x39) c = b[++i];
+  }
+  return i;
+}
+
+/** The number whose valid text is `b[start, stop)`. */
+function numberAt(b: Uint8Array, start: number, stop: number): number {
+  const negative = b[start] === 0x2d;
+  let i = negative ? start + 1 : start;
+  // Up to 15 digits an integer is exact in a double; others take Number's rounding.
+  if (stop - i <= 15) {
+    let n = 0;
+    for (; i < stop; i++) {
+      const c = b[i];
+      if (c < 0x30 || c > 0x39) return Number(String.fromCharCode(...b.subarray(start, stop)));
+      n = n * 10 + (c - 0x30);
+    }
+    return negative ? -n : n;
+  }
+  return Number(String.fromCharCode(...b.subarray(start, stop)));
 }
 
 /** The bytes of `b` as 32-bit words (whole words only), or null when `b` is not aligned. */

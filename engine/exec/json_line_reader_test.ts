@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { jsonLineReader } from "./json_line_reader.ts";
+import { jsonLineReader, type JsonPath, jsonPathReader } from "./json_line_reader.ts";
 import type { Row } from "../values.ts";
 
 const encoder = new TextEncoder();
@@ -112,7 +112,7 @@ Deno.test("the JSON line reader gives JSON.parse's row for every line it takes",
   assert.ok(taken > 400, `lines taken: ${taken}`);
 });
 
-Deno.test("the JSON line reader takes flat lines and leaves nested and odd ones to JSON.parse", () => {
+Deno.test("the JSON line reader takes flat and nested lines and leaves odd ones to JSON.parse", () => {
   const reader = jsonLineReader(["status", "path"]);
   assert.ok(reader);
   const read = (text: string) => reader.read(encoder.encode(`${text}\n`), 0);
@@ -122,11 +122,186 @@ Deno.test("the JSON line reader takes flat lines and leaves nested and odd ones 
   });
   assert.deepEqual(read(' { "path" : "é" } \r'), { status: null, path: "é" });
   assert.deepEqual(read("{}"), { status: null, path: null });
-  assert.equal(read('{"status":{"code":200}}'), undefined);
+  assert.deepEqual(read('{"status":{"code":200},"x":[1,{"y":[]}]}'), {
+    status: { code: 200 },
+    path: null,
+  });
+  assert.equal(read('{"status":{"code":200,}}'), undefined);
+  assert.equal(read('{"x":[1,]}'), undefined);
+  assert.equal(read('{"x":{"a" 1}}'), undefined);
+  assert.equal(read('{"x":[1}'), undefined);
   assert.equal(read('{"status":200,}'), undefined);
   assert.equal(read('{"status":01}'), undefined);
   assert.equal(read('{"status":"\t"}'), undefined);
   assert.equal(read("[1]"), undefined);
   assert.equal(jsonLineReader(["__proto__"]), null);
   assert.equal(jsonLineReader(["é"]), null);
+});
+
+/** The value at `path` of JSON.parse's object, as the engine's member and index access see it. */
+function atPath(v: unknown, path: JsonPath): unknown {
+  for (const step of path) {
+    if (typeof step === "string") {
+      if (typeof v !== "object" || v === null || Array.isArray(v) || !Object.hasOwn(v, step)) {
+        return null;
+      }
+      v = (v as Record<string, unknown>)[step];
+    } else {
+      if (!Array.isArray(v) || step >= v.length) return null;
+      v = v[step];
+    }
+  }
+  return v;
+}
+
+// Nested records: JSON values of every kind, keys repeated, white space, escapes, unicode.
+const KEYS = ["status", "errorCode", "location", "a", "b", "__proto__", "é", "x\\y", ""];
+const jsonKey = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...KEYS) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 3 }) },
+);
+const leaf = fc.oneof(
+  fc.string({
+    unit: fc.oneof(
+      fc.constantFrom("é", '"', "\\", "\u0000", "\u001f", "😀", "\u2028", "\ud800"),
+      fc.string({ maxLength: 1 }),
+    ),
+  }).map((v) => JSON.stringify(v)),
+  fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.maxSafeInteger())
+    .map((v) => JSON.stringify(v)),
+  fc.constantFrom(
+    "0",
+    "-0",
+    "1e21",
+    "1E+2",
+    "1e-7",
+    "-0.0e0",
+    "12345678901234567890",
+    "9007199254740993",
+    "0.1",
+    "123456789012345",
+    "1234567890123456",
+    "true",
+    "false",
+    "null",
+    '"\\u00e9\\n\\t\\/\\""',
+  ),
+);
+const { tree } = fc.letrec((tie) => ({
+  tree: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    leaf,
+    fc.array(fc.tuple(space, tie("tree") as fc.Arbitrary<string>, space), { maxLength: 4 })
+      .map((xs) => `[${xs.map(([a, v, b]) => `${a}${v}${b}`).join(",")}]`),
+    fc.array(
+      fc.tuple(jsonKey, space, tie("tree") as fc.Arbitrary<string>, space),
+      { maxLength: 5 },
+    ).map((ps) =>
+      `{${ps.map(([k, a, v, b]) => `${a}${JSON.stringify(k)}${b}:${a}${v}`).join(",")}}`
+    ),
+  ),
+}));
+const nestedLine = fc.tuple(
+  fc.array(fc.tuple(jsonKey, tree), { maxLength: 6 }),
+  fc.array(fc.tuple(fc.nat(), fc.constantFrom(...TRICKY)), { maxLength: 1 }),
+).map(([pairs, edits]) => {
+  let text = `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`;
+  for (const [at, c] of edits) {
+    const k = at % text.length;
+    text = text.slice(0, k) + c + text.slice(k + 1);
+  }
+  return text.replace(/\n/g, "");
+});
+const path = fc.tuple(
+  fc.constantFrom("status", "location", "a", "b", ""),
+  fc.array(fc.oneof(fc.constantFrom("errorCode", "a", "b", "é", ""), fc.nat(3)), {
+    maxLength: 3,
+  }),
+).map(([head, rest]): JsonPath => [head, ...rest]).filter((p) => p.every((s) => s !== "é"));
+
+/** Checks one line against JSON.parse of its decoded bytes; false when the reader left it. */
+function checkPaths(text: string, paths: readonly JsonPath[]): boolean {
+  const reader = jsonPathReader(paths);
+  assert.ok(reader);
+  const bytes = encoder.encode(`${text}\n`);
+  const values = reader.read(bytes, 0);
+  if (values === undefined) return false;
+  const decoded = new TextDecoder().decode(bytes.subarray(0, bytes.length - 1));
+  let v: unknown;
+  try {
+    v = JSON.parse(decoded);
+  } catch {
+    assert.fail(`took a line JSON.parse rejects: ${JSON.stringify(text)}`);
+  }
+  assert.ok(typeof v === "object" && v !== null && !Array.isArray(v), `not an object: ${text}`);
+  assert.deepEqual(
+    [...values],
+    paths.map((p) => atPath(v, p)),
+    `values differ for ${JSON.stringify(text)} at ${JSON.stringify(paths)}`,
+  );
+  assert.equal(reader.next, bytes.length);
+  return true;
+}
+
+Deno.test("the JSON path reader gives JSON.parse's values for every nested line it takes", () => {
+  let taken = 0;
+  fc.assert(
+    fc.property(nestedLine, fc.array(path, { minLength: 1, maxLength: 4 }), (text, paths) => {
+      if (checkPaths(text, paths)) taken++;
+    }),
+    { numRuns: 5000, seed: 9 },
+  );
+  assert.ok(taken > 2000, `lines taken: ${taken}`);
+});
+
+Deno.test("the JSON path reader reads sign-in records of Graph's shape exactly", () => {
+  const record = {
+    id: "71d7198a-9027-4a51-9ce4-903746c02ada",
+    createdDateTime: "2024-05-01T00:00:00Z",
+    userDisplayName: 'Jürgen O\u2019Brien "JB" \\ 😀',
+    riskEventTypes: [],
+    riskEventTypes_v2: ["unfamiliarFeatures"],
+    status: { errorCode: 50126, failureReason: 'Invalid "password".', additionalDetails: null },
+    deviceDetail: { deviceId: "", displayName: null, isCompliant: false, trustType: null },
+    location: {
+      city: "東京",
+      countryOrRegion: "JP",
+      geoCoordinates: { altitude: null, latitude: 35.6762, longitude: -1.5e-7 },
+    },
+    appliedConditionalAccessPolicies: [
+      { id: "x", enforcedGrantControls: ["mfa"], enforcedSessionControls: [], result: "success" },
+      { id: "y", enforcedGrantControls: [], enforcedSessionControls: [{}], result: "failure" },
+    ],
+  };
+  const paths: JsonPath[] = [
+    ["status", "errorCode"],
+    ["location", "countryOrRegion"],
+    ["location", "geoCoordinates", "longitude"],
+    ["appliedConditionalAccessPolicies", 1, "result"],
+    ["appliedConditionalAccessPolicies", 0, "enforcedGrantControls", 0],
+    ["appliedConditionalAccessPolicies", 5, "result"],
+    ["deviceDetail"],
+    ["status", "errorCode"],
+    ["userDisplayName"],
+    ["riskEventTypes"],
+    ["missing", "x"],
+  ];
+  const text = JSON.stringify(record);
+  assert.ok(checkPaths(text, paths));
+  assert.ok(checkPaths(JSON.stringify(record, null, 1).replace(/\n/g, " "), paths));
+  // Keys repeated: the last counts, at every depth.
+  assert.ok(checkPaths(`{"status":{"errorCode":1},"status":{"errorCode":2,"errorCode":3}}`, paths));
+  assert.ok(checkPaths(`{"status":{"errorCode":1},"status":7}`, paths));
+  // Deep nesting within the limit is read; beyond it the line goes to JSON.parse.
+  assert.ok(checkPaths(`{"a":${"[".repeat(90)}${"]".repeat(90)}}`, [["a"], ["b"]]));
+  assert.equal(
+    jsonPathReader([["b"]])!.read(
+      encoder.encode(`{"a":${"[".repeat(150)}${"]".repeat(150)}}\n`),
+      0,
+    ),
+    undefined,
+  );
+  assert.equal(jsonPathReader([]) !== null, true);
+  assert.equal(jsonPathReader([["__proto__"]]), null);
+  assert.equal(jsonPathReader([["a", -1]]), null);
 });

@@ -17,6 +17,7 @@ import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
+import { skipWarning } from "./skip_tally.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -108,11 +109,6 @@ export async function* parseSource(
   const last = sink.take(true);
   if (last) yield last;
   if (skipped > 0) {
-    ctx.warn({
-      level: "WARN",
-      message: `PARSE skipped ${
-        skipped === 1 ? "1 record that does" : `${skipped} records that do`
-      } not match the pattern (the first in '${firstSkipped}')`,
-    });
+    ctx.warn(skipWarning({ kind: "PARSE", count: skipped, first: { uri: firstSkipped } }));
   }
 }

@@ -8,16 +8,21 @@
  *   readJsonSource(files, null, ctx)       // rows with every field of each object
  *
  * Lines or elements that are not JSON objects are skipped, and counted in one WARN per
- * source that names the first of them; so are objects nested deeper than MAX_JSON_DEPTH, which
- * every later pass over values (types, rendering, keys) would walk recursively.
+ * source that names the first of them.
  */
 
 import type { FileEntry } from "../datastore.ts";
-import type { Row } from "../values.ts";
+import type { Row, Value } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
-import { jsonLineReader } from "./json_line_reader.ts";
+import {
+  type JsonLineReader,
+  jsonLineReader,
+  type JsonPath,
+  jsonPathReader,
+} from "./json_line_reader.ts";
+import { type SkipTally, skipWarning } from "./skip_tally.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -31,37 +36,33 @@ export const MAX_JSON_DEPTH = 128;
 /**
  * Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all.
  * `keep`, when given, is a filter pushed into the scan: only the rows it keeps are handed out.
+ * `paths` names fields of `needed` that the query reads only through members: the byte reader
+ * gives such a field as a tuple of just those members (the other readers give it whole, which
+ * reads the same).
  */
 export async function* readJsonSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   needed: readonly string[] | null,
   ctx: ExecContext,
   keep?: (row: Row) => boolean,
+  paths?: ReadonlyMap<string, readonly (readonly string[])[]>,
 ): BatchStream {
   const pick = picker(needed);
   const readFields = needed !== null && needed.length <= FIELD_READER_MAX
     ? jsonFieldReader(needed)
     : null;
   const bytesReader = needed !== null && needed.length <= FIELD_READER_MAX
-    ? jsonLineReader(needed)
+    ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const sink = new RowSink(keep);
   const push = sink.push;
   let skipped = 0;
-  let firstBad = "";
+  let firstBad: SkipTally["first"] = { uri: "" };
   let deep = 0;
   let firstDeep = "";
-  const bad = (where: string) => {
-    if (skipped++ === 0) firstBad = where;
-  };
-  /** Pushes the row of `json`, or counts it as bad (unless blank and `blankOk`) or too deep. */
-  const take = (json: string, where: () => string, blankOk: boolean) => {
-    const v = parseObject(json);
-    if (v === TOO_DEEP) {
-      if (deep++ === 0) firstDeep = where();
-    } else if (v) push(pick(v));
-    else if (!blankOk || !isBlank(json, 0, json.length)) bad(where());
+  const bad = (first: SkipTally["first"]) => {
+    if (skipped++ === 0) firstBad = first;
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" = "unknown";
@@ -79,9 +80,13 @@ export async function* readJsonSource(
       if (mode === "array") {
         const text = decoder.decode(bytes.subarray(start, end));
         array.feed(text, 0, text.length, (json) => {
-          take(json, () => `element ${array.elements} of '${file.uri}'`, false);
+          const v = parseObject(json);
+          if (v === TOO_DEEP) {
+            if (deep++ === 0) firstDeep = `element ${array.elements} of '${file.uri}'`;
+          } else if (v) push(pick(v));
+          else bad({ uri: file.uri, where: `element ${array.elements}` });
         });
-        if (array.trailing && skipped === 0) bad(`the text after the array in '${file.uri}'`);
+        if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
       } else {
         // The byte reader needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
@@ -108,27 +113,21 @@ export async function* readJsonSource(
               continue;
             }
           }
-          const at = line;
-          take(l, () => `line ${at} of '${file.uri}'`, true);
+          const v = parseObject(l);
+          if (v === TOO_DEEP) {
+            if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
+          } else if (v) push(pick(v));
+          else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
         }
       }
       const batch = sink.take();
       if (batch) yield batch;
     }
-    if (mode === "array" && !array.closed) bad(`the unterminated array in '${file.uri}'`);
+    if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
   }
   const last = sink.take(true);
   if (last) yield last;
-  if (skipped > 0) {
-    ctx.warn({
-      level: "WARN",
-      message: `READ_JSON skipped ${
-        skipped === 1
-          ? "1 record that is not a JSON object"
-          : `${skipped} records that are not JSON objects`
-      } (the first: ${firstBad})`,
-    });
-  }
+  if (skipped > 0) ctx.warn(skipWarning({ kind: "READ_JSON", count: skipped, first: firstBad }));
   if (deep > 0) {
     ctx.warn({
       level: "WARN",
@@ -141,11 +140,73 @@ export async function* readJsonSource(
 
 type JsonObject = Record<string, Row[string]>;
 
+/** Members below a field: a leaf (true) is read whole, an object names deeper members. */
+interface MemberTree {
+  [member: string]: MemberTree | true;
+}
+
+/**
+ * A reader of `needed` that follows the member paths of `paths` and builds those fields as
+ * tuples of the members read; null when a member name cannot be read from bytes.
+ */
+function memberReader(
+  needed: readonly string[],
+  paths: ReadonlyMap<string, readonly (readonly string[])[]>,
+): JsonLineReader | null {
+  const list: JsonPath[] = [];
+  const slot = (path: JsonPath) => {
+    list.push(path);
+    return `v[${list.length - 1}]`;
+  };
+  const literal = (tree: MemberTree, prefix: readonly string[]): string =>
+    `{ ${
+      Object.keys(tree).map((k) => {
+        const sub = tree[k];
+        const path = [...prefix, k];
+        return `${JSON.stringify(k)}: ${sub === true ? slot(path) : literal(sub, path)}`;
+      }).join(", ")
+    } }`;
+  const parts: string[] = [];
+  for (const name of needed) {
+    const below = paths.get(name);
+    // `__proto__` in an object literal would set the prototype: such a field is read whole.
+    if (!below || below.some((p) => p.includes("__proto__"))) {
+      parts.push(`${JSON.stringify(name)}: ${slot([name])}`);
+      continue;
+    }
+    const tree: MemberTree = Object.create(null);
+    for (const p of below) {
+      let at = tree;
+      for (let i = 0; i < p.length; i++) {
+        const known = at[p[i]];
+        if (known === true) break; // a shorter path reads this member whole
+        if (i === p.length - 1) at[p[i]] = true;
+        else at = (at[p[i]] = known ?? Object.create(null)) as MemberTree;
+      }
+    }
+    parts.push(`${JSON.stringify(name)}: ${literal(tree, [name])}`);
+  }
+  const values = jsonPathReader(list);
+  if (values === null) return null;
+  const build = new Function("v", `return { ${parts.join(", ")} };`) as (v: Value[]) => Row;
+  const reader = {
+    next: 0,
+    read(bytes: Uint8Array, from: number): Row | undefined {
+      const v = values.read(bytes, from);
+      if (v === undefined) return undefined;
+      reader.next = values.next;
+      return build(v);
+    },
+  };
+  return reader;
+}
+
 const TOO_DEEP = Symbol("too deep");
 
 /**
  * The object a JSON text holds, null for malformed JSON and other values, TOO_DEEP for one
- * nested more than MAX_JSON_DEPTH levels.
+ * nested more than MAX_JSON_DEPTH levels (every later pass over values would walk it
+ * recursively).
  */
 function parseObject(json: string): JsonObject | null | typeof TOO_DEEP {
   if (tooDeep(json)) return TOO_DEEP;

@@ -30,15 +30,33 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf, workerSafe } from "./parallel/parallel_plan.ts";
+import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
+import type { ParallelContext } from "./parallel/scan_workers.ts";
 
-/** Opens `node` as it stands: the plan's passes made every rewrite before it runs. */
+/**
+ * Opens `node` as it stands: the plan's passes made every rewrite before it runs. A part of the
+ * plan that runs in workers (engine/exec/parallel/) is opened there.
+ */
 export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
+  const number = ctx.parallel?.nodes.get(node);
+  if (number === undefined) return openHere(node, ctx);
+  return node.kind === "aggregate"
+    ? aggregateInWorkers(node, number, ctx)
+    : rowsInWorkers(node, number, ctx);
+}
+
+/** Opens `node` in this thread (its inputs may still run in workers). */
+function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
   switch (node.kind) {
     case "values":
       return valuesSource(node.rows, ctx);
-    case "source":
-      // The node is its own SourceRead: the fields and the filter explain() shows on it.
-      return node.start(ctx, node);
+    case "source": {
+      // In a worker, its share of the files; the node is its own SourceRead: the fields and
+      // the filter explain() shows on it.
+      const share = ctx.shareFiles?.get(node);
+      return share && node.scan ? node.scan.read(share, ctx, node) : node.start(ctx, node);
+    }
     case "table":
       return storedTableSource(node, ctx);
     case "view":
@@ -79,6 +97,24 @@ export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
   }
 }
 
+/** The aggregate's rows from the workers, or from here when its input is too small to share. */
+async function* aggregateInWorkers(
+  node: PlanNode & { kind: "aggregate" },
+  number: number,
+  ctx: ExecContext,
+): BatchStream {
+  const source = scanSourceOf(node)!;
+  const merged = await parallelAggregate(node, source, number, ctx, ctx.parallel!);
+  yield* merged ?? openHere(node, ctx);
+}
+
+/** A row pipeline's rows from the workers in order, or from here when too small to share. */
+async function* rowsInWorkers(node: PlanNode, number: number, ctx: ExecContext): BatchStream {
+  const source = rowSourceOf(node)!;
+  const rows = await parallelRows(node, source, number, ctx, ctx.parallel!);
+  yield* rows ?? openHere(node, ctx);
+}
+
 /** Drains each of `before` in order (their rows are dropped), then passes `rows` on. */
 async function* afterRows(
   before: readonly PlanNode[],
@@ -89,6 +125,24 @@ async function* afterRows(
     for await (const _ of openNode(node, ctx)) checkCancelled(ctx.signal);
   }
   yield* rows;
+}
+
+/** The plan's parallel nodes and workers, or nothing when no part of it runs in workers. */
+function parallelContext(plan: CompiledPlan): { parallel?: ParallelContext } {
+  const p = plan.parallel!;
+  if (!workerSafe(plan.root)) return {};
+  const nodes = new Map<object, number>(parallelNodes(plan.root).map((n, i) => [n, i]));
+  if (nodes.size === 0) return {};
+  return {
+    parallel: {
+      workers: p.workers,
+      source: p.source,
+      query: p.query,
+      now: plan.now,
+      memoryLimit: plan.memoryLimit,
+      nodes,
+    },
+  };
 }
 
 /** Starts a compiled plan; nothing is read until the batches are iterated. */
@@ -102,6 +156,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     warn,
     progress,
     memory: new MemoryBudget(plan.memoryLimit),
+    ...(plan.parallel ? parallelContext(plan) : {}),
   };
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;

@@ -77,11 +77,33 @@ export function constantString(env: PlanEnv, expr: Expr, what: string): string |
   return c.value;
 }
 
-/** Names of the record fields `expr` reads. */
-export function fieldsRead(expr: Expr, into: Set<string> = new Set()): Set<string> {
+/**
+ * The record fields an expression reads, and how: a field read only through member chains
+ * (`status.errorCode`, `location.geo.lat`) has the paths of those chains below it, so that a
+ * source of nested data may build just those members (READ_JSON); any other use of a field
+ * (the field itself, an index, a function of it) reads it whole.
+ */
+export class FieldReads extends Set<string> {
+  /** Per field: the member paths below it that are read, or null when it is read whole. */
+  readonly paths = new Map<string, (readonly string[])[] | null>();
+
+  /** Notes a read of `name`: whole, or the members `path` below it. */
+  note(name: string, path: readonly string[] | null): void {
+    this.add(name);
+    const known = this.paths.get(name);
+    if (known === null) return;
+    if (path === null) this.paths.set(name, null);
+    else if (known === undefined) this.paths.set(name, [path]);
+    else known.push(path);
+  }
+}
+
+/** Names of the record fields `expr` reads (with their paths when `into` is a FieldReads). */
+export function fieldsRead(expr: Expr, into: Set<string> = new FieldReads()): Set<string> {
   switch (expr.kind) {
     case "field":
-      into.add(expr.name);
+      if (into instanceof FieldReads) into.note(expr.name, null);
+      else into.add(expr.name);
       break;
     case "literal":
     case "position":
@@ -105,9 +127,18 @@ export function fieldsRead(expr: Expr, into: Set<string> = new Set()): Set<strin
     case "isNull":
       fieldsRead(expr.operand, into);
       break;
-    case "member":
-      fieldsRead(expr.object, into);
+    case "member": {
+      // A chain of members down to a field is a path below that field.
+      const path: string[] = [expr.name];
+      let at: Expr = expr.object;
+      while (at.kind === "member") {
+        path.unshift(at.name);
+        at = at.object;
+      }
+      if (at.kind === "field" && into instanceof FieldReads) into.note(at.name, path);
+      else fieldsRead(at, into);
       break;
+    }
     case "index":
       fieldsRead(expr.object, into);
       fieldsRead(expr.index, into);

@@ -10,7 +10,7 @@ import { QueryError } from "../diagnostics.ts";
 import { ANY, type Field, type Type } from "../types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";
 import { type PlanEnv, report } from "./env.ts";
-import { fieldsRead, type Input, typed } from "./expressions.ts";
+import { FieldReads, fieldsRead, type Input, typed } from "./expressions.ts";
 import { exprLabel } from "./labels.ts";
 
 type Select = Command & { kind: "select" };
@@ -56,7 +56,7 @@ function put<T extends { name: string }>(list: T[], column: T): void {
 export function planProject(env: PlanEnv, input: PlanNode, select: Select): PlanNode | undefined {
   const columns: Column[] = [];
   const schema: Field[] = [];
-  let reads: Set<string> | null = new Set();
+  let reads: Set<string> | null = new FieldReads();
   let ok = true;
   select.items.forEach((item, i) => {
     if (item.expr.kind === "star") {
@@ -241,7 +241,7 @@ export function planAggregate(
   group: Group | null,
 ): PlanNode | undefined {
   const rewrite: Rewrite = { specs: [], slots: [] };
-  const reads = new Set<string>();
+  const reads = new FieldReads();
   const keyExprs = groupKeys(env, select, group);
   if (!keyExprs) return undefined;
   const keys: Compiled[] = [];

@@ -9,7 +9,7 @@ import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { QueryError } from "../diagnostics.ts";
-import type { OpenSource, PlanNode } from "../plan.ts";
+import type { OpenSource, PlanNode, SourceScan } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
@@ -134,8 +134,23 @@ export async function planSourceCall(
     }
     case "READ_JSON": {
       const start: OpenSource = (ctx, read) =>
-        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep);
-      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep, read.paths);
+      const scan: SourceScan = {
+        list: files,
+        // A file that is one JSON array is read whole; JSON lines may be cut.
+        lines: async (file, signal) => (await firstByte(file, signal)) !== 0x5b, /* [ */
+        read: (shares, ctx, read) =>
+          readJsonSource(shares, read.fields, ctx, read.filter?.keep, read.paths),
+      };
+      return {
+        kind: "source",
+        schema: [],
+        open: true,
+        label,
+        start,
+        ...TAKES_ALL,
+        ...(local(args.src) ? { scan } : {}),
+      };
     }
     default:
       return planParse(env, call, args, files);
@@ -171,11 +186,44 @@ function planParse(
   const pattern = compiled.pattern;
   const start: OpenSource = (ctx, read) =>
     parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
+  const scan: SourceScan = {
+    list: files,
+    // A record of a multi-line pattern may span a cut: such files are read whole.
+    lines: () => Promise.resolve(!pattern.multiLine),
+    read: (shares, ctx, read) =>
+      parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+  };
   return {
     kind: "source",
     schema: pattern.fields,
     label: `PARSE(src: '${args.src}')`,
     start,
     ...TAKES_ALL,
+    ...(local(args.src) ? { scan } : {}),
   };
+}
+
+/** Whether `src` names files of this host (a cloud store is fetched by the server only). */
+function local(src: string): boolean {
+  return !/^cloudapi:/i.test(src);
+}
+
+/** The first byte of `file` that is not white space or a byte order mark, or -1. */
+async function firstByte(file: FileEntry, signal: AbortSignal): Promise<number> {
+  const reader = (await file.open(signal)).getReader();
+  try {
+    for (let seen = 0; seen < 1 << 20;) {
+      const { value, done } = await reader.read();
+      if (done) return -1;
+      for (let i = 0; i < value.length; i++, seen++) {
+        const c = value[i];
+        if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+        if (seen < 3 && (c === 0xef || c === 0xbb || c === 0xbf)) continue;
+        return c;
+      }
+    }
+    return -1;
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
 }

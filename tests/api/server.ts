@@ -45,7 +45,13 @@ export async function startTestServer(
   try {
     const home = await ensureHome(dir);
     if (options.grants) await Deno.writeTextFile(home.rightsFile, JSON.stringify(options.grants));
-    const { settings } = loadSettings(null, { "server.timeZone": "UTC", ...overrides });
+    const { settings } = loadSettings(null, {
+      "server.timeZone": "UTC",
+      // One scan thread unless a test asks for workers: dozens of test servers run at once on
+      // two cores, and tests/api/workers_test.ts runs the API on real workers.
+      "query.workers": "1",
+      ...overrides,
+    });
     const log = createLogger((line) => {
       options.logLine?.(line);
       if (line.includes(" ERROR ")) console.error(line);

@@ -9,7 +9,8 @@
 
 import { dirname, join } from "node:path";
 import { compile, execute } from "../../engine/engine.ts";
-import { type QueryContext, type ScriptSource } from "../../engine/query_context.ts";
+import { type QueryContext } from "../../engine/query_context.ts";
+import { type ScriptSource } from "../../engine/script_source.ts";
 import { FsResourceTree } from "../../home/resource_tree.ts";
 import type { Grant } from "../../home/rights.ts";
 import type { User } from "../../engine/user.ts";

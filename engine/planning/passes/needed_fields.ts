@@ -10,8 +10,12 @@
 
 import { assertNever } from "../../ast.ts";
 import type { PlanNode } from "../../plan.ts";
+import { FieldReads } from "../expressions.ts";
 
-/** Field names in the order found; null: all of them. */
+/**
+ * Field names in the order found, each with the member paths read below it (FieldReads), or
+ * null: all of them. A set that is not a FieldReads reads its fields whole.
+ */
 type Needed = ReadonlySet<string> | null;
 
 export function neededFields(root: PlanNode): PlanNode {
@@ -20,7 +24,26 @@ export function neededFields(root: PlanNode): PlanNode {
 
 function plus(needed: Needed, reads: ReadonlySet<string> | null): Needed {
   if (needed === null || reads === null) return null;
-  return new Set([...needed, ...reads]);
+  const out = new FieldReads();
+  for (const set of [needed, reads]) {
+    for (const name of set) {
+      const paths = set instanceof FieldReads ? set.paths.get(name) ?? null : null;
+      if (paths === null) out.note(name, null);
+      else for (const p of paths) out.note(name, p);
+    }
+  }
+  return out;
+}
+
+/** The fields of `wanted` read only through member paths, with those paths. */
+function pathsOf(wanted: ReadonlySet<string>, fields: readonly string[]) {
+  if (!(wanted instanceof FieldReads)) return undefined;
+  const out = new Map<string, readonly (readonly string[])[]>();
+  for (const name of fields) {
+    const paths = wanted.paths.get(name);
+    if (paths) out.set(name, paths);
+  }
+  return out.size > 0 ? out : undefined;
 }
 
 /** `node` rebuilt for consumers that read `needed` of its output fields. */
@@ -38,7 +61,9 @@ function withNeeded(node: PlanNode, needed: Needed): PlanNode {
       const fields = node.open
         ? [...wanted]
         : [...wanted].filter((name) => node.schema.some((f) => f.name === name));
-      return { ...node, fields };
+      // Member paths matter only to sources of nested data (READ_JSON's open schema).
+      const paths = node.open ? pathsOf(wanted, fields) : undefined;
+      return { ...node, fields, ...(paths ? { paths } : {}) };
     }
     case "view":
     case "limit":

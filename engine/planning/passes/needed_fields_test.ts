@@ -75,3 +75,40 @@ Deno.test("a join asks each side for its own fields, and a union each input for 
     null,
   ], ["x", 1]]);
 });
+
+Deno.test("READ_JSON fields read only through members read just those members, with the same rows", async () => {
+  await using home = await logHome();
+  const lines = [
+    { status: { errorCode: 1, reason: "x" }, loc: { geo: { lat: 1.5, lon: 2 }, c: "FI" }, z: 1 },
+    { status: { errorCode: 0 }, loc: { geo: null, c: "SE" } },
+    { status: "not an object", loc: { geo: { lat: -0.5 }, c: null } },
+    { status: null, loc: [] },
+    { status: { errorCode: 2, errorCode2: 3, "__proto__": { errorCode: 9 } }, loc: { c: "é" } },
+    { loc: { geo: { lat: 3, lat2: [1, { lat: 4 }] }, c: "JP", "c\u00e9": 1 } },
+  ];
+  let text = lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+  // Keys repeated: the last counts.
+  text += '{"status":{"errorCode":5},"status":{"errorCode":6},"loc":{"c":"a","c":"b"}}\n';
+  text += '{"status":{"errorCode":7,"errorCode":8}}\n';
+  await home.write("/shared/n.json", text);
+  const query =
+    `READ_JSON(src: '/shared/n.json') | filter(status.errorCode != 1 or status.errorCode is null)
+    | select(status.errorCode as code, loc.geo.lat as lat, loc.c as c, loc.geo as geo)`;
+  assert.deepEqual(await explained(home, query), [
+    "project status.errorCode as code, loc.geo.lat as lat, loc.c as c, loc.geo as geo",
+    "  source READ_JSON(src: '/shared/n.json') filter ((status.errorCode != 1) or status.errorCode is null) " +
+    "reads(status.errorCode, loc.geo.lat, loc.c, loc.geo)",
+  ]);
+  // The same query reading the fields whole (a whole read of each through `len`) gives the
+  // same rows: what the members are is JSON.parse's.
+  const whole =
+    `READ_JSON(src: '/shared/n.json') | filter(status.errorCode != 1 or status.errorCode is null)
+    | select(status.errorCode as code, loc.geo.lat as lat, loc.c as c, loc.geo as geo,
+             len(STRING(status)) + len(STRING(loc)) as w) | select(code, lat, c, geo)`;
+  const rows = (await home.run(query)).rows;
+  assert.deepEqual(rows, (await home.run(whole)).rows);
+  assert.deepEqual(rows.map((r) => r.code), [0, null, null, 2, null, 6, 8]);
+  assert.deepEqual(rows[0].geo, null);
+  assert.deepEqual(rows[4].geo, { lat: 3, lat2: [1, { lat: 4 }] });
+  assert.equal(rows[5].c, "b");
+});

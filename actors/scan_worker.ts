@@ -1,0 +1,28 @@
+/**
+ * The entry of a scan worker (a Web Worker started by actors/scan_workers.ts): rebuilds the
+ * tree and the file datastores, runs its share (engine/exec/parallel/share_run.ts) and posts
+ * what it made. Cloud stores are not registered: plans that read them run no part in workers.
+ */
+
+/// <reference lib="deno.worker" />
+
+import { RowCredits, runShare } from "../engine/exec/parallel/share_run.ts";
+import { FsResourceTree } from "../home/resource_tree.ts";
+import { createDatastoreRegistry } from "../connectors/file/registry.ts";
+import type { ScanWorkerStart } from "./scan_workers.ts";
+
+/** The credits of the task running; a credit message adds one. */
+let credits = new RowCredits();
+
+self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
+  if (e.data === "credit") return credits.add();
+  const { dataDir, grants, task } = e.data;
+  const tree = new FsResourceTree(dataDir, { grants: () => grants });
+  credits = new RowCredits();
+  await runShare(
+    task,
+    { tree, datastores: createDatastoreRegistry(tree) },
+    (message, transfer) => self.postMessage(message, transfer ?? []),
+    credits,
+  );
+};

@@ -1,0 +1,97 @@
+/**
+ * The engine's scan workers (engine/exec/parallel/scan_workers.ts) as a pool of Web Workers.
+ * A worker loads the engine once (a few hundred milliseconds on a busy machine) and then runs
+ * shares of one query after another: it is taken from the pool for a share and given back
+ * when it posted its last message. A share stopped before its end (a cancelled query, a
+ * failure elsewhere) terminates its worker at once, whatever it is doing, and a fresh one takes
+ * its place when next needed. Each task rebuilds the resource tree and the file datastores
+ * from the home's data folder and the grants in force when it starts, then plans and runs its
+ * share (actors/scan_worker.ts).
+ *
+ *   const workers = createScanWorkers({ count: 2, dataDir, grants: () => rights.grants() });
+ *   compile(source, { ...context, scanWorkers: workers });
+ *   workers.close(); // at shutdown: ends the idle workers
+ */
+
+import type { ScanWorkers, ShareMessage, ShareTask } from "../engine/exec/parallel/scan_workers.ts";
+import type { Grant } from "../home/rights.ts";
+
+export interface ScanWorkerOptions {
+  /** Workers per query (`query.workers`). */
+  readonly count: number;
+  /** `<home>/data`, the root of the resource tree. */
+  readonly dataDir: string;
+  /** The grants of conf/rights.json in force. */
+  readonly grants: () => readonly Grant[];
+  /** Inputs smaller than this per worker are read in the query's own thread. */
+  readonly minShareBytes?: number;
+  /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
+  readonly idle?: number;
+  readonly warm?: boolean;
+}
+
+/** What a worker is sent to start a task: the tree it rebuilds and the task. */
+export interface ScanWorkerStart {
+  readonly dataDir: string;
+  readonly grants: readonly Grant[];
+  readonly task: ShareTask;
+}
+
+export interface ScanWorkerPool extends ScanWorkers {
+  /** Ends the idle workers; running ones end when their share does. */
+  close(): void;
+}
+
+export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
+  const keep = options.idle ?? options.count;
+  const idle: Worker[] = [];
+  let closed = false;
+  const spawn = () =>
+    new Worker(new URL("./scan_worker.ts", import.meta.url).href, { type: "module" });
+  if (options.warm) { for (let i = 0; i < keep; i++) idle.push(spawn()); }
+  return {
+    count: options.count,
+    minShareBytes: options.minShareBytes ?? 8 << 20,
+    start(task, listen) {
+      const worker = idle.pop() ?? spawn();
+      let ended = false;
+      const end = (reuse: boolean) => {
+        if (ended) return;
+        ended = true;
+        worker.onmessage = null;
+        worker.onerror = null;
+        if (reuse && !closed && idle.length < keep) idle.push(worker);
+        else worker.terminate();
+      };
+      worker.onmessage = (e: MessageEvent<ShareMessage>) => {
+        if (ended) return;
+        const last = e.data.kind === "groups" || e.data.kind === "failed" ||
+          e.data.kind === "done";
+        if (last) end(true);
+        listen(e.data);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        if (ended) return;
+        end(false);
+        listen({
+          kind: "failed",
+          code: "INTERNAL",
+          message: `a scan worker failed (${e.message})`,
+        });
+      };
+      const start: ScanWorkerStart = { dataDir: options.dataDir, grants: options.grants(), task };
+      worker.postMessage(start);
+      return {
+        stop: () => end(false),
+        credit: () => {
+          if (!ended) worker.postMessage("credit");
+        },
+      };
+    },
+    close() {
+      closed = true;
+      for (const w of idle.splice(0)) w.terminate();
+    },
+  };
+}

@@ -1,0 +1,275 @@
+/**
+ * The query's side of the parts of a plan that run in workers. It lists the source's files once,
+ * splits them into shares (shares.ts) and starts a worker per share. For a parallel aggregate it
+ * merges their partial groups in the order of the shares, so that the result is the one of a
+ * single pass (groups in order of first appearance, each with its first row); for a row
+ * pipeline it hands out the rows of share 0, then those of share 1..., each worker at most
+ * ROW_CREDIT batches ahead of what was taken (a `limit` that has its rows stops them all).
+ * Progress and warnings of the workers are the query's; each worker has its part of the memory
+ * limit, and the merge is charged to the query's. Cancelling the query stops every worker at
+ * once (Worker.terminate).
+ */
+
+import type { FileEntry } from "../../datastore.ts";
+import { QueryError } from "../../diagnostics.ts";
+import type { PlanNode } from "../../plan.ts";
+import type { Row } from "../../values.ts";
+import { Grouping } from "../aggregate.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../context.ts";
+import type { ParallelContext, PartialGroups, ShareHandle, ShareMessage } from "./scan_workers.ts";
+import { type FileShare, splitShares } from "./shares.ts";
+import { type SkipTally, skipWarning, type TallyWarning } from "../skip_tally.ts";
+import { decodeRow } from "./value_codec.ts";
+
+type AggregateNode = PlanNode & { kind: "aggregate" };
+type SourceNode = PlanNode & { kind: "source" };
+
+interface Split {
+  readonly shares: readonly FileShare[][];
+  readonly files: readonly FileEntry[];
+}
+
+/** The source's files in shares, or null when there is too little to share. */
+async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelContext) {
+  const scan = source.scan!;
+  const files: FileEntry[] = [];
+  for await (const f of scan.list(ctx)) files.push(f);
+  checkCancelled(ctx.signal);
+  const { workers } = parallel;
+  const shareable = await Promise.all(files.map(async (f) => ({
+    uri: f.uri,
+    size: f.size,
+    lines: f.openAt !== undefined && f.size > workers.minShareBytes &&
+      await scan.lines(f, ctx.signal).catch(() => false),
+  })));
+  const shares = splitShares(shareable, workers.count, workers.minShareBytes);
+  if (shares.length <= 1) return null;
+  ctx.progress.expect(files.reduce((n, f) => n + f.size, 0));
+  return { shares, files } satisfies Split;
+}
+
+/**
+ * The aggregate's rows computed by workers, or null when its input is too small to share (the
+ * caller then runs it here).
+ */
+export async function parallelAggregate(
+  node: AggregateNode,
+  source: SourceNode,
+  number: number,
+  ctx: ExecContext,
+  parallel: ParallelContext,
+): Promise<BatchStream | null> {
+  const shares = await split(source, ctx, parallel);
+  return shares && mergeGroups(node, number, shares, ctx, parallel);
+}
+
+/** A row pipeline's rows read by workers, or null when its input is too small to share. */
+export async function parallelRows(
+  _node: PlanNode,
+  source: SourceNode,
+  number: number,
+  ctx: ExecContext,
+  parallel: ParallelContext,
+): Promise<BatchStream | null> {
+  const shares = await split(source, ctx, parallel);
+  return shares && mergeRows(number, shares, ctx, parallel);
+}
+
+/** Workers running the shares of one node, their messages sorted out per share. */
+class ShareRun {
+  readonly handles: ShareHandle[] = [];
+  readonly tallies: SkipTally[][];
+  /** Per share: rows posted and not yet taken, whether the share is done, its groups. */
+  readonly queues: (readonly Row[])[][];
+  readonly done: boolean[];
+  readonly groups: (PartialGroups | undefined)[];
+  failure: unknown = undefined;
+  #wake: (() => void) | null = null;
+  readonly #ctx: ExecContext;
+  readonly #stop = () => {
+    this.stop();
+    this.#wake?.();
+  };
+
+  constructor(number: number, split: Split, ctx: ExecContext, parallel: ParallelContext) {
+    const { shares } = split;
+    this.#ctx = ctx;
+    this.tallies = shares.map(() => []);
+    this.queues = shares.map(() => []);
+    this.done = shares.map(() => false);
+    this.groups = shares.map(() => undefined);
+    ctx.signal.addEventListener("abort", this.#stop, { once: true });
+    const memoryLimit = Math.floor(parallel.memoryLimit / shares.length);
+    shares.forEach((share, k) => {
+      this.handles.push(parallel.workers.start({
+        source: parallel.source,
+        query: parallel.query,
+        now: parallel.now,
+        node: number,
+        shares: share,
+        memoryLimit,
+      }, (m) => this.#hear(k, m)));
+    });
+  }
+
+  #hear(k: number, m: ShareMessage): void {
+    switch (m.kind) {
+      case "progress":
+        this.#ctx.progress.consume(m.bytes);
+        return;
+      case "warning": {
+        const tally = (m.warning as Partial<TallyWarning>).tally;
+        if (tally) this.tallies[k].push(tally);
+        else this.#ctx.warn(m.warning);
+        return;
+      }
+      case "rows":
+        this.queues[k].push(m.rows.map(decodeRow));
+        break;
+      case "groups":
+        this.groups[k] = m.groups;
+        this.done[k] = true;
+        break;
+      case "done":
+        this.done[k] = true;
+        break;
+      case "failed":
+        this.failure ??= "diagnostic" in m ? new QueryError(m.diagnostic) : new Error(m.message);
+    }
+    this.#wake?.();
+  }
+
+  /** Waits for the next message of any share; throws a failure or the cancellation. */
+  async next(): Promise<void> {
+    this.check();
+    await new Promise<void>((resolve) => this.#wake = resolve);
+    this.#wake = null;
+    this.check();
+  }
+
+  check(): void {
+    checkCancelled(this.#ctx.signal);
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  stop(): void {
+    for (const h of this.handles) h.stop();
+  }
+
+  close(): void {
+    this.stop();
+    this.#ctx.signal.removeEventListener("abort", this.#stop);
+  }
+}
+
+async function* mergeGroups(
+  node: AggregateNode,
+  number: number,
+  split: Split,
+  ctx: ExecContext,
+  parallel: ParallelContext,
+): BatchStream {
+  const run = new ShareRun(number, split, ctx, parallel);
+  let charged = 0;
+  try {
+    const grouping = new Grouping(node);
+    for (let k = 0; k < split.shares.length; k++) {
+      while (run.groups[k] === undefined) await run.next();
+      const bytes = grouping.merge(run.groups[k]!);
+      run.groups[k] = undefined;
+      if (bytes > 0) {
+        ctx.memory.take(bytes, "group");
+        charged += bytes;
+      }
+    }
+    run.stop();
+    for (const w of await mergeTallies(run.tallies, split.shares, split.files, ctx.signal)) {
+      ctx.warn(w);
+    }
+    for (const out of grouping.rows()) {
+      checkCancelled(ctx.signal);
+      yield out;
+    }
+  } finally {
+    run.close();
+    ctx.memory.release(charged);
+  }
+}
+
+async function* mergeRows(
+  number: number,
+  split: Split,
+  ctx: ExecContext,
+  parallel: ParallelContext,
+): BatchStream {
+  const run = new ShareRun(number, split, ctx, parallel);
+  try {
+    for (let k = 0; k < split.shares.length; k++) {
+      const queue = run.queues[k];
+      for (;;) {
+        run.check();
+        const batch = queue.shift();
+        if (batch !== undefined) {
+          run.handles[k].credit();
+          yield batch;
+        } else if (run.done[k]) break;
+        else await run.next();
+      }
+    }
+    for (const w of await mergeTallies(run.tallies, split.shares, split.files, ctx.signal)) {
+      ctx.warn(w);
+    }
+  } finally {
+    run.close();
+  }
+}
+
+/**
+ * The skip warnings of the shares as one thread gives them: one per source kind, the counts
+ * added, the first record the first share's (its line counted from the file's start).
+ */
+async function mergeTallies(
+  tallies: readonly SkipTally[][],
+  shares: readonly FileShare[][],
+  files: readonly FileEntry[],
+  signal: AbortSignal,
+): Promise<TallyWarning[]> {
+  const merged = new Map<string, { count: number; first: SkipTally["first"]; share: number }>();
+  tallies.forEach((list, k) => {
+    for (const t of list) {
+      const m = merged.get(t.kind);
+      if (m) m.count += t.count;
+      else merged.set(t.kind, { count: t.count, first: t.first, share: k });
+    }
+  });
+  const out: TallyWarning[] = [];
+  for (const [kind, m] of merged) {
+    let first = m.first;
+    const part = shares[m.share].find((s) => s.uri === first.uri);
+    const file = files.find((f) => f.uri === first.uri);
+    if (first.line !== undefined && part && part.start > 0 && file) {
+      // The share counted from its first line: the lines before it are counted here.
+      first = { ...first, line: first.line + 1 + await countLines(file, part.start - 1, signal) };
+    }
+    out.push(skipWarning({ kind: kind as SkipTally["kind"], count: m.count, first }));
+  }
+  return out;
+}
+
+/** The line ends in the first `bytes` bytes of `file`. */
+async function countLines(file: FileEntry, bytes: number, signal: AbortSignal): Promise<number> {
+  const reader = (await file.open(signal)).getReader();
+  let n = 0;
+  try {
+    for (let at = 0; at < bytes;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const end = Math.min(value.length, bytes - at);
+      for (let i = value.indexOf(0x0a); i >= 0 && i < end; i = value.indexOf(0x0a, i + 1)) n++;
+      at += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return n;
+}

@@ -1,0 +1,135 @@
+/**
+ * Which parts of a plan run in workers: an aggregate whose aggregates merge (count, sum) over
+ * a pipeline of filters, projections and unnests down to a source that can be read in shares
+ * (PARSE, READ_JSON over this host's files). Each worker runs that pipeline and a partial
+ * aggregation over its share; the aggregate node is the merge point, run once. Any other such
+ * pipeline runs in the workers too, and its rows come back share after share, in order.
+ *
+ *   aggregate (merge)          ← the query's thread: merge the shares in order, then outputs
+ *     filter / project ...     ← each worker, over its share
+ *       source PARSE(...)      ← each worker: its byte ranges
+ *
+ * Numbered in a fixed walk of the plan, so that a worker that planned the same script finds
+ * the same node by its number.
+ */
+
+import type { PlanNode } from "../../plan.ts";
+import { Grouping } from "../aggregate.ts";
+
+type SourceNode = PlanNode & { kind: "source" };
+
+/** The source a parallel aggregate's pipeline reads, or null when `node` is not one. */
+export function scanSourceOf(node: PlanNode): SourceNode | null {
+  if (node.kind !== "aggregate" || !Grouping.mergeable(node)) return null;
+  let at = node.input;
+  for (;;) {
+    switch (at.kind) {
+      case "filter":
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.scan ? at : null;
+      default:
+        return null;
+    }
+  }
+}
+
+/**
+ * The source at the bottom of a row pipeline (filters, projections, unnests over a source that
+ * can be read in shares; the source alone is one too), or null when `node` is not one.
+ */
+export function rowSourceOf(node: PlanNode): SourceNode | null {
+  let at = node;
+  for (;;) {
+    switch (at.kind) {
+      case "filter":
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.scan ? at : null;
+      default:
+        return null;
+    }
+  }
+}
+
+/**
+ * The parts of the plan that run in workers, numbered in a fixed depth-first walk: mergeable
+ * aggregates over row pipelines, and the longest row pipelines elsewhere that filter their rows
+ * (whose rows the query's thread takes in order). A pipeline that keeps every row stays in the
+ * query's thread: handing each row over from a worker (encoded, cloned, decoded) costs more
+ * than reading it here (bench/engine_bench.ts, the wide task: twice as slow on 2 workers).
+ */
+export function parallelNodes(root: PlanNode): PlanNode[] {
+  const found: PlanNode[] = [];
+  const seen = new Set<PlanNode>();
+  const walk = (node: PlanNode) => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    if (scanSourceOf(node) !== null || (rowSourceOf(node) !== null && filters(node))) {
+      found.push(node);
+      return;
+    }
+    for (const child of childrenOf(node)) walk(child);
+  };
+  walk(root);
+  return found;
+}
+
+/**
+ * Whether a worker can plan this script as the server did: every source reads this host's
+ * files (a cloud store is fetched and paced by the server, not by workers).
+ */
+export function workerSafe(root: PlanNode): boolean {
+  const seen = new Set<PlanNode>();
+  const walk = (node: PlanNode): boolean => {
+    if (seen.has(node)) return true;
+    seen.add(node);
+    if (node.kind === "source" && /cloudapi:/i.test(node.label)) return false;
+    return childrenOf(node).every(walk);
+  };
+  return walk(root);
+}
+
+/** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */
+function filters(node: PlanNode): boolean {
+  for (let at = node;;) {
+    switch (at.kind) {
+      case "filter":
+        return true;
+      case "project":
+      case "unnest":
+      case "view":
+        at = at.input;
+        continue;
+      case "source":
+        return at.filter !== null;
+      default:
+        return false;
+    }
+  }
+}
+
+function childrenOf(node: PlanNode): readonly PlanNode[] {
+  switch (node.kind) {
+    case "values":
+    case "source":
+    case "table":
+      return [];
+    case "join":
+      return [node.left, node.right];
+    case "union":
+      return node.inputs;
+    case "after":
+      return [...node.before, node.input];
+    default:
+      return [node.input];
+  }
+}

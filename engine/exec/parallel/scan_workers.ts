@@ -1,0 +1,89 @@
+/**
+ * The contract between the engine and the workers that run shares of a query's scan (the
+ * engine owns it; actors/scan_workers.ts implements it with Web Workers). A worker gets the
+ * script and the plain data of its context, compiles and plans it itself (planning is
+ * deterministic: the same plan, the same node numbers), runs its share of one node's input and
+ * posts what it made; the query's own thread merges the shares once.
+ */
+
+import type { ScriptSource } from "../../script_source.ts";
+import type { Warning } from "../../datastore.ts";
+import type { Diagnostic } from "../../diagnostics.ts";
+import type { User } from "../../user.ts";
+import type { FileShare } from "./shares.ts";
+import type { Encoded } from "./value_codec.ts";
+
+/** What a worker compiles: the query's own source (a script, a stored script or a table). */
+export type ShareSource = ScriptSource;
+
+export interface ScanWorkers {
+  /** How many workers one query's scan may use (the setting `query.workers`). */
+  readonly count: number;
+  /** Bytes below which a share is not worth a worker of its own. */
+  readonly minShareBytes: number;
+  /** Starts one worker on `task`; `listen` hears each of its messages, the last one `done`. */
+  start(task: ShareTask, listen: (message: ShareMessage) => void): ShareHandle;
+}
+
+export interface ShareHandle {
+  /** Ends the worker at once (cancellation, or the merge is done). */
+  stop(): void;
+  /** Tells a worker that streams rows that one more batch of them was taken. */
+  credit(): void;
+}
+
+/** Batches of rows a worker may post before the query's thread has taken them. */
+export const ROW_CREDIT = 4;
+
+/** The plain data of a query's context that a worker needs to compile it alike. */
+export interface ShareQuery {
+  readonly user: User;
+  readonly workDir: string;
+  readonly timeZone: string;
+  readonly args: Readonly<Record<string, string>>;
+}
+
+export interface ShareTask {
+  readonly source: ShareSource;
+  readonly query: ShareQuery;
+  /** The query's `now`, so that the worker's constants are the query's. */
+  readonly now: number;
+  /**
+   * Which parallel node of the plan (parallelNodes() order) the worker runs: an aggregate's
+   * input into a partial grouping, or a row pipeline whose rows it streams.
+   */
+  readonly node: number;
+  readonly shares: readonly FileShare[];
+  /** This worker's part of the query's memory limit. */
+  readonly memoryLimit: number;
+}
+
+export type ShareMessage =
+  /** Bytes of input consumed since the last report. */
+  | { readonly kind: "progress"; readonly bytes: number }
+  | { readonly kind: "warning"; readonly warning: Warning }
+  | { readonly kind: "groups"; readonly groups: PartialGroups }
+  /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
+  | { readonly kind: "rows"; readonly rows: readonly Record<string, Encoded>[] }
+  /** The row pipeline's share is done. */
+  | { readonly kind: "done" }
+  /** The diagnostic of a QueryError (its place in the script kept), or a bug's message. */
+  | { readonly kind: "failed"; readonly diagnostic: Diagnostic }
+  | { readonly kind: "failed"; readonly code: "INTERNAL"; readonly message: string };
+
+/** A worker's groups: first rows (encoded) and, per folded aggregate, numbers and flags. */
+export interface PartialGroups {
+  readonly firsts: readonly Record<string, Encoded>[];
+  readonly folds: readonly { readonly values: Float64Array; readonly flags: Uint8Array }[];
+}
+
+/** What a running query knows of its workers (on ExecContext; absent: no workers). */
+export interface ParallelContext {
+  readonly workers: ScanWorkers;
+  readonly source: ShareSource;
+  readonly query: ShareQuery;
+  readonly now: number;
+  readonly memoryLimit: number;
+  /** The parallel nodes of the plan (plan nodes, typed loosely here) and their numbers. */
+  readonly nodes: ReadonlyMap<object, number>;
+}

@@ -1,0 +1,146 @@
+/**
+ * A worker's side: compiles the query's script as the server did (same context data, same
+ * `now`), finds the parallel node by its number, reads its share of the source's files through
+ * the node's pipeline into a partial grouping, and posts it. Progress (bytes consumed) and
+ * warnings are posted as they happen; a failure is posted as its diagnostic.
+ */
+
+import { compile } from "../../engine.ts";
+import type { FileEntry } from "../../datastore.ts";
+import { QueryError } from "../../diagnostics.ts";
+import type { CompiledPlan } from "../../plan.ts";
+import type { QueryContext } from "../../query_context.ts";
+import { Grouping } from "../aggregate.ts";
+import { checkCancelled, type ExecContext, MemoryBudget, ProgressMeter } from "../context.ts";
+import { openNode } from "../run.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf } from "./parallel_plan.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
+import { encodeRow } from "./value_codec.ts";
+import { shareEntry } from "./shares.ts";
+
+/** Consumed bytes are posted at most every this many. */
+const PROGRESS_BYTES = 4 << 20;
+
+/** Credits for the batches of rows a worker posts (ShareHandle.credit on the other side). */
+export class RowCredits {
+  #left = ROW_CREDIT;
+  #waiting: (() => void) | null = null;
+
+  /** One more batch was taken. */
+  add(): void {
+    this.#left++;
+    this.#waiting?.();
+    this.#waiting = null;
+  }
+
+  /** Takes a credit, waiting for one when none is left. */
+  async take(): Promise<void> {
+    while (this.#left <= 0) await new Promise<void>((resolve) => this.#waiting = resolve);
+    this.#left--;
+  }
+}
+
+export async function runShare(
+  task: ShareTask,
+  context: Omit<QueryContext, "memoryLimit" | "user" | "workDir" | "timeZone" | "args">,
+  post: (message: ShareMessage, transfer?: Transferable[]) => void,
+  credits: RowCredits = new RowCredits(),
+  signal: AbortSignal = new AbortController().signal,
+): Promise<void> {
+  try {
+    const compiled = await compile(task.source, {
+      ...context,
+      ...task.query,
+      memoryLimit: task.memoryLimit,
+    }, { now: task.now });
+    if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
+    const plan = compiled.plan as CompiledPlan;
+    const node = parallelNodes(plan.root)[task.node];
+    const source = node && (scanSourceOf(node) ?? rowSourceOf(node));
+    if (!node || !source) throw new Error("the worker found no such parallel node");
+    let unreported = 0;
+    const progress = new ProgressMeter();
+    const consume = progress.consume.bind(progress);
+    progress.consume = (bytes: number) => {
+      consume(bytes);
+      unreported += bytes;
+      if (unreported >= PROGRESS_BYTES) {
+        post({ kind: "progress", bytes: unreported });
+        unreported = 0;
+      }
+    };
+    const ctx: ExecContext = {
+      signal,
+      timeZone: plan.timeZone,
+      now: plan.now,
+      warn: (warning) => post({ kind: "warning", warning }),
+      progress,
+      memory: new MemoryBudget(task.memoryLimit),
+      shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
+    };
+    if (node.kind !== "aggregate") {
+      // A row pipeline: its rows in batches, at most ROW_CREDIT ahead of those taken.
+      for await (const batch of openNode(node, ctx)) {
+        await credits.take();
+        post({ kind: "rows", rows: batch.map(encodeRow) });
+      }
+      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      post({ kind: "done" });
+      return;
+    }
+    const grouping = new Grouping(node);
+    for await (const batch of openNode(node.input, ctx)) {
+      checkCancelled(signal);
+      const bytes = grouping.add(batch);
+      if (bytes > 0) ctx.memory.take(bytes, "group");
+    }
+    if (unreported > 0) post({ kind: "progress", bytes: unreported });
+    const groups = grouping.exportPartial();
+    post(
+      { kind: "groups", groups },
+      groups.folds.flatMap((f) => [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer]),
+    );
+  } catch (e) {
+    if (e instanceof QueryError) {
+      post({ kind: "failed", diagnostic: e.diagnostic });
+    } else {
+      // Not the user's mistake: the query fails as a bug would, naming the worker.
+      post({
+        kind: "failed",
+        code: "INTERNAL",
+        message: `a scan worker failed (${e instanceof Error ? e.message : String(e)})`,
+      });
+    }
+  }
+}
+
+/** The entries of the task's shares, in order, from a fresh listing of the source. */
+async function shareFiles(
+  list: (ctx: ExecContext) => AsyncIterable<FileEntry>,
+  task: ShareTask,
+  signal: AbortSignal,
+): Promise<FileEntry[]> {
+  const listing: ExecContext = {
+    signal,
+    timeZone: task.query.timeZone,
+    now: task.now,
+    // The server listed the same files and reported what it had to say about them.
+    warn: () => {},
+    progress: new ProgressMeter(),
+    memory: new MemoryBudget(0),
+  };
+  const byUri = new Map<string, FileEntry>();
+  for await (const f of list(listing)) byUri.set(f.uri, f);
+  const out: FileEntry[] = [];
+  for (const share of task.shares) {
+    const file = byUri.get(share.uri);
+    if (file === undefined) {
+      throw new QueryError({
+        code: "RUNTIME_ERROR",
+        message: `'${share.uri}' is gone since the query listed it`,
+      });
+    }
+    out.push(shareEntry(file, share));
+  }
+  return out;
+}

@@ -1,0 +1,157 @@
+/**
+ * Splitting a scan among workers: the files of a source, in their order, are cut into as many
+ * contiguous shares as there are workers, of about equal bytes. A file that can be read from
+ * any offset (`FileEntry.openAt`) and holds one record per line is cut into byte ranges; the
+ * others go whole to one share. Worker k reads share k, so the shares taken in order are the
+ * whole input in its order.
+ *
+ * A range [start, end) owns the lines that START in it: its reader skips the line cut at
+ * `start` (the previous range owns it) and finishes the line cut at `end`. Every line of the
+ * file is thus read by exactly one range, whatever the cuts.
+ *
+ *   splitShares([{ uri: "a.log", size: 100, lines: true }], 2, 1)
+ *   // [[{ uri: "a.log", start: 0, end: 50 }], [{ uri: "a.log", start: 50, end: 100 }]]
+ */
+
+import type { FileEntry } from "../../datastore.ts";
+
+/** Part of one file: bytes [start, end), cut to lines as said above. */
+export interface FileShare {
+  readonly uri: string;
+  readonly start: number;
+  readonly end: number;
+  /** The file's whole size: a share with start 0 and end size is the whole file. */
+  readonly size: number;
+}
+
+export interface ShareableFile {
+  readonly uri: string;
+  readonly size: number;
+  /** Whether the file may be cut into line ranges (else it goes whole to one share). */
+  readonly lines: boolean;
+}
+
+/**
+ * At most `workers` shares of about equal bytes, none smaller than `minBytes` (unless it holds
+ * the last file or a whole file); an empty list for no files.
+ */
+export function splitShares(
+  files: readonly ShareableFile[],
+  workers: number,
+  minBytes: number,
+): FileShare[][] {
+  const total = files.reduce((n, f) => n + f.size, 0);
+  const per = Math.max(minBytes, Math.ceil(total / Math.max(1, workers)), 1);
+  const shares: FileShare[][] = [];
+  let current: FileShare[] = [];
+  let room = per;
+  const close = () => {
+    if (current.length > 0) shares.push(current);
+    current = [];
+    room = per;
+  };
+  for (const f of files) {
+    if (!f.lines || f.size <= room || shares.length === workers - 1) {
+      current.push({ uri: f.uri, start: 0, end: f.size, size: f.size });
+      room -= f.size;
+      if (room <= 0 && shares.length < workers - 1) close();
+      continue;
+    }
+    let at = 0;
+    while (at < f.size) {
+      const last = shares.length === workers - 1;
+      const take = last ? f.size - at : Math.min(room, f.size - at);
+      current.push({ uri: f.uri, start: at, end: at + take, size: f.size });
+      at += take;
+      room -= take;
+      if (room <= 0 && !last) close();
+    }
+  }
+  close();
+  return shares;
+}
+
+const NL = 0x0a;
+
+/**
+ * `file` seen through `share`: the lines that start in its range, as a FileEntry the sources
+ * read as they read any file (its size is the range's, for progress).
+ */
+export function shareEntry(file: FileEntry, share: FileShare): FileEntry {
+  if (share.start === 0 && share.end >= file.size) return file;
+  return {
+    uri: file.uri,
+    size: share.end - share.start,
+    modified: file.modified,
+    pathTime: file.pathTime,
+    open: (signal) => openRange(file, share.start, share.end, signal),
+  };
+}
+
+async function openRange(
+  file: FileEntry,
+  start: number,
+  end: number,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  if (start > 0 && file.openAt === undefined) {
+    throw new Error(`'${file.uri}' cannot be read from an offset`);
+  }
+  // From the byte before the range: a line starts at `start` exactly when that byte is "\n".
+  const stream = start === 0 ? await file.open(signal) : await file.openAt!(signal, start - 1);
+  const reader = stream.getReader();
+  /** The file offset of the next byte read. */
+  let at = start === 0 ? 0 : start - 1;
+  let skipping = start > 0;
+  let finishing = false;
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (!done) {
+        const { value, done: ended } = await reader.read();
+        if (ended) break;
+        let from = 0;
+        let to = value.length;
+        const base = at;
+        at += value.length;
+        if (skipping) {
+          const nl = value.indexOf(NL);
+          if (nl < 0) continue;
+          skipping = false;
+          from = nl + 1;
+          // The first line owned starts at base + from; none when that is past the range.
+          if (base + from >= end) {
+            done = true;
+            break;
+          }
+        }
+        if (!finishing && at >= end) {
+          // The range ends in this chunk: the line holding byte end - 1 is finished.
+          finishing = true;
+          const lastOwned = end - 1 - base;
+          const nl = value.indexOf(NL, Math.max(from, lastOwned));
+          if (nl >= 0) {
+            to = nl + 1;
+            done = true;
+          }
+        } else if (finishing) {
+          const nl = value.indexOf(NL, from);
+          if (nl >= 0) {
+            to = nl + 1;
+            done = true;
+          }
+        }
+        if (to > from) {
+          controller.enqueue(value.subarray(from, to));
+          if (!done) return;
+        }
+      }
+      done = true;
+      await reader.cancel().catch(() => {});
+      controller.close();
+    },
+    async cancel() {
+      await reader.cancel().catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { startTestServer } from "./server.ts";
+import { finished, startQuery, writeBigLog } from "./client.ts";
+
+const GROUPED =
+  "PARSE(pattern: '''INT:n LD:host ' ' WORD:method LD EOL''', src: '/shared/big.log')" +
+  " | filter(n % 7 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
+const ROWS = "PARSE(pattern: '''INT:n LD EOL''', src: '/shared/big.log') | filter(n % 50000 = 0)";
+
+async function run(workers: string, script: string): Promise<unknown> {
+  await using s = await startTestServer({ "query.workers": workers });
+  await writeBigLog(s, 400_000);
+  const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/plain" },
+    body: script,
+  });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+Deno.test("the API answers the same on two scan workers as on one thread", async () => {
+  assert.deepEqual(await run("2", GROUPED), await run("1", GROUPED));
+  const rows = await run("2", ROWS);
+  assert.deepEqual(rows, await run("1", ROWS));
+  assert.equal((rows as unknown[]).length, 8);
+});
+
+Deno.test("a DELETE cancels a query whose scan runs on workers", async () => {
+  await using s = await startTestServer({ "query.workers": "2" });
+  await writeBigLog(s, 1_500_000);
+  const id = await startQuery(s, ROWS.replace("50000", "3"));
+  for (let i = 0; i < 100; i++) {
+    const st = await (await s.fetch("alice", `/API/v1.0/queries/${id}`)).json();
+    if (st.state === "RUNNING") break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const started = performance.now();
+  const res = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
+  await res.body?.cancel();
+  const done = await finished(s, id);
+  assert.equal(done.state, "CANCELLED");
+  assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
+});

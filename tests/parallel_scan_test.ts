@@ -1,0 +1,187 @@
+/**
+ * Scans on workers (engine/exec/parallel/, actors/scan_workers.ts): the same results as one
+ * thread for aggregates over shares of files cut into byte ranges, one warning per source,
+ * progress, and every worker stopped at once on cancellation.
+ */
+
+import assert from "node:assert/strict";
+import { engineHome } from "./support/engine_home.ts";
+import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
+import type { ShareHandle } from "../engine/exec/parallel/scan_workers.ts";
+import { compile, execute } from "../engine/engine.ts";
+import { toJsonValue } from "../engine/render.ts";
+import { seededRandom } from "./support/seeded_random.ts";
+
+/** Real workers over the home's tree, counted; every file is cut however small. */
+function workers(
+  root: string,
+  count: number,
+  stats = { started: 0, stopped: 0 },
+): ScanWorkerPool {
+  const real = createScanWorkers({ count, dataDir: root, grants: () => [], minShareBytes: 1 });
+  return {
+    close: () => real.close(),
+    count,
+    minShareBytes: 1,
+    start(task, listen) {
+      stats.started++;
+      const handle = real.start(task, listen);
+      return {
+        stop() {
+          stats.stopped++;
+          handle.stop();
+        },
+        credit: () => handle.credit(),
+      } satisfies ShareHandle;
+    },
+  };
+}
+
+async function writeLogs(home: Awaited<ReturnType<typeof engineHome>>): Promise<void> {
+  const rnd = seededRandom(11);
+  let log = "";
+  let json = "";
+  for (let i = 0; i < 3000; i++) {
+    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
+    const bytes = Math.floor(rnd() * 5000);
+    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
+    log += `${ip} ${status} ${bytes} /p/${i % 7}\n`;
+    if (i % 500 === 7) log += "not a record\n";
+    json += i % 400 === 3 ? "[not json\n" : JSON.stringify({
+      ip,
+      status: { code: status, reason: status === 200 ? null : "bad" },
+      bytes,
+      tags: i % 3 === 0 ? [] : ["a", { k: i % 5 }],
+    }) + "\n";
+  }
+  await home.write("/shared/p/a.log", log.slice(0, log.length / 2 + 7));
+  await home.write("/shared/p/b.log", "");
+  await home.write("/shared/p/c.log", log.slice(log.length / 2 + 7));
+  await home.write("/shared/j/events.jsonl", json);
+}
+
+const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
+const SCRIPTS = [
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | filter(status = 200) | select(ip, sum(bytes) as total, count(*) as n) | group(ip)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | select(path, status, count(*) as n, sum(bytes) / 2 as half) | group(path, status)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | select(count(*) as n, sum(bytes) as b)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = 999)
+   | select(count(*) as n, sum(bytes) as b)`,
+  `READ_JSON(src: '/shared/j/events.jsonl') | filter(status.code != 200)
+   | select(status.code as code, ip, count(*) as n) | group(code, ip)`,
+  `READ_JSON(src: '/shared/j/events.jsonl') | select(tags[1].k as k, count(tags) as n) | group(k)`,
+];
+
+Deno.test("aggregates over scans on workers give one thread's rows, in its order, and its warnings", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  for (const n of [2, 3, 5]) {
+    const stats = { started: 0, stopped: 0 };
+    // One pool for all scripts: its workers run share after share.
+    const pool = workers(home.tree.root, n, stats);
+    using _ = { [Symbol.dispose]: () => pool.close() };
+    for (const script of SCRIPTS) {
+      const one = await home.run(script);
+      const many = await home.run(script, { scanWorkers: pool });
+      const render = (r: typeof one) =>
+        JSON.stringify({
+          rows: r.rows.map((row) => toJsonValue(row, { timeZone: "UTC" })),
+          warnings: r.warnings,
+        });
+      assert.equal(render(many), render(one), `${n} workers: ${script}`);
+      assert.equal(many.progress.at(-1), 1);
+      assert.ok(one.rows.length > 0);
+    }
+    assert.ok(stats.started >= SCRIPTS.length * 2, `${n} workers: ${stats.started} started`);
+  }
+});
+
+Deno.test("cancelling a query stops all its scan workers at once", async () => {
+  await using home = await engineHome();
+  // Enough lines that the scan is still running when it is cancelled.
+  const line = "10.0.0.1 200 123 /p/x\n";
+  await home.write("/shared/big.log", line.repeat(400_000));
+  const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
+  const compiled = await compile({
+    text: `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(count(*) as n)`,
+  }, home.context({ scanWorkers: pool }));
+  assert.ok(compiled.ok);
+  const abort = new AbortController();
+  const run = execute(compiled.plan, { signal: abort.signal });
+  const rows = run.batches[Symbol.asyncIterator]().next();
+  rows.catch(() => {});
+  while (stats.started < 3) await new Promise((r) => setTimeout(r, 5));
+  const t0 = performance.now();
+  abort.abort(new DOMException("cancelled", "AbortError"));
+  await assert.rejects(rows, (e: Error) => e.name === "AbortError");
+  const ms = performance.now() - t0;
+  assert.equal(stats.stopped >= 3, true, `stopped ${stats.stopped} of ${stats.started}`);
+  assert.ok(ms < 100, `the query ended ${ms.toFixed(0)} ms after the cancel`);
+  pool.close();
+});
+
+Deno.test("a worker past its part of the memory limit fails the query with MEMORY_LIMIT", async () => {
+  await using home = await engineHome({ memoryLimit: 64 * 1024 });
+  let log = "";
+  for (let i = 0; i < 5000; i++) log += `10.${i >> 8 & 255}.${i & 255}.1 200 ${i} /p/${i}\n`;
+  await home.write("/shared/m.log", log);
+  const pool = workers(home.tree.root, 2);
+  try {
+    await assert.rejects(
+      home.run(
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/m.log') | select(path, count(*) as n)
+         | group(path)`,
+        { scanWorkers: pool },
+      ),
+      (e: Error & { diagnostic?: { code: string } }) => e.diagnostic?.code === "MEMORY_LIMIT",
+    );
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("filtering row pipelines on workers give one thread's rows in order; a limit stops every worker", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  const line = "10.0.0.1 200 123 /p/x\n";
+  await home.write("/shared/big.log", line.repeat(400_000));
+  const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
+  try {
+    for (
+      const script of [
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status != 200)
+         | select(ip, bytes * 2 as b, path)`,
+        `READ_JSON(src: '/shared/j/events.jsonl') | unnest(tags as t) | filter(t is not null)
+         | select(ip, t, status.code)`,
+      ]
+    ) {
+      const one = await home.run(script);
+      const many = await home.run(script, { scanWorkers: pool });
+      assert.deepEqual(many.rows, one.rows);
+      assert.deepEqual(many.warnings, one.warnings);
+    }
+    const started = stats.started;
+    const t0 = performance.now();
+    const limited = await home.run(
+      `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | filter(status = 200) | limit(5)`,
+      { scanWorkers: pool },
+    );
+    assert.equal(limited.rows.length, 5);
+    assert.equal(stats.started - started, 3);
+    assert.ok(stats.stopped >= stats.started, `stopped ${stats.stopped} of ${stats.started}`);
+    // Far less than reading 9 MB three times over on a busy machine.
+    assert.ok(performance.now() - t0 < 5000);
+    // A pipeline that keeps every row is read here: handing rows over costs more than that.
+    const before = stats.started;
+    await home.run(`PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(ip)`, {
+      scanWorkers: pool,
+    });
+    assert.equal(stats.started, before);
+  } finally {
+    pool.close();
+  }
+});
