@@ -19,14 +19,24 @@ import { schemaToJson } from "../engine/types.ts";
 import { QueryError } from "../engine/diagnostics.ts";
 
 const SCRIPTS = join(import.meta.dirname!, "scripts");
+/** Real-shaped logs by format (tests/samples/README.md), under `/shared/samples/` in each home. */
+const SAMPLES = join(import.meta.dirname!, "samples");
+/**
+ * The modification time every sample file gets in the home, so that what is inferred from it
+ * (the year of a syslog line without one) does not depend on when the repository was checked out.
+ */
+export const SAMPLES_MODIFIED = new Date("2025-01-15T12:00:00Z");
 const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
 
-async function copyTree(from: string, to: string): Promise<void> {
+async function copyTree(from: string, to: string, modified?: Date): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
   for await (const entry of Deno.readDir(from)) {
     const source = join(from, entry.name), target = join(to, entry.name);
-    if (entry.isDirectory) await copyTree(source, target);
-    else await Deno.copyFile(source, target);
+    if (entry.isDirectory) await copyTree(source, target, modified);
+    else {
+      await Deno.copyFile(source, target);
+      if (modified) await Deno.utime(target, modified, modified);
+    }
   }
 }
 
@@ -70,6 +80,7 @@ export async function runScript(name: string): Promise<Outcome> {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+  await copyTree(SAMPLES, join(home.tree.root, "shared", "samples"), SAMPLES_MODIFIED);
   const text = await Deno.readTextFile(join(SCRIPTS, name));
   try {
     const result = await home.run(text);

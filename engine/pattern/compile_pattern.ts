@@ -76,8 +76,7 @@ class CompileError extends Error {
 
 interface FieldInfo {
   field: Field;
-  groups: number[];
-  makeConverter: () => Converter;
+  groups: { group: number; makeConverter: () => Converter }[];
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
@@ -137,7 +136,7 @@ function slotsOf(fields: ReadonlyMap<string, FieldInfo>): Map<string, FieldSlot>
   return new Map(
     Array.from(fields.values(), (f) => [
       f.field.name,
-      { name: f.field.name, groups: f.groups, makeConverter: f.makeConverter },
+      { name: f.field.name, groups: f.groups },
     ]),
   );
 }
@@ -220,13 +219,12 @@ function buildRegex(
               el.offset,
             );
           }
-          known.groups.push(group);
+          known.groups.push({ group, makeConverter: spec.makeConverter });
           known.field = { ...known.field, nullable: known.field.nullable || nowNullable };
         } else {
           fields.set(el.name, {
             field: { name: el.name, type: spec.type, nullable: nowNullable },
-            groups: [group],
-            makeConverter: spec.makeConverter,
+            groups: [{ group, makeConverter: spec.makeConverter }],
           });
         }
         return [optional(body, el.optional, spec.dashIsAbsent), new Set([el.name])];

@@ -281,3 +281,18 @@ Deno.test("extractAll() with more text to come holds back records that may conti
   const r = compile("INT:n EOL").extractAll("1\n2\n", 0, 4, () => {}, { more: true });
   assert.equal(r.next, 4);
 });
+
+Deno.test("a field named in two alternatives is converted with the matcher of the one that matched", () => {
+  const p = `(TIMESTAMP('MMM dd HH:mm:ss yyyy'):time | TIMESTAMP('MMM  d HH:mm:ss yyyy'):time) EOL`;
+  const { rows } = parseAll(p, "Jul 10 09:10:11 2024\nJul  1 09:10:11 2024\n");
+  assert.deepEqual(rows, [
+    { time: new Timestamp(Date.UTC(2024, 6, 10, 9, 10, 11)) },
+    { time: new Timestamp(Date.UTC(2024, 6, 1, 9, 10, 11)) },
+  ]);
+  // Only that field needed: the extractor made for it converts with both formats too.
+  const compiled = compile(p);
+  assert.deepEqual(
+    compiled.makeExtractor(["time"])("Jul  1 09:10:11 2024"),
+    { time: new Timestamp(Date.UTC(2024, 6, 1, 9, 10, 11)) },
+  );
+});

@@ -6,11 +6,14 @@
 import type { Row } from "../values.ts";
 import { type Converter, identity } from "./matchers.ts";
 
-/** Where a field's value is in a match: the first defined group of `groups`. */
+/**
+ * Where a field's value is in a match: the first defined group of `groups`, converted by the
+ * converter of that group (the alternatives of a choice may name one field with different
+ * matchers of one type, `TIMESTAMP('MMM dd ...')` and `TIMESTAMP('MMM  d ...')`).
+ */
 export interface FieldSlot {
   readonly name: string;
-  readonly groups: readonly number[];
-  readonly makeConverter: () => Converter;
+  readonly groups: readonly { readonly group: number; readonly makeConverter: () => Converter }[];
 }
 
 export interface Extractor {
@@ -126,17 +129,16 @@ function rowBuilder(
   const props = needed.map((name) => {
     const slot = slots.get(name);
     if (!slot) throw new Error(`the pattern has no field '${name}'`);
-    const convert = slot.makeConverter();
-    let call = (g: number) => `m[${g}]`;
-    if (convert !== identity) {
+    const call = (g: number, convert: Converter) => {
+      if (convert === identity) return `m[${g}]`;
       const c = `c${converters.length}`;
       converters.push(convert);
-      call = (g) => `${c}(m[${g}])`;
-    }
+      return `${c}(m[${g}])`;
+    };
     // The first group that took part in the match holds the text (several: a choice).
     let expr = "null";
-    for (const g of [...slot.groups].reverse()) {
-      expr = `m[${g}] !== undefined ? ${call(g)} : ${expr}`;
+    for (const { group, makeConverter } of [...slot.groups].reverse()) {
+      expr = `m[${group}] !== undefined ? ${call(group, makeConverter())} : ${expr}`;
     }
     // A literal `"__proto__":` key would set the prototype; a computed key makes a field.
     const key = name === "__proto__" ? `["__proto__"]` : JSON.stringify(name);
