@@ -43,6 +43,7 @@ export async function* parseSource(
   let skipped = 0;
   let firstSkipped = "";
   for (const file of await expectFiles(files, ctx.progress)) {
+    extractor.setFile(file); // the year of timestamps written without one
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
       const decoder = new TextDecoder("utf-8", { ignoreBOM: true });

@@ -25,7 +25,7 @@
 import type { Field, Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
-import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
+import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import type { PushedFilter } from "../plan.ts";
@@ -76,7 +76,7 @@ class CompileError extends Error {
 
 interface FieldInfo {
   field: Field;
-  groups: { group: number; makeConverter: () => Converter }[];
+  groups: { group: number; makeConverter: MakeConverter }[];
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */

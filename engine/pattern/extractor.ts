@@ -4,7 +4,8 @@
  */
 
 import type { Row } from "../values.ts";
-import { type Converter, identity } from "./matchers.ts";
+import { type Converter, identity, type MakeConverter } from "./matchers.ts";
+import { type FileClock, noFileClock } from "./year_inference.ts";
 
 /**
  * Where a field's value is in a match: the first defined group of `groups`, converted by the
@@ -13,12 +14,17 @@ import { type Converter, identity } from "./matchers.ts";
  */
 export interface FieldSlot {
   readonly name: string;
-  readonly groups: readonly { readonly group: number; readonly makeConverter: () => Converter }[];
+  readonly groups: readonly { readonly group: number; readonly makeConverter: MakeConverter }[];
 }
 
 export interface Extractor {
   /** The row of one record (a line, or lines joined by `\n`), or null when it does not match. */
   (record: string): Row | null;
+  /**
+   * The file the next records come from (null: none), for the year of timestamps written
+   * without one (year_inference.ts).
+   */
+  setFile(file: { readonly pathTime: number | null; readonly modified: number } | null): void;
   /**
    * Calls `onRow` for every matching record of `text[start, end)` and counts the others.
    * `end` is `text.length` or just after a `\n`. Blank lines are not records and not counted.
@@ -61,13 +67,20 @@ export function makeExtractor(
 ): Extractor {
   const multiLine = maxLines > 1;
   const re = new RegExp(regex.source, regex.flags); // its own lastIndex
-  const build = rowBuilder(slots, needed);
+  const clock = noFileClock();
+  const build = rowBuilder(slots, needed, clock);
 
   const extractor = ((record: string): Row | null => {
     re.lastIndex = 0;
     const m = re.exec(record);
     return m === null ? null : build(m);
   }) as Extractor;
+
+  extractor.setFile = (file) => {
+    clock.pathTime = file?.pathTime ?? null;
+    clock.modified = file?.modified ?? null;
+    clock.version++;
+  };
 
   extractor.extractAll = (text, start, end, onRow, options) => {
     let matched = 0;
@@ -124,6 +137,7 @@ function holdBack(text: string, start: number, end: number, lines: number): numb
 function rowBuilder(
   slots: ReadonlyMap<string, FieldSlot>,
   needed: readonly string[],
+  clock: FileClock,
 ): (m: RegExpExecArray) => Row {
   const converters: Converter[] = [];
   const props = needed.map((name) => {
@@ -138,7 +152,7 @@ function rowBuilder(
     // The first group that took part in the match holds the text (several: a choice).
     let expr = "null";
     for (const { group, makeConverter } of [...slot.groups].reverse()) {
-      expr = `m[${group}] !== undefined ? ${call(group, makeConverter())} : ${expr}`;
+      expr = `m[${group}] !== undefined ? ${call(group, makeConverter(clock))} : ${expr}`;
     }
     // A literal `"__proto__":` key would set the prototype; a computed key makes a field.
     const key = name === "__proto__" ? `["__proto__"]` : JSON.stringify(name);

@@ -5,13 +5,16 @@
  */
 
 import { ANY, scalar, type Type } from "../types.ts";
-import { parseHttpDate, parseIso8601 } from "../time.ts";
+import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../time.ts";
 import { parseIp, parseIpv4 } from "../ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values.ts";
 import type { MatcherName } from "./pattern_ast.ts";
 import { timestampMatcher } from "./timestamp_matcher.ts";
+import { type FileClock, inferYear } from "./year_inference.ts";
 
 export type Converter = (text: string) => Value;
+/** Makes a converter; those of year-less timestamps read the year from `clock` (its file). */
+export type MakeConverter = (clock: FileClock) => Converter;
 
 export interface MatcherSpec {
   /** Matched around the captured part without being part of the value (DQS's quotes). */
@@ -23,7 +26,7 @@ export interface MatcherSpec {
   readonly canFail: boolean;
   /** When optional, a lone `-` (the log convention for "no value") also counts as absent. */
   readonly dashIsAbsent: boolean;
-  readonly makeConverter: () => Converter;
+  readonly makeConverter: MakeConverter;
 }
 
 // The shape of an IPv4 address; an octet above 255 gives null on conversion. Checking the range
@@ -54,7 +57,7 @@ function jsonSource(depth: number): string {
 function spec(
   body: string,
   type: Type,
-  makeConverter: () => Converter,
+  makeConverter: MakeConverter,
   extra: Partial<MatcherSpec> = {},
 ): MatcherSpec {
   return {
@@ -71,23 +74,60 @@ function spec(
 
 /** The converter of text fields: the extractor copies the text without calling it. */
 export const identity: Converter = (s) => s;
-const asString = (): Converter => identity;
+const asString: MakeConverter = () => identity;
 
-/** Remembers the last conversion: consecutive log lines often share a timestamp. */
-function cached(convert: (s: string) => number | null): () => Converter {
-  return () => {
+/**
+ * Remembers the last conversion: consecutive log lines often share a timestamp. The file's
+ * clock is part of the key, for the year of year-less timestamps.
+ */
+function cached(convert: (s: string, clock: FileClock) => number | null): MakeConverter {
+  return (clock) => {
     let lastText = "";
+    let lastVersion = -1;
     let lastValue: Value = null;
     return (s) => {
-      if (s !== lastText) {
-        const ms = convert(s);
+      if (s !== lastText || clock.version !== lastVersion) {
+        const ms = convert(s, clock);
         lastValue = ms === null ? null : new Timestamp(ms);
         lastText = s;
+        lastVersion = clock.version;
       }
       return lastValue;
     };
   };
 }
+
+// SYSLOGTIME, BSD syslog's time (RFC 3164): `Jul  1 09:10:11`, the day padded with a space (or
+// a zero, or not at all), optionally with a fraction of a second; no year.
+const SYSLOGTIME = "[A-Z][a-z]{2} {1,2}\\d{1,2} \\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?";
+const SYSLOGTIME_PARTS = /^([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
+
+function parseSyslogTime(s: string, clock: FileClock, zone: string): number | null {
+  const m = SYSLOGTIME_PARTS.exec(s);
+  if (m === null) return null;
+  const month = MONTHS_SHORT.indexOf(m[1]) + 1;
+  const day = Number(m[2]), hour = Number(m[3]), minute = Number(m[4]), second = Number(m[5]);
+  if (month === 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
+  const millis = m[6] === undefined ? 0 : Math.floor(Number(`0.${m[6]}`) * 1000);
+  return inferYear(
+    (year) => {
+      if (day > daysInMonth(year, month)) return null;
+      const fields = { year, month, day, hour, minute, second: Math.min(second, 59), millis };
+      return fromLocalParts(fields, zone);
+    },
+    clock,
+    zone,
+  );
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+// SYSLOG5424, the time of an RFC 5424 header: RFC 3339 with at most 6 digits of fraction, or
+// the NILVALUE `-` (no time: null).
+const SYSLOG5424 =
+  "-|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,6})?(?:Z|[-+]\\d{2}:\\d{2})";
 
 function unescapeQuoted(s: string): string {
   if (!s.includes("\\")) return s;
@@ -172,11 +212,26 @@ export function matcherSpec(
         canFail: true,
       });
     case "TIMESTAMP": {
-      const { source, parse } = timestampMatcher(argument ?? "");
-      return spec(source, scalar("TIMESTAMP"), cached((s) => parse(s, timeZone)), {
-        canFail: true,
-      });
+      const { source, parse, parseInYear } = timestampMatcher(argument ?? "");
+      const convert = parseInYear === null
+        ? cached((s) => parse(s, timeZone))
+        : cached((s, clock) => inferYear((y) => parseInYear(s, y, timeZone), clock, timeZone));
+      return spec(source, scalar("TIMESTAMP"), convert, { canFail: true });
     }
+    case "SYSLOGTIME":
+      return spec(
+        SYSLOGTIME,
+        scalar("TIMESTAMP"),
+        cached((s, clock) => parseSyslogTime(s, clock, timeZone)),
+        { canFail: true },
+      );
+    case "SYSLOG5424":
+      return spec(
+        SYSLOG5424,
+        scalar("TIMESTAMP"),
+        cached((s) => s === "-" ? null : parseIso8601(s, timeZone)),
+        { canFail: true, dashIsAbsent: false },
+      );
     case "JSON":
       return spec(jsonSource(6), ANY, () => (s) => {
         try {

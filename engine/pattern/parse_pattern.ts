@@ -19,6 +19,8 @@ export const MATCHER_NAMES: readonly MatcherName[] = [
   "IPV6",
   "IPADDR",
   "HTTPDATE",
+  "SYSLOGTIME",
+  "SYSLOG5424",
   "ISO8601",
   "TIMESTAMP",
   "JSON",

@@ -13,6 +13,8 @@ export type MatcherName =
   | "IPV6"
   | "IPADDR"
   | "HTTPDATE"
+  | "SYSLOGTIME"
+  | "SYSLOG5424"
   | "ISO8601"
   | "TIMESTAMP"
   | "JSON"
