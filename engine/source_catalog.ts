@@ -14,7 +14,11 @@ export interface SourceSignature {
 
 export const SOURCE_CATALOG: readonly SourceSignature[] = [
   { name: "LIST", required: ["src"], optional: ["from", "to"] },
-  { name: "PARSE", required: ["pattern", "src"], optional: ["from", "to"] },
+  {
+    name: "PARSE",
+    required: ["pattern", "src"],
+    optional: ["from", "to", "record_start", "max_record_lines"],
+  },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
   {
     name: "READ_CSV",

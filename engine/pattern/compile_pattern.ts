@@ -79,8 +79,17 @@ interface FieldInfo {
   groups: { group: number; makeConverter: MakeConverter }[];
 }
 
+export interface CompileOptions {
+  readonly timeZone: string;
+  /**
+   * Records are cut by PARSE's `record_start` and may hold several lines: DATA (any text, line
+   * breaks included) is allowed. Without it DATA is refused, as it would run across records.
+   */
+  readonly records?: boolean;
+}
+
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
-export function compilePattern(text: string, options: { timeZone: string }): CompileResult {
+export function compilePattern(text: string, options: CompileOptions): CompileResult {
   const parsed = parsePattern(text);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
@@ -153,7 +162,7 @@ interface BuiltRegex {
  */
 function buildRegex(
   elements: readonly PatternElement[],
-  options: { timeZone: string },
+  options: CompileOptions,
   capture: ((name: string) => boolean) | null,
 ): BuiltRegex {
   const fields = new Map<string, FieldInfo>();
@@ -161,11 +170,21 @@ function buildRegex(
   let lineBreaks = 0;
   const last = elements[elements.length - 1];
 
-  function sequence(seq: readonly PatternElement[], nullable: boolean): [string, Set<string>] {
+  /** `atEnd`: nothing follows the sequence in the pattern. */
+  function sequence(
+    seq: readonly PatternElement[],
+    nullable: boolean,
+    atEnd: boolean,
+  ): [string, Set<string>] {
     let out = "";
     const names = new Set<string>();
-    for (const el of seq) {
-      const [src, elNames] = element(el, nullable);
+    for (let k = 0; k < seq.length; k++) {
+      const el = seq[k];
+      const elAtEnd = atEnd && k === seq.length - 1;
+      const guard = k > 0 && el.optional && isLazyRun(seq[k - 1])
+        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd)
+        : null;
+      const [src, elNames] = element(el, nullable, elAtEnd, guard);
       for (const n of elNames) {
         if (names.has(n)) throw new CompileError(`the field '${n}' is named twice`, el.offset);
         names.add(n);
@@ -175,14 +194,40 @@ function buildRegex(
     return [out, names];
   }
 
-  function element(el: PatternElement, nullable: boolean): [string, Set<string>] {
+  /**
+   * What lets an optional element after a lazy LD (or DATA) be absent. Plain `X?` would let it
+   * be absent at once, with the LD still empty, so that `LD:msg (', client: ' IPADDR:client)?`
+   * never fills msg nor client. Instead the element is absent only where it cannot match any
+   * further on the line: the LD runs up to the first place the element matches. When only
+   * optional elements follow to the end of the pattern, the LD runs to the end of the line.
+   * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber.
+   */
+  function absentGuard(el: PatternElement, tail: boolean): string | null {
+    if (tail) return "(?=\\r?\\n|$)";
+    const plain = buildRegex(
+      [{ ...el, optional: false }],
+      { ...options, records: true },
+      () => false,
+    );
+    if (userGroups(plain.source, 0) > 0) return null;
+    return `(?![^\\n]*?(?:${plain.source}))`;
+  }
+
+  function element(
+    el: PatternElement,
+    nullable: boolean,
+    atEnd: boolean,
+    guard: string | null,
+  ): [string, Set<string>] {
+    const optional = (source: string, isOptional: boolean, dashIsAbsent: boolean) =>
+      optionalSource(source, isOptional, dashIsAbsent, guard);
     switch (el.kind) {
       case "literal":
         return [optional(RegExp.escape(el.text), el.optional, false), new Set()];
       case "choice": {
         const names = new Set<string>();
         const alts = el.alternatives.map((alt) => {
-          const [src, altNames] = sequence(alt, true);
+          const [src, altNames] = sequence(alt, true, atEnd);
           for (const n of altNames) names.add(n);
           return src;
         });
@@ -194,9 +239,15 @@ function buildRegex(
           lineBreaks++;
           return [optional("\\r?\\n", el.optional, false), new Set()];
         }
+        if (el.matcher === "DATA" && !options.records) {
+          throw new CompileError(
+            "DATA matches across lines: use it in a PARSE with record_start, which says where a record begins",
+            el.offset,
+          );
+        }
         let spec: MatcherSpec;
         try {
-          spec = matcherSpec(el.matcher, el.argument, options.timeZone);
+          spec = matcherSpec(el.matcher, el.argument, options.timeZone, atEnd);
         } catch (e) {
           throw new CompileError((e as Error).message, el.argumentOffset);
         }
@@ -232,13 +283,25 @@ function buildRegex(
     }
   }
 
-  const [source] = sequence(elements, false);
+  const [source] = sequence(elements, false, true);
   return { source, fields, maxLines: lineBreaks + 1 };
 }
 
-function optional(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
+/** `source`, optional when `isOptional`; `guard` (absentGuard) in place of plain `?`. */
+function optionalSource(
+  source: string,
+  isOptional: boolean,
+  dashIsAbsent: boolean,
+  guard: string | null,
+): string {
   if (!isOptional) return source;
-  return dashIsAbsent ? `(?:${source}|-)?` : `(?:${source})?`;
+  const core = dashIsAbsent ? `${source}|-` : source;
+  return guard === null ? `(?:${core})?` : `(?:${core}|${guard})`;
+}
+
+/** A lazy run of any text (LD, DATA), which an optional element after it would leave empty. */
+function isLazyRun(el: PatternElement): boolean {
+  return el.kind === "matcher" && (el.matcher === "LD" || el.matcher === "DATA") && !el.optional;
 }
 
 /** The number of capture groups of a REGEX argument; a bad one is the user's mistake. */

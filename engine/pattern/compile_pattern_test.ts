@@ -296,3 +296,38 @@ Deno.test("a field named in two alternatives is converted with the matcher of th
     { time: new Timestamp(Date.UTC(2024, 6, 1, 9, 10, 11)) },
   );
 });
+
+Deno.test("a lazy LD before an optional part runs up to it, or to the end of the line", () => {
+  const p = "LD:msg (', client: ' IPADDR:client)? EOL";
+  assert.deepEqual(one(p, "upstream timed out, client: 192.0.2.7"), {
+    msg: "upstream timed out",
+    client: new IpAddr(4, 0xc0000207),
+  });
+  assert.deepEqual(one(p, "no client here"), { msg: "no client here", client: null });
+  // Nothing after the optional part: the LD still takes the line when the part is absent.
+  const q = "LD:msg (', client: ' IPADDR:client)?";
+  assert.deepEqual(one(q, "no client here"), { msg: "no client here", client: null });
+  assert.deepEqual(one(q, "x, client: 192.0.2.7, server: a"), {
+    msg: "x",
+    client: new IpAddr(4, 0xc0000207),
+  });
+  // In the middle: the LD stops where the optional part first matches.
+  const r = "LD:msg (', client: ' IPADDR:client)? ', server: ' NSPACE:server";
+  assert.deepEqual(one(r, "x, client: 192.0.2.7, server: a"), {
+    msg: "x",
+    client: new IpAddr(4, 0xc0000207),
+    server: "a",
+  });
+  assert.deepEqual(one(r, "x, server: a"), { msg: "x", client: null, server: "a" });
+});
+
+Deno.test("DATA is refused without record_start, and takes the rest of a record at the end", () => {
+  const refused = compilePattern("WORD:w EOL DATA:rest", { timeZone: "UTC" });
+  assert.equal(refused.ok, false);
+  assert.match((refused as { message: string }).message, /record_start/);
+  const r = compilePattern("WORD:w (EOL DATA:rest)?", { timeZone: "UTC", records: true });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["w", "rest"]);
+  assert.deepEqual(ex("head\n  line 2\n  line 3"), { w: "head", rest: "  line 2\n  line 3" });
+  assert.deepEqual(ex("alone"), { w: "alone", rest: null });
+});

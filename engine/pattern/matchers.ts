@@ -149,6 +149,8 @@ export function matcherSpec(
   matcher: MatcherName,
   argument: string | null,
   timeZone: string,
+  /** The matcher is the pattern's last element (DATA then takes the rest of the record). */
+  last = false,
 ): MatcherSpec {
   switch (matcher) {
     case "INT":
@@ -242,6 +244,10 @@ export function matcherSpec(
       }, { canFail: true });
     case "KVP":
       return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+    case "DATA":
+      return spec(last ? "[\\s\\S]*" : "[\\s\\S]*?", scalar("STRING"), asString, {
+        dashIsAbsent: false,
+      });
     case "SPACE":
       return spec("[ \\t]+", scalar("STRING"), asString, { dashIsAbsent: false });
     case "EOL":

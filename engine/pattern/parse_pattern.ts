@@ -14,6 +14,7 @@ export const MATCHER_NAMES: readonly MatcherName[] = [
   "WORD",
   "NSPACE",
   "LD",
+  "DATA",
   "DQS",
   "IPV4",
   "IPV6",

@@ -8,6 +8,7 @@ export type MatcherName =
   | "WORD"
   | "NSPACE"
   | "LD"
+  | "DATA"
   | "DQS"
   | "IPV4"
   | "IPV6"

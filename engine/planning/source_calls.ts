@@ -8,6 +8,8 @@ import type { NamedExpr, Source } from "../ast.ts";
 import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
+import { parseRecordsSource } from "../exec/parse_records.ts";
+import { parseOptions } from "./parse_options.ts";
 import { QueryError } from "../diagnostics.ts";
 import type { OpenSource, PlanNode } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
@@ -158,7 +160,13 @@ function planParse(
     );
     return undefined;
   }
-  const compiled = compilePattern(arg.value, { timeZone: env.query.timeZone });
+  const options = parseOptions(env, args.values);
+  if (!options) return undefined;
+  const records = options.records;
+  const compiled = compilePattern(arg.value, {
+    timeZone: env.query.timeZone,
+    records: records !== null,
+  });
   if (!compiled.ok) {
     report(
       env,
@@ -169,8 +177,10 @@ function planParse(
     return undefined;
   }
   const pattern = compiled.pattern;
-  const start: OpenSource = (ctx, read) =>
-    parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
+  const start: OpenSource = records !== null
+    ? (ctx, read) =>
+      parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
+    : (ctx, read) => parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
   return {
     kind: "source",
     schema: pattern.fields,
