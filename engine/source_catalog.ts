@@ -17,7 +17,7 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
   {
     name: "PARSE",
     required: ["pattern", "src"],
-    optional: ["from", "to", "record_start", "max_record_lines"],
+    optional: ["from", "to", "record_start", "max_record_lines", "unmatched"],
   },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
   {

@@ -20,7 +20,8 @@ import type { PushedFilter } from "../plan.ts";
 import type { Row } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanLines } from "./scan_lines.ts";
-import { UnmatchedRecords } from "./unmatched.ts";
+import { unmatchedLines, UnmatchedRecords } from "./unmatched.ts";
+import { scalar, type Schema } from "../types.ts";
 
 export interface RecordOptions {
   /** Whether a line begins a record. */
@@ -112,7 +113,38 @@ export async function* parseRecordsSource(
   if (warning) ctx.warn(warning);
 }
 
-/** The rows of the unmatched-records form: `uri`, `line`, `record`. */
-export function unmatchedRow(uri: string, line: number, record: string): Row {
-  return { uri, line, record };
+/** The schema of `PARSE(..., unmatched: true)`: where each unmatched record is, and its text. */
+export const UNMATCHED_SCHEMA: Schema = [
+  { name: "uri", type: scalar("STRING"), nullable: false },
+  { name: "line", type: scalar("LONG"), nullable: false },
+  { name: "record", type: scalar("STRING"), nullable: false },
+];
+
+/**
+ * `PARSE(..., unmatched: true)`: the records of `files` that `pattern` does not match, as rows
+ * of UNMATCHED_SCHEMA, cut into records as the matching PARSE cuts them (`records`, or lines).
+ */
+export async function* unmatchedSource(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  pattern: CompiledPattern,
+  records: RecordOptions | null,
+  ctx: ExecContext,
+): BatchStream {
+  const extractor = pattern.makeExtractor([]);
+  for (const file of await expectFiles(files, ctx.progress)) {
+    extractor.setFile(file);
+    if (records === null) {
+      for await (const found of unmatchedLines(file, extractor, pattern.multiLine, ctx)) {
+        yield found.map((s) => ({ uri: s.uri, line: s.line, record: s.text }));
+      }
+      continue;
+    }
+    for await (const batch of fileRecords(file, ctx, records)) {
+      const rows: Row[] = [];
+      for (const r of batch) {
+        if (extractor(r.text) === null) rows.push({ uri: file.uri, line: r.line, record: r.text });
+      }
+      if (rows.length > 0) yield rows;
+    }
+  }
 }

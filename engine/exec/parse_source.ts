@@ -17,6 +17,7 @@ import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
+import { unmatchedWarning } from "./unmatched.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -42,7 +43,8 @@ export async function* parseSource(
   const push = sink.push;
   let skipped = 0;
   let firstSkipped = "";
-  for (const file of await expectFiles(files, ctx.progress)) {
+  const list = await expectFiles(files, ctx.progress);
+  for (const file of list) {
     extractor.setFile(file); // the year of timestamps written without one
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
@@ -109,11 +111,8 @@ export async function* parseSource(
   const last = sink.take(true);
   if (last) yield last;
   if (skipped > 0) {
-    ctx.warn({
-      level: "WARN",
-      message: `PARSE skipped ${
-        skipped === 1 ? "1 record that does" : `${skipped} records that do`
-      } not match the pattern (the first in '${firstSkipped}')`,
-    });
+    // The warning shows the first unmatched records: a second look finds them.
+    const warning = await unmatchedWarning(list, firstSkipped, skipped, pattern, ctx);
+    if (warning) ctx.warn(warning);
   }
 }

@@ -6,7 +6,11 @@
  *   line 2 "Connection closed by 203.0.113.77 port 52144 [preauth]", line 7 "…", …
  */
 
-import type { Warning } from "../datastore.ts";
+import type { FileEntry, Warning } from "../datastore.ts";
+import type { CompiledPattern } from "../pattern/compile_pattern.ts";
+import type { Extractor } from "../pattern/extractor.ts";
+import { type ExecContext, ProgressMeter } from "./context.ts";
+import { scanLines } from "./scan_lines.ts";
 
 /** How many unmatched records a warning shows. */
 export const SHOWN_UNMATCHED = 3;
@@ -61,4 +65,94 @@ export class UnmatchedRecords {
     }
     return { level: "WARN", message };
   }
+}
+
+/**
+ * The unmatched records of `file`, line by line as PARSE without `record_start` reads them (a
+ * multi-line pattern's record starts at the line shown), in batches. `extractor` must have
+ * been told the file (setFile) when conversion matters; here only matching does.
+ */
+export async function* unmatchedLines(
+  file: FileEntry,
+  extractor: Extractor,
+  multiLine: boolean,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn">,
+): AsyncGenerator<UnmatchedSample[]> {
+  let base = 1; // the line number of text[start]
+  let held = "";
+  const ignore = () => {};
+  const scan = (text: string, start: number, end: number, more: boolean) => {
+    const found: UnmatchedSample[] = [];
+    let at = start, line = base;
+    const counts = extractor.extractAll(text, start, end, ignore, {
+      more,
+      onSkip: (pos) => {
+        line += countLines(text, at, pos);
+        at = pos;
+        const nl = text.indexOf("\n", pos);
+        let record = text.slice(pos, nl < 0 || nl >= end ? end : nl);
+        if (record.endsWith("\r")) record = record.slice(0, -1);
+        found.push({ uri: file.uri, line, text: record });
+      },
+    });
+    base = line + countLines(text, at, counts.next);
+    return { found, next: counts.next };
+  };
+  for await (const chunk of scanLines(file, ctx)) {
+    let { text, start, end } = chunk;
+    if (held.length > 0) {
+      text = held + text.slice(start, end);
+      start = 0;
+      end = text.length;
+    }
+    const { found, next } = scan(text, start, end, multiLine);
+    held = next < end ? text.slice(next, end) : "";
+    if (found.length > 0) yield found;
+  }
+  if (held.length > 0) {
+    const { found } = scan(held, 0, held.length, false);
+    if (found.length > 0) yield found;
+  }
+}
+
+function countLines(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** What a second look at the files may read to find the unmatched records it shows. */
+const LOOK_AGAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The warning of PARSE's line-by-line scan, which counts unmatched records without keeping
+ * them (its fast paths know neither line numbers nor, for the byte scanner, the text): the
+ * files are read again from the one with the first unmatched record, up to the SHOWN_UNMATCHED
+ * first ones (and at most LOOK_AGAIN_BYTES), to show them.
+ */
+export async function unmatchedWarning(
+  files: readonly FileEntry[],
+  firstUri: string,
+  count: number,
+  pattern: CompiledPattern,
+  ctx: ExecContext,
+): Promise<Warning | null> {
+  const unmatched = new UnmatchedRecords();
+  const extractor = pattern.makeExtractor([]);
+  let read = 0;
+  const progress = new ProgressMeter();
+  progress.consume = (bytes: number) => {
+    read += bytes;
+  };
+  const quiet = { signal: ctx.signal, progress, warn: () => {} };
+  look: for (const file of files.slice(Math.max(0, files.findIndex((f) => f.uri === firstUri)))) {
+    for await (const found of unmatchedLines(file, extractor, pattern.multiLine, quiet)) {
+      for (const s of found) unmatched.add(s.uri, s.line, s.text);
+      if (unmatched.samples.length >= SHOWN_UNMATCHED || read > LOOK_AGAIN_BYTES) break look;
+    }
+  }
+  // The count is the first scan's: the second look may stop early.
+  unmatched.count = count;
+  unmatched.firstUri = firstUri;
+  return unmatched.warning("PARSE");
 }

@@ -46,6 +46,8 @@ export interface ExtractOptions {
    * the text from there carried into the next call.
    */
   readonly more?: boolean;
+  /** Called with the offset of each record that does not match (where its line starts). */
+  readonly onSkip?: (pos: number) => void;
 }
 
 export interface ExtractCounts {
@@ -110,7 +112,10 @@ export function makeExtractor(
           pos = from;
           continue;
         }
-      } else skipped++;
+      } else {
+        skipped++;
+        options?.onSkip?.(pos);
+      }
       const nl = text.indexOf("\n", from);
       pos = nl < 0 || nl >= end ? end : nl + 1;
     }

@@ -1,7 +1,8 @@
 /**
  * PARSE's options beyond pattern and src: `record_start` (what begins a record of several
  * lines: a pattern matched at the start of a line, `REGEX('...')` for a regular expression) and
- * `max_record_lines` (the most lines a record holds, 1000 unless given).
+ * `max_record_lines` (the most lines a record holds, 1000 unless given); `unmatched: true` gives
+ * the records the pattern does not match (uri, line, record) instead of the parsed ones.
  */
 
 import type { NamedExpr } from "../ast.ts";
@@ -16,6 +17,8 @@ const MAX_RECORD_LINES = 1_000_000;
 export interface ParseOptions {
   /** How records are cut, when they may span lines (`record_start`); null: one per line. */
   readonly records: RecordOptions | null;
+  /** `unmatched: true`: the source gives the records that do not match instead. */
+  readonly unmatched: boolean;
 }
 
 type Args = ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
@@ -70,5 +73,13 @@ export function parseOptions(env: PlanEnv, args: Args): ParseOptions | undefined
     );
     ok = false;
   }
-  return ok ? { records } : undefined;
+  let unmatched = false;
+  const u = args.get("unmatched");
+  if (u && u.value !== null) {
+    if (typeof u.value !== "boolean") {
+      report(env, "BAD_ARGUMENT", "PARSE unmatched must be true or false", u.expr.span);
+      ok = false;
+    } else unmatched = u.value;
+  }
+  return ok ? { records, unmatched } : undefined;
 }

@@ -8,7 +8,7 @@ import type { NamedExpr, Source } from "../ast.ts";
 import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
-import { parseRecordsSource } from "../exec/parse_records.ts";
+import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions } from "./parse_options.ts";
 import { QueryError } from "../diagnostics.ts";
 import type { OpenSource, PlanNode } from "../plan.ts";
@@ -177,6 +177,11 @@ function planParse(
     return undefined;
   }
   const pattern = compiled.pattern;
+  if (options.unmatched) {
+    const start: OpenSource = (ctx) => unmatchedSource(files(ctx), pattern, records, ctx);
+    const label = `PARSE(src: '${args.src}', unmatched: true)`;
+    return { kind: "source", schema: UNMATCHED_SCHEMA, label, start, ...TAKES_NOTHING };
+  }
   const start: OpenSource = records !== null
     ? (ctx, read) =>
       parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
