@@ -183,7 +183,7 @@ Deno.test("parse() reports what was expected and what was found", () => {
     "1:18 expected a command after '|', found the end of the script",
   ]);
   assert.deepEqual(errors("hits | select(a)"), [
-    "1:1 expected a source (@name, @[path], LIST, PARSE, READ_JSON, READ_CSV or VALUES) " +
+    "1:1 expected a source (@name, @[path], LIST, PARSE, READ_JSON, READ_CSV, READ_W3C, READ_ZEEK or VALUES) " +
     "at the start of a pipeline (a stream bound earlier is written @hits), found 'hits'",
   ]);
   assert.deepEqual(errors("init(ip)"), [

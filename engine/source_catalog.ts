@@ -20,12 +20,9 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
     optional: ["from", "to", "record_start", "max_record_lines", "unmatched"],
   },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
-  {
-    name: "READ_CSV",
-    required: ["src"],
-    optional: ["delimiter", "header", "from", "to"],
-    later: true,
-  },
+  { name: "READ_CSV", required: ["src"], optional: ["delimiter", "header", "quote", "from", "to"] },
+  { name: "READ_W3C", required: ["src"], optional: ["from", "to"] },
+  { name: "READ_ZEEK", required: ["src"], optional: ["from", "to"] },
 ];
 
 /** Every source written like a call, upper-case: those above and VALUES (rows, not arguments). */

@@ -10,6 +10,8 @@ import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions } from "./parse_options.ts";
+import { readTableSource } from "../exec/read_table_source.ts";
+import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../diagnostics.ts";
 import type { OpenSource, PlanNode } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
@@ -137,6 +139,15 @@ export async function planSourceCall(
     case "READ_JSON": {
       const start: OpenSource = (ctx, read) =>
         readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep);
+      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+    }
+    case "READ_CSV":
+    case "READ_W3C":
+    case "READ_ZEEK": {
+      const format = tableFormat(env, name, args.values);
+      if (!format) return undefined;
+      const start: OpenSource = (ctx, read) =>
+        readTableSource(files(ctx), format, read.fields, ctx, read.filter?.keep);
       return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
     }
     default:
