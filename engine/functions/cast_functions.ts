@@ -100,7 +100,7 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
   },
   {
     name: "timestamp",
-    signature: "TIMESTAMP(s [, format STRING])",
+    signature: "TIMESTAMP(s [, format STRING]), TIMESTAMP(n, 's' | 'ms' | 'us' | 'ns')",
     params: ["ANY", "STRING"],
     optional: 1,
     result: returns(scalar("TIMESTAMP")),
@@ -108,6 +108,22 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
       const zone = ctx.timeZone;
       const [fv, fformat] = fns;
       const constFormat = args[1]?.constant?.value;
+      if (typeof constFormat === "string" && epochUnit(constFormat) !== null) {
+        // A number of seconds (ms, us, ns) since the epoch, or its text.
+        const unit = epochUnit(constFormat)!;
+        return (row) => {
+          const v = fv(row);
+          const n = typeof v === "number"
+            ? v
+            : typeof v === "string" && v.trim() !== ""
+            ? Number(v)
+            : NaN;
+          // Through microseconds, so that a decimal fraction is not cut by binary rounding.
+          return Number.isFinite(n)
+            ? new Timestamp(Math.floor(Math.round(n * unit * 1e3) / 1e3))
+            : null;
+        };
+      }
       if (typeof constFormat === "string") {
         const problem = checkTimePattern(constFormat);
         if (problem !== null) ctx.fail(problem, 1);
@@ -137,3 +153,19 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
     },
   },
 ];
+
+/** Milliseconds per unit of an epoch number (`TIMESTAMP(n, 's')`), or null for a time pattern. */
+function epochUnit(format: string): number | null {
+  switch (format) {
+    case "s":
+      return 1000;
+    case "ms":
+      return 1;
+    case "us":
+      return 1e-3;
+    case "ns":
+      return 1e-6;
+    default:
+      return null;
+  }
+}

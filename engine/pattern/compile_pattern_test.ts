@@ -331,3 +331,28 @@ Deno.test("DATA is refused without record_start, and takes the rest of a record 
   assert.deepEqual(ex("head\n  line 2\n  line 3"), { w: "head", rest: "  line 2\n  line 3" });
   assert.deepEqual(ex("alone"), { w: "alone", rest: null });
 });
+
+Deno.test("JAVANAME, HOSTPORT, IPLIST and EPOCH read what their names say", () => {
+  assert.deepEqual(one("JAVANAME:c EOL", "QuorumCnxManager$SendWorker.run"), {
+    c: "QuorumCnxManager$SendWorker.run",
+  });
+  assert.deepEqual(one("HOSTPORT:h", "db-1.example.com:5432"), {
+    h: { host: "db-1.example.com", port: 5432 },
+  });
+  assert.deepEqual(one("HOSTPORT:h", "[2001:db8::1]:99999"), {
+    h: { host: "2001:db8::1", port: null },
+  });
+  assert.deepEqual(one("IPLIST:a EOL", "198.51.100.7, 192.0.2.44,2001:db8::2"), {
+    a: [
+      new IpAddr(4, 0xc6336407),
+      new IpAddr(4, 0xc000022c),
+      new IpAddr(6, 0x20010db8n << 96n | 2n),
+    ],
+  });
+  assert.deepEqual(one("EPOCH:t EOL", "1730800801.987"), {
+    t: new Timestamp(Date.UTC(2024, 10, 5, 10, 0, 1, 987)),
+  });
+  assert.deepEqual(one("EPOCHMS:t EOL", "1730800801987"), {
+    t: new Timestamp(Date.UTC(2024, 10, 5, 10, 0, 1, 987)),
+  });
+});

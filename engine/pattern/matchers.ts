@@ -4,7 +4,7 @@
  * record is one line unless the pattern says otherwise.
  */
 
-import { ANY, scalar, type Type } from "../types.ts";
+import { ANY, arrayOf, scalar, tupleOf, type Type } from "../types.ts";
 import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../time.ts";
 import { parseIp, parseIpv4 } from "../ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values.ts";
@@ -39,6 +39,28 @@ const QUOTED = `"${QUOTED_BODY}"`;
 const ISO8601 = "\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?" +
   "(?: ?(?:[Zz]|[-+]\\d{2}(?::?\\d{2})?))?)?";
 const KV = `[\\w.\\-]+=(?:${QUOTED}|[^\\s"]*)`;
+
+// HOSTPORT: `host:port`, the host a name, an IPv4 address or an IPv6 address in brackets.
+const HOSTPORT = `(?:\\[[0-9A-Fa-f:.]+\\]|[\\w.\\-]+):\\d{1,5}`;
+const HOSTPORT_TYPE = tupleOf([
+  { name: "host", type: scalar("STRING"), nullable: false },
+  { name: "port", type: scalar("INTEGER"), nullable: true },
+]);
+
+function parseHostPort(s: string): Value {
+  const colon = s.lastIndexOf(":");
+  let host = s.slice(0, colon);
+  if (host.startsWith("[")) host = host.slice(1, -1);
+  const port = Number(s.slice(colon + 1));
+  return { host, port: port <= 65535 ? port : null };
+}
+
+// IPLIST: addresses separated by commas (and spaces), as X-Forwarded-For holds them.
+const IPLIST = `(?:${IPV4}|${IPV6})(?:,[ \\t]*(?:${IPV4}|${IPV6}))*`;
+
+function parseIpList(s: string): Value {
+  return s.split(",").map((a) => parseIp(a.trim()));
+}
 
 /**
  * A balanced JSON object or array, nested up to `depth` levels; strings may hold brackets.
@@ -244,6 +266,21 @@ export function matcherSpec(
       }, { canFail: true });
     case "KVP":
       return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+    case "JAVANAME":
+      return spec("[\\w$.]+", scalar("STRING"), asString);
+    case "HOSTPORT":
+      return spec(HOSTPORT, HOSTPORT_TYPE, () => parseHostPort, { canFail: true });
+    case "IPLIST":
+      return spec(IPLIST, arrayOf(scalar("IPADDR")), () => parseIpList);
+    case "EPOCH":
+      // Through microseconds, so that the decimal fraction is not cut by binary rounding.
+      return spec(
+        "\\d{1,12}(?:\\.\\d{1,9})?",
+        scalar("TIMESTAMP"),
+        () => (s) => new Timestamp(Math.floor(Math.round(Number(s) * 1e6) / 1e3)),
+      );
+    case "EPOCHMS":
+      return spec("\\d{1,15}", scalar("TIMESTAMP"), () => (s) => new Timestamp(Number(s)));
     case "DATA":
       return spec(last ? "[\\s\\S]*" : "[\\s\\S]*?", scalar("STRING"), asString, {
         dashIsAbsent: false,
