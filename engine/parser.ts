@@ -682,6 +682,8 @@ class Parser {
 
   parseCall(name: Token): Expr {
     this.next(); // (
+    const distinct = this.countDistinct(name);
+    if (distinct) return distinct;
     const args: Expr[] = [];
     if (!this.isPunct(")")) {
       do {
@@ -696,6 +698,22 @@ class Parser {
     }
     this.expectPunct(")", `after the arguments of ${name.text}`);
     return { kind: "call", name: name.text, args, span: spanOf(name) };
+  }
+
+  /**
+   * `count(distinct x)`, the SQL spelling of `count_distinct(x)`; `count(distinct)` still counts
+   * a field named distinct. Called after the `(`.
+   */
+  countDistinct(name: Token): Expr | null {
+    const t = this.peek();
+    if (name.text.toLowerCase() !== "count" || t.kind !== "ident") return null;
+    if (t.text.toLowerCase() !== "distinct" || this.isPunct(")", 1) || this.isPunct(",", 1)) {
+      return null;
+    }
+    this.next();
+    const arg = this.parseExpr();
+    this.expectPunct(")", `after the argument of count(distinct ...)`);
+    return { kind: "call", name: "count_distinct", args: [arg], span: spanOf(name) };
   }
 
   looksLikeTuple(): boolean {

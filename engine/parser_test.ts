@@ -266,3 +266,20 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
     }
   }
 });
+
+Deno.test("parse() reads count(distinct x) as count_distinct(x), and count(distinct) as a field", () => {
+  const sel = (text: string) => {
+    const r = parse(`@x | select(${text})`);
+    assert.deepEqual(r.diagnostics, []);
+    const st = r.script.statements[0];
+    assert.ok(st.kind === "pipeline" && st.pipeline.commands[0].kind === "select");
+    return st.pipeline.commands[0].items[0].expr;
+  };
+  const d = sel("COUNT(DISTINCT lower(host))");
+  assert.ok(d.kind === "call");
+  assert.equal(d.name, "count_distinct");
+  assert.equal(d.args.length, 1);
+  assert.equal(d.args[0].kind, "call");
+  const f = sel("count(distinct)");
+  assert.ok(f.kind === "call" && f.name === "count" && f.args[0].kind === "field");
+});

@@ -1,4 +1,5 @@
-/** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract. */
+/** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract
+ * regex_replace. */
 
 import { arrayOf, scalar } from "../types.ts";
 import { toText } from "../render.ts";
@@ -161,6 +162,41 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
         if (g === null) return null;
         const m = r.exec(s as string);
         return m ? m[g] ?? null : null;
+      };
+    },
+  },
+  {
+    name: "regex_replace",
+    signature: "regex_replace(s STRING, regex STRING, replacement STRING)",
+    params: ["STRING", "STRING", "STRING"],
+    result: returns(STRING),
+    compile: (fns, args, ctx) => {
+      const [fs, fr, ft] = fns;
+      const constant = args[1].constant;
+      const global = (r: RegExp) => new RegExp(r.source, r.flags + "g");
+      const fixed = constant && typeof constant.value === "string"
+        ? global(compileRegex(constant.value, ctx, 1))
+        : null;
+      const dynamic = regexCache(ctx, 1);
+      let lastDynamic: RegExp | null = null;
+      let lastGlobal: RegExp | null = null;
+      return (row) => {
+        const s = fs(row);
+        if (s === null) return null;
+        const to = ft(row);
+        if (to === null) return null;
+        let r = fixed;
+        if (r === null) {
+          const pattern = fr(row);
+          if (pattern === null) return null;
+          const compiled = dynamic(pattern as string);
+          if (compiled !== lastDynamic) {
+            lastDynamic = compiled;
+            lastGlobal = global(compiled);
+          }
+          r = lastGlobal!;
+        }
+        return (s as string).replace(r, to as string);
       };
     },
   },
