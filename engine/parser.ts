@@ -101,7 +101,7 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
     },
   },
   unnest: {
-    names: ["unnest"],
+    names: ["unnest", "leftunnest"],
     parse(p, name, at, span) {
       if (p.isPunct(")")) {
         p.arity(name, 0, 1, 1, at);
@@ -109,7 +109,13 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
       }
       const field = p.parseExpr();
       const alias = p.eatKeyword("as") ? p.parseName("after 'as'") : null;
-      return { kind: "unnest", field, alias, span };
+      return {
+        kind: "unnest",
+        field,
+        alias,
+        ...(name === "leftunnest" ? { outer: true } : {}),
+        span,
+      };
     },
   },
   save: {

@@ -253,6 +253,7 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
     leftjoin: "@b on left.a = right.a",
     union: "@b",
     unnest: "a as x",
+    leftunnest: "a as x",
     save: "'/user/t.sxt'",
   };
   assert.deepEqual([...COMMAND_NAMES].sort(), Object.keys(args).sort());

@@ -172,6 +172,8 @@ type PlanStep =
     readonly input: PlanNode;
     readonly array: Compiled;
     readonly name: string;
+    /** `leftunnest`: rows whose array is null or empty are kept. */
+    readonly outer?: boolean;
     readonly reads: ReadonlySet<string>;
   }
   | {
@@ -244,7 +246,7 @@ function headline(node: PlanNode): string {
     case "union":
       return `union`;
     case "unnest":
-      return `unnest ${node.array.label} as ${node.name}`;
+      return `${node.outer ? "leftunnest" : "unnest"} ${node.array.label} as ${node.name}`;
     case "save":
       return `save ${node.canonical}`;
     case "after":

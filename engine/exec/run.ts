@@ -69,6 +69,7 @@ export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
       return unnestRows(openNode(node.input, ctx), {
         array: node.array.fn,
         name: node.name,
+        outer: node.outer ?? false,
       }, ctx);
     case "save":
       return saveRows(openNode(node.input, ctx), node, ctx);
