@@ -8,6 +8,8 @@ export interface SourceSignature {
   readonly name: string;
   readonly required: readonly string[];
   readonly optional: readonly string[];
+  /** A required argument that another may replace: `pattern` or `pattern_file`. */
+  readonly instead?: Readonly<Record<string, string>>;
   /** In the reference but not implemented yet: checked, then refused by the planner. */
   readonly later?: boolean;
 }
@@ -17,7 +19,15 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
   {
     name: "PARSE",
     required: ["pattern", "src"],
-    optional: ["from", "to", "record_start", "max_record_lines", "unmatched"],
+    instead: { pattern: "pattern_file" },
+    optional: [
+      "pattern_file",
+      "from",
+      "to",
+      "record_start",
+      "max_record_lines",
+      "unmatched",
+    ],
   },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
   { name: "READ_CSV", required: ["src"], optional: ["delimiter", "header", "quote", "from", "to"] },

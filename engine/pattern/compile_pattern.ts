@@ -26,7 +26,7 @@ import type { Field, Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
-import { parsePattern } from "./parse_pattern.ts";
+import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import type { PushedFilter } from "../plan.ts";
 import {
@@ -86,11 +86,13 @@ export interface CompileOptions {
    * breaks included) is allowed. Without it DATA is refused, as it would run across records.
    */
   readonly records?: boolean;
+  /** The text of the sub-pattern `$name` (a script constant), for patterns that use them. */
+  readonly subPatterns?: SubPatterns;
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
 export function compilePattern(text: string, options: CompileOptions): CompileResult {
-  const parsed = parsePattern(text);
+  const parsed = parsePattern(text, options.subPatterns);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
     const all = buildRegex(parsed.elements, options, null);

@@ -356,3 +356,29 @@ Deno.test("JAVANAME, HOSTPORT, IPLIST and EPOCH read what their names say", () =
     t: new Timestamp(Date.UTC(2024, 10, 5, 10, 0, 1, 987)),
   });
 });
+
+Deno.test("a sub-pattern $name is used in line, optional with ?, and refused when unknown or looping", () => {
+  const subs: Record<string, string> = {
+    ip_port: "IPV4:ip ':' INT:port",
+    a: "'x' $b",
+    b: "'y' $a",
+  };
+  const compile = (text: string) =>
+    compilePattern(text, { timeZone: "UTC", subPatterns: (n) => subs[n] });
+  const ok = compile("'from ' $ip_port ($ip_port)? EOL");
+  assert.equal(ok.ok, false); // the second use names ip and port again
+  const r = compile("'from ' $ip_port (' via ' WORD:via)? EOL");
+  if (!r.ok) throw new Error(r.message);
+  assert.deepEqual(r.pattern.makeExtractor(["ip", "port", "via"])("from 10.0.0.1:80 via x"), {
+    ip: new IpAddr(4, 0x0a000001),
+    port: 80,
+    via: "x",
+  });
+  // Not optional, the sub-pattern is spliced in: the byte scanner still covers the pattern.
+  const plain = compile("'from ' $ip_port ' ' WORD:via");
+  assert.ok(plain.ok && plain.pattern.makeByteScanner(["ip"]) !== null);
+  const unknown = compile("$nope EOL");
+  assert.ok(!unknown.ok && /unknown sub-pattern '\$nope'/.test(unknown.message));
+  const loop = compile("$a");
+  assert.ok(!loop.ok && /uses itself \(\$a → \$b → \$a\)/.test(loop.message), JSON.stringify(loop));
+});

@@ -1,11 +1,13 @@
 /**
- * PARSE's options beyond pattern and src: `record_start` (what begins a record of several
+ * PARSE's options beyond src: the pattern (`pattern:` or `pattern_file:`), `record_start` (what begins a record of several
  * lines: a pattern matched at the start of a line, `REGEX('...')` for a regular expression) and
  * `max_record_lines` (the most lines a record holds, 1000 unless given); `unmatched: true` gives
  * the records the pattern does not match (uri, line, record) instead of the parsed ones.
  */
 
-import type { NamedExpr } from "../ast.ts";
+import type { NamedExpr, Span } from "../ast.ts";
+import type { SubPatterns } from "../pattern/parse_pattern.ts";
+import { existingFile } from "./paths.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import type { RecordOptions } from "../exec/parse_records.ts";
 import type { Value } from "../values.ts";
@@ -52,7 +54,10 @@ export function parseOptions(env: PlanEnv, args: Args): ParseOptions | undefined
       );
       return undefined;
     }
-    const compiled = compilePattern(startArg.value, { timeZone: env.query.timeZone });
+    const compiled = compilePattern(startArg.value, {
+      timeZone: env.query.timeZone,
+      subPatterns: subPatterns(env),
+    });
     if (!compiled.ok) {
       report(
         env,
@@ -82,4 +87,59 @@ export function parseOptions(env: PlanEnv, args: Args): ParseOptions | undefined
     } else unmatched = u.value;
   }
   return ok ? { records, unmatched } : undefined;
+}
+
+/** The sub-patterns `$name` a pattern may use: the script's constants that hold text. */
+export function subPatterns(env: PlanEnv): SubPatterns {
+  return (name) => {
+    const value = env.params.get(name)?.value;
+    return typeof value === "string" ? value : undefined;
+  };
+}
+
+/**
+ * The pattern of a PARSE: the text of `pattern:`, or of the file `pattern_file:` names (a
+ * `.sxp` file in the resource tree, which the user must be able to read); exactly one of them.
+ */
+export async function patternArgument(
+  env: PlanEnv,
+  call: { readonly span: Span },
+  args: Args,
+): Promise<{ text: string; what: string; span: Span } | undefined> {
+  const inline = args.get("pattern");
+  const file = args.get("pattern_file");
+  if ((inline === undefined) === (file === undefined)) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      inline
+        ? "PARSE takes pattern or pattern_file, not both"
+        : "PARSE needs pattern: a pattern as a string (or pattern_file: a .sxp file that holds one)",
+      call.span,
+    );
+    return undefined;
+  }
+  if (inline) {
+    if (typeof inline.value !== "string") {
+      report(env, "BAD_ARGUMENT", "PARSE needs pattern: a pattern as a string", inline.expr.span);
+      return undefined;
+    }
+    return { text: inline.value, what: "pattern", span: inline.expr.value.span };
+  }
+  const path = file!.value;
+  const span = file!.expr.value.span;
+  if (typeof path !== "string" || !path.endsWith(".sxp")) {
+    report(env, "BAD_ARGUMENT", "PARSE pattern_file must name a .sxp file", span);
+    return undefined;
+  }
+  const found = await existingFile(env, path, { right: "read", what: "pattern file", span });
+  if (!found) return undefined;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(found.real);
+  } catch {
+    report(env, "NOT_FOUND", `the pattern file ${found.canonical} cannot be read`, span);
+    return undefined;
+  }
+  return { text, what: `pattern file ${found.canonical}`, span };
 }

@@ -9,7 +9,7 @@ import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
-import { parseOptions } from "./parse_options.ts";
+import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../diagnostics.ts";
@@ -155,35 +155,28 @@ export async function planSourceCall(
   }
 }
 
-function planParse(
+async function planParse(
   env: PlanEnv,
   call: SourceCall,
   args: CallArgs,
   files: (ctx: ExecContext) => AsyncIterable<FileEntry>,
-): PlanNode | undefined {
-  const arg = args.values.get("pattern");
-  if (!arg || typeof arg.value !== "string") {
-    report(
-      env,
-      "BAD_ARGUMENT",
-      "PARSE needs pattern: a pattern as a string",
-      arg?.expr.span ?? call.span,
-    );
-    return undefined;
-  }
+): Promise<PlanNode | undefined> {
+  const arg = await patternArgument(env, call, args.values);
+  if (!arg) return undefined;
   const options = parseOptions(env, args.values);
   if (!options) return undefined;
   const records = options.records;
-  const compiled = compilePattern(arg.value, {
+  const compiled = compilePattern(arg.text, {
     timeZone: env.query.timeZone,
     records: records !== null,
+    subPatterns: subPatterns(env),
   });
   if (!compiled.ok) {
     report(
       env,
       "SYNTAX_ERROR",
-      `in the pattern at offset ${compiled.offset}: ${compiled.message}`,
-      arg.expr.value.span,
+      `in the ${arg.what} at offset ${compiled.offset}: ${compiled.message}`,
+      arg.span,
     );
     return undefined;
   }
