@@ -11,6 +11,7 @@ import { parseSource } from "../exec/parse_source.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
+import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../diagnostics.ts";
 import type { OpenSource, PlanNode } from "../plan.ts";
@@ -138,7 +139,13 @@ export async function planSourceCall(
     }
     case "READ_JSON": {
       const start: OpenSource = (ctx, read) =>
-        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep);
+        warnAbsentFields(
+          name,
+          read.fields,
+          read.filter?.keep,
+          ctx,
+          (keep) => readJsonSource(files(ctx), read.fields, ctx, keep),
+        );
       return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
     }
     case "READ_CSV":
@@ -147,7 +154,13 @@ export async function planSourceCall(
       const format = tableFormat(env, name, args.values);
       if (!format) return undefined;
       const start: OpenSource = (ctx, read) =>
-        readTableSource(files(ctx), format, read.fields, ctx, read.filter?.keep);
+        warnAbsentFields(
+          name,
+          read.fields,
+          read.filter?.keep,
+          ctx,
+          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep),
+        );
       return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
     }
     default:
