@@ -13,11 +13,16 @@ import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
+import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
+import { FetchFlights } from "./connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "./connectors/cloudapi/subscriptions.ts";
 import { ConnectorPool } from "./actors/connector_pool.ts";
+import { sweepSpillFiles } from "./actors/result_store.ts";
+import { ResultQuota } from "./actors/result_quota.ts";
 import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { datastoreFiles } from "./home/datastore_files.ts";
 import { DatastoreAdmin } from "./actors/datastore_admin.ts";
@@ -75,6 +80,8 @@ export function buildDeps(
       settings: cloudApiSettings(settings),
       tokens: lifetimes.tokens,
       pacer: lifetimes.pacer,
+      flights: new FetchFlights(),
+      subscriptions: new SubscriptionMemory(),
     }),
   );
   return {
@@ -86,6 +93,10 @@ export function buildDeps(
     log,
     datastores,
     datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
+    resultQuota: new ResultQuota({
+      maxResults: settings["query.maxResultsPerUser"],
+      maxBytes: settings["query.maxResultBytesPerUser"],
+    }),
     supervisor: startSupervisor({
       maxRunning: settings["query.maxRunning"],
       maxQueued: settings["query.maxQueued"],
@@ -109,6 +120,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Temp files of saves that a crash or a kill interrupted: never visible, but they take space.
   const swept = await sweepStaleTempFiles(layout.dataDir);
   if (swept > 0) log.info(`removed ${swept} stale temporary table file(s)`);
+  // Spilled results of a server that was killed: no query of this process knows them.
+  const spills = await sweepSpillFiles(layout.resultsDir);
+  if (spills > 0) log.info(`removed ${spills} result spill file(s) left by an earlier run`);
 
   const deps = buildDeps(layout, settings, log);
   if (!(await deps.users.exists())) {
@@ -118,15 +132,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const app = createApp(deps);
-  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({
+  const maxConnections = Math.min(settings["server.maxConnections"], connectionsAllowedByFds());
+  if (maxConnections < settings["server.maxConnections"]) {
+    log.info(
+      `server.maxConnections lowered to ${maxConnections}: the open-file limit allows no more`,
+    );
+  }
+  // Not Deno.serve alone: it bounds neither connections nor the time to send headers.
+  const server = await serveGuarded(app.fetch, {
     hostname: settings["wgui.host"],
     port: settings["wgui.port"],
-    onListen: resolve,
+    maxConnections,
+    headersTimeoutMs: settings["server.headersTimeout"],
+    idleTimeoutMs: settings["server.idleTimeout"],
+    log,
     signal: options.signal,
-  }, app.fetch);
+  });
   options.signal?.addEventListener("abort", () => log.info("shutting down"), { once: true });
-  const address = await listening;
+  const address = server.addr;
   const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
   const url = `http://${host}:${address.port}/`;
   // The log is written in batches: what the start logged (settings warnings) comes first.

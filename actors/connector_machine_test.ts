@@ -17,11 +17,12 @@ function bucket(limit: number, unitMs: number) {
     actor.send({ type: "ACQUIRE", id: mine, grant: () => granted.push(mine) });
     return mine;
   };
-  return { clock, actor, granted, ask };
+  return { clock, actor, granted, ask, [Symbol.dispose]: () => actor.stop() };
 }
 
 Deno.test("the bucket grants at most limit tokens per time unit", () => {
-  const { clock, granted, ask, actor } = bucket(3, 10_000);
+  using started = bucket(3, 10_000);
+  const { clock, granted, ask } = started;
   for (let i = 0; i < 7; i++) ask();
   assert.deepEqual(granted, [1, 2, 3]);
   clock.increment(9_000);
@@ -30,11 +31,11 @@ Deno.test("the bucket grants at most limit tokens per time unit", () => {
   assert.deepEqual(granted, [1, 2, 3, 4, 5, 6]);
   clock.increment(10_200);
   assert.deepEqual(granted, [1, 2, 3, 4, 5, 6, 7]);
-  actor.stop();
 });
 
 Deno.test("a throttling answer pauses the bucket for Retry-After", () => {
-  const { clock, granted, ask, actor } = bucket(100, 1_000);
+  using started = bucket(100, 1_000);
+  const { clock, granted, ask, actor } = started;
   ask();
   assert.deepEqual(granted, [1]);
   actor.send({ type: "THROTTLED", pauseMs: 5_000 });
@@ -44,32 +45,32 @@ Deno.test("a throttling answer pauses the bucket for Retry-After", () => {
   assert.deepEqual(granted, [1]);
   clock.increment(1);
   assert.deepEqual(granted, [1, 2, 3]);
-  actor.stop();
 });
 
 Deno.test("a cancelled request gives up its place in the queue", () => {
-  const { clock, granted, ask, actor } = bucket(1, 1_000);
+  using started = bucket(1, 1_000);
+  const { clock, granted, ask, actor } = started;
   ask();
   const second = ask();
   ask();
   actor.send({ type: "CANCEL", id: second });
   clock.increment(1_100);
   assert.deepEqual(granted, [1, 3]);
-  actor.stop();
 });
 
 Deno.test("a tighter limit applies to the tokens that follow", () => {
-  const { clock, granted, ask, actor } = bucket(10, 1_000);
+  using started = bucket(10, 1_000);
+  const { clock, granted, ask, actor } = started;
   actor.send({ type: "SET_LIMIT", limit: 2, unitMs: 1_000 });
   for (let i = 0; i < 4; i++) ask();
   assert.deepEqual(granted, [1, 2]);
   clock.increment(1_020);
   assert.deepEqual(granted, [1, 2, 3, 4]);
-  actor.stop();
 });
 
 Deno.test("a tracked token comes back a unit after its request completed, not after its grant", () => {
-  const { clock, actor, granted } = bucket(1, 1_000);
+  using started = bucket(1, 1_000);
+  const { clock, actor, granted } = started;
   const grant = (id: number) => () => granted.push(id);
   actor.send({ type: "ACQUIRE", id: 1, tracked: true, grant: grant(1) });
   actor.send({ type: "ACQUIRE", id: 2, tracked: true, grant: grant(2) });
@@ -82,5 +83,4 @@ Deno.test("a tracked token comes back a unit after its request completed, not af
   assert.deepEqual(granted, [1], "the provider may have counted it as late as its completion");
   clock.increment(20); // the unit's 2% margin
   assert.deepEqual(granted, [1, 2]);
-  actor.stop();
 });

@@ -1,8 +1,10 @@
 /**
  * The connector actors of the process, each a token bucket created on first use:
  *
- * - one per (tenant, API family) with the provider's limit (settings): the provider counts the
- *   requests of every application of a tenant together, so all stores of a tenant share it;
+ * - one per (tenant, provider budget) with the provider's limit (settings): the provider counts
+ *   the requests of every application of a tenant together, so all stores of a tenant share it,
+ *   and Graph counts directory and activity logs (v1.0 and beta) together, so both families
+ *   share the tenant's `graph` budget. Its rate adapts to throttling answers (adaptive_rate.ts);
  * - one per (store, API family) with the store's own `*RateLimit`/`*RateTimeunit`, which limits
  *   that store only.
  *
@@ -14,10 +16,18 @@
 import { type Actor, createActor } from "xstate";
 import { connectorMachine } from "./connector_machine.ts";
 import type { Family } from "../connectors/cloudapi/families.ts";
-import type { BucketKeys, BucketLimit, Pacer } from "../connectors/cloudapi/pacer.ts";
+import {
+  type BucketKeys,
+  type BucketLimit,
+  type Budget,
+  budgetOf,
+  type Pacer,
+} from "../connectors/cloudapi/pacer.ts";
+import { AdaptiveRate } from "./adaptive_rate.ts";
 
 export class ConnectorPool implements Pacer {
   #actors = new Map<string, Actor<typeof connectorMachine>>();
+  #rates = new Map<string, AdaptiveRate>();
   #nextId = 0;
 
   constructor(private readonly now: () => number = () => Date.now()) {}
@@ -59,12 +69,12 @@ export class ConnectorPool implements Pacer {
           ),
         );
       }
+      const key = tenantKey(keys.tenant, budgetOf(keys.family));
+      const rate = this.#rate(key);
       releases.push(
-        await this.#take(
-          this.#actor(tenantKey(keys.tenant, keys.family), keys.providerLimit),
-          signal,
-        ),
+        await this.#take(this.#actor(key, rate.limit(keys.providerLimit, this.now())), signal),
       );
+      rate.granted(this.now());
     } catch (e) {
       releaseAll();
       throw e;
@@ -94,21 +104,36 @@ export class ConnectorPool implements Pacer {
     });
   }
 
-  /** The provider throttled the (tenant, family): pause its bucket. */
+  #rate(key: string): AdaptiveRate {
+    let rate = this.#rates.get(key);
+    if (!rate) this.#rates.set(key, rate = new AdaptiveRate());
+    return rate;
+  }
+
+  /** The provider throttled the (tenant, budget of the family): pause its bucket, lower its rate. */
   throttled(tenant: string, family: Family, pauseMs: number): void {
-    this.#actors.get(tenantKey(tenant, family))?.send({ type: "THROTTLED", pauseMs });
+    const key = tenantKey(tenant, budgetOf(family));
+    const actor = this.#actors.get(key);
+    if (!actor) return;
+    const rate = this.#rate(key);
+    rate.throttled(this.now());
+    const ctx = actor.getSnapshot().context;
+    const lowered = Math.max(1, Math.round(rate.rate ?? ctx.limit));
+    if (lowered < ctx.limit) actor.send({ type: "SET_LIMIT", limit: lowered, unitMs: ctx.unitMs });
+    actor.send({ type: "THROTTLED", pauseMs });
   }
 
   /** Stops every actor (tests, shutdown). */
   stop(): void {
     for (const a of this.#actors.values()) a.stop();
     this.#actors.clear();
+    this.#rates.clear();
   }
 }
 
-/** The key of a (tenant, family) bucket. */
-export function tenantKey(tenant: string, family: Family): string {
-  return `tenant|${tenant.toLowerCase()}|${family}`;
+/** The key of a (tenant, provider budget) bucket. */
+export function tenantKey(tenant: string, budget: Budget): string {
+  return `tenant|${tenant.toLowerCase()}|${budget}`;
 }
 
 /** The key of a (store, family) bucket. */

@@ -32,7 +32,7 @@ Deno.test("a slow store's limit never slows another store of the same tenant", a
     for (let i = 0; i < 20; i++) {
       assert.ok(await settlesWithin(pool.acquire(fast, stop.signal), 500), `token ${i}`);
     }
-    assert.deepEqual(pool.limitOf(tenantKey(TENANT, "directory")), FAST);
+    assert.deepEqual(pool.limitOf(tenantKey(TENANT, "graph")), FAST);
     blocked.catch(() => {});
   } finally {
     stop.abort();

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { createActor, SimulatedClock, waitFor } from "xstate";
+import { createActor, SimulatedClock } from "xstate";
 import { type QueryInput, queryMachine, topState } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
-import { ALICE, fakeEngine, type FakeRunOptions, PLAN } from "./test_support.ts";
+import { ALICE, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
 import { QueryError } from "../engine/diagnostics.ts";
 import { scalar } from "../engine/types.ts";
 
@@ -27,12 +27,13 @@ function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {
     },
   );
   actor.start();
-  return { actor, clock, store };
+  return { actor, clock, store, [Symbol.dispose]: () => actor.stop() };
 }
 
 Deno.test("a query goes NEW, QUEUED, SCHEDULED, RUNNING, SUCCEEDED with every change recorded", async () => {
   const schema = [{ name: "a", type: scalar("INTEGER"), nullable: false }];
-  const { actor, store } = start({ batches: [[{ a: 1 }], [{ a: 2 }]], schema });
+  using started = start({ batches: [[{ a: 1 }], [{ a: 2 }]], schema });
+  const { actor, store } = started;
   assert.equal(topState(actor.getSnapshot().value), "NEW");
   actor.send({ type: "ACCEPT" });
   assert.equal(topState(actor.getSnapshot().value), "QUEUED");
@@ -53,10 +54,11 @@ Deno.test("a query goes NEW, QUEUED, SCHEDULED, RUNNING, SUCCEEDED with every ch
 
 Deno.test("progress never decreases and warnings carry a local time and level", async () => {
   const seen: number[] = [];
-  const { actor } = start({
+  using started = start({
     batches: [[{ a: 1 }], [{ a: 2 }], [{ a: 3 }]],
     warning: { level: "WARN", message: "file x skipped" },
   }, { now: () => Date.UTC(2024, 4, 1, 13, 0, 0, 250), serverTimeZone: "Europe/Berlin" });
+  const { actor } = started;
   actor.subscribe((s) => seen.push(s.context.progress));
   actor.send({ type: "ACCEPT" });
   actor.send({ type: "SCHEDULE" });
@@ -69,7 +71,8 @@ Deno.test("progress never decreases and warnings carry a local time and level", 
 
 Deno.test("CANCEL while RUNNING aborts the engine and ends CANCELLED once it has stopped", async () => {
   const open = { count: 0 };
-  const { actor } = start({ batches: [[{ a: 1 }], [{ a: 2 }]], gate: new Promise(() => {}), open });
+  using started = start({ batches: [[{ a: 1 }], [{ a: 2 }]], gate: new Promise(() => {}), open });
+  const { actor } = started;
   actor.send({ type: "ACCEPT" });
   actor.send({ type: "SCHEDULE" });
   await waitFor(actor, (s) => topState(s.value) === "RUNNING" && open.count === 1);
@@ -81,7 +84,8 @@ Deno.test("CANCEL while RUNNING aborts the engine and ends CANCELLED once it has
 
 Deno.test("CANCEL from NEW and from QUEUED ends CANCELLED without running", () => {
   for (const before of [[], ["ACCEPT"]] as const) {
-    const { actor } = start({ batches: [[{ a: 1 }]] });
+    using started = start({ batches: [[{ a: 1 }]] });
+    const { actor } = started;
     for (const type of before) actor.send({ type });
     actor.send({ type: "CANCEL" });
     assert.equal(topState(actor.getSnapshot().value), "CANCELLED");
@@ -90,10 +94,11 @@ Deno.test("CANCEL from NEW and from QUEUED ends CANCELLED without running", () =
 });
 
 Deno.test("a QueryError of the engine ends FAILED with its diagnostic", async () => {
-  const { actor } = start({
+  using started = start({
     batches: [[{ a: 1 }]],
     fail: new QueryError({ code: "TYPE_ERROR", message: "no good", line: 2, column: 3 }),
   });
+  const { actor } = started;
   actor.send({ type: "ACCEPT" });
   actor.send({ type: "SCHEDULE" });
   const done = await waitFor(actor, (s) => topState(s.value) === "FAILED");
@@ -102,7 +107,8 @@ Deno.test("a QueryError of the engine ends FAILED with its diagnostic", async ()
 });
 
 Deno.test("FAIL from QUEUED ends FAILED", () => {
-  const { actor } = start({ batches: [] });
+  using started = start({ batches: [] });
+  const { actor } = started;
   actor.send({ type: "ACCEPT" });
   actor.send({ type: "FAIL", error: { code: "RUNTIME_ERROR", message: "shutting down" } });
   assert.equal(topState(actor.getSnapshot().value), "FAILED");

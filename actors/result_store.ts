@@ -18,16 +18,30 @@
  */
 
 import { join } from "node:path";
+import { storageError } from "../engine/table/storage_error.ts";
 import type { Row } from "../engine/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
 
 export type StoredItem = Row | string;
 
 export interface ResultStoreOptions {
-  /** Bytes the segments kept in memory may take before further ones go to disk. */
+  /** Bytes the items kept in memory may take before further ones go to disk. */
   readonly memoryBytes: number;
   /** `<home>/engine_data/results`; the spill file is `<dir>/<queryId>`. */
   readonly spillDir: string;
+  /**
+   * Charged with every byte stored (in memory or on disk), released when the store is dropped:
+   * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
+   */
+  readonly account?: { charge(bytes: number): void; close(): void };
+}
+
+/** A read cut short because the result was dropped (freed) meanwhile: the body must break. */
+export class ResultDroppedError extends Error {
+  constructor(queryId: string) {
+    super(`the result of query ${queryId} was freed while it was being read`);
+    this.name = "ResultDroppedError";
+  }
 }
 
 /** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
@@ -51,6 +65,8 @@ export class ResultStore {
   #count = 0;
   /** The first items as they came, while there are at most SEGMENT_ITEMS. */
   #head: StoredItem[] = [];
+  /** Reads in progress: a result being read is not dropped when its retention runs out. */
+  #readers = 0;
   readonly #segments: Segment[] = [];
   /** Items encoded since the last segment was cut: `#pendingCount` of them in `#pending`. */
   #pending: Uint8Array<ArrayBuffer> = new Uint8Array(0);
@@ -79,11 +95,28 @@ export class ResultStore {
     return this.#fileBytes > 0;
   }
 
+  /** Whether a read is in progress (see `read`). */
+  get reading(): boolean {
+    return this.#readers > 0;
+  }
+
+  /** Bytes the result takes, in memory and on disk (the first items estimated). */
+  get bytes(): number {
+    return this.#memoryBytes + this.#fileBytes;
+  }
+
   /** Adds items at the end; resolves once they are stored (written, when spilling). */
   append(items: readonly StoredItem[]): Promise<void> {
     if (this.#dropped || items.length === 0) return Promise.resolve();
     const writes: Promise<void>[] = [];
-    if (this.#count === this.#head.length && this.#count + items.length <= SEGMENT_ITEMS) {
+    const headBytes = this.#count === this.#head.length &&
+        this.#count + items.length <= SEGMENT_ITEMS
+      ? roughBytes(items)
+      : Infinity;
+    // The first items count against the memory budget too: a thousand rows may be large.
+    if (this.#memoryBytes + headBytes <= this.options.memoryBytes) {
+      this.#charge(headBytes);
+      this.#memoryBytes += headBytes;
       for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
     } else {
       // Encoded at once, so that the rows die young (see the file's comment).
@@ -121,17 +154,22 @@ export class ResultStore {
    * `for await (const batch of store.read(0, store.count - 1)) ...`
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
-    await this.seal();
-    last = Math.min(last, this.#count - 1);
-    const head = this.#head;
-    for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
-      yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
-    }
+    // Counted from the first batch asked for to the end, the client's leaving, or an error.
+    this.#readers++;
     let file: Deno.FsFile | undefined;
     try {
-      for (const s of this.#segments) {
+      await this.seal();
+      last = Math.min(last, this.#count - 1);
+      const head = this.#head;
+      for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
+        if (this.#dropped) throw new ResultDroppedError(this.queryId);
+        yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
+      }
+      // A copy: drop() empties the list, which must not end the loop as if it were done.
+      for (const s of [...this.#segments]) {
         if (s.first + s.count <= first || s.first > last) continue;
-        if (this.#dropped) return;
+        // Never a shorter document that looks whole: the body breaks instead.
+        if (this.#dropped) throw new ResultDroppedError(this.queryId);
         let bytes = s.bytes;
         if (!bytes) {
           file ??= await Deno.open(this.path, { read: true });
@@ -142,17 +180,26 @@ export class ResultStore {
         const to = Math.min(last, s.first + s.count - 1) - s.first;
         yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
       }
+      if (this.#dropped) throw new ResultDroppedError(this.queryId);
     } finally {
+      this.#readers--;
       file?.close();
     }
   }
 
   /** Forgets every item and removes the spill file. */
   drop(): Promise<void> {
+    if (!this.#dropped) this.options.account?.close();
     this.#dropped = true;
     this.#head = [];
+    // The segments' memory is given back now, not at the next garbage collection: an idle
+    // server runs none, and a dropped result kept its megabytes of RSS for minutes.
+    for (const segment of this.#segments) release(segment.bytes);
     this.#segments.length = 0;
+    release(this.#pending);
+    release(this.#spare);
     this.#pending = new Uint8Array(0);
+    this.#spare = undefined;
     this.#pendingBytes = this.#pendingCount = 0;
     return this.#serial(async () => {
       if (this.#file) {
@@ -189,6 +236,7 @@ export class ResultStore {
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
     this.#pendingBytes = this.#pendingCount = 0;
+    this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
       const bytes = this.#pending.slice(0, length);
@@ -205,14 +253,33 @@ export class ResultStore {
     this.#spare = undefined;
     return this.#serial(async () => {
       if (this.#dropped) return;
-      if (!this.#file) {
-        await Deno.mkdir(this.options.spillDir, { recursive: true });
-        this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
+      try {
+        await this.#write(buffer, length);
+      } catch (e) {
+        // A full disk is the machine's state, not a bug: the query fails saying so.
+        throw storageError(e, "spilling the result to disk");
       }
-      let written = 0;
-      while (written < length) written += await this.#file.write(buffer.subarray(written, length));
-      this.#spare = buffer;
     });
+  }
+
+  async #write(buffer: Uint8Array<ArrayBuffer>, length: number): Promise<void> {
+    if (!this.#file) {
+      await Deno.mkdir(this.options.spillDir, { recursive: true });
+      this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
+    }
+    let written = 0;
+    while (written < length) written += await this.#file.write(buffer.subarray(written, length));
+    this.#spare = buffer;
+  }
+
+  /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
+  #charge(bytes: number): void {
+    try {
+      this.options.account?.charge(bytes);
+    } catch (e) {
+      this.drop().catch(() => {});
+      throw e;
+    }
   }
 
   #serial(work: () => Promise<void>): Promise<void> {
@@ -220,6 +287,61 @@ export class ResultStore {
     this.#queue = next.catch(() => {});
     return next;
   }
+}
+
+/**
+ * About what `items` take as they came (objects on the heap): their strings and a little per
+ * value and per item. Cheap, since the first items are kept to spare encoding them.
+ */
+function roughBytes(items: readonly StoredItem[]): number {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === "string") {
+      bytes += 32 + item.length;
+      continue;
+    }
+    bytes += 64;
+    for (const key in item) {
+      const value = item[key];
+      bytes += 16 + (typeof value === "string" ? value.length : 8);
+    }
+  }
+  return bytes;
+}
+
+/**
+ * Removes every spill file left in `spillDir` (`<home>/engine_data/results`) by a server that
+ * was killed: results live no longer than the process that made them. Returns how many went;
+ * a file it cannot remove is passed over, so a sweep never stops a start.
+ *
+ * @example await sweepSpillFiles(layout.resultsDir) // in main.ts, before serving
+ */
+export async function sweepSpillFiles(spillDir: string): Promise<number> {
+  let removed = 0;
+  try {
+    for await (const entry of Deno.readDir(spillDir)) {
+      if (!entry.isFile) continue;
+      try {
+        await Deno.remove(join(spillDir, entry.name));
+        removed++;
+      } catch {
+        // Someone else's file, or gone already.
+      }
+    }
+  } catch {
+    // No folder yet: nothing to sweep.
+  }
+  return removed;
+}
+
+/**
+ * Frees the memory of bytes no longer needed at once: a detached ArrayBuffer lets go of its
+ * backing store, which the garbage collector would otherwise keep until it next runs.
+ */
+function release(bytes: Uint8Array | undefined): void {
+  const buffer = bytes?.buffer;
+  if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
 
 /** Reads `length` bytes at `offset`. */

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { ResultStore, type StoredItem } from "./result_store.ts";
+import { ResultDroppedError, ResultStore, type StoredItem } from "./result_store.ts";
+import { QueryError } from "../engine/diagnostics.ts";
+import { smallDisk } from "../tests/support/small_disk.ts";
 import { IpAddr, IpNet, Timestamp } from "../engine/values.ts";
 
 async function all(store: ResultStore, first = 0, last = store.count - 1): Promise<StoredItem[]> {
@@ -100,5 +102,58 @@ Deno.test("ResultStore rejects the append whose spill cannot be written", async 
   const store = new ResultStore("q5", { memoryBytes: 0, spillDir: blocked });
   await store.append([{ a: 1 }]);
   await assert.rejects(() => store.append(Array.from({ length: 3000 }, (_, i) => ({ a: i }))));
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a full disk while spilling fails with 'no space left on the device'", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await using disk = await smallDisk(`${dir}/results`);
+    if (disk === null) {
+      await t.step({ name: "needs a tmpfs mount", ignore: true, fn: () => {} });
+      return;
+    }
+    const store = new ResultStore("q9", { memoryBytes: 1024, spillDir: disk.dir });
+    const rows = Array.from({ length: 500 }, (_, i) => ({ i, s: "x".repeat(200) }));
+    await assert.rejects(
+      async () => {
+        for (let k = 0; k < 10; k++) await store.append(rows);
+      },
+      (e: unknown) =>
+        e instanceof QueryError && e.diagnostic.code === "RUNTIME_ERROR" &&
+        /no space left on the device while spilling the result to disk/.test(e.message),
+    );
+    await store.drop();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResultStore.drop() gives the memory of its segments back at once, not at the next GC", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q-mem", { memoryBytes: 64 << 20, spillDir: dir });
+  const text = "x".repeat(100);
+  for (let i = 0; i < 100; i++) {
+    await store.append(Array.from({ length: 1000 }, (_, j) => ({ n: i * 1000 + j, text })));
+  }
+  await store.seal();
+  assert.ok(store.bytes > 10_000_000, `${store.bytes} bytes`);
+  const before = Deno.memoryUsage().external;
+  await store.drop();
+  const freed = before - Deno.memoryUsage().external;
+  assert.ok(freed > 10_000_000, `only ${freed} bytes given back`);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore ends a read broken when it is dropped meanwhile", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("q-drop", { memoryBytes: 1 << 20, spillDir: dir });
+  await store.append(Array.from({ length: 5000 }, (_, i) => ({ i })));
+  const reader = store.read(0, store.count - 1);
+  assert.equal((await reader.next()).value?.length, 1024);
+  assert.equal(store.reading, true);
+  await store.drop();
+  await assert.rejects(() => reader.next(), ResultDroppedError);
+  assert.equal(store.reading, false);
   await Deno.remove(dir, { recursive: true });
 });

@@ -12,6 +12,7 @@ import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
 import type { QueryRef, SupervisorRef } from "./supervisor.ts";
+import type { ResultQuota } from "./result_quota.ts";
 
 export interface SubmissionDeps {
   readonly supervisor: SupervisorRef;
@@ -21,6 +22,8 @@ export interface SubmissionDeps {
   readonly resultsDir: string;
   /** `server.timeZone`, for the local times of warnings. */
   readonly serverTimeZone: string;
+  /** Each user's share of the results held; none: no per-user limit. */
+  readonly quota?: ResultQuota;
 }
 
 export interface Submission {
@@ -36,7 +39,8 @@ export interface Submission {
 export type SubmissionResult =
   | { readonly ok: true; readonly ref: QueryRef }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] }
-  | { readonly ok: false; readonly queueFull: true; readonly maxQueued: number };
+  | { readonly ok: false; readonly queueFull: true; readonly maxQueued: number }
+  | { readonly ok: false; readonly quotaRefused: string };
 
 /** Compiles the query and, when it has no mistakes, submits it to the supervisor. */
 export async function compileAndSubmit(
@@ -46,6 +50,9 @@ export async function compileAndSubmit(
   const compiled = await compile(submission.source, submission.context);
   if (!compiled.ok) return { ok: false, diagnostics: compiled.diagnostics };
   const { queryId } = submission;
+  const opened = deps.quota?.open(submission.context.user.name);
+  if (opened && !opened.ok) return { ok: false, quotaRefused: opened.message };
+  const account = opened?.account;
   deps.supervisor.send({
     type: "SUBMIT",
     input: {
@@ -55,6 +62,7 @@ export async function compileAndSubmit(
       store: new ResultStore(queryId, {
         memoryBytes: deps.resultMemoryBytes,
         spillDir: deps.resultsDir,
+        account,
       }),
       encoder: submission.encoder,
       fixedFormat: submission.fixedFormat,
@@ -63,7 +71,10 @@ export async function compileAndSubmit(
   });
   const snapshot = deps.supervisor.getSnapshot();
   const ref = snapshot.context.queries.get(queryId)?.ref;
-  if (!ref) return { ok: false, queueFull: true, maxQueued: snapshot.context.maxQueued };
+  if (!ref) {
+    account?.close();
+    return { ok: false, queueFull: true, maxQueued: snapshot.context.maxQueued };
+  }
   return { ok: true, ref };
 }
 

@@ -88,6 +88,11 @@ export const supervisorMachine = setup({
   guards: {
     hasRoom: ({ context }) =>
       context.active.size < context.maxRunning || context.waiting.length < context.maxQueued,
+    // A result being read outlives its retention: the read would end cut short otherwise.
+    isBeingRead: ({ context, event }) => {
+      const entry = "queryId" in event ? context.queries.get(event.queryId) : undefined;
+      return entry !== undefined && entry.ref.getSnapshot().context.store.reading;
+    },
     isFinished: ({ context, event }) => {
       const entry = "queryId" in event ? context.queries.get(event.queryId) : undefined;
       return entry !== undefined && isFinished(topState(entry.ref.getSnapshot().value));
@@ -136,6 +141,10 @@ export const supervisorMachine = setup({
       if (event.type !== "CANCEL" && event.type !== "TOUCH") return;
       context.queries.get(event.queryId)?.ref.send({ type: event.type });
     },
+    retain: ({ context, event }) => {
+      if (!("queryId" in event)) return;
+      context.queries.get(event.queryId)?.ref.send({ type: "TOUCH" });
+    },
     drop: enqueueActions(({ context, event, enqueue }) => {
       if (!("queryId" in event)) return;
       const entry = context.queries.get(event.queryId);
@@ -177,7 +186,10 @@ export const supervisorMachine = setup({
         TOUCH: { actions: "forward" },
         FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
         "QUERY.FINISHED": { actions: ["release", "schedule"] },
-        "QUERY.EXPIRED": { actions: ["drop", "schedule"] },
+        "QUERY.EXPIRED": [
+          { guard: "isBeingRead", actions: "retain" },
+          { actions: ["drop", "schedule"] },
+        ],
       },
     },
   },

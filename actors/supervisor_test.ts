@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { createActor, SimulatedClock, waitFor } from "xstate";
+import { createActor, SimulatedClock } from "xstate";
 import { lookupQuery, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
 import { queryMachine, topState } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
-import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN } from "./test_support.ts";
+import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
 
 function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimits> = {}) {
   const clock = new SimulatedClock();
@@ -41,7 +41,7 @@ function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimit
     time.now += ms;
     clock.increment(ms);
   }
-  return { supervisor, submit, advance };
+  return { supervisor, submit, advance, [Symbol.dispose]: () => supervisor.stop() };
 }
 
 const state = (ref: { getSnapshot(): { value: unknown } } | undefined) =>
@@ -50,7 +50,8 @@ const state = (ref: { getSnapshot(): { value: unknown } } | undefined) =>
 Deno.test("the supervisor runs at most maxRunning queries and schedules the next when one ends", async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);
-  const { submit } = startSupervisor({ batches: [[{ a: 1 }], [{ a: 2 }]], gate });
+  using started = startSupervisor({ batches: [[{ a: 1 }], [{ a: 2 }]], gate });
+  const { submit } = started;
   const first = submit("q1");
   const second = submit("q2");
   await waitFor(first!, (s) => topState(s.value) === "RUNNING");
@@ -67,7 +68,8 @@ Deno.test("the supervisor runs at most maxRunning queries and schedules the next
 });
 
 Deno.test("the supervisor refuses a query past maxQueued waiting ones", async () => {
-  const { submit } = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}) });
+  using started = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}) });
+  const { submit } = started;
   const first = submit("q1");
   assert.ok(submit("q2"));
   assert.equal(submit("q3"), undefined);
@@ -75,10 +77,11 @@ Deno.test("the supervisor refuses a query past maxQueued waiting ones", async ()
 });
 
 Deno.test("a queued query cancelled leaves the queue and the next one gets its turn", async () => {
-  const { supervisor, submit } = startSupervisor(
+  using started = startSupervisor(
     { batches: [[{ a: 1 }]], gate: new Promise(() => {}) },
     { maxQueued: 5 },
   );
+  const { supervisor, submit } = started;
   const q1 = submit("q1");
   const q2 = submit("q2");
   const q3 = submit("q3");
@@ -91,7 +94,8 @@ Deno.test("a queued query cancelled leaves the queue and the next one gets its t
 });
 
 Deno.test("a finished query expires after its retention and its id answers expired, not unknown", async () => {
-  const { supervisor, submit, advance } = startSupervisor({ batches: [[{ a: 1 }]] });
+  using started = startSupervisor({ batches: [[{ a: 1 }]] });
+  const { supervisor, submit, advance } = started;
   const q = submit("q1");
   await waitFor(q!, (s) => topState(s.value) === "SUCCEEDED");
   advance(50_000);
@@ -108,15 +112,17 @@ Deno.test("a finished query expires after its retention and its id answers expir
 });
 
 Deno.test("FREE drops a finished query at once but leaves an unfinished one alone", async () => {
-  const { supervisor, submit } = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 1 });
+  using started = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 1 });
+  const { supervisor, submit } = started;
   const q = submit("q1");
   await waitFor(q!, (s) => topState(s.value) === "SUCCEEDED");
   supervisor.send({ type: "FREE", queryId: "q1" });
   assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
-  const { supervisor: s2, submit: submit2 } = startSupervisor({
+  using other = startSupervisor({
     batches: [[{ a: 1 }]],
     gate: new Promise(() => {}),
   });
+  const { supervisor: s2, submit: submit2 } = other;
   const running = submit2("q2");
   await waitFor(running!, (s) => topState(s.value) === "RUNNING");
   s2.send({ type: "FREE", queryId: "q2" });
@@ -126,7 +132,8 @@ Deno.test("FREE drops a finished query at once but leaves an unfinished one alon
 });
 
 Deno.test("a freed query's actor is stopped, and stopping the supervisor stops the queries it holds", async () => {
-  const { supervisor, submit } = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 2 });
+  using started = startSupervisor({ batches: [[{ a: 1 }]] }, { maxRunning: 2 });
+  const { supervisor, submit } = started;
   const q1 = submit("q1")!;
   const q2 = submit("q2")!;
   await waitFor(q1, (s) => topState(s.value) === "SUCCEEDED");
@@ -138,7 +145,7 @@ Deno.test("a freed query's actor is stopped, and stopping the supervisor stops t
   assert.equal(q2.getSnapshot().status, "stopped");
 
   const open = { count: 0 };
-  const held = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}), open });
+  using held = startSupervisor({ batches: [[{ a: 1 }]], gate: new Promise(() => {}), open });
   const running = held.submit("q3")!;
   await waitFor(running, (s) => topState(s.value) === "RUNNING");
   held.supervisor.stop();

@@ -3,7 +3,7 @@
  * tests cover the engine; these cover the lifecycle around it) and a user.
  */
 
-import { fromPromise } from "xstate";
+import { fromPromise, waitFor as waitForever } from "xstate";
 import type { Plan } from "../engine/engine.ts";
 import type { QueryRun } from "../engine/exec/query_run.ts";
 import type { Schema } from "../engine/types.ts";
@@ -64,3 +64,10 @@ export function fakeEngine(options: FakeRunOptions) {
     return Promise.resolve({ batches: batches(), schema: () => options.schema ?? [] });
   });
 }
+
+/**
+ * XState's waitFor with a deadline (its own waits forever by default): a machine that never
+ * reaches the state fails its test after 10 s, alone, instead of hanging the suite.
+ */
+export const waitFor: typeof waitForever = (actor, predicate, options) =>
+  waitForever(actor, predicate, { timeout: 10_000, ...options });

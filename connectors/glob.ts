@@ -12,7 +12,18 @@
  *   const g = compileGlob("/shared/logs/$yyyy$/$MM$/*.log");
  *   g.base;     // "/shared/logs": walking starts here
  *   g.segments; // matchers for "$yyyy$", "$MM$", "*.log"
+ *
+ * Segments match through engine/wildcard.ts, not a RegExp: `*a*a*a*a*a*b` against a long file
+ * name backtracked for minutes.
  */
+
+import {
+  compileWildcard,
+  literalTokens,
+  STAR,
+  type Wildcard,
+  type WildcardToken,
+} from "../engine/wildcard.ts";
 
 export type TimeField = "yyyy" | "MM" | "dd" | "HH" | "mm";
 
@@ -25,9 +36,10 @@ export type GlobSegment =
   | {
     readonly kind: "match";
     readonly text: string;
-    readonly regex: RegExp;
-    /** The time field of each capture group, in order. */
+    readonly wildcard: Wildcard;
+    /** The time fields, in order, with the index of the first of each one's digit tokens. */
     readonly fields: readonly TimeField[];
+    readonly fieldTokens: readonly number[];
   };
 
 export interface Glob {
@@ -76,18 +88,20 @@ function compileSegment(text: string): GlobSegment {
   if (text === "**") return { kind: "any" };
   if (isLiteral(text)) return { kind: "literal", text };
   const fields: TimeField[] = [];
-  let source = "";
+  const fieldTokens: number[] = [];
+  const tokens: WildcardToken[] = [];
   for (const piece of text.split(/(\$(?:yyyy|MM|dd|HH|mm)\$|\*+|\?)/)) {
     if (piece === "") continue;
-    if (piece.startsWith("*")) source += "[^/]*";
-    else if (piece === "?") source += "[^/]";
+    if (piece.startsWith("*")) tokens.push(STAR);
+    else if (piece === "?") tokens.push({ kind: "one" });
     else if (TIME_FIELD.test(piece) && piece.length <= 6) {
       const field = piece.slice(1, -1) as TimeField;
       fields.push(field);
-      source += `(\\d{${FIELD_DIGITS[field]}})`;
-    } else source += RegExp.escape(piece);
+      fieldTokens.push(tokens.length);
+      for (let k = 0; k < FIELD_DIGITS[field]; k++) tokens.push({ kind: "digit" });
+    } else tokens.push(...literalTokens(piece));
   }
-  return { kind: "match", text, regex: new RegExp(`^${source}$`, "u"), fields };
+  return { kind: "match", text, wildcard: compileWildcard(tokens), fields, fieldTokens };
 }
 
 /**
@@ -105,13 +119,14 @@ export function matchSegment(
     case "any":
       return captures;
     case "match": {
-      const m = segment.regex.exec(name);
-      if (!m) return null;
-      if (segment.fields.length === 0) return captures;
+      if (segment.fields.length === 0) return segment.wildcard.test(name) ? captures : null;
+      const at = segment.wildcard.positions(name);
+      if (!at) return null;
       const out: Partial<Record<TimeField, number>> = { ...captures };
       for (let k = 0; k < segment.fields.length; k++) {
         const field = segment.fields[k];
-        const value = Number(m[k + 1]);
+        const from = at[segment.fieldTokens[k]];
+        const value = Number(name.slice(from, from + FIELD_DIGITS[field]));
         if (out[field] !== undefined && out[field] !== value) return null;
         out[field] = value;
       }

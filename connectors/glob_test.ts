@@ -117,3 +117,24 @@ Deno.test("`?` and the other globs match the same files in file paths and clouda
     assert.ok(cloud.length > 0, pattern);
   }
 });
+
+Deno.test("a glob that backtracks exponentially as a RegExp matches a long name at once", () => {
+  const glob = compileGlob("/user/*a*a*a*a*a*a*a*b");
+  const started = performance.now();
+  assert.equal(matchPath(glob, ["a".repeat(5000)]), null);
+  assert.notEqual(matchPath(glob, ["a".repeat(5000) + "b"]), null);
+  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+});
+
+Deno.test("a time field after a star takes its digits where the rest of the name fits", () => {
+  const glob = compileGlob("/s/*-$yyyy$$MM$.log");
+  assert.deepEqual(matchPath(glob, ["app-x-202405.log"]), { yyyy: 2024, MM: 5 });
+  assert.equal(matchPath(glob, ["app-20245.log"]), null);
+});
+
+Deno.test("? is one character of a name, also beside stars and time fields", () => {
+  assert.notEqual(matchPath(compileGlob("/s/a?c.log"), ["abc.log"]), null);
+  assert.equal(matchPath(compileGlob("/s/a?c.log"), ["ac.log"]), null);
+  assert.equal(matchPath(compileGlob("/s/a?c.log"), ["abbc.log"]), null);
+  assert.deepEqual(matchPath(compileGlob("/s/?*-$yyyy$.log"), ["x-2024.log"]), { yyyy: 2024 });
+});

@@ -37,3 +37,21 @@ export function storeAllows(acl: StoreAcl | undefined, user: User, right: StoreR
   if (Object.hasOwn(acl.users, user.name) && acl.users[user.name].includes(right)) return true;
   return user.groups.some((g) => Object.hasOwn(acl.groups, g) && acl.groups[g].includes(right));
 }
+
+/**
+ * The acl of a parsed definition file (`json[storeKey].acl`), read on its own so that it can be
+ * checked before anything else of the definition is looked at: a user outside it learns nothing
+ * of the definition's problems. An acl that does not parse is none (only admins may).
+ *
+ * @example definitionAcl(json, "cloudapiStore")
+ */
+export function definitionAcl(json: unknown, storeKey: string): StoreAcl | undefined {
+  const store = json !== null && typeof json === "object"
+    ? (json as Record<string, unknown>)[storeKey]
+    : undefined;
+  const acl = store !== null && typeof store === "object"
+    ? (store as Record<string, unknown>).acl
+    : undefined;
+  const parsed = storeAclSchema.safeParse(acl);
+  return parsed.success ? parsed.data : undefined;
+}

@@ -48,9 +48,17 @@ export function checkScript(script: Script, options: CheckOptions = {}): Diagnos
   return checker.diagnostics;
 }
 
+/**
+ * Operators in one pipeline, counting those of the streams it reads (`@a = ... ; @a | ...`): the
+ * plan nests one node per operator, and planning and running it recurse through the nesting.
+ */
+export const MAX_PIPELINE_OPERATORS = 1000;
+
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
   readonly bound = new Set<string>();
+  /** Operators of each bound stream with those of the streams it reads. */
+  readonly streamSizes = new Map<string, number>();
   /** Where each name is first bound, for "bound later, at line N". */
   readonly bindings = new Map<string, Span>();
 
@@ -112,6 +120,7 @@ class Checker {
       case "bind":
         this.checkPipeline(s.pipeline);
         this.bound.add("@" + s.name);
+        this.streamSizes.set("@" + s.name, this.pipelineSize(s.pipeline).size);
         return;
       case "pipeline":
         this.checkPipeline(s.pipeline);
@@ -152,6 +161,7 @@ class Checker {
   }
 
   checkPipeline(p: Pipeline): void {
+    this.checkSize(p);
     this.checkSource(p.source);
     let selectColumns: number | null = null;
     let previous: Command["kind"] | null = null;
@@ -163,6 +173,45 @@ class Checker {
       }
       previous = c.kind;
     }
+  }
+
+  /**
+   * The operators `p` plans into (its source, its commands and the streams they read), and the
+   * first command that takes the count past MAX_PIPELINE_OPERATORS.
+   */
+  pipelineSize(p: Pipeline): { size: number; over: Command | null } {
+    const sourceSize = (s: Source) =>
+      s.kind === "streamRef" ? this.streamSizes.get("@" + s.name) ?? 1 : 1;
+    let size = sourceSize(p.source);
+    let over: Command | null = null;
+    for (const c of p.commands) {
+      if (c.kind === "join") size += sourceSize(c.right);
+      if (c.kind === "union") { for (const s of c.sources) size += sourceSize(s); }
+      size++;
+      if (size > MAX_PIPELINE_OPERATORS) over ??= c;
+    }
+    return { size, over };
+  }
+
+  checkSize(p: Pipeline): void {
+    const { size, over } = this.pipelineSize(p);
+    if (size <= MAX_PIPELINE_OPERATORS) return;
+    // A stream read here that is too long already has its diagnostic.
+    const sources = [
+      p.source,
+      ...p.commands.flatMap((c) =>
+        c.kind === "join" ? [c.right] : c.kind === "union" ? c.sources : []
+      ),
+    ];
+    const tooLong = (s: Source) =>
+      s.kind === "streamRef" && (this.streamSizes.get("@" + s.name) ?? 0) > MAX_PIPELINE_OPERATORS;
+    if (sources.some(tooLong)) return;
+    this.report(
+      "SYNTAX_ERROR",
+      `pipeline too long: ${size} operators, counting those of the streams it reads, more than ` +
+        `${MAX_PIPELINE_OPERATORS}; save an intermediate result as a table, or combine commands`,
+      over?.span ?? p.span,
+    );
   }
 
   checkCommand(c: Command, selectColumns: number | null, previous: Command["kind"] | null): void {

@@ -140,6 +140,11 @@ const SOURCE_FORMS = `a source (@name, @[path], ${SOURCE_NAMES.slice(0, -1).join
   SOURCE_NAMES.at(-1)
 })`;
 const MAX_DEPTH = 200;
+/**
+ * Operators chained in one expression (`1 + 1 + ...`, `a or b or ...`): each adds a level to the
+ * tree that every later pass walks recursively, so a 10 000-term chain would overflow the stack.
+ */
+export const MAX_EXPR_OPERATORS = 1000;
 
 export interface ParseResult {
   /** The statements that parsed; those with a syntax error are left out. */
@@ -174,6 +179,8 @@ function spanOf(t: Token): Span {
 class Parser {
   pos = 0;
   depth = 0;
+  /** Chained operators in the current top-level expression (MAX_EXPR_OPERATORS). */
+  operators = 0;
   readonly unparsedBindings = new Set<string>();
 
   constructor(readonly tokens: readonly Token[], readonly diagnostics: Diagnostic[]) {}
@@ -475,6 +482,7 @@ class Parser {
   }
 
   parseExpr(): Expr {
+    if (this.depth === 0) this.operators = 0;
     if (++this.depth > MAX_DEPTH) {
       this.fail(`expression nested too deeply (more than ${MAX_DEPTH} levels) before this point`);
     }
@@ -486,6 +494,7 @@ class Parser {
   parseOr(): Expr {
     let left = this.parseAnd();
     while (this.eatKeyword("or")) {
+      this.chained("or");
       left = { kind: "binary", op: "or", left, right: this.parseAnd(), span: left.span };
     }
     return left;
@@ -494,6 +503,7 @@ class Parser {
   parseAnd(): Expr {
     let left = this.parseNot();
     while (this.eatKeyword("and")) {
+      this.chained("and");
       left = { kind: "binary", op: "and", left, right: this.parseNot(), span: left.span };
     }
     return left;
@@ -508,6 +518,19 @@ class Parser {
       return { kind: "unary", op: "not", operand, span: spanOf(t) };
     }
     return this.parseComparison();
+  }
+
+  /** Counts an operator just read toward MAX_EXPR_OPERATORS. */
+  chained(op: string): void {
+    if (++this.operators > MAX_EXPR_OPERATORS) {
+      this.report(
+        "SYNTAX_ERROR",
+        `expression too long: more than ${MAX_EXPR_OPERATORS} operators in one expression (this ` +
+          `'${op}' is one too many); use 'in (...)' for a list of values, or split it over commands`,
+        this.tokens[this.pos - 1],
+      );
+      throw new StopStatement();
+    }
   }
 
   /** Guards recursion that does not pass through parseExpr (`not not ...`, `- - ...`). */
@@ -575,6 +598,7 @@ class Parser {
       const t = this.peek();
       if (t.kind !== "punct" || (t.text !== "+" && t.text !== "-")) return left;
       this.next();
+      this.chained(t.text);
       const right = this.parseMultiplicative();
       left = { kind: "binary", op: t.text, left, right, span: left.span };
     }
@@ -586,6 +610,7 @@ class Parser {
       const t = this.peek();
       if (t.kind !== "punct" || (t.text !== "*" && t.text !== "/" && t.text !== "%")) return left;
       this.next();
+      this.chained(t.text);
       const right = this.parseUnary();
       left = { kind: "binary", op: t.text, left, right, span: left.span };
     }

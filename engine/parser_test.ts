@@ -108,6 +108,14 @@ Deno.test("parse() gives operators their precedence", () => {
   assert.equal(e("a + 1 < b - 1"), "(< (+ a 1) (- b 1))");
 });
 
+Deno.test("parse() binds 'not' tighter than 'and' and 'or': not a and b is (not a) and b", () => {
+  assert.equal(e("not a and b"), "(and (not a) b)");
+  assert.equal(e("not a or b"), "(or (not a) b)");
+  assert.equal(e("a and not b and c"), "(and (and a (not b)) c)");
+  assert.equal(e("not not a and b"), "(and (not (not a)) b)");
+  assert.equal(e("not (a and b)"), "(not (and a b))");
+});
+
 Deno.test("parse() reads every comparison form", () => {
   assert.equal(e("a <> 1"), "(!= a 1)");
   assert.equal(e("a != 1"), "(!= a 1)");

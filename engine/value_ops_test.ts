@@ -73,6 +73,17 @@ Deno.test("valueKey() is equal exactly for equal values", () => {
   assert.notEqual(combineKeys(["1"]), combineKeys([1]));
 });
 
+Deno.test("combineKeys() keeps ('as', 'b') and ('a', 'sb') apart, and every other split", () => {
+  assert.notEqual(combineKeys(["as", "b"]), combineKeys(["a", "sb"]));
+  const splits = ["", "a", "as", "asb", "s", "sb", "b"].flatMap((x) =>
+    ["", "a", "as", "asb", "s", "sb", "b"].map((y) => [x, y])
+  );
+  const keys = splits.map(combineKeys);
+  assert.equal(new Set(keys).size, splits.length);
+  assert.notEqual(valueKey(["as", "b"]), valueKey(["a", "sb"]));
+  assert.notEqual(valueKey({ x: "as", y: "b" }), valueKey({ x: "a", y: "sb" }));
+});
+
 Deno.test("typeOfValue() names INTEGER, LONG and DOUBLE by value and widens arrays", () => {
   const cases: [Value, string][] = [
     [5, "INTEGER"],

@@ -31,3 +31,16 @@ export function parseByteSize(text: string): number | undefined {
   if (!Number.isSafeInteger(bytes)) return undefined;
   return bytes;
 }
+
+/**
+ * A byte size as a setting would say it: the largest binary unit that divides it, else bytes.
+ *
+ * @example formatByteSize(67108864) // "64 MiB"
+ */
+export function formatByteSize(bytes: number): string {
+  for (const unit of ["TiB", "GiB", "MiB", "KiB"]) {
+    const size = UNIT_BYTES[unit.toLowerCase()];
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}

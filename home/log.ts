@@ -29,6 +29,34 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+/**
+ * `text` with every control character written as an escape (`\n`, `\x1b`, `\u2028`), so that
+ * text from a request (a decoded path, a user name, a message quoting either) can never start
+ * a line of its own, forge one, or send a terminal escape sequence.
+ *
+ * @example escapeControl("/healthz\n2026 ERROR forged") // "/healthz\\n2026 ERROR forged"
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    switch (c) {
+      case "\n":
+        return "\\n";
+      case "\r":
+        return "\\r";
+      case "\t":
+        return "\\t";
+    }
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 /** Where lines go: `write` takes one line (without its newline); `flush` waits for them. */
 export interface LineSink {
   write(line: string): void;
@@ -126,13 +154,21 @@ export function createLogger(
   const { write, flush }: LineSink = typeof sink === "function"
     ? { write: sink, flush: () => Promise.resolve() }
     : sink;
-  const emit = (level: LogLevel, message: string) =>
-    write(`${new Date().toISOString()} ${level} ${message}`);
+  // Every line is escaped here, the one place lines are made: a caller cannot forget it.
+  const emit = (level: LogLevel, message: string, detail?: string) =>
+    write(`${new Date().toISOString()} ${level} ${escapeControl(message)}${detail ?? ""}`);
   return {
     info: (message) => emit("INFO", message),
     warn: (message) => emit("WARN", message),
+    // A stack keeps its lines, each escaped and indented: none can pass for a line of its own.
     error: (message, error) =>
-      emit("ERROR", error === undefined ? message : `${message}\n${describe(error)}`),
+      emit(
+        "ERROR",
+        message,
+        error === undefined
+          ? undefined
+          : describe(error).split("\n").map((l) => `\n    ${escapeControl(l)}`).join(""),
+      ),
     flush,
   };
 }

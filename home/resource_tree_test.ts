@@ -190,6 +190,37 @@ Deno.test("realPath() follows links inside the tree and refuses one leading out"
   }
 });
 
+Deno.test("realPath() refuses a link into a sibling folder whose name starts with the root's", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-tree-" });
+  try {
+    const home = await ensureHome(dir);
+    // `<home>/data-evil` beside `<home>/data`: its path starts with the root's text.
+    const sibling = `${home.dataDir}-evil`;
+    await Deno.mkdir(sibling);
+    await Deno.writeTextFile(join(sibling, "secret"), "s");
+    await Deno.symlink(sibling, join(home.dataDir, "shared", "evil"));
+    await Deno.symlink(join(sibling, "secret"), join(home.dataDir, "shared", "secret"));
+    const fs = new FsResourceTree(home.dataDir);
+    const root: User = { name: "root", groups: [], admin: true };
+    for (const path of ["/shared/evil", "/shared/evil/secret", "/shared/secret"]) {
+      for (const user of [alice, root]) {
+        await assert.rejects(
+          () => fs.realPath(fs.resolve(user, path)),
+          PathError,
+          `${path} for ${user.name}`,
+        );
+      }
+      await assert.rejects(
+        () => fs.realTarget(fs.resolve(root, path)),
+        /leads out of the tree/,
+        path,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("resolve() names another user's folder, and may() then refuses it", () => {
   const fs = new FsResourceTree("/x");
   for (const path of ["/users/bob", "/users/bob/x.log", "../bob/x.log"]) {

@@ -72,6 +72,15 @@ const baseUrl = fromText("an http or https URL such as 'http://127.0.0.1:9000'",
   return text.replace(/\/+$/, "");
 }).optional();
 
+/** An optional tenant GUID (`PublisherIdentifier`), kept in lower case. */
+const tenantGuid = fromText(
+  "a tenant id GUID such as '72f988bf-86f1-41af-91ab-2d7cd011db47'",
+  (text) =>
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)
+      ? text.toLowerCase()
+      : undefined,
+).optional();
+
 /** What a key's default is: a text as a user would write it, unset, or computed per start. */
 type SettingDefault =
   | { readonly text: string }
@@ -131,6 +140,16 @@ export const SETTINGS = {
     "32 MiB",
     "result size kept in memory; larger results spill to disk",
   ),
+  "query.maxResultsPerUser": setting(
+    integer(1),
+    "100",
+    "query results one user may hold (queued, running, or finished and kept); past that `429`",
+  ),
+  "query.maxResultBytesPerUser": setting(
+    byteSize,
+    "1 GiB",
+    "bytes (memory and disk) one user's results may take; a new query is `429` past it, a growing one FAILS",
+  ),
   "resource.maxBytes": setting(
     byteSize,
     "16 MiB",
@@ -140,6 +159,21 @@ export const SETTINGS = {
     timeZone,
     { compute: processTimeZone, doc: "the process's zone" },
     "zone of the queries of users without one, for computing and showing timestamps (an IANA name)",
+  ),
+  "server.maxConnections": setting(
+    integer(1),
+    "1000",
+    "open connections; lowered to what the open-file limit allows (three per connection); idle ones make room",
+  ),
+  "server.headersTimeout": setting(
+    interval,
+    "10 sec",
+    "time to send a request's headers before the connection is closed",
+  ),
+  "server.idleTimeout": setting(
+    interval,
+    "30 sec",
+    "time a connection may stay silent after a response before it is closed",
   ),
   "log.requests": setting(boolean, "true", "log one line per request"),
   "cloudapi.loginHost": setting(
@@ -157,24 +191,23 @@ export const SETTINGS = {
     undefined,
     "base URL replacing the productivity-suite API host",
   ),
-  "cloudapi.directoryRateLimit": setting(
+  "cloudapi.graphRateLimit": setting(
     integer(1),
     "25",
-    "requests per time unit to the directory service",
+    "requests per time unit to Graph per tenant, directory and activity logs together (the rate adapts)",
   ),
-  "cloudapi.directoryRateTimeunit": setting(interval, "10 sec", "its time unit"),
-  "cloudapi.activityRateLimit": setting(
-    integer(1),
-    "25",
-    "requests per time unit to the cloud activity log",
-  ),
-  "cloudapi.activityRateTimeunit": setting(interval, "10 sec", "its time unit"),
+  "cloudapi.graphRateTimeunit": setting(interval, "10 sec", "its time unit"),
   "cloudapi.suiteRateLimit": setting(
     integer(1),
     "60000",
     "requests per time unit to the productivity suite",
   ),
   "cloudapi.suiteRateTimeunit": setting(interval, "1 min", "its time unit"),
+  "cloudapi.publisherIdentifier": setting(
+    tenantGuid,
+    undefined,
+    "`PublisherIdentifier` (a tenant GUID) of suite calls; each store's tenant GUID when unset",
+  ),
 };
 
 type SettingsShape = { readonly [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]["schema"] };

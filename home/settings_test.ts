@@ -24,17 +24,21 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.memoryLimit"], 1024 ** 3);
   assert.equal(s["query.resultMemoryBytes"], 32 * 1024 ** 2);
   assert.equal(s["resource.maxBytes"], 16 * 1024 ** 2);
+  assert.equal(s["query.maxResultsPerUser"], 100);
+  assert.equal(s["query.maxResultBytesPerUser"], 1024 ** 3);
   assert.equal(s["server.timeZone"], Intl.DateTimeFormat().resolvedOptions().timeZone);
+  assert.equal(s["server.maxConnections"], 1000);
+  assert.equal(s["server.headersTimeout"], 10_000);
+  assert.equal(s["server.idleTimeout"], 30_000);
   assert.equal(s["log.requests"], true);
   assert.equal(s["cloudapi.loginHost"], undefined);
   assert.equal(s["cloudapi.graphHost"], undefined);
   assert.equal(s["cloudapi.manageHost"], undefined);
-  assert.equal(s["cloudapi.directoryRateLimit"], 25);
-  assert.equal(s["cloudapi.directoryRateTimeunit"], 10_000);
-  assert.equal(s["cloudapi.activityRateLimit"], 25);
-  assert.equal(s["cloudapi.activityRateTimeunit"], 10_000);
+  assert.equal(s["cloudapi.graphRateLimit"], 25);
+  assert.equal(s["cloudapi.graphRateTimeunit"], 10_000);
   assert.equal(s["cloudapi.suiteRateLimit"], 60_000);
   assert.equal(s["cloudapi.suiteRateTimeunit"], 60_000);
+  assert.equal(s["cloudapi.publisherIdentifier"], undefined);
   assert.deepEqual(Object.keys(s).sort(), [...SETTING_KEYS].sort());
 });
 
@@ -126,8 +130,9 @@ Deno.test("loadSettings() refuses each kind of bad value, naming key, value and 
     ["log.requests", "maybe", /true or false/],
     ["cloudapi.loginHost", "ftp://x", /http or https URL/],
     ["cloudapi.manageHost", "not a url", /http or https URL/],
-    ["cloudapi.directoryRateLimit", "0", /integer >= 1/],
-    ["cloudapi.activityRateTimeunit", "10", /positive interval/],
+    ["cloudapi.graphRateLimit", "0", /integer >= 1/],
+    ["cloudapi.graphRateTimeunit", "10", /positive interval/],
+    ["cloudapi.publisherIdentifier", "contoso.onmicrosoft.com", /tenant id GUID/],
     ["wgui.port", "", /integer from 0 to 65535/],
   ];
   for (const [key, value, form] of cases) {

@@ -20,11 +20,13 @@ import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
+import type { ResultQuota } from "../actors/result_quota.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
 import { resourceRoutes } from "./resources.ts";
 import { checkRoutes } from "./check.ts";
+import { compression } from "./compress.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 
@@ -40,6 +42,8 @@ export interface AppDeps {
   readonly datastores?: DatastoreRegistry;
   /** Datastore definitions over HTTP; without it /datastores is absent. */
   readonly datastoreAdmin?: DatastoreAdmin;
+  /** Each user's share of the results held; without it, no per-user limit. */
+  readonly resultQuota?: ResultQuota;
 }
 
 export const API_PREFIX = "/API/v1.0";
@@ -65,6 +69,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Not strict: the synchronous `POST /API/v1.0/` is the sub-app's "/" (also without the slash).
   const app = new Hono<AppEnv>({ strict: false });
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
+  app.use(compression());
   app.route("/", healthRoutes());
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));

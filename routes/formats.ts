@@ -10,6 +10,7 @@ import {
   makeCsvRowWriter,
   makeJsonRowWriter,
   type RenderOptions,
+  toText,
 } from "../engine/render.ts";
 import type { Row } from "../engine/values.ts";
 
@@ -108,9 +109,46 @@ export const FORMATS = {
     after: "\n",
     end: "",
   },
+  "text/tab-separated-values": {
+    aliases: ["application/tsv"],
+    contentType: "text/tab-separated-values; charset=UTF-8",
+    jsonRows: false,
+    row: makeTsvRowWriter,
+    header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
+    start: "",
+    separator: "",
+    before: "",
+    after: "\n",
+    end: "",
+  },
 } satisfies Record<string, FormatSpec>;
 
 export type MediaType = keyof typeof FORMATS;
+
+/** A TSV cell: no quoting; a tab, a line end or a backslash inside is escaped (`\t \n \r \\`). */
+function tsvEscape(text: string): string {
+  return /[\t\n\r\\]/.test(text)
+    ? text.replace(
+      /[\t\n\r\\]/g,
+      (c) => c === "\t" ? "\\t" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\\\",
+    )
+    : text;
+}
+
+/** A serialiser of one row to a TSV line (without its end): cells as in CSV, null empty. */
+function makeTsvRowWriter(columns: readonly string[], render: RenderOptions): (row: Row) => string {
+  return (row) => {
+    let out = "";
+    for (let i = 0; i < columns.length; i++) {
+      if (i > 0) out += "\t";
+      const v = row[columns[i]];
+      if (v === null || v === undefined) continue;
+      const text = typeof v === "string" ? v : toText(v, render);
+      if (text !== null) out += tsvEscape(text);
+    }
+    return out;
+  };
+}
 
 /** The format of a media type (an entry of `FORMATS`). */
 export function formatSpec(mediaType: MediaType): FormatSpec {
@@ -156,7 +194,12 @@ export type FormatChoice =
     readonly message: string;
   };
 
-const OPT_NAMES = ["opt.timezone", "opt.timestampFormat", "opt.omitHeader"] as const;
+const OPT_NAMES = [
+  "opt.timezone",
+  "opt.timestampFormat",
+  "opt.timestampNanoFormat",
+  "opt.omitHeader",
+] as const;
 
 /** The format a request asks for: `negotiateFormat(url.searchParams, req.header("Accept"))`. */
 export function negotiateFormat(
@@ -218,7 +261,14 @@ function parseOptions(
   if (timeZone !== undefined && !isValidZone(timeZone)) {
     return badParameter(`opt.timezone '${timeZone}' is not an IANA time zone`);
   }
-  const timestampFormat = params.get("opt.timestampFormat") ?? undefined;
+  if (params.has("opt.timestampFormat") && params.has("opt.timestampNanoFormat")) {
+    return badParameter(
+      "give opt.timestampFormat or its synonym opt.timestampNanoFormat, not both",
+    );
+  }
+  // SpectX's clients send opt.timestampNanoFormat; timestamps here have millisecond precision.
+  const timestampFormat = params.get("opt.timestampFormat") ??
+    params.get("opt.timestampNanoFormat") ?? undefined;
   if (timestampFormat !== undefined) {
     const problem = timestampFormat === ""
       ? "the pattern is empty"

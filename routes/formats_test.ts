@@ -31,6 +31,23 @@ Deno.test("negotiateFormat() picks the offered type with the highest q", () => {
   assert.equal(exact.format.mediaType, "application/csv");
 });
 
+Deno.test("negotiateFormat() prefers a named type over a wildcard listed after it", () => {
+  for (
+    const [accept, type] of [
+      ["application/csv, */*", "application/csv"],
+      ["application/csv,*/*", "application/csv"],
+      ["application/x-ndjson, application/*", "application/x-ndjson"],
+      ["application/json-seq, */*;q=1", "application/json-seq"],
+      ["*/*;q=0.5, application/csv", "application/csv"],
+    ] as const
+  ) {
+    const c = choose("", accept);
+    assert.ok(c.ok, accept);
+    assert.equal(c.format.mediaType, type, accept);
+    assert.equal(c.explicit, true, accept);
+  }
+});
+
 Deno.test("negotiateFormat() answers 406 for a type not offered", () => {
   for (
     const [q, a] of [["", "text/html"], ["acceptContentType=text/plain", ""], [

@@ -67,7 +67,10 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   app.get("/queries/:id/result", (c) => {
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
-    return resultResponse(c, deps, ref);
+    // The retention counts from the end of the last request naming the query: a long read's
+    // end, not its start (while it reads, the supervisor keeps the result).
+    const queryId = c.req.param("id");
+    return resultResponse(c, deps, ref, () => deps.supervisor.send({ type: "TOUCH", queryId }));
   });
 
   app.get("/queries/:id/result/schema", (c) => {

@@ -15,6 +15,7 @@ import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
+import type { ResultQuota } from "../actors/result_quota.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -29,6 +30,8 @@ export interface QueryDeps {
   readonly supervisor: SupervisorRef;
   /** `<home>/engine_data/results` */
   readonly resultsDir: string;
+  /** Each user's share of the results held (query.maxResultsPerUser, ...). */
+  readonly resultQuota?: ResultQuota;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -175,6 +178,11 @@ export async function submitSource(
   });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
+    if ("quotaRefused" in submitted) {
+      throw new ApiError(429, "TOO_MANY_RESULTS", submitted.quotaRefused, {
+        headers: { "Retry-After": "1" },
+      });
+    }
     throw new ApiError(
       429,
       "TOO_MANY_QUERIES",
@@ -192,6 +200,7 @@ export function submissionDeps(deps: QueryDeps): SubmissionDeps {
     resultMemoryBytes: deps.settings["query.resultMemoryBytes"],
     resultsDir: deps.resultsDir,
     serverTimeZone: deps.settings["server.timeZone"],
+    quota: deps.resultQuota,
   };
 }
 
@@ -282,19 +291,34 @@ export async function requireDirectory(
   }
 }
 
-/** A stored script must exist, be seen, and may be executed. */
+/** The extension of stored scripts; no other file is run as one. */
+const SCRIPT_EXTENSION = ".sx";
+
+/**
+ * A stored script must be a `.sx` file that exists, is seen, and may be both executed and read:
+ * running a file shows what it says (a syntax error quotes it), so execute alone is not enough.
+ * The name is checked first, so that the answer for another file says nothing of its existence.
+ */
 async function requireScript(
   tree: ResourceTree,
   user: User,
   resolved: { canonical: string; real: string },
 ): Promise<void> {
+  if (!resolved.canonical.endsWith(SCRIPT_EXTENSION)) {
+    throw badRequest(
+      "BAD_PARAMETER",
+      `scriptPath '${resolved.canonical}' names no script: stored scripts are '${SCRIPT_EXTENSION}' files`,
+    );
+  }
   const stat = await statOf(tree, resolved);
   const canSee = tree.may(user, "read", resolved.canonical) ||
     tree.may(user, "execute", resolved.canonical);
   if (!stat || !stat.isFile || !canSee) {
     throw notFound(`no such script: ${resolved.canonical}`);
   }
-  if (!tree.may(user, "execute", resolved.canonical)) {
-    throw forbidden(`you need the execute right on the script ${resolved.canonical}`);
+  for (const right of ["execute", "read"] as const) {
+    if (!tree.may(user, right, resolved.canonical)) {
+      throw forbidden(`you need the execute and read rights on the script ${resolved.canonical}`);
+    }
   }
 }

@@ -7,6 +7,15 @@ Deno.test("parseRange() reads closed and open-ended item ranges", () => {
   assert.deepEqual(parseRange("items=5-"), { ok: true, range: { first: 5, last: undefined } });
 });
 
+Deno.test("a one-item range items=n-n asks for exactly that item", () => {
+  assert.deepEqual(parseRange("items=0-0"), { ok: true, range: { first: 0, last: 0 } });
+  assert.deepEqual(parseRange("items=7-7"), { ok: true, range: { first: 7, last: 7 } });
+  assert.deepEqual(resolveRange({ first: 0, last: 0 }, 1), { ok: true, first: 0, last: 0 });
+  assert.deepEqual(resolveRange({ first: 0, last: 0 }, 10), { ok: true, first: 0, last: 0 });
+  assert.deepEqual(resolveRange({ first: 9, last: 9 }, 10), { ok: true, first: 9, last: 9 });
+  assert.equal(contentRange(0, 0, 10), "items 0-0/10");
+});
+
 Deno.test("parseRange() refuses malformed ranges", () => {
   for (const h of ["bytes=0-9", "items=9-3", "items=-5", "items=a-b", "items=1-2,4-5", "items="]) {
     const r = parseRange(h);

@@ -12,6 +12,7 @@
  * Review every rewritten expectation by hand: a golden file is only as right as its reader.
  */
 
+import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { engineHome } from "./support/engine_home.ts";
 import { toJsonValue } from "../engine/render.ts";
@@ -26,7 +27,29 @@ const SAMPLES = join(import.meta.dirname!, "samples");
  * (the year of a syslog line without one) does not depend on when the repository was checked out.
  */
 export const SAMPLES_MODIFIED = new Date("2025-01-15T12:00:00Z");
-const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
+
+/**
+ * Whether to rewrite the expectations (`UPDATE_GOLDEN=1`), or the reason to refuse: in CI
+ * (`CI` set, as every CI service sets it) a rewrite would make every golden test pass whatever
+ * it produces.
+ */
+export function goldenMode(
+  env: { readonly UPDATE_GOLDEN?: string; readonly CI?: string },
+): { update: boolean; refused?: string } {
+  const update = env.UPDATE_GOLDEN !== undefined && env.UPDATE_GOLDEN !== "";
+  const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0";
+  if (update && ci) {
+    return {
+      update: false,
+      refused:
+        `UPDATE_GOLDEN=${env.UPDATE_GOLDEN} is refused in CI (CI=${env.CI}): it would rewrite ` +
+        "every expectation instead of checking it; rewrite them locally and review the diff",
+    };
+  }
+  return { update: update && env.UPDATE_GOLDEN === "1" };
+}
+
+const MODE = goldenMode({ UPDATE_GOLDEN: Deno.env.get("UPDATE_GOLDEN"), CI: Deno.env.get("CI") });
 
 async function copyTree(from: string, to: string, modified?: Date): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
@@ -134,9 +157,10 @@ const scripts = [...Deno.readDirSync(SCRIPTS)]
 for (const name of scripts) {
   const stem = basename(name, ".sx");
   Deno.test(`golden script ${name} gives ${stem}.expected.json`, async () => {
+    if (MODE.refused) throw new Error(MODE.refused);
     const actual = await runScript(name);
     const expectedPath = join(SCRIPTS, `${stem}.expected.json`);
-    if (UPDATE) {
+    if (MODE.update) {
       await Deno.writeTextFile(expectedPath, render(actual));
       return;
     }
@@ -155,6 +179,18 @@ for (const name of scripts) {
     }
   });
 }
+
+Deno.test("UPDATE_GOLDEN rewrites expectations locally and is refused in CI", () => {
+  assert.deepEqual(goldenMode({}), { update: false });
+  assert.deepEqual(goldenMode({ UPDATE_GOLDEN: "1" }), { update: true });
+  assert.deepEqual(goldenMode({ UPDATE_GOLDEN: "1", CI: "false" }), { update: true });
+  assert.deepEqual(goldenMode({ CI: "true" }), { update: false });
+  for (const value of ["1", "yes"]) {
+    const mode = goldenMode({ UPDATE_GOLDEN: value, CI: "true" });
+    assert.equal(mode.update, false);
+    assert.match(mode.refused ?? "", /UPDATE_GOLDEN=.* is refused in CI \(CI=true\)/);
+  }
+});
 
 Deno.test("the golden diff marks changed lines and keeps context", () => {
   const diff = lineDiff("a\nb\nc\nd\ne\nf\ng", "a\nb\nc\nD\ne\nf\ng");

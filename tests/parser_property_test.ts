@@ -171,3 +171,76 @@ Deno.test("parse() builds the tree a random well-formed expression was written f
     { numRuns: 500 },
   );
 });
+
+/** A random expression written with only the parentheses precedence needs, and its tree. */
+interface Ranked extends Sample {
+  /** How tightly the text binds: 1 or, 2 and, 3 not, 4 comparison, 5 additive, 6 multiplicative, 9 primary. */
+  readonly rank: number;
+}
+
+/** The text of `x` where the parser reads an operand of at least `rank`. */
+function operand(x: Ranked, rank: number): string {
+  return x.rank >= rank ? x.text : `(${x.text})`;
+}
+
+/** Left-associative operators and their rank. */
+const INFIX: readonly (readonly [string, number])[] = [
+  ["or", 1],
+  ["and", 2],
+  ["+", 5],
+  ["-", 5],
+  ["*", 6],
+  ["/", 6],
+  ["%", 6],
+];
+
+const bare: fc.Arbitrary<Ranked> = fc.letrec<{ e: Ranked }>((tie) => ({
+  e: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    leaf.map((l) => ({ ...l, rank: 9 })),
+    // `not` takes an operand of its own rank or tighter: `not a and b` is `(not a) and b`.
+    tie("e").map((x) => ({
+      text: `not ${operand(x, 3)}`,
+      printed: `(not ${x.printed})`,
+      rank: 3,
+    })),
+    fc.tuple(fc.constantFrom(...INFIX), tie("e"), tie("e")).map(([[op, rank], l, r]) => ({
+      text: `${operand(l, rank)} ${op} ${operand(r, rank + 1)}`,
+      printed: `(${op} ${l.printed} ${r.printed})`,
+      rank,
+    })),
+    // Comparisons do not chain: both sides are additive expressions.
+    fc.tuple(fc.constantFrom("=", "!=", "<", ">=", "like", "~"), tie("e"), tie("e")).map((
+      [op, l, r],
+    ) => ({
+      text: `${operand(l, 5)} ${op} ${operand(r, 5)}`,
+      printed: `(${op} ${l.printed} ${r.printed})`,
+      rank: 4,
+    })),
+    tie("e").map((x) => ({
+      text: `${operand(x, 5)} is not null`,
+      printed: `(is-not-null ${x.printed})`,
+      rank: 4,
+    })),
+    fc.tuple(tie("e"), fc.array(tie("e"), { minLength: 1, maxLength: 3 })).map(([x, xs]) => ({
+      text: `${operand(x, 5)} in (${xs.map((y) => y.text).join(", ")})`,
+      printed: `(in ${x.printed} (list${xs.map((y) => " " + y.printed).join("")}))`,
+      rank: 4,
+    })),
+  ),
+})).e;
+
+Deno.test("parse() builds the tree of random expressions written without needless parentheses", () => {
+  fc.assert(
+    fc.property(bare, (x) => {
+      const r = parse(`VALUES((a: 1)) | filter(${x.text})`);
+      assert.deepEqual(r.diagnostics, [], x.text);
+      assert.equal(
+        printScript(r.script),
+        `(pipeline (values (tuple a:1)) (filter ${x.printed}))`,
+        x.text,
+      );
+    }),
+    { numRuns: 1000, seed: 16 },
+  );
+});

@@ -10,7 +10,10 @@ import type { Warning } from "../../engine/datastore.ts";
 
 export interface ApiClient {
   readonly store: string;
+  /** The tenant as the URLs need it: its GUID for the Management Activity API. */
   readonly tenantId: string;
+  /** The `PublisherIdentifier` of Management Activity API calls: a tenant GUID. */
+  readonly publisher: string;
   readonly hosts: CloudHosts;
   readonly now: () => number;
   readonly onWarning: (w: Warning) => void;
@@ -18,28 +21,37 @@ export interface ApiClient {
   post(api: "graph" | "manage", url: string): Promise<CloudResponse>;
 }
 
-/** A client whose requests go through `contexts[api]` with a bearer token of `token(api)`. */
+/**
+ * A client whose requests go through `contexts[api]` with a bearer token of `token(api)`. A 401
+ * (the token expired while a long window was paged) gets a fresh token and the same request
+ * again, once.
+ */
 export function createApiClient(options: {
   store: string;
   tenantId: string;
+  publisher?: string;
   hosts: CloudHosts;
   now: () => number;
   onWarning: (w: Warning) => void;
-  token: (api: "graph" | "manage") => Promise<string>;
+  token: (api: "graph" | "manage", fresh: boolean) => Promise<string>;
   context: (api: "graph" | "manage") => RequestContext;
 }): ApiClient {
   const send = async (method: "GET" | "POST", api: "graph" | "manage", url: string) => {
-    const token = await options.token(api);
-    return cloudRequest(options.context(api), {
-      method,
-      url,
-      headers: { Authorization: `Bearer ${token}` },
-      body: method === "POST" ? "" : undefined,
-    });
+    for (let fresh = false;; fresh = true) {
+      const token = await options.token(api, fresh);
+      const res = await cloudRequest(options.context(api), {
+        method,
+        url,
+        headers: { Authorization: `Bearer ${token}` },
+        body: method === "POST" ? "" : undefined,
+      });
+      if (res.status !== 401 || fresh) return res;
+    }
   };
   return {
     store: options.store,
     tenantId: options.tenantId,
+    publisher: options.publisher ?? options.tenantId,
     hosts: options.hosts,
     now: options.now,
     onWarning: options.onWarning,

@@ -34,6 +34,8 @@ export interface RequestStats {
   requests: number;
   throttled: number;
   retries: number;
+  /** Hours given up (each also a warning of its query). */
+  lostHours?: number;
 }
 
 export interface CloudResponse {
@@ -68,6 +70,7 @@ export async function cloudRequest(
     const completed = await ctx.acquire(ctx.signal);
     if (ctx.stats) ctx.stats.requests++;
     let problem: string;
+    let waitMs: number | undefined;
     try {
       let res: CloudResponse;
       try {
@@ -83,7 +86,8 @@ export async function cloudRequest(
         if (++throttles > MAX_THROTTLE_WAITS) {
           throw new CloudRequestError(`${what}: still throttled after ${MAX_THROTTLE_WAITS} waits`);
         }
-        const wait = retryAfterMs(res.headers) ?? backoff * 2 ** Math.min(throttles, 6);
+        const wait = retryAfterMs(res.headers, ctx.now()) ??
+          backoff * 2 ** Math.min(throttles, 6);
         ctx.throttled(wait);
         continue;
       }
@@ -93,6 +97,7 @@ export async function cloudRequest(
         } else return res;
       } else {
         problem = `the server answered ${res.status}${code ? ` (${code})` : ""}`;
+        waitMs = retryAfterMs(res.headers, ctx.now());
       }
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
@@ -105,7 +110,7 @@ export async function cloudRequest(
       );
     }
     if (ctx.stats) ctx.stats.retries++;
-    await sleep(backoff * 2 ** (errors - 1), ctx.signal);
+    await sleep(waitMs ?? backoff * 2 ** (errors - 1), ctx.signal);
   }
 }
 
@@ -277,13 +282,20 @@ export function errorMessage(res: CloudResponse): string {
   return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
 }
 
-function retryAfterMs(headers: Headers): number | undefined {
-  const v = headers.get("retry-after");
-  if (v === null) return undefined;
-  const secs = Number(v);
-  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+/**
+ * The wait a `Retry-After` header asks for, in ms: delay seconds (`120`) or an HTTP date
+ * (`Wed, 21 Oct 2026 07:28:00 GMT`). A date counts from the answer's own `Date` header, so a
+ * server whose clock differs from ours still gets the wait it asked for; without one, from
+ * `now`. Undefined when absent or unreadable.
+ */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const v = headers.get("retry-after")?.trim();
+  if (v === undefined || v === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
   const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+  if (Number.isNaN(at)) return undefined;
+  const date = Date.parse(headers.get("date") ?? "");
+  return Math.max(0, at - (Number.isNaN(date) ? now : date));
 }
 
 function checkSkew(ctx: RequestContext, headers: Headers): void {

@@ -1,5 +1,50 @@
 import assert from "node:assert/strict";
-import { errorText, proxyFor, redactUrl, timeoutPlan } from "./cloud_request.ts";
+import {
+  cloudRequest,
+  CloudRequestError,
+  errorText,
+  proxyFor,
+  redactUrl,
+  type RequestContext,
+  type RequestStats,
+  timeoutPlan,
+} from "./cloud_request.ts";
+
+/** A local server answering every request with `status`, counting the requests. */
+function failingServer(status: number) {
+  let requests = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => {
+      requests++;
+      return new Response(JSON.stringify({ error: { code: "Boom" } }), { status });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v1.0/auditLogs/directoryAudits`,
+    get requests() {
+      return requests;
+    },
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+function context(maxErrorRetries: number, stats: RequestStats): RequestContext {
+  return {
+    store: "corp",
+    signal: AbortSignal.timeout(10_000),
+    connectTimeoutMs: 1000,
+    readTimeoutMs: 1000,
+    maxErrorRetries,
+    userAgent: "trawl-test",
+    acquire: () => Promise.resolve(() => {}),
+    throttled: () => {},
+    onWarning: () => {},
+    now: () => Date.now(),
+    backoffMs: 1,
+    stats,
+  };
+}
 
 Deno.test("redactUrl() hides skip tokens and next-page addresses in messages", () => {
   assert.equal(
@@ -66,3 +111,19 @@ Deno.test("proxyFor() names the proxy fetch would use, so the connect probe time
     for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
   }
 });
+
+for (const retries of [0, 1, 3]) {
+  Deno.test(`cloudRequest() with maxErrorRetries ${retries} gives up after ${retries + 1} attempts and says ${retries} retries`, async () => {
+    await using server = failingServer(503);
+    const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
+    const error = await cloudRequest(context(retries, stats), { method: "GET", url: server.url })
+      .then(() => undefined, (e) => e);
+    assert.ok(error instanceof CloudRequestError, String(error));
+    assert.equal(server.requests, retries + 1);
+    assert.deepEqual(stats, { requests: retries + 1, throttled: 0, retries });
+    assert.match(
+      error.message,
+      new RegExp(`given up after ${retries} retries; last: the server answered 503`),
+    );
+  });
+}

@@ -10,7 +10,7 @@ import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
-import { storeAllows } from "../store_acl.ts";
+import { definitionAcl, storeAllows } from "../store_acl.ts";
 import { type Family, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
@@ -20,8 +20,10 @@ import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
-import { TokenError, TokenProvider } from "./token_provider.ts";
-import type { Pacer } from "./pacer.ts";
+import { TokenError, TokenProvider, type TokenRequest } from "./token_provider.ts";
+import { type Budget, budgetOf, type Pacer } from "./pacer.ts";
+import type { FetchFlights } from "./fetch_flights.ts";
+import type { SubscriptionMemory } from "./subscriptions.ts";
 import { type ApiClient, createApiClient } from "./api_client.ts";
 import { CloudRequestError, type RequestStats } from "./cloud_request.ts";
 import { fetchGraphWindow } from "./graph_fetcher.ts";
@@ -34,12 +36,19 @@ export interface CloudApiSettings extends HostOverrides {
    * The process's zone when absent.
    */
   readonly serverTimeZone?: string;
-  readonly directoryRateLimit?: number;
-  readonly directoryRateTimeunit?: string | number;
-  readonly activityRateLimit?: number;
-  readonly activityRateTimeunit?: string | number;
+  /**
+   * The provider's limit of one tenant's Graph `auditLogs` requests (directory and activity
+   * logs together), the ceiling the adaptive rate stays under.
+   */
+  readonly graphRateLimit?: number;
+  readonly graphRateTimeunit?: string | number;
   readonly suiteRateLimit?: number;
   readonly suiteRateTimeunit?: string | number;
+  /**
+   * `PublisherIdentifier` of Management Activity API calls: the publisher's tenant GUID. Each
+   * store's own tenant GUID when absent.
+   */
+  readonly publisherIdentifier?: string;
 }
 
 export interface CloudApiDeps {
@@ -57,6 +66,10 @@ export interface CloudApiDeps {
   readonly tokens: TokenProvider;
   /** One per process (main.ts): the per-tenant token buckets. */
   readonly pacer: Pacer;
+  /** One per process (main.ts): one fetch of a store's hour at a time. */
+  readonly flights: FetchFlights;
+  /** One per process (main.ts): suite subscriptions seen enabled, and start times. */
+  readonly subscriptions: SubscriptionMemory;
   /** The clock the refresh policy and windows use (tests move it). */
   readonly now?: () => number;
   /** First retry delay. */
@@ -64,10 +77,9 @@ export interface CloudApiDeps {
   readonly stats?: RequestStats;
 }
 
-const PROVIDER_DEFAULTS: Record<Family, { limit: number; unitMs: number }> = {
-  directory: { limit: 25, unitMs: 10_000 },
-  activity: { limit: 25, unitMs: 10_000 },
-  suite: { limit: 60_000, unitMs: 60_000 },
+const PROVIDER_DEFAULTS: Record<Budget, { limit: number; unitMs: number }> = {
+  graph: { limit: 25, unitMs: 10_000 },
+  manage: { limit: 60_000, unitMs: 60_000 },
 };
 
 /** The connector's part of the service settings (`cloudapi.*` flat keys). */
@@ -78,12 +90,11 @@ export function cloudApiSettings(flat: Readonly<Record<string, unknown>>): Cloud
     loginHost: pick("loginHost"),
     graphHost: pick("graphHost"),
     manageHost: pick("manageHost"),
-    directoryRateLimit: pick("directoryRateLimit"),
-    directoryRateTimeunit: pick("directoryRateTimeunit"),
-    activityRateLimit: pick("activityRateLimit"),
-    activityRateTimeunit: pick("activityRateTimeunit"),
+    graphRateLimit: pick("graphRateLimit"),
+    graphRateTimeunit: pick("graphRateTimeunit"),
     suiteRateLimit: pick("suiteRateLimit"),
     suiteRateTimeunit: pick("suiteRateTimeunit"),
+    publisherIdentifier: pick("publisherIdentifier"),
   };
 }
 
@@ -130,18 +141,18 @@ export async function openCloudApiStore(
         `datastore '${parts.store}': /system/datastores/${parts.store}.json is not valid JSON`,
     });
   }
+  // The acl first: a user outside it learns nothing of the definition, not even its problems.
+  if (!storeAllows(definitionAcl(json, "cloudapiStore"), user, "read")) {
+    throw new QueryError({
+      code: "FORBIDDEN",
+      message: `user '${user.name}' may not read datastore '${parts.store}' (see its acl)`,
+    });
+  }
   const parsed = parseDefinition(parts.store, json);
   if (!parsed.ok) {
     throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
   }
-  const def = parsed.definition;
-  if (!storeAllows(def.acl, user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${def.name}' (see its acl)`,
-    });
-  }
-  return new CloudApiStore(def, deps);
+  return new CloudApiStore(parsed.definition, deps);
 }
 
 /** The edition; a malformed license file is a plain LICENSE_REQUIRED, not a crash. */
@@ -267,23 +278,50 @@ class CloudApiStore implements Datastore {
       options.onProgress?.(Math.min(1, done / total));
     };
     for (const [log, hours] of due) {
-      const client = this.#client(log.family, options);
       try {
+        const client = await this.#client(log.family, options);
         if (logTypeOf(log).api === "suite") {
-          await this.#fetchSuite(client, log, hours, zone, progress);
+          await this.#fetchSuite(client, log, hours, { zone, progress, signal: options.signal });
         } else await this.#fetchGraph(client, log, hours, progress, options);
       } catch (e) {
-        if (e instanceof TokenError) {
-          // Refused credentials are a wrong definition; anything else (network) is not.
-          throw new QueryError({
-            code: e.badCredentials ? "BAD_DATASTORE" : "RUNTIME_ERROR",
-            message: this.#safe(e.message),
-          });
+        // Refused credentials are a wrong definition: the query fails. Anything else (an
+        // outage past its retries) loses this log's hours, each said in a warning.
+        if (e instanceof TokenError && e.badCredentials) {
+          throw new QueryError({ code: "BAD_DATASTORE", message: this.#safe(e.message) });
         }
-        if (!(e instanceof CloudRequestError)) throw e;
-        options.onWarning({ level: "ERROR", message: this.#safe(e.message) });
+        if (!(e instanceof CloudRequestError) && !(e instanceof TokenError)) throw e;
+        this.#lost(options, "ERROR", log, [...hours.keys()], e.message);
       }
     }
+  }
+
+  /** Says (and counts) that hours of a log could not be fetched: never a silent loss. */
+  #lost(
+    options: ListOptions,
+    level: "WARN" | "ERROR",
+    log: LogSpec,
+    hours: number[],
+    why: string,
+  ): void {
+    if (this.deps.stats) {
+      this.deps.stats.lostHours = (this.deps.stats.lostHours ?? 0) + hours.length;
+    }
+    const first = new Date(Math.min(...hours)).toISOString();
+    const which = hours.length === 1
+      ? `hour ${first}`
+      : `${hours.length} hours from ${first} to ${new Date(Math.max(...hours)).toISOString()}`;
+    options.onWarning({
+      level,
+      message: this.#safe(
+        `datastore '${this.def.name}', log '${log.uriName}', ${which} given up (not fetched; the results lack them): ${why}`,
+      ),
+    });
+  }
+
+  /** Is `hour` of `path` still due (another query may just have fetched it)? */
+  async #stillDue(log: LogSpec, path: string, hour: number): Promise<boolean> {
+    const state = await readState(join(this.#root, path));
+    return needsFetch(log, hour, state.hours[String(hour)], this.#now());
   }
 
   async #fetchGraph(
@@ -295,18 +333,18 @@ class CloudApiStore implements Datastore {
   ): Promise<void> {
     for (const [hour, path] of hours) {
       try {
-        const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
-        await this.#store(log, path, records, new Map([[hour, records.length]]));
+        await this.deps.flights.run(
+          `${this.def.name}|${log.uriName}|${hour}`,
+          async () => {
+            if (!await this.#stillDue(log, path, hour)) return;
+            const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
+            await this.#store(log, path, records, new Map([[hour, records.length]]));
+          },
+          { signal: options.signal, ownFailure: (e) => !isProviderFailure(e) },
+        );
       } catch (e) {
         if (!(e instanceof CloudRequestError)) throw e;
-        options.onWarning({
-          level: "WARN",
-          message: this.#safe(
-            `datastore '${this.def.name}', log '${log.uriName}', hour ${
-              new Date(hour).toISOString()
-            } given up: ${e.message}`,
-          ),
-        });
+        this.#lost(options, "WARN", log, [hour], e.message);
       }
       progress(1);
     }
@@ -316,22 +354,46 @@ class CloudApiStore implements Datastore {
     client: ApiClient,
     log: LogSpec,
     hours: Map<number, string>,
+    { zone, progress, signal }: {
+      zone: string;
+      progress: (n: number) => void;
+      signal: AbortSignal;
+    },
+  ): Promise<void> {
+    // One fetch of a suite log at a time; the next one fetches only what is still due.
+    await this.deps.flights.run(`${this.def.name}|${log.uriName}`, async () => {
+      const due = new Map<number, string>();
+      for (const [hour, path] of hours) {
+        if (await this.#stillDue(log, path, hour)) due.set(hour, path);
+      }
+      if (due.size > 0) await this.#fetchSuiteHours(client, log, due, zone);
+    }, { signal, ownFailure: (e) => !isProviderFailure(e) });
+    progress(hours.size);
+  }
+
+  async #fetchSuiteHours(
+    client: ApiClient,
+    log: LogSpec,
+    hours: Map<number, string>,
     zone: string,
-    progress: (n: number) => void,
   ): Promise<void> {
     const starts = [...hours.keys()];
     const from = Math.min(...starts);
     // Content created up to the lag after an hour can still hold that hour's records.
     const to = Math.min(this.#now(), Math.max(...starts) + HOUR_MS + log.lagMs);
-    const records = await fetchSuiteContent(client, log, from, to);
+    const records = await fetchSuiteContent(client, log, from, to, this.deps.subscriptions);
     const byPath = new Map<string, { records: LogRecord[]; fetched: Map<number, number> }>();
     for (const [hour, path] of hours) {
       if (!byPath.has(path)) byPath.set(path, { records: [], fetched: new Map() });
       byPath.get(path)!.fetched.set(hour, 0);
     }
+    let untimed = 0;
     for (const r of records) {
       const t = creationTime(r);
-      if (Number.isNaN(t)) continue;
+      if (Number.isNaN(t)) {
+        untimed++;
+        continue;
+      }
       const hour = hourStart(t, zone);
       const path = hours.get(hour) ?? hourFilePath(log, hour, zone, this.def);
       let entry = byPath.get(path);
@@ -339,10 +401,17 @@ class CloudApiStore implements Datastore {
       entry.records.push(r);
       if (hours.has(hour)) entry.fetched.set(hour, (entry.fetched.get(hour) ?? 0) + 1);
     }
+    if (untimed > 0) {
+      client.onWarning({
+        level: "WARN",
+        message: this.#safe(
+          `datastore '${this.def.name}', log '${log.uriName}': lost ${untimed} record(s) without a readable CreationTime (no hour to place them in)`,
+        ),
+      });
+    }
     for (const [path, entry] of byPath) {
       await this.#store(log, path, entry.records, entry.fetched);
     }
-    progress(hours.size);
   }
 
   #store(
@@ -361,12 +430,41 @@ class CloudApiStore implements Datastore {
       }));
   }
 
-  #client(family: Family, options: ListOptions): ApiClient {
+  #tokenRequest(): TokenRequest {
     const def = this.def;
+    return {
+      store: def.name,
+      tenantId: def.tenantId,
+      clientId: def.clientId,
+      secret: def.secret,
+      hosts: this.#hosts,
+      userAgent: def.userAgent,
+      timeoutMs: def.connectTimeoutMs === 0 || def.readTimeoutMs === 0
+        ? 0
+        : def.connectTimeoutMs + def.readTimeoutMs,
+      maxErrorRetries: def.maxErrorRetries,
+      backoffMs: this.deps.backoffMs,
+    };
+  }
+
+  async #client(family: Family, options: ListOptions): Promise<ApiClient> {
+    const def = this.def;
+    const tokenRequest = this.#tokenRequest();
+    // The Management Activity API wants the tenant's GUID in its URLs, never a domain; and a
+    // tenant's budget is one whether its stores name it by domain or by GUID.
+    const guid = await this.#tokens.tenantGuid(
+      tokenRequest,
+      family === "suite" ? "manage" : "graph",
+    );
+    if (family === "suite" && !guid) {
+      throw new TokenError(
+        `datastore '${def.name}': could not find the tenant id (a GUID) of '${def.tenantId}' (neither the token's 'tid' claim nor ${this.#hosts.login}/${def.tenantId}/v2.0/.well-known/openid-configuration gave one); the Management Activity API needs it: give the GUID as 'tenantId'`,
+      );
+    }
     const keys = {
-      tenant: def.tenantId,
+      tenant: guid ?? def.tenantId,
       family,
-      providerLimit: providerLimit(family, this.deps.settings),
+      providerLimit: providerLimit(budgetOf(family), this.deps.settings),
       store: def.name,
       storeLimit: def.rates[family],
     };
@@ -378,30 +476,21 @@ class CloudApiStore implements Datastore {
       maxErrorRetries: def.maxErrorRetries,
       userAgent: def.userAgent,
       acquire: (signal: AbortSignal) => this.#pool.acquire(keys, signal),
-      throttled: (ms: number) => this.#pool.throttled(def.tenantId, family, ms),
+      throttled: (ms: number) => this.#pool.throttled(keys.tenant, family, ms),
       onWarning: options.onWarning,
       now: this.#now,
       backoffMs: this.deps.backoffMs,
       stats: this.deps.stats,
     };
+    const tenantId = family === "suite" ? guid! : def.tenantId;
     return createApiClient({
       store: def.name,
-      tenantId: def.tenantId,
+      tenantId,
+      publisher: this.deps.settings?.publisherIdentifier ?? tenantId,
       hosts: this.#hosts,
       now: this.#now,
       onWarning: options.onWarning,
-      token: (api) =>
-        this.#tokens.token({
-          store: def.name,
-          tenantId: def.tenantId,
-          clientId: def.clientId,
-          secret: def.secret,
-          hosts: this.#hosts,
-          userAgent: def.userAgent,
-          timeoutMs: def.connectTimeoutMs === 0 || def.readTimeoutMs === 0
-            ? 0
-            : def.connectTimeoutMs + def.readTimeoutMs,
-        }, api),
+      token: (api, fresh) => this.#tokens.token(tokenRequest, api, fresh),
       context: () => ctx,
     });
   }
@@ -412,9 +501,14 @@ class CloudApiStore implements Datastore {
   }
 }
 
-function providerLimit(family: Family, settings: CloudApiSettings | undefined) {
-  const d = PROVIDER_DEFAULTS[family];
-  const key = family === "directory" ? "directory" : family === "activity" ? "activity" : "suite";
+/** A provider failure (the query itself was fine): a waiting query need not try again. */
+function isProviderFailure(e: unknown): boolean {
+  return e instanceof CloudRequestError || e instanceof TokenError;
+}
+
+function providerLimit(budget: Budget, settings: CloudApiSettings | undefined) {
+  const d = PROVIDER_DEFAULTS[budget];
+  const key = budget === "graph" ? "graph" : "suite";
   const s = (settings ?? {}) as Record<string, unknown>;
   const limit = s[`${key}RateLimit`];
   const unit = s[`${key}RateTimeunit`];

@@ -74,8 +74,11 @@ const storeSchema = z.object({
 
 const fileSchema = z.object({ type: z.literal("CLOUDAPI"), cloudapiStore: z.unknown() });
 
-/** A key the user cannot see the value of in any message. */
-const SECRET_KEYS = new Set(["secret"]);
+/**
+ * Keys whose values no message shows: the credentials. A secret pasted under `tenantId` or
+ * `clientId` (swapped keys) would otherwise be quoted as that key's bad value.
+ */
+const SECRET_KEYS = new Set(["secret", "tenantId", "clientId"]);
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
@@ -133,10 +136,10 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
   if (
     s.tenantId.toLowerCase() === "common" || !(GUID.test(s.tenantId) || DOMAIN.test(s.tenantId))
   ) {
+    // Only 'common' is quoted: any other value may be the secret, pasted under the wrong key.
+    const shown = s.tenantId.toLowerCase() === "common" ? JSON.stringify(s.tenantId) : "(hidden)";
     problems.push(
-      `key 'tenantId' has value ${
-        JSON.stringify(s.tenantId)
-      }: expected the tenant's GUID or domain (e.g. contoso.onmicrosoft.com), not 'common'`,
+      `key 'tenantId' has value ${shown}: expected the tenant's GUID or domain (e.g. contoso.onmicrosoft.com), not 'common'`,
     );
   }
   if (s.timeZone !== undefined && !isValidZone(s.timeZone)) {

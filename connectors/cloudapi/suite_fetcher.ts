@@ -1,8 +1,10 @@
 /**
- * Fetches Management Activity API content: subscriptions started automatically (AF20024 means
+ * Fetches Management Activity API content: subscriptions listed and started only when not
+ * enabled, and remembered (Microsoft asks for 15 minutes between start requests; AF20024 means
  * already enabled; AF20023, disabled by an admin, is reported plainly), content listed by
  * `contentCreated` in windows of at most 24 hours and never more than 167 h 55 min back, every
- * `NextPageUri` followed, every blob fetched, `PublisherIdentifier` on every call.
+ * `NextPageUri` followed, every blob fetched, `PublisherIdentifier` (a tenant GUID) on every
+ * call, the tenant's GUID in every URL. A blob that cannot be read is a warning, never silent.
  */
 
 import { CloudRequestError, type CloudResponse, errorCode, errorMessage } from "./cloud_request.ts";
@@ -10,16 +12,17 @@ import { logTypeOf, type SuiteLogType } from "./families.ts";
 import type { LogRecord } from "./hour_store.ts";
 import type { LogSpec } from "./log_list.ts";
 import type { ApiClient } from "./api_client.ts";
+import { START_INTERVAL_MS, subscriptionKey, type SubscriptionMemory } from "./subscriptions.ts";
 
 const DAY = 86_400_000;
 /** How far back content may be listed: 7 days less 5 minutes for clock skew. */
 export const SUITE_MAX_AGE_MS = 167 * 3_600_000 + 55 * 60_000;
 
 /** `url` with PublisherIdentifier added (every call needs it, or throttling is shared). */
-export function withPublisher(url: string, tenantId: string): string {
+export function withPublisher(url: string, publisher: string): string {
   const u = new URL(url);
   if (!u.searchParams.has("PublisherIdentifier")) {
-    u.searchParams.set("PublisherIdentifier", tenantId);
+    u.searchParams.set("PublisherIdentifier", publisher);
   }
   return u.toString();
 }
@@ -28,29 +31,69 @@ function feed(client: ApiClient): string {
   return `${client.hosts.manage}/api/v1.0/${encodeURIComponent(client.tenantId)}/activity/feed`;
 }
 
-/** Starts the subscription of the log's content type; already enabled counts as success. */
-export async function ensureSubscription(client: ApiClient, log: LogSpec): Promise<void> {
+/**
+ * Makes sure the subscription of the log's content type is enabled: known enabled (memory),
+ * listed enabled, or started now. Starts at most once per 15 minutes per content type.
+ */
+export async function ensureSubscription(
+  client: ApiClient,
+  log: LogSpec,
+  memory: SubscriptionMemory,
+): Promise<void> {
   const { contentType } = suiteType(log);
-  const url = withPublisher(
-    `${feed(client)}/subscriptions/start?contentType=${contentType}`,
-    client.tenantId,
+  const key = subscriptionKey(client.store, client.tenantId, contentType);
+  if (memory.enabled(key)) return;
+  const listed = await client.get(
+    "manage",
+    withPublisher(`${feed(client)}/subscriptions/list`, client.publisher),
   );
-  const res = await client.post("manage", url);
-  const code = errorCode(res.body);
-  if (res.status < 300 || code === "AF20024") return;
-  if (code === "AF20023") {
+  if (listed.status === 200 && Array.isArray(listed.body)) {
+    const mine = (listed.body as { contentType?: string; status?: string }[])
+      .find((x) => x.contentType === contentType);
+    if (mine?.status === "enabled") return memory.remember(key);
+    if (mine?.status === "disabled") throw disabled(client, log, contentType, listed);
+  }
+  const last = memory.lastStart(key);
+  if (last !== undefined && Date.now() - last.at < START_INTERVAL_MS) {
+    // Microsoft asks for 15 minutes between start requests: say what the last one met instead.
     throw new CloudRequestError(
-      `datastore '${client.store}': the subscription to ${contentType} (log '${log.uriName}') was disabled by an administrator of the tenant; re-enable it there`,
+      last.failure ??
+        `datastore '${client.store}': the subscription to ${contentType} (log '${log.uriName}') is not enabled, and it was started less than 15 minutes ago; Microsoft asks for 15 minutes between start requests`,
+    );
+  }
+  memory.started(key, Date.now());
+  const res = await client.post(
+    "manage",
+    withPublisher(
+      `${feed(client)}/subscriptions/start?contentType=${contentType}`,
+      client.publisher,
+    ),
+  );
+  const code = errorCode(res.body);
+  if (res.status < 300 || code === "AF20024") return memory.remember(key);
+  const failure = code === "AF20023"
+    ? disabled(client, log, contentType, res)
+    : new CloudRequestError(
+      `datastore '${client.store}': could not start the subscription to ${contentType}: ${
+        errorMessage(res)
+      }${tenantHint(res)}`,
       res.status,
       code,
     );
-  }
-  throw new CloudRequestError(
-    `datastore '${client.store}': could not start the subscription to ${contentType}: ${
-      errorMessage(res)
-    }${tenantHint(res)}`,
+  memory.started(key, Date.now(), failure.message);
+  throw failure;
+}
+
+function disabled(
+  client: ApiClient,
+  log: LogSpec,
+  contentType: string,
+  res: CloudResponse,
+): CloudRequestError {
+  return new CloudRequestError(
+    `datastore '${client.store}': the subscription to ${contentType} (log '${log.uriName}') was disabled by an administrator of the tenant; re-enable it there`,
     res.status,
-    code,
+    "AF20023",
   );
 }
 
@@ -60,6 +103,7 @@ export async function fetchSuiteContent(
   log: LogSpec,
   from: number,
   to: number,
+  memory: SubscriptionMemory,
 ): Promise<LogRecord[]> {
   const { contentType, idField } = suiteType(log);
   const oldest = client.now() - SUITE_MAX_AGE_MS;
@@ -74,17 +118,25 @@ export async function fetchSuiteContent(
     from = oldest;
   }
   const byId = new Map<string, LogRecord>();
-  await ensureSubscription(client, log);
+  await ensureSubscription(client, log, memory);
+  let restarted = false;
   for (let start = from; start < to; start += DAY) {
     const end = Math.min(to, start + DAY);
     let url: string | undefined = withPublisher(
       `${feed(client)}/subscriptions/content?contentType=${contentType}&startTime=${
         iso(start)
       }&endTime=${iso(end)}`,
-      client.tenantId,
+      client.publisher,
     );
     while (url) {
       const res = await client.get("manage", url);
+      if (errorCode(res.body) === "AF20022" && !restarted) {
+        // The subscription was stopped since it was remembered: start it again, once.
+        restarted = true;
+        memory.forget(subscriptionKey(client.store, client.tenantId, contentType));
+        await ensureSubscription(client, log, memory);
+        continue;
+      }
       if (res.status !== 200 || !Array.isArray(res.body)) {
         throw new CloudRequestError(
           `datastore '${client.store}', log '${log.uriName}': listing ${contentType} content failed: ${
@@ -95,26 +147,34 @@ export async function fetchSuiteContent(
         );
       }
       for (const blob of res.body as { contentUri?: string; contentId?: string }[]) {
-        if (typeof blob.contentUri !== "string") continue;
+        if (typeof blob?.contentUri !== "string") {
+          client.onWarning({
+            level: "WARN",
+            message: `datastore '${client.store}', log '${log.uriName}': lost a content blob ${
+              JSON.stringify(blob?.contentId ?? "?")
+            }: the listing gives it no contentUri`,
+          });
+          continue;
+        }
         for (const r of await fetchBlob(client, log, blob.contentUri)) {
           byId.set(String(r[idField]), r);
         }
       }
       const next = res.headers.get("NextPageUri") ?? res.headers.get("NextPageUrl");
-      url = next ? withPublisher(next, client.tenantId) : undefined;
+      url = next ? withPublisher(next, client.publisher) : undefined;
     }
   }
   return [...byId.values()];
 }
 
 async function fetchBlob(client: ApiClient, log: LogSpec, uri: string): Promise<LogRecord[]> {
-  const res = await client.get("manage", withPublisher(uri, client.tenantId));
+  const res = await client.get("manage", withPublisher(uri, client.publisher));
   if (res.status === 200 && Array.isArray(res.body)) return res.body as LogRecord[];
   const code = errorCode(res.body);
   if (code === "AF20051" || code === "AF20050") {
     client.onWarning({
       level: "WARN",
-      message: `datastore '${client.store}', log '${log.uriName}': skipped a content blob: ${
+      message: `datastore '${client.store}', log '${log.uriName}': lost a content blob: ${
         errorMessage(res)
       }`,
     });

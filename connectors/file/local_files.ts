@@ -144,8 +144,14 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
       return out;
     },
     async probe(path) {
+      // Whether a name exists in a folder one may not list is not one's business: without a
+      // right on the path itself it is not looked at, so it is refused the same way whether it
+      // exists or not (a literal path names a file without listing its folder).
+      const slash = path.lastIndexOf("/");
+      const parent = slash <= 0 ? "/" : path.slice(0, slash);
+      if (!root.mayList(parent) && !root.mayRead(path) && !root.mayList(path)) return null;
       try {
-        if (isTableTempName(path.slice(path.lastIndexOf("/") + 1))) return null;
+        if (isTableTempName(path.slice(slash + 1))) return null;
         return await kindOf(path, await Deno.lstat(root.hostPath(path)));
       } catch {
         return null;

@@ -14,7 +14,7 @@ import { isWithin } from "../../engine/resource_path.ts";
 import type { ResourceTree } from "../../engine/resource_tree.ts";
 import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
-import { storeAllows } from "../store_acl.ts";
+import { definitionAcl, storeAllows } from "../store_acl.ts";
 import { treeStore } from "./tree_store.ts";
 import { hostStore } from "./host_store.ts";
 import { parseFileStoreDefinition } from "./file_store_definition.ts";
@@ -82,13 +82,14 @@ async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promi
       message: `there is no FILE datastore '${name}' (no ${definition})`,
     });
   }
-  const parsed = parseFileStoreDefinition(name, json);
-  if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });
-  if (!storeAllows(parsed.definition.acl, user, "read")) {
+  // The acl first: a user outside it learns nothing of the definition, not even its problems.
+  if (!storeAllows(definitionAcl(json, "fileStore"), user, "read")) {
     throw new QueryError({
       code: "FORBIDDEN",
       message: `user '${user.name}' may not read datastore '${name}' (see its acl)`,
     });
   }
+  const parsed = parseFileStoreDefinition(name, json);
+  if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });
   return hostStore(parsed.definition);
 }

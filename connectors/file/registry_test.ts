@@ -4,6 +4,9 @@ import { createDatastoreRegistry } from "./registry.ts";
 import { alice, collect, makeTempTree } from "../../tests/support/temp_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import type { Datastore } from "../../engine/datastore.ts";
+import type { User } from "../../engine/user.ts";
+
+const admin: User = { name: "root", groups: [], admin: true };
 
 const code = (c: string) => (e: unknown) => e instanceof QueryError && e.diagnostic.code === c;
 
@@ -55,9 +58,12 @@ Deno.test("registry refuses file:// stores that are not defined or not FILE", as
   try {
     const registry = createDatastoreRegistry(t.tree);
     await assert.rejects(registry.forUri("file://nope/a.log", alice), code("NOT_FOUND"));
-    await assert.rejects(registry.forUri("file://cloud/a.log", alice), /not FILE/);
+    // The problems of a definition are told to those its acl admits (here: admins only).
+    await assert.rejects(registry.forUri("file://cloud/a.log", admin), /not FILE/);
+    await assert.rejects(registry.forUri("file://cloud/a.log", alice), code("FORBIDDEN"));
     await assert.rejects(registry.forUri("file://broken/a.log", alice), /not valid JSON/);
-    await assert.rejects(registry.forUri("file://rel/a.log", alice), /absolute folder/);
+    await assert.rejects(registry.forUri("file://rel/a.log", admin), /absolute folder/);
+    await assert.rejects(registry.forUri("file://rel/a.log", alice), code("FORBIDDEN"));
     await assert.rejects(registry.forUri("file://../a.log", alice), code("NOT_FOUND"));
   } finally {
     await t.remove();

@@ -125,6 +125,25 @@ Deno.test("treeStore refuses symlinks that lead out of the tree", async () => {
   }
 });
 
+Deno.test("treeStore refuses, even to an admin, links into a sibling of the tree named like it", async () => {
+  const t = await makeTempTree({ "/shared/in/a.log": "inside\n" });
+  const sibling = join(t.dir, "data-evil"); // beside `<dir>/data`, its name starts with it
+  try {
+    await Deno.mkdir(sibling);
+    await Deno.writeTextFile(join(sibling, "passwd.log"), "secret\n");
+    await Deno.symlink(join(sibling, "passwd.log"), t.host("/shared/in/b.log"));
+    await Deno.symlink(sibling, t.host("/shared/in/dir"));
+    const admin = { name: "root", groups: [], admin: true };
+    const opts = t.options(admin);
+    const files = await collect(treeStore(t.tree).list("/shared/in/**", opts));
+    assert.deepEqual(files.map((f) => f.uri), ["/shared/in/a.log"]);
+    assert.equal(opts.warnings.length, 2);
+    assert.ok(opts.warnings.every((w) => /leads out of the tree/.test(w.message)));
+  } finally {
+    await t.remove();
+  }
+});
+
 Deno.test("treeStore refuses a symlink to a file of the tree that the user may not read", async () => {
   const t = await makeTempTree({ "/users/alice/secret.log": "secret\n" });
   try {

@@ -95,14 +95,34 @@ Deno.test("walkGlob() matches `**` at any depth, in name order", async () => {
   });
 });
 
-Deno.test("walkGlob() stops when the signal aborts", async () => {
+Deno.test("walkGlob() stops when the signal aborts mid-walk, listing no folder after it", async () => {
+  await withFiles(["r/d1/a.log", "r/d2/a.log", "r/d3/a.log", "r/d4/a.log"], async (root) => {
+    const { fs, listed } = recordingFs(root);
+    const ac = new AbortController();
+    const walk = walkGlob(compileGlob("r/*/*.log"), fs, { ...options, signal: ac.signal });
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const m of walk) {
+        seen.push(m.path);
+        if (seen.length === 2) ac.abort(new DOMException("stopped by the test", "AbortError"));
+      }
+    })().then(() => undefined, (e) => e);
+    assert.ok(error instanceof Error && error.name === "AbortError", String(error));
+    assert.deepEqual(seen, ["r/d1/a.log", "r/d2/a.log"]);
+    // The walk went no further: the folders after the abort were never listed.
+    assert.deepEqual(listed.filter((p) => p.startsWith("r/d")), ["r/d1", "r/d2"]);
+  });
+});
+
+Deno.test("walkGlob() does not start when the signal has already aborted", async () => {
   await withFiles(["r/a.log", "r/b/c.log"], async (root) => {
-    const { fs } = recordingFs(root);
+    const { fs, listed } = recordingFs(root);
     const ac = new AbortController();
     ac.abort();
     await assert.rejects(
       collect(walkGlob(compileGlob("r/**"), fs, { ...options, signal: ac.signal })),
       (e: Error) => e.name === "AbortError",
     );
+    assert.deepEqual(listed, []);
   });
 });

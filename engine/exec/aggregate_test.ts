@@ -3,6 +3,7 @@ import { aggregateRows } from "./aggregate.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
 import type { AggregateSpec } from "../plan.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
+import { engineHome } from "../../tests/support/engine_home.ts";
 import { Interval, IpAddr, type Row } from "../values.ts";
 
 async function* once(rows: Row[]) {
@@ -51,4 +52,22 @@ Deno.test("aggregateRows() folds count and sum per group as the accumulators do"
 
 Deno.test("aggregateRows() fails a sum of text with sum's own error", async () => {
   await assert.rejects(run([{ k: 1, v: 2 }, { k: 1, v: "x" }]), /sum needs numbers/);
+});
+
+Deno.test("aggregateRows() groups fractional DOUBLE keys: 1.5, 1.5, 2.5 are two groups", async () => {
+  const got = await run([{ k: 1.5, v: 1 }, { k: 1.5, v: 2 }, { k: 2.5, v: 4 }]);
+  assert.deepEqual(got, [{ k: 1.5, n: 2, c: 2, s: 3 }, { k: 2.5, n: 1, c: 1, s: 4 }]);
+});
+
+Deno.test("group() by fractional keys and by two text keys gives one row per distinct key", async () => {
+  await using home = await engineHome();
+  const doubles = await home.run(
+    "VALUES((k: 1.5), (k: 1.5), (k: 2.5)) | select(k, count(*) as n) | group(k) | sort(k)",
+  );
+  assert.deepEqual(doubles.rows, [{ k: 1.5, n: 2 }, { k: 2.5, n: 1 }]);
+  const pairs = await home.run(
+    "VALUES((x: 'as', y: 'b'), (x: 'a', y: 'sb'), (x: 'as', y: 'b')) | " +
+      "select(x, y, count(*) as n) | group(x, y) | sort(x)",
+  );
+  assert.deepEqual(pairs.rows, [{ x: "a", y: "sb", n: 1 }, { x: "as", y: "b", n: 2 }]);
 });

@@ -26,3 +26,38 @@ Deno.test("GroupTable keeps small integer keys of separate tables apart", () => 
   assert.equal(a.find({ k: 7 }), 0);
   assert.equal(a.size, 1);
 });
+
+Deno.test("GroupTable puts equal fractional keys in one group and others apart", () => {
+  assert.deepEqual(groups([1.5, 1.5, 2.5, 0.5, 2.5, 1.5, 65535.5, 65535.5]), [
+    0,
+    0,
+    1,
+    2,
+    1,
+    0,
+    3,
+    3,
+  ]);
+  assert.deepEqual(groups([1, 1.5, 1, 1.5]), [0, 1, 0, 1]);
+});
+
+Deno.test("GroupTable keeps composite keys apart whose strings only join alike", () => {
+  const table = new GroupTable([
+    { fn: (row) => row.a, label: "a" },
+    { fn: (row) => row.b, label: "b" },
+  ]);
+  const group = (a: Row[string], b: Row[string]) => {
+    const g = table.find({ a, b });
+    return g >= 0 ? g : table.add();
+  };
+  assert.deepEqual(
+    [group("as", "b"), group("a", "sb"), group("as", "b"), group("a", "sb"), group("", "asb")],
+    [0, 1, 0, 1, 2],
+  );
+  assert.deepEqual([group(1, "2"), group("1", 2), group(null, "N"), group("N", null)], [
+    3,
+    4,
+    5,
+    6,
+  ]);
+});

@@ -1,12 +1,18 @@
 /**
  * `join(@other on left.a = right.b)` and `leftjoin(...)`: a hash join that builds on the right
  * side (charged to the memory budget) and streams the left. Null keys never match.
+ *
+ * A key shared by many rows on both sides multiplies them: a left batch can have millions of
+ * joined rows. They go out in batches of at most BATCH_ROWS, each charged to the budget until
+ * the consumer asks for the next, with the cancellation signal checked and the event loop given
+ * turns in between; a `limit` downstream stops the join after the rows it needs.
  */
 
 import type { Compiled } from "../plan.ts";
 import type { Row, Value } from "../values.ts";
 import { combineKeys, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { EventLoopTurns } from "./scan_lines.ts";
 
 export interface JoinOptions {
   readonly outer: boolean;
@@ -26,6 +32,9 @@ function keyOf(keys: readonly Compiled[], row: Row): string | null {
   return combineKeys(parts);
 }
 
+/** Bytes of a row object beyond its values. */
+const ROW_OVERHEAD = 48;
+
 export async function* joinRows(
   left: BatchStream,
   right: BatchStream,
@@ -33,7 +42,9 @@ export async function* joinRows(
   ctx: ExecContext,
 ): BatchStream {
   const table = new Map<string, Row[]>();
+  const turns = new EventLoopTurns();
   let charged = 0;
+  let outCharged = 0;
   try {
     for await (const batch of right) {
       checkCancelled(ctx.signal);
@@ -49,27 +60,53 @@ export async function* joinRows(
         const list = table.get(key);
         if (list) list.push(renamed);
         else table.set(key, [renamed]);
-        bytes += estimateBytes(row) + key.length * 2 + 48;
+        bytes += estimateBytes(row) + key.length * 2 + ROW_OVERHEAD;
       }
       ctx.memory.take(bytes, "join");
       charged += bytes;
+      await turns.check();
     }
     const empty: Row = {};
     for (const to of options.rightNames?.values() ?? []) empty[to] = null;
     const merge = options.rightNames ? (l: Row, r: Row) => ({ ...l, ...r }) : mergeOpen;
+    let out: Row[] = [];
+    let rowBytes = 0;
+    // Hands out `out` charged to the budget; the charge ends when the consumer asks for more.
+    const emit = async function* (): AsyncGenerator<readonly Row[]> {
+      // The first joined row is measured; the others have the same fields.
+      if (rowBytes === 0) rowBytes = estimateBytes(out[0]) + ROW_OVERHEAD;
+      outCharged = rowBytes * out.length;
+      ctx.memory.take(outCharged, "join output");
+      const batch = out;
+      out = [];
+      yield batch;
+      ctx.memory.release(outCharged);
+      outCharged = 0;
+      checkCancelled(ctx.signal);
+      await turns.check();
+    };
     for await (const batch of left) {
       checkCancelled(ctx.signal);
-      const out: Row[] = [];
       for (const row of batch) {
         const key = keyOf(options.leftKeys, row);
         const matches = key === null ? undefined : table.get(key);
-        if (matches) { for (const m of matches) out.push(merge(row, m)); }
-        else if (options.outer) out.push({ ...row, ...empty });
+        if (matches) {
+          for (const m of matches) {
+            out.push(merge(row, m));
+            if (out.length >= BATCH_ROWS) yield* emit();
+          }
+        } else if (options.outer) {
+          out.push({ ...row, ...empty });
+          if (out.length >= BATCH_ROWS) yield* emit();
+        }
       }
-      if (out.length > 0) yield out;
+      // A selective join streams what each left batch found, as soon as it found it.
+      if (out.length > 0) yield* emit();
+      else await turns.check();
     }
   } finally {
-    ctx.memory.release(charged);
+    turns.stop();
+    ctx.memory.release(charged + outCharged);
   }
 }
 

@@ -8,7 +8,8 @@
  *   readJsonSource(files, null, ctx)       // rows with every field of each object
  *
  * Lines or elements that are not JSON objects are skipped, and counted in one WARN per
- * source that names the first of them.
+ * source that names the first of them; so are objects nested deeper than MAX_JSON_DEPTH, which
+ * every later pass over values (types, rendering, keys) would walk recursively.
  */
 
 import type { FileEntry } from "../datastore.ts";
@@ -23,6 +24,9 @@ import { jsonLineReader } from "./json_line_reader.ts";
  * (json_line_reader.ts), else from their text (json_fields.ts).
  */
 const FIELD_READER_MAX = 8;
+
+/** Objects and arrays nested deeper than this in one record are skipped with a warning. */
+export const MAX_JSON_DEPTH = 128;
 
 /**
  * Rows of the JSON files; `needed` (top-level names) limits the fields, null keeps all.
@@ -46,8 +50,18 @@ export async function* readJsonSource(
   const push = sink.push;
   let skipped = 0;
   let firstBad = "";
+  let deep = 0;
+  let firstDeep = "";
   const bad = (where: string) => {
     if (skipped++ === 0) firstBad = where;
+  };
+  /** Pushes the row of `json`, or counts it as bad (unless blank and `blankOk`) or too deep. */
+  const take = (json: string, where: () => string, blankOk: boolean) => {
+    const v = parseObject(json);
+    if (v === TOO_DEEP) {
+      if (deep++ === 0) firstDeep = where();
+    } else if (v) push(pick(v));
+    else if (!blankOk || !isBlank(json, 0, json.length)) bad(where());
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" = "unknown";
@@ -65,9 +79,7 @@ export async function* readJsonSource(
       if (mode === "array") {
         const text = decoder.decode(bytes.subarray(start, end));
         array.feed(text, 0, text.length, (json) => {
-          const v = parseObject(json);
-          if (v) push(pick(v));
-          else bad(`element ${array.elements} of '${file.uri}'`);
+          take(json, () => `element ${array.elements} of '${file.uri}'`, false);
         });
         if (array.trailing && skipped === 0) bad(`the text after the array in '${file.uri}'`);
       } else {
@@ -96,9 +108,8 @@ export async function* readJsonSource(
               continue;
             }
           }
-          const v = parseObject(l);
-          if (v) push(pick(v));
-          else if (!isBlank(l, 0, l.length)) bad(`line ${line} of '${file.uri}'`);
+          const at = line;
+          take(l, () => `line ${at} of '${file.uri}'`, true);
         }
       }
       const batch = sink.take();
@@ -118,12 +129,26 @@ export async function* readJsonSource(
       } (the first: ${firstBad})`,
     });
   }
+  if (deep > 0) {
+    ctx.warn({
+      level: "WARN",
+      message: `READ_JSON skipped ${
+        deep === 1 ? "1 record" : `${deep} records`
+      } nested more than ${MAX_JSON_DEPTH} levels deep (the first: ${firstDeep})`,
+    });
+  }
 }
 
 type JsonObject = Record<string, Row[string]>;
 
-/** The object a JSON text holds, or null for malformed JSON and other values. */
-function parseObject(json: string): JsonObject | null {
+const TOO_DEEP = Symbol("too deep");
+
+/**
+ * The object a JSON text holds, null for malformed JSON and other values, TOO_DEEP for one
+ * nested more than MAX_JSON_DEPTH levels.
+ */
+function parseObject(json: string): JsonObject | null | typeof TOO_DEEP {
+  if (tooDeep(json)) return TOO_DEEP;
   let v: unknown;
   try {
     v = JSON.parse(json);
@@ -131,6 +156,25 @@ function parseObject(json: string): JsonObject | null {
     return null;
   }
   return typeof v === "object" && v !== null && !Array.isArray(v) ? v as JsonObject : null;
+}
+
+/** Whether `json` opens more than MAX_JSON_DEPTH objects or arrays at once (outside strings). */
+function tooDeep(json: string): boolean {
+  // Each level takes two characters at least: most lines are too short to be too deep.
+  if (json.length <= 2 * MAX_JSON_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return false;
 }
 
 function picker(needed: readonly string[] | null): (v: JsonObject) => Row {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readJsonSource } from "./read_json_source.ts";
+import { MAX_JSON_DEPTH, readJsonSource } from "./read_json_source.ts";
+import { engineHome } from "../../tests/support/engine_home.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import type { FileEntry } from "../datastore.ts";
 import type { Row } from "../values.ts";
@@ -92,4 +93,31 @@ Deno.test("readJsonSource() yields batches and reports progress over all files",
     assert.ok(sizes.length >= 2);
     assert.ok(ctx.progress.fraction > 0.99);
   });
+});
+
+Deno.test("a record nested 2000 levels deep is skipped with a warning naming file and line", async () => {
+  await using home = await engineHome();
+  const deep = "[".repeat(2000) + "]".repeat(2000);
+  const deepString = `"${"[".repeat(3000)}"`; // brackets in a string are no nesting
+  const atLimit = '{"a":'.repeat(MAX_JSON_DEPTH - 1) + "1" + "}".repeat(MAX_JSON_DEPTH - 1);
+  await home.write(
+    "/shared/deep.json",
+    `{"a": 1}\n{"a": ${deep}}\n{"a": ${deepString}}\n{"a": ${atLimit}}\n{"a": 3}\n`,
+  );
+  for (
+    const text of [
+      `READ_JSON(src: '/shared/deep.json')`,
+      `READ_JSON(src: '/shared/deep.json') | select(a)`,
+    ]
+  ) {
+    const { rows, warnings, schema } = await home.run(text);
+    assert.equal(rows.length, 4, text);
+    assert.equal(rows[3].a, 3);
+    assert.ok(schema.length > 0);
+    assert.equal(warnings.length, 1);
+    assert.match(
+      warnings[0].message,
+      /skipped 1 record nested more than 128 levels deep \(the first: line 2 of '\/shared\/deep\.json'\)/,
+    );
+  }
 });

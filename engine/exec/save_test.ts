@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { compile, execute } from "../engine.ts";
 import { schemaToJson } from "../types.ts";
+import { QueryError } from "../diagnostics.ts";
+import { smallDisk } from "../../tests/support/small_disk.ts";
 
 Deno.test("save() writes a table that @[path] reads back, and passes the rows on", async () => {
   await using home = await engineHome();
@@ -50,4 +52,43 @@ Deno.test("save() refuses a path that is not .sxt or where the user may not crea
   const forbidden = await home.diagnose("VALUES((a: 1)) | save('/shared/t.sxt')");
   assert.equal(forbidden[0].code, "FORBIDDEN");
   assert.match(forbidden[0].message, /create/);
+});
+
+Deno.test("a table with a 234-character name is saved: its temporary name stays short", async () => {
+  await using home = await engineHome();
+  const name = `${"t".repeat(234)}.sxt`;
+  const { rows } = await home.run(`VALUES((a: 1)) | save('/user/${name}')`);
+  assert.equal(rows.length, 1);
+  const back = await home.run(`@[/user/${name}]`);
+  assert.deepEqual(back.rows, [{ a: 1 }]);
+  const names = await Array.fromAsync(Deno.readDir(home.tree.resolve(home.user, "/user").real));
+  assert.deepEqual(names.map((e) => e.name), [name]); // no temporary file left
+});
+
+Deno.test("a table with a 255-byte name, the most a file name may have, is saved", async () => {
+  await using home = await engineHome();
+  const name = `${"é".repeat(124)}ttt.sxt`;
+  assert.equal(new TextEncoder().encode(name).length, 255);
+  await home.run(`VALUES((a: 1)) | save('/user/${name}')`);
+  assert.deepEqual((await home.run(`@[/user/${name}]`)).rows, [{ a: 1 }]);
+});
+
+Deno.test("a full disk during save fails the query with 'no space left on the device'", async (t) => {
+  await using home = await engineHome();
+  await using disk = await smallDisk(`${home.tree.resolve(home.user, "/user").real}/small`);
+  if (disk === null) {
+    // Mounting needs root (as in the CI container); without it there is no full disk to test on.
+    await t.step({ name: "needs a tmpfs mount", ignore: true, fn: () => {} });
+    return;
+  }
+  const rows = Array.from({ length: 5000 }, (_, i) => `(a: ${i}, s: 'some text to fill')`);
+  await assert.rejects(
+    () => home.run(`VALUES(${rows.join(", ")}) | save('/user/small/t.sxt')`),
+    (e: unknown) =>
+      e instanceof QueryError && e.diagnostic.code === "RUNTIME_ERROR" &&
+      /no space left on the device while saving the table '\/users\/alice\/small\/t\.sxt'/.test(
+        e.message,
+      ),
+  );
+  assert.deepEqual(await Array.fromAsync(Deno.readDir(disk.dir)), []); // the temporary file is gone
 });

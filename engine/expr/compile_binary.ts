@@ -9,7 +9,8 @@ import { isNumeric, NULL_TYPE, scalar, type Type, typeToString } from "../types.
 import type { Value } from "../values.ts";
 import { coerceValue, describeValue, type ParamKind } from "./coerce.ts";
 import { compatible } from "./common_type.ts";
-import { likeToRegExp } from "./like.ts";
+import { likeMatcher } from "./like.ts";
+import { compileUserRegex, regexMistake } from "../user_regex.ts";
 import {
   type ArithOp,
   arithValues,
@@ -299,25 +300,23 @@ function compileMatch(op: "like" | "~", left: Typed, right: Typed, span: Span): 
   const what = op === "like" ? "like" : "~";
   const fs = stringOperand(left, what);
   const fp = stringOperand(right, what);
-  const build = (text: string): RegExp => {
-    if (op === "like") return likeToRegExp(text);
-    try {
-      return new RegExp(text, "u");
-    } catch (e) {
-      return typeError(`invalid regular expression '${text}': ${(e as Error).message}`, right.span);
-    }
+  const build = (text: string): (s: string) => boolean => {
+    if (op === "like") return likeMatcher(text);
+    const compiled = compileUserRegex(text);
+    if (compiled.ok) return compiled.regex.test;
+    return typeError(regexMistake(text, compiled), right.span);
   };
   const fixedText = right.constant?.value;
   let fn: RowFn;
   if (typeof fixedText === "string") {
-    const re = build(fixedText);
+    const test = build(fixedText);
     fn = (row) => {
       const s = fs(row);
-      return s === null ? null : re.test(s as string);
+      return s === null ? null : test(s as string);
     };
   } else {
     let lastText: Value = null;
-    let last: RegExp | null = null;
+    let last: ((s: string) => boolean) | null = null;
     fn = (row) => {
       const s = fs(row);
       if (s === null) return null;
@@ -327,7 +326,7 @@ function compileMatch(op: "like" | "~", left: Typed, right: Typed, span: Span): 
         last = build(p as string);
         lastText = p;
       }
-      return last.test(s as string);
+      return last(s as string);
     };
   }
   return folded(BOOLEAN, fn, [left, right], span);

@@ -3,7 +3,7 @@ import { parseIp, parseNet } from "../ip.ts";
 import { arrayOf, scalar, type Type, typeToString } from "../types.ts";
 import { Interval, Timestamp, type Value } from "../values.ts";
 import { commonType } from "./common_type.ts";
-import { likeToRegExp } from "./like.ts";
+import { likeMatcher } from "./like.ts";
 import { type ArithOp, arithValues, compareAny } from "./operators.ts";
 
 Deno.test("arithValues() covers numbers, timestamps and intervals, undefined on a clash", () => {
@@ -41,7 +41,7 @@ Deno.test("compareAny() reads strings as the other side's kind", () => {
   assert.equal(compareAny(new Timestamp(t), "not a time", "UTC"), undefined);
 });
 
-Deno.test("likeToRegExp() treats % and _ as wildcards and everything else literally", () => {
+Deno.test("likeMatcher() treats % and _ as wildcards and everything else literally", () => {
   const cases: [string, string, boolean][] = [
     ["adm%", "admin", true],
     ["adm%", "xadmin", false],
@@ -58,10 +58,21 @@ Deno.test("likeToRegExp() treats % and _ as wildcards and everything else litera
     ["\\_x", "ax", false],
     ["x_", "x😀", true], // one character, not one UTF-16 unit
     ["^$|a{2}", "^$|a{2}", true],
+    ["a_c", "a\u{1F600}c", true],
+    ["%a%b", "xaxxb", true],
+    ["%a%b", "xbxa", false],
   ];
   for (const [pattern, text, want] of cases) {
-    assert.equal(likeToRegExp(pattern).test(text), want, `${text} like ${pattern}`);
+    assert.equal(likeMatcher(pattern)(text), want, `${text} like ${pattern}`);
   }
+});
+
+Deno.test("likeMatcher() answers a pattern that backtracks exponentially in a RegExp at once", () => {
+  const text = "a".repeat(50_000);
+  const started = performance.now();
+  assert.equal(likeMatcher("%a%a%a%a%a%a%a%b")(text), false);
+  assert.equal(likeMatcher("%a_a%a_a%a_a%a_%b")(text), false);
+  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
 });
 
 Deno.test("commonType() widens numbers, lets NULL fit and refuses a clash", () => {

@@ -9,6 +9,7 @@
  * listings skip such files and the start-up sweep removes those a killed process left behind.
  */
 
+import { createHash } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 
 /** A replacement of one file being written; nothing is visible under `path` before `commit`. */
@@ -32,11 +33,30 @@ export interface AtomicWriteOptions {
   readonly mode?: number;
 }
 
+/**
+ * Bytes of a file's name kept in its temporary name; a longer one is cut and followed by a hash
+ * of the whole, so the temporary name stays within the 255 bytes file systems allow.
+ */
+const TEMP_NAME_BYTES = 160;
+const encoder = new TextEncoder();
+
 /** A fresh temporary name beside `path`, in the form the sweep and the listings know. */
 export function tempPathFor(path: string): string {
   const random = crypto.getRandomValues(new Uint8Array(6));
   const suffix = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
-  return join(dirname(path), `.${basename(path)}.tmp-${suffix}`);
+  return join(dirname(path), `.${tempStem(basename(path))}.tmp-${suffix}`);
+}
+
+function tempStem(name: string): string {
+  if (encoder.encode(name).length <= TEMP_NAME_BYTES) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 16);
+  // Cut by code points under the byte budget (a UTF-8 character takes up to 4 bytes).
+  let stem = "";
+  for (const c of name) {
+    if (encoder.encode(stem + c).length > TEMP_NAME_BYTES - 17) break;
+    stem += c;
+  }
+  return `${stem}~${hash}`;
 }
 
 /**

@@ -4,6 +4,8 @@
 import { arrayOf, scalar } from "../types.ts";
 import { toText } from "../render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
+import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../user_regex.ts";
+import { RE2JS } from "re2js";
 
 const STRING = scalar("STRING");
 const INTEGER = scalar("INTEGER");
@@ -20,8 +22,8 @@ function substr(s: string, start: number, length?: number): string {
 /** A RegExp built once per distinct pattern text (for non-constant patterns). */
 function regexCache(ctx: { fail(message: string, argIndex?: number): never }, argIndex: number) {
   let lastText: string | null = null;
-  let last: RegExp | null = null;
-  return (text: string): RegExp => {
+  let last: UserRegex | null = null;
+  return (text: string): UserRegex => {
     if (text !== lastText) {
       last = compileRegex(text, ctx, argIndex);
       lastText = text;
@@ -30,17 +32,15 @@ function regexCache(ctx: { fail(message: string, argIndex?: number): never }, ar
   };
 }
 
-/** Compiles a user's regular expression, reporting an invalid one with its position. */
+/** Compiles a user's regular expression (engine/user_regex.ts), reporting a bad one. */
 export function compileRegex(
   text: string,
   ctx: { fail(message: string, argIndex?: number): never },
   argIndex: number,
-): RegExp {
-  try {
-    return new RegExp(text, "u");
-  } catch (e) {
-    return ctx.fail(`invalid regular expression '${text}': ${(e as Error).message}`, argIndex);
-  }
+): UserRegex {
+  const compiled = compileUserRegex(text);
+  if (compiled.ok) return compiled.regex;
+  return ctx.fail(regexMistake(text, compiled), argIndex);
 }
 
 export const STRING_FUNCTIONS: readonly FunctionDef[] = [
@@ -173,31 +173,46 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
     compile: (fns, args, ctx) => {
       const [fs, fr, ft] = fns;
       const constant = args[1].constant;
-      const global = (r: RegExp) => new RegExp(r.source, r.flags + "g");
       const fixed = constant && typeof constant.value === "string"
-        ? global(compileRegex(constant.value, ctx, 1))
+        ? replacerOf(compileRegex(constant.value, ctx, 1))
         : null;
       const dynamic = regexCache(ctx, 1);
-      let lastDynamic: RegExp | null = null;
-      let lastGlobal: RegExp | null = null;
+      let lastRegex: UserRegex | null = null;
+      let lastReplacer: Replacer | null = null;
       return (row) => {
         const s = fs(row);
         if (s === null) return null;
         const to = ft(row);
         if (to === null) return null;
-        let r = fixed;
-        if (r === null) {
+        let replace = fixed;
+        if (replace === null) {
           const pattern = fr(row);
           if (pattern === null) return null;
-          const compiled = dynamic(pattern as string);
-          if (compiled !== lastDynamic) {
-            lastDynamic = compiled;
-            lastGlobal = global(compiled);
+          const regex = dynamic(pattern as string);
+          if (regex !== lastRegex) {
+            lastRegex = regex;
+            lastReplacer = replacerOf(regex);
           }
-          r = lastGlobal!;
+          replace = lastReplacer!;
         }
-        return (s as string).replace(r, to as string);
+        return replace(s as string, to as string);
       };
     },
   },
 ];
+
+/** Replaces every match of a regular expression in `s` (`$1`, `$&`, `$$` as JavaScript reads them). */
+type Replacer = (s: string, replacement: string) => string;
+
+/**
+ * The replace-all of a user's regular expression, on the engine user_regex.ts chose for it:
+ * V8 when it is proved bounded, else re2js (linear), whose replacement strings read the same.
+ */
+function replacerOf(regex: UserRegex): Replacer {
+  if (regex.native) {
+    const global = new RegExp(regex.source, "gu");
+    return (s, to) => s.replace(global, to);
+  }
+  const linear = RE2JS.compile(forRe2(regex.source));
+  return (s, to) => linear.matcher(s).replaceAll(to);
+}

@@ -18,7 +18,11 @@
  *   gives the JSON's own values (objects become tuples), nested up to 7 levels; KVP gives a tuple
  *   of STRING values (`key=value`, `key="quoted value"`, separated by spaces or tabs).
  * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
- * - REGEX('...') is inserted as written (JavaScript syntax); its own groups are not fields.
+ * - REGEX('...') is inserted as written (JavaScript syntax, engine/user_regex.ts: no
+ *   backreferences or lookaround); its own groups are not fields.
+ * - A pattern that could backtrack without bound (backtracking.ts: such a REGEX, or a run that
+ *   could end at many places followed by another run, as in `LD 'a' NSPACE ' '`) runs on the
+ *   linear-time engine (re2js, on one record's lines at a time) instead of V8's.
  * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
  */
 
@@ -28,6 +32,9 @@ import type { PatternElement } from "./pattern_ast.ts";
 import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
+import { forRe2, regexShape } from "../user_regex.ts";
+import { needsLinearEngine } from "./backtracking.ts";
+import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
 import {
   type ExtractCounts,
@@ -35,6 +42,7 @@ import {
   type Extractor,
   type FieldSlot,
   makeExtractor,
+  type StickyMatcher,
 } from "./extractor.ts";
 
 export interface CompiledPattern {
@@ -95,8 +103,9 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
   const parsed = parsePattern(text, options.subPatterns);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
-    const all = buildRegex(parsed.elements, options, null);
-    const regex = newRegex(all.source);
+    const linear = needsLinearEngine(parsed.elements);
+    const all = buildRegex(parsed.elements, options, null, linear);
+    const regex = newMatcherMaker(all, linear, options.records ?? false);
     const schema = Array.from(all.fields.values(), (f) => f.field);
     const make = (needed: readonly string[]) => {
       // Only the needed fields capture: every capture is a string the match allocates.
@@ -105,8 +114,9 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
         parsed.elements,
         options,
         (name) => wanted.has(name),
+        linear,
       );
-      const re = some === all ? regex : newRegex(some.source);
+      const re = some === all ? regex : newMatcherMaker(some, linear, options.records ?? false);
       return makeExtractor(re, slotsOf(some.fields), needed, all.maxLines);
     };
     let every: Extractor | null = null;
@@ -132,14 +142,64 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
   }
 }
 
-function newRegex(source: string): RegExp {
+/** A maker of sticky matchers of `built`: V8's sticky RegExp, or re2js on one record's lines. */
+function newMatcherMaker(
+  built: BuiltRegex,
+  linear: boolean,
+  records: boolean,
+): () => StickyMatcher {
+  if (!linear) {
+    const regex = newRegex(built.source, "y");
+    return () => new RegExp(regex.source, regex.flags);
+  }
+  newRegex(built.source, ""); // the JavaScript syntax's own mistakes, as V8 words them
+  let re: RE2JS;
   try {
-    return new RegExp(source, "y");
+    re = RE2JS.compile(`^(?:${forRe2(built.source)})`);
   } catch (e) {
     throw new CompileError(
       `the pattern is not a valid regular expression: ${(e as Error).message}`,
       0,
     );
+  }
+  // A record cut by record_start is matched whole, whatever its number of lines.
+  return () => new LinearSticky(re, records ? Infinity : built.maxLines);
+}
+
+function newRegex(source: string, flags: string): RegExp {
+  try {
+    return new RegExp(source, flags);
+  } catch (e) {
+    throw new CompileError(
+      `the pattern is not a valid regular expression: ${(e as Error).message}`,
+      0,
+    );
+  }
+}
+
+/**
+ * A sticky matcher on re2js: it matches the record's lines from `lastIndex` (the pattern's last
+ * EOL is `$` there), which keeps each match linear in the record.
+ */
+class LinearSticky implements StickyMatcher {
+  lastIndex = 0;
+  constructor(private readonly re: RE2JS, private readonly maxLines: number) {}
+
+  exec(text: string): ArrayLike<string | undefined> | null {
+    const start = this.lastIndex;
+    let end = start;
+    for (let k = 0; k < this.maxLines; k++) {
+      const nl = text.indexOf("\n", end);
+      if (nl < 0) {
+        end = text.length;
+        break;
+      }
+      end = k === this.maxLines - 1 ? nl : nl + 1;
+    }
+    const m = this.re.exec(text.slice(start, end)) as (string | undefined)[] | null;
+    if (m === null) return null;
+    this.lastIndex = start + m[0]!.length;
+    return m;
   }
 }
 
@@ -166,6 +226,7 @@ function buildRegex(
   elements: readonly PatternElement[],
   options: CompileOptions,
   capture: ((name: string) => boolean) | null,
+  linear = false,
 ): BuiltRegex {
   const fields = new Map<string, FieldInfo>();
   let groupCount = 0;
@@ -202,10 +263,13 @@ function buildRegex(
    * never fills msg nor client. Instead the element is absent only where it cannot match any
    * further on the line: the LD runs up to the first place the element matches. When only
    * optional elements follow to the end of the pattern, the LD runs to the end of the line.
-   * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber.
+   * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber,
+   * and in the middle of a pattern on the linear engine, which has no lookahead.
    */
   function absentGuard(el: PatternElement, tail: boolean): string | null {
-    if (tail) return "(?=\\r?\\n|$)";
+    // The linear engine has no lookaround; it sees the record without its final line break.
+    if (tail) return linear ? "\\r?$" : "(?=\\r?\\n|$)";
+    if (linear) return null;
     const plain = buildRegex(
       [{ ...el, optional: false }],
       { ...options, records: true },
@@ -237,7 +301,8 @@ function buildRegex(
       }
       case "matcher": {
         if (el.matcher === "EOL") {
-          if (el === last) return ["\\r?(?=\\n|$)", new Set()];
+          // The linear engine has no lookahead; it sees the record without its final line break.
+          if (el === last) return [linear ? "\\r?$" : "\\r?(?=\\n|$)", new Set()];
           lineBreaks++;
           return [optional("\\r?\\n", el.optional, false), new Set()];
         }
@@ -252,6 +317,14 @@ function buildRegex(
           spec = matcherSpec(el.matcher, el.argument, options.timeZone, atEnd);
         } catch (e) {
           throw new CompileError((e as Error).message, el.argumentOffset);
+        }
+        if (el.matcher === "REGEX") {
+          const refused = regexShape(spec.body).refused;
+          if (refused) {
+            // After the opening quote (exact when the argument has no quote escaped in it).
+            const at = el.argumentOffset + 1 + refused.offset;
+            throw new CompileError(`REGEX: ${refused.message}`, at);
+          }
         }
         // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
         const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;

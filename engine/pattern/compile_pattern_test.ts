@@ -140,6 +140,29 @@ Deno.test("an optional element may be absent, and an optional matcher takes '-' 
   assert.deepEqual(fields.map((f) => f.nullable), [false, true]);
 });
 
+Deno.test("an optional field is nullable in the schema even when every line has it", () => {
+  for (const matcher of ["WORD", "NSPACE", "DQS", "IPV4", "IPADDR", "HTTPDATE"]) {
+    const pattern = `WORD:a ' ' ${matcher}?:w`;
+    assert.deepEqual(
+      compile(pattern).fields.map((f) => [f.name, f.nullable]),
+      [["a", false], ["w", true]],
+      pattern,
+    );
+  }
+  const { rows } = parseAll("WORD:a ' ' WORD?:w", "x y\nx z\n");
+  assert.deepEqual(rows, [{ a: "x", w: "y" }, { a: "x", w: "z" }]);
+  assert.deepEqual(compile("WORD:a ' ' WORD:w").fields.map((f) => f.nullable), [false, false]);
+});
+
+Deno.test("an optional signed number followed directly by a matcher keeps its sign: -5abc", () => {
+  assert.deepEqual(one("INT?:n WORD:w", "-5abc"), { n: -5, w: "abc" });
+  assert.deepEqual(one("INT?:n WORD:w", "+5abc"), { n: 5, w: "abc" });
+  assert.deepEqual(one("LONG?:n WORD:w", "-5abc"), { n: -5, w: "abc" });
+  assert.deepEqual(one("INT?:n WORD:w", "abc"), { n: null, w: "abc" });
+  // A lone dash is absent; the word follows it.
+  assert.deepEqual(one("INT?:n ' ' WORD:w", "- abc"), { n: null, w: "abc" });
+});
+
 Deno.test("white space in a pattern separates elements and matches nothing", () => {
   assert.deepEqual(one("WORD:a   '-'\n\t WORD:b", "x-y"), { a: "x", b: "y" });
   assert.equal(one("WORD:a '-' WORD:b", "x - y"), null);
@@ -381,4 +404,20 @@ Deno.test("a sub-pattern $name is used in line, optional with ?, and refused whe
   assert.ok(!unknown.ok && /unknown sub-pattern '\$nope'/.test(unknown.message));
   const loop = compile("$a");
   assert.ok(!loop.ok && /uses itself \(\$a → \$b → \$a\)/.test(loop.message), JSON.stringify(loop));
+});
+
+Deno.test("on the linear engine a record keeps all its lines for DATA, and the LD before an optional tail still fills", () => {
+  // `LD 'a' NSPACE ' '` could backtrack without bound: the pattern runs on re2js.
+  const r = compilePattern("LD:x 'a' NSPACE:y ' ' LD:msg (EOL DATA:trace)?", {
+    timeZone: "UTC",
+    records: true,
+  });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["y", "msg", "trace"]);
+  assert.deepEqual(ex("xa1 hello\n  at 1\n  at 2\n  at 3"), {
+    y: "1",
+    msg: "hello",
+    trace: "  at 1\n  at 2\n  at 3",
+  });
+  assert.deepEqual(ex("xa1 hello world"), { y: "1", msg: "hello world", trace: null });
 });

@@ -8,6 +8,15 @@ import { type Converter, identity, type MakeConverter } from "./matchers.ts";
 import { type FileClock, noFileClock } from "./year_inference.ts";
 
 /**
+ * A sticky matcher: `exec` matches at `lastIndex` only and moves it past the match. A sticky
+ * RegExp is one; compile_pattern.ts has another on a linear-time engine.
+ */
+export interface StickyMatcher {
+  lastIndex: number;
+  exec(text: string): ArrayLike<string | undefined> | null;
+}
+
+/**
  * Where a field's value is in a match: the first defined group of `groups`, converted by the
  * converter of that group (the alternatives of a choice may name one field with different
  * matchers of one type, `TIMESTAMP('MMM dd ...')` and `TIMESTAMP('MMM  d ...')`).
@@ -60,15 +69,18 @@ export interface ExtractCounts {
 const NL = 10;
 const CR = 13;
 
-/** An extractor converting only `needed`; throws an Error (a bug) for an unknown field. */
+/**
+ * An extractor converting only `needed`; throws an Error (a bug) for an unknown field.
+ * `newMatcher` gives it a matcher of its own (its own lastIndex).
+ */
 export function makeExtractor(
-  regex: RegExp,
+  newMatcher: () => StickyMatcher,
   slots: ReadonlyMap<string, FieldSlot>,
   needed: readonly string[],
   maxLines: number,
 ): Extractor {
   const multiLine = maxLines > 1;
-  const re = new RegExp(regex.source, regex.flags); // its own lastIndex
+  const re = newMatcher();
   const clock = noFileClock();
   const build = rowBuilder(slots, needed, clock);
 
@@ -143,7 +155,7 @@ function rowBuilder(
   slots: ReadonlyMap<string, FieldSlot>,
   needed: readonly string[],
   clock: FileClock,
-): (m: RegExpExecArray) => Row {
+): (m: ArrayLike<string | undefined>) => Row {
   const converters: Converter[] = [];
   const props = needed.map((name) => {
     const slot = slots.get(name);
@@ -165,5 +177,5 @@ function rowBuilder(
   });
   const params = converters.map((_, k) => `c${k}`);
   const make = new Function(...params, `return (m) => ({ ${props.join(", ")} });`);
-  return make(...converters) as (m: RegExpExecArray) => Row;
+  return make(...converters) as (m: ArrayLike<string | undefined>) => Row;
 }

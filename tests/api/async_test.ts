@@ -114,6 +114,8 @@ Deno.test("Range pages a result: first, middle, open-ended, unsatisfiable, malfo
   for (
     const [range, from, to] of [
       ["items=0-9", 0, 9],
+      ["items=0-0", 0, 0],
+      ["items=49-49", 49, 49],
       ["items=20-24", 20, 24],
       ["items=45-", 45, 49],
       ["items=40-99", 40, 49],

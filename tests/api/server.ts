@@ -1,6 +1,6 @@
 /**
  * A real Trawl server for end-to-end tests: a fresh home in a temp folder, users alice and bob,
- * the deps main.ts builds, served by Deno.serve on 127.0.0.1 with a free port.
+ * the deps main.ts builds, served as main.ts serves them on 127.0.0.1 with a free port.
  *
  *   await using s = await startTestServer({ "query.retention": "1 s" });
  *   const res = await s.fetch("alice", "/API/v1.0/queries/...", { method: "GET" });
@@ -13,6 +13,8 @@ import { loadSettings } from "../../home/settings.ts";
 import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
+import { cleanUp, withDeadline } from "../support/deadline.ts";
+import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
 
 export interface TestServer extends AsyncDisposable {
   readonly url: string;
@@ -25,6 +27,9 @@ export interface TestServer extends AsyncDisposable {
   write(treePath: string, content: string | Uint8Array): Promise<string>;
 }
 
+/** How long one request of a test may take before it fails (a hung handler fails its test). */
+const REQUEST_TIMEOUT_MS = 60_000;
+
 export async function startTestServer(
   overrides: Record<string, string> = {},
   options: {
@@ -34,44 +39,58 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
-  const home = await ensureHome(dir);
-  if (options.grants) await Deno.writeTextFile(home.rightsFile, JSON.stringify(options.grants));
-  const { settings } = loadSettings(null, { "server.timeZone": "UTC", ...overrides });
-  const log = createLogger((line) => {
-    options.logLine?.(line);
-    if (line.includes(" ERROR ")) console.error(line);
-  });
-  const deps = buildDeps(home, settings, log);
-  const tokens: Record<string, string> = {
-    alice: await deps.users.add("alice", {}),
-    bob: await deps.users.add("bob", {}),
-  };
-  const app = createApp(deps);
-  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: resolve }, app.fetch);
-  const address = await listening;
-  const url = `http://127.0.0.1:${address.port}`;
-  return {
-    url,
-    deps,
-    home: dir,
-    tokens,
-    fetch(user, path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${tokens[user]}`);
-      return fetch(url + path, { ...init, headers });
-    },
-    async write(treePath, content) {
-      const real = join(home.dataDir, treePath);
-      await Deno.mkdir(join(real, ".."), { recursive: true });
-      if (typeof content === "string") await Deno.writeTextFile(real, content);
-      else await Deno.writeFile(real, content);
-      return real;
-    },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      deps.supervisor?.stop();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
+  // What is started so far, stopped in reverse order if the start fails or at dispose.
+  const stops: (() => unknown)[] = [() => Deno.remove(dir, { recursive: true })];
+  const stopAll = () => cleanUp(stops.toReversed());
+  try {
+    const home = await ensureHome(dir);
+    if (options.grants) await Deno.writeTextFile(home.rightsFile, JSON.stringify(options.grants));
+    const { settings } = loadSettings(null, { "server.timeZone": "UTC", ...overrides });
+    const log = createLogger((line) => {
+      options.logLine?.(line);
+      if (line.includes(" ERROR ")) console.error(line);
+    });
+    const deps = buildDeps(home, settings, log);
+    stops.push(() => deps.supervisor?.stop(), () => deps.lifetimes.pacer.stop());
+    const tokens: Record<string, string> = {
+      alice: await deps.users.add("alice", {}),
+      bob: await deps.users.add("bob", {}),
+    };
+    const app = createApp(deps);
+    // Served as main.ts serves it: behind the connection guard.
+    const server = await serveGuarded(app.fetch, {
+      hostname: "127.0.0.1",
+      port: 0,
+      maxConnections: Math.min(settings["server.maxConnections"], connectionsAllowedByFds()),
+      headersTimeoutMs: settings["server.headersTimeout"],
+      idleTimeoutMs: settings["server.idleTimeout"],
+      log,
+    });
+    // A response left open would keep shutdown() waiting for ever: the test fails instead.
+    stops.push(() => withDeadline(server.shutdown(), 10_000, "the test server's shutdown"));
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    return {
+      url,
+      deps,
+      home: dir,
+      tokens,
+      fetch(user, path, init = {}) {
+        const headers = new Headers(init.headers);
+        if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${tokens[user]}`);
+        const signal = init.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+        return fetch(url + path, { ...init, headers, signal });
+      },
+      async write(treePath, content) {
+        const real = join(home.dataDir, treePath);
+        await Deno.mkdir(join(real, ".."), { recursive: true });
+        if (typeof content === "string") await Deno.writeTextFile(real, content);
+        else await Deno.writeFile(real, content);
+        return real;
+      },
+      [Symbol.asyncDispose]: stopAll,
+    };
+  } catch (e) {
+    await stopAll().catch(() => {});
+    throw e;
+  }
 }

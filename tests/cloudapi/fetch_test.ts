@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { allRecords, baseStore, harness, HOUR, NOW, SECRET } from "./harness.ts";
+import { allRecords, baseStore, harness, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
 
 const FROM = NOW - 6 * HOUR - 30 * 60_000; // 06:00
 const TO = NOW - 30 * 60_000; // 12:00
@@ -134,7 +134,7 @@ for (
       assert.deepEqual(ids.filter((id) => inWindow.has(id)).sort(), expected);
       const manage = h.emulator.requests.filter((r) => r.api === "manage");
       assert.ok(
-        manage.length > 0 && manage.every((r) => r.publisher === "contoso.onmicrosoft.com"),
+        manage.length > 0 && manage.every((r) => r.publisher === h.emulator.guidOf(TENANT)),
       );
       assert.ok(manage.some((r) => r.url.includes("nextPage=")), "NextPageUri was followed");
       if (fault) assert.ok(h.stats.retries + h.stats.throttled > 0, "the fault was injected");

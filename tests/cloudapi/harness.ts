@@ -9,11 +9,14 @@ import {
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
 import type { User } from "../../engine/user.ts";
+import { cleanUp, withDeadline } from "../support/deadline.ts";
 
 export const TENANT = "contoso.onmicrosoft.com";
 export const CLIENT = "11111111-2222-3333-4444-555555555555";
@@ -23,11 +26,13 @@ export const NOW = Date.UTC(2026, 2, 10, 12, 30);
 export const HOUR = 3_600_000;
 export const ADMIN: User = { name: "root", groups: [], admin: true };
 
-export interface Harness {
+export interface Harness extends AsyncDisposable {
   readonly home: string;
   readonly emulator: CloudEmulator;
   readonly clock: { now: number };
   readonly stats: RequestStats;
+  /** The connector actors (the adapted Graph rate can be read from it). */
+  readonly pool: ConnectorPool;
   deps(): CloudApiDeps;
   writeDefinition(name: string, store: Record<string, unknown>): Promise<void>;
   list(uri: string, opts?: { from?: number; to?: number; user?: User }): Promise<{
@@ -36,6 +41,7 @@ export interface Harness {
     progress: number[];
   }>;
   read(file: FileEntry): Promise<Record<string, unknown>[]>;
+  /** Stops the pool and the emulator and removes the home, each even if another fails. */
   close(): Promise<void>;
 }
 
@@ -59,10 +65,17 @@ export async function harness(
     contentPageSize: 5,
     ...options,
   });
-  await emulator.start();
+  try {
+    await withDeadline(emulator.start(), 10_000, "the emulator's start");
+  } catch (e) {
+    await cleanUp([() => emulator.stop(), () => Deno.remove(home, { recursive: true })]);
+    throw e;
+  }
   const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
   const tokens = new TokenProvider();
   const pool = new ConnectorPool();
+  const flights = new FetchFlights();
+  const subscriptions = new SubscriptionMemory();
   const deps = (): CloudApiDeps => ({
     ...cloudHomeAccess(homeLayout(home)),
     settings: {
@@ -70,14 +83,14 @@ export async function harness(
       loginHost: emulator.url,
       graphHost: emulator.url,
       manageHost: emulator.url,
-      directoryRateLimit: 1000,
-      directoryRateTimeunit: "1 sec",
-      activityRateLimit: 1000,
-      activityRateTimeunit: "1 sec",
+      graphRateLimit: 1000,
+      graphRateTimeunit: "1 sec",
       ...settings(emulator.url),
     },
     tokens,
     pacer: pool,
+    flights,
+    subscriptions,
     now: () => clock.now,
     backoffMs: 10,
     stats,
@@ -87,6 +100,7 @@ export async function harness(
     emulator,
     clock,
     stats,
+    pool,
     deps,
     async writeDefinition(name, store) {
       await Deno.writeTextFile(
@@ -119,12 +133,16 @@ export async function harness(
       const text = await new Response(stream).text();
       return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
     },
-    async close() {
-      pool.stop();
-      await emulator.stop();
-      await Deno.remove(home, { recursive: true });
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
+  function close(): Promise<void> {
+    return cleanUp([
+      () => pool.stop(),
+      () => withDeadline(emulator.stop(), 10_000, "the emulator's shutdown"),
+      () => Deno.remove(home, { recursive: true }),
+    ]);
+  }
 }
 
 /** The base definition of the tests' store. */
@@ -142,6 +160,21 @@ export function baseStore(extra: Record<string, unknown> = {}): Record<string, u
     connectTimeout: "1 sec",
     ...extra,
   };
+}
+
+/** The ids the emulator holds for a Graph log type in [from, to), visible at the harness's now. */
+export function graphIds(
+  h: Harness,
+  kind: "audits" | "interactiveUser" | "nonInteractiveUser",
+  from: number,
+  to: number,
+): string[] {
+  const data = h.emulator.data(TENANT);
+  const source = kind === "audits"
+    ? data.audits
+    : data.signIns.filter((s) => (s.record.signInEventTypes as string[]).includes(kind));
+  return source.filter((s) => s.time >= from && s.time < to && s.availableAt <= h.clock.now)
+    .map((s) => String(s.record.id)).sort();
 }
 
 /** Every record of every listed file, with the ids seen more than once. */

@@ -3,6 +3,8 @@ import { startTestServer } from "../api/server.ts";
 import type { SchemeRegistry } from "../../connectors/file/registry.ts";
 import { cloudApiFactory } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
@@ -36,6 +38,8 @@ Deno.test("a synchronous query reads directory audits from the emulator through 
         settings: { loginHost: emulator.url, graphHost: emulator.url, manageHost: emulator.url },
         now: () => NOW,
         pacer: pool,
+        flights: new FetchFlights(),
+        subscriptions: new SubscriptionMemory(),
       }),
     );
     const from = new Date(NOW - 3 * HOUR - 30 * 60_000).toISOString();

@@ -155,8 +155,10 @@ Deno.test("a suite subscription disabled by an admin is reported plainly through
     const out = await runQuery(c, mode, readScript(store.name, log, FROM, TO), log);
     // The records are out of reach: none come back, and none are made up.
     assertExactly(out, [], `${mode}`);
+    // The list shows it disabled: no start is sent (one would be refused), no content listed.
     const start = store.emulator.requests.filter((r) => r.path.endsWith("/subscriptions/start"));
-    assert.ok(start.length > 0 && start.every((r) => r.status === 400), "the start was refused");
+    assert.ok(start.every((r) => r.status === 400), "no start was accepted");
+    assert.ok(!store.emulator.requests.some((r) => r.path.endsWith("/subscriptions/content")));
     assert.ok(!store.emulator.requests.some((r) => r.path.startsWith("/blobs/")));
     if (out.last) {
       assert.equal(out.last.state, "SUCCEEDED");
@@ -164,7 +166,7 @@ Deno.test("a suite subscription disabled by an admin is reported plainly through
       assert.equal(messages.length, 1, messages.join("\n"));
       assert.match(
         messages[0],
-        /^ERROR datastore 'store\d+': the subscription to Audit\.Exchange \(log 'exchange'\) was disabled by an administrator of the tenant; re-enable it there$/,
+        /^ERROR datastore 'store\d+', log 'exchange', \d+ hours from \S+ to \S+ given up \(not fetched; the results lack them\): datastore 'store\d+': the subscription to Audit\.Exchange \(log 'exchange'\) was disabled by an administrator of the tenant; re-enable it there$/,
       );
     }
   }));

@@ -17,6 +17,8 @@ import {
   openCloudApiStore,
 } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
+import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
@@ -24,6 +26,7 @@ import { splitUri } from "../../connectors/cloudapi/uri_pattern.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
 import { baseStore, CLIENT, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
+import { cleanUp, withDeadline } from "../support/deadline.ts";
 
 export const SCRIPT_HEADERS = { "Content-Type": "text/vnd.engine.script" };
 
@@ -147,7 +150,12 @@ export async function cloudServer(
   options: { readonly logLine?: (line: string) => void } = {},
 ): Promise<CloudServer> {
   const s = await startTestServer({ "query.maxRunning": "32" }, { logLine: options.logLine });
-  await Deno.writeTextFile(`${s.home}/conf/license`, "edition = enterprise\n");
+  try {
+    await Deno.writeTextFile(`${s.home}/conf/license`, "edition = enterprise\n");
+  } catch (e) {
+    await s[Symbol.asyncDispose]();
+    throw e;
+  }
   const stores = new Map<string, { deps: CloudApiDeps; emulator: CloudEmulator }>();
   (s.deps.datastores as SchemeRegistry).register("cloudapi", (uri, user) => {
     const store = stores.get(splitUri(uri)?.store ?? "");
@@ -182,13 +190,13 @@ export async function cloudServer(
             loginHost: emulator.url,
             graphHost: emulator.url,
             manageHost: emulator.url,
-            directoryRateLimit: 1000,
-            directoryRateTimeunit: "1 sec",
-            activityRateLimit: 1000,
-            activityRateTimeunit: "1 sec",
+            graphRateLimit: 1000,
+            graphRateTimeunit: "1 sec",
           },
           tokens: new TokenProvider(),
           pacer: pool,
+          flights: new FetchFlights(),
+          subscriptions: new SubscriptionMemory(),
           now: () => clock.now,
           backoffMs: 5,
           stats,
@@ -227,11 +235,14 @@ export async function cloudServer(
       bodies.push(text);
       return { status: result.status, bodies, ids: idsOf(result.status, text, idField), last };
     },
-    async [Symbol.asyncDispose]() {
-      for (const p of pools) p.stop();
-      await s[Symbol.asyncDispose]();
-      for (const { emulator } of stores.values()) await emulator.stop();
-    },
+    [Symbol.asyncDispose]: () =>
+      cleanUp([
+        ...pools.map((p) => () => p.stop()),
+        () => s[Symbol.asyncDispose](),
+        ...[...stores.values()].map(({ emulator }) => () =>
+          withDeadline(emulator.stop(), 10_000, "an emulator's shutdown")
+        ),
+      ]),
   };
 }
 

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { ADMIN, allRecords, baseStore, harness, HOUR, NOW } from "./harness.ts";
 import type { User } from "../../engine/user.ts";
+import { localParts } from "../../engine/time.ts";
+import { creationTime } from "../../connectors/cloudapi/suite_fetcher.ts";
 
 const DAY_START = Date.UTC(2026, 2, 10); // 2026-03-10 00:00 UTC
 const KOLKATA: User = { name: "ravi", groups: [], admin: true, timeZone: "Asia/Kolkata" };
@@ -110,3 +112,48 @@ Deno.test("a day file serves each bounded query exactly the hours it asked for",
     await h.close();
   }
 });
+
+for (const zone of ["Asia/Kolkata", "Asia/Kathmandu"]) {
+  Deno.test(`suite records of a store in ${zone}: each hourly file holds one local hour`, async () => {
+    const h = await harness();
+    try {
+      await h.writeDefinition("corp", baseStore({ timeZone: zone, fileNameIncludesHour: true }));
+      const from = DAY_START + 6 * HOUR;
+      const to = DAY_START + 9 * HOUR;
+      const { files, warnings } = await h.list("cloudapi://corp/productivity_suite/exchange/**", {
+        from,
+        to,
+      });
+      assert.deepEqual(warnings, []);
+      assert.ok(files.length >= 3, `files: ${files.map((f) => f.uri)}`);
+      let records = 0;
+      for (const file of files) {
+        // `.../yyyy/MM/dd/yyyyMMddHH.<...>`: the local hour the file holds.
+        const named = /\/(\d{10})\.[^/]*$/.exec(file.uri)?.[1];
+        assert.ok(named, file.uri);
+        for (const r of await h.read(file)) {
+          const p = localParts(creationTime(r), zone);
+          const local = `${p.year}${pad(p.month)}${pad(p.day)}${pad(p.hour)}`;
+          assert.equal(local, named, `${r.CreationTime} (local ${local}) in ${file.uri}`);
+          records++;
+        }
+      }
+      assert.ok(records > 0, "the window has records");
+      // Every record of the window visible by now is in the files.
+      const { ids } = await allRecords(h, files, "Id");
+      const expected = h.emulator.data("contoso.onmicrosoft.com").blobs
+        .filter((b) => b.contentType === "Audit.Exchange" && b.created <= NOW)
+        .flatMap((b) => b.records)
+        .filter((r) => creationTime(r) >= from && creationTime(r) < to)
+        .map((r) => String(r.Id));
+      const got = new Set(ids);
+      assert.deepEqual(expected.filter((id) => !got.has(id)), []);
+    } finally {
+      await h.close();
+    }
+  });
+}
+
+function pad(n: number): string {
+  return String(n).padStart(2, "0");
+}

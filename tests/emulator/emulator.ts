@@ -1,14 +1,20 @@
 /**
  * A real HTTP server that behaves like the cloud APIs behind `cloudapi://`: the token endpoint
  * (+ OpenID metadata), Graph v1.0 and beta audit logs, and the Office 365 Management Activity
- * API. It enforces per-tenant throttling, injects faults on request, and counts every request.
- * Its "current time" is injectable so tests need not wait for lags.
+ * API. It enforces per-tenant throttling (one Graph budget per tenant counting v1.0 and beta
+ * together), injects faults on request (the token endpoint's included), and counts every
+ * request. Like the real services, its tokens carry the tenant's GUID (`tid`), its Management
+ * Activity API refuses a tenant given as a domain (AF20013) and start requests repeated within
+ * 15 minutes. Its "current time" is injectable so tests need not wait for lags.
  */
 
 import { type Blob, type SeedData, type SeedOptions, seedTenant } from "./seed.ts";
 
 export interface EmulatedTenant {
+  /** The name the tests use for the tenant (often a domain, `contoso.onmicrosoft.com`). */
   readonly tenantId: string;
+  /** The tenant's GUID; derived from tenantId when absent (or tenantId itself if a GUID). */
+  readonly guid?: string;
   readonly clientId: string;
   readonly secret: string;
 }
@@ -24,7 +30,11 @@ export type FaultKind =
   | "expired-skiptoken"
   | "expired-content"
   /** The Management API's answer for a tenant whose unified audit logging is off. */
-  | "tenant-not-found";
+  | "tenant-not-found"
+  /** The token endpoint answers 503 AADSTS90033 ("temporarily unavailable"). */
+  | "token-unavailable"
+  /** Every token issued so far expires; the request hit answers 401 (token expired). */
+  | "token-expired";
 
 export interface Fault {
   readonly kind: FaultKind;
@@ -68,6 +78,8 @@ export interface EmulatorOptions {
    * whose clock is wrong); 0 when absent.
    */
   readonly dateSkewMs?: number;
+  /** Issue opaque access tokens (no `tid` claim to read): clients must ask the OpenID configuration. */
+  readonly opaqueTokens?: boolean;
 }
 
 export interface RequestRecord {
@@ -94,7 +106,12 @@ export class CloudEmulator {
   readonly fired: FiredFault[] = [];
   #server?: Deno.HttpServer;
   #data = new Map<string, SeedData>();
-  #tokens = new Map<string, { tenant: string; resource: string }>();
+  #tokens = new Map<string, { tenant: string; resource: string; expired?: boolean }>();
+  /** Tenant names and GUIDs (lower case) → the tenant's name (tenantId). */
+  #names = new Map<string, string>();
+  /** Real time of the last start request per tenant and content type. */
+  #starts = new Map<string, number>();
+  #graphLimit: RateLimitSpec | undefined;
   #faults: { fault: Fault; left: number }[] = [];
   #subscriptions = new Map<string, "enabled" | "disabled">();
   #windows = new Map<string, number[]>();
@@ -104,8 +121,11 @@ export class CloudEmulator {
   constructor(readonly options: EmulatorOptions) {
     this.#now = options.now ?? (() => Date.now());
     this.#dateSkewMs = options.dateSkewMs ?? 0;
+    this.#graphLimit = options.graphLimit;
     for (const t of options.tenants) {
       this.#data.set(t.tenantId, seedTenant(t.tenantId, options.seed));
+      this.#names.set(t.tenantId.toLowerCase(), t.tenantId);
+      this.#names.set(this.guidOf(t.tenantId), t.tenantId);
     }
     for (const f of options.faults ?? []) this.inject(f);
   }
@@ -167,9 +187,25 @@ export class CloudEmulator {
     this.#subscriptions.set(`${tenant}|${contentType}`, "disabled");
   }
 
+  /** The GUID of a tenant (given by its name or GUID). */
+  guidOf(tenant: string): string {
+    const t = this.options.tenants.find((x) =>
+      x.tenantId.toLowerCase() === tenant.toLowerCase() || x.guid?.toLowerCase() === tenant
+    );
+    if (!t) throw new Error(`no tenant ${tenant}`);
+    if (t.guid) return t.guid.toLowerCase();
+    if (GUID.test(t.tenantId)) return t.tenantId.toLowerCase();
+    return derivedGuid(t.tenantId);
+  }
+
+  /** Changes the combined Graph limit per tenant (both API versions) from now on. */
+  setGraphLimit(limit: RateLimitSpec | undefined): void {
+    this.#graphLimit = limit;
+  }
+
   /** The seeded records of a tenant, for tests to compare against. */
   data(tenant: string): SeedData {
-    const d = this.#data.get(tenant);
+    const d = this.#data.get(this.#names.get(tenant.toLowerCase()) ?? tenant);
     if (!d) throw new Error(`no tenant ${tenant}`);
     return d;
   }
@@ -227,7 +263,20 @@ export class CloudEmulator {
     const p = url.pathname;
     const api = rec.api;
     if (api === "admin") return await this.#admin(req, p);
-    if (api === "token") return await this.#token(req, p);
+    if (api === "token") {
+      const fault = req.method === "POST"
+        ? this.#takeFault(p, (f) => f.kind === "token-unavailable")
+        : undefined;
+      if (fault) {
+        return json(503, {
+          error: "temporarily_unavailable",
+          error_description:
+            "AADSTS90033: A transient error has occurred. Please try again. Trace ID: 0",
+          error_codes: [90033],
+        }, fault.retryAfter ? { "Retry-After": fault.retryAfter } : {});
+      }
+      return await this.#token(req, p);
+    }
     if (api === "other") return json(404, { error: { code: "NotFound", message: p } });
     const auth = this.#tokens.get((req.headers.get("authorization") ?? "").replace(/^Bearer /, ""));
     if (!auth) {
@@ -235,11 +284,17 @@ export class CloudEmulator {
         error: { code: "InvalidAuthenticationToken", message: "Access token is empty or invalid." },
       });
     }
+    if (auth.expired) return tokenExpired();
     const fault = this.#takeFault(
       p + url.search,
       (f) =>
-        f.kind === "expired-skiptoken"
+        f.kind === "token-unavailable"
+          ? false
+          : f.kind === "expired-skiptoken"
           ? url.searchParams.has("$skiptoken")
+          // Without a `match`, a token expires mid-paging: on a page after the first.
+          : f.kind === "token-expired"
+          ? !!f.match || url.searchParams.has("$skiptoken")
           : f.kind === "expired-content"
           ? p.startsWith("/blobs/")
           : true,
@@ -249,7 +304,7 @@ export class CloudEmulator {
       if (r) return r;
     }
     if (!this.#admit(auth.tenant, api)) {
-      const spec = api === "graph" ? this.options.graphLimit : this.options.manageLimit;
+      const spec = api === "graph" ? this.#graphLimit : this.options.manageLimit;
       return json(429, {
         error: {
           code: api === "graph" ? "TooManyRequests" : "AF429",
@@ -274,9 +329,12 @@ export class CloudEmulator {
     return this.#manage(req, url, auth.tenant, origin);
   }
 
-  /** Sliding-window throttling per tenant and API, on real time. */
+  /**
+   * Sliding-window throttling per tenant and API, on real time. Graph counts v1.0 and beta
+   * requests of a tenant together, as Microsoft throttles `auditLogs` per app and tenant.
+   */
   #admit(tenant: string, api: string): boolean {
-    const spec = api === "graph" ? this.options.graphLimit : this.options.manageLimit;
+    const spec = api === "graph" ? this.#graphLimit : this.options.manageLimit;
     if (!spec) return true;
     const key = `${tenant}|${api}`;
     const now = performance.now();
@@ -355,6 +413,11 @@ export class CloudEmulator {
           },
         });
       }
+      case "token-expired":
+        for (const t of this.#tokens.values()) t.expired = true;
+        return tokenExpired();
+      case "token-unavailable":
+        return undefined; // the token endpoint's fault, taken there
       case "expired-content":
         return json(400, {
           error: {
@@ -396,11 +459,21 @@ export class CloudEmulator {
 
   async #token(req: Request, p: string): Promise<Response> {
     const m = /^\/([^/]+)\/(v2\.0\/)?\.well-known\/openid-configuration$/.exec(p);
-    if (m) return json(200, openIdConfiguration(this.url, m[1]));
+    if (m) {
+      const name = this.#names.get(m[1].toLowerCase());
+      if (!name) {
+        return json(400, {
+          error: "invalid_tenant",
+          error_description: `AADSTS90002: Tenant '${m[1]}' not found.`,
+        });
+      }
+      return json(200, openIdConfiguration(this.url, this.guidOf(name)));
+    }
     const t = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(p);
     if (!t || req.method !== "POST") return json(404, { error: "not_found" });
     const form = new URLSearchParams(await req.text());
-    const tenant = this.options.tenants.find((x) => x.tenantId === t[1]);
+    const name = this.#names.get(t[1].toLowerCase());
+    const tenant = this.options.tenants.find((x) => x.tenantId === name);
     if (!tenant) {
       return json(400, {
         error: "invalid_request",
@@ -424,7 +497,11 @@ export class CloudEmulator {
         error_description: "AADSTS1002012: scope must end with /.default",
       });
     }
-    const token = `emu.${crypto.randomUUID()}`;
+    // A JWT-shaped token whose payload names the tenant's GUID, as Entra ID's do.
+    const token = this.options.opaqueTokens ? `emu.${crypto.randomUUID()}` : [
+      { typ: "JWT", alg: "none" },
+      { tid: this.guidOf(tenant.tenantId), aud: resource, appid: tenant.clientId },
+    ].map((part) => base64url(JSON.stringify(part))).join(".") + `.${crypto.randomUUID()}`;
     this.#tokens.set(token, { tenant: tenant.tenantId, resource });
     return json(200, {
       token_type: "Bearer",
@@ -497,7 +574,7 @@ export class CloudEmulator {
     const p = url.pathname;
     if (p.startsWith("/blobs/")) {
       const [, , t, contentId] = p.split("/");
-      const blob = t === tenant
+      const blob = t === this.guidOf(tenant)
         ? this.data(tenant).blobs.find((b) => b.contentId === decodeURIComponent(contentId))
         : undefined;
       if (!blob) {
@@ -517,8 +594,16 @@ export class CloudEmulator {
     }
     const m = /^\/api\/v1\.0\/([^/]+)\/activity\/feed\/subscriptions\/(start|stop|list|content)$/
       .exec(p);
-    if (!m || m[1] !== tenant) {
-      return json(404, { error: { code: "AF10001", message: "Not found" } });
+    if (!m) return json(404, { error: { code: "AF10001", message: "Not found" } });
+    if (m[1].toLowerCase() !== this.guidOf(tenant)) {
+      return json(400, {
+        error: {
+          code: "AF20013",
+          message: `The tenant ID passed in the URL (${
+            m[1]
+          }) does not match the tenant ID passed in the access token (${this.guidOf(tenant)}).`,
+        },
+      });
     }
     const op = m[2];
     const contentType = url.searchParams.get("contentType") ?? "";
@@ -546,6 +631,18 @@ export class CloudEmulator {
       if (op === "stop") {
         this.#subscriptions.delete(key);
         return new Response(null, { status: 204 });
+      }
+      const last = this.#starts.get(key);
+      this.#starts.set(key, Date.now());
+      if (last !== undefined && Date.now() - last < 15 * 60_000) {
+        // Microsoft asks for 15 minutes between start requests; this is the emulator's answer.
+        return json(403, {
+          error: {
+            code: "AF429",
+            message:
+              "Too many requests. Method=StartSubscription: wait 15 minutes between start requests.",
+          },
+        });
       }
       if (status === "enabled") {
         return json(400, {
@@ -611,7 +708,7 @@ export class CloudEmulator {
     const page = blobs.slice(offset, offset + size).map((b) => ({
       contentType: b.contentType,
       contentId: b.contentId,
-      contentUri: `${base}/blobs/${tenant}/${encodeURIComponent(b.contentId)}`,
+      contentUri: `${base}/blobs/${this.guidOf(tenant)}/${encodeURIComponent(b.contentId)}`,
       contentCreated: new Date(b.created).toISOString(),
       contentExpiration: new Date(b.created + 7 * DAY).toISOString(),
     }));
@@ -639,6 +736,34 @@ function openIdConfiguration(base: string, tenant: string): Record<string, unkno
     authorization_endpoint: `${base}/${tenant}/oauth2/v2.0/authorize`,
     end_session_endpoint: `${base}/${tenant}/oauth2/v2.0/logout`,
   };
+}
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A GUID made from a name, the same every time. */
+function derivedGuid(name: string): string {
+  let hex = "";
+  for (let seed = 0; hex.length < 32; seed++) {
+    let h = 2166136261 ^ seed;
+    for (const c of name.toLowerCase()) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+    hex += (h >>> 0).toString(16).padStart(8, "0");
+  }
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${
+    hex.slice(20, 32)
+  }`;
+}
+
+function base64url(text: string): string {
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function tokenExpired(): Response {
+  return json(401, {
+    error: {
+      code: "InvalidAuthenticationToken",
+      message: "Lifetime validation failed, the token is expired.",
+    },
+  });
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {

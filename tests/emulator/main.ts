@@ -1,7 +1,9 @@
 /**
  * Runs the cloud API emulator as a demo server:
  * `deno run -A tests/emulator/main.ts --port 9999 [--tenant contoso.onmicrosoft.com]
- * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10] [--date-skew-min 0]`.
+ * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10] [--date-skew-min 0]
+ * [--graph-limit 25] [--graph-unit-ms 10000]`. The Graph limit is the tenant's one budget for
+ * v1.0 and beta together; set it below `cloudapi.graphRateLimit` to watch the rate adapt.
  * Point the settings `cloudapi.loginHost`, `cloudapi.graphHost` and `cloudapi.manageHost` at
  * the printed URL. Admin endpoints: GET/DELETE /_admin/requests, POST /_admin/faults,
  * POST /_admin/now, POST /_admin/skew, POST /_admin/subscriptions/disable.
@@ -24,10 +26,17 @@ if (import.meta.main) {
   const emulator = new CloudEmulator({
     tenants: [{ tenantId, clientId, secret }],
     seed: { from: now - days * 86_400_000, to: now, perHour: Number(flag("per-hour", "10")) },
-    graphLimit: { limit: 25, unitMs: 10_000 },
+    graphLimit: {
+      limit: Number(flag("graph-limit", "25")),
+      unitMs: Number(flag("graph-unit-ms", "10000")),
+    },
     manageLimit: { limit: 2_000, unitMs: 60_000 },
     dateSkewMs: Number(flag("date-skew-min", "0")) * 60_000,
   });
   await emulator.start(port);
-  console.log(`cloud API emulator on ${emulator.url} (tenant ${tenantId}, client ${clientId})`);
+  console.log(
+    `cloud API emulator on ${emulator.url} (tenant ${tenantId}, GUID ${
+      emulator.guidOf(tenantId)
+    }, client ${clientId})`,
+  );
 }

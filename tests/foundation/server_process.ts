@@ -8,6 +8,10 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 export const REPO_ROOT = fromFileUrl(new URL("../../", import.meta.url));
 const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
+/** A CLI command that runs longer is killed (its test then fails on the exit code). */
+const CLI_TIMEOUT_MS = 60_000;
+/** How long a stopped server may take to exit before it is killed (and its test fails). */
+const STOP_GRACE_MS = 15_000;
 
 export interface CliResult {
   readonly code: number;
@@ -17,13 +21,14 @@ export interface CliResult {
   readonly lastLine: string;
 }
 
-/** Runs `main.ts <args>` to completion. */
+/** Runs `main.ts <args>` to completion; killed after CLI_TIMEOUT_MS. */
 export async function runCli(args: readonly string[]): Promise<CliResult> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--unstable-no-legacy-abort", "--allow-all", MAIN, ...args],
     cwd: REPO_ROOT,
     stdin: "null",
     env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    signal: AbortSignal.timeout(CLI_TIMEOUT_MS),
   }).output();
   const stdout = new TextDecoder().decode(out.stdout);
   const stderr = new TextDecoder().decode(out.stderr);
@@ -37,7 +42,10 @@ export interface ServerProcess {
   readonly firstToken: string | undefined;
   readonly stdout: string[];
   readonly stderr: string[];
-  /** Sends a signal and waits for the exit; returns the exit code. */
+  /**
+   * Sends a signal and waits for the exit; returns the exit code. A server still running
+   * STOP_GRACE_MS later is killed, and stop() throws.
+   */
   stop(signal?: Deno.Signal): Promise<number>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -64,20 +72,29 @@ async function pump(
 export async function startServerProcess(
   home: string,
   args: readonly string[] = [],
+  options: {
+    /** Runs the server under `ulimit -n <openFiles>` (through bash). */
+    readonly openFiles?: number;
+  } = {},
 ): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--unstable-no-legacy-abort",
-      "--allow-all",
-      MAIN,
-      "serve",
-      "--home",
-      home,
-      "--set",
-      "wgui.port=0",
-      ...args,
-    ],
+  const denoArgs = [
+    "run",
+    "--unstable-no-legacy-abort",
+    "--allow-all",
+    MAIN,
+    "serve",
+    "--home",
+    home,
+    "--set",
+    "wgui.port=0",
+    ...args,
+  ];
+  const [command, commandArgs] = options.openFiles === undefined ? [Deno.execPath(), denoArgs] : [
+    "bash",
+    ["-c", `ulimit -n ${options.openFiles} && exec "$0" "$@"`, Deno.execPath(), ...denoArgs],
+  ];
+  const child = new Deno.Command(command, {
+    args: commandArgs,
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",
@@ -121,8 +138,22 @@ export async function startServerProcess(
       try {
         child.kill(signal);
       } catch { /* already gone */ }
+      let late: ReturnType<typeof setTimeout> | undefined;
+      const killed = new Promise<"killed">((resolve) => {
+        late = setTimeout(() => {
+          try {
+            child.kill("SIGKILL");
+          } catch { /* gone meanwhile */ }
+          resolve("killed");
+        }, STOP_GRACE_MS);
+      });
+      const outcome = await Promise.race([status, killed]);
+      clearTimeout(late);
       const { code } = await status;
       await pumps;
+      if (outcome === "killed") {
+        throw new Error(`the server did not exit within ${STOP_GRACE_MS} ms of ${signal}: killed`);
+      }
       return code;
     })();
     return stopped;

@@ -1,0 +1,131 @@
+/**
+ * Queries that used to hold the server for everyone, against a real server: a join multiplying
+ * rows, regular expressions, like patterns and globs that backtrack, scripts long enough to
+ * overflow the stack. Another user's requests are answered while they run, a DELETE stops them,
+ * and mistakes get a clear 400.
+ */
+
+import assert from "node:assert/strict";
+import { startTestServer, type TestServer } from "../api/server.ts";
+import { expectError, finished, SCRIPT_TYPE, startQuery, status } from "../api/client.ts";
+
+const ROWS = `VALUES(${Array.from({ length: 1000 }, (_, i) => `(k: 1, i: ${i})`).join(", ")})`;
+const JOIN_ATTACK = `@a = ${ROWS};
+@a | join(@a on left.k = right.k) | select(k, i) | join(@a on left.k = right.k) | select(k, i)`;
+
+/** Times of bob's `/healthz` and a small synchronous query, sent one after another until `done`. */
+async function othersWhile(s: TestServer, done: () => boolean): Promise<number[]> {
+  const times: number[] = [];
+  while (!done()) {
+    for (
+      const send of [
+        () => fetch(`${s.url}/healthz`),
+        () =>
+          s.fetch("bob", "/API/v1.0/?scriptPath=/user", {
+            method: "POST",
+            headers: SCRIPT_TYPE,
+            body: "VALUES((a: 1))",
+          }),
+      ]
+    ) {
+      const started = performance.now();
+      const res = await send();
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      times.push(performance.now() - started);
+    }
+  }
+  return times;
+}
+
+function percentile(times: number[], p: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+Deno.test("a join multiplying rows leaves other users served and stops on DELETE", async () => {
+  await using s = await startTestServer();
+  const limited = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: `${JOIN_ATTACK} | limit(10)`,
+  });
+  assert.equal(limited.status, 200);
+  assert.equal((await limited.json()).length, 10);
+
+  const id = await startQuery(s, JOIN_ATTACK);
+  let stop = false;
+  const stopAt = performance.now() + 1500;
+  const times = await othersWhile(s, () => stop || performance.now() > stopAt);
+  stop = true;
+  assert.equal((await status(s, id)).state, "RUNNING");
+  const sent = performance.now();
+  const res = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
+  await res.body?.cancel();
+  const st = await finished(s, id);
+  assert.equal(st.state, "CANCELLED");
+  const took = performance.now() - sent;
+  // The guarantee is 100 ms (p99) and 200 ms; this machine runs other suites beside this one.
+  assert.ok(took < 500, `CANCELLED ${took.toFixed(0)} ms after the DELETE`);
+  assert.ok(times.length >= 6, `requests answered meanwhile: ${times.length}`);
+  // Measured alone: median 12 ms, p95 30 ms, slowest 124-179 ms over ~120 requests.
+  assert.ok(percentile(times, 0.5) < 100, `median ${percentile(times, 0.5).toFixed(0)} ms`);
+  assert.ok(percentile(times, 0.95) < 200, `p95 ${percentile(times, 0.95).toFixed(0)} ms`);
+  assert.ok(Math.max(...times) < 1000, `slowest ${Math.max(...times).toFixed(0)} ms`);
+});
+
+Deno.test("backtracking regular expressions, like patterns and globs answer at once", async () => {
+  await using s = await startTestServer();
+  await s.write("/shared/evil.log", `${"a".repeat(29)}!\n${"a".repeat(40)}\n`);
+  await s.write(`/shared/globs/${"a".repeat(200)}.log`, "x\n");
+  const source = `PARSE(pattern: '''LD:s EOL''', src: '/shared/evil.log')`;
+  const scripts: [string, number][] = [
+    [`${source} | filter(s ~ '^(a+)+$')`, 1],
+    [`${source} | filter(s like '%a%a%a%a%a%a%a%b')`, 0],
+    [`${source} | select(regex_extract(s, '^(a|a)+$') as x) | filter(x is not null)`, 1],
+    [`PARSE(pattern: '''REGEX('(a+)+$'):s EOL''', src: '/shared/evil.log')`, 1],
+    [`LIST(src: '/shared/globs/*a*a*a*a*a*a*a*b')`, 0],
+    [`LIST(src: '/shared/globs/*a*a*a*a*a*a*a*.log')`, 1],
+  ];
+  for (const [body, count] of scripts) {
+    const started = performance.now();
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.equal(JSON.parse(text).length, count, body);
+    const ms = performance.now() - started;
+    assert.ok(ms < 1000, `${body}: ${ms.toFixed(0)} ms`);
+  }
+  const refused = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: `${source} | filter(s ~ '''(a)\\1''')`,
+  });
+  const error = await expectError(refused, 400, "SYNTAX_ERROR");
+  assert.match(String(error.message), /backreference/);
+});
+
+Deno.test("10 000-term chains and 5 000 filters are a 400 naming the limit, not a 500", async () => {
+  await using s = await startTestServer();
+  const cases: [string, RegExp][] = [
+    [`VALUES((a: 1)) | select(${Array(10_000).fill("1").join(" + ")} as x)`, /expression too long/],
+    [`VALUES((a: 1)) | filter(${Array(10_000).fill("a = 1").join(" or ")})`, /expression too long/],
+    [`VALUES((a: 1))${" | filter(true)".repeat(5000)}`, /pipeline too long/],
+  ];
+  for (const [body, message] of cases) {
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body,
+    });
+    const error = await expectError(res, 400, "SYNTAX_ERROR");
+    assert.match(JSON.stringify(error), message);
+  }
+  const health = await fetch(`${s.url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+});
