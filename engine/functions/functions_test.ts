@@ -68,6 +68,8 @@ const NORMAL: [string, unknown][] = [
   ["regex_replace('id=17 id=245', '''id=(\\d+)''', 'id=<$1>')", "id=<17> id=<245>"],
   ["regex_replace('a.b', '''\\.''', '$$')", "a$b"],
   ["regex_replace(ns, 'a', 'b')", null],
+  // Unbounded repetition runs on re2js (linear): the same replacement syntax.
+  ["regex_replace('aaa-b aa', '''(a+)+''', '<$1>')", "<aaa>-b <aa>"],
   ["now()", "2024-05-01T22:30:15.250+00:00"],
   ["TIMESTAMP(1730800801.987, 's')", "2024-11-05T10:00:01.987+00:00"],
   ["TIMESTAMP('1730800801987', 'ms')", "2024-11-05T10:00:01.987+00:00"],
