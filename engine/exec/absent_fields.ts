@@ -26,12 +26,14 @@ export async function* warnAbsentFields(
     yield* open(keep);
     return;
   }
-  let missing = [...fields];
+  const missing = [...fields];
   let records = 0;
   const observe = (row: Row) => {
     records++;
-    if (missing.length > 0) {
-      missing = missing.filter((f) => row[f] === null || row[f] === undefined);
+    // No allocation per row: a field found leaves the list, which soon runs empty.
+    for (let i = missing.length - 1; i >= 0; i--) {
+      const v = row[missing[i]];
+      if (v !== null && v !== undefined) missing.splice(i, 1);
     }
   };
   const watched = keep === undefined ? undefined : (row: Row) => {
