@@ -245,7 +245,7 @@ function buildRegex(
       const el = seq[k];
       const elAtEnd = atEnd && k === seq.length - 1;
       const guard = k > 0 && el.optional && isLazyRun(seq[k - 1])
-        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd)
+        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd, isData(seq[k - 1]))
         : null;
       const [src, elNames] = element(el, nullable, elAtEnd, guard);
       for (const n of elNames) {
@@ -266,9 +266,10 @@ function buildRegex(
    * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber,
    * and in the middle of a pattern on the linear engine, which has no lookahead.
    */
-  function absentGuard(el: PatternElement, tail: boolean): string | null {
+  function absentGuard(el: PatternElement, tail: boolean, data: boolean): string | null {
     // The linear engine has no lookaround; it sees the record without its final line break.
-    if (tail) return linear ? "\\r?$" : "(?=\\r?\\n|$)";
+    // DATA runs over line breaks: to the end of the record, and looking ahead across lines.
+    if (tail) return linear ? "\\r?$" : data ? "(?![\\s\\S])" : "(?=\\r?\\n|$)";
     if (linear) return null;
     const plain = buildRegex(
       [{ ...el, optional: false }],
@@ -276,7 +277,7 @@ function buildRegex(
       () => false,
     );
     if (userGroups(plain.source, 0) > 0) return null;
-    return `(?![^\\n]*?(?:${plain.source}))`;
+    return `(?!${data ? "[\\s\\S]" : "[^\\n]"}*?(?:${plain.source}))`;
   }
 
   function element(
@@ -372,6 +373,10 @@ function optionalSource(
   if (!isOptional) return source;
   const core = dashIsAbsent ? `${source}|-` : source;
   return guard === null ? `(?:${core})?` : `(?:${core}|${guard})`;
+}
+
+function isData(el: PatternElement): boolean {
+  return el.kind === "matcher" && el.matcher === "DATA";
 }
 
 /** A lazy run of any text (LD, DATA), which an optional element after it would leave empty. */

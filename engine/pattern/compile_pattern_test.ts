@@ -421,3 +421,17 @@ Deno.test("on the linear engine a record keeps all its lines for DATA, and the L
   });
   assert.deepEqual(ex("xa1 hello world"), { y: "1", msg: "hello world", trace: null });
 });
+
+Deno.test("a DATA before an optional part looks for it across lines, and runs to the record's end", () => {
+  const r = compilePattern("WORD:w ' ' DATA:msg (', client: ' IPV4:client)?", {
+    timeZone: "UTC",
+    records: true,
+  });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["msg", "client"]);
+  assert.deepEqual(ex("e one\ntwo, client: 10.0.0.1, x"), {
+    msg: "one\ntwo",
+    client: new IpAddr(4, 0x0a000001),
+  });
+  assert.deepEqual(ex("e one\ntwo"), { msg: "one\ntwo", client: null });
+});
