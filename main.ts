@@ -15,8 +15,10 @@ import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
+import { createWebSocketInspector } from "@statelyai/inspect";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { FetchFlights } from "./connectors/cloudapi/fetch_flights.ts";
 import { SubscriptionMemory } from "./connectors/cloudapi/subscriptions.ts";
@@ -57,6 +59,8 @@ export interface Lifetimes {
   readonly tokens: TokenProvider;
   /** The connector actors: per-tenant token buckets for the cloud APIs. */
   readonly pacer: ConnectorPool;
+  /** Stately's inspector, when `inspect.statelyUrl` is set. */
+  readonly inspector?: { stop(): void };
 }
 
 /** Builds what the routes depend on. */
@@ -72,6 +76,15 @@ export function buildDeps(
   );
   rights.load(); // a bad rights.json stops the start instead of being ignored
   const tree = new FsResourceTree(home.dataDir, rights);
+  const limits = {
+    maxRunning: settings["query.maxRunning"],
+    maxQueued: settings["query.maxQueued"],
+    retentionMs: settings["query.retention"],
+    expiredMemoryMs: settings["query.expiredMemory"],
+  };
+  const statelyUrl = settings["inspect.statelyUrl"];
+  const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
+  if (inspector) lifetimes = { ...lifetimes, inspector };
   const datastores = createDatastoreRegistry(tree);
   datastores.register(
     "cloudapi",
@@ -84,6 +97,10 @@ export function buildDeps(
       subscriptions: new SubscriptionMemory(),
     }),
   );
+  datastores.register(
+    "azblob",
+    azblobFactory({ definitionText: cloudHomeAccess(home).definitionText }),
+  );
   return {
     home,
     settings,
@@ -92,17 +109,17 @@ export function buildDeps(
     tree,
     log,
     datastores,
-    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
+    connectors: lifetimes.pacer,
+    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home), {
+      tokens: lifetimes.tokens,
+      hosts: cloudApiSettings(settings),
+      publisher: settings["cloudapi.publisherIdentifier"],
+    }),
     resultQuota: new ResultQuota({
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
     }),
-    supervisor: startSupervisor({
-      maxRunning: settings["query.maxRunning"],
-      maxQueued: settings["query.maxQueued"],
-      retentionMs: settings["query.retention"],
-      expiredMemoryMs: settings["query.expiredMemory"],
-    }),
+    supervisor: startSupervisor(limits, { log, inspect: inspector?.inspect }),
   };
 }
 
@@ -178,6 +195,7 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
     // server has stopped.
     server.deps.supervisor?.stop();
     server.deps.lifetimes.pacer.stop();
+    server.deps.lifetimes.inspector?.stop();
     // The log is written in batches: the last lines (the requests that ended the service).
     await server.deps.log.flush();
   } finally {

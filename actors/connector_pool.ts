@@ -25,6 +25,18 @@ import {
 } from "../connectors/cloudapi/pacer.ts";
 import { AdaptiveRate } from "./adaptive_rate.ts";
 
+export interface ConnectorStatus {
+  /** `tenant|<tenant>|<family>` or `store|<store>|<family>`. */
+  readonly key: string;
+  readonly state: string;
+  /** Requests waiting for a token. */
+  readonly waiting: number;
+  /** Tokens spent within the current unit. */
+  readonly spent: number;
+  readonly limit: number;
+  readonly unitMs: number;
+}
+
 export class ConnectorPool implements Pacer {
   #actors = new Map<string, Actor<typeof connectorMachine>>();
   #rates = new Map<string, AdaptiveRate>();
@@ -45,6 +57,21 @@ export class ConnectorPool implements Pacer {
       }
     }
     return actor;
+  }
+
+  /** Each connector actor's state, queue and token bucket now (`GET /machines`, the console). */
+  status(): ConnectorStatus[] {
+    return [...this.#actors].map(([key, actor]) => {
+      const { value, context } = actor.getSnapshot();
+      return {
+        key,
+        state: String(value),
+        waiting: context.queue.length,
+        spent: context.spent.length,
+        limit: context.limit,
+        unitMs: context.unitMs,
+      };
+    });
   }
 
   /** The limit a bucket paces with now (tests, the bench); undefined before its first use. */

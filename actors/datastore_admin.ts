@@ -8,8 +8,10 @@
 import type { User } from "../engine/user.ts";
 import { parseDefinition } from "../connectors/cloudapi/definition.ts";
 import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
+import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";
 import { storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
+import { checkConnection, type FamilyCheck } from "../connectors/cloudapi/connection_check.ts";
 
 export interface DatastoreSummary {
   readonly name: string;
@@ -30,7 +32,7 @@ export class DatastoreProblems extends Error {
   }
 }
 
-export const DATASTORE_TYPES = ["CLOUDAPI", "FILE"] as const;
+export const DATASTORE_TYPES = ["AZBLOB", "CLOUDAPI", "FILE"] as const;
 
 const LOG_IDS: Readonly<Record<string, string>> = {
   directory: "directory_service",
@@ -73,6 +75,15 @@ function validate(name: string, json: unknown):
       summary: { name, type, families: [], logs: [] },
     };
   }
+  if (type === "AZBLOB") {
+    const parsed = parseAzblobDefinition(name, json);
+    if (!parsed.ok) return { ok: false, problems: parsed.problems };
+    return {
+      ok: true,
+      acl: parsed.definition.acl,
+      summary: { name, type, families: [], logs: [] },
+    };
+  }
   return {
     ok: false,
     problems: [
@@ -84,7 +95,24 @@ function validate(name: string, json: unknown):
 }
 
 export class DatastoreAdmin {
-  constructor(private readonly files: DatastoreFiles) {}
+  constructor(
+    private readonly files: DatastoreFiles,
+    /** For "Test connection": the process's token provider and the cloud hosts' overrides. */
+    private readonly cloud?: Parameters<typeof checkConnection>[1],
+  ) {}
+
+  /**
+   * Tests a stored CLOUDAPI definition: a token per API and one cheap read per enabled family
+   * (connectors/cloudapi/connection_check.ts). Null when there is no such store.
+   */
+  async test(name: string): Promise<readonly FamilyCheck[] | null> {
+    const text = await this.read(name);
+    if (text === null) return null;
+    const parsed = parseDefinition(name, safeParse(text) ?? null);
+    if (!parsed.ok) throw new DatastoreProblems(parsed.problems);
+    if (!this.cloud) throw new DatastoreProblems([`datastore '${name}': no cloud access here`]);
+    return await checkConnection(parsed.definition, this.cloud);
+  }
 
   /** The stores `user` may read (admins: all, with the problem of any that cannot be used). */
   async list(user: User): Promise<DatastoreSummary[]> {
@@ -160,6 +188,7 @@ export class DatastoreAdmin {
         if (typeof oldSecret === "string") store.secret = oldSecret;
       }
     }
+    keepAzblobCredentials(body, previous);
     const checked = validate(name, body);
     if (!checked.ok) throw new DatastoreProblems(checked.problems);
     await this.files.write(name, JSON.stringify(body, null, 2) + "\n");
@@ -187,8 +216,32 @@ function safeParse(text: string): Json | undefined {
   }
 }
 
+/**
+ * An AZBLOB definition without `accountKey` and `sasToken` keeps the stored credential (GET
+ * shows neither, so what it shows can be PUT back); one given replaces both.
+ */
+function keepAzblobCredentials(body: Json, previous: string | null): void {
+  const store = body.azblobStore;
+  if (body.type !== "AZBLOB" || !isObject(store)) return;
+  for (const key of AZBLOB_SECRET_KEYS) delete store[`${key}Set`];
+  if (AZBLOB_SECRET_KEYS.some((k) => store[k] !== undefined) || previous === null) return;
+  const old = safeParse(previous)?.azblobStore;
+  if (!isObject(old)) return;
+  for (const key of AZBLOB_SECRET_KEYS) {
+    if (typeof old[key] === "string") store[key] = old[key];
+  }
+}
+
 function withoutSecret(json: Json): Json {
   const copy = structuredClone(json);
+  const azblob = copy.azblobStore;
+  if (isObject(azblob)) {
+    for (const key of AZBLOB_SECRET_KEYS) {
+      const set = typeof azblob[key] === "string" && azblob[key] !== "";
+      delete azblob[key];
+      azblob[`${key}Set`] = set;
+    }
+  }
   const store = copy.cloudapiStore;
   if (isObject(store)) {
     const set = typeof store.secret === "string" && store.secret !== "";

@@ -11,6 +11,7 @@ import type { Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
 import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
 import type { Warning } from "../engine/datastore.ts";
+import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
 
 /** Longest stretch of engine work between two turns of the event loop. */
@@ -77,9 +78,9 @@ export function columnsOf(schema: Schema, rows: readonly Row[]): string[] {
 }
 
 /** The diagnostic a failed run reports: the QueryError's, or an internal error for a bug. */
-export function failureOf(error: unknown): Diagnostic {
+export function failureOf(error: unknown, log: Logger): Diagnostic {
   if (error instanceof QueryError) return error.diagnostic;
-  console.error("query failed through an internal error:", error);
+  log.error("a query failed through an internal error", error);
   return {
     code: "RUNTIME_ERROR",
     message: "internal error while running the query (a bug; the server log has the details)",

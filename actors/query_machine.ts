@@ -4,13 +4,25 @@
  *   NEW -ACCEPT-> QUEUED -SCHEDULE-> SCHEDULED -(engine started)-> RUNNING -(done)-> SUCCEEDED
  *
  * CANCEL leads from every unfinished state to CANCELLED; in RUNNING it first aborts the engine
- * and waits (sub-state `stopping`) until the engine has stopped. FAILED is reached from QUEUED,
+ * and waits (sub-state `cancelling`) until the engine has stopped. FAILED is reached from QUEUED,
  * SCHEDULED (the supervisor's FAIL, or a plan that cannot start) and RUNNING. Every change is
  * recorded in `stateChanges`. Finished states keep the result for `retentionMs` after entering
  * them or after the last TOUCH, then tell the supervisor to drop the query.
+ *
+ * The query tells its supervisor through the `supervisor` ref of its input (`sendTo`), absent
+ * when a query runs alone (tests, tools): query actors are not children, so there is no parent
+ * for `sendParent`.
  */
 
-import { assign, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
+import {
+  type ActorRef,
+  assign,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  setup,
+  type Snapshot,
+} from "xstate";
 import type { Plan } from "../engine/engine.ts";
 import type { QueryRun } from "../engine/exec/query_run.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
@@ -18,6 +30,7 @@ import type { Schema } from "../engine/types.ts";
 import type { User } from "../engine/user.ts";
 import type { Warning } from "../engine/datastore.ts";
 import { formatLocal } from "../engine/time.ts";
+import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
 import {
   drainEngine,
@@ -35,6 +48,8 @@ export type QueryState =
   | "SUCCEEDED"
   | "FAILED"
   | "CANCELLED";
+
+export type FinishedState = "SUCCEEDED" | "FAILED" | "CANCELLED";
 
 export const FINISHED_STATES: readonly QueryState[] = ["SUCCEEDED", "FAILED", "CANCELLED"];
 
@@ -64,6 +79,10 @@ export interface QueryInput {
   /** The server's zone, for warning times. */
   readonly serverTimeZone: string;
   readonly now: () => number;
+  /** Where internal errors of the engine are logged (with their stack; clients see none). */
+  readonly log: Logger;
+  /** Told when the query finishes and when its retention runs out; none when it runs alone. */
+  readonly supervisor?: ActorRef<Snapshot<unknown>, QueryReport>;
 }
 
 export interface QueryContext extends QueryInput {
@@ -107,6 +126,7 @@ interface DrainInput {
   readonly store: ResultStore;
   readonly abort: AbortController;
   readonly encoder?: FragmentEncoderFactory;
+  readonly log: Logger;
 }
 
 /**
@@ -132,6 +152,8 @@ export const queryMachine = setup({
     startEngine: fromPromise<QueryRun, StartInput>(async ({ input }) =>
       await startEngine(input.plan, input.abort.signal, input.report)
     ),
+    // The signal is the query's, not the callback actor's own: the engine was started with it
+    // in SCHEDULED and must stop when the query is cancelled (RUNNING.cancelling waits for it).
     drainEngine: fromCallback<{ type: "ABORT" }, DrainInput>(({ input, sendBack, receive }) => {
       const { signal } = input.abort;
       receive(() => input.abort.abort(STOPPED));
@@ -141,7 +163,7 @@ export const queryMachine = setup({
           sendBack(
             signal.aborted
               ? { type: "ENGINE.STOPPED" }
-              : { type: "ENGINE.FAILED", error: failureOf(error) },
+              : { type: "ENGINE.FAILED", error: failureOf(error, input.log) },
           ),
       );
       return () => input.abort.abort(STOPPED);
@@ -161,15 +183,13 @@ export const queryMachine = setup({
       ...entered(params.to, event, self),
     })),
     stopEngine: ({ context }) => context.abort?.abort(STOPPED),
-    // A query may run without a supervisor (tests, tools): then nobody is told.
-    reportFinished: enqueueActions(({ context, self, enqueue }) => {
-      const report: QueryReport = { type: "QUERY.FINISHED", queryId: context.queryId };
-      if (self._parent) enqueue.sendParent(report);
+    reportFinished: enqueueActions(({ context, enqueue }) => {
+      if (!context.supervisor) return;
+      enqueue.sendTo(context.supervisor, { type: "QUERY.FINISHED", queryId: context.queryId });
     }),
-    // A query may run without a supervisor (tests, tools): then nobody is told.
-    reportExpired: enqueueActions(({ context, self, enqueue }) => {
-      const report: QueryReport = { type: "QUERY.EXPIRED", queryId: context.queryId };
-      if (self._parent) enqueue.sendParent(report);
+    reportExpired: enqueueActions(({ context, enqueue }) => {
+      if (!context.supervisor) return;
+      enqueue.sendTo(context.supervisor, { type: "QUERY.EXPIRED", queryId: context.queryId });
     }),
     progress: assign({
       progress: ({ context, event }) =>
@@ -234,7 +254,7 @@ export const queryMachine = setup({
         onDone: "RUNNING",
         onError: {
           target: "FAILED",
-          actions: assign({ error: ({ event }) => failureOf(event.error) }),
+          actions: assign({ error: ({ context, event }) => failureOf(event.error, context.log) }),
         },
       },
       on: {
@@ -254,6 +274,7 @@ export const queryMachine = setup({
           store: context.store,
           abort: context.abort!,
           encoder: context.encoder,
+          log: context.log,
         }),
       },
       initial: "working",
@@ -267,11 +288,11 @@ export const queryMachine = setup({
             "ENGINE.DONE": "#query.SUCCEEDED",
             "ENGINE.FAILED": { target: "#query.FAILED", actions: "fail" },
             FAIL: { target: "#query.FAILED", actions: "fail" },
-            CANCEL: { target: "stopping", actions: "stopEngine" },
+            CANCEL: { target: "cancelling", actions: "stopEngine" },
           },
         },
         // The engine was told to stop; CANCELLED once it has (or after a grace period).
-        stopping: {
+        cancelling: {
           on: {
             "ENGINE.STOPPED": "#query.CANCELLED",
             "ENGINE.DONE": "#query.CANCELLED",
@@ -281,41 +302,29 @@ export const queryMachine = setup({
         },
       },
     },
-    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
-    SUCCEEDED: {
-      entry: [{ type: "record", params: { to: "SUCCEEDED" } }, "stopEngine", "reportFinished"],
-      initial: "retained",
-      states: {
-        retained: {
-          after: { RETENTION: { actions: "reportExpired" } },
-          on: { TOUCH: { target: "retained", reenter: true } },
-        },
-      },
-    },
-    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
-    FAILED: {
-      entry: [{ type: "record", params: { to: "FAILED" } }, "stopEngine", "reportFinished"],
-      initial: "retained",
-      states: {
-        retained: {
-          after: { RETENTION: { actions: "reportExpired" } },
-          on: { TOUCH: { target: "retained", reenter: true } },
-        },
-      },
-    },
-    // Finished: the result is kept until the retention runs out; TOUCH restarts it.
-    CANCELLED: {
-      entry: [{ type: "record", params: { to: "CANCELLED" } }, "stopEngine", "reportFinished"],
-      initial: "retained",
-      states: {
-        retained: {
-          after: { RETENTION: { actions: "reportExpired" } },
-          on: { TOUCH: { target: "retained", reenter: true } },
-        },
-      },
-    },
+    SUCCEEDED: finishedState("SUCCEEDED"),
+    FAILED: finishedState("FAILED"),
+    CANCELLED: finishedState("CANCELLED"),
   },
 });
+
+/**
+ * A finished state: records itself, stops what is left of the engine, tells the supervisor,
+ * and keeps the result until the retention runs out (TOUCH restarts it), then tells the
+ * supervisor again, which drops the query.
+ */
+function finishedState(state: FinishedState) {
+  return {
+    entry: [{ type: "record", params: { to: state } }, "stopEngine", "reportFinished"],
+    initial: "retained",
+    states: {
+      retained: {
+        after: { RETENTION: { actions: "reportExpired" } },
+        on: { TOUCH: { target: "retained", reenter: true } },
+      },
+    },
+  } as const;
+}
 
 /**
  * What entering `state` sets besides the state change: in SCHEDULED the abort controller and

@@ -1,15 +1,17 @@
 import assert from "node:assert/strict";
-import { createActor, SimulatedClock } from "xstate";
-import { type QueryInput, queryMachine, topState } from "./query_machine.ts";
+import { createActor, fromCallback, SimulatedClock } from "xstate";
+import { type QueryInput, queryMachine, type QueryReport, topState } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
 import { QueryError } from "../engine/diagnostics.ts";
 import { scalar } from "../engine/types.ts";
+import { memoryLogger } from "../home/log.ts";
 
 function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {
   const clock = new SimulatedClock();
   let now = 1_000;
   const store = new ResultStore("q", { memoryBytes: 1 << 20, spillDir: "/nonexistent" });
+  const log = memoryLogger();
   const actor = createActor(
     queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }),
     {
@@ -22,13 +24,16 @@ function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {
         retentionMs: 60_000,
         serverTimeZone: "UTC",
         now: () => now++,
+        log,
         ...extra,
       },
     },
   );
   actor.start();
-  return { actor, clock, store, [Symbol.dispose]: () => actor.stop() };
+  return { actor, clock, store, log, [Symbol.dispose]: () => actor.stop() };
 }
+
+type Started = ReturnType<typeof start>["actor"];
 
 Deno.test("a query goes NEW, QUEUED, SCHEDULED, RUNNING, SUCCEEDED with every change recorded", async () => {
   const schema = [{ name: "a", type: scalar("INTEGER"), nullable: false }];
@@ -113,4 +118,59 @@ Deno.test("FAIL from QUEUED ends FAILED", () => {
   actor.send({ type: "FAIL", error: { code: "RUNTIME_ERROR", message: "shutting down" } });
   assert.equal(topState(actor.getSnapshot().value), "FAILED");
   assert.equal(actor.getSnapshot().context.error?.message, "shutting down");
+});
+
+Deno.test("an internal error of the engine ends FAILED, logged with its stack but told to nobody else", async () => {
+  const { actor, log } = start({ batches: [[{ a: 1 }]], fail: new TypeError("secret detail") });
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "SCHEDULE" });
+  const done = await waitFor(actor, (s) => topState(s.value) === "FAILED");
+  assert.equal(done.context.error?.code, "RUNTIME_ERROR");
+  assert.doesNotMatch(done.context.error?.message ?? "", /secret detail/);
+  assert.equal(log.lines.length, 1);
+  assert.match(
+    log.lines[0],
+    /ERROR a query failed through an internal error\n\s+TypeError: secret detail/,
+  );
+});
+
+Deno.test("a query tells the supervisor of its input when it finishes and when its retention ends", async () => {
+  const reports: QueryReport[] = [];
+  const supervisor = createActor(fromCallback<QueryReport>(({ receive }) => {
+    receive((report) => reports.push(report));
+  }));
+  supervisor.start();
+  const { actor, clock } = start({ batches: [[{ a: 1 }]] }, { supervisor });
+  actor.send({ type: "ACCEPT" });
+  actor.send({ type: "SCHEDULE" });
+  await waitFor(actor, (s) => topState(s.value) === "SUCCEEDED");
+  assert.deepEqual(reports, [{ type: "QUERY.FINISHED", queryId: "q" }]);
+  clock.increment(60_000);
+  assert.deepEqual(reports.at(-1), { type: "QUERY.EXPIRED", queryId: "q" });
+});
+
+Deno.test("every finished state keeps its result for the retention, which TOUCH restarts", async () => {
+  const ends = {
+    SUCCEEDED: (actor: Started) => actor.send({ type: "SCHEDULE" }),
+    FAILED: (actor: Started) =>
+      actor.send({ type: "FAIL", error: { code: "RUNTIME_ERROR", message: "no" } }),
+    CANCELLED: (actor: Started) => actor.send({ type: "CANCEL" }),
+  };
+  for (const [state, end] of Object.entries(ends)) {
+    const reports: QueryReport[] = [];
+    const supervisor = createActor(fromCallback<QueryReport>(({ receive }) => {
+      receive((report) => reports.push(report));
+    }));
+    supervisor.start();
+    const { actor, clock } = start({ batches: [[{ a: 1 }]] }, { supervisor });
+    actor.send({ type: "ACCEPT" });
+    end(actor);
+    await waitFor(actor, (s) => topState(s.value) === state);
+    clock.increment(50_000);
+    actor.send({ type: "TOUCH" });
+    clock.increment(50_000);
+    assert.deepEqual(reports.map((r) => r.type), ["QUERY.FINISHED"], state);
+    clock.increment(10_000);
+    assert.deepEqual(reports.map((r) => r.type), ["QUERY.FINISHED", "QUERY.EXPIRED"], state);
+  }
 });

@@ -20,5 +20,5 @@ Deno.test("the query statechart shows every state and the CANCEL paths", () => {
   assert.match(text, /NEW --> CANCELLED : CANCEL/);
   assert.match(text, /QUEUED --> CANCELLED : CANCEL/);
   assert.match(text, /SCHEDULED --> CANCELLED : CANCEL/);
-  assert.match(text, /RUNNING_working --> RUNNING_stopping : CANCEL/);
+  assert.match(text, /RUNNING_working --> RUNNING_cancelling : CANCEL/);
 });

@@ -11,7 +11,7 @@ import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
-import type { QueryRef, SupervisorRef } from "./supervisor.ts";
+import { type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";
 import type { ResultQuota } from "./result_quota.ts";
 
 export interface SubmissionDeps {
@@ -69,13 +69,11 @@ export async function compileAndSubmit(
       serverTimeZone: deps.serverTimeZone,
     },
   });
-  const snapshot = deps.supervisor.getSnapshot();
-  const ref = snapshot.context.queries.get(queryId)?.ref;
-  if (!ref) {
-    account?.close();
-    return { ok: false, queueFull: true, maxQueued: snapshot.context.maxQueued };
-  }
-  return { ok: true, ref };
+  const ref = queryRef(deps.supervisor, queryId);
+  if (ref) return { ok: true, ref };
+  account?.close();
+  const { maxQueued } = deps.supervisor.getSnapshot().context;
+  return { ok: false, queueFull: true, maxQueued };
 }
 
 /**

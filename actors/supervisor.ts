@@ -4,20 +4,29 @@
  * 429), schedules waiting ones as slots free, forwards CANCEL and TOUCH, and drops a query when
  * its retention runs out or a finished one is freed: its result goes, and its id is remembered
  * as expired for `expiredMemoryMs` so that it answers 410 rather than 404.
+ *
+ * The supervisor creates each query actor, holds it in `queries` from its SUBMIT until it is
+ * dropped, and stops it then, or when the supervisor itself stops (the `owner` actor). A query
+ * actor that fails through a bug is logged and dropped; the supervisor goes on.
+ *
+ * The query actors are actors of their own (`createActor`), not spawned children: XState copies
+ * a machine's whole `children` object on every spawnChild and stopChild, and an actor stopping
+ * scans the delayed events of its whole actor system, where every held query keeps its
+ * retention timer. As children, a query cost O(queries held) to admit and again to drop, and
+ * stopping the supervisor O(queries held²) (13 s for 3000 held queries, against 0.1 s now).
  */
 
 import {
+  type ActorOptions,
   type ActorRefFrom,
-  type AnyActorRef,
-  type AnyMachineSnapshot,
   createActor,
   enqueueActions,
   type EventObject,
   fromCallback,
   setup,
-  stopChild,
 } from "xstate";
 import type { User } from "../engine/user.ts";
+import type { Logger } from "../home/log.ts";
 import {
   isFinished,
   type QueryInput,
@@ -36,6 +45,17 @@ export interface SupervisorLimits {
 
 export interface SupervisorInput extends SupervisorLimits {
   readonly now: () => number;
+  /** For the queries' internal errors and results that could not be removed. */
+  readonly log: Logger;
+  /** The machine each query runs (tests give one with a stand-in engine). */
+  readonly queryLogic?: typeof queryMachine;
+  /** The clock of the queries' delays (tests give XState's SimulatedClock). */
+  readonly clock?: ActorOptions<typeof queryMachine>["clock"];
+  /**
+   * An inspection observer (Stately's inspector, `inspect.statelyUrl`) that the supervisor and
+   * every query actor it creates report to.
+   */
+  readonly inspect?: ActorOptions<typeof queryMachine>["inspect"];
 }
 
 export type QueryRef = ActorRefFrom<typeof queryMachine>;
@@ -49,7 +69,7 @@ interface Entry {
  * `queries`, `waiting`, `active` and `expired` are held by reference and updated in place by
  * the actions: copying them per event made every request cost O(queries held), and the expired
  * ids number one per query answered in the last 24 hours. No action is an `assign`, which
- * spares a copy of the context and the snapshot per action.
+ * spares a copy of the context per action.
  */
 export interface SupervisorContext extends SupervisorInput {
   readonly queries: ReadonlyMap<string, Entry>;
@@ -63,13 +83,15 @@ export interface SupervisorContext extends SupervisorInput {
 export type SupervisorEvent =
   | {
     readonly type: "SUBMIT";
-    readonly input: Omit<QueryInput, "retentionMs" | "now">;
+    readonly input: Omit<QueryInput, "retentionMs" | "now" | "log" | "supervisor">;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
   /** Drops a finished query at once (DELETE on a finished query, or a sync query answered). */
   | { readonly type: "FREE"; readonly queryId: string }
-  | QueryReport;
+  | QueryReport
+  /** A query actor failed through a bug (an action threw): it has stopped. */
+  | { readonly type: "QUERY.CRASHED"; readonly queryId: string; readonly error: unknown };
 
 export const supervisorMachine = setup({
   types: {
@@ -78,16 +100,17 @@ export const supervisorMachine = setup({
     input: {} as SupervisorInput,
   },
   actors: {
-    query: queryMachine,
     owner: fromCallback<EventObject, { readonly queries: ReadonlyMap<string, Entry> }>(
       ({ input }) => () => {
-        for (const { ref } of input.queries.values()) stopQuery(ref);
+        for (const { ref } of input.queries.values()) ref.stop();
       },
     ),
   },
   guards: {
-    hasRoom: ({ context }) =>
-      context.active.size < context.maxRunning || context.waiting.length < context.maxQueued,
+    // A known id is refused too: spawning it again would leave the first actor running unheld.
+    canAdmit: ({ context, event }) =>
+      event.type === "SUBMIT" && !context.queries.has(event.input.queryId) &&
+      (context.active.size < context.maxRunning || context.waiting.length < context.maxQueued),
     // A result being read outlives its retention: the read would end cut short otherwise.
     isBeingRead: ({ context, event }) => {
       const entry = "queryId" in event ? context.queries.get(event.queryId) : undefined;
@@ -99,27 +122,28 @@ export const supervisorMachine = setup({
     },
   },
   actions: {
-    // Not `spawn`: XState copies the snapshot's `children` object on every spawn and every
-    // stop, which held every query kept for its retention, so that each SUBMIT and FREE cost
-    // O(queries held) (some 10% of a trivial synchronous query's CPU with 32 in flight). The
-    // query is made a child all the same, with the supervisor as its parent (sendParent, the
-    // actor system and its clock), stopped with stopChild, and stopped with the supervisor by
-    // the `owner` actor below.
     admit: ({ context, event, self }) => {
       if (event.type !== "SUBMIT") return;
       const { queryId } = event.input;
-      const ref = createActor(queryLogicOf(self), {
+      const ref = createActor(context.queryLogic ?? queryMachine, {
         id: queryId,
-        parent: self,
-        input: { ...event.input, retentionMs: context.retentionMs, now: context.now },
+        // An absent clock must not be passed as `clock: undefined`, which replaces XState's own.
+        ...(context.clock ? { clock: context.clock } : {}),
+        ...(context.inspect ? { inspect: context.inspect } : {}),
+        input: {
+          ...event.input,
+          retentionMs: context.retentionMs,
+          now: context.now,
+          log: context.log,
+          supervisor: self,
+        },
       });
+      // Also keeps the error from being reported as unhandled, which would end the process.
+      ref.subscribe({ error: (error) => self.send({ type: "QUERY.CRASHED", queryId, error }) });
       queriesOf(context).set(queryId, { ref, owner: event.input.owner.name });
       waitingOf(context).push(queryId);
       ref.start();
-    },
-    accept: ({ context, event }) => {
-      if (event.type !== "SUBMIT") return;
-      context.queries.get(event.input.queryId)?.ref.send({ type: "ACCEPT" });
+      ref.send({ type: "ACCEPT" });
     },
     schedule: enqueueActions(({ context, enqueue }) => {
       const waiting = waitingOf(context);
@@ -147,19 +171,25 @@ export const supervisorMachine = setup({
     },
     drop: enqueueActions(({ context, event, enqueue }) => {
       if (!("queryId" in event)) return;
-      const entry = context.queries.get(event.queryId);
+      const { queryId } = event;
+      const entry = context.queries.get(queryId);
       if (!entry) return;
-      const store = entry.ref.getSnapshot().context.store;
+      const { store } = entry.ref.getSnapshot().context;
+      const { log } = context;
       enqueue(() => {
-        store.drop().catch((e) => console.error("could not remove a spilled result:", e));
+        store.drop().catch((e) => log.error(`could not remove the result of ${queryId}`, e));
       });
-      enqueue(stopChild(entry.ref));
-      queriesOf(context).delete(event.queryId);
+      enqueue(() => entry.ref.stop());
+      queriesOf(context).delete(queryId);
       // Forgets ids past their memory too, so it stays bounded without a timer per id.
-      context.expired.remember(event.queryId, entry.owner, context.now());
-      activeOf(context).delete(event.queryId);
-      removeWaiting(context, event.queryId);
+      context.expired.remember(queryId, entry.owner, context.now());
+      activeOf(context).delete(queryId);
+      removeWaiting(context, queryId);
     }),
+    logCrash: ({ context, event }) => {
+      if (event.type !== "QUERY.CRASHED") return;
+      context.log.error(`query ${event.queryId} stopped through an internal error`, event.error);
+    },
   },
 }).createMachine({
   id: "supervisor",
@@ -174,14 +204,14 @@ export const supervisorMachine = setup({
   states: {
     supervising: {
       // Stops the queries still held when the supervisor stops (their retention timers would
-      // keep the process alive): they are not in the snapshot's children (see `admit`).
+      // keep the process alive).
       invoke: {
         id: "owner",
         src: "owner",
         input: ({ context }) => ({ queries: context.queries }),
       },
       on: {
-        SUBMIT: { guard: "hasRoom", actions: ["admit", "accept", "schedule"] },
+        SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
         FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
@@ -190,6 +220,7 @@ export const supervisorMachine = setup({
           { guard: "isBeingRead", actions: "retain" },
           { actions: ["drop", "schedule"] },
         ],
+        "QUERY.CRASHED": { actions: ["logCrash", "drop", "schedule"] },
       },
     },
   },
@@ -215,22 +246,9 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
     : unknown;
 }
 
-/**
- * The query logic the machine was given (`supervisorMachine.provide({ actors: { query } })` in
- * tests), as `spawn("query")` would resolve it.
- */
-function queryLogicOf(self: AnyActorRef): typeof queryMachine {
-  const machine = (self.getSnapshot() as AnyMachineSnapshot).machine;
-  return (machine.implementations.actors.query ?? queryMachine) as typeof queryMachine;
-}
-
-/**
- * Stops a query whose supervisor is stopping. What XState's stopChild does: the public stop()
- * refuses actors with a parent, and stopChild is an action, which a stopping machine no
- * longer runs.
- */
-function stopQuery(ref: QueryRef): void {
-  (ref as unknown as { _stop(): void })._stop();
+/** The actor of a query the supervisor holds, whoever owns it. */
+export function queryRef(supervisor: SupervisorRef, queryId: string): QueryRef | undefined {
+  return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
 }
 
 /** The context's query map, which the actions update in place (see SupervisorContext). */
@@ -259,9 +277,18 @@ const unknown: Lookup = { kind: "unknown" };
 /** Starts the supervisor with the limits of the settings (`query.*`). */
 export function startSupervisor(
   limits: SupervisorLimits,
-  now: () => number = Date.now,
+  options: {
+    readonly log: Logger;
+    readonly now?: () => number;
+    /** Every actor (the supervisor and its queries) reports to it: Stately's inspector. */
+    readonly inspect?: SupervisorInput["inspect"];
+  },
 ): SupervisorRef {
-  const actor = createActor(supervisorMachine, { input: { ...limits, now } });
+  const { inspect } = options;
+  const actor = createActor(supervisorMachine, {
+    input: { ...limits, log: options.log, now: options.now ?? Date.now, inspect },
+    ...(inspect ? { inspect } : {}),
+  });
   actor.start();
   return actor;
 }

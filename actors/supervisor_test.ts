@@ -1,24 +1,29 @@
 import assert from "node:assert/strict";
 import { createActor, SimulatedClock } from "xstate";
-import { lookupQuery, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
+import { lookupQuery, queryRef, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
 import { queryMachine, topState } from "./query_machine.ts";
+import { memoryLogger } from "../home/log.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
 
-function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimits> = {}) {
+function startSupervisor(
+  engine: FakeRunOptions,
+  limits: Partial<SupervisorLimits> = {},
+  query = queryMachine,
+) {
   const clock = new SimulatedClock();
   const time = { now: 0 };
-  const machine = supervisorMachine.provide({
-    actors: { query: queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }) },
-  });
-  const supervisor = createActor(machine, {
-    clock,
+  const log = memoryLogger();
+  const supervisor = createActor(supervisorMachine, {
     input: {
       maxRunning: 1,
       maxQueued: 1,
       retentionMs: 60_000,
       expiredMemoryMs: 86_400_000,
       now: () => time.now,
+      log,
+      queryLogic: query.provide({ actors: { startEngine: fakeEngine(engine) } }),
+      clock,
       ...limits,
     },
   });
@@ -34,14 +39,14 @@ function startSupervisor(engine: FakeRunOptions, limits: Partial<SupervisorLimit
         serverTimeZone: "UTC",
       },
     });
-    return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+    return queryRef(supervisor, queryId);
   }
   // Advances both the XState clock (timers) and the time stamps.
   function advance(ms: number) {
     time.now += ms;
     clock.increment(ms);
   }
-  return { supervisor, submit, advance, [Symbol.dispose]: () => supervisor.stop() };
+  return { supervisor, submit, advance, log, [Symbol.dispose]: () => supervisor.stop() };
 }
 
 const state = (ref: { getSnapshot(): { value: unknown } } | undefined) =>
@@ -151,4 +156,89 @@ Deno.test("a freed query's actor is stopped, and stopping the supervisor stops t
   held.supervisor.stop();
   assert.equal(running.getSnapshot().status, "stopped");
   assert.ok(running.getSnapshot().context.abort?.signal.aborted, "the engine was told to stop");
+});
+
+Deno.test("the supervisor holds each query until it drops it, then the query's actor is stopped", async () => {
+  const { supervisor, submit, advance } = startSupervisor(
+    { batches: [[{ a: 1 }]] },
+    { maxRunning: 3, maxQueued: 3 },
+  );
+  const held = () => [...supervisor.getSnapshot().context.queries.keys()].sort();
+  const freed = submit("freed")!;
+  const expired = submit("expired")!;
+  const cancelled = submit("cancelled")!;
+  supervisor.send({ type: "CANCEL", queryId: "cancelled" });
+  assert.deepEqual(held(), ["cancelled", "expired", "freed"]);
+  assert.equal(queryRef(supervisor, "freed"), freed);
+  await waitFor(freed, (s) => topState(s.value) === "SUCCEEDED");
+  await waitFor(expired, (s) => topState(s.value) === "SUCCEEDED");
+  supervisor.send({ type: "FREE", queryId: "freed" });
+  assert.deepEqual(held(), ["cancelled", "expired"]);
+  assert.equal(freed.getSnapshot().status, "stopped");
+  assert.equal(queryRef(supervisor, "freed"), undefined);
+  advance(60_001);
+  assert.deepEqual(held(), []);
+  assert.equal(expired.getSnapshot().status, "stopped");
+  assert.equal(cancelled.getSnapshot().status, "stopped");
+  assert.equal(lookupQuery(supervisor, "constructor", ALICE).kind, "unknown");
+});
+
+Deno.test("a query actor that fails through a bug is dropped and logged, and the supervisor goes on", async () => {
+  const buggy = queryMachine.provide({
+    actions: {
+      warn: () => {
+        throw new Error("a bug in an action");
+      },
+    },
+  });
+  const { supervisor, submit, log } = startSupervisor(
+    { batches: [[{ a: 1 }]], warning: { level: "WARN", message: "w" } },
+    { maxRunning: 1 },
+    buggy,
+  );
+  const crashed = submit("q1")!;
+  const next = submit("q2")!;
+  await waitFor(supervisor, (s) => !s.context.queries.has("q1"));
+  assert.equal(crashed.getSnapshot().status, "error");
+  assert.equal(supervisor.getSnapshot().status, "active");
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  assert.match(
+    log.lines.join("\n"),
+    /ERROR query q1 stopped through an internal error\n\s+Error: a bug/,
+  );
+  // The slot it held went to the next query.
+  assert.ok(next.getSnapshot().context.stateChanges.some((c) => c.to === "SCHEDULED"));
+});
+
+Deno.test("queries given no clock run their delays on XState's own (the server's case)", async () => {
+  const log = memoryLogger();
+  const supervisor = createActor(supervisorMachine, {
+    input: {
+      maxRunning: 1,
+      maxQueued: 1,
+      retentionMs: 1,
+      expiredMemoryMs: 60_000,
+      now: Date.now,
+      log,
+      queryLogic: queryMachine.provide({
+        actors: { startEngine: fakeEngine({ batches: [[{ a: 1 }]] }) },
+      }),
+    },
+  });
+  supervisor.start();
+  supervisor.send({
+    type: "SUBMIT",
+    input: {
+      queryId: "q1",
+      owner: ALICE,
+      plan: PLAN,
+      store: new ResultStore("q1", { memoryBytes: 1 << 20, spillDir: "/nonexistent" }),
+      serverTimeZone: "UTC",
+    },
+  });
+  // A real (1 ms) retention: the point is the real clock.
+  await waitFor(supervisor, (s) => s.context.queries.size === 0, { timeout: 5_000 });
+  assert.equal(lookupQuery(supervisor, "q1", ALICE).kind, "expired");
+  assert.deepEqual(log.lines, [], "the query expired, it did not crash");
+  supervisor.stop();
 });

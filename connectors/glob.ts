@@ -1,12 +1,13 @@
 /**
  * Source patterns: a path with globs and time fields, compiled once into per-segment matchers.
- * The one glob dialect of every scheme (resource tree paths, `file://` and `cloudapi://`):
+ * The one glob dialect of every scheme (resource tree paths, `file://`, `cloudapi://`, `azblob://`):
  *
  * - `*` matches any characters within one path segment;
  * - `?` matches exactly one character within one path segment;
  * - `**` (a whole segment) matches any number of segments, none included; within a segment
  *   it is the same as `*`;
- * - `$yyyy$ $MM$ $dd$ $HH$ $mm$` match digits and give the file its `path_time`;
+ * - `$yyyy$ $MM$ $dd$ $HH$ $mm$` match digits and give the file its `path_time`, alone or
+ *   inside a segment (Azure's archives: `y=$yyyy$/m=$MM$`);
  * - anything else is literal.
  *
  *   const g = compileGlob("/shared/logs/$yyyy$/$MM$/*.log");

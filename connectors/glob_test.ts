@@ -138,3 +138,14 @@ Deno.test("? is one character of a name, also beside stars and time fields", () 
   assert.equal(matchPath(compileGlob("/s/a?c.log"), ["abbc.log"]), null);
   assert.deepEqual(matchPath(compileGlob("/s/?*-$yyyy$.log"), ["x-2024.log"]), { yyyy: 2024 });
 });
+
+Deno.test("a time field inside a segment (Azure's y=$yyyy$/m=$MM$) captures its digits, the rest literal", () => {
+  const g = compileGlob("**/y=$yyyy$/m=$MM$/d=$dd$/h=$HH$/m=00/PT1H.json");
+  assert.deepEqual(
+    matchGlob(g, "tenantId=abc/y=2024/m=05/d=01/h=13/m=00/PT1H.json"),
+    { yyyy: 2024, MM: 5, dd: 1, HH: 13 },
+  );
+  assert.equal(matchGlob(g, "tenantId=abc/y=2024/m=05/d=01/h=13/m=30/PT1H.json"), null);
+  assert.equal(matchGlob(g, "y=24/m=05/d=01/h=13/m=00/PT1H.json"), null);
+  assert.equal(matchGlob(g, "x=2024/m=05/d=01/h=13/m=00/PT1H.json"), null);
+});

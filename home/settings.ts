@@ -81,6 +81,13 @@ const tenantGuid = fromText(
       : undefined,
 ).optional();
 
+/** An optional WebSocket URL (`ws://127.0.0.1:8080`). */
+const webSocketUrl = fromText("a ws or wss URL such as 'ws://localhost:8080'", (text) => {
+  if (!URL.canParse(text)) return undefined;
+  const protocol = new URL(text).protocol;
+  return protocol === "ws:" || protocol === "wss:" ? text : undefined;
+}).optional();
+
 /** What a key's default is: a text as a user would write it, unset, or computed per start. */
 type SettingDefault =
   | { readonly text: string }
@@ -176,6 +183,11 @@ export const SETTINGS = {
     "time a connection may stay silent after a response before it is closed",
   ),
   "log.requests": setting(boolean, "true", "log one line per request"),
+  "inspect.statelyUrl": setting(
+    webSocketUrl,
+    undefined,
+    "WebSocket URL of Stately's inspector (`@statelyai/inspect`): the running actors report to it",
+  ),
   "cloudapi.loginHost": setting(
     baseUrl,
     undefined,

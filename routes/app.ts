@@ -3,6 +3,7 @@
  * without a socket and main.ts serves the same app.
  *
  *   GET /healthz          no token
+ *   GET /                 the web console (console/), no token for its assets
  *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
  */
 
@@ -29,6 +30,13 @@ import { checkRoutes } from "./check.ts";
 import { compression } from "./compress.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
+import type { ConnectorStatus } from "../actors/connector_pool.ts";
+import { queryEventRoutes } from "./query_events.ts";
+import { queryListRoutes, QueryNotes } from "./query_list.ts";
+import { languageRoutes } from "./language.ts";
+import { machineRoutes } from "./machines.ts";
+import { patternRoutes } from "./patterns.ts";
+import { consoleRoutes } from "./console.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -40,6 +48,8 @@ export interface AppDeps {
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;
+  /** The connector actors' state, for `GET /machines` (admins). */
+  readonly connectors?: { status(): readonly ConnectorStatus[] };
   /** Datastore definitions over HTTP; without it /datastores is absent. */
   readonly datastoreAdmin?: DatastoreAdmin;
   /** Each user's share of the results held; without it, no per-user limit. */
@@ -55,12 +65,18 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   const { supervisor, datastores } = deps;
   if (supervisor && datastores) {
     const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
-    api.route("/", queryRoutes(queryDeps));
+    const notes = new QueryNotes(supervisor);
+    api.route("/", queryListRoutes(notes));
+    api.route("/", queryEventRoutes(queryDeps));
+    api.route("/", queryRoutes(queryDeps, notes));
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
+  api.route("/", languageRoutes());
+  api.route("/", machineRoutes(deps.supervisor, deps.connectors));
+  api.route("/", patternRoutes(deps.settings));
   api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
   return api;
 }
@@ -71,6 +87,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
   app.use(compression());
   app.route("/", healthRoutes());
+  app.route("/", consoleRoutes());
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
   app.route(API_PREFIX, apiRoutes(deps));

@@ -5,6 +5,7 @@
  *   GET    /datastores/<name>    the definition without the secret (`secretSet`)
  *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one
  *   DELETE /datastores/<name>    admins
+ *   POST   /datastores/<name>/test  admins: a token per API, one cheap read per enabled family
  */
 
 import { Hono } from "hono";
@@ -67,6 +68,19 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
     const name = c.req.param("name");
     if (!(await admin.remove(name))) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
     return c.body(null, 204);
+  });
+
+  app.post("/datastores/:name/test", async (c) => {
+    if (!c.get("user").admin) throw forbidden("only admins may test datastores");
+    const name = c.req.param("name");
+    try {
+      const families = await admin.test(name);
+      if (!families) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
+      return sendJson(c, { families });
+    } catch (e) {
+      if (!(e instanceof DatastoreProblems)) throw e;
+      throw badRequest("BAD_DATASTORE", e.message, { problems: e.problems });
+    }
   });
 
   return app;

@@ -30,17 +30,19 @@ import {
 } from "./query_request.ts";
 import { bodyShape, resultBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
+import type { QueryNotes } from "./query_list.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
 
 /** Results of at most this many items, all in memory, are answered as one string, unstreamed. */
 const SMALL_BODY_ITEMS = 256;
 
-export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
+export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post("/queries", async (c) => {
-    const { queryId } = await submitQuery(c, deps, { alwaysFix: false });
+    const { queryId, source } = await submitQuery(c, deps, { alwaysFix: false });
+    notes?.note(queryId, source, new URL(c.req.url).searchParams.get("scriptPath") ?? "");
     return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
   });
 
@@ -83,7 +85,7 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
 }
 
 /** The caller's query named in the path (TOUCHing it), or 404 / 410. */
-function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
+export function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
   const queryId = c.req.param("id") ?? "";
   if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
   const found = lookupQuery(deps.supervisor, queryId, c.get("user"));

@@ -60,6 +60,8 @@ export interface PreparedQuery {
   readonly ref: QueryRef;
   readonly format: ResultFormat;
   readonly fixed?: FixedFormat;
+  /** The script as submitted (its text, or its stored path), for the query list. */
+  readonly source: ScriptSource;
 }
 
 /**
@@ -190,7 +192,7 @@ export async function submitSource(
       { headers: { "Retry-After": "1" } },
     );
   }
-  return { queryId, ref: submitted.ref, format, fixed };
+  return { queryId, ref: submitted.ref, format, fixed, source: request.source };
 }
 
 /** What the actors' front desk needs from the app's dependencies. */

@@ -1,0 +1,300 @@
+/**
+ * Defining a cloud datastore (admins): the specification's form, field by field, written with
+ * `PUT /datastores/<name>` and checked by the server, whose messages appear beside the fields
+ * they name; "Test connection" asks `POST /datastores/<name>/test` for each family's answer.
+ * The secret is write-only: the form shows whether one is set, never its value.
+ */
+
+import { api, ApiFailure, apiJson } from "./api.ts";
+import { fill, h } from "./dom.ts";
+
+interface Family {
+  readonly id: "directory" | "suite" | "activity";
+  readonly label: string;
+  readonly example: string;
+}
+
+const FAMILIES: readonly Family[] = [
+  { id: "directory", label: "Directory-service logs", example: "audits:audits|2 h|15 min" },
+  { id: "suite", label: "Productivity-suite logs", example: "exchange:Audit.Mail|24 h|1 h" },
+  { id: "activity", label: "Cloud-activity logs", example: "signins:signins|2 h|15 min" },
+];
+
+const PLANS = ["ent", "gcc", "gcc_high", "dod"];
+
+type Field = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+export function datastoreForm() {
+  const fields = new Map<string, { input: Field; message: HTMLElement }>();
+  const field = (key: string, label: string, input: Field, hint?: string) => {
+    input.id = `ds-${key}`;
+    input.name = key;
+    const message = h("span", { className: "field-message", id: `ds-${key}-message` });
+    input.setAttribute("aria-describedby", message.id);
+    fields.set(key, { input, message });
+    return h(
+      "div",
+      { className: "field" },
+      h("label", { htmlFor: input.id }, label),
+      input,
+      hint ? h("small", {}, hint) : null,
+      message,
+    );
+  };
+  const text = (placeholder = "") => h("input", { type: "text", placeholder });
+  const select = (options: readonly string[]) =>
+    h("select", {}, ...options.map((o) => h("option", { value: o }, o)));
+  const secretState = h("span", { className: "secret-state", id: "ds-secret-state" });
+  const switches = new Map<string, HTMLInputElement>();
+  const familyBlocks = FAMILIES.map((f) => {
+    const toggle = h("input", { type: "checkbox", role: "switch", id: `ds-enable-${f.id}` });
+    switches.set(f.id, toggle);
+    toggle.addEventListener("change", () => {
+      const list = fields.get(`${f.id}Logs`)!.input;
+      if (toggle.checked && list.value === "") list.value = f.example;
+    });
+    const rows = [
+      field(
+        `${f.id}Logs`,
+        "Log list",
+        text(f.example),
+        "<uri_name>:<log_type>|<lag time>|<update frequency>, ...",
+      ),
+      field(`${f.id}RateLimit`, "Rate limit", h("input", { type: "number", min: 1 })),
+      field(`${f.id}RateTimeunit`, "Time unit", text("10 sec")),
+      field(`${f.id}TimeWindow`, "Time window", text("30 days")),
+    ];
+    if (f.id === "suite") rows.push(field("suitePlan", "Plan", select(PLANS)));
+    return {
+      toggleRow: h(
+        "div",
+        { className: "field switch" },
+        toggle,
+        h("label", { htmlFor: toggle.id }, f.label),
+      ),
+      advanced: h("details", {}, h("summary", {}, `Advanced settings: ${f.label}`), ...rows),
+    };
+  });
+  const where = ["name", "path", "both"];
+  const status = h("div", { role: "status", className: "form-status", "aria-live": "polite" });
+  const results = h("ul", { className: "test-results", "aria-label": "Connection test" });
+  const storeList = h("ul", { className: "store-list" });
+  const form = h(
+    "form",
+    { className: "datastore-form", "aria-label": "Datastore", noValidate: true },
+    field("storeName", "Store name", text()),
+    field("clientId", "Application (client) ID", text()),
+    field("tenantId", "Directory (tenant) ID", text("contoso.onmicrosoft.com")),
+    h(
+      "div",
+      { className: "field" },
+      h("label", { htmlFor: "ds-secret" }, "Secret Key"),
+      (() => {
+        const input = h("input", {
+          type: "password",
+          id: "ds-secret",
+          name: "secret",
+          autocomplete: "off",
+        });
+        const message = h("span", { className: "field-message", id: "ds-secret-message" });
+        input.setAttribute("aria-describedby", "ds-secret-state ds-secret-message");
+        fields.set("secret", { input, message });
+        return h("span", {}, input, " ", secretState, message);
+      })(),
+    ),
+    ...familyBlocks.map((b) => b.toggleRow),
+    field(
+      "acl",
+      "ACL",
+      h("textarea", { rows: 3, placeholder: '{"users": {"alice": ["read"]}, "groups": {}}' }),
+    ),
+    ...familyBlocks.map((b) => b.advanced),
+    field("timeZone", "Time Zone", text("UTC")),
+    field("hourIn", "Hour in", select(where)),
+    field("logTypeIn", "Log Type in", select(where)),
+    field("connectTimeout", "Connect Timeout", text("10 s")),
+    field("readTimeout", "Read Timeout", text("60 s")),
+    field("maxErrorRetries", "Max Error Retries", h("input", { type: "number", min: 0 })),
+    h(
+      "div",
+      { className: "buttons" },
+      h("button", { type: "submit" }, "Save"),
+      h("button", { type: "button", onclick: () => testConnection() }, "Test connection"),
+    ),
+    status,
+    results,
+  );
+  const value = (key: string) => fields.get(key)!.input.value.trim();
+  (fields.get("hourIn")!.input as HTMLSelectElement).value = "path";
+  (fields.get("logTypeIn")!.input as HTMLSelectElement).value = "name";
+
+  const definition = (): Record<string, unknown> => {
+    const store: Record<string, unknown> = {
+      clientId: value("clientId"),
+      tenantId: value("tenantId"),
+    };
+    if (value("secret")) store.secret = value("secret");
+    for (const f of FAMILIES) {
+      if (switches.get(f.id)!.checked) store[`${f.id}Logs`] = value(`${f.id}Logs`);
+      const rate = value(`${f.id}RateLimit`);
+      if (rate) store[`${f.id}RateLimit`] = Number(rate);
+      if (value(`${f.id}RateTimeunit`)) store[`${f.id}RateTimeunit`] = value(`${f.id}RateTimeunit`);
+      if (value(`${f.id}TimeWindow`)) store[`${f.id}TimeWindow`] = value(`${f.id}TimeWindow`);
+    }
+    store.suitePlan = value("suitePlan");
+    if (value("timeZone")) store.timeZone = value("timeZone");
+    const hour = value("hourIn");
+    store.fileNameIncludesHour = hour !== "path";
+    store.filePathIncludesHour = hour !== "name";
+    const app = value("logTypeIn");
+    store.fileNameIncludesApp = app !== "path";
+    store.filePathIncludesApp = app !== "name";
+    if (value("connectTimeout")) store.connectTimeout = value("connectTimeout");
+    if (value("readTimeout")) store.readTimeout = value("readTimeout");
+    if (value("maxErrorRetries")) store.maxErrorRetries = Number(value("maxErrorRetries"));
+    if (value("acl")) {
+      try {
+        store.acl = JSON.parse(value("acl"));
+      } catch {
+        throw new FieldProblem("acl", "the ACL is not valid JSON");
+      }
+    }
+    return { type: "CLOUDAPI", cloudapiStore: store };
+  };
+  const clearMessages = () => {
+    for (const { message, input } of fields.values()) {
+      fill(message);
+      input.removeAttribute("aria-invalid");
+    }
+    fill(status);
+    fill(results);
+  };
+  const mark = (key: string, text: string) => {
+    const f = fields.get(key);
+    if (!f) return false;
+    f.message.append(h("span", {}, text));
+    f.input.setAttribute("aria-invalid", "true");
+    return true;
+  };
+  const save = async (): Promise<boolean> => {
+    clearMessages();
+    const name = value("storeName");
+    if (!name) {
+      mark("storeName", "a store needs a name");
+      return false;
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = definition();
+    } catch (e) {
+      if (e instanceof FieldProblem) mark(e.field, e.message);
+      return false;
+    }
+    try {
+      await api(`/datastores/${encodeURIComponent(name)}`, {
+        method: "PUT",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    } catch (e) {
+      const problems = e instanceof ApiFailure && Array.isArray(e.body.problems)
+        ? e.body.problems as string[]
+        : [(e as Error).message];
+      const general: string[] = [];
+      for (const p of problems) {
+        const keys = [...p.matchAll(/keys? '(\w+)'(?: and '(\w+)')?/g)].flatMap((m) => [m[1], m[2]])
+          .filter(Boolean);
+        const text = p.replace(/^datastore '[^']*': /, "");
+        if (!keys.some((k) => mark(k, text))) general.push(text);
+      }
+      fill(
+        status,
+        h("p", { role: "alert", className: "error" }, "Not saved. ", ...general.join("; ")),
+      );
+      return false;
+    }
+    fill(status, `Saved ${name}.`);
+    (fields.get("secret")!.input as HTMLInputElement).value = "";
+    fill(secretState, "(set)");
+    await listStores();
+    return true;
+  };
+  const testConnection = async () => {
+    if (!(await save())) return;
+    fill(status, "Testing the connection…");
+    try {
+      const answer = await apiJson<
+        { families: { family: string; ok: boolean; message: string }[] }
+      >(
+        `/datastores/${encodeURIComponent(value("storeName"))}/test`,
+        { method: "POST" },
+      );
+      fill(status, "Connection tested.");
+      fill(
+        results,
+        ...answer.families.map((f) =>
+          h(
+            "li",
+            { className: f.ok ? "ok" : "failed" },
+            `${f.family}: ${f.ok ? "OK" : "failed"} — ${f.message}`,
+          )
+        ),
+      );
+    } catch (e) {
+      fill(status, h("p", { role: "alert", className: "error" }, (e as Error).message));
+    }
+  };
+  const load = async (name: string) => {
+    clearMessages();
+    const def = await apiJson<{ cloudapiStore?: Record<string, unknown> }>(
+      `/datastores/${encodeURIComponent(name)}`,
+    );
+    const s = def.cloudapiStore ?? {};
+    fields.get("storeName")!.input.value = name;
+    for (const [key, { input }] of fields) {
+      const v = s[key];
+      if (key === "acl") input.value = v ? JSON.stringify(v) : "";
+      else if (key !== "secret" && key !== "storeName" && v !== undefined) input.value = String(v);
+    }
+    for (const f of FAMILIES) switches.get(f.id)!.checked = typeof s[`${f.id}Logs`] === "string";
+    const both = (a: unknown, b: unknown) => a && b ? "both" : b ? "path" : "name";
+    fields.get("hourIn")!.input.value = both(s.fileNameIncludesHour, s.filePathIncludesHour);
+    fields.get("logTypeIn")!.input.value = both(s.fileNameIncludesApp, s.filePathIncludesApp);
+    fill(secretState, s.secretSet ? "(set)" : "(not set)");
+  };
+  const listStores = async () => {
+    try {
+      const stores = await apiJson<{ name: string; type: string }[]>("/datastores");
+      fill(
+        storeList,
+        ...stores.filter((s) => s.type === "CLOUDAPI").map((s) =>
+          h(
+            "li",
+            {},
+            h("button", { type: "button", onclick: () => load(s.name) }, `Open ${s.name}`),
+          )
+        ),
+      );
+    } catch (e) {
+      fill(storeList, h("li", { role: "alert" }, (e as Error).message));
+    }
+  };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    save();
+  });
+  const element = h(
+    "section",
+    { "aria-label": "Datastores" },
+    h("h2", {}, "Datastores"),
+    storeList,
+    form,
+  );
+  return { element, refresh: listStores };
+}
+
+class FieldProblem extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message);
+  }
+}

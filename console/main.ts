@@ -1,0 +1,203 @@
+/**
+ * The console's entry: sign in with a token, then the tabs (Editor, Queries, Machines, Pattern,
+ * Datastores for admins) over the HTTP API. Bundled by `deno task console` into
+ * routes/console_assets.ts and served at `/` (docs/console.md).
+ */
+
+import { apiJson, type Language, storedToken, storeToken, type Whoami } from "./api.ts";
+import { fill, h } from "./dom.ts";
+import { createEditor, type ScriptEditor } from "./editor.ts";
+import { emptyVocabulary } from "./trawl_language.ts";
+import { runPane } from "./run_pane.ts";
+import { treePane } from "./tree_pane.ts";
+import { fileBar } from "./file_bar.ts";
+import { viewArguments, viewForm } from "./view_form.ts";
+import { queriesPane } from "./queries_pane.ts";
+import { machinesPane } from "./machines_pane.ts";
+import { patternPane } from "./pattern_pane.ts";
+import { datastoreForm } from "./datastore_form.ts";
+
+const SAMPLE = "VALUES((host: 'a', n: 1), (host: 'b', n: 2), (host: 'a', n: 3))\n" +
+  "| select(host, count(*) as hits)\n| group(host)";
+
+function start(root: HTMLElement): void {
+  const token = storedToken();
+  if (token) {
+    apiJson<Whoami>("/whoami").then((me) => showConsole(root, me), () => {
+      storeToken(null);
+      showSignIn(root, "Your session's token is no longer accepted; sign in again.");
+    });
+  } else showSignIn(root);
+}
+
+function showSignIn(root: HTMLElement, message = ""): void {
+  const input = h("input", {
+    id: "token",
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    "aria-describedby": "sign-in-message",
+  });
+  const note = h("p", { id: "sign-in-message", role: "alert", className: "error" }, message);
+  const form = h(
+    "form",
+    { className: "sign-in", "aria-label": "Sign in" },
+    h("h1", {}, "Trawl"),
+    h("div", { className: "field" }, h("label", { htmlFor: "token" }, "Token"), input),
+    h("button", { type: "submit" }, "Sign in"),
+    note,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const me = await apiJson<Whoami>("/whoami", {
+        headers: { Authorization: `Bearer ${input.value.trim()}` },
+      });
+      storeToken(input.value.trim());
+      showConsole(root, me);
+    } catch (err) {
+      fill(note, `Not signed in: ${(err as Error).message}`);
+    }
+  });
+  fill(root, h("main", {}, form));
+  input.focus();
+}
+
+async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
+  const words = emptyVocabulary();
+  const language = await apiJson<Language>("/language");
+  language.commands.forEach((c) => words.commands.add(c));
+  language.sources.forEach((s) => words.sources.add(s));
+  language.functions.forEach((f) => words.functions.add(f.name));
+  language.matchers.forEach((m) => words.matchers.add(m));
+  language.keywords.forEach((k) => words.keywords.add(k));
+
+  const machines = machinesPane();
+  const run = runPane({ onState: (id, state) => machines.setQueryState(id, state) });
+  const viewBox = h("div", { className: "view-box" });
+  // deno-lint-ignore prefer-const
+  let editor: ScriptEditor;
+  const file = fileBar({
+    text: () => editor.text(),
+    onChanged: () => tree.refresh(),
+    onNew: () => editor.setText(""),
+  });
+  const runButton = h("button", { type: "button", className: "primary" }, "Run");
+  const runScript = () => run.runText(editor.text(), file.workDir());
+  runButton.addEventListener("click", runScript);
+  const editorBox = h("div", { className: "editor" });
+  editor = createEditor(editorBox, { words, workDir: () => file.workDir(), onRun: runScript });
+  const showViewForm = (text: string) => {
+    const args = viewArguments(text);
+    fill(
+      viewBox,
+      args.length ? viewForm(args, (values) => run.runStored(file.path(), values)) : null,
+    );
+  };
+  const tree = treePane({
+    onOpen: async (path, entry) => {
+      selectTab("editor");
+      if (entry.kind === "table") {
+        return run.runText(`@[${path}]`, file.workDir());
+      }
+      const text = await file.open(path);
+      editor.setText(text);
+      showViewForm(text);
+    },
+  });
+  const queries = queriesPane((id) => {
+    selectTab("editor");
+    run.follow(id);
+  });
+  const pattern = patternPane();
+  const stores = me.admin ? datastoreForm() : null;
+
+  const editorPanel = h(
+    "div",
+    { className: "workbench" },
+    tree.element,
+    h(
+      "div",
+      { className: "work" },
+      file.element,
+      editorBox,
+      h(
+        "div",
+        { className: "run-bar" },
+        runButton,
+        h("span", { className: "hint" }, "Ctrl+Enter (⌘+Enter) runs the script"),
+      ),
+      viewBox,
+      run.element,
+    ),
+  );
+  const tabs: { id: string; label: string; panel: HTMLElement; onShow?: (v: boolean) => void }[] = [
+    { id: "editor", label: "Editor", panel: editorPanel },
+    { id: "queries", label: "Queries", panel: queries.element, onShow: queries.setVisible },
+    { id: "machines", label: "Machines", panel: machines.element, onShow: machines.setVisible },
+    { id: "pattern", label: "Pattern", panel: pattern.element },
+  ];
+  if (stores) {
+    tabs.push({
+      id: "datastores",
+      label: "Datastores",
+      panel: stores.element,
+      onShow: (v) => v && stores.refresh(),
+    });
+  }
+  const tabButtons = tabs.map((t) =>
+    h("button", {
+      type: "button",
+      role: "tab",
+      id: `tab-${t.id}`,
+      "aria-controls": `panel-${t.id}`,
+      onclick: () => selectTab(t.id),
+    }, t.label)
+  );
+  const panels = tabs.map((t) =>
+    h("div", { role: "tabpanel", id: `panel-${t.id}`, "aria-labelledby": `tab-${t.id}` }, t.panel)
+  );
+  const tabList = h("div", { role: "tablist", "aria-label": "Console" }, ...tabButtons);
+  tabList.addEventListener("keydown", (e) => {
+    const at = tabButtons.indexOf(document.activeElement as HTMLButtonElement);
+    if (at < 0 || (e.key !== "ArrowRight" && e.key !== "ArrowLeft")) return;
+    const next = (at + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length;
+    selectTab(tabs[next].id);
+    tabButtons[next].focus();
+    e.preventDefault();
+  });
+  function selectTab(id: string) {
+    tabs.forEach((t, i) => {
+      const selected = t.id === id;
+      tabButtons[i].setAttribute("aria-selected", String(selected));
+      tabButtons[i].tabIndex = selected ? 0 : -1;
+      panels[i].hidden = !selected;
+      t.onShow?.(selected);
+    });
+  }
+  const signOut = h("button", {
+    type: "button",
+    onclick: () => {
+      storeToken(null);
+      tabs.forEach((t) => t.onShow?.(false));
+      showSignIn(root);
+    },
+  }, "Sign out");
+  fill(
+    root,
+    h(
+      "header",
+      { className: "top" },
+      h("h1", {}, "Trawl"),
+      tabList,
+      h("span", { className: "who" }, `Signed in as ${me.name}${me.admin ? " (admin)" : ""}`),
+      signOut,
+    ),
+    h("main", {}, ...panels),
+  );
+  selectTab("editor");
+  editor.setText(SAMPLE);
+  await tree.refresh();
+}
+
+start(document.getElementById("app")!);

@@ -1,0 +1,201 @@
+/**
+ * Running a query and following it: `POST /queries` (a script in the body, or a stored script
+ * with its arguments), then its events stream for the state, progress, warnings and stats live;
+ * "Cancel" while it runs; once it has succeeded, its rows in the table, downloads, and a chart.
+ */
+
+import { api, apiJson, FINISHED, type QueryStatus } from "./api.ts";
+import { readEvents } from "./sse.ts";
+import { download, fill, h } from "./dom.ts";
+import { resultTable } from "./result_table.ts";
+import { chartFor, chartKind } from "./charts.ts";
+
+/** How many rows the chart looks at, at most. */
+const CHART_ROWS = 5000;
+
+export interface RunPane {
+  readonly element: HTMLElement;
+  /** Runs a script text in `workDir`. */
+  runText(text: string, workDir: string): Promise<void>;
+  /** Runs a stored script with its arguments. */
+  runStored(path: string, args: Record<string, string>): Promise<void>;
+  /** Follows a query already submitted (from the queries list). */
+  follow(queryId: string): Promise<void>;
+  cancel(): Promise<void>;
+}
+
+export function runPane(options: {
+  readonly onState: (queryId: string, state: string) => void;
+}): RunPane {
+  const state = h("output", { className: "state", "aria-label": "State" }, "no query yet");
+  const progress = h("progress", { max: 1, value: 0, "aria-label": "Progress" });
+  const stats = h("output", { className: "stats", "aria-label": "Stats" });
+  const cancelButton = h("button", { type: "button", disabled: true }, "Cancel");
+  const warnings = h("ul", { className: "warnings", "aria-label": "Warnings" });
+  const error = h("div", { role: "alert", className: "error" });
+  const downloads = h("div", { className: "downloads", hidden: true });
+  const chart = h("div", { className: "chart-box" });
+  const count = h("output", { "aria-label": "Row count" });
+  const table = h("div", { className: "result" });
+  const element = h(
+    "section",
+    { className: "run", "aria-label": "Query" },
+    h(
+      "div",
+      { className: "run-status", role: "status", "aria-live": "polite" },
+      h("span", {}, "State: "),
+      state,
+      progress,
+      stats,
+      cancelButton,
+    ),
+    error,
+    warnings,
+    h("div", { className: "result-bar" }, count, downloads),
+    table,
+    chart,
+  );
+  let current: string | null = null;
+  let following: AbortController | null = null;
+
+  cancelButton.addEventListener("click", () => pane.cancel());
+
+  const reset = () => {
+    following?.abort();
+    fill(state, "submitting");
+    progress.value = 0;
+    fill(stats);
+    fill(warnings);
+    fill(error);
+    fill(table);
+    fill(chart);
+    fill(count);
+    downloads.hidden = true;
+  };
+  const showError = (e: unknown) => {
+    fill(error, (e as Error).message);
+    fill(state, "not started");
+  };
+  const submit = async (path: string, init: RequestInit) => {
+    reset();
+    try {
+      const { queryId } = await apiJson<{ queryId: string }>(path, init);
+      await pane.follow(queryId);
+    } catch (e) {
+      showError(e);
+    }
+  };
+
+  const setState = (queryId: string, s: string) => {
+    fill(state, s);
+    state.dataset.state = s;
+    cancelButton.disabled = FINISHED.has(s);
+    options.onState(queryId, s);
+  };
+
+  const showResult = async (queryId: string) => {
+    const schema = await apiJson<Record<string, string>>(`/queries/${queryId}/result/schema`);
+    const result = resultTable(
+      { rowsPath: `/queries/${queryId}/result`, schema },
+      (n) => fill(count, `${n} rows`),
+    );
+    fill(table, result.element);
+    fill(
+      downloads,
+      ...[["CSV", "application/csv", "csv"], ["JSON", "application/json", "json"]].map((
+        [label, type, ext],
+      ) =>
+        h("button", {
+          type: "button",
+          onclick: async () => {
+            const res = await api(`/queries/${queryId}/result`, { headers: { Accept: type } });
+            download(await res.blob(), `trawl-${queryId.slice(0, 8)}.${ext}`);
+          },
+        }, `Download ${label}`)
+      ),
+    );
+    downloads.hidden = false;
+    // The chart waits for the first page, which tells the total.
+    const first = await result.rows(1);
+    if (first.length === 0) return;
+    const kind = chartKind(schema, result.total());
+    if (!kind) return;
+    const rows = await result.rows(CHART_ROWS);
+    const picture = chartFor(kind, rows, result.total());
+    if (picture) fill(chart, picture);
+  };
+
+  const pane: RunPane = {
+    element,
+    runText(text, workDir) {
+      return submit(`/queries?scriptPath=${encodeURIComponent(workDir)}`, {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: text,
+      });
+    },
+    runStored(path, args) {
+      const params = new URLSearchParams({ scriptPath: path, ...args });
+      return submit(`/queries?${params}`, { method: "POST" });
+    },
+    async follow(queryId) {
+      following?.abort();
+      const abort = new AbortController();
+      following = abort;
+      current = queryId;
+      element.dataset.queryId = queryId;
+      let finished: QueryStatus | null = null;
+      try {
+        const res = await api(`/queries/${queryId}/events`, { signal: abort.signal });
+        for await (const ev of readEvents(res.body!)) {
+          const data = JSON.parse(ev.data);
+          switch (ev.event) {
+            case "status": {
+              const st = data as QueryStatus;
+              setState(queryId, st.state);
+              progress.value = st.progress;
+              fill(warnings, ...st.warnings.map(warningItem));
+              if (FINISHED.has(st.state)) finished = st;
+              break;
+            }
+            case "state":
+              setState(queryId, data.to);
+              break;
+            case "progress":
+              progress.value = data.progress;
+              break;
+            case "warning":
+              warnings.append(warningItem(data));
+              break;
+            case "stats":
+              fill(stats, `${data.rowsOut} rows out, ${data.elapsedMillis} ms`);
+              break;
+          }
+        }
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        showError(e);
+        return;
+      }
+      if (current !== queryId) return;
+      const st = finished ?? await apiJson<QueryStatus>(`/queries/${queryId}`);
+      setState(queryId, st.state);
+      progress.value = st.progress;
+      if (st.state === "SUCCEEDED") await showResult(queryId);
+      else if (st.error) fill(error, st.error.message);
+    },
+    async cancel() {
+      if (!current) return;
+      try {
+        await api(`/queries/${current}`, { method: "DELETE" });
+      } catch (e) {
+        showError(e);
+      }
+    },
+  };
+  return pane;
+}
+
+function warningItem(w: { time: string; level: string; message: string }): HTMLElement {
+  return h("li", { className: `warning ${w.level.toLowerCase()}` }, `${w.level} ${w.message}`);
+}

@@ -1,0 +1,61 @@
+/**
+ * `POST /patterns/try` with `{"pattern", "lines": [...]}`: what a PARSE pattern extracts from
+ * each sample line, for developing a pattern as one types (the console's pattern pane):
+ * `200 {"ok": true, "fields": {name: type}, "lines": [{"row": {...}} | {"row": null}]}`, or
+ * `{"ok": false, "message", "offset"}` when the pattern itself is wrong. Nothing is read or kept.
+ */
+
+import { Hono } from "hono";
+import { z } from "zod";
+import { compilePattern } from "../engine/pattern/compile_pattern.ts";
+import { schemaToJson } from "../engine/types.ts";
+import type { Row } from "../engine/values.ts";
+import type { Settings } from "../home/settings.ts";
+import { badRequest } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import { sendJson } from "./json.ts";
+import { queryZone } from "./query_request.ts";
+import { rowWriter } from "./result_body.ts";
+
+const TryRequest = z.object({
+  pattern: z.string().max(64 * 1024),
+  lines: z.array(z.string().max(64 * 1024)).max(1000),
+});
+
+export function patternRoutes(settings: Settings): Hono<AppEnv> {
+  return new Hono<AppEnv>().post("/patterns/try", async (c) => {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw badRequest("BAD_PARAMETER", "POST /patterns/try needs a JSON body");
+    }
+    const parsed = TryRequest.safeParse(body);
+    if (!parsed.success) {
+      throw badRequest(
+        "BAD_PARAMETER",
+        `POST /patterns/try needs {"pattern": string, "lines": [string, at most 1000]}: ${
+          parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")
+        }`,
+      );
+    }
+    const zone = queryZone(c.get("user"), settings);
+    const compiled = compilePattern(parsed.data.pattern, { timeZone: zone });
+    if (!compiled.ok) {
+      return sendJson(c, { ok: false, message: compiled.message, offset: compiled.offset });
+    }
+    const { pattern } = compiled;
+    const columns = pattern.fields.map((f) => f.name);
+    const write = rowWriter(
+      { mediaType: "application/x-ndjson", options: { omitHeader: false } },
+      columns,
+      zone,
+    );
+    const lines = parsed.data.lines.map((line) => {
+      let found: Row | null = null;
+      pattern.extractAll(line, 0, line.length, (row) => found ??= row);
+      return { row: found === null ? null : JSON.parse(write(found)) };
+    });
+    return sendJson(c, { ok: true, fields: schemaToJson(pattern.fields), lines });
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * `GET /queries/<id>/events`: a query's life as server-sent events (docs/api.md), read from the
+ * query actor's snapshots through its public `subscribe`:
+ *
+ *   status    the current status object, always first
+ *   state     `{from, to, millis}` for each state change after it (or after `Last-Event-ID`)
+ *   progress  `{progress}`, at most every 100 ms
+ *   warning   the warning object
+ *   stats     `{rowsOut, elapsedMillis}`, with progress and once more at the end
+ *
+ * The stream ends after the finished state. An event's id counts the state changes and warnings
+ * sent up to it (`<changes>.<warnings>`), so `Last-Event-ID` resumes without repeating one. A
+ * client that goes away unsubscribes; nothing is kept for it.
+ */
+
+import { Hono } from "hono";
+import type { QueryRef } from "../actors/supervisor.ts";
+import { isFinished, topState } from "../actors/query_machine.ts";
+import type { AppEnv } from "./env.ts";
+import type { QueryDeps } from "./query_request.ts";
+import { findQuery, statusOf } from "./queries.ts";
+
+/** Progress events come at most this often. */
+export const PROGRESS_EVERY_MS = 100;
+
+export function queryEventRoutes(deps: QueryDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>().get("/queries/:id/events", (c) => {
+    const ref = findQuery(c, deps);
+    const resume = parseEventId(c.req.header("Last-Event-ID"));
+    return new Response(eventStream(ref, resume), {
+      headers: {
+        "Content-Type": "text/event-stream; charset=UTF-8",
+        "Cache-Control": "no-store",
+        "X-Accel-Buffering": "no",
+      },
+    });
+  });
+}
+
+interface Position {
+  readonly changes: number;
+  readonly warnings: number;
+}
+
+/** `<changes>.<warnings>` as this stream writes ids, or undefined. */
+function parseEventId(id: string | undefined): Position | undefined {
+  const m = /^(\d{1,6})\.(\d{1,6})$/.exec(id?.trim() ?? "");
+  return m ? { changes: Number(m[1]), warnings: Number(m[2]) } : undefined;
+}
+
+function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let stop = () => {};
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const first = ref.getSnapshot().context;
+      let changes = resume?.changes ?? first.stateChanges.length;
+      let warnings = resume?.warnings ?? first.warnings.length;
+      let progress = first.progress;
+      let progressSentAt = 0;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let closed = false;
+      const subscription: { current?: { unsubscribe(): void } } = {};
+      // Never throws: it runs inside the query actor's observer. A stream the server has
+      // already closed (the client went away) stops the subscription instead.
+      const send = (event: string, data: unknown) => {
+        if (closed) return;
+        const id = `${changes}.${warnings}`;
+        try {
+          controller.enqueue(
+            encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
+          );
+        } catch {
+          stop();
+        }
+      };
+      const stats = () => {
+        const { context } = ref.getSnapshot();
+        const start = context.stateChanges[0]?.millis ?? context.now();
+        const end = isFinished(topState(ref.getSnapshot().value))
+          ? context.stateChanges.at(-1)!.millis
+          : context.now();
+        return { rowsOut: context.store.count, elapsedMillis: end - start };
+      };
+      const sendProgress = () => {
+        timer = undefined;
+        if (closed) return;
+        progressSentAt = Date.now();
+        send("progress", { progress });
+        send("stats", stats());
+      };
+      const close = () => {
+        if (closed) return;
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the server: the client went away
+        }
+      };
+      stop = () => {
+        closed = true;
+        clearTimeout(timer);
+        subscription.current?.unsubscribe();
+      };
+      const update = () => {
+        if (closed) return;
+        const snapshot = ref.getSnapshot();
+        const { context } = snapshot;
+        while (changes < context.stateChanges.length) {
+          const change = context.stateChanges[changes++];
+          send("state", change);
+        }
+        while (warnings < context.warnings.length) {
+          const warning = context.warnings[warnings++];
+          send("warning", warning);
+        }
+        if (context.progress !== progress) {
+          progress = context.progress;
+          const wait = progressSentAt + PROGRESS_EVERY_MS - Date.now();
+          if (wait <= 0) sendProgress();
+          else timer ??= setTimeout(sendProgress, wait);
+        }
+        if (isFinished(topState(snapshot.value)) || snapshot.status !== "active") {
+          clearTimeout(timer);
+          send("stats", stats());
+          close();
+        }
+      };
+      send("status", statusOf(ref));
+      subscription.current = ref.subscribe({
+        next: update,
+        error: close,
+        complete: close,
+      });
+      update();
+    },
+    cancel() {
+      stop();
+    },
+  });
+}

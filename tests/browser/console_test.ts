@@ -1,0 +1,345 @@
+/**
+ * The web console in a real browser (headless Chromium) against a real server and the cloud
+ * emulator: every step leaves a screenshot in tests/browser/artefacts/.
+ */
+
+import assert from "node:assert/strict";
+import { openBrowser } from "./browser.ts";
+import { startTestServer } from "../api/server.ts";
+import { SLOW_SCRIPT, writeBigLog } from "../api/client.ts";
+import { CloudEmulator } from "../emulator/emulator.ts";
+import { CLIENT, HOUR, SECRET, TENANT } from "../cloudapi/harness.ts";
+import type { Page } from "playwright-core";
+
+const API = "/API/v1.0";
+
+interface Scrollable {
+  scrollTop: number;
+  readonly scrollHeight: number;
+  readonly clientHeight: number;
+}
+
+/** Replaces the editor's text as a person would: select all, type. */
+async function setScript(page: Page, text: string): Promise<void> {
+  const content = page.locator(".cm-content");
+  await content.click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.press("Delete");
+  await content.fill(text);
+}
+
+Deno.test({
+  name:
+    "a person signs in, runs, cancels, saves, defines a datastore and watches the machines in the console",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    const emulator = new CloudEmulator({
+      tenants: [{ tenantId: TENANT, clientId: CLIENT, secret: SECRET }],
+      seed: { from: Date.now() - 2 * HOUR, to: Date.now(), perHour: 2 },
+    });
+    await emulator.start();
+    await using s = await startTestServer({
+      "cloudapi.loginHost": emulator.url,
+      "cloudapi.graphHost": emulator.url,
+      "cloudapi.manageHost": emulator.url,
+    });
+    const token = await s.deps.users.add("root", { admin: true });
+    const asRoot = (path: string, init: RequestInit = {}) =>
+      fetch(s.url + path, {
+        ...init,
+        headers: { Authorization: `Bearer ${token}`, ...init.headers },
+      });
+    const big = await writeBigLog(s, 1_500_000);
+    // The same log under more names (hard links, no more disk), for a query that runs long
+    // enough to be watched and cancelled on a busy machine.
+    for (const n of [2, 3, 4, 5, 6]) {
+      await Deno.link(big, big.replace("big.log", `big${n}.log`));
+    }
+    await using b = await openBrowser();
+    const { page } = b;
+
+    await t.step("signs in with a token, kept in sessionStorage and in no URL", async () => {
+      await page.goto(s.url + "/");
+      await page.getByLabel("Token").fill(token);
+      await b.shot("01-sign-in");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Run", exact: true }).waitFor();
+      assert.equal(await page.evaluate(() => sessionStorage.getItem("trawl.token")), token);
+      assert.ok(!page.url().includes(token));
+      await page.getByText("Signed in as root (admin)").waitFor();
+    });
+
+    await t.step("runs a script and sees its rows with the schema's types", async () => {
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.locator('output[aria-label="State"]', { hasText: "SUCCEEDED" }).waitFor();
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: "a", exact: true }).waitFor();
+      assert.match(await grid.getByRole("columnheader").first().innerText(), /host\s+STRING/);
+      assert.equal(await grid.getByRole("row").count(), 3);
+      await page.getByText("2 rows", { exact: true }).waitFor();
+      await page.locator("figure.chart svg").waitFor();
+      await b.shot("02-run-rows");
+    });
+
+    await t.step("draws a histogram over time for a result with a timestamp", async () => {
+      await setScript(
+        page,
+        "VALUES((t: T('2024-05-01T13:00:00Z'), n: 1), (t: T('2024-05-01T13:30:00Z'), n: 2),\n" +
+          "  (t: T('2024-05-01T15:00:00Z'), n: 3))",
+      );
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.getByRole("img", { name: "Rows over time by t" }).waitFor();
+      assert.match(
+        await page.getByRole("grid", { name: "Result" }).getByRole("columnheader").first()
+          .innerText(),
+        /t\s+TIMESTAMP/,
+      );
+      await b.shot("02a-histogram");
+    });
+
+    await t.step("scrolls through 1.5 million rows fetching only the pages in view", async () => {
+      const ranges: string[] = [];
+      const listen = (req: { url(): string; headers(): Record<string, string> }) => {
+        if (/\/result$/.test(new URL(req.url()).pathname)) {
+          ranges.push(req.headers()["range"] ?? "none");
+        }
+      };
+      page.on("request", listen);
+      await setScript(
+        page,
+        "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log') | select(n)",
+      );
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.getByText("1500000 rows", { exact: true }).waitFor({ timeout: 60_000 });
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: "0", exact: true }).waitFor();
+      // To the middle, then to the end, as a person dragging the scroll bar.
+      const viewport = page.locator(".grid-viewport");
+      await viewport.evaluate((el: Scrollable) => {
+        el.scrollTop = (el.scrollHeight - el.clientHeight) / 2;
+      });
+      for (let tries = 0;; tries++) {
+        const cells = await grid.locator(".grid-body [role=gridcell]").allInnerTexts();
+        if (cells.some((c) => Math.abs(Number(c) - 750_000) < 50)) break;
+        assert.ok(tries < 100, `not near row 750000 but at ${cells[0]}`);
+        await page.waitForTimeout(100);
+      }
+      await b.shot("03a-middle-of-1.5M-rows");
+      // The keyboard scrolls the focused table too.
+      await viewport.focus();
+      await page.keyboard.press("End");
+      await grid.getByRole("gridcell", { name: "1499999", exact: true }).waitFor();
+      await b.shot("03b-end-of-1.5M-rows");
+      page.off("request", listen);
+      assert.ok(ranges.length >= 3 && ranges.length < 20, ranges.join(" "));
+      for (const r of ranges) {
+        const m = /^items=(\d+)-(\d+)$/.exec(r);
+        assert.ok(m && Number(m[2]) - Number(m[1]) < 200, `a request for ${r}`);
+      }
+    });
+
+    await t.step("marks a typo with the server's message before running", async () => {
+      const typo = "VALUES((a: 1))\n| fliter(a > 0)";
+      const check = await (await asRoot(`${API}/check?scriptPath=/user`, {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: typo,
+      })).json();
+      const message = check.diagnostics[0].message as string;
+      await setScript(page, typo);
+      const mark = page.locator(".cm-lintRange-error");
+      await mark.waitFor();
+      assert.equal(await mark.innerText(), "fliter");
+      await mark.hover();
+      const tooltip = page.locator(".cm-tooltip-lint");
+      await tooltip.waitFor();
+      assert.ok((await tooltip.innerText()).includes(message), await tooltip.innerText());
+      await b.shot("03-typo-marked");
+    });
+
+    await t.step(
+      "highlights the language and completes commands and the fields known at the cursor",
+      async () => {
+        await setScript(page, "VALUES((host: 'a', bytes: 1))\n| filter(ho");
+        assert.equal(await page.locator(".tok-source").first().innerText(), "VALUES");
+        assert.equal(await page.locator(".tok-command").first().innerText(), "filter");
+        await page.keyboard.press("Control+Space");
+        const list = page.locator(".cm-tooltip-autocomplete");
+        await list.getByText("host", { exact: true }).waitFor();
+        await b.shot("03c-complete-field");
+        await page.keyboard.press("Enter");
+        assert.match(await page.locator(".cm-content").innerText(), /filter\(host$/);
+        await page.keyboard.type(" = 'a')\n| so");
+        await page.keyboard.press("Control+Space");
+        await list.getByText("sort", { exact: true }).waitFor();
+        await page.keyboard.press("Escape");
+      },
+    );
+
+    await t.step(
+      "a long query shows RUNNING, its machine marks RUNNING, and Cancel stops it",
+      async () => {
+        await setScript(page, SLOW_SCRIPT.replace("big.log", "big*.log"));
+        await page.keyboard.press("Control+Enter");
+        await page.locator('output[aria-label="State"]', { hasText: "RUNNING" }).waitFor();
+        await b.shot("04-running");
+        await page.getByRole("tab", { name: "Machines" }).click();
+        const current = page.locator('svg[data-machine="query"] g.state.current');
+        await current.waitFor();
+        assert.equal(await current.getAttribute("data-state"), "RUNNING");
+        await b.shot("05-machine-running");
+        await page.getByRole("tab", { name: "Editor" }).click();
+        await page.getByRole("button", { name: "Cancel" }).click();
+        await page.locator('output[aria-label="State"]', { hasText: "CANCELLED" }).waitFor();
+        await page.getByRole("tab", { name: "Machines" }).click();
+        await page.locator('svg[data-machine="query"] g.state.current[data-state="CANCELLED"]')
+          .waitFor();
+        await b.shot("06-machine-cancelled");
+      },
+    );
+
+    await t.step("lists the queries, newest first", async () => {
+      await page.getByRole("tab", { name: "Queries" }).click();
+      const rows = page.locator("table.queries tbody tr");
+      await rows.nth(1).waitFor();
+      assert.match(await rows.first().innerText(), /CANCELLED/);
+      await b.shot("07-queries");
+      // Opening the oldest follows it in the editor's run pane.
+      await rows.last().getByRole("button", { name: /^Open query / }).click();
+      await page.locator('output[aria-label="State"]', { hasText: "SUCCEEDED" }).waitFor();
+      await page.getByRole("grid", { name: "Result" }).getByRole("gridcell", { name: "a" })
+        .first().waitFor();
+      await page.getByRole("tab", { name: "Editor" }).click();
+    });
+
+    await t.step("runs a view with the form built from its init arguments", async () => {
+      await (await asRoot(`${API}/resources/user/views/`, { method: "PUT" })).body?.cancel();
+      const put = await asRoot(`${API}/resources/user/views/top.sx`, {
+        method: "PUT",
+        body: "init(n: 3, who::STRING);\nVALUES((a: 1), (a: 2), (a: 3), (a: 4)) | limit($n)",
+      });
+      assert.ok(put.ok, await put.text());
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByLabel("Token").waitFor();
+      assert.equal(await page.evaluate("sessionStorage.length"), 0);
+      await page.getByLabel("Token").fill(token);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      const tree = page.getByRole("tree", { name: "Files" });
+      await tree.getByText("users", { exact: true }).click();
+      await tree.getByText("root", { exact: true }).click();
+      await tree.getByText("views", { exact: true }).click();
+      await tree.getByText("top.sx", { exact: true }).click();
+      const form = page.getByRole("form", { name: "View arguments" });
+      await form.waitFor();
+      assert.equal(await form.getByLabel("n (LONG)").getAttribute("type"), "number");
+      await form.getByLabel("n (LONG)").fill("2");
+      await form.getByLabel("who (STRING)").fill("me");
+      await b.shot("08-view-form");
+      await form.getByRole("button", { name: "Run view" }).click();
+      await page.locator('output[aria-label="State"]', { hasText: "SUCCEEDED" }).waitFor();
+      await page.getByText("2 rows", { exact: true }).waitFor();
+      await b.shot("09-view-run");
+    });
+
+    await t.step("saves a script, reopens it, and a conflicting save is refused", async () => {
+      await page.getByRole("button", { name: "New" }).click();
+      await page.getByLabel("Path", { exact: true }).fill("/user/saved.sx");
+      await setScript(page, "VALUES((x: 1))");
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByText("Saved /user/saved.sx").waitFor();
+      const tree = page.getByRole("tree", { name: "Files" });
+      await tree.getByText("saved.sx", { exact: true }).click();
+      await page.getByText("Opened /users/root/saved.sx").waitFor();
+      assert.equal(await page.locator(".cm-content").innerText(), "VALUES((x: 1))");
+      // Someone else saves it meanwhile.
+      const other = await asRoot(`${API}/resources/user/saved.sx`, {
+        method: "PUT",
+        body: "VALUES((x: 2))",
+      });
+      assert.ok(other.ok);
+      await setScript(page, "VALUES((x: 3))");
+      await page.getByRole("button", { name: "Save" }).click();
+      const alert = page.getByRole("alert").filter({ hasText: "Not saved" });
+      await alert.waitFor();
+      assert.match(await alert.innerText(), /changed elsewhere/);
+      const stored = await (await asRoot(`${API}/resources/user/saved.sx`)).text();
+      assert.equal(stored, "VALUES((x: 2))");
+      await b.shot("10-conflict-refused");
+    });
+
+    await t.step(
+      "defines a datastore with the form, sees the server's messages, tests the connection",
+      async () => {
+        await page.getByRole("tab", { name: "Datastores" }).click();
+        await page.getByLabel("Store name").fill("corp");
+        await page.getByLabel("Application (client) ID").fill(CLIENT);
+        await page.getByLabel("Directory (tenant) ID").fill("common");
+        await page.getByLabel("Secret Key").fill(SECRET);
+        await page.getByRole("switch", { name: "Directory-service logs" }).check();
+        await page.getByRole("switch", { name: "Productivity-suite logs" }).check();
+        await page.getByLabel("Time Zone").fill("UTC");
+        await page.getByRole("button", { name: "Save" }).click();
+        const message = page.locator("#ds-tenantId-message");
+        await message.getByText(/tenantId/).waitFor();
+        assert.equal(
+          await page.getByLabel("Directory (tenant) ID").getAttribute("aria-invalid"),
+          "true",
+        );
+        await b.shot("11-datastore-messages");
+        await page.getByLabel("Directory (tenant) ID").fill(TENANT);
+        await page.getByRole("button", { name: "Test connection" }).click();
+        const results = page.getByRole("list", { name: "Connection test" });
+        await results.getByText(/directory: OK/).waitFor();
+        await results.getByText(/suite: OK/).waitFor();
+        await page.getByText("(set)").waitFor();
+        assert.equal(await page.getByLabel("Secret Key").inputValue(), "");
+        assert.ok(!(await page.content()).includes(SECRET));
+        await b.shot("12-datastore-tested");
+      },
+    );
+
+    await t.step("opens a stored table from the tree", async () => {
+      const saved = await asRoot(`${API}/?scriptPath=/user`, {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: "VALUES((city: 'Tallinn', n: 5), (city: 'Tartu', n: 3)) | save('/user/cities.sxt')",
+      });
+      assert.ok(saved.ok, await saved.text());
+      await page.getByRole("tab", { name: "Editor" }).click();
+      await page.getByRole("button", { name: "Refresh" }).click();
+      const tree = page.getByRole("tree", { name: "Files" });
+      await tree.getByText("cities.sxt", { exact: true }).click();
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: "Tartu", exact: true }).waitFor();
+      await page.locator("figure.chart svg").waitFor();
+      await b.shot("10a-stored-table");
+    });
+
+    await t.step("develops a pattern against sample lines as one types", async () => {
+      await page.getByRole("tab", { name: "Pattern" }).click();
+      await page.getByLabel("Sample lines").fill("10.0.0.1 200\nnot a line\n10.0.0.2 404");
+      await page.getByLabel("PARSE pattern").fill("IPV4:ip ' ' INT:status");
+      await page.locator("tr.no-match", { hasText: "no match" }).waitFor();
+      assert.equal(await page.locator("tr.match").count(), 2);
+      await b.shot("13-pattern");
+    });
+
+    await t.step("reads at 200 % zoom", async () => {
+      await page.getByRole("tab", { name: "Editor" }).click();
+      await page.setViewportSize({ width: 640, height: 900 });
+      const width = await page.evaluate("document.documentElement.scrollWidth") as number;
+      assert.ok(width <= 660, `the page is ${width}px wide at 640px`);
+      await b.shot("14-narrow");
+      await page.setViewportSize({ width: 1280, height: 900 });
+    });
+
+    await t.step("no errors in the page but the refusals the steps asked for", () => {
+      const unexpected = b.errors.filter((e) =>
+        !/Failed to load resource: the server responded with a status of (400|412)/.test(e)
+      );
+      assert.deepEqual(unexpected, []);
+    });
+    await emulator.stop();
+  },
+});
