@@ -3,6 +3,8 @@
  * fails gives null, never an error: they are how scripts clean up untidy data.
  */
 
+import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
+import { inferYear } from "../pattern/year_inference.ts";
 import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../time.ts";
 import { toText } from "../render.ts";
 import { scalar } from "../types.ts";
@@ -128,7 +130,9 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
         const problem = checkTimePattern(constFormat);
         if (problem !== null) ctx.fail(problem, 1);
       }
-      const fixed = typeof constFormat === "string" ? compileTimestampParser(constFormat) : null;
+      const fixed = typeof constFormat === "string"
+        ? yearlessParser(constFormat, ctx.now) ?? compileTimestampParser(constFormat)
+        : null;
       let lastFormat = "";
       let last: ((text: string, zone: string) => number | null) | null = null;
       return (row) => {
@@ -168,4 +172,20 @@ function epochUnit(format: string): number | null {
     default:
       return null;
   }
+}
+
+/**
+ * For a format without a year (`MMM d HH:mm:ss`), a parser that takes the year as PARSE does
+ * for a record not read from a file (pattern/year_inference.ts): that of `now`, or the year
+ * before when that would put the time more than a day after `now`. Null for other formats.
+ */
+function yearlessParser(
+  format: string,
+  now: number,
+): ((text: string, zone: string) => number | null) | null {
+  if (format.trim() === "") return null;
+  const { parseInYear } = timestampMatcher(format);
+  if (parseInYear === null) return null;
+  const clock = { pathTime: null, modified: now, version: 0 };
+  return (text, zone) => inferYear((year) => parseInYear(text, year, zone), clock, zone);
 }

@@ -76,6 +76,9 @@ const NORMAL: [string, unknown][] = [
   ["TIMESTAMP(1730800801987654, 'us')", "2024-11-05T10:00:01.987+00:00"],
   ["TIMESTAMP(1.730800801987e18, 'ns')", "2024-11-05T10:00:01.987+00:00"],
   ["TIMESTAMP('soon', 's')", null],
+  // No year in the format: the year of now() (2024-05-02 in Berlin), or the one before.
+  ["TIMESTAMP('Apr  1 10:00:00', 'MMM  d HH:mm:ss')", "2024-04-01T08:00:00.000+00:00"],
+  ["TIMESTAMP('Dec 31 10:00:00', 'MMM d HH:mm:ss')", "2023-12-31T09:00:00.000+00:00"],
   ["T('2024-05-01 13:00:00')", "2024-05-01T11:00:00.000+00:00"],
   ["time_trunc(t, 1 hour)", "2024-05-01T22:00:00.000+00:00"],
   ["time_trunc(t, 1 day)", "2024-05-01T22:00:00.000+00:00"],
