@@ -171,6 +171,8 @@ export type Command =
     readonly kind: "unnest";
     readonly field: Expr;
     readonly alias: string | null;
+    /** `leftunnest`: a row whose array is null or empty is kept, with the element null. */
+    readonly outer?: boolean;
     readonly span: Span;
   }
   | { readonly kind: "save"; readonly path: Expr; readonly span: Span };

@@ -332,7 +332,7 @@ class Checker {
           }
         }
         for (const r of sig.required) {
-          if (!s.args.some((a) => a.name === r)) {
+          if (!s.args.some((a) => a.name === r || a.name === sig.instead?.[r])) {
             this.report("BAD_ARGUMENT", `${sig.name} needs the argument '${r}: ...'`, s.span);
           }
         }

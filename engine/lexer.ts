@@ -7,6 +7,9 @@
 import type { Diagnostic } from "./diagnostics.ts";
 import { unitMillis } from "./interval.ts";
 
+/** Escapes of regular expressions (`\d`, `\s`, `\.`), for the hint towards raw strings. */
+const REGEX_ESCAPES = "dDwWsSbB.()[]{}+*?|^$/-";
+
 export type TokenKind =
   | "ident" // a plain identifier: field, function, command or type name
   | "quoted" // a backquoted field name; never a keyword
@@ -281,7 +284,14 @@ export function lex(text: string): LexResult {
         continue;
       } else {
         const shown = e === undefined || e === "\n" ? "\\" : "\\" + e;
-        fail(i, `invalid escape '${shown}' in a string; escapes are \\n \\t \\\\ \\' \\" \\uXXXX`);
+        // `\d`, `\w`, `\.`, ...: most likely a regular expression, which a raw string keeps.
+        const hint = e !== undefined && REGEX_ESCAPES.includes(e)
+          ? `; for a regular expression write a raw string, '''${shown}''', where backslashes stay as written`
+          : "";
+        fail(
+          i,
+          `invalid escape '${shown}' in a string; escapes are \\n \\t \\\\ \\' \\" \\uXXXX${hint}`,
+        );
         return skipString(i + 1, quote);
       }
       i += 2;

@@ -101,7 +101,7 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
     },
   },
   unnest: {
-    names: ["unnest"],
+    names: ["unnest", "leftunnest"],
     parse(p, name, at, span) {
       if (p.isPunct(")")) {
         p.arity(name, 0, 1, 1, at);
@@ -109,7 +109,13 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
       }
       const field = p.parseExpr();
       const alias = p.eatKeyword("as") ? p.parseName("after 'as'") : null;
-      return { kind: "unnest", field, alias, span };
+      return {
+        kind: "unnest",
+        field,
+        alias,
+        ...(name === "leftunnest" ? { outer: true } : {}),
+        span,
+      };
     },
   },
   save: {
@@ -707,6 +713,8 @@ class Parser {
 
   parseCall(name: Token): Expr {
     this.next(); // (
+    const distinct = this.countDistinct(name);
+    if (distinct) return distinct;
     const args: Expr[] = [];
     if (!this.isPunct(")")) {
       do {
@@ -721,6 +729,22 @@ class Parser {
     }
     this.expectPunct(")", `after the arguments of ${name.text}`);
     return { kind: "call", name: name.text, args, span: spanOf(name) };
+  }
+
+  /**
+   * `count(distinct x)`, the SQL spelling of `count_distinct(x)`; `count(distinct)` still counts
+   * a field named distinct. Called after the `(`.
+   */
+  countDistinct(name: Token): Expr | null {
+    const t = this.peek();
+    if (name.text.toLowerCase() !== "count" || t.kind !== "ident") return null;
+    if (t.text.toLowerCase() !== "distinct" || this.isPunct(")", 1) || this.isPunct(",", 1)) {
+      return null;
+    }
+    this.next();
+    const arg = this.parseExpr();
+    this.expectPunct(")", `after the argument of count(distinct ...)`);
+    return { kind: "call", name: "count_distinct", args: [arg], span: spanOf(name) };
   }
 
   looksLikeTuple(): boolean {

@@ -191,7 +191,7 @@ Deno.test("parse() reports what was expected and what was found", () => {
     "1:18 expected a command after '|', found the end of the script",
   ]);
   assert.deepEqual(errors("hits | select(a)"), [
-    "1:1 expected a source (@name, @[path], LIST, PARSE, READ_JSON, READ_CSV or VALUES) " +
+    "1:1 expected a source (@name, @[path], LIST, PARSE, READ_JSON, READ_CSV, READ_W3C, READ_ZEEK or VALUES) " +
     "at the start of a pipeline (a stream bound earlier is written @hits), found 'hits'",
   ]);
   assert.deepEqual(errors("init(ip)"), [
@@ -261,6 +261,7 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
     leftjoin: "@b on left.a = right.a",
     union: "@b",
     unnest: "a as x",
+    leftunnest: "a as x",
     save: "'/user/t.sxt'",
   };
   assert.deepEqual([...COMMAND_NAMES].sort(), Object.keys(args).sort());
@@ -273,4 +274,21 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
       assert.equal(command.kind, kind, name);
     }
   }
+});
+
+Deno.test("parse() reads count(distinct x) as count_distinct(x), and count(distinct) as a field", () => {
+  const sel = (text: string) => {
+    const r = parse(`@x | select(${text})`);
+    assert.deepEqual(r.diagnostics, []);
+    const st = r.script.statements[0];
+    assert.ok(st.kind === "pipeline" && st.pipeline.commands[0].kind === "select");
+    return st.pipeline.commands[0].items[0].expr;
+  };
+  const d = sel("COUNT(DISTINCT lower(host))");
+  assert.ok(d.kind === "call");
+  assert.equal(d.name, "count_distinct");
+  assert.equal(d.args.length, 1);
+  assert.equal(d.args[0].kind, "call");
+  const f = sel("count(distinct)");
+  assert.ok(f.kind === "call" && f.name === "count" && f.args[0].kind === "field");
 });

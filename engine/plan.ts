@@ -6,12 +6,13 @@
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
+import type { SkipTally } from "./exec/skip_tally.ts";
 import { assertNever } from "./ast.ts";
 import type { Schema } from "./types.ts";
 import { typeToString } from "./types.ts";
 import type { Row, Value } from "./values.ts";
 import type { BatchStream, ExecContext } from "./exec/context.ts";
-import type { FileEntry } from "./datastore.ts";
+import type { FileEntry, Warning } from "./datastore.ts";
 import type { ScriptSource } from "./script_source.ts";
 import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
 
@@ -92,6 +93,15 @@ export interface SourceScan {
   /** Whether `file` holds one record per line, so that it may be cut into line ranges. */
   readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
   readonly read: (files: Iterable<FileEntry>, ctx: ExecContext, read: SourceRead) => BatchStream;
+  /**
+   * The warning for the records the shares skipped, given their merged tally, when the source
+   * words it itself (PARSE names the first unmatched records); else the tally's own warning.
+   */
+  readonly skipped?: (
+    files: readonly FileEntry[],
+    tally: SkipTally,
+    ctx: ExecContext,
+  ) => Promise<Warning | null>;
 }
 
 /**
@@ -195,6 +205,8 @@ type PlanStep =
     readonly input: PlanNode;
     readonly array: Compiled;
     readonly name: string;
+    /** `leftunnest`: rows whose array is null or empty are kept. */
+    readonly outer?: boolean;
     readonly reads: ReadonlySet<string>;
   }
   | {
@@ -284,7 +296,7 @@ function headline(node: PlanNode): string {
     case "union":
       return `union`;
     case "unnest":
-      return `unnest ${node.array.label} as ${node.name}`;
+      return `${node.outer ? "leftunnest" : "unnest"} ${node.array.label} as ${node.name}`;
     case "save":
       return `save ${node.canonical}`;
     case "after":

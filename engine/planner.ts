@@ -345,6 +345,7 @@ async function planCommand(
         input,
         array: t,
         name,
+        ...(command.outer ? { outer: true } : {}),
         reads: fieldsRead(command.field),
       };
     }

@@ -97,7 +97,9 @@ export function printCommand(c: Command): string {
     case "union":
       return `(union${c.sources.map((s) => " " + printSource(s)).join("")})`;
     case "unnest":
-      return `(unnest ${printExpr(c.field)}${c.alias === null ? "" : " " + printName(c.alias)})`;
+      return `(${c.outer ? "leftunnest" : "unnest"} ${printExpr(c.field)}${
+        c.alias === null ? "" : " " + printName(c.alias)
+      })`;
     case "save":
       return `(save ${printExpr(c.path)})`;
     default:

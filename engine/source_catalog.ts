@@ -8,20 +8,31 @@ export interface SourceSignature {
   readonly name: string;
   readonly required: readonly string[];
   readonly optional: readonly string[];
+  /** A required argument that another may replace: `pattern` or `pattern_file`. */
+  readonly instead?: Readonly<Record<string, string>>;
   /** In the reference but not implemented yet: checked, then refused by the planner. */
   readonly later?: boolean;
 }
 
 export const SOURCE_CATALOG: readonly SourceSignature[] = [
   { name: "LIST", required: ["src"], optional: ["from", "to"] },
-  { name: "PARSE", required: ["pattern", "src"], optional: ["from", "to"] },
-  { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
   {
-    name: "READ_CSV",
-    required: ["src"],
-    optional: ["delimiter", "header", "from", "to"],
-    later: true,
+    name: "PARSE",
+    required: ["pattern", "src"],
+    instead: { pattern: "pattern_file" },
+    optional: [
+      "pattern_file",
+      "from",
+      "to",
+      "record_start",
+      "max_record_lines",
+      "unmatched",
+    ],
   },
+  { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
+  { name: "READ_CSV", required: ["src"], optional: ["delimiter", "header", "quote", "from", "to"] },
+  { name: "READ_W3C", required: ["src"], optional: ["from", "to"] },
+  { name: "READ_ZEEK", required: ["src"], optional: ["from", "to"] },
 ];
 
 /** Every source written like a call, upper-case: those above and VALUES (rows, not arguments). */

@@ -21,6 +21,13 @@ import { QueryError } from "../engine/diagnostics.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
 
 const SCRIPTS = join(import.meta.dirname!, "scripts");
+/** Real-shaped logs by format (tests/samples/README.md), under `/shared/samples/` in each home. */
+const SAMPLES = join(import.meta.dirname!, "samples");
+/**
+ * The modification time every sample file gets in the home, so that what is inferred from it
+ * (the year of a syslog line without one) does not depend on when the repository was checked out.
+ */
+export const SAMPLES_MODIFIED = new Date("2025-01-15T12:00:00Z");
 
 /**
  * Whether to rewrite the expectations (`UPDATE_GOLDEN=1`), or the reason to refuse: in CI
@@ -45,12 +52,15 @@ export function goldenMode(
 
 const MODE = goldenMode({ UPDATE_GOLDEN: Deno.env.get("UPDATE_GOLDEN"), CI: Deno.env.get("CI") });
 
-async function copyTree(from: string, to: string): Promise<void> {
+async function copyTree(from: string, to: string, modified?: Date): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
   for await (const entry of Deno.readDir(from)) {
     const source = join(from, entry.name), target = join(to, entry.name);
-    if (entry.isDirectory) await copyTree(source, target);
-    else await Deno.copyFile(source, target);
+    if (entry.isDirectory) await copyTree(source, target, modified);
+    else {
+      await Deno.copyFile(source, target);
+      if (modified) await Deno.utime(target, modified, modified);
+    }
   }
 }
 
@@ -100,6 +110,7 @@ export async function runScript(
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+  await copyTree(SAMPLES, join(home.tree.root, "shared", "samples"), SAMPLES_MODIFIED);
   const text = await Deno.readTextFile(join(SCRIPTS, name));
   try {
     const pool = workers ? counting(home, workers) : undefined;

@@ -17,7 +17,8 @@ import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
-import { skipWarning } from "./skip_tally.ts";
+import { type SkipTally, skipWarning } from "./skip_tally.ts";
+import { unmatchedWarning } from "./unmatched.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -43,7 +44,9 @@ export async function* parseSource(
   const push = sink.push;
   let skipped = 0;
   let firstSkipped = "";
-  for (const file of await expectFiles(files, ctx.progress)) {
+  const list = await expectFiles(files, ctx.progress);
+  for (const file of list) {
+    extractor.setFile(file); // the year of timestamps written without one
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
       const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -109,6 +112,10 @@ export async function* parseSource(
   const last = sink.take(true);
   if (last) yield last;
   if (skipped > 0) {
-    ctx.warn(skipWarning({ kind: "PARSE", count: skipped, first: { uri: firstSkipped } }));
+    // The warning shows the first unmatched records: a second look finds them. It carries the
+    // tally, so that the shares of workers merge into one warning (worded again by the source).
+    const tally: SkipTally = { kind: "PARSE", count: skipped, first: { uri: firstSkipped } };
+    const warning = await unmatchedWarning(list, firstSkipped, skipped, pattern, ctx);
+    ctx.warn(warning ? { ...warning, tally } : skipWarning(tally));
   }
 }

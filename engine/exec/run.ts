@@ -87,6 +87,7 @@ function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
       return unnestRows(openNode(node.input, ctx), {
         array: node.array.fn,
         name: node.name,
+        outer: node.outer ?? false,
       }, ctx);
     case "save":
       return saveRows(openNode(node.input, ctx), node, ctx);

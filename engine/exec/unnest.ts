@@ -1,4 +1,8 @@
-/** `unnest(array [as name])`: one row per element; a null or empty array gives no row. */
+/**
+ * `unnest(array [as name])`: one row per element; a null or empty array gives no row.
+ * `leftunnest(...)` keeps such a row once, with the element null (as a left join keeps a row
+ * with no match).
+ */
 
 import type { RowFn } from "../plan.ts";
 import type { Row } from "../values.ts";
@@ -6,7 +10,7 @@ import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts
 
 export async function* unnestRows(
   input: BatchStream,
-  spec: { array: RowFn; name: string },
+  spec: { array: RowFn; name: string; outer?: boolean },
   ctx: ExecContext,
 ): BatchStream {
   for await (const batch of input) {
@@ -14,7 +18,10 @@ export async function* unnestRows(
     const out: Row[] = [];
     for (const row of batch) {
       const value = spec.array(row);
-      if (!Array.isArray(value)) continue;
+      if (!Array.isArray(value) || value.length === 0) {
+        if (spec.outer) out.push({ ...row, [spec.name]: null });
+        continue;
+      }
       for (const element of value) out.push({ ...row, [spec.name]: element });
     }
     if (out.length > 0) yield out;

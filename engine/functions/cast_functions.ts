@@ -3,6 +3,8 @@
  * fails gives null, never an error: they are how scripts clean up untidy data.
  */
 
+import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
+import { inferYear } from "../pattern/year_inference.ts";
 import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../time.ts";
 import { toText } from "../render.ts";
 import { scalar } from "../types.ts";
@@ -100,7 +102,7 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
   },
   {
     name: "timestamp",
-    signature: "TIMESTAMP(s [, format STRING])",
+    signature: "TIMESTAMP(s [, format STRING]), TIMESTAMP(n, 's' | 'ms' | 'us' | 'ns')",
     params: ["ANY", "STRING"],
     optional: 1,
     result: returns(scalar("TIMESTAMP")),
@@ -108,11 +110,29 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
       const zone = ctx.timeZone;
       const [fv, fformat] = fns;
       const constFormat = args[1]?.constant?.value;
+      if (typeof constFormat === "string" && epochUnit(constFormat) !== null) {
+        // A number of seconds (ms, us, ns) since the epoch, or its text.
+        const unit = epochUnit(constFormat)!;
+        return (row) => {
+          const v = fv(row);
+          const n = typeof v === "number"
+            ? v
+            : typeof v === "string" && v.trim() !== ""
+            ? Number(v)
+            : NaN;
+          // Through microseconds, so that a decimal fraction is not cut by binary rounding.
+          return Number.isFinite(n)
+            ? new Timestamp(Math.floor(Math.round(n * unit * 1e3) / 1e3))
+            : null;
+        };
+      }
       if (typeof constFormat === "string") {
         const problem = checkTimePattern(constFormat);
         if (problem !== null) ctx.fail(problem, 1);
       }
-      const fixed = typeof constFormat === "string" ? compileTimestampParser(constFormat) : null;
+      const fixed = typeof constFormat === "string"
+        ? yearlessParser(constFormat, ctx.now) ?? compileTimestampParser(constFormat)
+        : null;
       let lastFormat = "";
       let last: ((text: string, zone: string) => number | null) | null = null;
       return (row) => {
@@ -137,3 +157,35 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
     },
   },
 ];
+
+/** Milliseconds per unit of an epoch number (`TIMESTAMP(n, 's')`), or null for a time pattern. */
+function epochUnit(format: string): number | null {
+  switch (format) {
+    case "s":
+      return 1000;
+    case "ms":
+      return 1;
+    case "us":
+      return 1e-3;
+    case "ns":
+      return 1e-6;
+    default:
+      return null;
+  }
+}
+
+/**
+ * For a format without a year (`MMM d HH:mm:ss`), a parser that takes the year as PARSE does
+ * for a record not read from a file (pattern/year_inference.ts): that of `now`, or the year
+ * before when that would put the time more than a day after `now`. Null for other formats.
+ */
+function yearlessParser(
+  format: string,
+  now: number,
+): ((text: string, zone: string) => number | null) | null {
+  if (format.trim() === "") return null;
+  const { parseInYear } = timestampMatcher(format);
+  if (parseInYear === null) return null;
+  const clock = { pathTime: null, modified: now, version: 0 };
+  return (text, zone) => inferYear((year) => parseInYear(text, year, zone), clock, zone);
+}

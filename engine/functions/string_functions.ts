@@ -1,9 +1,11 @@
-/** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract. */
+/** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract
+ * regex_replace. */
 
 import { arrayOf, scalar } from "../types.ts";
 import { toText } from "../render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
-import { compileUserRegex, regexMistake, type UserRegex } from "../user_regex.ts";
+import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../user_regex.ts";
+import { RE2JS } from "re2js";
 
 const STRING = scalar("STRING");
 const INTEGER = scalar("INTEGER");
@@ -163,4 +165,54 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
       };
     },
   },
+  {
+    name: "regex_replace",
+    signature: "regex_replace(s STRING, regex STRING, replacement STRING)",
+    params: ["STRING", "STRING", "STRING"],
+    result: returns(STRING),
+    compile: (fns, args, ctx) => {
+      const [fs, fr, ft] = fns;
+      const constant = args[1].constant;
+      const fixed = constant && typeof constant.value === "string"
+        ? replacerOf(compileRegex(constant.value, ctx, 1))
+        : null;
+      const dynamic = regexCache(ctx, 1);
+      let lastRegex: UserRegex | null = null;
+      let lastReplacer: Replacer | null = null;
+      return (row) => {
+        const s = fs(row);
+        if (s === null) return null;
+        const to = ft(row);
+        if (to === null) return null;
+        let replace = fixed;
+        if (replace === null) {
+          const pattern = fr(row);
+          if (pattern === null) return null;
+          const regex = dynamic(pattern as string);
+          if (regex !== lastRegex) {
+            lastRegex = regex;
+            lastReplacer = replacerOf(regex);
+          }
+          replace = lastReplacer!;
+        }
+        return replace(s as string, to as string);
+      };
+    },
+  },
 ];
+
+/** Replaces every match of a regular expression in `s` (`$1`, `$&`, `$$` as JavaScript reads them). */
+type Replacer = (s: string, replacement: string) => string;
+
+/**
+ * The replace-all of a user's regular expression, on the engine user_regex.ts chose for it:
+ * V8 when it is proved bounded, else re2js (linear), whose replacement strings read the same.
+ */
+function replacerOf(regex: UserRegex): Replacer {
+  if (regex.native) {
+    const global = new RegExp(regex.source, "gu");
+    return (s, to) => s.replace(global, to);
+  }
+  const linear = RE2JS.compile(forRe2(regex.source));
+  return (s, to) => linear.matcher(s).replaceAll(to);
+}

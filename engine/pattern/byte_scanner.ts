@@ -24,6 +24,7 @@ import { IpAddr } from "../values.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
+import { noFileClock } from "./year_inference.ts";
 
 export interface ByteScanner {
   /**
@@ -109,7 +110,9 @@ export function makeByteScanner(
     const slot = el.name === null ? -1 : slotOf.get(el.name) ?? -1;
     if (slot >= 0) {
       found.add(el.name!);
-      converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter();
+      converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter(
+        noFileClock(),
+      );
       outputs[slot] = el.matcher === "INT"
         ? "int"
         : el.matcher === "LONG"

@@ -29,8 +29,8 @@
 import type { Field, Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
-import { type Converter, type MatcherSpec, matcherSpec } from "./matchers.ts";
-import { parsePattern } from "./parse_pattern.ts";
+import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
+import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import { forRe2, regexShape } from "../user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
@@ -84,18 +84,28 @@ class CompileError extends Error {
 
 interface FieldInfo {
   field: Field;
-  groups: number[];
-  makeConverter: () => Converter;
+  groups: { group: number; makeConverter: MakeConverter }[];
+}
+
+export interface CompileOptions {
+  readonly timeZone: string;
+  /**
+   * Records are cut by PARSE's `record_start` and may hold several lines: DATA (any text, line
+   * breaks included) is allowed. Without it DATA is refused, as it would run across records.
+   */
+  readonly records?: boolean;
+  /** The text of the sub-pattern `$name` (a script constant), for patterns that use them. */
+  readonly subPatterns?: SubPatterns;
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
-export function compilePattern(text: string, options: { timeZone: string }): CompileResult {
-  const parsed = parsePattern(text);
+export function compilePattern(text: string, options: CompileOptions): CompileResult {
+  const parsed = parsePattern(text, options.subPatterns);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
     const linear = needsLinearEngine(parsed.elements);
     const all = buildRegex(parsed.elements, options, null, linear);
-    const regex = newMatcherMaker(all, linear);
+    const regex = newMatcherMaker(all, linear, options.records ?? false);
     const schema = Array.from(all.fields.values(), (f) => f.field);
     const make = (needed: readonly string[]) => {
       // Only the needed fields capture: every capture is a string the match allocates.
@@ -106,7 +116,7 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
         (name) => wanted.has(name),
         linear,
       );
-      const re = some === all ? regex : newMatcherMaker(some, linear);
+      const re = some === all ? regex : newMatcherMaker(some, linear, options.records ?? false);
       return makeExtractor(re, slotsOf(some.fields), needed, all.maxLines);
     };
     let every: Extractor | null = null;
@@ -133,7 +143,11 @@ export function compilePattern(text: string, options: { timeZone: string }): Com
 }
 
 /** A maker of sticky matchers of `built`: V8's sticky RegExp, or re2js on one record's lines. */
-function newMatcherMaker(built: BuiltRegex, linear: boolean): () => StickyMatcher {
+function newMatcherMaker(
+  built: BuiltRegex,
+  linear: boolean,
+  records: boolean,
+): () => StickyMatcher {
   if (!linear) {
     const regex = newRegex(built.source, "y");
     return () => new RegExp(regex.source, regex.flags);
@@ -148,7 +162,8 @@ function newMatcherMaker(built: BuiltRegex, linear: boolean): () => StickyMatche
       0,
     );
   }
-  return () => new LinearSticky(re, built.maxLines);
+  // A record cut by record_start is matched whole, whatever its number of lines.
+  return () => new LinearSticky(re, records ? Infinity : built.maxLines);
 }
 
 function newRegex(source: string, flags: string): RegExp {
@@ -192,7 +207,7 @@ function slotsOf(fields: ReadonlyMap<string, FieldInfo>): Map<string, FieldSlot>
   return new Map(
     Array.from(fields.values(), (f) => [
       f.field.name,
-      { name: f.field.name, groups: f.groups, makeConverter: f.makeConverter },
+      { name: f.field.name, groups: f.groups },
     ]),
   );
 }
@@ -209,7 +224,7 @@ interface BuiltRegex {
  */
 function buildRegex(
   elements: readonly PatternElement[],
-  options: { timeZone: string },
+  options: CompileOptions,
   capture: ((name: string) => boolean) | null,
   linear = false,
 ): BuiltRegex {
@@ -218,11 +233,21 @@ function buildRegex(
   let lineBreaks = 0;
   const last = elements[elements.length - 1];
 
-  function sequence(seq: readonly PatternElement[], nullable: boolean): [string, Set<string>] {
+  /** `atEnd`: nothing follows the sequence in the pattern. */
+  function sequence(
+    seq: readonly PatternElement[],
+    nullable: boolean,
+    atEnd: boolean,
+  ): [string, Set<string>] {
     let out = "";
     const names = new Set<string>();
-    for (const el of seq) {
-      const [src, elNames] = element(el, nullable);
+    for (let k = 0; k < seq.length; k++) {
+      const el = seq[k];
+      const elAtEnd = atEnd && k === seq.length - 1;
+      const guard = k > 0 && el.optional && isLazyRun(seq[k - 1])
+        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd, isData(seq[k - 1]))
+        : null;
+      const [src, elNames] = element(el, nullable, elAtEnd, guard);
       for (const n of elNames) {
         if (names.has(n)) throw new CompileError(`the field '${n}' is named twice`, el.offset);
         names.add(n);
@@ -232,14 +257,44 @@ function buildRegex(
     return [out, names];
   }
 
-  function element(el: PatternElement, nullable: boolean): [string, Set<string>] {
+  /**
+   * What lets an optional element after a lazy LD (or DATA) be absent. Plain `X?` would let it
+   * be absent at once, with the LD still empty, so that `LD:msg (', client: ' IPADDR:client)?`
+   * never fills msg nor client. Instead the element is absent only where it cannot match any
+   * further on the line: the LD runs up to the first place the element matches. When only
+   * optional elements follow to the end of the pattern, the LD runs to the end of the line.
+   * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber,
+   * and in the middle of a pattern on the linear engine, which has no lookahead.
+   */
+  function absentGuard(el: PatternElement, tail: boolean, data: boolean): string | null {
+    // The linear engine has no lookaround; it sees the record without its final line break.
+    // DATA runs over line breaks: to the end of the record, and looking ahead across lines.
+    if (tail) return linear ? "\\r?$" : data ? "(?![\\s\\S])" : "(?=\\r?\\n|$)";
+    if (linear) return null;
+    const plain = buildRegex(
+      [{ ...el, optional: false }],
+      { ...options, records: true },
+      () => false,
+    );
+    if (userGroups(plain.source, 0) > 0) return null;
+    return `(?!${data ? "[\\s\\S]" : "[^\\n]"}*?(?:${plain.source}))`;
+  }
+
+  function element(
+    el: PatternElement,
+    nullable: boolean,
+    atEnd: boolean,
+    guard: string | null,
+  ): [string, Set<string>] {
+    const optional = (source: string, isOptional: boolean, dashIsAbsent: boolean) =>
+      optionalSource(source, isOptional, dashIsAbsent, guard);
     switch (el.kind) {
       case "literal":
         return [optional(RegExp.escape(el.text), el.optional, false), new Set()];
       case "choice": {
         const names = new Set<string>();
         const alts = el.alternatives.map((alt) => {
-          const [src, altNames] = sequence(alt, true);
+          const [src, altNames] = sequence(alt, true, atEnd);
           for (const n of altNames) names.add(n);
           return src;
         });
@@ -252,9 +307,15 @@ function buildRegex(
           lineBreaks++;
           return [optional("\\r?\\n", el.optional, false), new Set()];
         }
+        if (el.matcher === "DATA" && !options.records) {
+          throw new CompileError(
+            "DATA matches across lines: use it in a PARSE with record_start, which says where a record begins",
+            el.offset,
+          );
+        }
         let spec: MatcherSpec;
         try {
-          spec = matcherSpec(el.matcher, el.argument, options.timeZone);
+          spec = matcherSpec(el.matcher, el.argument, options.timeZone, atEnd);
         } catch (e) {
           throw new CompileError((e as Error).message, el.argumentOffset);
         }
@@ -285,13 +346,12 @@ function buildRegex(
               el.offset,
             );
           }
-          known.groups.push(group);
+          known.groups.push({ group, makeConverter: spec.makeConverter });
           known.field = { ...known.field, nullable: known.field.nullable || nowNullable };
         } else {
           fields.set(el.name, {
             field: { name: el.name, type: spec.type, nullable: nowNullable },
-            groups: [group],
-            makeConverter: spec.makeConverter,
+            groups: [{ group, makeConverter: spec.makeConverter }],
           });
         }
         return [optional(body, el.optional, spec.dashIsAbsent), new Set([el.name])];
@@ -299,13 +359,29 @@ function buildRegex(
     }
   }
 
-  const [source] = sequence(elements, false);
+  const [source] = sequence(elements, false, true);
   return { source, fields, maxLines: lineBreaks + 1 };
 }
 
-function optional(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
+/** `source`, optional when `isOptional`; `guard` (absentGuard) in place of plain `?`. */
+function optionalSource(
+  source: string,
+  isOptional: boolean,
+  dashIsAbsent: boolean,
+  guard: string | null,
+): string {
   if (!isOptional) return source;
-  return dashIsAbsent ? `(?:${source}|-)?` : `(?:${source})?`;
+  const core = dashIsAbsent ? `${source}|-` : source;
+  return guard === null ? `(?:${core})?` : `(?:${core}|${guard})`;
+}
+
+function isData(el: PatternElement): boolean {
+  return el.kind === "matcher" && el.matcher === "DATA";
+}
+
+/** A lazy run of any text (LD, DATA), which an optional element after it would leave empty. */
+function isLazyRun(el: PatternElement): boolean {
+  return el.kind === "matcher" && (el.matcher === "LD" || el.matcher === "DATA") && !el.optional;
 }
 
 /** The number of capture groups of a REGEX argument; a bad one is the user's mistake. */

@@ -304,3 +304,134 @@ Deno.test("extractAll() with more text to come holds back records that may conti
   const r = compile("INT:n EOL").extractAll("1\n2\n", 0, 4, () => {}, { more: true });
   assert.equal(r.next, 4);
 });
+
+Deno.test("a field named in two alternatives is converted with the matcher of the one that matched", () => {
+  const p = `(TIMESTAMP('MMM dd HH:mm:ss yyyy'):time | TIMESTAMP('MMM  d HH:mm:ss yyyy'):time) EOL`;
+  const { rows } = parseAll(p, "Jul 10 09:10:11 2024\nJul  1 09:10:11 2024\n");
+  assert.deepEqual(rows, [
+    { time: new Timestamp(Date.UTC(2024, 6, 10, 9, 10, 11)) },
+    { time: new Timestamp(Date.UTC(2024, 6, 1, 9, 10, 11)) },
+  ]);
+  // Only that field needed: the extractor made for it converts with both formats too.
+  const compiled = compile(p);
+  assert.deepEqual(
+    compiled.makeExtractor(["time"])("Jul  1 09:10:11 2024"),
+    { time: new Timestamp(Date.UTC(2024, 6, 1, 9, 10, 11)) },
+  );
+});
+
+Deno.test("a lazy LD before an optional part runs up to it, or to the end of the line", () => {
+  const p = "LD:msg (', client: ' IPADDR:client)? EOL";
+  assert.deepEqual(one(p, "upstream timed out, client: 192.0.2.7"), {
+    msg: "upstream timed out",
+    client: new IpAddr(4, 0xc0000207),
+  });
+  assert.deepEqual(one(p, "no client here"), { msg: "no client here", client: null });
+  // Nothing after the optional part: the LD still takes the line when the part is absent.
+  const q = "LD:msg (', client: ' IPADDR:client)?";
+  assert.deepEqual(one(q, "no client here"), { msg: "no client here", client: null });
+  assert.deepEqual(one(q, "x, client: 192.0.2.7, server: a"), {
+    msg: "x",
+    client: new IpAddr(4, 0xc0000207),
+  });
+  // In the middle: the LD stops where the optional part first matches.
+  const r = "LD:msg (', client: ' IPADDR:client)? ', server: ' NSPACE:server";
+  assert.deepEqual(one(r, "x, client: 192.0.2.7, server: a"), {
+    msg: "x",
+    client: new IpAddr(4, 0xc0000207),
+    server: "a",
+  });
+  assert.deepEqual(one(r, "x, server: a"), { msg: "x", client: null, server: "a" });
+});
+
+Deno.test("DATA is refused without record_start, and takes the rest of a record at the end", () => {
+  const refused = compilePattern("WORD:w EOL DATA:rest", { timeZone: "UTC" });
+  assert.equal(refused.ok, false);
+  assert.match((refused as { message: string }).message, /record_start/);
+  const r = compilePattern("WORD:w (EOL DATA:rest)?", { timeZone: "UTC", records: true });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["w", "rest"]);
+  assert.deepEqual(ex("head\n  line 2\n  line 3"), { w: "head", rest: "  line 2\n  line 3" });
+  assert.deepEqual(ex("alone"), { w: "alone", rest: null });
+});
+
+Deno.test("JAVANAME, HOSTPORT, IPLIST and EPOCH read what their names say", () => {
+  assert.deepEqual(one("JAVANAME:c EOL", "QuorumCnxManager$SendWorker.run"), {
+    c: "QuorumCnxManager$SendWorker.run",
+  });
+  assert.deepEqual(one("HOSTPORT:h", "db-1.example.com:5432"), {
+    h: { host: "db-1.example.com", port: 5432 },
+  });
+  assert.deepEqual(one("HOSTPORT:h", "[2001:db8::1]:99999"), {
+    h: { host: "2001:db8::1", port: null },
+  });
+  assert.deepEqual(one("IPLIST:a EOL", "198.51.100.7, 192.0.2.44,2001:db8::2"), {
+    a: [
+      new IpAddr(4, 0xc6336407),
+      new IpAddr(4, 0xc000022c),
+      new IpAddr(6, 0x20010db8n << 96n | 2n),
+    ],
+  });
+  assert.deepEqual(one("EPOCH:t EOL", "1730800801.987"), {
+    t: new Timestamp(Date.UTC(2024, 10, 5, 10, 0, 1, 987)),
+  });
+  assert.deepEqual(one("EPOCHMS:t EOL", "1730800801987"), {
+    t: new Timestamp(Date.UTC(2024, 10, 5, 10, 0, 1, 987)),
+  });
+});
+
+Deno.test("a sub-pattern $name is used in line, optional with ?, and refused when unknown or looping", () => {
+  const subs: Record<string, string> = {
+    ip_port: "IPV4:ip ':' INT:port",
+    a: "'x' $b",
+    b: "'y' $a",
+  };
+  const compile = (text: string) =>
+    compilePattern(text, { timeZone: "UTC", subPatterns: (n) => subs[n] });
+  const ok = compile("'from ' $ip_port ($ip_port)? EOL");
+  assert.equal(ok.ok, false); // the second use names ip and port again
+  const r = compile("'from ' $ip_port (' via ' WORD:via)? EOL");
+  if (!r.ok) throw new Error(r.message);
+  assert.deepEqual(r.pattern.makeExtractor(["ip", "port", "via"])("from 10.0.0.1:80 via x"), {
+    ip: new IpAddr(4, 0x0a000001),
+    port: 80,
+    via: "x",
+  });
+  // Not optional, the sub-pattern is spliced in: the byte scanner still covers the pattern.
+  const plain = compile("'from ' $ip_port ' ' WORD:via");
+  assert.ok(plain.ok && plain.pattern.makeByteScanner(["ip"]) !== null);
+  const unknown = compile("$nope EOL");
+  assert.ok(!unknown.ok && /unknown sub-pattern '\$nope'/.test(unknown.message));
+  const loop = compile("$a");
+  assert.ok(!loop.ok && /uses itself \(\$a → \$b → \$a\)/.test(loop.message), JSON.stringify(loop));
+});
+
+Deno.test("on the linear engine a record keeps all its lines for DATA, and the LD before an optional tail still fills", () => {
+  // `LD 'a' NSPACE ' '` could backtrack without bound: the pattern runs on re2js.
+  const r = compilePattern("LD:x 'a' NSPACE:y ' ' LD:msg (EOL DATA:trace)?", {
+    timeZone: "UTC",
+    records: true,
+  });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["y", "msg", "trace"]);
+  assert.deepEqual(ex("xa1 hello\n  at 1\n  at 2\n  at 3"), {
+    y: "1",
+    msg: "hello",
+    trace: "  at 1\n  at 2\n  at 3",
+  });
+  assert.deepEqual(ex("xa1 hello world"), { y: "1", msg: "hello world", trace: null });
+});
+
+Deno.test("a DATA before an optional part looks for it across lines, and runs to the record's end", () => {
+  const r = compilePattern("WORD:w ' ' DATA:msg (', client: ' IPV4:client)?", {
+    timeZone: "UTC",
+    records: true,
+  });
+  if (!r.ok) throw new Error(r.message);
+  const ex = r.pattern.makeExtractor(["msg", "client"]);
+  assert.deepEqual(ex("e one\ntwo, client: 10.0.0.1, x"), {
+    msg: "one\ntwo",
+    client: new IpAddr(4, 0x0a000001),
+  });
+  assert.deepEqual(ex("e one\ntwo"), { msg: "one\ntwo", client: null });
+});

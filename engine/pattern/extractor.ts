@@ -4,7 +4,8 @@
  */
 
 import type { Row } from "../values.ts";
-import { type Converter, identity } from "./matchers.ts";
+import { type Converter, identity, type MakeConverter } from "./matchers.ts";
+import { type FileClock, noFileClock } from "./year_inference.ts";
 
 /**
  * A sticky matcher: `exec` matches at `lastIndex` only and moves it past the match. A sticky
@@ -15,16 +16,24 @@ export interface StickyMatcher {
   exec(text: string): ArrayLike<string | undefined> | null;
 }
 
-/** Where a field's value is in a match: the first defined group of `groups`. */
+/**
+ * Where a field's value is in a match: the first defined group of `groups`, converted by the
+ * converter of that group (the alternatives of a choice may name one field with different
+ * matchers of one type, `TIMESTAMP('MMM dd ...')` and `TIMESTAMP('MMM  d ...')`).
+ */
 export interface FieldSlot {
   readonly name: string;
-  readonly groups: readonly number[];
-  readonly makeConverter: () => Converter;
+  readonly groups: readonly { readonly group: number; readonly makeConverter: MakeConverter }[];
 }
 
 export interface Extractor {
   /** The row of one record (a line, or lines joined by `\n`), or null when it does not match. */
   (record: string): Row | null;
+  /**
+   * The file the next records come from (null: none), for the year of timestamps written
+   * without one (year_inference.ts).
+   */
+  setFile(file: { readonly pathTime: number | null; readonly modified: number } | null): void;
   /**
    * Calls `onRow` for every matching record of `text[start, end)` and counts the others.
    * `end` is `text.length` or just after a `\n`. Blank lines are not records and not counted.
@@ -46,6 +55,8 @@ export interface ExtractOptions {
    * the text from there carried into the next call.
    */
   readonly more?: boolean;
+  /** Called with the offset of each record that does not match (where its line starts). */
+  readonly onSkip?: (pos: number) => void;
 }
 
 export interface ExtractCounts {
@@ -70,13 +81,20 @@ export function makeExtractor(
 ): Extractor {
   const multiLine = maxLines > 1;
   const re = newMatcher();
-  const build = rowBuilder(slots, needed);
+  const clock = noFileClock();
+  const build = rowBuilder(slots, needed, clock);
 
   const extractor = ((record: string): Row | null => {
     re.lastIndex = 0;
     const m = re.exec(record);
     return m === null ? null : build(m);
   }) as Extractor;
+
+  extractor.setFile = (file) => {
+    clock.pathTime = file?.pathTime ?? null;
+    clock.modified = file?.modified ?? null;
+    clock.version++;
+  };
 
   extractor.extractAll = (text, start, end, onRow, options) => {
     let matched = 0;
@@ -106,7 +124,10 @@ export function makeExtractor(
           pos = from;
           continue;
         }
-      } else skipped++;
+      } else {
+        skipped++;
+        options?.onSkip?.(pos);
+      }
       const nl = text.indexOf("\n", from);
       pos = nl < 0 || nl >= end ? end : nl + 1;
     }
@@ -133,22 +154,22 @@ function holdBack(text: string, start: number, end: number, lines: number): numb
 function rowBuilder(
   slots: ReadonlyMap<string, FieldSlot>,
   needed: readonly string[],
+  clock: FileClock,
 ): (m: ArrayLike<string | undefined>) => Row {
   const converters: Converter[] = [];
   const props = needed.map((name) => {
     const slot = slots.get(name);
     if (!slot) throw new Error(`the pattern has no field '${name}'`);
-    const convert = slot.makeConverter();
-    let call = (g: number) => `m[${g}]`;
-    if (convert !== identity) {
+    const call = (g: number, convert: Converter) => {
+      if (convert === identity) return `m[${g}]`;
       const c = `c${converters.length}`;
       converters.push(convert);
-      call = (g) => `${c}(m[${g}])`;
-    }
+      return `${c}(m[${g}])`;
+    };
     // The first group that took part in the match holds the text (several: a choice).
     let expr = "null";
-    for (const g of [...slot.groups].reverse()) {
-      expr = `m[${g}] !== undefined ? ${call(g)} : ${expr}`;
+    for (const { group, makeConverter } of [...slot.groups].reverse()) {
+      expr = `m[${group}] !== undefined ? ${call(group, makeConverter(clock))} : ${expr}`;
     }
     // A literal `"__proto__":` key would set the prototype; a computed key makes a field.
     const key = name === "__proto__" ? `["__proto__"]` : JSON.stringify(name);

@@ -4,14 +4,17 @@
  * record is one line unless the pattern says otherwise.
  */
 
-import { ANY, scalar, type Type } from "../types.ts";
-import { parseHttpDate, parseIso8601 } from "../time.ts";
+import { ANY, arrayOf, scalar, tupleOf, type Type } from "../types.ts";
+import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../time.ts";
 import { parseIp, parseIpv4 } from "../ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values.ts";
 import type { MatcherName } from "./pattern_ast.ts";
 import { timestampMatcher } from "./timestamp_matcher.ts";
+import { type FileClock, inferYear } from "./year_inference.ts";
 
 export type Converter = (text: string) => Value;
+/** Makes a converter; those of year-less timestamps read the year from `clock` (its file). */
+export type MakeConverter = (clock: FileClock) => Converter;
 
 export interface MatcherSpec {
   /** Matched around the captured part without being part of the value (DQS's quotes). */
@@ -23,7 +26,7 @@ export interface MatcherSpec {
   readonly canFail: boolean;
   /** When optional, a lone `-` (the log convention for "no value") also counts as absent. */
   readonly dashIsAbsent: boolean;
-  readonly makeConverter: () => Converter;
+  readonly makeConverter: MakeConverter;
 }
 
 // The shape of an IPv4 address; an octet above 255 gives null on conversion. Checking the range
@@ -36,6 +39,28 @@ const QUOTED = `"${QUOTED_BODY}"`;
 const ISO8601 = "\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?" +
   "(?: ?(?:[Zz]|[-+]\\d{2}(?::?\\d{2})?))?)?";
 const KV = `[\\w.\\-]+=(?:${QUOTED}|[^\\s"]*)`;
+
+// HOSTPORT: `host:port`, the host a name, an IPv4 address or an IPv6 address in brackets.
+const HOSTPORT = `(?:\\[[0-9A-Fa-f:.]+\\]|[\\w.\\-]+):\\d{1,5}`;
+const HOSTPORT_TYPE = tupleOf([
+  { name: "host", type: scalar("STRING"), nullable: false },
+  { name: "port", type: scalar("INTEGER"), nullable: true },
+]);
+
+function parseHostPort(s: string): Value {
+  const colon = s.lastIndexOf(":");
+  let host = s.slice(0, colon);
+  if (host.startsWith("[")) host = host.slice(1, -1);
+  const port = Number(s.slice(colon + 1));
+  return { host, port: port <= 65535 ? port : null };
+}
+
+// IPLIST: addresses separated by commas (and spaces), as X-Forwarded-For holds them.
+const IPLIST = `(?:${IPV4}|${IPV6})(?:,[ \\t]*(?:${IPV4}|${IPV6}))*`;
+
+function parseIpList(s: string): Value {
+  return s.split(",").map((a) => parseIp(a.trim()));
+}
 
 /**
  * A balanced JSON object or array, nested up to `depth` levels; strings may hold brackets.
@@ -54,7 +79,7 @@ function jsonSource(depth: number): string {
 function spec(
   body: string,
   type: Type,
-  makeConverter: () => Converter,
+  makeConverter: MakeConverter,
   extra: Partial<MatcherSpec> = {},
 ): MatcherSpec {
   return {
@@ -71,23 +96,60 @@ function spec(
 
 /** The converter of text fields: the extractor copies the text without calling it. */
 export const identity: Converter = (s) => s;
-const asString = (): Converter => identity;
+const asString: MakeConverter = () => identity;
 
-/** Remembers the last conversion: consecutive log lines often share a timestamp. */
-function cached(convert: (s: string) => number | null): () => Converter {
-  return () => {
+/**
+ * Remembers the last conversion: consecutive log lines often share a timestamp. The file's
+ * clock is part of the key, for the year of year-less timestamps.
+ */
+function cached(convert: (s: string, clock: FileClock) => number | null): MakeConverter {
+  return (clock) => {
     let lastText = "";
+    let lastVersion = -1;
     let lastValue: Value = null;
     return (s) => {
-      if (s !== lastText) {
-        const ms = convert(s);
+      if (s !== lastText || clock.version !== lastVersion) {
+        const ms = convert(s, clock);
         lastValue = ms === null ? null : new Timestamp(ms);
         lastText = s;
+        lastVersion = clock.version;
       }
       return lastValue;
     };
   };
 }
+
+// SYSLOGTIME, BSD syslog's time (RFC 3164): `Jul  1 09:10:11`, the day padded with a space (or
+// a zero, or not at all), optionally with a fraction of a second; no year.
+const SYSLOGTIME = "[A-Z][a-z]{2} {1,2}\\d{1,2} \\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?";
+const SYSLOGTIME_PARTS = /^([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
+
+function parseSyslogTime(s: string, clock: FileClock, zone: string): number | null {
+  const m = SYSLOGTIME_PARTS.exec(s);
+  if (m === null) return null;
+  const month = MONTHS_SHORT.indexOf(m[1]) + 1;
+  const day = Number(m[2]), hour = Number(m[3]), minute = Number(m[4]), second = Number(m[5]);
+  if (month === 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
+  const millis = m[6] === undefined ? 0 : Math.floor(Number(`0.${m[6]}`) * 1000);
+  return inferYear(
+    (year) => {
+      if (day > daysInMonth(year, month)) return null;
+      const fields = { year, month, day, hour, minute, second: Math.min(second, 59), millis };
+      return fromLocalParts(fields, zone);
+    },
+    clock,
+    zone,
+  );
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+// SYSLOG5424, the time of an RFC 5424 header: RFC 3339 with at most 6 digits of fraction, or
+// the NILVALUE `-` (no time: null).
+const SYSLOG5424 =
+  "-|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,6})?(?:Z|[-+]\\d{2}:\\d{2})";
 
 function unescapeQuoted(s: string): string {
   if (!s.includes("\\")) return s;
@@ -109,6 +171,8 @@ export function matcherSpec(
   matcher: MatcherName,
   argument: string | null,
   timeZone: string,
+  /** The matcher is the pattern's last element (DATA then takes the rest of the record). */
+  last = false,
 ): MatcherSpec {
   switch (matcher) {
     case "INT":
@@ -172,11 +236,26 @@ export function matcherSpec(
         canFail: true,
       });
     case "TIMESTAMP": {
-      const { source, parse } = timestampMatcher(argument ?? "");
-      return spec(source, scalar("TIMESTAMP"), cached((s) => parse(s, timeZone)), {
-        canFail: true,
-      });
+      const { source, parse, parseInYear } = timestampMatcher(argument ?? "");
+      const convert = parseInYear === null
+        ? cached((s) => parse(s, timeZone))
+        : cached((s, clock) => inferYear((y) => parseInYear(s, y, timeZone), clock, timeZone));
+      return spec(source, scalar("TIMESTAMP"), convert, { canFail: true });
     }
+    case "SYSLOGTIME":
+      return spec(
+        SYSLOGTIME,
+        scalar("TIMESTAMP"),
+        cached((s, clock) => parseSyslogTime(s, clock, timeZone)),
+        { canFail: true },
+      );
+    case "SYSLOG5424":
+      return spec(
+        SYSLOG5424,
+        scalar("TIMESTAMP"),
+        cached((s) => s === "-" ? null : parseIso8601(s, timeZone)),
+        { canFail: true, dashIsAbsent: false },
+      );
     case "JSON":
       return spec(jsonSource(6), ANY, () => (s) => {
         try {
@@ -187,6 +266,25 @@ export function matcherSpec(
       }, { canFail: true });
     case "KVP":
       return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+    case "JAVANAME":
+      return spec("[\\w$.]+", scalar("STRING"), asString);
+    case "HOSTPORT":
+      return spec(HOSTPORT, HOSTPORT_TYPE, () => parseHostPort, { canFail: true });
+    case "IPLIST":
+      return spec(IPLIST, arrayOf(scalar("IPADDR")), () => parseIpList);
+    case "EPOCH":
+      // Through microseconds, so that the decimal fraction is not cut by binary rounding.
+      return spec(
+        "\\d{1,12}(?:\\.\\d{1,9})?",
+        scalar("TIMESTAMP"),
+        () => (s) => new Timestamp(Math.floor(Math.round(Number(s) * 1e6) / 1e3)),
+      );
+    case "EPOCHMS":
+      return spec("\\d{1,15}", scalar("TIMESTAMP"), () => (s) => new Timestamp(Number(s)));
+    case "DATA":
+      return spec(last ? "[\\s\\S]*" : "[\\s\\S]*?", scalar("STRING"), asString, {
+        dashIsAbsent: false,
+      });
     case "SPACE":
       return spec("[ \\t]+", scalar("STRING"), asString, { dashIsAbsent: false });
     case "EOL":

@@ -1,6 +1,7 @@
 /**
  * Reads pattern text into elements: `'literal'`, `MATCHER`, `MATCHER('argument')`, `( a | b )`,
- * each optionally followed by `?` and `:name`. White space only separates elements.
+ * `$name` (a named sub-pattern: the pattern text a script constant holds), each optionally
+ * followed by `?` and `:name`. White space only separates elements.
  */
 
 import { editDistance } from "../diagnostics.ts";
@@ -14,11 +15,19 @@ export const MATCHER_NAMES: readonly MatcherName[] = [
   "WORD",
   "NSPACE",
   "LD",
+  "JAVANAME",
+  "HOSTPORT",
+  "IPLIST",
+  "EPOCH",
+  "EPOCHMS",
+  "DATA",
   "DQS",
   "IPV4",
   "IPV6",
   "IPADDR",
   "HTTPDATE",
+  "SYSLOGTIME",
+  "SYSLOG5424",
   "ISO8601",
   "TIMESTAMP",
   "JSON",
@@ -37,11 +46,24 @@ class PatternSyntaxError extends Error {
   }
 }
 
-/** The elements of a pattern, or the first mistake in it. */
+/** The text of the sub-pattern `$name`, or undefined when there is none. */
+export type SubPatterns = (name: string) => string | undefined;
+
+/** Sub-patterns may use sub-patterns, this deep at most (a loop is refused sooner). */
+const MAX_SUB_DEPTH = 16;
+
+/**
+ * The elements of a pattern, or the first mistake in it. `$name` takes the elements of the
+ * pattern `subPatterns(name)` gives, as one group (so that `$name?` makes it optional); the
+ * fields it names are fields of the pattern.
+ */
 export function parsePattern(
   text: string,
+  subPatterns?: SubPatterns,
+  using: readonly string[] = [],
 ): { ok: true; elements: readonly PatternElement[] } | ({ ok: false } & PatternError) {
   let i = 0;
+  const spliced = new WeakSet<PatternElement>();
 
   function fail(message: string, offset = i): never {
     throw new PatternSyntaxError(message, offset);
@@ -137,7 +159,11 @@ export function parsePattern(
         if (!inChoice) fail(`unexpected '${c}' outside a choice`);
         return out;
       }
-      out.push(readElement());
+      const el = readElement();
+      // A sub-pattern that is not optional is its elements, in line (the byte scanner then
+      // still covers the pattern).
+      if (spliced.has(el) && el.kind === "choice") out.push(...el.alternatives[0]);
+      else out.push(el);
     }
   }
 
@@ -166,6 +192,7 @@ export function parsePattern(
       if (name !== null) fail("a choice cannot be named; name the matchers inside it", offset);
       return { kind: "choice", alternatives, optional, offset };
     }
+    if (c === "$") return readSubPattern();
     const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
     if (!word) fail(`expected a literal, a matcher or '(', found ${describe(i)}`);
     const upper = word[0].toUpperCase();
@@ -196,6 +223,42 @@ export function parsePattern(
     const { optional, name } = readSuffixes();
     if (name !== null && UNNAMEABLE.has(matcher)) fail(`${matcher} cannot be named`, offset);
     return { kind: "matcher", matcher, argument, argumentOffset, name, optional, offset };
+  }
+
+  function readSubPattern(): PatternElement {
+    const offset = i;
+    const m = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(i));
+    if (!m) fail("expected a sub-pattern name after '$' ($ip_port)");
+    const name = m[1];
+    i += m[0].length;
+    const sub = subPatterns?.(name);
+    if (sub === undefined) {
+      fail(`unknown sub-pattern '$${name}': bind it first, $${name} = '''...''';`, offset);
+    }
+    if (using.includes(name) || using.length >= MAX_SUB_DEPTH) {
+      fail(
+        `the sub-pattern '$${name}' uses itself (${
+          [...using, name].map((n) => "$" + n).join(" → ")
+        })`,
+        offset,
+      );
+    }
+    const inner = parsePattern(sub, subPatterns, [...using, name]);
+    if (!inner.ok) {
+      fail(`in the sub-pattern '$${name}' at offset ${inner.offset}: ${inner.message}`, offset);
+    }
+    const { optional, name: fieldName } = readSuffixes();
+    if (fieldName !== null) {
+      fail("a sub-pattern cannot be named; name the matchers inside it", offset);
+    }
+    const group: PatternElement = {
+      kind: "choice",
+      alternatives: [inner.elements],
+      optional,
+      offset,
+    };
+    if (!optional) spliced.add(group);
+    return group;
   }
 
   function readSuffixes(): { optional: boolean; name: string | null } {

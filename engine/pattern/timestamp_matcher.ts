@@ -34,11 +34,17 @@ function fieldSource(letter: string, count: number): string {
 /** Throws an Error with a message for the user when the time pattern is not valid. */
 export function timestampMatcher(
   pattern: string,
-): { source: string; parse: (text: string, zone: string) => number | null } {
+): {
+  source: string;
+  parse: (text: string, zone: string) => number | null;
+  /** For a pattern with no year (no `y`, `u`): the text read as if of `year`; else null. */
+  parseInYear: ((text: string, year: number, zone: string) => number | null) | null;
+} {
   const problem = checkTimePattern(pattern);
   if (problem !== null) throw new Error(problem);
   if (pattern.trim() === "") throw new Error("the time pattern of TIMESTAMP is empty");
   let source = "";
+  let hasYear = false;
   let i = 0;
   while (i < pattern.length) {
     const c = pattern[i];
@@ -66,6 +72,7 @@ export function timestampMatcher(
     } else if (/[A-Za-z]/.test(c)) {
       let j = i;
       while (pattern[j] === c) j++;
+      if (c === "y" || c === "u") hasYear = true;
       source += fieldSource(c, j - i);
       i = j;
     } else {
@@ -73,5 +80,8 @@ export function timestampMatcher(
       i++;
     }
   }
-  return { source, parse: compileTimestampParser(pattern) };
+  const parse = compileTimestampParser(pattern);
+  if (hasYear) return { source, parse, parseInYear: null };
+  const inYear = compileTimestampParser(`yyyy ${pattern}`);
+  return { source, parse, parseInYear: (text, year, zone) => inYear(`${year} ${text}`, zone) };
 }

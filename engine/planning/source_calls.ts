@@ -8,6 +8,12 @@ import type { NamedExpr, Source } from "../ast.ts";
 import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
+import { unmatchedWarning } from "../exec/unmatched.ts";
+import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
+import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
+import { readTableSource } from "../exec/read_table_source.ts";
+import { warnAbsentFields } from "../exec/absent_fields.ts";
+import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../diagnostics.ts";
 import type { OpenSource, PlanNode, SourceScan } from "../plan.ts";
 import type { ExecContext } from "../exec/context.ts";
@@ -134,13 +140,26 @@ export async function planSourceCall(
     }
     case "READ_JSON": {
       const start: OpenSource = (ctx, read) =>
-        readJsonSource(files(ctx), read.fields, ctx, read.filter?.keep, read.paths);
+        warnAbsentFields(
+          name,
+          read.fields,
+          read.filter?.keep,
+          ctx,
+          (keep) => readJsonSource(files(ctx), read.fields, ctx, keep, read.paths),
+        );
       const scan: SourceScan = {
         list: files,
         // A file that is one JSON array is read whole; JSON lines may be cut.
         lines: async (file, signal) => (await firstByte(file, signal)) !== 0x5b, /* [ */
         read: (shares, ctx, read) =>
-          readJsonSource(shares, read.fields, ctx, read.filter?.keep, read.paths),
+          warnAbsentFields(
+            name,
+            read.fields,
+            read.filter?.keep,
+            ctx,
+            (keep) => readJsonSource(shares, read.fields, ctx, keep, read.paths),
+            true,
+          ),
       };
       return {
         kind: "source",
@@ -152,46 +171,70 @@ export async function planSourceCall(
         ...(local(args.src) ? { scan } : {}),
       };
     }
+    case "READ_CSV":
+    case "READ_W3C":
+    case "READ_ZEEK": {
+      const format = tableFormat(env, name, args.values);
+      if (!format) return undefined;
+      const start: OpenSource = (ctx, read) =>
+        warnAbsentFields(
+          name,
+          read.fields,
+          read.filter?.keep,
+          ctx,
+          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep),
+        );
+      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+    }
     default:
       return planParse(env, call, args, files);
   }
 }
 
-function planParse(
+async function planParse(
   env: PlanEnv,
   call: SourceCall,
   args: CallArgs,
   files: (ctx: ExecContext) => AsyncIterable<FileEntry>,
-): PlanNode | undefined {
-  const arg = args.values.get("pattern");
-  if (!arg || typeof arg.value !== "string") {
-    report(
-      env,
-      "BAD_ARGUMENT",
-      "PARSE needs pattern: a pattern as a string",
-      arg?.expr.span ?? call.span,
-    );
-    return undefined;
-  }
-  const compiled = compilePattern(arg.value, { timeZone: env.query.timeZone });
+): Promise<PlanNode | undefined> {
+  const arg = await patternArgument(env, call, args.values);
+  if (!arg) return undefined;
+  const options = parseOptions(env, args.values);
+  if (!options) return undefined;
+  const records = options.records;
+  const compiled = compilePattern(arg.text, {
+    timeZone: env.query.timeZone,
+    records: records !== null,
+    subPatterns: subPatterns(env),
+  });
   if (!compiled.ok) {
     report(
       env,
       "SYNTAX_ERROR",
-      `in the pattern at offset ${compiled.offset}: ${compiled.message}`,
-      arg.expr.value.span,
+      `in the ${arg.what} at offset ${compiled.offset}: ${compiled.message}`,
+      arg.span,
     );
     return undefined;
   }
   const pattern = compiled.pattern;
-  const start: OpenSource = (ctx, read) =>
-    parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
-  const scan: SourceScan = {
+  if (options.unmatched) {
+    const start: OpenSource = (ctx) => unmatchedSource(files(ctx), pattern, records, ctx);
+    const label = `PARSE(src: '${args.src}', unmatched: true)`;
+    return { kind: "source", schema: UNMATCHED_SCHEMA, label, start, ...TAKES_NOTHING };
+  }
+  const start: OpenSource = records !== null
+    ? (ctx, read) =>
+      parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
+    : (ctx, read) => parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
+  // Records that start where a pattern says are read by one thread only (a record may span any
+  // cut); line records may be shared among workers.
+  const scan: SourceScan | undefined = records !== null ? undefined : {
     list: files,
     // A record of a multi-line pattern may span a cut: such files are read whole.
     lines: () => Promise.resolve(!pattern.multiLine),
     read: (shares, ctx, read) =>
       parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+    skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
   };
   return {
     kind: "source",
@@ -199,7 +242,7 @@ function planParse(
     label: `PARSE(src: '${args.src}')`,
     start,
     ...TAKES_ALL,
-    ...(local(args.src) ? { scan } : {}),
+    ...(scan && local(args.src) ? { scan } : {}),
   };
 }
 

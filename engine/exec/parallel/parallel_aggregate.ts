@@ -19,6 +19,12 @@ import { type BatchStream, checkCancelled, type ExecContext } from "../context.t
 import type { ParallelContext, PartialGroups, ShareHandle, ShareMessage } from "./scan_workers.ts";
 import { type FileShare, splitShares } from "./shares.ts";
 import { type SkipTally, skipWarning, type TallyWarning } from "../skip_tally.ts";
+import {
+  type AbsentReport,
+  type AbsentTally,
+  absentWarnings,
+  mergeAbsent,
+} from "../absent_fields.ts";
 import { decodeRow } from "./value_codec.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
@@ -27,6 +33,7 @@ type SourceNode = PlanNode & { kind: "source" };
 interface Split {
   readonly shares: readonly FileShare[][];
   readonly files: readonly FileEntry[];
+  readonly scan: NonNullable<SourceNode["scan"]>;
 }
 
 /** The source's files in shares, or null when there is too little to share. */
@@ -45,7 +52,7 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
   const shares = splitShares(shareable, workers.count, workers.minShareBytes);
   if (shares.length <= 1) return null;
   ctx.progress.expect(files.reduce((n, f) => n + f.size, 0));
-  return { shares, files } satisfies Split;
+  return { shares, files, scan } satisfies Split;
 }
 
 /**
@@ -79,6 +86,8 @@ export async function parallelRows(
 class ShareRun {
   readonly handles: ShareHandle[] = [];
   readonly tallies: SkipTally[][];
+  /** What each share saw of the fields a query reads (absent_fields.ts), merged at the end. */
+  readonly absent: AbsentTally[];
   /** Per share: rows posted and not yet taken, whether the share is done, its groups. */
   readonly queues: (readonly Row[])[][];
   readonly done: boolean[];
@@ -95,6 +104,7 @@ class ShareRun {
     const { shares } = split;
     this.#ctx = ctx;
     this.tallies = shares.map(() => []);
+    this.absent = [];
     this.queues = shares.map(() => []);
     this.done = shares.map(() => false);
     this.groups = shares.map(() => undefined);
@@ -119,7 +129,9 @@ class ShareRun {
         return;
       case "warning": {
         const tally = (m.warning as Partial<TallyWarning>).tally;
+        const absent = (m.warning as Partial<AbsentReport>).absent;
         if (tally) this.tallies[k].push(tally);
+        else if (absent) this.absent.push(absent);
         else this.#ctx.warn(m.warning);
         return;
       }
@@ -183,9 +195,7 @@ async function* mergeGroups(
       }
     }
     run.stop();
-    for (const w of await mergeTallies(run.tallies, split.shares, split.files, ctx.signal)) {
-      ctx.warn(w);
-    }
+    await warnSkipped(run, split, ctx);
     for (const out of grouping.rows()) {
       checkCancelled(ctx.signal);
       yield out;
@@ -216,12 +226,19 @@ async function* mergeRows(
         else await run.next();
       }
     }
-    for (const w of await mergeTallies(run.tallies, split.shares, split.files, ctx.signal)) {
-      ctx.warn(w);
-    }
+    await warnSkipped(run, split, ctx);
   } finally {
     run.close();
   }
+}
+
+/** The shares' skip warnings as one thread gives them, worded by the source where it words them. */
+async function warnSkipped(run: ShareRun, split: Split, ctx: ExecContext) {
+  for (const w of await mergeTallies(run.tallies, split.shares, split.files, ctx.signal)) {
+    const own = split.scan.skipped && await split.scan.skipped(split.files, w.tally, ctx);
+    ctx.warn(own ? { ...own, tally: w.tally } : w);
+  }
+  for (const t of mergeAbsent(run.absent)) for (const w of absentWarnings(t)) ctx.warn(w);
 }
 
 /**

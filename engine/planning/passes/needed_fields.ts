@@ -70,8 +70,12 @@ function withNeeded(node: PlanNode, needed: Needed): PlanNode {
       return { ...node, input: withNeeded(node.input, needed) };
     case "filter":
     case "sort":
-    case "unnest":
       return { ...node, input: withNeeded(node.input, plus(needed, node.reads)) };
+    case "unnest": {
+      // The element replaces an input field of its name: the input need not give it.
+      const others = needed === null ? null : new Set([...needed].filter((n) => n !== node.name));
+      return { ...node, input: withNeeded(node.input, plus(others, node.reads)) };
+    }
     case "project":
     case "aggregate":
       return { ...node, input: withNeeded(node.input, node.reads) };
