@@ -19,7 +19,7 @@ import { planScript } from "./planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import type { PlanEnv } from "./planning/env.ts";
 import { existingFile } from "./planning/paths.ts";
-import { loadView, viewEnv } from "./views.ts";
+import { loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 import { runPlan } from "./exec/run.ts";
 
 export type CompileResult =
@@ -32,8 +32,8 @@ export interface Plan {
 }
 
 /**
- * Checks and plans a script (text, or a stored script the user may `execute`, planned in its
- * own folder). Every mistake found before reading data comes back as a diagnostic.
+ * Checks and plans a script (text, or a stored script the user may `execute` and `read`, planned
+ * in its own folder). Every mistake found before reading data comes back as a diagnostic.
  */
 export async function compile(source: ScriptSource, context: QueryContext): Promise<CompileResult> {
   const now = Date.now();
@@ -57,7 +57,10 @@ export async function compile(source: ScriptSource, context: QueryContext): Prom
   } else if ("table" in source) {
     script = tableScript(source.table);
   } else {
-    const file = await existingFile(top, source.path, { right: "execute", what: "stored script" });
+    const file = await existingFile(top, source.path, {
+      right: SCRIPT_RIGHTS,
+      what: "stored script",
+    });
     script = file && await loadView(top, file);
     if (!file || !script) return { ok: false, diagnostics };
     env = viewEnv(top, file.canonical, true);
