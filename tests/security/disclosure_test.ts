@@ -75,6 +75,16 @@ Deno.test("a stored script called from another script needs read as well, and is
     assert.match(text, /you need the execute and read rights on the stored script/);
     assert.ok(!text.includes(TOKEN_TEXT), text);
   }
+  // POST /check plans the call the same way: refused, nothing quoted.
+  const checked = await s.fetch("bob", "/API/v1.0/check?scriptPath=/shared/run", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: "@[/system/views/broken.sx]",
+  });
+  const checkedText = await checked.text();
+  assert.equal(checked.status, 200, checkedText);
+  assert.match(checkedText, /you need the execute and read rights on the stored script/);
+  assert.ok(!checkedText.includes(TOKEN_TEXT), checkedText);
   // The same call from a stored script bob may run, and a script he may read as well runs.
   await s.write("/shared/run/caller.sx", "@[/system/views/broken.sx]");
   const stored = await s.fetch("bob", "/API/v1.0/?scriptPath=/shared/run/caller.sx", {
