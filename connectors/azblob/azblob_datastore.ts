@@ -14,7 +14,7 @@ import type { Datastore, FileEntry, ListOptions } from "../../engine/datastore.t
 import { QueryError } from "../../engine/diagnostics.ts";
 import type { User } from "../../engine/user.ts";
 import { compileGlob, matchGlob } from "../glob.ts";
-import { storeAllows } from "../store_acl.ts";
+import { definitionAcl, storeAllows } from "../store_acl.ts";
 import { spanOverlaps, timeSpan } from "../file/path_time.ts";
 import { type AzblobDefinition, CONTAINER, parseAzblobDefinition } from "./definition.ts";
 import { BlobRequestError } from "./blob_request.ts";
@@ -72,15 +72,16 @@ export async function openAzblobStore(
       message: `datastore '${store}': ${definition} is not valid JSON`,
     });
   }
-  const parsed = parseAzblobDefinition(store, json);
-  if (!parsed.ok) {
-    throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
-  }
-  if (!storeAllows(parsed.definition.acl, user, "read")) {
+  // The acl first: a user outside it learns nothing of the definition, not even its problems.
+  if (!storeAllows(definitionAcl(json, "azblobStore"), user, "read")) {
     throw new QueryError({
       code: "FORBIDDEN",
       message: `user '${user.name}' may not read datastore '${store}' (see its acl)`,
     });
+  }
+  const parsed = parseAzblobDefinition(store, json);
+  if (!parsed.ok) {
+    throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
   }
   return {
     list: (pattern, options) => listStore(parsed.definition, pattern, options, deps),

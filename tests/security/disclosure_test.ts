@@ -191,6 +191,42 @@ Deno.test("a FILE datastore's definition problems are told only to users in its 
   await assertHealthy(s);
 });
 
+Deno.test("an AZBLOB datastore's definition problems are told only to users in its acl", async () => {
+  const ENDPOINT = "http://internal-archive.corp.example:10000/secret-path";
+  await using s = await startTestServer();
+  await s.write(
+    "/system/datastores/archive.json",
+    JSON.stringify({
+      type: "AZBLOB",
+      azblobStore: {
+        accountName: "contosoarchive",
+        sasToken: "not-a-sas",
+        endpoint: ENDPOINT,
+        timeZone: "Mars/Olympus",
+        acl: { users: { alice: ["read", "list"] }, groups: {} },
+      },
+    }),
+  );
+  const post = (user: string) =>
+    s.fetch(user, "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body: "READ_JSON(src: 'azblob://archive/logs/*.json')",
+    });
+  const bob = await post("bob");
+  const bobText = await bob.text();
+  assert.equal(bob.status, 403, bobText);
+  assert.match(bobText, /may not read datastore 'archive'/);
+  assert.ok(!/BAD_DATASTORE|sasToken|Mars|internal-archive/.test(bobText), bobText);
+  const alice = await post("alice");
+  const aliceText = await alice.text();
+  assert.equal(alice.status, 400, aliceText);
+  assert.match(aliceText, /BAD_DATASTORE/);
+  assert.match(aliceText, /Mars\/Olympus/);
+  assert.ok(!aliceText.includes("not-a-sas"), aliceText);
+  await assertHealthy(s);
+});
+
 Deno.test("control characters in a request path cannot forge a line of the server log", async () => {
   const lines: string[] = [];
   await using s = await startTestServer({}, { logLine: (line) => lines.push(line) });
