@@ -1,6 +1,6 @@
 /**
  * Who may use a datastore an admin defined in `/system/datastores/<store>.json`: its `acl` key,
- * the same for every kind (FILE, CLOUDAPI).
+ * the same for every kind (FILE, CLOUDAPI, AZBLOB).
  *
  *   "acl": { "users": { "bob": ["read"] }, "groups": { "sec": ["read", "list"] } }
  *
@@ -8,6 +8,7 @@
  */
 
 import { z } from "zod";
+import { QueryError } from "../engine/diagnostics.ts";
 import type { User } from "../engine/user.ts";
 
 export type StoreRight = "list" | "execute" | "read" | "write" | "create";
@@ -54,4 +55,44 @@ export function definitionAcl(json: unknown, storeKey: string): StoreAcl | undef
     : undefined;
   const parsed = storeAclSchema.safeParse(acl);
   return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * The parsed definition of `store` (`text`: its file, null when there is none) for `user`, who
+ * must be in the acl under `json[storeKey]`; checked before anything else of the definition is
+ * looked at, so that a user outside the acl learns nothing of its problems. NOT_FOUND without a
+ * file, BAD_DATASTORE when it is not JSON (never the parser's message: it quotes the text around
+ * the mistake, which may be a secret), FORBIDDEN outside the acl.
+ *
+ * @example const json = readableDefinition("corp", text, "cloudapiStore", user);
+ */
+export function readableDefinition(
+  store: string,
+  text: string | null,
+  storeKey: string,
+  user: User,
+): unknown {
+  const definition = `/system/datastores/${store}.json`;
+  if (text === null) {
+    throw new QueryError({
+      code: "NOT_FOUND",
+      message: `there is no datastore '${store}' (no ${definition})`,
+    });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new QueryError({
+      code: "BAD_DATASTORE",
+      message: `datastore '${store}': ${definition} is not valid JSON`,
+    });
+  }
+  if (!storeAllows(definitionAcl(json, storeKey), user, "read")) {
+    throw new QueryError({
+      code: "FORBIDDEN",
+      message: `user '${user.name}' may not read datastore '${store}' (see its acl)`,
+    });
+  }
+  return json;
 }

@@ -20,7 +20,7 @@ import { planScript } from "./planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import type { PlanEnv } from "./planning/env.ts";
 import { existingFile } from "./planning/paths.ts";
-import { loadView, viewEnv } from "./views.ts";
+import { loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 import { runPlan } from "./exec/run.ts";
 
 export type CompileResult =
@@ -33,9 +33,9 @@ export interface Plan {
 }
 
 /**
- * Checks and plans a script (text, or a stored script the user may `execute`, planned in its
- * own folder). Every mistake found before reading data comes back as a diagnostic. `now` is
- * given by scan workers, which plan the query again and must see its time.
+ * Checks and plans a script (text, or a stored script the user may `execute` and `read`, planned
+ * in its own folder). Every mistake found before reading data comes back as a diagnostic. `now`
+ * is given by scan workers, which plan the query again and must see its time.
  */
 export async function compile(
   source: ScriptSource,
@@ -63,7 +63,10 @@ export async function compile(
   } else if ("table" in source) {
     script = tableScript(source.table);
   } else {
-    const file = await existingFile(top, source.path, { right: "execute", what: "stored script" });
+    const file = await existingFile(top, source.path, {
+      right: SCRIPT_RIGHTS,
+      what: "stored script",
+    });
     script = file && await loadView(top, file);
     if (!file || !script) return { ok: false, diagnostics };
     env = viewEnv(top, file.canonical, true);

@@ -19,7 +19,7 @@ import { planSave } from "./planning/save.ts";
 import { planSourceCall } from "./planning/source_calls.ts";
 import { existingFile, resolvePath } from "./planning/paths.ts";
 import { readTableSchema } from "./table/table_reader.ts";
-import { type ArgumentInput, bindArguments, loadView, viewEnv } from "./views.ts";
+import { type ArgumentInput, bindArguments, loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 
 /**
  * Plans `script` in `env` with its arguments (`caller` hears about bad ones). Undefined when
@@ -155,7 +155,7 @@ async function planStored(
     return undefined;
   }
   const file = await existingFile(env, path, {
-    right: "execute",
+    right: SCRIPT_RIGHTS,
     what: "stored script",
     span: source.span,
   });

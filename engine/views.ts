@@ -10,9 +10,16 @@ import { check } from "./front.ts";
 import { parseLiteralOfType } from "./literal.ts";
 import { isNumeric, sameType, scalarByName, type Type, typeToString } from "./types.ts";
 import type { Value } from "./values.ts";
+import type { Right } from "./resource_tree.ts";
 import { toText } from "./render.ts";
 import { type PlanEnv, report } from "./planning/env.ts";
 import { constant } from "./planning/expressions.ts";
+
+/**
+ * The rights running a stored script takes, at the top or called from another script: execute,
+ * and read, because running a file shows what it says (a syntax error quotes it).
+ */
+export const SCRIPT_RIGHTS: readonly Right[] = ["execute", "read"];
 
 /** Arguments of a stored script run. */
 export type ArgumentInput =

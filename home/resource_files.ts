@@ -92,6 +92,11 @@ export async function listFolder(
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * In-flight writes per host path. Module-wide on purpose: a file is one per process, so every
+ * tree and server instance in the process must queue on the same entry; entries go when idle,
+ * so there is nothing to stop at shutdown.
+ */
 const locks = new Map<string, Promise<unknown>>();
 
 /** Runs `work` alone for `key` (a host path) within this process. */

@@ -14,7 +14,7 @@ import type { Datastore, FileEntry, ListOptions } from "../../engine/datastore.t
 import { QueryError } from "../../engine/diagnostics.ts";
 import type { User } from "../../engine/user.ts";
 import { compileGlob, matchGlob } from "../glob.ts";
-import { storeAllows } from "../store_acl.ts";
+import { readableDefinition, storeAllows } from "../store_acl.ts";
 import { spanOverlaps, timeSpan } from "../file/path_time.ts";
 import { type AzblobDefinition, CONTAINER, parseAzblobDefinition } from "./definition.ts";
 import { BlobRequestError } from "./blob_request.ts";
@@ -54,33 +54,10 @@ export async function openAzblobStore(
       message: `'${uri.slice(0, 200)}' names no datastore: expected azblob://<store>/<path>`,
     });
   }
-  const definition = `/system/datastores/${store}.json`;
-  const text = await deps.definitionText(store);
-  if (text === null) {
-    throw new QueryError({
-      code: "NOT_FOUND",
-      message: `there is no datastore '${store}' (no ${definition})`,
-    });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the text around the mistake, which may be the key.
-    throw new QueryError({
-      code: "BAD_DATASTORE",
-      message: `datastore '${store}': ${definition} is not valid JSON`,
-    });
-  }
+  const json = readableDefinition(store, await deps.definitionText(store), "azblobStore", user);
   const parsed = parseAzblobDefinition(store, json);
   if (!parsed.ok) {
     throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });
-  }
-  if (!storeAllows(parsed.definition.acl, user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${store}' (see its acl)`,
-    });
   }
   return {
     list: (pattern, options) => listStore(parsed.definition, pattern, options, deps),

@@ -5,6 +5,7 @@
  * for Retry-After. The body is read whole: listings are pages and reads are ranges, both small.
  */
 
+import { retryAfterMs } from "../retry_after.ts";
 import { authorize } from "./authorize.ts";
 import type { AzblobDefinition } from "./definition.ts";
 
@@ -54,7 +55,9 @@ export async function blobRequest(
       const res = await attempt(ctx, url, headers);
       const throttled = res.status === 429 || (res.status === 503 && res.code === "ServerBusy");
       if (throttled && ++throttles <= MAX_THROTTLE_WAITS) {
-        await sleep(retryAfterMs(res.headers) ?? backoff * 2 ** Math.min(throttles, 6), ctx.signal);
+        const asked = retryAfterMs(res.headers, Date.now());
+        const wait = asked === undefined ? undefined : Math.min(asked, MAX_RETRY_AFTER_MS);
+        await sleep(wait ?? backoff * 2 ** Math.min(throttles, 6), ctx.signal);
         continue;
       }
       if (res.status < 500 && !throttled) return res;
@@ -117,15 +120,6 @@ async function attempt(
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
   }
-}
-
-/** Retry-After in seconds or as an HTTP date, capped; undefined when absent or unreadable. */
-function retryAfterMs(headers: Headers): number | undefined {
-  const text = headers.get("Retry-After");
-  if (text === null) return undefined;
-  const seconds = Number(text);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(text) - Date.now();
-  return Number.isNaN(ms) ? undefined : Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -7,6 +7,7 @@
  */
 
 import type { Warning } from "../../engine/datastore.ts";
+import { retryAfterMs } from "../retry_after.ts";
 
 export interface RequestContext {
   /** The store, for messages. */
@@ -280,22 +281,6 @@ export function errorMessage(res: CloudResponse): string {
     ? err.message.split(/\r?\n/)[0].slice(0, 500)
     : res.text.slice(0, 200);
   return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
-}
-
-/**
- * The wait a `Retry-After` header asks for, in ms: delay seconds (`120`) or an HTTP date
- * (`Wed, 21 Oct 2026 07:28:00 GMT`). A date counts from the answer's own `Date` header, so a
- * server whose clock differs from ours still gets the wait it asked for; without one, from
- * `now`. Undefined when absent or unreadable.
- */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const v = headers.get("retry-after")?.trim();
-  if (v === undefined || v === "") return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  const date = Date.parse(headers.get("date") ?? "");
-  return Math.max(0, at - (Number.isNaN(date) ? now : date));
 }
 
 function checkSkew(ctx: RequestContext, headers: Headers): void {

@@ -10,7 +10,7 @@ import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
-import { definitionAcl, storeAllows } from "../store_acl.ts";
+import { readableDefinition } from "../store_acl.ts";
 import { type Family, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
@@ -124,30 +124,7 @@ export async function openCloudApiStore(
     });
   }
   const text = await deps.definitionText(parts.store);
-  if (text === null) {
-    throw new QueryError({
-      code: "NOT_FOUND",
-      message: `there is no datastore '${parts.store}' (no /system/datastores/${parts.store}.json)`,
-    });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the text around the mistake, which may be the secret.
-    throw new QueryError({
-      code: "BAD_DATASTORE",
-      message:
-        `datastore '${parts.store}': /system/datastores/${parts.store}.json is not valid JSON`,
-    });
-  }
-  // The acl first: a user outside it learns nothing of the definition, not even its problems.
-  if (!storeAllows(definitionAcl(json, "cloudapiStore"), user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${parts.store}' (see its acl)`,
-    });
-  }
+  const json = readableDefinition(parts.store, text, "cloudapiStore", user);
   const parsed = parseDefinition(parts.store, json);
   if (!parsed.ok) {
     throw new QueryError({ code: "BAD_DATASTORE", message: parsed.problems.join("; ") });

@@ -62,6 +62,11 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   await writeFileAtomic(path, text);
 }
 
+/**
+ * In-flight work per host file. Module-wide on purpose: a file is one per process, so every store
+ * and server instance in the process must queue on the same entry; entries go when idle, so
+ * there is nothing to stop at shutdown.
+ */
 const locks = new Map<string, Promise<unknown>>();
 
 /** Runs `work` with `file` to itself within this process (two queries fetching one hour). */

@@ -16,7 +16,7 @@ import {
 } from "@azure/msal-node";
 import { createHash } from "node:crypto";
 import type { CloudHosts } from "./hosts.ts";
-import { retryAfterMs } from "./cloud_request.ts";
+import { retryAfterMs } from "../retry_after.ts";
 
 export interface TokenRequest {
   readonly store: string;

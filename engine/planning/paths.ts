@@ -18,27 +18,32 @@ export function resolvePath(env: PlanEnv, path: string, span?: Span): ResolvedPa
 }
 
 /**
- * An existing file the user has `right` on, with its real host path; otherwise a diagnostic.
- * The rights are checked before existence, so that a refusal does not tell whether the file
- * exists: NOT_FOUND when the user may not even list its folder (another user's folder: as if
- * it were not there), FORBIDDEN when they may see it but not use it.
+ * An existing file the user has `right` on (every one of them, when a list), with its real
+ * host path; otherwise a diagnostic. The rights are checked before existence, so that a refusal
+ * does not tell whether the file exists: NOT_FOUND when the user may not even list its folder
+ * (another user's folder: as if it were not there), FORBIDDEN when they may see it but not use it.
  */
 export async function existingFile(
   env: PlanEnv,
   path: string,
-  options: { right: Right; what: string; span?: Span },
+  options: { right: Right | readonly Right[]; what: string; span?: Span },
 ): Promise<{ canonical: string; real: string } | undefined> {
   const resolved = resolvePath(env, path, options.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
   const { tree, user } = env.query;
-  if (!tree.may(user, options.right, canonical)) {
+  const rights: readonly Right[] = typeof options.right === "string"
+    ? [options.right]
+    : options.right;
+  if (!rights.every((right) => tree.may(user, right, canonical))) {
     const visible = tree.may(user, "list", dirname(canonical));
     report(
       env,
       visible ? "FORBIDDEN" : "NOT_FOUND",
       visible
-        ? `you may not ${options.right} the ${options.what} ${canonical}`
+        ? rights.length === 1
+          ? `you may not ${rights[0]} the ${options.what} ${canonical}`
+          : `you need the ${rights.join(" and ")} rights on the ${options.what} ${canonical}`
         : `the ${options.what} ${canonical} does not exist`,
       options.span,
     );

@@ -52,6 +52,53 @@ Deno.test("a stored script needs read as well as execute, and only .sx files are
   await assertHealthy(s);
 });
 
+Deno.test("a stored script called from another script needs read as well, and is not quoted without it", async () => {
+  await using s = await startTestServer({}, {
+    grants: [
+      { path: "/system", user: "bob", rights: ["execute", "list"] },
+      { path: "/shared/run", user: "bob", rights: ["execute", "read"] },
+    ],
+  });
+  await s.write("/system/views/broken.sx", `VALUES((a: '${TOKEN_TEXT}')) |||`);
+  await s.write("/system/views/fine.sx", `VALUES((a: '${TOKEN_TEXT}'))`);
+  await s.write("/shared/run/inner.sx", "VALUES((a: 2))");
+  const run = (body: string) =>
+    s.fetch("bob", "/API/v1.0/?scriptPath=/shared/run", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body,
+    });
+  for (const called of ["/system/views/broken.sx", "/system/views/fine.sx"]) {
+    const res = await run(`@[${called}]`);
+    const text = await res.text();
+    assert.equal(res.status, 403, text);
+    assert.match(text, /you need the execute and read rights on the stored script/);
+    assert.ok(!text.includes(TOKEN_TEXT), text);
+  }
+  // POST /check plans the call the same way: refused, nothing quoted.
+  const checked = await s.fetch("bob", "/API/v1.0/check?scriptPath=/shared/run", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: "@[/system/views/broken.sx]",
+  });
+  const checkedText = await checked.text();
+  assert.equal(checked.status, 200, checkedText);
+  assert.match(checkedText, /you need the execute and read rights on the stored script/);
+  assert.ok(!checkedText.includes(TOKEN_TEXT), checkedText);
+  // The same call from a stored script bob may run, and a script he may read as well runs.
+  await s.write("/shared/run/caller.sx", "@[/system/views/broken.sx]");
+  const stored = await s.fetch("bob", "/API/v1.0/?scriptPath=/shared/run/caller.sx", {
+    method: "POST",
+  });
+  const storedText = await stored.text();
+  assert.equal(stored.status, 403, storedText);
+  assert.ok(!storedText.includes(TOKEN_TEXT), storedText);
+  const ok = await run("@[/shared/run/inner.sx]");
+  assert.equal(ok.status, 200);
+  assert.equal(await ok.text(), '[{"a":2}]');
+  await assertHealthy(s);
+});
+
 Deno.test("a file one may not see is refused the same way whether it exists or not", async () => {
   await using s = await startTestServer();
   await s.write("/users/alice/secret.log", "1 x\n");
@@ -141,6 +188,42 @@ Deno.test("a FILE datastore's definition problems are told only to users in its 
   assert.match(bobText, /may not read datastore 'web'/);
   assert.ok(!bobText.includes("secret-root"), bobText);
   assert.match(await (await post("alice")).text(), /secret-root/);
+  await assertHealthy(s);
+});
+
+Deno.test("an AZBLOB datastore's definition problems are told only to users in its acl", async () => {
+  const ENDPOINT = "http://internal-archive.corp.example:10000/secret-path";
+  await using s = await startTestServer();
+  await s.write(
+    "/system/datastores/archive.json",
+    JSON.stringify({
+      type: "AZBLOB",
+      azblobStore: {
+        accountName: "contosoarchive",
+        sasToken: "not-a-sas",
+        endpoint: ENDPOINT,
+        timeZone: "Mars/Olympus",
+        acl: { users: { alice: ["read", "list"] }, groups: {} },
+      },
+    }),
+  );
+  const post = (user: string) =>
+    s.fetch(user, "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body: "READ_JSON(src: 'azblob://archive/logs/*.json')",
+    });
+  const bob = await post("bob");
+  const bobText = await bob.text();
+  assert.equal(bob.status, 403, bobText);
+  assert.match(bobText, /may not read datastore 'archive'/);
+  assert.ok(!/BAD_DATASTORE|sasToken|Mars|internal-archive/.test(bobText), bobText);
+  const alice = await post("alice");
+  const aliceText = await alice.text();
+  assert.equal(alice.status, 400, aliceText);
+  assert.match(aliceText, /BAD_DATASTORE/);
+  assert.match(aliceText, /Mars\/Olympus/);
+  assert.ok(!aliceText.includes("not-a-sas"), aliceText);
   await assertHealthy(s);
 });
 

@@ -129,3 +129,74 @@ Deno.test("10 000-term chains and 5 000 filters are a 400 naming the limit, not 
   assert.equal(health.status, 200);
   await health.body?.cancel();
 });
+
+Deno.test("other users are served while the backtracking patterns run, and the server is healthy after", async () => {
+  await using s = await startTestServer();
+  await s.write("/shared/evil.log", `${"a".repeat(29)}!\n`.repeat(200));
+  await s.write(`/shared/globs/${"a".repeat(200)}.log`, "x\n");
+  const source = `PARSE(pattern: '''LD:s EOL''', src: '/shared/evil.log')`;
+  const attacks = [
+    `${source} | filter(s ~ '^(a+)+$')`,
+    `${source} | filter(s like '%a%a%a%a%a%a%a%b')`,
+    `${source} | select(regex_extract(s, '^(a|a)+$') as x)`,
+    `PARSE(pattern: '''REGEX('(a+)+$'):s EOL''', src: '/shared/evil.log')`,
+    `LIST(src: '/shared/globs/*a*a*a*a*a*a*a*b')`,
+  ];
+  let done = false;
+  const running = Promise.all(attacks.map(async (body) => {
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body,
+    });
+    assert.equal(res.status, 200, body);
+    await res.body?.cancel();
+  })).finally(() => done = true);
+  const times = await othersWhile(s, () => done);
+  await running;
+  if (times.length > 0) {
+    assert.ok(Math.max(...times) < 1000, `slowest ${Math.max(...times).toFixed(0)} ms`);
+  }
+  const health = await fetch(`${s.url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+});
+
+Deno.test("chained streams, a deeply nested JSON line and a long table name get clear answers from a real server", async () => {
+  await using s = await startTestServer();
+  const lines = ["@s0 = VALUES((a: 1));"];
+  for (let i = 1; i <= 5000; i++) lines.push(`@s${i} = @s${i - 1} | filter(true);`);
+  const post = (body: string) =>
+    s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body,
+    });
+  const streams = await expectError(await post(`${lines.join("\n")}\n@s5000`), 400, "SYNTAX_ERROR");
+  assert.match(JSON.stringify(streams), /pipeline too long/);
+
+  // One line nested 2000 deep is skipped with a warning; the others are read.
+  await s.write(
+    "/shared/deep.json",
+    `{"a": 1}\n{"a": ${"[".repeat(2000)}${"]".repeat(2000)}}\n{"a": 3}\n`,
+  );
+  const id = await startQuery(s, `READ_JSON(src: '/shared/deep.json') | select(a)`);
+  const st = await finished(s, id);
+  assert.equal(st.state, "SUCCEEDED", JSON.stringify(st));
+  assert.ok(st.warnings.some((w) => /deep\.json/.test(w.message)), JSON.stringify(st.warnings));
+  const rows = await (await s.fetch("alice", `/API/v1.0/queries/${id}/result`)).json();
+  assert.deepEqual(rows, [{ a: 1 }, { a: 3 }]);
+
+  // A 234-character table name is saved and read back (no ENAMETOOLONG, no 500).
+  const name = `${"t".repeat(234)}.sxt`;
+  const saved = await post(`VALUES((a: 1)) | save('/user/${name}')`);
+  assert.equal(saved.status, 200, await saved.clone().text());
+  await saved.body?.cancel();
+  const back = await post(`@[/user/${name}]`);
+  assert.equal(back.status, 200);
+  assert.equal(await back.text(), '[{"a":1}]');
+
+  const health = await fetch(`${s.url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+});
