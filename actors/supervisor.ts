@@ -58,6 +58,8 @@ export type QueryRef = ActorRefFrom<typeof queryMachine>;
 interface Entry {
   readonly ref: QueryRef;
   readonly owner: string;
+  /** The client's Idempotency-Key, kept in `keys` for as long as the query is held. */
+  readonly key?: string;
 }
 
 /**
@@ -73,12 +75,19 @@ export interface SupervisorContext extends SupervisorInput {
   /** Queries holding a slot, SCHEDULED or RUNNING (updated in place, as `queries`). */
   readonly active: ReadonlySet<string>;
   readonly expired: ExpiredIds;
+  /**
+   * `Idempotency-Key`s: `owner \n key` → query id, for as long as the query is held (its
+   * retention is the key's expiry: the drop forgets it). Updated in place, as `queries`.
+   */
+  readonly keys: ReadonlyMap<string, string>;
 }
 
 export type SupervisorEvent =
   | {
     readonly type: "SUBMIT";
     readonly input: Omit<QueryInput, "retentionMs" | "now" | "log" | "supervisor">;
+    /** The client's Idempotency-Key: a second SUBMIT with the same key and owner is refused. */
+    readonly idempotencyKey?: string;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
@@ -105,6 +114,8 @@ export const supervisorMachine = setup({
     // A known id is refused too: spawning it again would leave the first actor running unheld.
     canAdmit: ({ context, event }) =>
       event.type === "SUBMIT" && !context.queries.has(event.input.queryId) &&
+      (event.idempotencyKey === undefined ||
+        !context.keys.has(keyOf(event.input.owner.name, event.idempotencyKey))) &&
       (context.active.size < context.maxRunning || context.waiting.length < context.maxQueued),
     // A result being read outlives its retention: the read would end cut short otherwise.
     isBeingRead: ({ context, event }) => {
@@ -134,7 +145,12 @@ export const supervisorMachine = setup({
       });
       // Also keeps the error from being reported as unhandled, which would end the process.
       ref.subscribe({ error: (error) => self.send({ type: "QUERY.CRASHED", queryId, error }) });
-      queriesOf(context).set(queryId, { ref, owner: event.input.owner.name });
+      const owner = event.input.owner.name;
+      const key = event.idempotencyKey === undefined
+        ? undefined
+        : keyOf(owner, event.idempotencyKey);
+      queriesOf(context).set(queryId, { ref, owner, key });
+      if (key !== undefined) keysOf(context).set(key, queryId);
       waitingOf(context).push(queryId);
       ref.start();
       ref.send({ type: "ACCEPT" });
@@ -175,6 +191,7 @@ export const supervisorMachine = setup({
       });
       enqueue(() => entry.ref.stop());
       queriesOf(context).delete(queryId);
+      if (entry.key !== undefined) keysOf(context).delete(entry.key);
       // Forgets ids past their memory too, so it stays bounded without a timer per id.
       context.expired.remember(queryId, entry.owner, context.now());
       activeOf(context).delete(queryId);
@@ -193,6 +210,7 @@ export const supervisorMachine = setup({
     waiting: [],
     active: new Set(),
     expired: new ExpiredIds(input.expiredMemoryMs),
+    keys: new Map(),
   }),
   initial: "supervising",
   states: {
@@ -243,6 +261,30 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
 /** The actor of a query the supervisor holds, whoever owns it. */
 export function queryRef(supervisor: SupervisorRef, queryId: string): QueryRef | undefined {
   return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+}
+
+/**
+ * The query `user` already submitted with this Idempotency-Key and the supervisor still holds
+ * (its id and actor), or undefined.
+ */
+export function idempotentQuery(
+  supervisor: SupervisorRef,
+  user: User,
+  idempotencyKey: string,
+): { readonly queryId: string; readonly ref: QueryRef } | undefined {
+  const { context } = supervisor.getSnapshot();
+  const queryId = context.keys.get(keyOf(user.name, idempotencyKey));
+  const ref = queryId === undefined ? undefined : context.queries.get(queryId)?.ref;
+  return queryId !== undefined && ref ? { queryId, ref } : undefined;
+}
+
+function keyOf(owner: string, idempotencyKey: string): string {
+  return `${owner}\n${idempotencyKey}`;
+}
+
+/** The Idempotency-Keys, which the actions update in place (see SupervisorContext). */
+function keysOf(context: SupervisorContext): Map<string, string> {
+  return context.keys as Map<string, string>;
 }
 
 /** The context's query map, which the actions update in place (see SupervisorContext). */

@@ -173,6 +173,8 @@ export interface FormatOptions {
   readonly timeZone?: string;
   readonly timestampFormat?: string;
   readonly omitHeader: boolean;
+  /** `opt.failOnWarning=true`: a synchronous answer with a WARN or ERROR warning is a 409. */
+  readonly failOnWarning?: boolean;
 }
 
 export interface ResultFormat {
@@ -199,6 +201,7 @@ const OPT_NAMES = [
   "opt.timestampFormat",
   "opt.timestampNanoFormat",
   "opt.omitHeader",
+  "opt.failOnWarning",
 ] as const;
 
 /** The format a request asks for: `negotiateFormat(url.searchParams, req.header("Accept"))`. */
@@ -254,7 +257,8 @@ function parseOptions(
         );
       }
       if (params.getAll(name).length > 1) return badParameter(`parameter '${name}' given twice`);
-      explicit = true;
+      // Not a rendering option: it does not fix the format of an asynchronous query.
+      if (name !== "opt.failOnWarning") explicit = true;
     }
   }
   const timeZone = params.get("opt.timezone") ?? undefined;
@@ -281,7 +285,20 @@ function parseOptions(
   if (omit !== null && omit !== "true" && omit !== "false") {
     return badParameter(`opt.omitHeader must be 'true' or 'false', found '${omit}'`);
   }
-  return { ok: true, value: { timeZone, timestampFormat, omitHeader: omit === "true" }, explicit };
+  const failOnWarning = params.get("opt.failOnWarning");
+  if (failOnWarning !== null && failOnWarning !== "true" && failOnWarning !== "false") {
+    return badParameter(`opt.failOnWarning must be 'true' or 'false', found '${failOnWarning}'`);
+  }
+  return {
+    ok: true,
+    value: {
+      timeZone,
+      timestampFormat,
+      omitHeader: omit === "true",
+      ...(failOnWarning === "true" ? { failOnWarning: true } : {}),
+    },
+    explicit,
+  };
 }
 
 interface AcceptChoice {

@@ -15,7 +15,7 @@ import type { Context } from "hono";
 import { schemaToJson } from "../engine/types.ts";
 import { formatDiagnostic } from "../engine/diagnostics.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
-import { isFinished, topState } from "../actors/query_machine.ts";
+import { isFinished, statsOf, topState } from "../actors/query_machine.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -23,10 +23,12 @@ import { formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
 import { contentRange, parseRange, resolveRange } from "./range.ts";
 import {
   type FixedFormat,
+  idempotencyKeyOf,
   QUERY_ID,
   type QueryDeps,
   queryZone,
   submitQuery,
+  waitMillisOf,
 } from "./query_request.ts";
 import { bodyShape, resultBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
@@ -40,7 +42,12 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post("/queries", async (c) => {
-    const { queryId } = await submitQuery(c, deps, { alwaysFix: false });
+    const waitMillis = waitMillisOf(new URL(c.req.url).searchParams);
+    const idempotencyKey = idempotencyKeyOf(c);
+    const { queryId, ref } = await submitQuery(c, deps, { alwaysFix: false, idempotencyKey });
+    if (waitMillis !== undefined && await finishesWithin(ref, waitMillis, c.req.raw.signal)) {
+      return sendJson(c, statusOf(ref), 200, { Location: `${QUERIES_PATH}/${queryId}/result` });
+    }
     return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
   });
 
@@ -102,7 +109,7 @@ function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
   }
 }
 
-/** The status object of the specification. */
+/** The status object of the specification, with the query's `stats` (API.md). */
 export function statusOf(ref: QueryRef): Record<string, unknown> {
   const { context, value } = ref.getSnapshot();
   return {
@@ -111,8 +118,33 @@ export function statusOf(ref: QueryRef): Record<string, unknown> {
     progress: context.progress,
     warnings: context.warnings,
     stateChanges: context.stateChanges,
+    stats: statsOf(context, context.now()),
     ...(context.error ? { error: context.error } : {}),
   };
+}
+
+/** Whether the query is (or gets) finished within `millis`; false early if the client goes. */
+async function finishesWithin(
+  ref: QueryRef,
+  millis: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const done = () => isFinished(topState(ref.getSnapshot().value));
+  if (done() || millis === 0) return done();
+  const { promise, resolve } = Promise.withResolvers<boolean>();
+  const timer = setTimeout(() => resolve(false), millis);
+  const gone = () => resolve(false);
+  signal.addEventListener("abort", gone, { once: true });
+  const subscription = ref.subscribe((s) => {
+    if (isFinished(topState(s.value))) resolve(true);
+  });
+  try {
+    return await promise;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", gone);
+    subscription.unsubscribe();
+  }
 }
 
 /** 409 unless the query has SUCCEEDED: QUERY_NOT_FINISHED, QUERY_FAILED or QUERY_CANCELLED. */

@@ -42,6 +42,8 @@ export async function* parseSource(
   const push = sink.push;
   let skipped = 0;
   let firstSkipped = "";
+  // Records of the current chunk, added to the query's stats once per chunk.
+  let records = 0;
   for (const file of await expectFiles(files, ctx.progress)) {
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
@@ -61,6 +63,7 @@ export async function* parseSource(
             i += 2;
             continue;
           }
+          records++;
           if (i < checked) {
             const row = scanner.scan(bytes, i);
             if (row !== undefined) {
@@ -77,6 +80,8 @@ export async function* parseSource(
           if (row !== null) push(row);
           else if (skipped++ === 0) firstSkipped = file.uri;
         }
+        if (ctx.stats) ctx.stats.recordsRead += records;
+        records = 0;
         const batch = sink.take();
         if (batch) yield batch;
       }
@@ -96,6 +101,7 @@ export async function* parseSource(
       held = counts.next < end ? text.slice(counts.next, end) : "";
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
+      if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
       const batch = sink.take();
       if (batch) yield batch;
     }
@@ -103,10 +109,12 @@ export async function* parseSource(
       const counts = extractor.extractAll(held, 0, held.length, push);
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
+      if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
     }
   }
   const last = sink.take(true);
   if (last) yield last;
+  if (ctx.stats) ctx.stats.recordsUnmatched += skipped;
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",

@@ -52,6 +52,8 @@ export async function* readJsonSource(
   let firstBad = "";
   let deep = 0;
   let firstDeep = "";
+  // Records of the current chunk, added to the query's stats once per chunk.
+  let records = 0;
   const bad = (where: string) => {
     if (skipped++ === 0) firstBad = where;
   };
@@ -59,9 +61,15 @@ export async function* readJsonSource(
   const take = (json: string, where: () => string, blankOk: boolean) => {
     const v = parseObject(json);
     if (v === TOO_DEEP) {
+      records++;
       if (deep++ === 0) firstDeep = where();
-    } else if (v) push(pick(v));
-    else if (!blankOk || !isBlank(json, 0, json.length)) bad(where());
+    } else if (v) {
+      records++;
+      push(pick(v));
+    } else if (!blankOk || !isBlank(json, 0, json.length)) {
+      records++;
+      bad(where());
+    }
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" = "unknown";
@@ -91,6 +99,7 @@ export async function* readJsonSource(
           if (bytesReader !== null && i < checked) {
             const row = bytesReader.read(bytes, i);
             if (row !== undefined) {
+              records++;
               push(row);
               i = bytesReader.next;
               continue;
@@ -104,6 +113,7 @@ export async function* readJsonSource(
           if (readFields !== null) {
             const row = readFields(l);
             if (row !== undefined) {
+              records++;
               push(row);
               continue;
             }
@@ -112,6 +122,8 @@ export async function* readJsonSource(
           take(l, () => `line ${at} of '${file.uri}'`, true);
         }
       }
+      if (ctx.stats) ctx.stats.recordsRead += records;
+      records = 0;
       const batch = sink.take();
       if (batch) yield batch;
     }
@@ -119,6 +131,7 @@ export async function* readJsonSource(
   }
   const last = sink.take(true);
   if (last) yield last;
+  if (ctx.stats) ctx.stats.recordsUnmatched += skipped + deep;
   if (skipped > 0) {
     ctx.warn({
       level: "WARN",

@@ -102,6 +102,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     warn,
     progress,
     memory: new MemoryBudget(plan.memoryLimit),
+    stats: options.stats,
   };
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
@@ -111,6 +112,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     for await (const batch of openNode(plan.root, ctx)) {
       checkCancelled(ctx.signal);
       observer.observe(batch);
+      if (ctx.stats) ctx.stats.rowsOut += batch.length;
       if (batch.length > 0) yield batch;
     }
     checkCancelled(ctx.signal);
