@@ -19,7 +19,7 @@ import { isFinished, statsOf, topState } from "../actors/query_machine.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
-import { formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
+import { batchWriterOf, formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
 import { contentRange, parseRange, resolveRange } from "./range.ts";
 import {
   type FixedFormat,
@@ -30,7 +30,7 @@ import {
   submitQuery,
   waitMillisOf,
 } from "./query_request.ts";
-import { bodyShape, resultBody, smallBody } from "./result_body.ts";
+import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
@@ -219,9 +219,27 @@ export function resultResponse(
     status = 206;
     headers["Content-Range"] = contentRange(first, last, total);
   }
-  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
-  const shape = bodyShape(format, columns, queryZone(context.owner, deps.settings));
+  const zone = queryZone(context.owner, deps.settings);
   const few = last - first < SMALL_BODY_ITEMS ? store.inMemory(first, last) : undefined;
+  const batches = batchWriterOf(formatSpec(format.mediaType));
+  if (batches) {
+    const writer = batches(context.schema ?? [], {
+      timeZone: format.options.timeZone ?? zone,
+      timestampFormat: format.options.timestampFormat,
+    });
+    if (few) {
+      let bytes: Uint8Array<ArrayBuffer>;
+      try {
+        bytes = smallBatchBody(few, writer);
+      } finally {
+        onClose?.();
+      }
+      return new Response(bytes, { status, headers });
+    }
+    return new Response(batchBody(store.read(first, last), writer, onClose), { status, headers });
+  }
+  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
+  const shape = bodyShape(format, columns, zone);
   if (few) {
     let text: string;
     try {

@@ -19,7 +19,13 @@ import type { ResultQuota } from "../actors/result_quota.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
-import { isOptionName, negotiateFormat, type ResultFormat } from "./formats.ts";
+import {
+  batchWriterOf,
+  formatSpec,
+  isOptionName,
+  negotiateFormat,
+  type ResultFormat,
+} from "./formats.ts";
 import { rowWriter } from "./result_body.ts";
 
 /** What the query routes need from the app's dependencies. */
@@ -169,12 +175,14 @@ export async function submitSource(
     ? { format }
     : undefined;
   const defaultZone = request.context.timeZone;
-  const encoder: FragmentEncoderFactory | undefined = fixed
-    ? (columns) => {
-      fixed.columns = columns;
-      return rowWriter(format, columns, defaultZone);
-    }
-    : undefined;
+  // A binary format is written from stored rows when fetched, a batch at a time.
+  const encoder: FragmentEncoderFactory | undefined =
+    fixed && !batchWriterOf(formatSpec(format.mediaType))
+      ? (columns) => {
+        fixed.columns = columns;
+        return rowWriter(format, columns, defaultZone);
+      }
+      : undefined;
   const submitted = await compileAndSubmit(submissionDeps(deps), {
     queryId,
     source: request.source,
