@@ -15,6 +15,7 @@ import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
 import { startSupervisor } from "./actors/supervisor.ts";
+import { QueryMetrics } from "./actors/query_metrics.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
@@ -74,6 +75,7 @@ export function buildDeps(
   rights.load(); // a bad rights.json stops the start instead of being ignored
   const tree = new FsResourceTree(home.dataDir, rights);
   const datastores = createDatastoreRegistry(tree);
+  const queryMetrics = new QueryMetrics();
   datastores.register(
     "cloudapi",
     cloudApiFactory({
@@ -107,7 +109,8 @@ export function buildDeps(
       maxQueued: settings["query.maxQueued"],
       retentionMs: settings["query.retention"],
       expiredMemoryMs: settings["query.expiredMemory"],
-    }, { log }),
+    }, { log, metrics: queryMetrics }),
+    metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
 }
 

@@ -28,12 +28,15 @@ import {
 import type { User } from "../engine/user.ts";
 import type { Logger } from "../home/log.ts";
 import {
+  type FinishedState,
   isFinished,
   type QueryInput,
   queryMachine,
   type QueryReport,
+  statsOf,
   topState,
 } from "./query_machine.ts";
+import type { QueryMetrics } from "./query_metrics.ts";
 import { ExpiredIds } from "./expired_ids.ts";
 
 export interface SupervisorLimits {
@@ -49,6 +52,8 @@ export interface SupervisorInput extends SupervisorLimits {
   readonly log: Logger;
   /** The machine each query runs (tests give one with a stand-in engine). */
   readonly queryLogic?: typeof queryMachine;
+  /** Told of each finished query (for /metrics); none: nothing counted. */
+  readonly metrics?: QueryMetrics;
   /** The clock of the queries' delays (tests give XState's SimulatedClock). */
   readonly clock?: ActorOptions<typeof queryMachine>["clock"];
 }
@@ -197,6 +202,20 @@ export const supervisorMachine = setup({
       activeOf(context).delete(queryId);
       removeWaiting(context, queryId);
     }),
+    count: ({ context, event }) => {
+      if (event.type !== "QUERY.FINISHED" || !context.metrics) return;
+      const ref = context.queries.get(event.queryId)?.ref;
+      if (!ref) return;
+      const { context: query, value } = ref.getSnapshot();
+      const stats = statsOf(query, context.now());
+      context.metrics.finished({
+        state: topState(value) as FinishedState,
+        elapsedMillis: stats.elapsedMillis,
+        bytesRead: stats.bytesRead,
+        recordsRead: stats.recordsRead,
+        spilled: query.store.spilled,
+      });
+    },
     logCrash: ({ context, event }) => {
       if (event.type !== "QUERY.CRASHED") return;
       context.log.error(`query ${event.queryId} stopped through an internal error`, event.error);
@@ -227,7 +246,7 @@ export const supervisorMachine = setup({
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
         FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
-        "QUERY.FINISHED": { actions: ["release", "schedule"] },
+        "QUERY.FINISHED": { actions: ["count", "release", "schedule"] },
         "QUERY.EXPIRED": [
           { guard: "isBeingRead", actions: "retain" },
           { actions: ["drop", "schedule"] },
@@ -313,10 +332,15 @@ const unknown: Lookup = { kind: "unknown" };
 /** Starts the supervisor with the limits of the settings (`query.*`). */
 export function startSupervisor(
   limits: SupervisorLimits,
-  options: { readonly log: Logger; readonly now?: () => number },
+  options: { readonly log: Logger; readonly now?: () => number; readonly metrics?: QueryMetrics },
 ): SupervisorRef {
   const actor = createActor(supervisorMachine, {
-    input: { ...limits, log: options.log, now: options.now ?? Date.now },
+    input: {
+      ...limits,
+      log: options.log,
+      now: options.now ?? Date.now,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    },
   });
   actor.start();
   return actor;

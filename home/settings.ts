@@ -176,6 +176,11 @@ export const SETTINGS = {
     "time a connection may stay silent after a response before it is closed",
   ),
   "log.requests": setting(boolean, "true", "log one line per request"),
+  "metrics.public": setting(
+    boolean,
+    "false",
+    "serve `GET /metrics` without a token (otherwise an admin's token is needed)",
+  ),
   "cloudapi.loginHost": setting(
     baseUrl,
     undefined,

@@ -3,6 +3,7 @@
  * without a socket and main.ts serves the same app.
  *
  *   GET /healthz          no token
+ *   GET /metrics          Prometheus text; an admin's token unless metrics.public
  *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
  */
 
@@ -29,6 +30,9 @@ import { checkRoutes } from "./check.ts";
 import { compression } from "./compress.ts";
 import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
+import type { QueryMetrics } from "../actors/query_metrics.ts";
+import type { FamilyCounters } from "../actors/connector_pool.ts";
+import { metricsRoutes } from "./metrics.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -44,6 +48,11 @@ export interface AppDeps {
   readonly datastoreAdmin?: DatastoreAdmin;
   /** Each user's share of the results held; without it, no per-user limit. */
   readonly resultQuota?: ResultQuota;
+  /** What /metrics shows besides the supervisor's gauges. */
+  readonly metrics?: {
+    readonly queries?: QueryMetrics;
+    readonly cloud?: ReadonlyMap<string, FamilyCounters>;
+  };
 }
 
 export const API_PREFIX = "/API/v1.0";
@@ -71,6 +80,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.settings["log.requests"]) app.use(requestLog(deps.log));
   app.use(compression());
   app.route("/", healthRoutes());
+  app.route(
+    "/",
+    metricsRoutes({
+      users: deps.users,
+      public: deps.settings["metrics.public"],
+      supervisor: deps.supervisor,
+      queries: deps.metrics?.queries,
+      cloud: deps.metrics?.cloud,
+    }),
+  );
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
   app.route(API_PREFIX, apiRoutes(deps));
