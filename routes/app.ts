@@ -4,6 +4,7 @@
  *
  *   GET /healthz          no token
  *   GET /metrics          Prometheus text; an admin's token unless metrics.public
+ *   GET /API/v1.0/openapi.json   no token (routes/contract.ts)
  *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
  */
 
@@ -33,6 +34,7 @@ import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { QueryMetrics } from "../actors/query_metrics.ts";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
 import { metricsRoutes } from "./metrics.ts";
+import { openApiDocument } from "./contract.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -90,6 +92,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       cloud: deps.metrics?.cloud,
     }),
   );
+  // Before the token check: the description needs none.
+  let openApi: string | undefined;
+  app.get(`${API_PREFIX}/openapi.json`, (c) => {
+    openApi ??= JSON.stringify(openApiDocument("1.0"));
+    return c.body(openApi, 200, { "Content-Type": "application/json; charset=UTF-8" });
+  });
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
   app.route(API_PREFIX, apiRoutes(deps));

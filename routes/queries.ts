@@ -32,6 +32,7 @@ import {
 } from "./query_request.ts";
 import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
 
@@ -41,7 +42,7 @@ const SMALL_BODY_ITEMS = 256;
 export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.post("/queries", async (c) => {
+  app.post("/queries", validated(CONTRACTS.submit), async (c) => {
     const waitMillis = waitMillisOf(new URL(c.req.url).searchParams);
     const idempotencyKey = idempotencyKeyOf(c);
     const { queryId, ref } = await submitQuery(c, deps, { alwaysFix: false, idempotencyKey });
@@ -71,7 +72,7 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
     return sendJson(c, statusOf(ref));
   });
 
-  app.get("/queries/:id/result", (c) => {
+  app.get("/queries/:id/result", validated(CONTRACTS.result), (c) => {
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
     // The retention counts from the end of the last request naming the query: a long read's

@@ -16,10 +16,11 @@ import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
 import { type FixedFormat, type QueryDeps, submitQuery } from "./query_request.ts";
 import { requireSucceeded, resultResponse } from "./queries.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.post("/", async (c) => {
+  app.post("/", validated(CONTRACTS.sync), async (c) => {
     // A malformed Range is refused before anything runs.
     const range = parseRange(c.req.header("Range"));
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
