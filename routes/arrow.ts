@@ -51,11 +51,11 @@ export function arrowBatchWriter(schema: TrawlSchema, render: RenderOptions): Ba
   return {
     batch(rows) {
       const children = fields.map((field, i) => {
-        const builder = arrow.makeBuilder({ type: field.type, nullValues: [null, undefined] });
         const name = schema[i].name;
         const to = convert[i];
-        for (const row of rows) builder.append(to(row[name] ?? null));
-        return builder.finish().flush();
+        const values = new Array<unknown>(rows.length);
+        for (let r = 0; r < rows.length; r++) values[r] = to(rows[r][name] ?? null);
+        return columnData(field.type, values);
       });
       const data = arrow.makeData({
         type: new arrow.Struct(fields),
@@ -163,4 +163,64 @@ function converter(type: Type, render: RenderOptions): (v: Value) => unknown {
     case "ANY":
       return (v) => v === null ? null : typeof v === "string" ? v : toText(v, render);
   }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The Arrow data of one column: flat types are laid out directly in typed arrays (an Arrow
+ * builder's `append` per value was 6 times slower), nested ones go through a builder.
+ */
+function columnData(type: arrow.DataType, values: readonly unknown[]): arrow.Data {
+  const length = values.length;
+  const nullBitmap = new Uint8Array((length + 7) >> 3);
+  let nullCount = 0;
+  for (let i = 0; i < length; i++) {
+    if (values[i] === null) nullCount++;
+    else nullBitmap[i >> 3] |= 1 << (i & 7);
+  }
+  const base = { type, length, nullCount, nullBitmap: nullCount > 0 ? nullBitmap : undefined };
+  if (arrow.DataType.isUtf8(type)) {
+    const valueOffsets = new Int32Array(length + 1);
+    let text = "";
+    for (let i = 0; i < length; i++) {
+      const v = values[i];
+      if (v !== null) text += v as string;
+      valueOffsets[i + 1] = text.length;
+    }
+    let data = encoder.encode(text);
+    if (data.length !== text.length) {
+      // Not all ASCII: byte offsets differ from character offsets.
+      const parts = values.map((v) => v === null ? new Uint8Array(0) : encoder.encode(v as string));
+      data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (let i = 0; i < length; i++) {
+        data.set(parts[i], at);
+        at += parts[i].length;
+        valueOffsets[i + 1] = at;
+      }
+    }
+    return arrow.makeData({ ...base, type: type as arrow.Utf8, valueOffsets, data });
+  }
+  if (arrow.DataType.isBool(type)) {
+    const data = new Uint8Array((length + 7) >> 3);
+    for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3] |= 1 << (i & 7);
+    return arrow.makeData({ ...base, type: type as arrow.Bool, data });
+  }
+  if (arrow.DataType.isInt(type) || arrow.DataType.isFloat(type)) {
+    const data = new (type.ArrayType as new (n: number) => Int32Array | Float64Array)(length);
+    for (let i = 0; i < length; i++) if (values[i] !== null) data[i] = values[i] as number;
+    return arrow.makeData({ ...base, type: type as arrow.Int32, data: data as Int32Array });
+  }
+  if (arrow.DataType.isTimestamp(type) || arrow.DataType.isDuration(type)) {
+    const data = new BigInt64Array(length);
+    for (let i = 0; i < length; i++) {
+      const v = values[i];
+      if (v !== null) data[i] = typeof v === "bigint" ? v : BigInt(v as number);
+    }
+    return arrow.makeData({ ...base, type: type as arrow.TimestampMillisecond, data });
+  }
+  const builder = arrow.makeBuilder({ type, nullValues: [null, undefined] });
+  for (const v of values) builder.append(v);
+  return builder.finish().flush();
 }

@@ -11,7 +11,7 @@ import { finished, SCRIPT_TYPE, startQuery } from "./client.ts";
 
 const ARROW = "application/vnd.apache.arrow.stream";
 
-const TYPED = `VALUES((i: 7, l: 9007199254740991L, d: 2.5, b: true, s: 'x',
+const TYPED = `VALUES((i: 7, l: 9007199254740991L, d: 2.5, b: true, s: 'xé',
   t: T('2024-05-01T13:00:00Z'), iv: 90 s, ip: 10.0.0.1, net: NET('10.0.0.0/8'),
   arr: split('a,b', ',')),
   (i: null, l: -5L, d: null, b: null, s: null, t: null, iv: null, ip: null, net: null, arr: null))`;
@@ -65,7 +65,7 @@ Deno.test("an Arrow stream keeps every type, with metadata for the types Arrow l
   assert.equal(first.l, 9007199254740991n, "LONG as an exact BigInt");
   assert.equal(first.d, 2.5);
   assert.equal(first.b, true);
-  assert.equal(first.s, "x");
+  assert.equal(first.s, "xé");
   assert.equal(first.t, Date.parse("2024-05-01T13:00:00Z"));
   assert.equal(first.iv, 90000n);
   assert.equal(first.ip, "10.0.0.1");
