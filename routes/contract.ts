@@ -148,6 +148,32 @@ export const CONTRACTS = {
       "429": err("the queue or the user's results are full"),
     },
   },
+  // The next three are served by the console's routes (another branch; API.md describes them).
+  listQueries: {
+    method: "get",
+    path: `${API}/queries`,
+    summary: "the caller's retained queries, newest first (admins: everyone's)",
+    query: z.object({ user: z.string().optional().describe("admins: only this user's") }),
+    responses: { "200": { description: "a list of queries" } },
+  },
+  events: {
+    method: "get",
+    path: `${API}/queries/{id}/events`,
+    summary: "a query's events as server-sent events (Last-Event-ID resumes)",
+    responses: {
+      "200": {
+        description: "status, state, progress, warning, stats",
+        contentType: "text/event-stream",
+      },
+      "404": err("no such query"),
+    },
+  },
+  testDatastore: {
+    method: "post",
+    path: `${API}/datastores/{name}/test`,
+    summary: "try a datastore's credentials and one cheap read per family (admins)",
+    responses: { "200": { description: "per family: ok and message" } },
+  },
   status: {
     method: "get",
     path: `${API}/queries/{id}`,
