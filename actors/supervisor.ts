@@ -38,6 +38,7 @@ import {
 } from "./query_machine.ts";
 import type { QueryMetrics } from "./query_metrics.ts";
 import { ExpiredIds } from "./expired_ids.ts";
+import { AnsweredQueries } from "./answered_queries.ts";
 
 export interface SupervisorLimits {
   readonly maxRunning: number;
@@ -85,6 +86,8 @@ export interface SupervisorContext extends SupervisorInput {
    * retention is the key's expiry: the drop forgets it). Updated in place, as `queries`.
    */
   readonly keys: ReadonlyMap<string, string>;
+  /** Statuses of answered synchronous queries (their actors and results are dropped). */
+  readonly answered: AnsweredQueries;
 }
 
 export type SupervisorEvent =
@@ -96,8 +99,13 @@ export type SupervisorEvent =
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
-  /** Drops a finished query at once (DELETE on a finished query, or a sync query answered). */
+  /** Drops a finished query at once (DELETE on a finished query, or on an answered one). */
   | { readonly type: "FREE"; readonly queryId: string }
+  /**
+   * A synchronous query was answered: its status (as the API shows it) is kept for the
+   * retention period, its actor and result are dropped.
+   */
+  | { readonly type: "ANSWERED"; readonly queryId: string; readonly status: unknown }
   | QueryReport
   /** A query actor failed through a bug (an action threw): it has stopped. */
   | { readonly type: "QUERY.CRASHED"; readonly queryId: string; readonly error: unknown };
@@ -216,6 +224,15 @@ export const supervisorMachine = setup({
         spilled: query.store.spilled,
       });
     },
+    keepStatus: ({ context, event }) => {
+      if (event.type !== "ANSWERED") return;
+      const entry = context.queries.get(event.queryId);
+      if (!entry) return;
+      context.answered.remember(event.queryId, entry.owner, event.status, context.now());
+    },
+    forgetAnswered: ({ context, event }) => {
+      if (event.type === "FREE") context.answered.forget(event.queryId);
+    },
     logCrash: ({ context, event }) => {
       if (event.type !== "QUERY.CRASHED") return;
       context.log.error(`query ${event.queryId} stopped through an internal error`, event.error);
@@ -230,6 +247,7 @@ export const supervisorMachine = setup({
     active: new Set(),
     expired: new ExpiredIds(input.expiredMemoryMs),
     keys: new Map(),
+    answered: new AnsweredQueries(input.retentionMs),
   }),
   initial: "supervising",
   states: {
@@ -245,7 +263,11 @@ export const supervisorMachine = setup({
         SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
-        FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
+        FREE: [
+          { guard: "isFinished", actions: ["drop", "schedule"] },
+          { actions: "forgetAnswered" },
+        ],
+        ANSWERED: { guard: "isFinished", actions: ["keepStatus", "drop", "schedule"] },
         "QUERY.FINISHED": { actions: ["count", "release", "schedule"] },
         "QUERY.EXPIRED": [
           { guard: "isBeingRead", actions: "retain" },
@@ -261,6 +283,8 @@ export type SupervisorRef = ActorRefFrom<typeof supervisorMachine>;
 
 export type Lookup =
   | { readonly kind: "found"; readonly ref: QueryRef }
+  /** A synchronous query already answered: only its status is kept. */
+  | { readonly kind: "answered"; readonly status: unknown }
   | { readonly kind: "expired" }
   | { readonly kind: "unknown" };
 
@@ -272,6 +296,10 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
   const { context } = supervisor.getSnapshot();
   const entry = context.queries.get(queryId);
   if (entry) return entry.owner === user.name ? { kind: "found", ref: entry.ref } : unknown;
+  const answered = context.answered.get(queryId, context.now());
+  if (answered) {
+    return answered.owner === user.name ? { kind: "answered", status: answered.status } : unknown;
+  }
   return context.expired.ownerOf(queryId, context.now()) === user.name
     ? { kind: "expired" }
     : unknown;

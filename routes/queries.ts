@@ -53,7 +53,9 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   });
 
   app.get("/queries/:id", (c) => {
-    const ref = findQuery(c, deps);
+    const found = findAny(c, deps);
+    if (found.kind === "answered") return sendJson(c, found.status);
+    const ref = found.ref;
     const snapshot = ref.getSnapshot();
     const headers: Record<string, string> = isFinished(topState(snapshot.value))
       ? { Location: `${QUERIES_PATH}/${c.req.param("id")}/result` }
@@ -62,8 +64,13 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
   });
 
   app.delete("/queries/:id", (c) => {
-    const ref = findQuery(c, deps);
+    const found = findAny(c, deps);
     const queryId = c.req.param("id");
+    if (found.kind === "answered") {
+      deps.supervisor.send({ type: "FREE", queryId });
+      return c.body(null, 204);
+    }
+    const ref = found.ref;
     if (isFinished(topState(ref.getSnapshot().value))) {
       deps.supervisor.send({ type: "FREE", queryId });
       return c.body(null, 204);
@@ -92,13 +99,31 @@ export function queryRoutes(deps: QueryDeps): Hono<AppEnv> {
 
 /** The caller's query named in the path (TOUCHing it), or 404 / 410. */
 function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
+  const found = findAny(c, deps);
+  if (found.kind === "found") return found.ref;
+  throw new ApiError(
+    410,
+    "QUERY_EXPIRED",
+    `query ${
+      c.req.param("id")
+    } was answered synchronously: its result is not kept, only its status`,
+  );
+}
+
+/** The caller's query, or the status of their answered synchronous query; else 404 / 410. */
+function findAny(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+): { kind: "found"; ref: QueryRef } | { kind: "answered"; status: unknown } {
   const queryId = c.req.param("id") ?? "";
   if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
   const found = lookupQuery(deps.supervisor, queryId, c.get("user"));
   switch (found.kind) {
+    case "answered":
+      return found;
     case "found":
       deps.supervisor.send({ type: "TOUCH", queryId });
-      return found.ref;
+      return found;
     case "expired":
       throw new ApiError(
         410,

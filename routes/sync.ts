@@ -2,9 +2,9 @@
  * The synchronous API: `POST /?scriptPath=...` runs a stored script (arguments from the query
  * string) or the script in the body (scriptPath is then the working directory) and answers
  * once the query has finished, so the status line tells the truth: 200/206 with the rows, or
- * an error. The query goes through the supervisor like any other (limits apply) and is kept for
- * the retention period after its body has been sent (`Trawl-Query-Id` names it, so its
- * warnings can be read); a client that goes away cancels it.
+ * an error. The query goes through the supervisor like any other (limits apply); once its body
+ * has been sent its result is freed but its status is kept for the retention period
+ * (`Trawl-Query-Id` names it, so its warnings can be read); a client that goes away cancels it.
  */
 
 import { type Context, Hono } from "hono";
@@ -15,7 +15,7 @@ import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
 import { type FixedFormat, type QueryDeps, submitQuery } from "./query_request.ts";
-import { requireSucceeded, resultResponse } from "./queries.ts";
+import { requireSucceeded, resultResponse, statusOf } from "./queries.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 
 export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
@@ -32,8 +32,9 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
 
 /**
  * Waits for a submitted query and answers with its result (200/206) or its error, both with
- * `Trawl-Query-Id` and `Trawl-Warnings: <count>`; the query stays held for the retention period
- * (counted from the end of its body) so that its status, warnings included, can be read. It is
+ * `Trawl-Query-Id` and `Trawl-Warnings: <count>`; once its body has been sent, its status
+ * (warnings included) is kept for the retention period, its actor and result are not
+ * (actors/answered_queries.ts). It is
  * cancelled, and freed, if the client goes away first. `opt.failOnWarning=true` turns a result
  * with a WARN or ERROR warning into 409 QUERY_FAILED naming them.
  */
@@ -43,7 +44,8 @@ export async function answerWhenFinished(
   queryId: string,
   ref: QueryRef,
 ): Promise<Response> {
-  const touch = () => deps.supervisor.send({ type: "TOUCH", queryId });
+  // Once answered, only the status is kept (its warnings, for the retention period).
+  const answered = () => deps.supervisor.send({ type: "ANSWERED", queryId, status: statusOf(ref) });
   const gone = () => deps.supervisor.send({ type: "CANCEL", queryId });
   const signal = c.req.raw.signal;
   signal.addEventListener("abort", gone, { once: true });
@@ -74,9 +76,9 @@ export async function answerWhenFinished(
         { extra: { state: "SUCCEEDED", warnings: serious } },
       );
     }
-    response = resultResponse(c, deps, ref, touch);
+    response = resultResponse(c, deps, ref, answered);
   } catch (e) {
-    touch();
+    answered();
     if (e instanceof ApiError) {
       throw new ApiError(e.status, e.code, e.message, {
         extra: e.extra,

@@ -170,8 +170,15 @@ Deno.test("a synchronous answer names its query and its warnings, which stay rea
   assert.equal(st.state, "SUCCEEDED");
   assert.equal(st.warnings.length, 1);
   assert.match(st.warnings[0].message, /does not match the pattern/);
+  assert.equal((st as unknown as { stats: Stats }).stats.rowsOut, 2);
   // Another user does not see it.
   assert.equal((await s.fetch("bob", `/API/v1.0/queries/${id}`)).status, 404);
+  // Only the status is kept: no actor, no result.
+  assert.equal(s.deps.supervisor!.getSnapshot().context.queries.size, 0);
+  await expectError(await s.fetch("alice", `/API/v1.0/queries/${id}/result`), 410, "QUERY_EXPIRED");
+  const freed = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
+  assert.equal(freed.status, 204);
+  await expectError(await s.fetch("alice", `/API/v1.0/queries/${id}`), 410, "QUERY_EXPIRED");
 
   const clean = await s.fetch("alice", "/API/v1.0/?scriptPath=/user&opt.failOnWarning=true", {
     method: "POST",
@@ -204,4 +211,34 @@ Deno.test("opt.failOnWarning turns a synchronous answer with a warning into 409 
     body: "VALUES((a: 1))",
   });
   await expectError(bad, 400, "BAD_PARAMETER");
+});
+
+Deno.test("answered synchronous queries keep their status but not a share of the result limits", async () => {
+  await using s = await startTestServer({ "query.maxResultsPerUser": "2" });
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body: `VALUES((a: ${i}))`,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), `[{"a":${i}}]`);
+    ids.push(res.headers.get("Trawl-Query-Id")!);
+  }
+  for (const id of ids) assert.equal((await status(s, id)).state, "SUCCEEDED");
+});
+
+Deno.test("the status of an answered synchronous query expires with the retention", async () => {
+  await using s = await startTestServer({ "query.retention": "200 ms" });
+  const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: SCRIPT_TYPE,
+    body: "VALUES((a: 1))",
+  });
+  await res.body?.cancel();
+  const id = res.headers.get("Trawl-Query-Id")!;
+  assert.equal((await s.fetch("alice", `/API/v1.0/queries/${id}`)).status, 200);
+  await new Promise((r) => setTimeout(r, 300));
+  await expectError(await s.fetch("alice", `/API/v1.0/queries/${id}`), 410, "QUERY_EXPIRED");
 });
