@@ -17,6 +17,7 @@ import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.t
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createScanWorkers } from "./actors/scan_workers.ts";
+import { QueryMetrics } from "./actors/query_metrics.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
 import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
@@ -87,6 +88,7 @@ export function buildDeps(
   const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
   if (inspector) lifetimes = { ...lifetimes, inspector };
   const datastores = createDatastoreRegistry(tree);
+  const queryMetrics = new QueryMetrics();
   datastores.register(
     "cloudapi",
     cloudApiFactory({
@@ -125,7 +127,12 @@ export function buildDeps(
       dataDir: home.dataDir,
       grants: () => rights.grants(),
     }),
-    supervisor: startSupervisor(limits, { log, inspect: inspector?.inspect }),
+    supervisor: startSupervisor(limits, {
+      log,
+      inspect: inspector?.inspect,
+      metrics: queryMetrics,
+    }),
+    metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
 }
 

@@ -37,7 +37,18 @@ export interface ConnectorStatus {
   readonly unitMs: number;
 }
 
+/** What /metrics shows of one family's cloud requests. */
+export interface FamilyCounters {
+  requests: number;
+  throttled: number;
+  /** Requests that waited for a token (over 10 ms), and the seconds they waited. */
+  waits: number;
+  waitSeconds: number;
+}
+
 export class ConnectorPool implements Pacer {
+  /** Per family, counted as requests are paced (read by /metrics). */
+  readonly counters = new Map<Family, FamilyCounters>();
   #actors = new Map<string, Actor<typeof connectorMachine>>();
   #rates = new Map<string, AdaptiveRate>();
   #nextId = 0;
@@ -85,6 +96,9 @@ export class ConnectorPool implements Pacer {
    * returned function when the request has completed: the tokens come back a time unit later.
    */
   async acquire(keys: BucketKeys, signal: AbortSignal): Promise<() => void> {
+    const counters = this.#counters(keys.family);
+    counters.requests++;
+    const asked = performance.now();
     const releases: (() => void)[] = [];
     const releaseAll = () => releases.forEach((r) => r());
     try {
@@ -106,7 +120,21 @@ export class ConnectorPool implements Pacer {
       releaseAll();
       throw e;
     }
+    const waited = performance.now() - asked;
+    // Below 10 ms it is the pool's own work (an actor's first start), not a wait for a token.
+    if (waited > 10) {
+      counters.waits++;
+      counters.waitSeconds += waited / 1000;
+    }
     return releaseAll;
+  }
+
+  #counters(family: Family): FamilyCounters {
+    let counters = this.counters.get(family);
+    if (!counters) {
+      this.counters.set(family, counters = { requests: 0, throttled: 0, waits: 0, waitSeconds: 0 });
+    }
+    return counters;
   }
 
   #take(actor: Actor<typeof connectorMachine>, signal: AbortSignal): Promise<() => void> {
@@ -139,6 +167,7 @@ export class ConnectorPool implements Pacer {
 
   /** The provider throttled the (tenant, budget of the family): pause its bucket, lower its rate. */
   throttled(tenant: string, family: Family, pauseMs: number): void {
+    this.#counters(family).throttled++;
     const key = tenantKey(tenant, budgetOf(family));
     const actor = this.#actors.get(key);
     if (!actor) return;

@@ -7,6 +7,7 @@
 
 import { execute, type Plan } from "../engine/engine.ts";
 import { type QueryRun } from "../engine/exec/query_run.ts";
+import type { QueryStats } from "../engine/exec/context.ts";
 import type { Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
 import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
@@ -23,11 +24,18 @@ export type FragmentEncoderFactory = (columns: readonly string[]) => (row: Row) 
 export interface EngineReport {
   readonly onProgress: (fraction: number) => void;
   readonly onWarning: (warning: Warning) => void;
+  /** The query's counters, added to by the engine while it runs. */
+  readonly stats?: QueryStats;
 }
 
 /** Starts the plan; execute() checks what it can before the first batch. */
 export function startEngine(plan: Plan, signal: AbortSignal, report: EngineReport): QueryRun {
-  return execute(plan, { signal, onProgress: report.onProgress, onWarning: report.onWarning });
+  return execute(plan, {
+    signal,
+    onProgress: report.onProgress,
+    onWarning: report.onWarning,
+    stats: report.stats,
+  });
 }
 
 /** Reads every batch into the store; resolves with the final schema. */

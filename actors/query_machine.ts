@@ -25,6 +25,7 @@ import {
 } from "xstate";
 import type { Plan } from "../engine/engine.ts";
 import type { QueryRun } from "../engine/exec/query_run.ts";
+import { newQueryStats, type QueryStats } from "../engine/exec/context.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { User } from "../engine/user.ts";
@@ -96,6 +97,8 @@ export interface QueryContext extends QueryInput {
   /** Aborts the engine; made when the query is scheduled. */
   readonly abort?: AbortController;
   readonly report?: EngineReport;
+  /** What the engine has read and produced; updated in place while the query runs. */
+  readonly stats: QueryStats;
 }
 
 export type QueryEvent =
@@ -180,7 +183,7 @@ export const queryMachine = setup({
         from: context.state,
         to: params.to,
       }],
-      ...entered(params.to, event, self),
+      ...entered(context, params.to, event, self),
     })),
     stopEngine: ({ context }) => context.abort?.abort(STOPPED),
     reportFinished: enqueueActions(({ context, enqueue }) => {
@@ -224,6 +227,7 @@ export const queryMachine = setup({
     stateChanges: [],
     progress: 0,
     warnings: [],
+    stats: newQueryStats(),
   }),
   initial: "NEW",
   states: {
@@ -332,13 +336,14 @@ function finishedState(state: FinishedState) {
  * SUCCEEDED the schema (from ENGINE.DONE) and a progress of 1.
  */
 function entered(
+  context: QueryContext,
   state: QueryState,
   event: { readonly type: string },
   self: { send(event: QueryEvent): void },
 ): Partial<QueryContext> {
   switch (state) {
     case "SCHEDULED":
-      return { abort: new AbortController(), report: engineReport(self) };
+      return { abort: new AbortController(), report: engineReport(self, context.stats) };
     case "RUNNING":
       return "output" in event ? { run: event.output as QueryRun } : {};
     case "SUCCEEDED":
@@ -354,7 +359,10 @@ function entered(
 }
 
 /** The engine reports progress and warnings to this query for as long as it runs. */
-function engineReport(self: { send(event: QueryEvent): void }): EngineReport {
+function engineReport(
+  self: { send(event: QueryEvent): void },
+  stats: QueryStats,
+): EngineReport {
   // Each event is a macrostep of this machine: send progress in steps of a percent, and
   // leave 1 to ENGINE.DONE (a trivial query would otherwise pay for an event of its own).
   let sent = 0;
@@ -366,6 +374,7 @@ function engineReport(self: { send(event: QueryEvent): void }): EngineReport {
   return {
     onProgress,
     onWarning: (warning: Warning) => self.send({ type: "ENGINE.WARNING", warning }),
+    stats,
   };
 }
 
@@ -376,4 +385,19 @@ export function topState(value: unknown): QueryState {
 
 export function isFinished(state: QueryState): boolean {
   return FINISHED_STATES.includes(state);
+}
+
+/**
+ * The query's stats as the status shows them: the engine's counters and the milliseconds it has
+ * run (from SCHEDULED to the finished state, or to now while it runs; 0 before).
+ */
+export function statsOf(
+  context: QueryContext,
+  now: number,
+): QueryStats & { elapsedMillis: number } {
+  const changes = context.stateChanges;
+  const started = changes.find((c) => c.to === "SCHEDULED")?.millis;
+  const ended = changes.find((c) => FINISHED_STATES.includes(c.to))?.millis;
+  const elapsedMillis = started === undefined ? 0 : Math.max(0, (ended ?? now) - started);
+  return { ...context.stats, elapsedMillis };
 }

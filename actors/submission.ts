@@ -12,7 +12,7 @@ import type { Diagnostic } from "../engine/diagnostics.ts";
 import type { Schema } from "../engine/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
-import { type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";
+import { idempotentQuery, type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";
 import type { ResultQuota } from "./result_quota.ts";
 
 export interface SubmissionDeps {
@@ -35,10 +35,13 @@ export interface Submission {
   readonly encoder?: FragmentEncoderFactory;
   /** Whatever the route needs back about a fixed format; kept with the query. */
   readonly fixedFormat?: unknown;
+  /** The client's Idempotency-Key: a query already held under it is answered instead. */
+  readonly idempotencyKey?: string;
 }
 
 export type SubmissionResult =
-  | { readonly ok: true; readonly ref: QueryRef }
+  /** `queryId` is the submission's, or that of the query submitted before with the same key. */
+  | { readonly ok: true; readonly queryId: string; readonly ref: QueryRef }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] }
   | { readonly ok: false; readonly queueFull: true; readonly maxQueued: number }
   | { readonly ok: false; readonly quotaRefused: string };
@@ -69,10 +72,22 @@ export async function compileAndSubmit(
       fixedFormat: submission.fixedFormat,
       serverTimeZone: deps.serverTimeZone,
     },
+    ...(submission.idempotencyKey === undefined
+      ? {}
+      : { idempotencyKey: submission.idempotencyKey }),
   });
   const ref = queryRef(deps.supervisor, queryId);
-  if (ref) return { ok: true, ref };
+  if (ref) return { ok: true, queryId, ref };
   account?.close();
+  if (submission.idempotencyKey !== undefined) {
+    // The same key was submitted while this one compiled: that query is the answer.
+    const first = idempotentQuery(
+      deps.supervisor,
+      submission.context.user,
+      submission.idempotencyKey,
+    );
+    if (first) return { ok: true, ...first };
+  }
   const { maxQueued } = deps.supervisor.getSnapshot().context;
   return { ok: false, queueFull: true, maxQueued };
 }

@@ -28,13 +28,17 @@ import {
 import type { User } from "../engine/user.ts";
 import type { Logger } from "../home/log.ts";
 import {
+  type FinishedState,
   isFinished,
   type QueryInput,
   queryMachine,
   type QueryReport,
+  statsOf,
   topState,
 } from "./query_machine.ts";
+import type { QueryMetrics } from "./query_metrics.ts";
 import { ExpiredIds } from "./expired_ids.ts";
+import { AnsweredQueries } from "./answered_queries.ts";
 
 export interface SupervisorLimits {
   readonly maxRunning: number;
@@ -49,6 +53,8 @@ export interface SupervisorInput extends SupervisorLimits {
   readonly log: Logger;
   /** The machine each query runs (tests give one with a stand-in engine). */
   readonly queryLogic?: typeof queryMachine;
+  /** Told of each finished query (for /metrics); none: nothing counted. */
+  readonly metrics?: QueryMetrics;
   /** The clock of the queries' delays (tests give XState's SimulatedClock). */
   readonly clock?: ActorOptions<typeof queryMachine>["clock"];
   /**
@@ -63,6 +69,8 @@ export type QueryRef = ActorRefFrom<typeof queryMachine>;
 interface Entry {
   readonly ref: QueryRef;
   readonly owner: string;
+  /** The client's Idempotency-Key, kept in `keys` for as long as the query is held. */
+  readonly key?: string;
 }
 
 /**
@@ -78,17 +86,31 @@ export interface SupervisorContext extends SupervisorInput {
   /** Queries holding a slot, SCHEDULED or RUNNING (updated in place, as `queries`). */
   readonly active: ReadonlySet<string>;
   readonly expired: ExpiredIds;
+  /**
+   * `Idempotency-Key`s: `owner \n key` → query id, for as long as the query is held (its
+   * retention is the key's expiry: the drop forgets it). Updated in place, as `queries`.
+   */
+  readonly keys: ReadonlyMap<string, string>;
+  /** Statuses of answered synchronous queries (their actors and results are dropped). */
+  readonly answered: AnsweredQueries;
 }
 
 export type SupervisorEvent =
   | {
     readonly type: "SUBMIT";
     readonly input: Omit<QueryInput, "retentionMs" | "now" | "log" | "supervisor">;
+    /** The client's Idempotency-Key: a second SUBMIT with the same key and owner is refused. */
+    readonly idempotencyKey?: string;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
-  /** Drops a finished query at once (DELETE on a finished query, or a sync query answered). */
+  /** Drops a finished query at once (DELETE on a finished query, or on an answered one). */
   | { readonly type: "FREE"; readonly queryId: string }
+  /**
+   * A synchronous query was answered: its status (as the API shows it) is kept for the
+   * retention period, its actor and result are dropped.
+   */
+  | { readonly type: "ANSWERED"; readonly queryId: string; readonly status: unknown }
   | QueryReport
   /** A query actor failed through a bug (an action threw): it has stopped. */
   | { readonly type: "QUERY.CRASHED"; readonly queryId: string; readonly error: unknown };
@@ -110,6 +132,8 @@ export const supervisorMachine = setup({
     // A known id is refused too: spawning it again would leave the first actor running unheld.
     canAdmit: ({ context, event }) =>
       event.type === "SUBMIT" && !context.queries.has(event.input.queryId) &&
+      (event.idempotencyKey === undefined ||
+        !context.keys.has(keyOf(event.input.owner.name, event.idempotencyKey))) &&
       (context.active.size < context.maxRunning || context.waiting.length < context.maxQueued),
     // A result being read outlives its retention: the read would end cut short otherwise.
     isBeingRead: ({ context, event }) => {
@@ -140,7 +164,12 @@ export const supervisorMachine = setup({
       });
       // Also keeps the error from being reported as unhandled, which would end the process.
       ref.subscribe({ error: (error) => self.send({ type: "QUERY.CRASHED", queryId, error }) });
-      queriesOf(context).set(queryId, { ref, owner: event.input.owner.name });
+      const owner = event.input.owner.name;
+      const key = event.idempotencyKey === undefined
+        ? undefined
+        : keyOf(owner, event.idempotencyKey);
+      queriesOf(context).set(queryId, { ref, owner, key });
+      if (key !== undefined) keysOf(context).set(key, queryId);
       waitingOf(context).push(queryId);
       ref.start();
       ref.send({ type: "ACCEPT" });
@@ -181,11 +210,35 @@ export const supervisorMachine = setup({
       });
       enqueue(() => entry.ref.stop());
       queriesOf(context).delete(queryId);
+      if (entry.key !== undefined) keysOf(context).delete(entry.key);
       // Forgets ids past their memory too, so it stays bounded without a timer per id.
       context.expired.remember(queryId, entry.owner, context.now());
       activeOf(context).delete(queryId);
       removeWaiting(context, queryId);
     }),
+    count: ({ context, event }) => {
+      if (event.type !== "QUERY.FINISHED" || !context.metrics) return;
+      const ref = context.queries.get(event.queryId)?.ref;
+      if (!ref) return;
+      const { context: query, value } = ref.getSnapshot();
+      const stats = statsOf(query, context.now());
+      context.metrics.finished({
+        state: topState(value) as FinishedState,
+        elapsedMillis: stats.elapsedMillis,
+        bytesRead: stats.bytesRead,
+        recordsRead: stats.recordsRead,
+        spilled: query.store.spilled,
+      });
+    },
+    keepStatus: ({ context, event }) => {
+      if (event.type !== "ANSWERED") return;
+      const entry = context.queries.get(event.queryId);
+      if (!entry) return;
+      context.answered.remember(event.queryId, entry.owner, event.status, context.now());
+    },
+    forgetAnswered: ({ context, event }) => {
+      if (event.type === "FREE") context.answered.forget(event.queryId);
+    },
     logCrash: ({ context, event }) => {
       if (event.type !== "QUERY.CRASHED") return;
       context.log.error(`query ${event.queryId} stopped through an internal error`, event.error);
@@ -199,6 +252,8 @@ export const supervisorMachine = setup({
     waiting: [],
     active: new Set(),
     expired: new ExpiredIds(input.expiredMemoryMs),
+    keys: new Map(),
+    answered: new AnsweredQueries(input.retentionMs),
   }),
   initial: "supervising",
   states: {
@@ -214,8 +269,12 @@ export const supervisorMachine = setup({
         SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
-        FREE: { guard: "isFinished", actions: ["drop", "schedule"] },
-        "QUERY.FINISHED": { actions: ["release", "schedule"] },
+        FREE: [
+          { guard: "isFinished", actions: ["drop", "schedule"] },
+          { actions: "forgetAnswered" },
+        ],
+        ANSWERED: { guard: "isFinished", actions: ["keepStatus", "drop", "schedule"] },
+        "QUERY.FINISHED": { actions: ["count", "release", "schedule"] },
         "QUERY.EXPIRED": [
           { guard: "isBeingRead", actions: "retain" },
           { actions: ["drop", "schedule"] },
@@ -230,6 +289,8 @@ export type SupervisorRef = ActorRefFrom<typeof supervisorMachine>;
 
 export type Lookup =
   | { readonly kind: "found"; readonly ref: QueryRef }
+  /** A synchronous query already answered: only its status is kept. */
+  | { readonly kind: "answered"; readonly status: unknown }
   | { readonly kind: "expired" }
   | { readonly kind: "unknown" };
 
@@ -241,6 +302,10 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
   const { context } = supervisor.getSnapshot();
   const entry = context.queries.get(queryId);
   if (entry) return entry.owner === user.name ? { kind: "found", ref: entry.ref } : unknown;
+  const answered = context.answered.get(queryId, context.now());
+  if (answered) {
+    return answered.owner === user.name ? { kind: "answered", status: answered.status } : unknown;
+  }
   return context.expired.ownerOf(queryId, context.now()) === user.name
     ? { kind: "expired" }
     : unknown;
@@ -249,6 +314,30 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
 /** The actor of a query the supervisor holds, whoever owns it. */
 export function queryRef(supervisor: SupervisorRef, queryId: string): QueryRef | undefined {
   return supervisor.getSnapshot().context.queries.get(queryId)?.ref;
+}
+
+/**
+ * The query `user` already submitted with this Idempotency-Key and the supervisor still holds
+ * (its id and actor), or undefined.
+ */
+export function idempotentQuery(
+  supervisor: SupervisorRef,
+  user: User,
+  idempotencyKey: string,
+): { readonly queryId: string; readonly ref: QueryRef } | undefined {
+  const { context } = supervisor.getSnapshot();
+  const queryId = context.keys.get(keyOf(user.name, idempotencyKey));
+  const ref = queryId === undefined ? undefined : context.queries.get(queryId)?.ref;
+  return queryId !== undefined && ref ? { queryId, ref } : undefined;
+}
+
+function keyOf(owner: string, idempotencyKey: string): string {
+  return `${owner}\n${idempotencyKey}`;
+}
+
+/** The Idempotency-Keys, which the actions update in place (see SupervisorContext). */
+function keysOf(context: SupervisorContext): Map<string, string> {
+  return context.keys as Map<string, string>;
 }
 
 /** The context's query map, which the actions update in place (see SupervisorContext). */
@@ -282,11 +371,18 @@ export function startSupervisor(
     readonly now?: () => number;
     /** Every actor (the supervisor and its queries) reports to it: Stately's inspector. */
     readonly inspect?: SupervisorInput["inspect"];
+    readonly metrics?: QueryMetrics;
   },
 ): SupervisorRef {
   const { inspect } = options;
   const actor = createActor(supervisorMachine, {
-    input: { ...limits, log: options.log, now: options.now ?? Date.now, inspect },
+    input: {
+      ...limits,
+      log: options.log,
+      now: options.now ?? Date.now,
+      inspect,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    },
     ...(inspect ? { inspect } : {}),
   });
   actor.start();

@@ -17,6 +17,12 @@
  *    peak memory, VmHWM of its process from /proc (under 300 MB). That server is started
  *    afresh for this part, so its peak is that of the big result alone.
  *
+ *    The same result is also fetched as an Arrow IPC stream (rows/s and bytes) and as JSON with
+ *    `Accept-Encoding: gzip` (rows/s and bytes on the wire: gzip's cost). Run with
+ *    `--rows 2400000` for the issue's 2.4 M rows.
+ *
+ * 5. `POST /check` on a 50-line script, one request at a time: p50 under 5 ms.
+ *
  * 4. The same trivial synchronous query and GET whoami in process: `app.fetch` without a socket,
  *    32 in flight, on the app main.ts serves; CPU microseconds per request (process.cpuUsage,
  *    best and median of 9 runs), which a busy machine disturbs far less than requests/s.
@@ -31,6 +37,7 @@ import process from "node:process";
 import { startServer as startInProcess } from "../main.ts";
 import { createApp } from "../routes/app.ts";
 import { batchedSink, createLogger } from "../home/log.ts";
+import { RecordBatchReader } from "apache-arrow";
 
 const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -411,26 +418,62 @@ async function benchLarge(home: string, token: string, rows: Row[]): Promise<voi
       value: `${(ran / 1000).toFixed(2)} s (${(size / 1e6).toFixed(0)} MB file)`,
       target: "",
     });
-    for (const [name, type] of [["JSON", "application/json"], ["CSV", "application/csv"]]) {
+    const fetches = [
+      ["JSON", "application/json", "identity"],
+      ["CSV", "application/csv", "identity"],
+      ["Arrow", "application/vnd.apache.arrow.stream", "identity"],
+    ];
+    for (const [name, type, encoding] of fetches) {
       const t = performance.now();
+      // An explicit Accept-Encoding: fetch then hands the body over as it came (not decoded).
       const res = await expectOk(
-        await fetch(`${base}/${queryId}/result`, { headers: { ...auth, Accept: type } }),
+        await fetch(`${base}/${queryId}/result`, {
+          headers: { ...auth, Accept: type, "Accept-Encoding": encoding },
+        }),
       );
+      if ((res.headers.get("Content-Encoding") ?? "identity") !== encoding) {
+        throw new Error(`${name}: Content-Encoding ${res.headers.get("Content-Encoding")}`);
+      }
+      const chunks: Uint8Array[] = [];
       let bytes = 0;
       let newlines = 0;
       for await (const chunk of res.body!) {
         bytes += chunk.length;
-        for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) newlines++;
+        if (name === "Arrow") chunks.push(chunk);
+        else if (encoding === "identity") {
+          for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) newlines++;
+        }
       }
       const secs = (performance.now() - t) / 1000;
       if (type === "application/csv" && newlines !== ROWS + 1) {
         throw new Error(`the CSV had ${newlines - 1} rows, not ${ROWS}`);
+      }
+      if (name === "Arrow") {
+        // Read back after the clock stopped: every row is there.
+        let n = 0;
+        for (const batch of RecordBatchReader.from(chunks)) n += batch.numRows;
+        if (n !== ROWS) throw new Error(`the Arrow stream had ${n} rows, not ${ROWS}`);
       }
       rows.push({
         measure: `   ... fetched as ${name}, rows/s`,
         value: `${(ROWS / secs).toFixed(0)} (${(bytes / 1e6).toFixed(0)} MB)`,
         target: ">= 700000",
         ratio: ROWS / secs / 700_000,
+      });
+    }
+    // gzip's cost: fetch would decode the body, so the compressed bytes are read off a socket.
+    {
+      const t = performance.now();
+      const bytes = await rawGet(`${base}/${queryId}/result`, {
+        ...auth,
+        Accept: "application/json",
+        "Accept-Encoding": "gzip",
+      });
+      const secs = (performance.now() - t) / 1000;
+      rows.push({
+        measure: "   ... fetched as JSON with gzip, rows/s",
+        value: `${(ROWS / secs).toFixed(0)} (${(bytes / 1e6).toFixed(0)} MB on the wire)`,
+        target: "",
       });
     }
     const end = await memoryOf(server.pid);
@@ -534,6 +577,68 @@ function printTable(rows: readonly Row[]): void {
   }
 }
 
+/**
+ * The bytes of a GET's body as they come over the socket (HTTP/1.1, `Connection: close`; the
+ * chunked framing is counted too, a few bytes per 64 KiB), after checking it was gzip-encoded.
+ */
+async function rawGet(url: string, headers: Record<string, string>): Promise<number> {
+  const u = new URL(url);
+  const conn = await Deno.connect({ hostname: u.hostname, port: Number(u.port) });
+  const lines = [`GET ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`, "Connection: close"];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  await conn.write(new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n"));
+  let head = "";
+  let body = 0;
+  for await (const chunk of conn.readable) {
+    if (head.endsWith("\r\n\r\n")) {
+      body += chunk.length;
+      continue;
+    }
+    const text = new TextDecoder("latin1").decode(chunk);
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) head += text;
+    else {
+      head += text.slice(0, end + 4);
+      body += chunk.length - (end + 4);
+    }
+  }
+  if (!/^content-encoding: gzip\r$/im.test(head)) throw new Error(`not gzip: ${head}`);
+  return body;
+}
+
+/** Part 5: POST /check on a 50-line script, one at a time (an editor's keystroke pause). */
+async function benchCheck(server: Server, token: string, rows: Row[]): Promise<void> {
+  const lines = ["VALUES((a: 1, b: 'x', c: 2.5, t: T('2024-05-01T13:00:00Z')))"];
+  for (let i = 1; i < 50; i++) {
+    lines.push(
+      i % 2 ? `| filter(a >= ${i} or b != 'y${i}')` : `| select(a, b, c + ${i} as c, t)`,
+    );
+  }
+  const script = lines.join("\n");
+  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "text/plain" };
+  const times = await oneByOne(300, async () => {
+    const res = await expectOk(
+      await fetch(`${server.url}/API/v1.0/check?scriptPath=/user`, {
+        method: "POST",
+        headers,
+        body: script,
+      }),
+    );
+    const body = await res.json();
+    if (!body.ok) throw new Error(`the check found problems: ${JSON.stringify(body)}`);
+  });
+  const p50 = percentile(times, 0.5);
+  rows.push(
+    {
+      measure: "5. POST /check, 50 lines, p50",
+      value: `${p50.toFixed(2)} ms`,
+      target: "< 5 ms",
+      ratio: 5 / p50,
+    },
+    { measure: "   ... p99", value: `${percentile(times, 0.99).toFixed(2)} ms`, target: "" },
+  );
+}
+
 async function main(): Promise<void> {
   await ensureAutocannon();
   const before = await loadAverage();
@@ -546,6 +651,7 @@ async function main(): Promise<void> {
     try {
       if (part(1)) await benchSync(server, token, rows);
       if (part(2)) await benchAsync(server, token, rows);
+      if (part(5)) await benchCheck(server, token, rows);
     } finally {
       await server.stop();
     }

@@ -47,6 +47,8 @@ export interface ListOptions {
    * engine folds it into the query's progress.
    */
   readonly onProgress?: (fraction: number) => void;
+  /** Told of each request made to a cloud API on the query's behalf (the query's stats). */
+  readonly onRequest?: () => void;
 }
 
 export interface Datastore {

@@ -196,6 +196,11 @@ export const SETTINGS = {
     undefined,
     "WebSocket URL of Stately's inspector (`@statelyai/inspect`): the running actors report to it",
   ),
+  "metrics.public": setting(
+    boolean,
+    "false",
+    "serve `GET /metrics` without a token (otherwise an admin's token is needed)",
+  ),
   "cloudapi.loginHost": setting(
     baseUrl,
     undefined,

@@ -4,6 +4,8 @@
  *
  *   GET /healthz          no token
  *   GET /                 the web console (console/), no token for its assets
+ *   GET /metrics          Prometheus text; an admin's token unless metrics.public
+ *   GET /API/v1.0/openapi.json   no token (routes/contract.ts)
  *   /API/v1.0/...         Bearer token required; one sub-app per resource, mounted below
  */
 
@@ -38,6 +40,10 @@ import { languageRoutes } from "./language.ts";
 import { machineRoutes } from "./machines.ts";
 import { patternRoutes } from "./patterns.ts";
 import { consoleRoutes } from "./console.ts";
+import type { QueryMetrics } from "../actors/query_metrics.ts";
+import type { FamilyCounters } from "../actors/connector_pool.ts";
+import { metricsRoutes } from "./metrics.ts";
+import { openApiDocument } from "./contract.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -57,6 +63,11 @@ export interface AppDeps {
   readonly datastoreAdmin?: DatastoreAdmin;
   /** Each user's share of the results held; without it, no per-user limit. */
   readonly resultQuota?: ResultQuota;
+  /** What /metrics shows besides the supervisor's gauges. */
+  readonly metrics?: {
+    readonly queries?: QueryMetrics;
+    readonly cloud?: ReadonlyMap<string, FamilyCounters>;
+  };
 }
 
 export const API_PREFIX = "/API/v1.0";
@@ -91,6 +102,22 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use(compression());
   app.route("/", healthRoutes());
   app.route("/", consoleRoutes());
+  app.route(
+    "/",
+    metricsRoutes({
+      users: deps.users,
+      public: deps.settings["metrics.public"],
+      supervisor: deps.supervisor,
+      queries: deps.metrics?.queries,
+      cloud: deps.metrics?.cloud,
+    }),
+  );
+  // Before the token check: the description needs none.
+  let openApi: string | undefined;
+  app.get(`${API_PREFIX}/openapi.json`, (c) => {
+    openApi ??= JSON.stringify(openApiDocument("1.0"));
+    return c.body(openApi, 200, { "Content-Type": "application/json; charset=UTF-8" });
+  });
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).
   app.use(`${API_PREFIX}/*`, requireUser(deps.users));
   app.route(API_PREFIX, apiRoutes(deps));

@@ -11,10 +11,11 @@ import { badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 import { queryContext, type QueryDeps, readScript, requireDirectory } from "./query_request.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export function checkRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.post("/check", async (c) => {
+  app.post("/check", validated(CONTRACTS.check), async (c) => {
     const user = c.get("user");
     const scriptPath = c.req.query("scriptPath") ?? "/user";
     const resolved = deps.tree.resolve(user, scriptPath);

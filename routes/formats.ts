@@ -13,6 +13,8 @@ import {
   toText,
 } from "../engine/render.ts";
 import type { Row } from "../engine/values.ts";
+import type { Schema } from "../engine/types.ts";
+import { arrowBatchWriter, type BatchWriter } from "./arrow.ts";
 
 /** The serialiser of one row, given the result's columns and how values are rendered. */
 export type RowWriterFactory = (
@@ -35,8 +37,18 @@ export type FormatSpec =
       readonly row: RowWriterFactory;
       /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
       readonly header?: (columns: readonly string[]) => string;
+      readonly batches?: undefined;
+    }
+    | {
+      /** A binary format: written a batch of rows at a time, from the result's schema. */
+      readonly jsonRows: false;
+      readonly batches: BatchWriterFactory;
+      readonly row?: undefined;
     }
   );
+
+/** The writer of a binary format, given the result's schema and how values are rendered. */
+export type BatchWriterFactory = (schema: Schema, render: RenderOptions) => BatchWriter;
 
 interface FormatFraming {
   /** Other names a client may ask for it by (in `Accept` or `acceptContentType`). */
@@ -57,12 +69,19 @@ interface FormatFraming {
 
 /** How a format writes a row: its own writer, or one JSON object per row. */
 export function rowWriterOf(spec: FormatSpec): RowWriterFactory {
-  return spec.jsonRows ? makeJsonRowWriter : spec.row;
+  if (spec.jsonRows) return makeJsonRowWriter;
+  if (spec.row) return spec.row;
+  throw new Error("a binary format is written in batches, not rows (formatSpec(...).batches)");
+}
+
+/** How a binary format writes its batches, or undefined for a text format. */
+export function batchWriterOf(spec: FormatSpec): BatchWriterFactory | undefined {
+  return spec.jsonRows ? undefined : spec.batches;
 }
 
 /** The header of a format for the columns ("" when it has none). */
 export function headerOf(spec: FormatSpec, columns: readonly string[]): string {
-  return !spec.jsonRows && spec.header ? spec.header(columns) : "";
+  return !spec.jsonRows && spec.row && spec.header ? spec.header(columns) : "";
 }
 
 /** Every result format offered, the first being the default (API.md, "Result formats"). */
@@ -121,6 +140,17 @@ export const FORMATS = {
     after: "\n",
     end: "",
   },
+  "application/vnd.apache.arrow.stream": {
+    aliases: [],
+    contentType: "application/vnd.apache.arrow.stream",
+    jsonRows: false,
+    batches: arrowBatchWriter,
+    start: "",
+    separator: "",
+    before: "",
+    after: "",
+    end: "",
+  },
 } satisfies Record<string, FormatSpec>;
 
 export type MediaType = keyof typeof FORMATS;
@@ -173,6 +203,8 @@ export interface FormatOptions {
   readonly timeZone?: string;
   readonly timestampFormat?: string;
   readonly omitHeader: boolean;
+  /** `opt.failOnWarning=true`: a synchronous answer with a WARN or ERROR warning is a 409. */
+  readonly failOnWarning?: boolean;
 }
 
 export interface ResultFormat {
@@ -199,6 +231,7 @@ const OPT_NAMES = [
   "opt.timestampFormat",
   "opt.timestampNanoFormat",
   "opt.omitHeader",
+  "opt.failOnWarning",
 ] as const;
 
 /** The format a request asks for: `negotiateFormat(url.searchParams, req.header("Accept"))`. */
@@ -254,7 +287,8 @@ function parseOptions(
         );
       }
       if (params.getAll(name).length > 1) return badParameter(`parameter '${name}' given twice`);
-      explicit = true;
+      // Not a rendering option: it does not fix the format of an asynchronous query.
+      if (name !== "opt.failOnWarning") explicit = true;
     }
   }
   const timeZone = params.get("opt.timezone") ?? undefined;
@@ -281,7 +315,20 @@ function parseOptions(
   if (omit !== null && omit !== "true" && omit !== "false") {
     return badParameter(`opt.omitHeader must be 'true' or 'false', found '${omit}'`);
   }
-  return { ok: true, value: { timeZone, timestampFormat, omitHeader: omit === "true" }, explicit };
+  const failOnWarning = params.get("opt.failOnWarning");
+  if (failOnWarning !== null && failOnWarning !== "true" && failOnWarning !== "false") {
+    return badParameter(`opt.failOnWarning must be 'true' or 'false', found '${failOnWarning}'`);
+  }
+  return {
+    ok: true,
+    value: {
+      timeZone,
+      timestampFormat,
+      omitHeader: omit === "true",
+      ...(failOnWarning === "true" ? { failOnWarning: true } : {}),
+    },
+    explicit,
+  };
 }
 
 interface AcceptChoice {

@@ -15,22 +15,25 @@ import type { Context } from "hono";
 import { schemaToJson } from "../engine/types.ts";
 import { formatDiagnostic } from "../engine/diagnostics.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
-import { isFinished, topState } from "../actors/query_machine.ts";
+import { isFinished, statsOf, topState } from "../actors/query_machine.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
-import { formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
+import { batchWriterOf, formatSpec, negotiateFormat, type ResultFormat } from "./formats.ts";
 import { contentRange, parseRange, resolveRange } from "./range.ts";
 import {
   type FixedFormat,
+  idempotencyKeyOf,
   QUERY_ID,
   type QueryDeps,
   queryZone,
   submitQuery,
+  waitMillisOf,
 } from "./query_request.ts";
-import { bodyShape, resultBody, smallBody } from "./result_body.ts";
+import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 import type { QueryNotes } from "./query_list.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
 
@@ -40,14 +43,27 @@ const SMALL_BODY_ITEMS = 256;
 export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.post("/queries", async (c) => {
-    const { queryId, source } = await submitQuery(c, deps, { alwaysFix: false });
-    notes?.note(queryId, source, new URL(c.req.url).searchParams.get("scriptPath") ?? "");
+  app.post("/queries", validated(CONTRACTS.submit), async (c) => {
+    const waitMillis = waitMillisOf(new URL(c.req.url).searchParams);
+    const idempotencyKey = idempotencyKeyOf(c);
+    const { queryId, ref, source } = await submitQuery(c, deps, {
+      alwaysFix: false,
+      idempotencyKey,
+    });
+    // A repeated Idempotency-Key answers the noted query again: nothing new to note.
+    if (source) {
+      notes?.note(queryId, source, new URL(c.req.url).searchParams.get("scriptPath") ?? "");
+    }
+    if (waitMillis !== undefined && await finishesWithin(ref, waitMillis, c.req.raw.signal)) {
+      return sendJson(c, statusOf(ref), 200, { Location: `${QUERIES_PATH}/${queryId}/result` });
+    }
     return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
   });
 
   app.get("/queries/:id", (c) => {
-    const ref = findQuery(c, deps);
+    const found = findAny(c, deps);
+    if (found.kind === "answered") return sendJson(c, found.status);
+    const ref = found.ref;
     const snapshot = ref.getSnapshot();
     const headers: Record<string, string> = isFinished(topState(snapshot.value))
       ? { Location: `${QUERIES_PATH}/${c.req.param("id")}/result` }
@@ -56,8 +72,13 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
   });
 
   app.delete("/queries/:id", (c) => {
-    const ref = findQuery(c, deps);
+    const found = findAny(c, deps);
     const queryId = c.req.param("id");
+    if (found.kind === "answered") {
+      deps.supervisor.send({ type: "FREE", queryId });
+      return c.body(null, 204);
+    }
+    const ref = found.ref;
     if (isFinished(topState(ref.getSnapshot().value))) {
       deps.supervisor.send({ type: "FREE", queryId });
       return c.body(null, 204);
@@ -66,7 +87,7 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     return sendJson(c, statusOf(ref));
   });
 
-  app.get("/queries/:id/result", (c) => {
+  app.get("/queries/:id/result", validated(CONTRACTS.result), (c) => {
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
     // The retention counts from the end of the last request naming the query: a long read's
@@ -86,13 +107,31 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
 
 /** The caller's query named in the path (TOUCHing it), or 404 / 410. */
 export function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
+  const found = findAny(c, deps);
+  if (found.kind === "found") return found.ref;
+  throw new ApiError(
+    410,
+    "QUERY_EXPIRED",
+    `query ${
+      c.req.param("id")
+    } was answered synchronously: its result is not kept, only its status`,
+  );
+}
+
+/** The caller's query, or the status of their answered synchronous query; else 404 / 410. */
+function findAny(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+): { kind: "found"; ref: QueryRef } | { kind: "answered"; status: unknown } {
   const queryId = c.req.param("id") ?? "";
   if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
   const found = lookupQuery(deps.supervisor, queryId, c.get("user"));
   switch (found.kind) {
+    case "answered":
+      return found;
     case "found":
       deps.supervisor.send({ type: "TOUCH", queryId });
-      return found.ref;
+      return found;
     case "expired":
       throw new ApiError(
         410,
@@ -104,7 +143,7 @@ export function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
   }
 }
 
-/** The status object of the specification. */
+/** The status object of the specification, with the query's `stats` (API.md). */
 export function statusOf(ref: QueryRef): Record<string, unknown> {
   const { context, value } = ref.getSnapshot();
   return {
@@ -113,8 +152,33 @@ export function statusOf(ref: QueryRef): Record<string, unknown> {
     progress: context.progress,
     warnings: context.warnings,
     stateChanges: context.stateChanges,
+    stats: statsOf(context, context.now()),
     ...(context.error ? { error: context.error } : {}),
   };
+}
+
+/** Whether the query is (or gets) finished within `millis`; false early if the client goes. */
+async function finishesWithin(
+  ref: QueryRef,
+  millis: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const done = () => isFinished(topState(ref.getSnapshot().value));
+  if (done() || millis === 0) return done();
+  const { promise, resolve } = Promise.withResolvers<boolean>();
+  const timer = setTimeout(() => resolve(false), millis);
+  const gone = () => resolve(false);
+  signal.addEventListener("abort", gone, { once: true });
+  const subscription = ref.subscribe((s) => {
+    if (isFinished(topState(s.value))) resolve(true);
+  });
+  try {
+    return await promise;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", gone);
+    subscription.unsubscribe();
+  }
 }
 
 /** 409 unless the query has SUCCEEDED: QUERY_NOT_FINISHED, QUERY_FAILED or QUERY_CANCELLED. */
@@ -189,9 +253,27 @@ export function resultResponse(
     status = 206;
     headers["Content-Range"] = contentRange(first, last, total);
   }
-  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
-  const shape = bodyShape(format, columns, queryZone(context.owner, deps.settings));
+  const zone = queryZone(context.owner, deps.settings);
   const few = last - first < SMALL_BODY_ITEMS ? store.inMemory(first, last) : undefined;
+  const batches = batchWriterOf(formatSpec(format.mediaType));
+  if (batches) {
+    const writer = batches(context.schema ?? [], {
+      timeZone: format.options.timeZone ?? zone,
+      timestampFormat: format.options.timestampFormat,
+    });
+    if (few) {
+      let bytes: Uint8Array<ArrayBuffer>;
+      try {
+        bytes = smallBatchBody(few, writer);
+      } finally {
+        onClose?.();
+      }
+      return new Response(bytes, { status, headers });
+    }
+    return new Response(batchBody(store.read(first, last), writer, onClose), { status, headers });
+  }
+  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
+  const shape = bodyShape(format, columns, zone);
   if (few) {
     let text: string;
     try {

@@ -15,13 +15,19 @@ import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
 import type { Settings } from "../home/settings.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
-import type { QueryRef } from "../actors/supervisor.ts";
+import { idempotentQuery, type QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
-import { isOptionName, negotiateFormat, type ResultFormat } from "./formats.ts";
+import {
+  batchWriterOf,
+  formatSpec,
+  isOptionName,
+  negotiateFormat,
+  type ResultFormat,
+} from "./formats.ts";
 import { rowWriter } from "./result_body.ts";
 
 /** What the query routes need from the app's dependencies. */
@@ -49,7 +55,7 @@ export interface FixedFormat {
 }
 
 /** Parameters that are neither view arguments nor unknown. */
-const RESERVED = new Set(["scriptPath", "acceptContentType"]);
+const RESERVED = new Set(["scriptPath", "acceptContentType", "waitMillis"]);
 
 /** A new query id: a random (v4) UUID in lower case, as SpectX's own clients parse them. */
 export function newQueryId(): string {
@@ -65,7 +71,7 @@ export interface PreparedQuery {
   readonly format: ResultFormat;
   readonly fixed?: FixedFormat;
   /** The script as submitted (its text, or its stored path), for the query list. */
-  readonly source: ScriptSource;
+  readonly source?: ScriptSource;
 }
 
 /**
@@ -75,13 +81,17 @@ export interface PreparedQuery {
 export async function submitQuery(
   c: Context<AppEnv>,
   deps: QueryDeps,
-  options: { readonly alwaysFix: boolean },
+  options: { readonly alwaysFix: boolean; readonly idempotencyKey?: string },
 ): Promise<PreparedQuery> {
   const user = c.get("user");
+  const key = options.idempotencyKey;
+  const held = key === undefined ? undefined : idempotentQuery(deps.supervisor, user, key);
   const url = new URL(c.req.url);
   const params = url.searchParams;
   const choice = negotiateFormat(params, c.req.header("Accept"));
   if (!choice.ok) throw new ApiError(choice.status, choice.code, choice.message);
+  // The same key again: the query it started is the answer, nothing is read or compiled.
+  if (held) return { ...held, format: choice.format };
   const scriptPath = params.get("scriptPath");
   if (scriptPath === null || scriptPath === "") {
     throw badRequest("BAD_PARAMETER", "missing query parameter 'scriptPath'");
@@ -119,6 +129,7 @@ export async function submitQuery(
     context: queryContext(deps, user, workDir, args),
     choice,
     alwaysFix: options.alwaysFix,
+    idempotencyKey: key,
   });
 }
 
@@ -162,6 +173,7 @@ export async function submitSource(
     readonly context: QueryContext;
     readonly choice: { readonly format: ResultFormat; readonly explicit: boolean };
     readonly alwaysFix: boolean;
+    readonly idempotencyKey?: string;
   },
 ): Promise<PreparedQuery> {
   const queryId = newQueryId();
@@ -170,18 +182,21 @@ export async function submitSource(
     ? { format }
     : undefined;
   const defaultZone = request.context.timeZone;
-  const encoder: FragmentEncoderFactory | undefined = fixed
-    ? (columns) => {
-      fixed.columns = columns;
-      return rowWriter(format, columns, defaultZone);
-    }
-    : undefined;
+  // A binary format is written from stored rows when fetched, a batch at a time.
+  const encoder: FragmentEncoderFactory | undefined =
+    fixed && !batchWriterOf(formatSpec(format.mediaType))
+      ? (columns) => {
+        fixed.columns = columns;
+        return rowWriter(format, columns, defaultZone);
+      }
+      : undefined;
   const submitted = await compileAndSubmit(submissionDeps(deps), {
     queryId,
     source: request.source,
     context: request.context,
     encoder,
     fixedFormat: fixed,
+    idempotencyKey: request.idempotencyKey,
   });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
@@ -197,7 +212,7 @@ export async function submitSource(
       { headers: { "Retry-After": "1" } },
     );
   }
-  return { queryId, ref: submitted.ref, format, fixed, source: request.source };
+  return { queryId: submitted.queryId, ref: submitted.ref, format, fixed, source: request.source };
 }
 
 /** What the actors' front desk needs from the app's dependencies. */
@@ -328,4 +343,39 @@ async function requireScript(
       throw forbidden(`you need the execute and read rights on the script ${resolved.canonical}`);
     }
   }
+}
+
+/** Longest `Idempotency-Key` accepted. */
+const MAX_IDEMPOTENCY_KEY = 255;
+
+/** The request's `Idempotency-Key` (visible ASCII, 1 to 255 characters), or undefined. */
+export function idempotencyKeyOf(c: Context<AppEnv>): string | undefined {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(key)) {
+    throw badRequest(
+      "BAD_PARAMETER",
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters`,
+    );
+  }
+  return key;
+}
+
+/** Longest `waitMillis` accepted (API.md: N ≤ 60 000). */
+export const MAX_WAIT_MILLIS = 60_000;
+
+/** `waitMillis` of the query string: an integer 0..60000, or undefined when absent. */
+export function waitMillisOf(params: URLSearchParams): number | undefined {
+  const all = params.getAll("waitMillis");
+  if (all.length === 0) return undefined;
+  if (all.length > 1) throw badRequest("BAD_PARAMETER", "query parameter 'waitMillis' given twice");
+  const text = all[0];
+  const n = Number(text);
+  if (!/^\d{1,6}$/.test(text) || n > MAX_WAIT_MILLIS) {
+    throw badRequest(
+      "BAD_PARAMETER",
+      `waitMillis must be an integer from 0 to ${MAX_WAIT_MILLIS}, found '${text}'`,
+    );
+  }
+  return n;
 }

@@ -35,6 +35,7 @@ import { RIGHTS } from "../home/rights.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export interface ResourceDeps {
   readonly tree: ResourceTree;
@@ -119,7 +120,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     },
   );
 
-  app.delete("/resources/*", async (c) => {
+  app.delete("/resources/*", validated(CONTRACTS.deleteResource), async (c) => {
     const resolved = resolve(c, tree, pathAfter(c, "/resources/"));
     const user = c.get("user");
     refuseDatastore(resolved);
@@ -131,7 +132,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     return c.body(null, 204);
   });
 
-  app.post("/resources/*", async (c) => {
+  app.post("/resources/*", validated(CONTRACTS.moveResource), async (c) => {
     const moveTo = c.req.query("moveTo");
     if (moveTo === undefined) throw badRequest("BAD_PARAMETER", "expected ?moveTo=<path>");
     const user = c.get("user");

@@ -6,6 +6,7 @@
 
 import type { Row } from "../engine/values.ts";
 import type { StoredItem } from "../actors/result_store.ts";
+import type { BatchWriter } from "./arrow.ts";
 import {
   type FormatSpec,
   formatSpec,
@@ -126,4 +127,66 @@ export function smallBody(
     text += framing.before + (typeof item === "string" ? item : write(item)) + framing.after;
   }
   return text + framing.end;
+}
+
+/** Rows gathered into one record batch of a binary format (fewer at the end of the result). */
+const BATCH_ROWS = 16 * 1024;
+
+/**
+ * A body of a binary format (`formatSpec(...).batches`): the stored rows, a batch at a time.
+ * `onClose` runs once the body is done or the client went away.
+ */
+export function batchBody(
+  items: AsyncIterable<readonly StoredItem[]>,
+  writer: BatchWriter,
+  onClose?: () => void,
+): ReadableStream<Uint8Array> {
+  const iterator = items[Symbol.asyncIterator]();
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    onClose?.();
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const rows: Row[] = [];
+        while (rows.length < BATCH_ROWS) {
+          const next = await iterator.next();
+          if (next.done) {
+            if (rows.length > 0) controller.enqueue(writer.batch(rows));
+            controller.enqueue(writer.end());
+            controller.close();
+            close();
+            return;
+          }
+          for (const item of next.value) rows.push(item as Row);
+        }
+        controller.enqueue(writer.batch(rows));
+      } catch (e) {
+        controller.error(e);
+        close();
+      }
+    },
+    async cancel() {
+      close();
+      await iterator.return?.();
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** The whole body of a few rows of a binary format, as `batchBody` would stream it. */
+export function smallBatchBody(
+  items: readonly StoredItem[],
+  writer: BatchWriter,
+): Uint8Array<ArrayBuffer> {
+  const parts = items.length > 0 ? [writer.batch(items as Row[]), writer.end()] : [writer.end()];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { bodyShape, resultBody, smallBody } from "./result_body.ts";
+import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import type { StoredItem } from "../actors/result_store.ts";
-import { FORMATS, type MediaType } from "./formats.ts";
+import { batchWriterOf, FORMATS, formatSpec, type MediaType } from "./formats.ts";
+import { scalar } from "../engine/types.ts";
+import type { BatchWriter } from "./arrow.ts";
 
 async function* batches(items: readonly StoredItem[]): AsyncGenerator<readonly StoredItem[]> {
   for (let i = 0; i < items.length; i += 2) yield items.slice(i, i + 2);
@@ -10,6 +12,21 @@ async function* batches(items: readonly StoredItem[]): AsyncGenerator<readonly S
 Deno.test("a small body is byte for byte the body that would have been streamed", async () => {
   const rows = [{ a: 1, b: "x,y" }, { a: 2, b: 'say "hi"' }, { a: null, b: "" }];
   for (const mediaType of Object.keys(FORMATS) as MediaType[]) {
+    const writerOf = batchWriterOf(formatSpec(mediaType));
+    if (writerOf) {
+      const schema = [
+        { name: "a", type: scalar("INTEGER"), nullable: true },
+        { name: "b", type: scalar("STRING"), nullable: true },
+      ];
+      for (const items of [rows, []] as StoredItem[][]) {
+        const writer = (): BatchWriter => writerOf(schema, { timeZone: "UTC" });
+        const streamed: Uint8Array = new Uint8Array(
+          await new Response(batchBody(batches(items), writer())).arrayBuffer(),
+        );
+        assert.deepEqual(smallBatchBody(items, writer()), streamed, mediaType);
+      }
+      continue;
+    }
     const shape = bodyShape({ mediaType, options: { omitHeader: false } }, ["a", "b"], "UTC");
     for (const items of [rows, [], ["pre-serialised"]] as StoredItem[][]) {
       const streamed = await new Response(resultBody(batches(items), shape)).text();

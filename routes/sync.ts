@@ -2,23 +2,25 @@
  * The synchronous API: `POST /?scriptPath=...` runs a stored script (arguments from the query
  * string) or the script in the body (scriptPath is then the working directory) and answers
  * once the query has finished, so the status line tells the truth: 200/206 with the rows, or
- * an error. The query goes through the supervisor like any other (limits apply) and is freed
- * once its body has been sent; a client that goes away cancels it.
+ * an error. The query goes through the supervisor like any other (limits apply); once its body
+ * has been sent its result is freed but its status is kept for the retention period
+ * (`Trawl-Query-Id` names it, so its warnings can be read); a client that goes away cancels it.
  */
 
 import { type Context, Hono } from "hono";
 import { waitFor } from "xstate";
 import { isFinished, topState } from "../actors/query_machine.ts";
 import type { QueryRef } from "../actors/supervisor.ts";
-import { badRequest } from "./errors.ts";
+import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
-import { type QueryDeps, submitQuery } from "./query_request.ts";
-import { requireSucceeded, resultResponse } from "./queries.ts";
+import { type FixedFormat, type QueryDeps, submitQuery } from "./query_request.ts";
+import { requireSucceeded, resultResponse, statusOf } from "./queries.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.post("/", async (c) => {
+  app.post("/", validated(CONTRACTS.sync), async (c) => {
     // A malformed Range is refused before anything runs.
     const range = parseRange(c.req.header("Range"));
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
@@ -29,8 +31,12 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
 }
 
 /**
- * Waits for a submitted query and answers with its result (200/206) or its error; the query is
- * freed once its body has been sent, and cancelled if the client goes away first.
+ * Waits for a submitted query and answers with its result (200/206) or its error, both with
+ * `Trawl-Query-Id` and `Trawl-Warnings: <count>`; once its body has been sent, its status
+ * (warnings included) is kept for the retention period, its actor and result are not
+ * (actors/answered_queries.ts). It is
+ * cancelled, and freed, if the client goes away first. `opt.failOnWarning=true` turns a result
+ * with a WARN or ERROR warning into 409 QUERY_FAILED naming them.
  */
 export async function answerWhenFinished(
   c: Context<AppEnv>,
@@ -38,7 +44,8 @@ export async function answerWhenFinished(
   queryId: string,
   ref: QueryRef,
 ): Promise<Response> {
-  const free = () => deps.supervisor.send({ type: "FREE", queryId });
+  // Once answered, only the status is kept (its warnings, for the retention period).
+  const answered = () => deps.supervisor.send({ type: "ANSWERED", queryId, status: statusOf(ref) });
   const gone = () => deps.supervisor.send({ type: "CANCEL", queryId });
   const signal = c.req.raw.signal;
   signal.addEventListener("abort", gone, { once: true });
@@ -47,11 +54,39 @@ export async function answerWhenFinished(
   } finally {
     signal.removeEventListener("abort", gone);
   }
+  if (signal.aborted) {
+    // Nobody is left to read its id: the cancelled query is freed at once.
+    deps.supervisor.send({ type: "FREE", queryId });
+    // No one hears this answer; 499 is what logs call a request the client closed.
+    return new Response(null, { status: 499 });
+  }
+  const { warnings, fixedFormat } = ref.getSnapshot().context;
+  const headers = { "Trawl-Query-Id": queryId, "Trawl-Warnings": String(warnings.length) };
+  let response: Response;
   try {
     requireSucceeded(ref);
-    return resultResponse(c, deps, ref, free);
+    const serious = warnings.filter((w) => w.level === "WARN" || w.level === "ERROR");
+    if ((fixedFormat as FixedFormat | undefined)?.format.options.failOnWarning && serious.length) {
+      throw new ApiError(
+        409,
+        "QUERY_FAILED",
+        `query ${queryId} gave ${serious.length} warning${
+          serious.length === 1 ? "" : "s"
+        } (opt.failOnWarning=true): ${serious.map((w) => `${w.level} ${w.message}`).join("; ")}`,
+        { extra: { state: "SUCCEEDED", warnings: serious } },
+      );
+    }
+    response = resultResponse(c, deps, ref, answered);
   } catch (e) {
-    free();
+    answered();
+    if (e instanceof ApiError) {
+      throw new ApiError(e.status, e.code, e.message, {
+        extra: e.extra,
+        headers: { ...e.headers, ...headers },
+      });
+    }
     throw e;
   }
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
 }

@@ -21,12 +21,13 @@ import { negotiateFormat } from "./formats.ts";
 import { parseRange } from "./range.ts";
 import { queryContext, type QueryDeps, submitSource } from "./query_request.ts";
 import { answerWhenFinished } from "./sync.ts";
+import { CONTRACTS, validated } from "./contract.ts";
 
 const PREFIX = "/tables/";
 
 export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get("/tables/*", async (c) => {
+  app.get("/tables/*", validated(CONTRACTS.tables), async (c) => {
     const raw = decodedTail(c);
     const schemaOnly = raw.endsWith(".sxt/schema");
     const path = schemaOnly ? raw.slice(0, -"/schema".length) : raw;

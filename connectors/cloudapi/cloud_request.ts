@@ -27,6 +27,8 @@ export interface RequestContext {
   readonly backoffMs?: number;
   /** Counts throttling answers and retries, for tests and the bench. */
   readonly stats?: RequestStats;
+  /** Told of each request sent (the query's own count). */
+  readonly onRequest?: () => void;
   /** Set once a clock skew warning was given, so it is given once per query. */
   skewWarned?: boolean;
 }
@@ -70,6 +72,7 @@ export async function cloudRequest(
   while (true) {
     const completed = await ctx.acquire(ctx.signal);
     if (ctx.stats) ctx.stats.requests++;
+    ctx.onRequest?.();
     let problem: string;
     let waitMs: number | undefined;
     try {

@@ -458,6 +458,7 @@ class CloudApiStore implements Datastore {
       now: this.#now,
       backoffMs: this.deps.backoffMs,
       stats: this.deps.stats,
+      onRequest: options.onRequest,
     };
     const tenantId = family === "suite" ? guid! : def.tenantId;
     return createApiClient({

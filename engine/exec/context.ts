@@ -29,6 +29,35 @@ export interface ExecContext {
   readonly parallel?: ParallelContext;
   /** In a worker: the files of its share, by the source node (a plan node) they replace. */
   readonly shareFiles?: ReadonlyMap<object, readonly FileEntry[]>;
+  /** What the query has read and produced so far (absent: nobody counts). */
+  readonly stats?: QueryStats;
+}
+
+/**
+ * Counters of a running query, added to in place by the sources (per file and per chunk, not
+ * per record) and read by whoever shows the query's status while it runs.
+ */
+export interface QueryStats {
+  filesRead: number;
+  bytesRead: number;
+  /** Records found in the input, matched or not. */
+  recordsRead: number;
+  /** Records a pattern or a JSON reader could not take (also counted in recordsRead). */
+  recordsUnmatched: number;
+  rowsOut: number;
+  /** Requests to cloud APIs made on this query's behalf (retries included). */
+  cloudRequests: number;
+}
+
+export function newQueryStats(): QueryStats {
+  return {
+    filesRead: 0,
+    bytesRead: 0,
+    recordsRead: 0,
+    recordsUnmatched: 0,
+    rowsOut: 0,
+    cloudRequests: 0,
+  };
 }
 
 /** Throws the signal's reason (an AbortError) when the query was cancelled. */

@@ -44,6 +44,8 @@ export async function* parseSource(
   const push = sink.push;
   let skipped = 0;
   let firstSkipped = "";
+  // Records of the current chunk, added to the query's stats once per chunk.
+  let records = 0;
   const list = await expectFiles(files, ctx.progress);
   for (const file of list) {
     extractor.setFile(file); // the year of timestamps written without one
@@ -65,6 +67,7 @@ export async function* parseSource(
             i += 2;
             continue;
           }
+          records++;
           if (i < checked) {
             const row = scanner.scan(bytes, i);
             if (row !== undefined) {
@@ -81,6 +84,8 @@ export async function* parseSource(
           if (row !== null) push(row);
           else if (skipped++ === 0) firstSkipped = file.uri;
         }
+        if (ctx.stats) ctx.stats.recordsRead += records;
+        records = 0;
         const batch = sink.take();
         if (batch) yield batch;
       }
@@ -100,6 +105,7 @@ export async function* parseSource(
       held = counts.next < end ? text.slice(counts.next, end) : "";
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
+      if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
       const batch = sink.take();
       if (batch) yield batch;
     }
@@ -107,10 +113,12 @@ export async function* parseSource(
       const counts = extractor.extractAll(held, 0, held.length, push);
       if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
       skipped += counts.skipped;
+      if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
     }
   }
   const last = sink.take(true);
   if (last) yield last;
+  if (ctx.stats) ctx.stats.recordsUnmatched += skipped;
   if (skipped > 0) {
     // The warning shows the first unmatched records: a second look finds them. It carries the
     // tally, so that the shares of workers merge into one warning (worded again by the source).

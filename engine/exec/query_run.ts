@@ -3,12 +3,15 @@
 import type { Warning } from "../datastore.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
+import type { QueryStats } from "./context.ts";
 
 export interface ExecuteOptions {
   readonly signal: AbortSignal;
   /** Called with a fraction 0..1 that never decreases; 1 when done. */
   readonly onProgress?: (fraction: number) => void;
   readonly onWarning?: (warning: Warning) => void;
+  /** Counters the engine adds to while it runs (files, bytes, records, rows, cloud requests). */
+  readonly stats?: QueryStats;
 }
 
 export interface QueryRun {

@@ -61,7 +61,10 @@ export async function* readJsonSource(
   let firstBad: SkipTally["first"] = { uri: "" };
   let deep = 0;
   let firstDeep = "";
+  // Records of the current chunk, added to the query's stats once per chunk.
+  let records = 0;
   const bad = (first: SkipTally["first"]) => {
+    records++;
     if (skipped++ === 0) firstBad = first;
   };
   for (const file of await expectFiles(files, ctx.progress)) {
@@ -82,9 +85,12 @@ export async function* readJsonSource(
         array.feed(text, 0, text.length, (json) => {
           const v = parseObject(json);
           if (v === TOO_DEEP) {
+            records++;
             if (deep++ === 0) firstDeep = `element ${array.elements} of '${file.uri}'`;
-          } else if (v) push(pick(v));
-          else bad({ uri: file.uri, where: `element ${array.elements}` });
+          } else if (v) {
+            records++;
+            push(pick(v));
+          } else bad({ uri: file.uri, where: `element ${array.elements}` });
         });
         if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
       } else {
@@ -96,6 +102,7 @@ export async function* readJsonSource(
           if (bytesReader !== null && i < checked) {
             const row = bytesReader.read(bytes, i);
             if (row !== undefined) {
+              records++;
               push(row);
               i = bytesReader.next;
               continue;
@@ -109,17 +116,23 @@ export async function* readJsonSource(
           if (readFields !== null) {
             const row = readFields(l);
             if (row !== undefined) {
+              records++;
               push(row);
               continue;
             }
           }
           const v = parseObject(l);
           if (v === TOO_DEEP) {
+            records++;
             if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
-          } else if (v) push(pick(v));
-          else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
+          } else if (v) {
+            records++;
+            push(pick(v));
+          } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
         }
       }
+      if (ctx.stats) ctx.stats.recordsRead += records;
+      records = 0;
       const batch = sink.take();
       if (batch) yield batch;
     }
@@ -127,6 +140,7 @@ export async function* readJsonSource(
   }
   const last = sink.take(true);
   if (last) yield last;
+  if (ctx.stats) ctx.stats.recordsUnmatched += skipped + deep;
   if (skipped > 0) ctx.warn(skipWarning({ kind: "READ_JSON", count: skipped, first: firstBad }));
   if (deep > 0) {
     ctx.warn({

@@ -158,6 +158,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     progress,
     memory: new MemoryBudget(plan.memoryLimit),
     ...(plan.parallel ? parallelContext(plan) : {}),
+    stats: options.stats,
   };
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
@@ -167,6 +168,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     for await (const batch of openNode(plan.root, ctx)) {
       checkCancelled(ctx.signal);
       observer.observe(batch);
+      if (ctx.stats) ctx.stats.rowsOut += batch.length;
       if (batch.length > 0) yield batch;
     }
     checkCancelled(ctx.signal);

@@ -114,7 +114,7 @@ export class EventLoopTurns {
  */
 export async function* scanLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
 ): AsyncGenerator<LineChunk> {
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
@@ -130,7 +130,7 @@ export async function* scanLines(
  */
 export async function* scanByteLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
 ): AsyncGenerator<ByteLineChunk> {
   checkCancelled(ctx.signal);
   let stream: ReadableStream<Uint8Array>;
@@ -142,6 +142,7 @@ export async function* scanByteLines(
     ctx.warn({ level: "WARN", message: `cannot read '${file.uri}' (${describe(e)}); skipped` });
     return;
   }
+  if (ctx.stats) ctx.stats.filesRead++;
   const reader = stream.getReader();
   // The bytes of an unfinished line, carried to the next chunk.
   let carry: Uint8Array[] = [];
@@ -161,6 +162,7 @@ export async function* scanByteLines(
       next = readChunk(reader, file.uri, ctx.signal);
       next.catch(() => {});
       ctx.progress.consume(value.byteLength);
+      if (ctx.stats) ctx.stats.bytesRead += value.byteLength;
       let bytes = value;
       if (head) {
         bytes = carried > 0 ? join(carry, carried, bytes, bytes.length) : bytes;

@@ -104,6 +104,7 @@ function lister(env: PlanEnv, store: Datastore, args: CallArgs) {
       signal: ctx.signal,
       onWarning: ctx.warn,
       onProgress: (f) => ctx.progress.prepare(`list ${args.src}`, 1 << 20, f),
+      ...(ctx.stats ? { onRequest: () => ctx.stats!.cloudRequests++ } : {}),
       ...(args.from !== undefined ? { from: args.from } : {}),
       ...(args.to !== undefined ? { to: args.to } : {}),
     };

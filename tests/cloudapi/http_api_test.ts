@@ -61,6 +61,12 @@ Deno.test("a synchronous query reads directory audits from the emulator through 
       .map((a) => String(a.record.id)).sort();
     assert.ok(expected.length > 0);
     assert.deepEqual(rows.map((r) => r.id).sort(), expected);
+    // The query's stats count the cloud requests made for it, and /metrics' pool per family.
+    const id = res.headers.get("Trawl-Query-Id")!;
+    const status = await (await s.fetch("alice", `/API/v1.0/queries/${id}`)).json();
+    assert.ok(status.stats.cloudRequests > 0, JSON.stringify(status.stats));
+    assert.equal(status.stats.rowsOut, expected.length);
+    assert.equal(pool.counters.get("directory")?.requests, status.stats.cloudRequests);
     const denied = await s.fetch("bob", "/API/v1.0/?scriptPath=/user", {
       method: "POST",
       headers: { "Content-Type": "text/vnd.engine.script" },
