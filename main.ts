@@ -28,6 +28,10 @@ import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { datastoreFiles } from "./home/datastore_files.ts";
 import { DatastoreAdmin } from "./actors/datastore_admin.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
+import type { Storage } from "./engine/storage.ts";
+import { StorageError } from "./engine/storage.ts";
+import { FileStorage } from "./home/storage/file_storage.ts";
+import { openStorage } from "./home/storage/open_storage.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -66,6 +70,8 @@ export function buildDeps(
   settings: Settings,
   log: Logger,
   lifetimes: Lifetimes = { tokens: new TokenProvider(), pacer: new ConnectorPool() },
+  /** Where the state lives (the `storage` setting); the home's files by default. */
+  storage: Storage = new FileStorage(home.dir),
 ): AppDeps & { readonly lifetimes: Lifetimes } {
   const rights = new RightsFile(
     home.rightsFile,
@@ -93,7 +99,7 @@ export function buildDeps(
     home,
     settings,
     lifetimes,
-    users: UserStore.forHome(home),
+    users: UserStore.forHome(home, storage),
     tree,
     log,
     datastores,
@@ -129,9 +135,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const spills = await sweepSpillFiles(layout.resultsDir);
   if (spills > 0) log.info(`removed ${spills} result spill file(s) left by an earlier run`);
 
-  const deps = buildDeps(layout, settings, log);
-  if (!(await deps.users.exists())) {
-    const token = await deps.users.add("admin", { admin: true });
+  const storage = await openStorage(settings.storage, layout.dir);
+  const deps = buildDeps(layout, settings, log, undefined, storage);
+  // Only where there are no users at all; of servers starting together on one KV, one creates it.
+  const token = await deps.users.bootstrapAdmin("admin");
+  if (token !== undefined) {
     out(`Created the home ${layout.dir} with the admin user 'admin'. Its token, shown only once:`);
     out(token);
   }
@@ -164,7 +172,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port: address.port,
     deps,
-    finished: server.finished,
+    finished: server.finished.finally(() => storage.close()),
     shutdown: () => server.shutdown(),
   };
 }
@@ -213,13 +221,21 @@ export async function main(args: readonly string[]): Promise<number> {
         const home = command.kind === "user add"
           ? await ensureHome(command.home)
           : homeLayout(command.home);
-        await runUserCommand(command, UserStore.forHome(home), (l) => console.log(l));
+        // The users are where the home's settings.conf keeps the state (files or a KV).
+        const { settings } = loadSettings(await readTextIfExists(home.settingsFile), {});
+        const storage = await openStorage(settings.storage, home.dir);
+        try {
+          await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+        } finally {
+          storage.close();
+        }
         return 0;
       }
     }
   } catch (e) {
     if (
       e instanceof SettingsError || e instanceof RightsError || e instanceof UserStoreError ||
+      e instanceof StorageError ||
       e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.PermissionDenied
     ) {
       console.error(`error: ${e.message}`);
