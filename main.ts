@@ -79,11 +79,17 @@ export function buildDeps(
   );
   rights.load(); // a bad rights.json stops the start instead of being ignored
   const tree = new FsResourceTree(home.dataDir, rights);
-  const datastores = createDatastoreRegistry(tree);
+  // With the files storage the definitions are read through the tree (links checked), as always.
+  const definitions = datastoreFiles(home, storage);
+  const datastores = createDatastoreRegistry(
+    tree,
+    storage.kind === "files" ? undefined : (store) => definitions.read(store),
+  );
+  const access = cloudHomeAccess(home, storage);
   datastores.register(
     "cloudapi",
     cloudApiFactory({
-      ...cloudHomeAccess(home),
+      ...access,
       settings: cloudApiSettings(settings),
       tokens: lifetimes.tokens,
       pacer: lifetimes.pacer,
@@ -93,7 +99,7 @@ export function buildDeps(
   );
   datastores.register(
     "azblob",
-    azblobFactory({ definitionText: cloudHomeAccess(home).definitionText }),
+    azblobFactory({ definitionText: access.definitionText }),
   );
   return {
     home,
@@ -103,7 +109,7 @@ export function buildDeps(
     tree,
     log,
     datastores,
-    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home)),
+    datastoreAdmin: new DatastoreAdmin(definitions),
     resultQuota: new ResultQuota({
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],

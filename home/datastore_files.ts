@@ -1,14 +1,18 @@
 /**
- * The datastore definitions of the home: `<home>/data/system/datastores/<name>.json`. Names are
- * checked here before they become file names; writes are atomic.
+ * The datastore definitions of the home: `<home>/data/system/datastores/<name>.json` with the
+ * files storage, the same key in a KV (engine/storage.ts) when several servers share one. Names
+ * are checked here before they become keys; every write replaces a definition whole.
  */
 
-import { join } from "node:path";
-import { type HomeLayout, readTextIfExists } from "./layout.ts";
-import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
+import type { HomeLayout } from "./layout.ts";
+import type { Storage, StorageKey } from "../engine/storage.ts";
+import { FileStorage } from "./storage/file_storage.ts";
 
 /** Store names: letters, digits, `_`, `-`, `.` inside; 1 to 64 of them. */
 export const STORE_NAME = /^[A-Za-z0-9_-](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_-])?$/;
+
+/** Where the definitions are, as a storage key (under the home's root). */
+export const DATASTORES_KEY: StorageKey = ["data", "system", "datastores"];
 
 export interface DatastoreFiles {
   /** The names of the stored definitions, sorted. */
@@ -20,40 +24,38 @@ export interface DatastoreFiles {
   remove(name: string): Promise<boolean>;
 }
 
-export function datastoreFiles(layout: HomeLayout): DatastoreFiles {
-  const folder = join(layout.dataDir, "system", "datastores");
-  const file = (name: string) => {
+/** The definitions of `layout` in `storage` (the home's files unless another is given). */
+export function datastoreFiles(
+  layout: HomeLayout,
+  storage: Storage = new FileStorage(layout.dir),
+): DatastoreFiles {
+  const key = (name: string) => {
     if (!STORE_NAME.test(name)) throw new Error(`'${name}' is not a datastore name`);
-    return join(folder, `${name}.json`);
+    return [...DATASTORES_KEY, `${name}.json`];
   };
   return {
     async names() {
       const names: string[] = [];
-      try {
-        for await (const entry of Deno.readDir(folder)) {
-          const name = entry.name.slice(0, -".json".length);
-          if (entry.isFile && entry.name.endsWith(".json") && STORE_NAME.test(name)) {
-            names.push(name);
-          }
-        }
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      for await (const found of storage.list(DATASTORES_KEY)) {
+        if (found.length !== DATASTORES_KEY.length + 1) continue;
+        const file = found.at(-1)!;
+        const name = file.slice(0, -".json".length);
+        if (file.endsWith(".json") && STORE_NAME.test(name)) names.push(name);
       }
       return names.sort();
     },
-    read: (name) => readTextIfExists(file(name)),
+    async read(name) {
+      const stored = await storage.get(key(name));
+      return stored === null ? null : new TextDecoder().decode(stored.value);
+    },
     async write(name, text) {
-      await Deno.mkdir(folder, { recursive: true });
-      await writeFileAtomic(file(name), text, { mode: 0o600 });
+      await storage.put(key(name), new TextEncoder().encode(text));
     },
     async remove(name) {
-      try {
-        await Deno.remove(file(name));
-        return true;
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) return false;
-        throw e;
-      }
+      const k = key(name);
+      if ((await storage.version(k)) === null) return false;
+      await storage.delete(k);
+      return true;
     },
   };
 }

@@ -73,6 +73,53 @@ Deno.test("servers sharing one KV share their users: one admin, seen by all, cha
   }
 });
 
+Deno.test("a datastore defined through one server is used and removed through another at once", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-kv-" });
+  try {
+    const kvFile = join(root, "state.kv");
+    const logs = join(root, "logs");
+    await Deno.mkdir(logs);
+    await Deno.writeTextFile(join(logs, "a.log"), "one\ntwo\nthree\n");
+    await using a = await startServerProcess(await kvHome(root, "a", kvFile));
+    await using b = await startServerProcess(await kvHome(root, "b", kvFile));
+    const auth = { Authorization: `Bearer ${a.firstToken}` };
+    const definition = {
+      type: "FILE",
+      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
+    };
+    const put = await fetch(`${a.url}/API/v1.0/datastores/archive`, {
+      method: "PUT",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify(definition),
+    });
+    assert.equal(put.status, 201, await put.text());
+
+    const shown = await fetch(`${b.url}/API/v1.0/datastores/archive`, { headers: auth });
+    assert.equal(shown.status, 200);
+    assert.equal((await shown.json()).type, "FILE");
+    const query = () =>
+      fetch(`${b.url}/API/v1.0/?scriptPath=/shared`, {
+        method: "POST",
+        headers: { ...auth, "Content-Type": "text/vnd.engine.script" },
+        body: "PARSE(pattern: 'LD:line EOL', src: 'file://archive/*.log') | select(count(*) as n)",
+      });
+    const counted = await query();
+    assert.equal(counted.status, 200, await counted.clone().text());
+    assert.deepEqual(await counted.json(), [{ n: 3 }]);
+
+    const removed = await fetch(`${a.url}/API/v1.0/datastores/archive`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    assert.equal(removed.status, 204);
+    await removed.body?.cancel();
+    const gone = await query();
+    assert.equal(gone.status, 404, await gone.text());
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("a server whose KV cannot be opened does not start, and says which KV", async () => {
   const root = await Deno.makeTempDir({ prefix: "trawl-kv-" });
   try {
