@@ -79,6 +79,8 @@ export class UserStore {
   readonly #key: StorageKey;
   /** How messages name the document: the file's path, or the key in a KV. */
   readonly file: string;
+  /** Users whose folder this process made sure of (users shared through a KV: see authenticate). */
+  readonly #folders = new Set<string>();
 
   /**
    * The users of `file` (a path: the files backend), or of `USERS_KEY` in `storage`.
@@ -198,7 +200,15 @@ export class UserStore {
     const users = this.#users;
     const hashes = this.#hashes;
     for (let i = 0; i < users.length; i++) if (sameHashBytes(hash, hashes[i])) found = users[i];
-    return found && publicUser(found);
+    if (found === undefined) return undefined;
+    // A user added through another server of a shared KV has no folder on this one's disk yet.
+    if (this.#storage.kind !== "files" && this.usersDir !== undefined) {
+      if (!this.#folders.has(found.name)) {
+        await Deno.mkdir(join(this.usersDir, found.name), { recursive: true });
+        this.#folders.add(found.name);
+      }
+    }
+    return publicUser(found);
   }
 
   /** Reloads the cached users when the document changed since the last load. */
