@@ -32,6 +32,7 @@ import type { Storage } from "./engine/storage.ts";
 import { StorageError } from "./engine/storage.ts";
 import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
+import { KvStorage } from "./home/storage/kv_storage.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -142,6 +143,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (spills > 0) log.info(`removed ${spills} result spill file(s) left by an earlier run`);
 
   const storage = await openStorage(settings.storage, layout.dir);
+  if (storage instanceof KvStorage) {
+    // Chunks of values whose writer was killed before switching to them: never read, but kept.
+    const orphans = await storage.sweepOrphanChunks();
+    if (orphans > 0) {
+      log.info(`removed the chunks of ${orphans} value(s) an interrupted write left`);
+    }
+  }
   const deps = buildDeps(layout, settings, log, undefined, storage);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");

@@ -6,6 +6,7 @@
  *
  *   ["trawl", "h", ...key]              the head of a value: { id, size, chunks, data? }
  *   ["trawl", "c", id, index]           chunk `index` of a value too large for its head
+ *   ["trawl", "p", id]                  a write of chunks in progress (expires after PENDING_MS)
  *
  * KV takes values up to 64 KiB, 1000 mutations and 800 KiB per atomic commit (checked against
  * deno 2.9: "Value too large (max 65536 bytes)", "Total mutation size too large (max 819200
@@ -16,8 +17,8 @@
  * them meanwhile it reads the new head again, so it never sees half a value. The version of a
  * key is its head's versionstamp. With a retention (`expireInMs`) head and chunks get `expireIn`.
  *
- * What is not done yet: a writer killed between its chunks and its head leaves chunks no head
- * names (without a retention they stay until a sweep, not written yet, removes them).
+ * A writer killed between its chunks and its head leaves chunks no head names: its pending mark
+ * expires, and `sweepOrphanChunks()` (run by main.ts at start) removes them.
  */
 
 import {
@@ -42,6 +43,8 @@ export const CHUNK_BYTES = 60_000;
 const BATCH_BYTES = 12 * CHUNK_BYTES;
 /** Keys deleted per commit (KV allows 1000 mutations). */
 const DELETE_BATCH = 500;
+/** How long a write of chunks may take before its chunks count as left by a dead writer. */
+const PENDING_MS = 60 * 60 * 1000;
 /** Reads retried when a writer replaced the value being read. */
 const READ_ATTEMPTS = 5;
 /** Unconditional writes retried when another writer came between their read and commit. */
@@ -62,6 +65,7 @@ function isHead(value: unknown): value is Head {
 
 const headKey = (key: StorageKey): Deno.KvKey => [ROOT, "h", ...key];
 const chunkPrefix = (id: string): Deno.KvKey => [ROOT, "c", id];
+const pendingKey = (id: string): Deno.KvKey => [ROOT, "p", id];
 
 /** Opens `kv:<path or url>` (the value of the `storage` setting after `kv:`). */
 export async function openKvStorage(where: string): Promise<KvStorage> {
@@ -175,6 +179,8 @@ export class KvStorage implements Storage {
             return { ok: false, conflict: entry.key };
           }
           atomic.check({ key: headKey(entry.key), versionstamp: expected });
+          const head = fresh[i];
+          if (head !== null && head.chunks > 0) atomic.delete(pendingKey(head.id));
           if (entry.value === null) atomic.delete(headKey(entry.key));
           else {
             atomic.set(
@@ -221,6 +227,11 @@ export class KvStorage implements Storage {
     const chunks = Math.ceil(value.length / CHUNK_BYTES);
     const options = entry.expireInMs === undefined ? {} : { expireIn: entry.expireInMs };
     const head: Head = { id, size: value.length, chunks };
+    // Marked before the first chunk, so a sweep never takes the chunks of a write in progress.
+    await this.#call(
+      doing,
+      () => this.kv.set(pendingKey(id), Date.now(), { expireIn: PENDING_MS }),
+    );
     try {
       for (let first = 0; first < chunks; first += BATCH_BYTES / CHUNK_BYTES) {
         const atomic = this.kv.atomic();
@@ -249,7 +260,34 @@ export class KvStorage implements Storage {
         }
         await this.#call(doing, () => atomic.commit());
       }
+      await this.#call(doing, () => this.kv.delete(pendingKey(head.id)));
     }
+  }
+
+  /**
+   * Removes chunks that no head names and no write in progress owns (left by a writer killed
+   * between its chunks and its head); returns how many values' chunks went. Lists the chunks
+   * first, then the pending marks, then the heads: a write switching meanwhile is seen in one of
+   * the last two lists.
+   */
+  async sweepOrphanChunks(): Promise<number> {
+    const doing = "sweeping chunks left by interrupted writes";
+    const list = <T>(prefix: Deno.KvKey) =>
+      this.#call(doing, () => Array.fromAsync(this.kv.list<T>({ prefix })));
+    const chunkIds = new Map<string, number>();
+    for (const { key } of await list<Uint8Array>([ROOT, "c"])) {
+      const id = key[2] as string;
+      chunkIds.set(id, Math.max(chunkIds.get(id) ?? 0, (key[3] as number) + 1));
+    }
+    if (chunkIds.size === 0) return 0;
+    for (const { key } of await list<number>([ROOT, "p"])) chunkIds.delete(key[2] as string);
+    for (const { value } of await list<unknown>([ROOT, "h"])) {
+      if (isHead(value)) chunkIds.delete(value.id);
+    }
+    for (const [id, chunks] of chunkIds) {
+      await this.#dropChunks([{ id, size: 0, chunks }], doing);
+    }
+    return chunkIds.size;
   }
 
   close(): void {

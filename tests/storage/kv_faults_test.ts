@@ -81,3 +81,32 @@ Deno.test("a KV that fills up refuses the write whole: the old value stays, no c
     storage.close();
   }
 });
+
+Deno.test("chunks a killed writer left are swept; a write in progress and live values keep theirs", async () => {
+  const dir = await Deno.makeTempDir();
+  const kv = await Deno.openKv(join(dir, "state.kv"));
+  const storage = new KvStorage(kv, "state.kv");
+  try {
+    const live = new Uint8Array(200_000).fill(3);
+    assert.ok((await storage.put(["tables", "live.sxt"], live)).ok);
+    // A writer killed after its chunks (its pending mark expired), and one still writing.
+    await kv.set(["trawl", "c", "dead-writer", 0], new Uint8Array(10));
+    await kv.set(["trawl", "c", "dead-writer", 1], new Uint8Array(10));
+    await kv.set(["trawl", "p", "busy-writer"], Date.now());
+    await kv.set(["trawl", "c", "busy-writer", 0], new Uint8Array(10));
+
+    assert.equal(await storage.sweepOrphanChunks(), 1);
+    const ids = new Set<unknown>();
+    for await (const { key } of kv.list({ prefix: ["trawl", "c"] })) ids.add(key[2]);
+    assert.ok(!ids.has("dead-writer"));
+    assert.ok(ids.has("busy-writer"));
+    assert.deepEqual((await storage.get(["tables", "live.sxt"]))?.value, live);
+    // A finished write leaves no pending mark behind.
+    assert.deepEqual(
+      await Array.fromAsync(kv.list({ prefix: ["trawl", "p"] })).then((l) => l.length),
+      1,
+    );
+  } finally {
+    storage.close();
+  }
+});
