@@ -70,6 +70,9 @@ const pendingKey = (id: string): Deno.KvKey => [ROOT, "p", id];
 /** Opens `kv:<path or url>` (the value of the `storage` setting after `kv:`). */
 export async function openKvStorage(where: string): Promise<KvStorage> {
   const shown = /^https?:/i.test(where) ? where.replace(/[?#].*$/, "") : where;
+  if (typeof Deno.openKv !== "function") {
+    throw new StorageError(`cannot open the KV '${shown}': run Deno with --unstable-kv`);
+  }
   try {
     return new KvStorage(await Deno.openKv(where), shown);
   } catch (e) {
