@@ -69,12 +69,16 @@ export interface Storage {
 
 /**
  * The storage cannot do what was asked: unreachable, full, refused, or a bad key. The message
- * names the operation and the key, never a credential.
+ * names the operation and the key, never a credential; `publicMessage` is the same without any
+ * host path or address (what an API client may be told).
  */
 export class StorageError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  readonly publicMessage: string;
+
+  constructor(message: string, options?: ErrorOptions & { readonly publicMessage?: string }) {
     super(message, options);
     this.name = "StorageError";
+    this.publicMessage = options?.publicMessage ?? message;
   }
 }
 

@@ -94,7 +94,7 @@ export class KvStorage implements Storage {
       if (e instanceof StorageError) throw e;
       throw new StorageError(
         `the KV '${this.where}' failed while ${doing}: ${(e as Error).message}`,
-        { cause: e },
+        { cause: e, publicMessage: `the server's storage failed while ${doing}` },
       );
     }
   }
