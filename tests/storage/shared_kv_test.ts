@@ -121,6 +121,54 @@ Deno.test("a datastore defined through one server is used and removed through an
   }
 });
 
+Deno.test("concurrent writers of one datastore on two servers resolve by ETag, not by the last write", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-kv-" });
+  try {
+    const kvFile = join(root, "state.kv");
+    await using a = await startServerProcess(await kvHome(root, "a", kvFile));
+    await using b = await startServerProcess(await kvHome(root, "b", kvFile));
+    const auth = { Authorization: `Bearer ${a.firstToken}` };
+    const define = (url: string, rootDir: string, ifMatch?: string) =>
+      fetch(`${url}/API/v1.0/datastores/shared-logs`, {
+        method: "PUT",
+        headers: {
+          ...auth,
+          "Content-Type": "application/json",
+          ...(ifMatch === undefined ? {} : { "If-Match": ifMatch }),
+        },
+        body: JSON.stringify({
+          type: "FILE",
+          fileStore: { root: rootDir, acl: { users: {}, groups: {} } },
+        }),
+      });
+    const created = await define(a.url, "/var/log/first");
+    assert.equal(created.status, 201);
+    await created.body?.cancel();
+
+    // Both servers read the same version; B writes first; A's write on the old ETag is refused.
+    const readA = await fetch(`${a.url}/API/v1.0/datastores/shared-logs`, { headers: auth });
+    const readB = await fetch(`${b.url}/API/v1.0/datastores/shared-logs`, { headers: auth });
+    await readA.body?.cancel();
+    await readB.body?.cancel();
+    const etag = readA.headers.get("ETag")!;
+    assert.match(etag, /^"[A-Za-z0-9_-]+"$/);
+    assert.equal(readB.headers.get("ETag"), etag);
+    const byB = await define(b.url, "/var/log/by-b", etag);
+    assert.equal(byB.status, 200, await byB.clone().text());
+    assert.notEqual(byB.headers.get("ETag"), etag);
+    await byB.body?.cancel();
+    const byA = await define(a.url, "/var/log/by-a", etag);
+    assert.equal(byA.status, 412);
+    assert.equal((await byA.json()).code, "PRECONDITION_FAILED");
+
+    const now = await fetch(`${a.url}/API/v1.0/datastores/shared-logs`, { headers: auth });
+    assert.equal((await now.json()).fileStore.root, "/var/log/by-b");
+    assert.equal(now.headers.get("ETag"), byB.headers.get("ETag"));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("a server whose KV cannot be opened does not start, and says which KV", async () => {
   const root = await Deno.makeTempDir({ prefix: "trawl-kv-" });
   try {
