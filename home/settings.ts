@@ -120,7 +120,7 @@ export const SETTINGS = {
   "storage": setting(
     storage,
     "files",
-    "where the server keeps its state: `files` (the home) or `kv:<path or url>` (Deno KV shared by several servers; see docs/deployment.md for what moved there)",
+    "state: `files` (the home) or `kv:<path or url>` (Deno KV; docs/deployment.md)",
   ),
   "query.retention": setting(
     interval,
