@@ -31,6 +31,11 @@ import { cloudHomeAccess } from "./home/cloud_access.ts";
 import { datastoreFiles } from "./home/datastore_files.ts";
 import { DatastoreAdmin } from "./actors/datastore_admin.ts";
 import { sweepStaleTempFiles } from "./engine/table/temp_files.ts";
+import type { Storage } from "./engine/storage.ts";
+import { StorageError } from "./engine/storage.ts";
+import { FileStorage } from "./home/storage/file_storage.ts";
+import { openStorage } from "./home/storage/open_storage.ts";
+import { KvStorage } from "./home/storage/kv_storage.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -71,6 +76,8 @@ export function buildDeps(
   settings: Settings,
   log: Logger,
   lifetimes: Lifetimes = { tokens: new TokenProvider(), pacer: new ConnectorPool() },
+  /** Where the state lives (the `storage` setting); the home's files by default. */
+  storage: Storage = new FileStorage(home.dir),
 ): AppDeps & { readonly lifetimes: Lifetimes } {
   const rights = new RightsFile(
     home.rightsFile,
@@ -87,12 +94,18 @@ export function buildDeps(
   const statelyUrl = settings["inspect.statelyUrl"];
   const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
   if (inspector) lifetimes = { ...lifetimes, inspector };
-  const datastores = createDatastoreRegistry(tree);
+  // With the files storage the definitions are read through the tree (links checked), as always.
+  const definitions = datastoreFiles(home, storage);
+  const datastores = createDatastoreRegistry(
+    tree,
+    storage.kind === "files" ? undefined : (store) => definitions.read(store),
+  );
+  const access = cloudHomeAccess(home, storage);
   const queryMetrics = new QueryMetrics();
   datastores.register(
     "cloudapi",
     cloudApiFactory({
-      ...cloudHomeAccess(home),
+      ...access,
       settings: cloudApiSettings(settings),
       tokens: lifetimes.tokens,
       pacer: lifetimes.pacer,
@@ -102,18 +115,18 @@ export function buildDeps(
   );
   datastores.register(
     "azblob",
-    azblobFactory({ definitionText: cloudHomeAccess(home).definitionText }),
+    azblobFactory({ definitionText: access.definitionText }),
   );
   return {
     home,
     settings,
     lifetimes,
-    users: UserStore.forHome(home),
+    users: UserStore.forHome(home, storage),
     tree,
     log,
     datastores,
     connectors: lifetimes.pacer,
-    datastoreAdmin: new DatastoreAdmin(datastoreFiles(home), {
+    datastoreAdmin: new DatastoreAdmin(definitions, {
       tokens: lifetimes.tokens,
       hosts: cloudApiSettings(settings),
       publisher: settings["cloudapi.publisherIdentifier"],
@@ -154,9 +167,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const spills = await sweepSpillFiles(layout.resultsDir);
   if (spills > 0) log.info(`removed ${spills} result spill file(s) left by an earlier run`);
 
-  const deps = buildDeps(layout, settings, log);
-  if (!(await deps.users.exists())) {
-    const token = await deps.users.add("admin", { admin: true });
+  const storage = await openStorage(settings.storage, layout.dir);
+  if (storage instanceof KvStorage) {
+    // Chunks of values whose writer was killed before switching to them: never read, but kept.
+    const orphans = await storage.sweepOrphanChunks();
+    if (orphans > 0) {
+      log.info(`removed the chunks of ${orphans} value(s) an interrupted write left`);
+    }
+  }
+  const deps = buildDeps(layout, settings, log, undefined, storage);
+  // Only where there are no users at all; of servers starting together on one KV, one creates it.
+  const token = await deps.users.bootstrapAdmin("admin");
+  if (token !== undefined) {
     out(`Created the home ${layout.dir} with the admin user 'admin'. Its token, shown only once:`);
     out(token);
   }
@@ -189,8 +211,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port: address.port,
     deps,
-    // Idle scan workers end with the server.
-    finished: server.finished.finally(() => deps.scanWorkers?.close()),
+    // Idle scan workers and the storage end with the server.
+    finished: server.finished.finally(() => {
+      deps.scanWorkers?.close();
+      storage.close();
+    }),
     shutdown: () => server.shutdown(),
   };
 }
@@ -240,13 +265,21 @@ export async function main(args: readonly string[]): Promise<number> {
         const home = command.kind === "user add"
           ? await ensureHome(command.home)
           : homeLayout(command.home);
-        await runUserCommand(command, UserStore.forHome(home), (l) => console.log(l));
+        // The users are where the home's settings.conf keeps the state (files or a KV).
+        const { settings } = loadSettings(await readTextIfExists(home.settingsFile), {});
+        const storage = await openStorage(settings.storage, home.dir);
+        try {
+          await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+        } finally {
+          storage.close();
+        }
         return 0;
       }
     }
   } catch (e) {
     if (
       e instanceof SettingsError || e instanceof RightsError || e instanceof UserStoreError ||
+      e instanceof StorageError ||
       e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.PermissionDenied
     ) {
       console.error(`error: ${e.message}`);

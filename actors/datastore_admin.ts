@@ -94,6 +94,14 @@ function validate(name: string, json: unknown):
   };
 }
 
+/** A PUT with `If-Match` found another definition (written meanwhile): nothing was written. */
+export class DefinitionChanged extends Error {
+  constructor(name: string) {
+    super(`datastore '${name}' was changed or removed meanwhile: read it again and retry`);
+    this.name = "DefinitionChanged";
+  }
+}
+
 export class DatastoreAdmin {
   constructor(
     private readonly files: DatastoreFiles,
@@ -164,9 +172,16 @@ export class DatastoreAdmin {
 
   /**
    * Validates and stores a definition (admins; the route checks). A CLOUDAPI definition without
-   * `secret` keeps the stored one. Returns whether the store is new.
+   * `secret` keeps the stored one. With `ifMatch` (an ETag of `getVersioned`) it replaces only
+   * that definition, else throws DefinitionChanged. Without, a definition written meanwhile (by
+   * another server on a shared storage) is merged with again, so no kept secret is lost.
+   * Returns whether the store is new and its new ETag.
    */
-  async put(name: string, json: unknown): Promise<{ created: boolean }> {
+  async put(
+    name: string,
+    json: unknown,
+    ifMatch?: string,
+  ): Promise<{ created: boolean; etag: string }> {
     if (!STORE_NAME.test(name)) {
       throw new DatastoreProblems([
         `'${
@@ -177,7 +192,29 @@ export class DatastoreAdmin {
     if (!isObject(json)) {
       throw new DatastoreProblems([`datastore '${name}': expected a JSON object`]);
     }
-    const previous = await this.files.read(name);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const current = await this.files.readVersioned(name);
+      if (ifMatch !== undefined && current?.etag !== ifMatch) throw new DefinitionChanged(name);
+      const body = this.#merged(name, json, current?.text ?? null);
+      const etag = await this.files.write(
+        name,
+        JSON.stringify(body, null, 2) + "\n",
+        current?.etag ?? null,
+      );
+      if (etag !== null) return { created: current === null, etag };
+      if (ifMatch !== undefined) throw new DefinitionChanged(name);
+    }
+    throw new DefinitionChanged(name);
+  }
+
+  /** The ETag of a stored definition `user` may read, else null (as `get`). */
+  async etag(user: User, name: string): Promise<string | null> {
+    if ((await this.get(user, name)) === null) return null;
+    return (await this.files.readVersioned(name))?.etag ?? null;
+  }
+
+  /** The definition to store: `json` with the credentials kept from `previous`, validated. */
+  #merged(name: string, json: Json, previous: string | null): Json {
     const body = structuredClone(json);
     const store = body.cloudapiStore;
     if (body.type === "CLOUDAPI" && isObject(store)) {
@@ -191,8 +228,7 @@ export class DatastoreAdmin {
     keepAzblobCredentials(body, previous);
     const checked = validate(name, body);
     if (!checked.ok) throw new DatastoreProblems(checked.problems);
-    await this.files.write(name, JSON.stringify(body, null, 2) + "\n");
-    return { created: previous === null };
+    return body;
   }
 
   /** False when there was no such store. */

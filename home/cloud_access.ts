@@ -6,6 +6,8 @@
 import { join } from "node:path";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
 import { type Edition, LicenseError, readLicense } from "./license.ts";
+import { datastoreFiles } from "./datastore_files.ts";
+import type { Storage } from "../engine/storage.ts";
 
 export interface CloudHomeAccess {
   readonly cloudDir: string;
@@ -13,12 +15,19 @@ export interface CloudHomeAccess {
   readonly edition: () => Promise<Edition>;
 }
 
-/** The connector's view of `layout`; `store` names are checked by the connector before use. */
-export function cloudHomeAccess(layout: HomeLayout): CloudHomeAccess {
+/**
+ * The connector's view of `layout`, its definitions read from `storage` when given (a KV shared
+ * by several servers); `store` names are checked by the connector before use.
+ */
+export function cloudHomeAccess(layout: HomeLayout, storage?: Storage): CloudHomeAccess {
   const folder = join(layout.dataDir, "system", "datastores");
+  const definitions = storage === undefined ? undefined : datastoreFiles(layout, storage);
   return {
     cloudDir: layout.cloudApiDir,
-    definitionText: (store) => readTextIfExists(join(folder, `${store}.json`)),
+    definitionText: (store) =>
+      definitions === undefined
+        ? readTextIfExists(join(folder, `${store}.json`))
+        : definitions.read(store),
     edition: async () => {
       try {
         return await readLicense(layout);

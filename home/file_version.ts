@@ -6,7 +6,7 @@
 /** `"missing"` for a file that does not exist. */
 export type FileVersion = string;
 
-function versionOf(info: Deno.FileInfo): FileVersion {
+export function versionOf(info: Deno.FileInfo): FileVersion {
   return `${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.ctime?.getTime()}`;
 }
 

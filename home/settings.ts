@@ -9,6 +9,7 @@ import { INTERVAL_FORM, parseInterval } from "../engine/interval.ts";
 import { BYTE_SIZE_FORM, parseByteSize } from "./byte_size.ts";
 import { processTimeZone } from "./time_zone.ts";
 import { isValidZone } from "../engine/time.ts";
+import { parseStorageSetting, STORAGE_FORM } from "./storage/open_storage.ts";
 
 /** A settings file or override that cannot be used; the message names every bad key. */
 export class SettingsError extends Error {
@@ -88,6 +89,8 @@ const webSocketUrl = fromText("a ws or wss URL such as 'ws://localhost:8080'", (
   return protocol === "ws:" || protocol === "wss:" ? text : undefined;
 }).optional();
 
+const storage = fromText(STORAGE_FORM, parseStorageSetting);
+
 /** What a key's default is: a text as a user would write it, unset, or computed per start. */
 type SettingDefault =
   | { readonly text: string }
@@ -121,6 +124,11 @@ function setting<S extends z.ZodType>(
 export const SETTINGS = {
   "wgui.host": setting(host, "127.0.0.1", "address to listen on (`0.0.0.0` for all)"),
   "wgui.port": setting(integer(0, 65535), "8388", "port; `0` takes any free port"),
+  "storage": setting(
+    storage,
+    "files",
+    "state: `files` (the home) or `kv:<path or url>` (Deno KV; docs/deployment.md)",
+  ),
   "query.retention": setting(
     interval,
     "5 min",

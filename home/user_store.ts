@@ -1,17 +1,18 @@
 /**
- * The users in `conf/users.json`. The CLI changes the file while a server may be running; the
- * server stats the file on each authentication (one cheap syscall) and reloads it when its
- * identity, size or mtime changed, so changes take effect without a restart, and a removed user
- * or replaced token is refused from the moment the CLI command has returned. The stat is a
- * synchronous one: about 4 µs, where the asynchronous op costs some 50 µs of round trip through
- * the thread pool on every request.
+ * The users, one JSON document in the server's storage (engine/storage.ts): `conf/users.json` of
+ * the home with the files backend, the key `conf/users.json` of a KV shared by several servers.
+ * The CLI or another server changes it while a server runs; the server asks the storage for the
+ * document's version on each authentication (with files a synchronous stat, about 4 µs; with KV one
+ * read) and reloads it when it changed, so a removed user or replaced token is refused from the
+ * moment the command has returned, on every server. Changes are compare-and-swap on that version,
+ * retried from the new document when another writer came first, so no writer's change is lost.
  */
 
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { fileVersion, fileVersionSync } from "./file_version.ts";
-import { type HomeLayout, readTextIfExists } from "./layout.ts";
-import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
+import { type HomeLayout } from "./layout.ts";
+import type { Storage, StorageKey } from "../engine/storage.ts";
+import { FileStorage } from "./storage/file_storage.ts";
 import {
   hashBytes,
   hashToken,
@@ -61,25 +62,54 @@ function checkName(kind: string, name: string): void {
   }
 }
 
+/** The key of the users document in a home's storage. */
+export const USERS_KEY: StorageKey = ["conf", "users.json"];
+
+/** Writers that keep meeting a newer document give up after this many attempts. */
+const MUTATE_ATTEMPTS = 50;
+
 export class UserStore {
   #users: readonly StoredUser[] = [];
   /** The users' token hashes as bytes, index for index; decoded when the users are set. */
   #hashes: readonly Uint8Array[] = [];
-  /** Identity of the file content last loaded; null before the first load. */
-  #version: string | null = null;
+  /** Version of the document last loaded; undefined before the first load, null when missing. */
+  #version: string | null | undefined = undefined;
   #loading: Promise<void> | null = null;
+  readonly #storage: Storage;
+  readonly #key: StorageKey;
+  /** How messages name the document: the file's path, or the key in a KV. */
+  readonly file: string;
+  /** Users whose folder this process made sure of (users shared through a KV: see authenticate). */
+  readonly #folders = new Set<string>();
 
-  /** `usersDir`, when given, is where each new user gets their folder (`<home>/data/users`). */
-  constructor(readonly file: string, private readonly usersDir?: string) {}
-
-  /** The store of a home: its users.json, with folders under data/users. */
-  static forHome(home: HomeLayout): UserStore {
-    return new UserStore(home.usersFile, join(home.dataDir, "users"));
+  /**
+   * The users of `file` (a path: the files backend), or of `USERS_KEY` in `storage`.
+   * `usersDir`, when given, is where each new user gets their folder (`<home>/data/users`).
+   */
+  constructor(file: string | Storage, private readonly usersDir?: string) {
+    if (typeof file === "string") {
+      this.#storage = new FileStorage(dirname(file));
+      this.#key = [basename(file)];
+      this.file = file;
+    } else {
+      this.#storage = file;
+      this.#key = USERS_KEY;
+      this.file = file.kind === "files"
+        ? join(...USERS_KEY)
+        : `${USERS_KEY.join("/")} (${file.kind})`;
+    }
   }
 
-  /** Does the users file exist yet? (A home without one is a fresh home.) */
+  /** The store of a home: its users.json (or the KV's), with folders under data/users. */
+  static forHome(home: HomeLayout, storage?: Storage): UserStore {
+    return storage === undefined || storage.kind === "files"
+      ? new UserStore(home.usersFile, join(home.dataDir, "users"))
+      : new UserStore(storage, join(home.dataDir, "users"));
+  }
+
+  /** Do the users exist yet? (A home without them is a fresh home.) */
   async exists(): Promise<boolean> {
-    return (await fileVersion(this.file)) !== "missing";
+    return (await this.#storage.version(this.#key)) !== null;
   }
 
   /** Adds a user and returns their new token (the only time it is seen). */
@@ -92,19 +122,38 @@ export class UserStore {
         `time zone '${options.timeZone}' is not valid: expected an IANA zone such as 'Europe/Berlin'`,
       );
     }
-    const users = await this.#read();
-    if (users.some((u) => u.name === name)) {
-      throw new UserStoreError(`user '${name}' already exists`);
-    }
     const token = newToken();
-    const user: StoredUser = {
-      name,
-      groups,
-      admin: options.admin ?? false,
-      ...(options.timeZone !== undefined ? { timeZone: options.timeZone } : {}),
-      tokenHash: hashToken(token),
-    };
-    await this.#write([...users, user]);
+    await this.#mutate((users) => {
+      if (users.some((u) => u.name === name)) {
+        throw new UserStoreError(`user '${name}' already exists`);
+      }
+      const user: StoredUser = {
+        name,
+        groups,
+        admin: options.admin ?? false,
+        ...(options.timeZone !== undefined ? { timeZone: options.timeZone } : {}),
+        tokenHash: hashToken(token),
+      };
+      return [...users, user];
+    });
+    if (this.usersDir !== undefined) {
+      await Deno.mkdir(join(this.usersDir, name), { recursive: true });
+    }
+    return token;
+  }
+
+  /**
+   * Adds the first admin only when there are no users at all (a fresh home or KV); returns its
+   * token, or undefined when another server or process created the users first.
+   */
+  async bootstrapAdmin(name = "admin"): Promise<string | undefined> {
+    const token = newToken();
+    const users: StoredUser[] = [{ name, groups: [], admin: true, tokenHash: hashToken(token) }];
+    const result = await this.#storage.put(this.#key, encodeUsers(users), {
+      expectedVersion: null,
+    });
+    if (!result.ok) return undefined;
+    this.#version = undefined;
     if (this.usersDir !== undefined) {
       await Deno.mkdir(join(this.usersDir, name), { recursive: true });
     }
@@ -124,22 +173,24 @@ export class UserStore {
 
   /** Removes a user (their folder under /users stays). */
   async remove(name: string): Promise<void> {
-    const users = await this.#read();
-    if (!users.some((u) => u.name === name)) throw new UserStoreError(`no user '${name}'`);
-    await this.#write(users.filter((u) => u.name !== name));
+    await this.#mutate((users) => {
+      if (!users.some((u) => u.name === name)) throw new UserStoreError(`no user '${name}'`);
+      return users.filter((u) => u.name !== name);
+    });
   }
 
   /** Gives a user a new token, which invalidates the old one; returns the new token. */
   async replaceToken(name: string): Promise<string> {
-    const users = await this.#read();
-    if (!users.some((u) => u.name === name)) throw new UserStoreError(`no user '${name}'`);
     const token = newToken();
     const tokenHash = hashToken(token);
-    await this.#write(users.map((u) => u.name === name ? { ...u, tokenHash } : u));
+    await this.#mutate((users) => {
+      if (!users.some((u) => u.name === name)) throw new UserStoreError(`no user '${name}'`);
+      return users.map((u) => u.name === name ? { ...u, tokenHash } : u);
+    });
     return token;
   }
 
-  /** The user a token belongs to, or undefined. Sees changes other processes made to the file. */
+  /** The user a token belongs to, or undefined. Sees changes other processes made. */
   async authenticate(token: string): Promise<User | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined;
     await this.#refresh();
@@ -149,27 +200,57 @@ export class UserStore {
     const users = this.#users;
     const hashes = this.#hashes;
     for (let i = 0; i < users.length; i++) if (sameHashBytes(hash, hashes[i])) found = users[i];
-    return found && publicUser(found);
+    if (found === undefined) return undefined;
+    // A user added through another server of a shared KV has no folder on this one's disk yet.
+    if (this.#storage.kind !== "files" && this.usersDir !== undefined) {
+      if (!this.#folders.has(found.name)) {
+        await Deno.mkdir(join(this.usersDir, found.name), { recursive: true });
+        this.#folders.add(found.name);
+      }
+    }
+    return publicUser(found);
   }
 
-  /** Reloads the cached users when the file changed since the last load. */
+  /** Reloads the cached users when the document changed since the last load. */
   async #refresh(): Promise<void> {
     while (this.#loading) await this.#loading;
-    const version = fileVersionSync(this.file);
+    const version = await this.#storage.version(this.#key);
     if (version === this.#version) return;
-    this.#loading = this.#readFile().then((users) => {
-      this.#setUsers(users);
-      this.#version = version;
-    }).finally(() => {
+    this.#loading = this.#load().then(() => {}).finally(() => {
       this.#loading = null;
     });
     await this.#loading;
   }
 
-  /** The users as the file has them now (mutations always start from the file, not a cache). */
+  /** Loads the document and its version together. */
+  async #load(): Promise<string | null> {
+    const stored = await this.#storage.get(this.#key);
+    this.#setUsers(stored === null ? [] : this.#parse(new TextDecoder().decode(stored.value)));
+    this.#version = stored?.version ?? null;
+    return this.#version;
+  }
+
+  /** The users as stored now (mutations always start from the storage, not a cache). */
   async #read(): Promise<readonly StoredUser[]> {
     await this.#refresh();
     return this.#users;
+  }
+
+  /** Applies `change` to the stored users; starts again from the new users on a conflict. */
+  async #mutate(change: (users: readonly StoredUser[]) => readonly StoredUser[]): Promise<void> {
+    for (let attempt = 0; attempt < MUTATE_ATTEMPTS; attempt++) {
+      const version = await this.#load();
+      const users = change(this.#users);
+      const result = await this.#storage.put(this.#key, encodeUsers(users), {
+        expectedVersion: version,
+      });
+      if (result.ok) {
+        this.#setUsers(users);
+        this.#version = result.version;
+        return;
+      }
+    }
+    throw new UserStoreError(`${this.file} kept changing under this change; try again`);
   }
 
   #setUsers(users: readonly StoredUser[]): void {
@@ -177,9 +258,7 @@ export class UserStore {
     this.#hashes = users.map((u) => hashBytes(u.tokenHash));
   }
 
-  async #readFile(): Promise<StoredUser[]> {
-    const text = await readTextIfExists(this.file);
-    if (text === null) return [];
+  #parse(text: string): StoredUser[] {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -195,10 +274,8 @@ export class UserStore {
     }
     return parsed.data.users;
   }
+}
 
-  async #write(users: readonly StoredUser[]): Promise<void> {
-    await writeFileAtomic(this.file, JSON.stringify({ users }, null, 2) + "\n", { mode: 0o600 });
-    this.#setUsers(users);
-    this.#version = null; // the next read stats the new file and records its identity
-  }
+function encodeUsers(users: readonly StoredUser[]): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify({ users }, null, 2) + "\n");
 }

@@ -2,15 +2,20 @@
  * Datastore definitions over HTTP (docs/api.md, "Datastores"):
  *
  *   GET    /datastores           the stores the caller may read
- *   GET    /datastores/<name>    the definition without the secret (`secretSet`)
- *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one
+ *   GET    /datastores/<name>    the definition without the secret (`secretSet`), with an ETag
+ *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one;
+ *                                `If-Match` replaces only that version (else 412)
  *   DELETE /datastores/<name>    admins
  *   POST   /datastores/<name>/test  admins: a token per API, one cheap read per enabled family
  */
 
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { type DatastoreAdmin, DatastoreProblems } from "../actors/datastore_admin.ts";
+import {
+  type DatastoreAdmin,
+  DatastoreProblems,
+  DefinitionChanged,
+} from "../actors/datastore_admin.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -27,7 +32,8 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
     const name = c.req.param("name");
     const definition = await admin.get(c.get("user"), name);
     if (!definition) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
-    return sendJson(c, definition);
+    const etag = await admin.etag(c.get("user"), name);
+    return sendJson(c, definition, 200, etag === null ? {} : { ETag: etag });
   });
 
   app.put(
@@ -54,9 +60,14 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
         });
       }
       try {
-        const { created } = await admin.put(name, json);
-        return sendJson(c, (await admin.get(c.get("user"), name))!, created ? 201 : 200);
+        const { created, etag } = await admin.put(name, json, c.req.header("If-Match"));
+        return sendJson(c, (await admin.get(c.get("user"), name))!, created ? 201 : 200, {
+          ETag: etag,
+        });
       } catch (e) {
+        if (e instanceof DefinitionChanged) {
+          throw new ApiError(412, "PRECONDITION_FAILED", e.message);
+        }
         if (!(e instanceof DatastoreProblems)) throw e;
         throw badRequest("BAD_DATASTORE", e.message, { problems: e.problems });
       }

@@ -10,6 +10,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type Diagnostic, formatDiagnostic } from "../engine/diagnostics.ts";
 import { PathError } from "../engine/resource_path.ts";
+import { StorageError } from "../engine/storage.ts";
 import type { Logger } from "../home/log.ts";
 import { sendJson } from "./json.ts";
 
@@ -110,6 +111,12 @@ const STATUS_CODES: Readonly<Record<number, string>> = {
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof PathError) return badRequest("BAD_PARAMETER", error.message);
+  // The state's storage (a KV) failing is not a bug of the server: the client may try again.
+  if (error instanceof StorageError) {
+    return new ApiError(503, "STORAGE_UNAVAILABLE", error.publicMessage, {
+      headers: { "Retry-After": "5" },
+    });
+  }
   if (error instanceof HTTPException && error.status < 500) {
     const status = error.status as ContentfulStatusCode;
     return new ApiError(
@@ -129,6 +136,8 @@ export function sendError(c: Context, error: ApiError): Response {
 /** The app's one `onError`: known errors as documented, anything else as a logged 500. */
 export function errorHandler(log: Logger): ErrorHandler {
   return (error, c) => {
+    // For the admin: which storage failed and why (the client is told without host paths).
+    if (error instanceof StorageError) log.warn(`${c.req.method} ${c.req.path}: ${error.message}`);
     const known = toApiError(error);
     if (known) return sendError(c, known);
     log.error(`unexpected error in ${c.req.method} ${c.req.path}`, error);

@@ -30,10 +30,17 @@ export interface SchemeRegistry extends DatastoreRegistry {
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const STORE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
-export function createDatastoreRegistry(tree: ResourceTree): SchemeRegistry {
+/**
+ * `definitionText`, when given, is where FILE store definitions are read instead of the tree
+ * (the server's storage is a KV shared by several servers: engine/storage.ts).
+ */
+export function createDatastoreRegistry(
+  tree: ResourceTree,
+  definitionText?: (store: string) => Promise<string | null>,
+): SchemeRegistry {
   const factories = new Map<string, DatastoreFactory>();
   const tree_ = treeStore(tree);
-  factories.set("file", (uri, user) => fileDatastore(tree, uri, user));
+  factories.set("file", (uri, user) => fileDatastore(tree, uri, user, definitionText));
   return {
     register(scheme, factory) {
       factories.set(scheme.toLowerCase(), factory);
@@ -55,7 +62,12 @@ export function createDatastoreRegistry(tree: ResourceTree): SchemeRegistry {
   };
 }
 
-async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promise<Datastore> {
+async function fileDatastore(
+  tree: ResourceTree,
+  uri: string,
+  user: User,
+  definitionText?: (store: string) => Promise<string | null>,
+): Promise<Datastore> {
   const name = uri.slice("file://".length).split("/")[0];
   if (!STORE_NAME.test(name)) {
     throw new QueryError({
@@ -66,10 +78,16 @@ async function fileDatastore(tree: ResourceTree, uri: string, user: User): Promi
   const definition = `${DATASTORES_FOLDER}/${name}.json`;
   let json: unknown;
   try {
-    // Read where the definition really is: a link may not pass off another file as one.
-    const target = await tree.realTarget(tree.resolve(user, definition));
-    if (!isWithin(target.canonical, DATASTORES_FOLDER)) throw new Deno.errors.NotFound();
-    json = JSON.parse(await Deno.readTextFile(target.real));
+    if (definitionText !== undefined) {
+      const text = await definitionText(name);
+      if (text === null) throw new Deno.errors.NotFound();
+      json = JSON.parse(text);
+    } else {
+      // Read where the definition really is: a link may not pass off another file as one.
+      const target = await tree.realTarget(tree.resolve(user, definition));
+      if (!isWithin(target.canonical, DATASTORES_FOLDER)) throw new Deno.errors.NotFound();
+      json = JSON.parse(await Deno.readTextFile(target.real));
+    }
   } catch (e) {
     if (e instanceof SyntaxError) {
       throw new QueryError({

@@ -1,0 +1,127 @@
+/**
+ * The one interface through which the server keeps its state: key-addressed values with versions.
+ * Owned by the engine (like datastore.ts), implemented by the backends of home/storage/: local
+ * files (the default, today's layout of the home) and Deno KV (state shared by several servers).
+ *
+ * A key is a path of parts (`["conf", "users.json"]`); a value is bytes, as large as it needs to
+ * be (a backend with a value limit chunks it, and a reader never sees half of a value). Every
+ * stored value has a version, an opaque string that changes on every write; writes may name the
+ * version they expect (compare-and-swap), so concurrent writers of one key resolve by version
+ * (the ETag of the management API), not by the last write.
+ */
+
+/** A key: 1 or more parts, each a non-empty name without `/`, `\`, NUL, and not starting with `.`. */
+export type StorageKey = readonly string[];
+
+export interface StoredValue {
+  readonly value: Uint8Array;
+  /** Opaque; changes on every write of the key. */
+  readonly version: string;
+}
+
+export interface WriteOptions {
+  /**
+   * The version the key must have for the write to happen; `null`: the key must not exist.
+   * Absent: write whatever is there.
+   */
+  readonly expectedVersion?: string | null;
+  /**
+   * A retention: the backend may drop the value this long after the write (Deno KV's
+   * `expireIn`). A hint: the files backend keeps it until its owner removes it.
+   */
+  readonly expireInMs?: number;
+}
+
+/** A write that happened (with the new version; `null` after a delete), or a version conflict. */
+export type WriteResult =
+  | { readonly ok: true; readonly version: string | null }
+  | { readonly ok: false; readonly conflict: StorageKey };
+
+/** One key of an atomic commit: `value` set, or `null` to delete. */
+export interface CommitEntry extends WriteOptions {
+  readonly key: StorageKey;
+  readonly value: Uint8Array | null;
+}
+
+/** At most this many keys in one `commit()` (Deno KV's remote limit on checks is 10). */
+export const MAX_COMMIT_KEYS = 10;
+
+export interface Storage {
+  /** `"files"` or `"kv"`: for messages and the health page. */
+  readonly kind: string;
+  /** The value and its version, or null when the key does not exist. */
+  get(key: StorageKey): Promise<StoredValue | null>;
+  /** The version alone (cheap: no value read), or null when the key does not exist. */
+  version(key: StorageKey): Promise<string | null>;
+  put(key: StorageKey, value: Uint8Array, options?: WriteOptions): Promise<WriteResult>;
+  /** Deletes the key; deleting a missing key without an expected version is a success. */
+  delete(key: StorageKey, options?: Pick<WriteOptions, "expectedVersion">): Promise<WriteResult>;
+  /** The keys under `prefix` (not `prefix` itself), in order of their parts. */
+  list(prefix: StorageKey): AsyncIterable<StorageKey>;
+  /**
+   * Writes up to MAX_COMMIT_KEYS keys at once: when one expected version does not hold, nothing
+   * is written and the result names that key.
+   */
+  commit(entries: readonly CommitEntry[]): Promise<WriteResult>;
+  /** Releases the backend (a KV connection); the storage is unusable afterwards. */
+  close(): void;
+}
+
+/**
+ * The storage cannot do what was asked: unreachable, full, refused, or a bad key. The message
+ * names the operation and the key, never a credential; `publicMessage` is the same without any
+ * host path or address (what an API client may be told).
+ */
+export class StorageError extends Error {
+  readonly publicMessage: string;
+
+  constructor(message: string, options?: ErrorOptions & { readonly publicMessage?: string }) {
+    super(message, options);
+    this.name = "StorageError";
+    this.publicMessage = options?.publicMessage ?? message;
+  }
+}
+
+const BAD_PART = /[/\\\0]/;
+
+/** Throws StorageError for a key no backend may hold (so both backends refuse the same keys). */
+export function checkKey(key: StorageKey, allowEmpty = false): void {
+  if (key.length === 0 && !allowEmpty) {
+    throw new StorageError("a storage key needs 1 or more parts");
+  }
+  for (const part of key) {
+    if (typeof part !== "string" || part === "" || part.startsWith(".") || BAD_PART.test(part)) {
+      throw new StorageError(
+        `storage key ${
+          showKey(key)
+        } is not valid: a part must be a non-empty name without / \\ or NUL, not starting with '.'`,
+      );
+    }
+    if (new TextEncoder().encode(part).length > 255) {
+      throw new StorageError(`storage key ${showKey(key)} is not valid: a part is over 255 bytes`);
+    }
+  }
+}
+
+/** `conf/users.json`, for messages. */
+export function showKey(key: StorageKey): string {
+  const printable = (part: string) =>
+    [...String(part)].map((c) => c.charCodeAt(0) < 0x20 ? "?" : c).join("");
+  return `'${key.map(printable).join("/")}'`;
+}
+
+/** Checks a commit's size and keys; a key named twice would make the result depend on order. */
+export function checkCommit(entries: readonly CommitEntry[]): void {
+  if (entries.length > MAX_COMMIT_KEYS) {
+    throw new StorageError(
+      `an atomic commit may write at most ${MAX_COMMIT_KEYS} keys, not ${entries.length}`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const { key } of entries) {
+    checkKey(key);
+    const id = key.join("/");
+    if (seen.has(id)) throw new StorageError(`an atomic commit names ${showKey(key)} twice`);
+    seen.add(id);
+  }
+}
