@@ -10,6 +10,7 @@ import { SLOW_SCRIPT, writeBigLog } from "../api/client.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
 import { CLIENT, HOUR, SECRET, TENANT } from "../cloudapi/harness.ts";
 import type { Page } from "playwright-core";
+import { tableFromIPC } from "apache-arrow";
 
 const API = "/API/v1.0";
 
@@ -81,6 +82,45 @@ Deno.test({
       await page.locator("figure.chart svg").waitFor();
       await b.shot("02-run-rows");
     });
+
+    await t.step(
+      "downloads the result as an Arrow stream, the token in a header and in no URL",
+      async () => {
+        const sent: { url: string; accept?: string; authorization?: string }[] = [];
+        const listen = (req: { url(): string; headers(): Record<string, string> }) => {
+          if (/\/result$/.test(new URL(req.url()).pathname)) {
+            const headers = req.headers();
+            sent.push({
+              url: req.url(),
+              accept: headers["accept"],
+              authorization: headers["authorization"],
+            });
+          }
+        };
+        page.on("request", listen);
+        const [file] = await Promise.all([
+          page.waitForEvent("download"),
+          page.getByRole("button", { name: "Download Arrow" }).click(),
+        ]);
+        page.off("request", listen);
+        assert.match(file.suggestedFilename(), /^trawl-[0-9a-f-]{8}\.arrows$/);
+        const arrowRequest = sent.find((r) => r.accept === "application/vnd.apache.arrow.stream");
+        assert.ok(arrowRequest, JSON.stringify(sent));
+        assert.equal(arrowRequest.authorization, `Bearer ${token}`);
+        assert.ok(!arrowRequest.url.includes(token));
+        const bytes = await Deno.readFile(await file.path());
+        // An IPC stream opens with a schema message: the continuation marker 0xFFFFFFFF.
+        assert.deepEqual([...bytes.subarray(0, 4)], [0xff, 0xff, 0xff, 0xff]);
+        const arrow = tableFromIPC(bytes);
+        assert.equal(arrow.numRows, 2);
+        assert.deepEqual(arrow.schema.fields.map((f) => f.name), ["host", "hits"]);
+        const rows = arrow.toArray().map((r) => ({ host: r.host, hits: Number(r.hits) }));
+        assert.deepEqual(
+          rows.sort((x, y) => x.host.localeCompare(y.host)),
+          [{ host: "a", hits: 2 }, { host: "b", hits: 1 }],
+        );
+      },
+    );
 
     await t.step("draws a histogram over time for a result with a timestamp", async () => {
       await setScript(
