@@ -49,6 +49,8 @@ export interface ListOptions {
   readonly onProgress?: (fraction: number) => void;
   /** Told of each request made to a cloud API on the query's behalf (the query's stats). */
   readonly onRequest?: () => void;
+  /** Counts what a datastore gave up (cloud hours, content blobs); each is also a warning. */
+  readonly onLost?: (count: number) => void;
 }
 
 export interface Datastore {

@@ -97,6 +97,7 @@ const Status = z.object({
     recordsUnmatched: z.number().int(),
     rowsOut: z.number().int(),
     cloudRequests: z.number().int(),
+    cloudLost: z.number().int(),
     elapsedMillis: z.number(),
   }),
   error: z.object({ code: z.string(), message: z.string() }).loose().optional(),

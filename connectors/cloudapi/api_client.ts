@@ -17,6 +17,8 @@ export interface ApiClient {
   readonly hosts: CloudHosts;
   readonly now: () => number;
   readonly onWarning: (w: Warning) => void;
+  /** Counts what was given up (content blobs); each is also said in a warning. */
+  readonly onLost: (count: number) => void;
   get(api: "graph" | "manage", url: string): Promise<CloudResponse>;
   post(api: "graph" | "manage", url: string): Promise<CloudResponse>;
 }
@@ -33,6 +35,7 @@ export function createApiClient(options: {
   hosts: CloudHosts;
   now: () => number;
   onWarning: (w: Warning) => void;
+  onLost?: (count: number) => void;
   token: (api: "graph" | "manage", fresh: boolean) => Promise<string>;
   context: (api: "graph" | "manage") => RequestContext;
 }): ApiClient {
@@ -55,6 +58,7 @@ export function createApiClient(options: {
     hosts: options.hosts,
     now: options.now,
     onWarning: options.onWarning,
+    onLost: options.onLost ?? (() => {}),
     get: (api, url) => send("GET", api, url),
     post: (api, url) => send("POST", api, url),
   };

@@ -283,6 +283,7 @@ class CloudApiStore implements Datastore {
     if (this.deps.stats) {
       this.deps.stats.lostHours = (this.deps.stats.lostHours ?? 0) + hours.length;
     }
+    options.onLost?.(hours.length);
     const first = new Date(Math.min(...hours)).toISOString();
     const which = hours.length === 1
       ? `hour ${first}`
@@ -468,6 +469,7 @@ class CloudApiStore implements Datastore {
       hosts: this.#hosts,
       now: this.#now,
       onWarning: options.onWarning,
+      ...(options.onLost ? { onLost: options.onLost } : {}),
       token: (api, fresh) => this.#tokens.token(tokenRequest, api, fresh),
       context: () => ctx,
     });

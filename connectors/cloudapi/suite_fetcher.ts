@@ -148,6 +148,7 @@ export async function fetchSuiteContent(
       }
       for (const blob of res.body as { contentUri?: string; contentId?: string }[]) {
         if (typeof blob?.contentUri !== "string") {
+          client.onLost(1);
           client.onWarning({
             level: "WARN",
             message: `datastore '${client.store}', log '${log.uriName}': lost a content blob ${
@@ -172,6 +173,7 @@ async function fetchBlob(client: ApiClient, log: LogSpec, uri: string): Promise<
   if (res.status === 200 && Array.isArray(res.body)) return res.body as LogRecord[];
   const code = errorCode(res.body);
   if (code === "AF20051" || code === "AF20050") {
+    client.onLost(1);
     client.onWarning({
       level: "WARN",
       message: `datastore '${client.store}', log '${log.uriName}': lost a content blob: ${

@@ -47,6 +47,8 @@ export interface QueryStats {
   rowsOut: number;
   /** Requests to cloud APIs made on this query's behalf (retries included). */
   cloudRequests: number;
+  /** Cloud log hours and content blobs given up (each also a WARN or ERROR warning). */
+  cloudLost: number;
 }
 
 export function newQueryStats(): QueryStats {
@@ -57,6 +59,7 @@ export function newQueryStats(): QueryStats {
     recordsUnmatched: 0,
     rowsOut: 0,
     cloudRequests: 0,
+    cloudLost: 0,
   };
 }
 

@@ -104,7 +104,12 @@ function lister(env: PlanEnv, store: Datastore, args: CallArgs) {
       signal: ctx.signal,
       onWarning: ctx.warn,
       onProgress: (f) => ctx.progress.prepare(`list ${args.src}`, 1 << 20, f),
-      ...(ctx.stats ? { onRequest: () => ctx.stats!.cloudRequests++ } : {}),
+      ...(ctx.stats
+        ? {
+          onRequest: () => ctx.stats!.cloudRequests++,
+          onLost: (n: number) => ctx.stats!.cloudLost += n,
+        }
+        : {}),
       ...(args.from !== undefined ? { from: args.from } : {}),
       ...(args.to !== undefined ? { to: args.to } : {}),
     };

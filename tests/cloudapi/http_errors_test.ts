@@ -198,3 +198,34 @@ Deno.test("a malformed conf/license fails a cloudapi:// query with LICENSE_REQUI
   assert.ok(!text.includes(c.s.home), "no host path in the answer");
   assert.equal(store.emulator.requests.length, 0, "nothing was fetched");
 });
+
+Deno.test("an hour given up is counted in the query's stats, and a synchronous client can tell", async () => {
+  await using c = await cloudServer();
+  // Four failures per fetch of 09:00 (maxErrorRetries 3): that hour is given up each time.
+  const store = await c.addStore({
+    faults: [{ kind: "500", match: "T09%3A00", times: 12 }],
+  }, storeDefinition({ maxErrorRetries: 3 }));
+  const script = readScript(store.name, AUDITS, FROM - HOUR, TO);
+  const id = await startQuery(c.s, script);
+  const status = await finished(c.s, id);
+  assert.equal(status.state, "SUCCEEDED");
+  const lost = status.warnings.filter((w: { message: string }) => /given up/.test(w.message));
+  assert.equal(lost.length, 1, JSON.stringify(status.warnings));
+  assert.equal((status as unknown as { stats: { cloudLost: number } }).stats.cloudLost, 1);
+  // Synchronously: the warning count in a header, and a 409 when the client asks for one.
+  const sync = await c.s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: script,
+  });
+  assert.equal(sync.status, 200);
+  assert.ok(Number(sync.headers.get("Trawl-Warnings")) >= 1);
+  await sync.body?.cancel();
+  const strict = await c.s.fetch("alice", "/API/v1.0/?scriptPath=/user&opt.failOnWarning=true", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: script,
+  });
+  assert.equal(strict.status, 409);
+  assert.match(await strict.text(), /given up/);
+});
