@@ -25,6 +25,7 @@ interface Stats {
   recordsUnmatched: number;
   rowsOut: number;
   cloudRequests: number;
+  cloudLost: number;
   elapsedMillis: number;
 }
 
@@ -64,6 +65,7 @@ Deno.test("the status counts files, bytes, records and rows, and counts them whi
     recordsUnmatched: 0,
     rowsOut: lines / 500,
     cloudRequests: 0,
+    cloudLost: 0,
     elapsedMillis: 0,
   });
   assert.ok(done.stats.elapsedMillis > 0);
