@@ -21,21 +21,7 @@ type SourceNode = PlanNode & { kind: "source" };
 /** The source a parallel aggregate's pipeline reads, or null when `node` is not one. */
 export function scanSourceOf(node: PlanNode): SourceNode | null {
   if (node.kind !== "aggregate" || !Grouping.mergeable(node)) return null;
-  let at = node.input;
-  for (;;) {
-    switch (at.kind) {
-      case "filter":
-      case "project":
-      case "unnest":
-      case "view":
-        at = at.input;
-        continue;
-      case "source":
-        return at.scan ? at : null;
-      default:
-        return null;
-    }
-  }
+  return rowSourceOf(node.input);
 }
 
 /**
