@@ -241,6 +241,11 @@ export const SETTINGS = {
     undefined,
     "`PublisherIdentifier` (a tenant GUID) of suite calls; each store's tenant GUID when unset",
   ),
+  "cloudapi.fetchLease": setting(
+    interval,
+    "30 sec",
+    "with `storage=kv`: how long a server's claim on fetching a store's hour lasts unless renewed; another server takes a dead one's fetch over after it",
+  ),
 };
 
 type SettingsShape = { readonly [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]["schema"] };
