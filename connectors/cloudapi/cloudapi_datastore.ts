@@ -20,6 +20,7 @@ import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import type { LogRecord } from "./hour_store.ts";
 import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.ts";
 import { HourLeases } from "./hour_lease.ts";
+import { busyRetrying } from "./busy_storage.ts";
 import { type Storage, StorageError } from "../../engine/storage.ts";
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
@@ -184,11 +185,12 @@ class CloudApiStore implements Datastore {
   readonly #now: () => number;
 
   constructor(readonly def: CloudApiDefinition, readonly deps: CloudApiDeps) {
-    this.#files = deps.hourStorage
-      ? storageHourFiles(deps.hourStorage, def.name)
+    const shared = deps.hourStorage && busyRetrying(deps.hourStorage);
+    this.#files = shared
+      ? storageHourFiles(shared, def.name)
       : folderHourFiles(join(deps.cloudDir, def.name));
-    this.#leases = deps.hourStorage
-      ? new HourLeases(deps.hourStorage, {
+    this.#leases = shared
+      ? new HourLeases(shared, {
         leaseMs: deps.settings?.fetchLeaseMs ?? DEFAULT_LEASE_MS,
       })
       : undefined;
@@ -381,7 +383,9 @@ class CloudApiStore implements Datastore {
         { signal, ownFailure: (e) => !isProviderFailure(e) },
       );
     } catch (e) {
-      if (e instanceof StorageError) throw this.#storageFailure(e, log, [...hours.keys()], "fetching");
+      if (e instanceof StorageError) {
+        throw this.#storageFailure(e, log, [...hours.keys()], "fetching");
+      }
       throw e;
     }
     progress(hours.size);

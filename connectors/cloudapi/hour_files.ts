@@ -44,9 +44,13 @@ export interface HourFiles {
    * Merges `records` into the file and marks `options.fetched` in its state, as one change; the
    * backend may drop the file `retainMs` after the end of the last hour its state holds.
    */
-  merge(path: string, records: readonly LogRecord[], options: MergeOptions & {
-    readonly retainMs: number;
-  }): Promise<void>;
+  merge(
+    path: string,
+    records: readonly LogRecord[],
+    options: MergeOptions & {
+      readonly retainMs: number;
+    },
+  ): Promise<void>;
   /** The file's size and time, or null when it holds nothing. */
   stat(path: string): Promise<StoredFile | null>;
   open(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>>;
