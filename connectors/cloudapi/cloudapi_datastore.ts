@@ -233,7 +233,7 @@ class CloudApiStore implements Datastore {
         }
         : undefined;
       const info = await this.#files.stat(c.path).catch((e) => {
-        throw this.#storageFailure(e, c.log, c.hours, "reading");
+        throw this.#storageFailure(e, c.log, c.hours);
       });
       if (info === null) continue;
       const files = this.#files;
@@ -257,7 +257,7 @@ class CloudApiStore implements Datastore {
     let total = 0;
     for (const c of candidates) {
       const state = await this.#files.readState(c.path).catch((e) => {
-        throw this.#storageFailure(e, c.log, c.hours, "reading");
+        throw this.#storageFailure(e, c.log, c.hours);
       });
       for (const hour of c.hours) {
         if (needsFetch(c.log, hour, state.hours[String(hour)], now)) {
@@ -346,7 +346,7 @@ class CloudApiStore implements Datastore {
           { signal: options.signal, ownFailure: (e) => !isProviderFailure(e) },
         );
       } catch (e) {
-        if (e instanceof StorageError) throw this.#storageFailure(e, log, [hour], "fetching");
+        if (e instanceof StorageError) throw this.#storageFailure(e, log, [hour]);
         if (!(e instanceof CloudRequestError)) throw e;
         this.#lost(options, "WARN", log, [hour], e.message);
       }
@@ -384,7 +384,7 @@ class CloudApiStore implements Datastore {
       );
     } catch (e) {
       if (e instanceof StorageError) {
-        throw this.#storageFailure(e, log, [...hours.keys()], "fetching");
+        throw this.#storageFailure(e, log, [...hours.keys()]);
       }
       throw e;
     }
@@ -457,7 +457,7 @@ class CloudApiStore implements Datastore {
    * store, the log and the hours (and what the storage said, without host paths). The stored
    * hours are as they were: a file and its state change in one commit or not at all.
    */
-  #storageFailure(e: unknown, log: LogSpec, hours: number[], doing: string): unknown {
+  #storageFailure(e: unknown, log: LogSpec, hours: number[]): unknown {
     if (!(e instanceof StorageError)) return e;
     const first = new Date(Math.min(...hours)).toISOString();
     const which = hours.length === 1
@@ -466,7 +466,9 @@ class CloudApiStore implements Datastore {
     return new QueryError({
       code: "RUNTIME_ERROR",
       message: this.#safe(
-        `datastore '${this.def.name}', log '${log.uriName}', ${which}: the server's storage failed while ${doing} the cloud logs (nothing of them was stored): ${e.publicMessage}`,
+        `datastore '${this.def.name}', log '${log.uriName}', ${which}: ${e.publicMessage} (nothing of the ${
+          hours.length === 1 ? "hour" : "hours"
+        } was stored)`,
       ),
     });
   }
