@@ -244,7 +244,7 @@ export const SETTINGS = {
   "cloudapi.fetchLease": setting(
     interval,
     "30 sec",
-    "with `storage=kv`: how long a server's claim on fetching a store's hour lasts unless renewed; another server takes a dead one's fetch over after it",
+    "with a KV: how long a server's lease on fetching a cloud hour lasts unless renewed",
   ),
 };
 
