@@ -54,6 +54,8 @@ interface LocalBucket {
   limit: BucketLimit;
   readonly queue: Waiter[];
   pumping: boolean;
+  /** Ends the pump's sleep early (the last waiter went away, or stop()). */
+  wake?: () => void;
 }
 
 export class SharedBuckets {
@@ -96,6 +98,7 @@ export class SharedBuckets {
       const onAbort = () => {
         const i = bucket.queue.indexOf(waiter);
         if (i >= 0) bucket.queue.splice(i, 1);
+        if (bucket.queue.length === 0) bucket.wake?.();
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
@@ -138,7 +141,16 @@ export class SharedBuckets {
           continue;
         }
         conflicts = 0;
-        if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, MAX_SLEEP_MS)));
+        if (wait > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.min(wait, MAX_SLEEP_MS));
+            bucket.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          bucket.wake = undefined;
+        }
       }
     } catch (e) {
       // The KV failed: the waiting requests fail with its error (their hours are reported).
@@ -191,6 +203,7 @@ export class SharedBuckets {
   /** No more tokens are taken; waiters are left to their signals. */
   stop(): void {
     this.#stopped = true;
+    for (const bucket of this.#buckets.values()) bucket.wake?.();
   }
 }
 
