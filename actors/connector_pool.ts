@@ -125,7 +125,7 @@ export class ConnectorPool implements Pacer {
       const rate = this.#rate(key);
       const limit = rate.limit(keys.providerLimit, this.now());
       releases.push(await this.#take(this.#actor(key, limit), signal));
-      if (this.#shared) await this.#shared.take(key, limit, signal);
+      if (this.#shared) releases.push(await this.#shared.take(key, limit, signal));
       rate.granted(this.now());
     } catch (e) {
       releaseAll();

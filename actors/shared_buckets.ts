@@ -5,14 +5,17 @@
  * together stay within the tenant's rate.
  *
  * The bucket is one key per (tenant, budget), `["cloud_api", "buckets", <key>]`, holding the
- * grants of the last time unit, `{grants: [{n, until}], pausedUntil}`. A server takes tokens by
- * compare-and-swap on its version: it reads the grants, drops those that have run out, and adds
- * one grant of as many tokens as it has requests waiting (a batch: one KV round trip for several
- * requests), if the rate leaves that many free. The tokens of a grant must be used within
- * USE_MS of their grant, and the grant counts until a time unit and a margin after that, so no
- * window of the provider's sees more than the limit of all servers' requests (as the connector
- * actor reasons for one server). A throttling answer to any server pauses the bucket for every
- * server (`pausedUntil`).
+ * grants of the last time unit, `{grants: [{id, n, until}], pausedUntil}`. A server takes tokens
+ * by compare-and-swap on its version: it reads the grants, drops those that have run out, and
+ * adds one grant of as many tokens as it has requests waiting (a batch: one KV round trip for
+ * several requests), if the rate leaves that many free. The tokens of a grant are used at once
+ * (within USE_MS), and the grant counts until a time unit and a margin after that. The provider
+ * counts a request when it arrives, before it completes: a request that completes later than
+ * USE_MS after its grant (a slow answer, a busy process) moves its grant's end to a unit and a
+ * margin after its completion (one more round trip), as the connector actor keeps a token until
+ * its request completed. So no window of the provider's sees more than the limit of all servers'
+ * requests, unless a request completes later than its grant's end. A throttling answer to any
+ * server pauses the bucket for every server (`pausedUntil`).
  *
  * Each server passes its own current (adapted) limit: a server whose rate adapted down takes
  * tokens only while the grants of all stay under its lower limit.
@@ -31,6 +34,7 @@ const MAX_SLEEP_MS = 1_000;
 const ATTEMPTS = 50;
 
 interface Grant {
+  readonly id: string;
   readonly n: number;
   /** Epoch ms when the grant stops counting. */
   readonly until: number;
@@ -42,15 +46,24 @@ interface BucketValue {
 }
 
 interface Waiter {
-  readonly resolve: () => void;
+  readonly resolve: (grant: LocalGrant) => void;
   readonly reject: (e: unknown) => void;
   readonly signal: AbortSignal;
+}
+
+/** What this process knows of a grant of its own. */
+interface LocalGrant {
+  readonly id: string;
+  /** Its end as last written. */
+  until: number;
+  readonly windowMs: number;
 }
 
 interface LocalBucket {
   /** Tokens granted to this process and not handed out yet, usable until `validUntil`. */
   tokens: number;
   validUntil: number;
+  grant?: LocalGrant;
   limit: BucketLimit;
   readonly queue: Waiter[];
   pumping: boolean;
@@ -71,8 +84,16 @@ export class SharedBuckets {
     this.#storage = busyRetrying(storage);
   }
 
-  /** Waits for a token of the shared bucket `key` at `limit`; rejects when `signal` aborts. */
-  take(key: string, limit: BucketLimit, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits for a token of the shared bucket `key` at `limit`; rejects when `signal` aborts. Call
+   * the function it returns when the request has completed.
+   */
+  async take(key: string, limit: BucketLimit, signal: AbortSignal): Promise<() => void> {
+    const grant = await this.#token(key, limit, signal);
+    return () => this.#completed(key, grant);
+  }
+
+  #token(key: string, limit: BucketLimit, signal: AbortSignal): Promise<LocalGrant> {
     let bucket = this.#buckets.get(key);
     if (!bucket) {
       this.#buckets.set(
@@ -82,15 +103,18 @@ export class SharedBuckets {
     }
     bucket.limit = limit;
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (bucket.queue.length === 0 && bucket.tokens > 0 && Date.now() < bucket.validUntil) {
+    if (
+      bucket.queue.length === 0 && bucket.tokens > 0 && Date.now() < bucket.validUntil &&
+      bucket.grant
+    ) {
       bucket.tokens--;
-      return Promise.resolve();
+      return Promise.resolve(bucket.grant);
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
-        resolve: () => {
+        resolve: (grant) => {
           signal.removeEventListener("abort", onAbort);
-          resolve();
+          resolve(grant);
         },
         reject,
         signal,
@@ -130,9 +154,9 @@ export class SharedBuckets {
     try {
       let conflicts = 0;
       while (bucket.queue.length > 0 && !this.#stopped) {
-        if (bucket.tokens > 0 && Date.now() < bucket.validUntil) {
+        if (bucket.tokens > 0 && Date.now() < bucket.validUntil && bucket.grant) {
           bucket.tokens--;
-          bucket.queue.shift()!.resolve();
+          bucket.queue.shift()!.resolve(bucket.grant);
           continue;
         }
         const wait = await this.#refill(key, bucket);
@@ -173,18 +197,55 @@ export class SharedBuckets {
     const free = bucket.limit.limit - used;
     if (free <= 0) return Math.max(1, Math.min(...grants.map((g) => g.until)) - now);
     const n = Math.min(free, bucket.queue.length);
-    const window = bucket.limit.unitMs + margin(bucket.limit.unitMs);
-    const until = now + USE_MS + window;
+    const windowMs = bucket.limit.unitMs + margin(bucket.limit.unitMs);
+    const grant: LocalGrant = {
+      id: crypto.randomUUID().slice(0, 8),
+      until: now + USE_MS + windowMs,
+      windowMs,
+    };
     this.roundTrips++;
     const result = await this.#storage.put(
       bucketKey(key),
-      encode({ grants: [...grants, { n, until }], pausedUntil: value.pausedUntil }),
-      { expectedVersion: version, expireInMs: USE_MS + window + 60_000 },
+      encode({
+        grants: [...grants, { id: grant.id, n, until: grant.until }],
+        pausedUntil: value.pausedUntil,
+      }),
+      { expectedVersion: version, expireInMs: USE_MS + windowMs + 60_000 },
     );
     if (!result.ok) return undefined;
     bucket.tokens = n;
     bucket.validUntil = now + USE_MS;
+    bucket.grant = grant;
     return 0;
+  }
+
+  /**
+   * A request of `grant` completed: when that is later than the grant's end allows (a unit and a
+   * margin before it), the grant's end moves to a unit and a margin after now, for every server.
+   */
+  #completed(key: string, grant: LocalGrant): void {
+    const until = Date.now() + grant.windowMs;
+    if (until <= grant.until || this.#stopped) return;
+    grant.until = until;
+    this.#extend(key, grant.id, until).catch(() => {/* the KV failed: the margin must do */});
+  }
+
+  async #extend(key: string, id: string, until: number): Promise<void> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const { value, version } = await this.#read(key);
+      const grant = value.grants.find((g) => g.id === id);
+      if (grant === undefined || grant.until >= until) return;
+      this.roundTrips++;
+      const result = await this.#storage.put(
+        bucketKey(key),
+        encode({
+          ...value,
+          grants: value.grants.map((g) => g.id === id ? { ...g, until } : g),
+        }),
+        { expectedVersion: version, expireInMs: until - Date.now() + 60_000 },
+      );
+      if (result.ok) return;
+    }
   }
 
   async #read(key: string): Promise<{ value: BucketValue; version: string | null }> {

@@ -30,7 +30,10 @@ Deno.test("two servers' shared buckets on one KV grant no more than the limit in
     const signal = new AbortController().signal;
     const grants: number[] = [];
     const take = (buckets: SharedBuckets) =>
-      buckets.take(KEY, limit, signal).then(() => grants.push(Date.now()));
+      buckets.take(KEY, limit, signal).then((completed) => {
+        grants.push(Date.now());
+        completed();
+      });
     const started = Date.now();
     await Promise.all([
       ...Array.from({ length: 12 }, () => take(a)),
@@ -55,7 +58,7 @@ Deno.test("a throttling answer to one server pauses the tenant on the other", as
     const limit = { limit: 100, unitMs: 1_000 };
     await a.pause(KEY, 600);
     const asked = Date.now();
-    await b.take(KEY, limit, new AbortController().signal);
+    (await b.take(KEY, limit, new AbortController().signal))();
     assert.ok(Date.now() - asked >= 550, `${Date.now() - asked} ms`);
   });
 });
@@ -64,11 +67,28 @@ Deno.test("a take waiting for a token ends when its signal aborts, and leaves th
   await withKv(async (open) => {
     const a = new SharedBuckets(await open());
     const limit = { limit: 1, unitMs: 5_000 };
-    await a.take(KEY, limit, new AbortController().signal);
+    (await a.take(KEY, limit, new AbortController().signal))();
     const stop = new AbortController();
     const waiting = a.take(KEY, limit, stop.signal);
     setTimeout(() => stop.abort(new Error("cancelled")), 100);
     await assert.rejects(waiting, /cancelled/);
     a.stop();
+  });
+});
+
+Deno.test("a request that completes late keeps its token from the other server until a unit after it completed", async () => {
+  await withKv(async (open) => {
+    const a = new SharedBuckets(await open());
+    const b = new SharedBuckets(await open());
+    const limit = { limit: 1, unitMs: 300 };
+    const signal = new AbortController().signal;
+    const completed = await a.take(KEY, limit, signal);
+    // The request is under way for 400 ms: longer than the grant's own end.
+    await new Promise((r) => setTimeout(r, 400));
+    completed();
+    const doneAt = Date.now();
+    await new Promise((r) => setTimeout(r, 50)); // the extension reaches the KV
+    (await b.take(KEY, limit, signal))();
+    assert.ok(Date.now() - doneAt >= limit.unitMs, `${Date.now() - doneAt} ms`);
   });
 });

@@ -186,7 +186,7 @@ Deno.test("the server holding an hour's lease is killed mid-fetch: another waits
 
     const fromB = query(b, token, script("audits", FROM, to));
     // A renews its lease (2 s) while it waits for the provider: B waits, asking nothing.
-    await new Promise((r) => setTimeout(r, 4_000));
+    await new Promise((r) => setTimeout(r, 3_000));
     assert.equal(graph().length, 1, "B waits for A's fetch of the hour");
     const killedAt = Date.now();
     await a.stop("SIGKILL");
