@@ -445,7 +445,11 @@ class CloudApiStore implements Datastore {
     signal: AbortSignal,
   ): Promise<void> {
     if (this.#leases) {
-      return this.#leases.run([this.def.name, "lease", ...key], isDue, work, signal);
+      return this.#leases.run([this.def.name, "lease", ...key], isDue, work, signal, {
+        // The provider's failure past its retries: the servers waiting for this one report it.
+        messageOf: (e) => e instanceof CloudRequestError ? e.message : undefined,
+        rethrow: (message) => new CloudRequestError(`${message} (fetched by another server)`),
+      });
     }
     return (async () => {
       if (await isDue()) await work();

@@ -10,6 +10,10 @@
  * `until` is wall-clock time: the servers sharing a KV must agree on the time to within a small
  * part of the lease (true of the processes of one machine; NTP between machines).
  *
+ * When the holder's fetch fails for a reason every server would meet (the provider's outage, past
+ * its retries), it leaves the failure in the lease for a moment instead of releasing it: the
+ * servers waiting for it report that failure rather than each sending the same requests again.
+ *
  * Within one process FetchFlights already lets one query fetch and the others wait: the lease is
  * taken once per process, inside that flight.
  */
@@ -23,6 +27,15 @@ interface Lease {
   readonly owner: string;
   /** Epoch ms after which the lease is free, unless renewed. */
   readonly until: number;
+  /** The holder's fetch failed with this message (shown to the servers waiting for it). */
+  readonly failed?: string;
+}
+
+/** Which failures of a fetch the servers waiting for it share, and how they are rethrown. */
+export interface SharedFailure {
+  /** The message of a failure every server would meet; undefined for one of the holder's own. */
+  readonly messageOf: (e: unknown) => string | undefined;
+  readonly rethrow: (message: string) => Error;
 }
 
 export interface LeaseOptions {
@@ -53,6 +66,7 @@ export class HourLeases {
     isDue: () => Promise<boolean>,
     work: () => Promise<void>,
     signal: AbortSignal,
+    failure?: SharedFailure,
   ): Promise<void> {
     const leaseKey: StorageKey = ["cloud_api", ...key];
     while (true) {
@@ -60,7 +74,8 @@ export class HourLeases {
       if (!await isDue()) return;
       const version = await this.#take(leaseKey);
       if (version === null) {
-        await this.#waitWhileHeld(leaseKey, signal);
+        const failed = await this.#waitWhileHeld(leaseKey, signal);
+        if (failed !== undefined && failure) throw failure.rethrow(failed);
         continue;
       }
       const held = { version };
@@ -69,13 +84,27 @@ export class HourLeases {
         renewing = renewing.then(() => this.#renew(leaseKey, held))
           .catch(() => {/* the next renewal, or the end */});
       }, Math.max(10, this.options.leaseMs / 3));
+      let failed: string | undefined;
       try {
         // The previous holder may have finished between our look at the state and our taking.
         if (await isDue()) await work();
+      } catch (e) {
+        failed = failure?.messageOf(e);
+        throw e;
       } finally {
         clearInterval(renewal);
         await renewing;
-        await this.storage.delete(leaseKey, { expectedVersion: held.version }).catch(() => {});
+        if (failed !== undefined && held.version !== null) {
+          // Long enough for every waiting server to look once more.
+          const until = Date.now() + Math.max(1_000, 3 * this.#pollMs);
+          const lease: Lease = { owner: this.#owner, until, failed };
+          await this.storage.put(leaseKey, new TextEncoder().encode(JSON.stringify(lease)), {
+            expectedVersion: held.version,
+            expireInMs: until - Date.now() + this.options.leaseMs,
+          }).catch(() => {});
+        } else {
+          await this.storage.delete(leaseKey, { expectedVersion: held.version }).catch(() => {});
+        }
       }
       return;
     }
@@ -108,11 +137,17 @@ export class HourLeases {
     return new TextEncoder().encode(JSON.stringify(lease));
   }
 
-  /** Waits until the lease is released or has run out (or `signal` aborts). */
-  async #waitWhileHeld(key: StorageKey, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits until the lease is released or has run out (or `signal` aborts); the holder's failure
+   * when it left one.
+   */
+  async #waitWhileHeld(key: StorageKey, signal: AbortSignal): Promise<string | undefined> {
     while (true) {
       const current = await this.storage.get(key);
-      if (current === null || leaseOf(current.value).until <= Date.now()) return;
+      if (current === null) return undefined;
+      const lease = leaseOf(current.value);
+      if (lease.until <= Date.now()) return undefined;
+      if (lease.failed !== undefined) return lease.failed;
       await sleep(this.#pollMs, signal);
     }
   }

@@ -188,3 +188,36 @@ Deno.test("two servers on one KV fetching one suite log at once: its content is 
     await h.close();
   }
 });
+
+Deno.test("the provider failing the server that fetches an hour: the server waiting for it reports the failure without asking again", async () => {
+  const h = await harness({
+    faults: [
+      { kind: "slow", delayMs: 300, match: "directoryAudits", times: 1 },
+      { kind: "500", match: "directoryAudits", times: 100 },
+    ],
+  });
+  const kv = await openKvStorage(join(h.home, "state.kv"));
+  try {
+    await h.writeDefinition("corp", baseStore({ fileNameIncludesHour: true, maxErrorRetries: 1 }));
+    const [a, b] = await Promise.all([
+      listAll(otherServer(h.deps(), kv)),
+      listAll(otherServer(h.deps(), kv)),
+    ]);
+    // One server asked: every hour failed on a page, with one retry (hour 1's first page came):
+    // 3 + 2 + 2 requests, not twice as many.
+    const graph = h.emulator.requests.filter((r) => r.api === "graph");
+    assert.equal(graph.length, 7, graph.map((r) => `${r.status} ${r.url}`).join("\n"));
+    for (const run of [a, b]) {
+      assert.equal(run.files.length, 0);
+      assert.deepEqual(run.warnings.map((w) => w.level), ["WARN", "WARN", "WARN"]);
+      for (const w of run.warnings) assert.match(w.message, /given up .*answered 503/);
+    }
+    const shared = [...a.warnings, ...b.warnings].filter((w) =>
+      w.message.endsWith("(fetched by another server)")
+    );
+    assert.equal(shared.length, 3, "the waiting server reported the holder's failures");
+  } finally {
+    kv.close();
+    await h.close();
+  }
+});
