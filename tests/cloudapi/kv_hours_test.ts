@@ -221,3 +221,24 @@ Deno.test("the provider failing the server that fetches an hour: the server wait
     await h.close();
   }
 });
+
+Deno.test("a day file larger than a KV value is kept in chunks and read whole by another server", async () => {
+  const h = await harness({
+    seed: { from: NOW - 48 * HOUR, to: NOW, perHour: 200 },
+    graphPageSize: 1000,
+  });
+  const kv = await openKvStorage(join(h.home, "state.kv"));
+  try {
+    // One file per day: three hours merged into one value of a few hundred KB.
+    await h.writeDefinition("corp", baseStore());
+    const first = await listAll(otherServer(h.deps(), kv));
+    assert.equal(first.files.length, 1);
+    assert.ok(first.files[0].size > 3 * 60_000, `${first.files[0].size} bytes`);
+    const second = await listAll(otherServer(h.deps(), kv));
+    assert.deepEqual(await ids(second.files), graphIds(h, "audits", FROM, TO));
+    assert.equal(graphIds(h, "audits", FROM, TO).length, 600);
+  } finally {
+    kv.close();
+    await h.close();
+  }
+});
