@@ -24,7 +24,6 @@
 import type { Storage, StorageKey } from "../engine/storage.ts";
 import type { BucketLimit } from "../connectors/cloudapi/pacer.ts";
 import { margin } from "./connector_machine.ts";
-import { busyRetrying } from "../connectors/cloudapi/busy_storage.ts";
 
 /** How long after its grant a token may be used (the request is sent at once, in practice). */
 const USE_MS = 100;
@@ -81,7 +80,7 @@ export class SharedBuckets {
 
   constructor(storage: Storage) {
     // Several processes on one KV file: a busy SQLite lock is waited out, not a failure.
-    this.#storage = busyRetrying(storage);
+    this.#storage = storage;
   }
 
   /**

@@ -20,7 +20,6 @@ import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import type { LogRecord } from "./hour_store.ts";
 import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.ts";
 import { HourLeases } from "./hour_lease.ts";
-import { busyRetrying } from "./busy_storage.ts";
 import { type Storage, StorageError } from "../../engine/storage.ts";
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
@@ -185,7 +184,7 @@ class CloudApiStore implements Datastore {
   readonly #now: () => number;
 
   constructor(readonly def: CloudApiDefinition, readonly deps: CloudApiDeps) {
-    const shared = deps.hourStorage && busyRetrying(deps.hourStorage);
+    const shared = deps.hourStorage;
     this.#files = shared
       ? storageHourFiles(shared, def.name)
       : folderHourFiles(join(deps.cloudDir, def.name));
