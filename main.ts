@@ -36,6 +36,7 @@ import { StorageError } from "./engine/storage.ts";
 import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
+import { SharedQueries } from "./actors/shared_queries.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -102,6 +103,10 @@ export function buildDeps(
   );
   const access = cloudHomeAccess(home, storage);
   const queryMetrics = new QueryMetrics();
+  // Servers sharing a KV count their queries together and answer for each other's.
+  const sharedQueries = storage.kind === "kv"
+    ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
+    : undefined;
   datastores.register(
     "cloudapi",
     cloudApiFactory({
@@ -144,7 +149,9 @@ export function buildDeps(
       log,
       inspect: inspector?.inspect,
       metrics: queryMetrics,
+      gate: sharedQueries,
     }),
+    sharedQueries,
     metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
 }
@@ -176,6 +183,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   }
   const deps = buildDeps(layout, settings, log, undefined, storage);
+  if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");
   if (token !== undefined) {
@@ -212,8 +220,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: address.port,
     deps,
     // Idle scan workers and the storage end with the server.
-    finished: server.finished.finally(() => {
+    finished: server.finished.finally(async () => {
       deps.scanWorkers?.close();
+      // Its unfinished queries are marked FAILED for the other servers, its lease goes.
+      await deps.sharedQueries?.stop();
       storage.close();
     }),
     shutdown: () => server.shutdown(),

@@ -1,0 +1,786 @@
+/**
+ * Queries shared by the servers of one storage (storage = kv:...): a registry of every query in
+ * the storage, so that a query submitted to one server answers its status, events, result,
+ * schema and DELETE from any other, with `query.maxRunning` and `query.maxQueued` counted across
+ * all of them. With the files storage there is none of this (main.ts makes no SharedQueries).
+ *
+ * Layout in the storage (engine/storage.ts keys):
+ *
+ *   queries/q/<id>           the query's record: owner, server, status (as the API shows it),
+ *                            schema, fixed format, and where its result is; `expireIn` = the
+ *                            retention once finished. A freed query leaves a tombstone (410).
+ *   queries/r/<id>/<page>    its result, PAGE_ITEMS items a page, in a compact lossless form
+ *                            (engine/table/sxt_values.ts), written when it SUCCEEDED; `expireIn`.
+ *   queries/slots            the admission document: the ids holding a running slot and those
+ *                            queued, each with its server; changed by compare-and-swap in the
+ *                            same atomic commit that creates or finishes a record.
+ *   queries/server/<server>  a server's lease, rewritten every third of `cluster.lease`.
+ *   queries/ask/<id>         a request of another server to the query's owner: cancel or free.
+ *
+ * The server that took a query runs it (its local supervisor) and publishes the query's record
+ * as it changes. The supervisor schedules a query only once this module has granted it a
+ * running slot in `queries/slots` (the `gate`). Every server looks at the leases of the servers
+ * named in the slots: a lease that has not changed for `cluster.lease` (seen by the looking
+ * server's own clock, so clocks need not agree) belongs to a dead server, whose running and
+ * queued queries are marked FAILED and whose slots are freed.
+ */
+
+import type { CommitEntry, Storage, StorageKey, StoredValue } from "../engine/storage.ts";
+import type { User } from "../engine/user.ts";
+import type { Diagnostic } from "../engine/diagnostics.ts";
+import { schemaToJson } from "../engine/types.ts";
+import type { Row } from "../engine/values.ts";
+import { decodeValue, encodeValue } from "../engine/table/sxt_values.ts";
+import type { Logger } from "../home/log.ts";
+import { isFinished, type QueryState, statsOf, topState } from "./query_machine.ts";
+import type { QueryRef, SupervisorRef } from "./supervisor.ts";
+import type { StoredItem } from "./result_store.ts";
+
+/** Items per page of a shared result. */
+export const PAGE_ITEMS = 16_384;
+/** Items handed to a result writer at a time when a shared result is read. */
+const READ_BATCH = 1024;
+/** How long a cancel or free request waits for its query's owner. */
+const ASK_MS = 60_000;
+/** Attempts of a compare-and-swap of the slots before giving up. */
+const SLOT_ATTEMPTS = 200;
+/** A record is written at most this often for progress alone (state changes go at once). */
+const PROGRESS_WRITE_MS = 1_000;
+
+const SLOTS: StorageKey = ["queries", "slots"];
+const recordKey = (id: string): StorageKey => ["queries", "q", id];
+const pageKey = (id: string, page: number): StorageKey => ["queries", "r", id, String(page)];
+const leaseKey = (server: string): StorageKey => ["queries", "server", server];
+const askKey = (id: string): StorageKey => ["queries", "ask", id];
+const ASKS: StorageKey = ["queries", "ask"];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface SharedQueriesOptions {
+  readonly maxRunning: number;
+  readonly maxQueued: number;
+  readonly retentionMs: number;
+  /** How long a freed query's tombstone answers 410. */
+  readonly expiredMemoryMs: number;
+  /** `cluster.lease`: a server whose lease is this old is dead. */
+  readonly leaseMs: number;
+  readonly log: Logger;
+  /** This server's id in the storage (a fresh one per start by default). */
+  readonly serverId?: string;
+  readonly now?: () => number;
+}
+
+/** One query in the admission document. */
+interface Slot {
+  readonly id: string;
+  readonly server: string;
+  /** When it was admitted (the admitting server's clock): the queue's order. */
+  readonly at: number;
+}
+
+interface Slots {
+  readonly running: readonly Slot[];
+  readonly queued: readonly Slot[];
+}
+
+/** Where a query's shared result is. */
+export interface SharedResult {
+  readonly count: number;
+  readonly pages: number;
+  readonly pageItems: number;
+}
+
+/** A query's record in the storage. */
+export interface SharedRecord {
+  readonly queryId: string;
+  readonly owner: string;
+  readonly server: string;
+  /** Milliseconds since the epoch, when it was admitted. */
+  readonly submitted: number;
+  readonly scriptPath: string;
+  readonly excerpt: string;
+  /** The status object as the API shows it (`state` inside). */
+  readonly status: Record<string, unknown> & { readonly state: QueryState };
+  /** The result's schema (schemaToJson), once known. */
+  readonly schema?: unknown;
+  /** The format fixed at POST (routes' FixedFormat), opaque here. */
+  readonly fixedFormat?: unknown;
+  /** Where its result is, once SUCCEEDED and stored; absent when it is not shared. */
+  readonly result?: SharedResult;
+  /** A synchronous query: its result is never kept, only its status. */
+  readonly answered?: boolean;
+  /** Freed or expired: the id answers 410 until the tombstone expires. */
+  readonly freed?: boolean;
+}
+
+/** What the supervisor asks before it schedules a query (see SupervisorInput.gate). */
+export interface SchedulingGate {
+  mayRun(queryId: string): boolean;
+}
+
+/** What a submission tells the registry of a query besides its id and owner. */
+export interface SharedSubmission {
+  readonly scriptPath?: string;
+  readonly excerpt?: string;
+  readonly fixedFormat?: unknown;
+  /** Whether its result is stored for other servers (not for a synchronous query). */
+  readonly shareResult: boolean;
+}
+
+export type Admission = "run" | "queue" | "full";
+
+interface Tracked {
+  readonly ref: QueryRef;
+  readonly shareResult: boolean;
+  /** The record's version as this server last wrote it; a change by another means it lost it. */
+  version: string | null;
+  /** The record as last written. */
+  record: SharedRecord;
+  /** Writes of this query's record, one after another. */
+  chain: Promise<void>;
+  /** A write is queued on the chain (later changes ride on it). */
+  queued: boolean;
+  lastState: QueryState;
+  lastWrite: number;
+  /** The final record has been written (or given up). */
+  finished: boolean;
+  /** Another server failed it (this server's lease was taken for dead): stop writing. */
+  lost: boolean;
+}
+
+/** The status object of a query actor's snapshot, as the API shows it. */
+export function queryStatus(ref: QueryRef): Record<string, unknown> & { state: QueryState } {
+  const { context, value } = ref.getSnapshot();
+  return {
+    queryId: context.queryId,
+    state: topState(value),
+    progress: context.progress,
+    warnings: context.warnings,
+    stateChanges: context.stateChanges,
+    stats: statsOf(context, context.now()),
+    ...(context.error ? { error: context.error } : {}),
+  };
+}
+
+export class SharedQueries implements SchedulingGate {
+  readonly serverId: string;
+  readonly #now: () => number;
+  readonly #tracked = new Map<string, Tracked>();
+  /** Ids this server holds a running slot for. */
+  readonly #granted = new Set<string>();
+  /** Ids of this server waiting in the shared queue, oldest first. */
+  readonly #queued: string[] = [];
+  /** Other servers' leases as last seen: version and when (this server's clock) it changed. */
+  readonly #seen = new Map<string, { version: string | null; since: number }>();
+  #supervisor: SupervisorRef | undefined;
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #stopping = false;
+  #ticking = false;
+  #sweeping = false;
+
+  constructor(readonly storage: Storage, readonly options: SharedQueriesOptions) {
+    this.serverId = options.serverId ?? crypto.randomUUID();
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Writes this server's lease and starts renewing it, polling requests and sweeping. */
+  async start(supervisor: SupervisorRef): Promise<void> {
+    this.#supervisor = supervisor;
+    await this.#renewLease();
+    const { leaseMs } = this.options;
+    const poll = Math.max(20, Math.min(250, Math.floor(leaseMs / 4)));
+    this.#timers.push(
+      setInterval(
+        () => this.#renewLease().catch((e) => this.#warn("renewing its lease", e)),
+        Math.max(10, Math.floor(leaseMs / 3)),
+      ),
+      setInterval(() => this.#tick(), poll),
+      setInterval(() => this.#sweep(), Math.max(20, Math.floor(leaseMs / 2))),
+    );
+  }
+
+  /** The gate of the supervisor: a query of this server runs once it holds a shared slot. */
+  mayRun(queryId: string): boolean {
+    return this.#granted.has(queryId);
+  }
+
+  /**
+   * Admits a query across all servers: a running slot (`run`), a place in the shared queue
+   * (`queue`) or none (`full`: 429). Writes its record in the same commit.
+   */
+  async admit(queryId: string, owner: User, submission: SharedSubmission): Promise<Admission> {
+    const now = this.#now();
+    const record: SharedRecord = {
+      queryId,
+      owner: owner.name,
+      server: this.serverId,
+      submitted: now,
+      scriptPath: submission.scriptPath ?? "",
+      excerpt: submission.excerpt ?? "",
+      status: {
+        queryId,
+        state: "QUEUED",
+        progress: 0,
+        warnings: [],
+        stateChanges: [],
+        stats: {},
+      },
+      ...(submission.fixedFormat === undefined ? {} : { fixedFormat: submission.fixedFormat }),
+      ...(submission.shareResult ? {} : { answered: true }),
+    };
+    let decision: Admission = "full";
+    let version: string | null = null;
+    const ok = await this.#changeSlots(
+      (slots) => {
+        const slot = { id: queryId, server: this.serverId, at: now };
+        if (slots.running.length < this.options.maxRunning) {
+          decision = "run";
+          return { running: [...slots.running, slot], queued: slots.queued };
+        }
+        if (slots.queued.length < this.options.maxQueued) {
+          decision = "queue";
+          return { running: slots.running, queued: [...slots.queued, slot] };
+        }
+        decision = "full";
+        return undefined;
+      },
+      () => [{ key: recordKey(queryId), value: encodeJson(record), expectedVersion: null }],
+      (v) => {
+        version = v;
+      },
+    );
+    if (!ok || decision === "full") return "full";
+    if (decision === "run") this.#granted.add(queryId);
+    else this.#queued.push(queryId);
+    this.#tracked.set(queryId, {
+      ref: undefined as unknown as QueryRef,
+      shareResult: submission.shareResult,
+      version,
+      record,
+      chain: Promise.resolve(),
+      queued: false,
+      lastState: "QUEUED",
+      lastWrite: now,
+      finished: false,
+      lost: false,
+    });
+    return decision;
+  }
+
+  /** A query admitted but refused by the local supervisor: its slot and record go. */
+  async release(queryId: string): Promise<void> {
+    this.#forgetLocal(queryId);
+    this.#tracked.delete(queryId);
+    await this.#changeSlots(
+      (slots) => without(slots, new Set([queryId])),
+      () => [{ key: recordKey(queryId), value: null }],
+    ).catch((e) => this.#warn(`releasing query ${queryId}`, e));
+  }
+
+  /** Follows an admitted query's actor: publishes its record, its result, frees its slot. */
+  track(queryId: string, ref: QueryRef): void {
+    const entry = this.#tracked.get(queryId);
+    if (!entry) return;
+    (entry as { ref: QueryRef }).ref = ref;
+    const changed = () => this.#changed(queryId, entry);
+    ref.subscribe({
+      next: changed,
+      error: changed,
+      complete: () => this.#dropped(queryId, entry),
+    });
+    changed();
+  }
+
+  /** The record of a query (any server's), or null. */
+  async record(queryId: string): Promise<{ record: SharedRecord; version: string } | null> {
+    const stored = await this.storage.get(recordKey(queryId));
+    if (!stored) return null;
+    return { record: decodeJson(stored) as SharedRecord, version: stored.version };
+  }
+
+  /** Asks the query's owner to cancel it (DELETE on another server than its own). */
+  async askCancel(queryId: string): Promise<void> {
+    await this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS });
+  }
+
+  /**
+   * Frees a finished query from any server: its record becomes a tombstone, its result goes,
+   * and its owner is asked to drop its own copy.
+   */
+  async free(queryId: string): Promise<void> {
+    const found = await this.record(queryId);
+    if (found && !found.record.freed) {
+      await this.#tombstone(queryId, found.record, found.version);
+      await this.#dropPages(queryId, found.record.result);
+    }
+    if (found && found.record.server !== this.serverId) {
+      await this.storage.put(askKey(queryId), encoder.encode("free"), { expireInMs: ASK_MS });
+    }
+  }
+
+  /** Items `first..last` of a shared result, in batches (a page is read when reached). */
+  async *readResult(
+    queryId: string,
+    result: SharedResult,
+    first: number,
+    last: number,
+  ): AsyncGenerator<readonly StoredItem[]> {
+    last = Math.min(last, result.count - 1);
+    for (
+      let page = Math.floor(first / result.pageItems);
+      page <= Math.floor(last / result.pageItems) && page < result.pages;
+      page++
+    ) {
+      const stored = await this.storage.get(pageKey(queryId, page));
+      if (!stored) {
+        throw new Error(`the stored result of query ${queryId} is gone (freed or expired)`);
+      }
+      const items = decodePage(stored.value);
+      const base = page * result.pageItems;
+      const from = Math.max(first, base) - base;
+      const to = Math.min(last, base + items.length - 1) - base;
+      for (let i = from; i <= to; i += READ_BATCH) {
+        yield items.slice(i, Math.min(to, i + READ_BATCH - 1) + 1);
+      }
+    }
+  }
+
+  /**
+   * Stops: this server's unfinished queries are marked FAILED and their slots freed, its lease
+   * goes. Finished queries stay readable through the other servers until they expire.
+   */
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    const open = [...this.#tracked].filter(([, t]) => !t.finished);
+    for (const [id, entry] of open) {
+      await entry.chain;
+      entry.finished = true;
+      await this.#fail(id, "the server that ran this query stopped").catch((e) =>
+        this.#warn(`failing query ${id}`, e)
+      );
+    }
+    await this.storage.delete(leaseKey(this.serverId)).catch(() => {});
+  }
+
+  // ---- the owner's side ----
+
+  #changed(queryId: string, entry: Tracked): void {
+    if (entry.finished || entry.lost || this.#stopping || entry.ref === undefined) return;
+    const state = topState(entry.ref.getSnapshot().value);
+    const now = this.#now();
+    if (state === entry.lastState && now - entry.lastWrite < PROGRESS_WRITE_MS) return;
+    if (entry.queued) return; // the queued write takes the latest snapshot
+    entry.queued = true;
+    entry.chain = entry.chain.then(async () => {
+      entry.queued = false;
+      if (entry.finished || entry.lost || this.#stopping) return;
+      const snapshot = entry.ref.getSnapshot();
+      const current = topState(snapshot.value);
+      entry.lastState = current;
+      entry.lastWrite = this.#now();
+      try {
+        if (isFinished(current)) await this.#finish(queryId, entry);
+        else await this.#publish(queryId, entry);
+      } catch (e) {
+        this.#warn(`writing the record of query ${queryId}`, e);
+      }
+    });
+  }
+
+  async #publish(queryId: string, entry: Tracked): Promise<void> {
+    const record: SharedRecord = { ...entry.record, status: queryStatus(entry.ref) };
+    const written = await this.storage.put(recordKey(queryId), encodeJson(record), {
+      expectedVersion: entry.version,
+    });
+    if (!written.ok) return this.#lose(queryId, entry);
+    entry.version = written.version;
+    entry.record = record;
+  }
+
+  /** The final record (with the result stored first when it SUCCEEDED), the slot freed. */
+  async #finish(queryId: string, entry: Tracked): Promise<void> {
+    entry.finished = true;
+    this.#forgetLocal(queryId);
+    const { context } = entry.ref.getSnapshot();
+    const status = queryStatus(entry.ref);
+    let result: SharedResult | undefined;
+    if (status.state === "SUCCEEDED" && entry.shareResult) {
+      try {
+        result = await this.#writeResult(queryId, entry);
+      } catch (e) {
+        this.#warn(`storing the result of query ${queryId}`, e);
+      }
+    }
+    const record: SharedRecord = {
+      ...entry.record,
+      status,
+      ...(context.schema ? { schema: schemaToJson(context.schema) } : {}),
+      ...(context.fixedFormat === undefined ? {} : { fixedFormat: context.fixedFormat }),
+      ...(result ? { result } : {}),
+    };
+    let lost = false;
+    const ok = await this.#changeSlots(
+      (slots) => without(slots, new Set([queryId])),
+      () => [{
+        key: recordKey(queryId),
+        value: encodeJson(record),
+        expectedVersion: entry.version,
+        expireInMs: this.options.retentionMs,
+      }],
+      (v) => {
+        entry.version = v;
+        entry.record = record;
+      },
+      () => {
+        lost = true;
+      },
+    );
+    if (lost || !ok) {
+      // Another server failed it meanwhile: its slot was freed with that; the result goes.
+      await this.#dropPages(queryId, result);
+      await this.#changeSlots((slots) => without(slots, new Set([queryId]))).catch(() => {});
+    }
+  }
+
+  /** The result of a SUCCEEDED query as pages; their `expireIn` outlives the record's. */
+  async #writeResult(queryId: string, entry: Tracked): Promise<SharedResult> {
+    const { store, schema } = entry.ref.getSnapshot().context;
+    const columns = (schema ?? []).map((f) => f.name);
+    const count = store.count;
+    const expireInMs = this.options.retentionMs + 60_000;
+    let page = 0;
+    let items: string[] = [];
+    const pageColumns = [...columns];
+    const flush = async () => {
+      const text = `{"c":${JSON.stringify(pageColumns)},"i":[${items.join(",")}]}`;
+      await this.storage.put(pageKey(queryId, page), encoder.encode(text), { expireInMs });
+      page++;
+      items = [];
+      pageColumns.length = columns.length;
+    };
+    if (count > 0) {
+      for await (const batch of store.read(0, count - 1)) {
+        for (const item of batch) {
+          items.push(encodeItem(item, pageColumns));
+          if (items.length === PAGE_ITEMS) await flush();
+        }
+      }
+      if (items.length > 0) await flush();
+    }
+    return { count, pages: page, pageItems: PAGE_ITEMS };
+  }
+
+  /** The actor was dropped (freed, expired, crashed) or the supervisor stopped. */
+  #dropped(queryId: string, entry: Tracked): void {
+    this.#forgetLocal(queryId);
+    if (this.#stopping) return;
+    entry.chain = entry.chain.then(async () => {
+      this.#tracked.delete(queryId);
+      try {
+        if (!entry.finished) {
+          entry.finished = true;
+          await this.#fail(queryId, "the query stopped through an internal error");
+        } else if (entry.shareResult && !entry.lost) {
+          const found = await this.record(queryId);
+          if (found && !found.record.freed) {
+            await this.#tombstone(queryId, found.record, found.version);
+          }
+          await this.#dropPages(queryId, found?.record.result);
+        }
+      } catch (e) {
+        this.#warn(`freeing query ${queryId}`, e);
+      }
+    });
+  }
+
+  /** Another server marked this query FAILED (it took this server for dead). */
+  #lose(queryId: string, entry: Tracked): void {
+    entry.lost = true;
+    this.#forgetLocal(queryId);
+    this.options.log.warn(
+      `query ${queryId} was marked FAILED by another server (this server's lease was seen expired); cancelling it`,
+    );
+    this.#supervisor?.send({ type: "CANCEL", queryId });
+  }
+
+  #forgetLocal(queryId: string): void {
+    this.#granted.delete(queryId);
+    const at = this.#queued.indexOf(queryId);
+    if (at >= 0) this.#queued.splice(at, 1);
+  }
+
+  // ---- the loops ----
+
+  async #renewLease(): Promise<void> {
+    if (this.#stopping) return;
+    await this.storage.put(leaseKey(this.serverId), encodeJson({ at: this.#now() }), {
+      expireInMs: 100 * this.options.leaseMs,
+    });
+  }
+
+  /** Promotes this server's queued queries into free slots, and answers other servers' asks. */
+  async #tick(): Promise<void> {
+    if (this.#ticking || this.#stopping) return;
+    this.#ticking = true;
+    try {
+      if (this.#queued.length > 0) await this.#promote();
+      if (this.#tracked.size > 0) await this.#answerAsks();
+    } catch (e) {
+      this.#warn("polling the shared queries", e);
+    } finally {
+      this.#ticking = false;
+    }
+  }
+
+  async #promote(): Promise<void> {
+    const mine = new Set(this.#queued);
+    const promoted: string[] = [];
+    await this.#changeSlots((slots) => {
+      promoted.length = 0;
+      const free = this.options.maxRunning - slots.running.length;
+      if (free <= 0) return undefined;
+      // The shared queue's order: only the first `free` queued may run, whoever holds them.
+      const next = slots.queued.slice(0, free).filter((s) => mine.has(s.id));
+      if (next.length === 0) return undefined;
+      for (const s of next) promoted.push(s.id);
+      const taken = new Set(promoted);
+      return {
+        running: [...slots.running, ...next],
+        queued: slots.queued.filter((s) => !taken.has(s.id)),
+      };
+    });
+    if (promoted.length === 0) return;
+    for (const id of promoted) {
+      this.#granted.add(id);
+      const at = this.#queued.indexOf(id);
+      if (at >= 0) this.#queued.splice(at, 1);
+    }
+    this.#supervisor?.send({ type: "SLOTS" });
+  }
+
+  async #answerAsks(): Promise<void> {
+    for await (const key of this.storage.list(ASKS)) {
+      const queryId = key.at(-1)!;
+      if (!this.#tracked.has(queryId)) continue;
+      const asked = await this.storage.get(key);
+      await this.storage.delete(key);
+      const what = asked ? decoder.decode(asked.value) : "";
+      if (what === "cancel") this.#supervisor?.send({ type: "CANCEL", queryId });
+      if (what === "free") this.#supervisor?.send({ type: "FREE", queryId });
+    }
+  }
+
+  /** Fails the queries of servers whose lease has not changed for `cluster.lease`. */
+  async #sweep(): Promise<void> {
+    if (this.#sweeping || this.#stopping) return;
+    this.#sweeping = true;
+    try {
+      const slots = await this.#readSlots();
+      const servers = new Set(
+        [...slots.value.running, ...slots.value.queued].map((s) => s.server),
+      );
+      servers.delete(this.serverId);
+      const now = this.#now();
+      for (const server of servers) {
+        const version = await this.storage.version(leaseKey(server));
+        const seen = this.#seen.get(server);
+        if (version !== null && (!seen || seen.version !== version)) {
+          this.#seen.set(server, { version, since: now });
+          continue;
+        }
+        if (version !== null && now - seen!.since <= this.options.leaseMs) continue;
+        const ids = [...slots.value.running, ...slots.value.queued]
+          .filter((s) => s.server === server).map((s) => s.id);
+        this.options.log.warn(
+          `server ${server} stopped renewing its lease: failing its ${ids.length} unfinished queries`,
+        );
+        for (const id of ids) {
+          await this.#fail(id, "the server that ran this query stopped responding");
+        }
+        this.#seen.delete(server);
+      }
+      for (const server of this.#seen.keys()) if (!servers.has(server)) this.#seen.delete(server);
+    } catch (e) {
+      this.#warn("looking for servers that stopped", e);
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  /** Marks an unfinished query FAILED with `message` and frees its slot, in one commit. */
+  async #fail(queryId: string, message: string): Promise<void> {
+    for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
+      const found = await this.record(queryId);
+      const record = found?.record;
+      if (!record || record.freed || isFinished(record.status.state)) {
+        await this.#changeSlots((slots) => without(slots, new Set([queryId])));
+        return;
+      }
+      const now = this.#now();
+      const error: Diagnostic = { code: "RUNTIME_ERROR", message };
+      const failed: SharedRecord = {
+        ...record,
+        status: {
+          ...record.status,
+          state: "FAILED",
+          error,
+          stateChanges: [
+            ...(record.status.stateChanges as unknown[] ?? []),
+            { millis: now, from: record.status.state, to: "FAILED" },
+          ],
+        },
+      };
+      let conflict = false;
+      await this.#changeSlots(
+        (slots) => without(slots, new Set([queryId])) ?? slots,
+        () => [{
+          key: recordKey(queryId),
+          value: encodeJson(failed),
+          expectedVersion: found!.version,
+          expireInMs: this.options.retentionMs,
+        }],
+        undefined,
+        () => {
+          conflict = true;
+        },
+      );
+      if (!conflict) return;
+    }
+  }
+
+  // ---- storage helpers ----
+
+  async #readSlots(): Promise<{ value: Slots; version: string | null }> {
+    const stored = await this.storage.get(SLOTS);
+    if (!stored) return { value: { running: [], queued: [] }, version: null };
+    return { value: decodeJson(stored) as Slots, version: stored.version };
+  }
+
+  /**
+   * Changes the slots by compare-and-swap, retried while other servers change them; `extra`
+   * keys go in the same commit. `change` returning undefined: nothing to write (true).
+   * `onConflict`: an extra key's expected version did not hold (nothing written; false).
+   */
+  async #changeSlots(
+    change: (slots: Slots) => Slots | undefined,
+    extra: () => CommitEntry[] = () => [],
+    onWritten?: (extraVersion: string | null) => void,
+    onConflict?: () => void,
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
+      const slots = await this.#readSlots();
+      const next = change(slots.value);
+      const entries = [...extra()];
+      if (next === undefined && entries.length === 0) return true;
+      const all: CommitEntry[] = next === undefined
+        ? entries
+        : [{ key: SLOTS, value: encodeJson(next), expectedVersion: slots.version }, ...entries];
+      if (next === undefined) {
+        // Nothing changes in the slots, but they must still be as read.
+        all.push({ key: SLOTS, value: encodeJson(slots.value), expectedVersion: slots.version });
+      }
+      const written = await this.storage.commit(all);
+      if (written.ok) {
+        // In KV every key of a commit gets the commit's version (the files storage is not shared).
+        onWritten?.(written.version);
+        return true;
+      }
+      if (written.conflict.join("/") !== SLOTS.join("/")) {
+        onConflict?.();
+        return false;
+      }
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.random() * 5 * Math.min(attempt, 10))
+      );
+    }
+    throw new Error("the shared query slots kept changing: too many servers at once");
+  }
+
+  async #tombstone(queryId: string, record: SharedRecord, version: string): Promise<void> {
+    const tombstone: SharedRecord = {
+      queryId,
+      owner: record.owner,
+      server: record.server,
+      submitted: record.submitted,
+      scriptPath: "",
+      excerpt: "",
+      status: { state: record.status.state },
+      freed: true,
+    };
+    await this.storage.put(recordKey(queryId), encodeJson(tombstone), {
+      expectedVersion: version,
+      expireInMs: this.options.expiredMemoryMs,
+    });
+  }
+
+  async #dropPages(queryId: string, result: SharedResult | undefined): Promise<void> {
+    if (!result) return;
+    for (let page = 0; page < result.pages; page++) {
+      await this.storage.delete(pageKey(queryId, page));
+    }
+  }
+
+  #warn(doing: string, e: unknown): void {
+    this.options.log.warn(`shared queries: ${doing} failed: ${(e as Error).message}`);
+  }
+}
+
+/** The slots without `ids`, or undefined when none of them is there. */
+function without(slots: Slots, ids: ReadonlySet<string>): Slots | undefined {
+  const running = slots.running.filter((s) => !ids.has(s.id));
+  const queued = slots.queued.filter((s) => !ids.has(s.id));
+  if (running.length === slots.running.length && queued.length === slots.queued.length) {
+    return undefined;
+  }
+  return { running, queued };
+}
+
+function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+function decodeJson(stored: StoredValue): unknown {
+  return JSON.parse(decoder.decode(stored.value));
+}
+
+/** Marks a column a row does not have (encodeValue writes a string `~U` as `~~U`). */
+const ABSENT = "~U";
+
+/**
+ * One item of a page: a fragment as a JSON string, a row as the array of its values in the
+ * page's column order (a column first met in this row is added to `columns`).
+ */
+function encodeItem(item: StoredItem, columns: string[]): string {
+  if (typeof item === "string") return JSON.stringify(item);
+  const values: unknown[] = new Array(columns.length).fill(ABSENT);
+  for (const name in item) {
+    const value = item[name];
+    if (value === undefined) continue;
+    let at = columns.indexOf(name);
+    if (at < 0) {
+      at = columns.push(name) - 1;
+      values.push(ABSENT);
+    }
+    values[at] = encodeValue(value);
+  }
+  return JSON.stringify(values);
+}
+
+/** The items of a page written by `encodeItem`. */
+function decodePage(bytes: Uint8Array): StoredItem[] {
+  const page = JSON.parse(decoder.decode(bytes)) as { c: string[]; i: unknown[] };
+  const columns = page.c;
+  return page.i.map((item) => {
+    if (typeof item === "string") return item;
+    const values = item as unknown[];
+    const row: Row = {};
+    for (let j = 0; j < values.length; j++) {
+      if (values[j] !== ABSENT) row[columns[j]] = decodeValue(values[j]);
+    }
+    return row;
+  });
+}
