@@ -299,6 +299,23 @@ export class SharedQueries implements SchedulingGate {
     return { record: decodeJson(stored) as SharedRecord, version: stored.version };
   }
 
+  /**
+   * The records of unfinished and retained queries (not freed, not answered synchronously) of
+   * every server, for `GET /queries`; each record is read, so this costs one read per query
+   * held across the servers.
+   */
+  async list(visible: (owner: string) => boolean): Promise<SharedRecord[]> {
+    const records: SharedRecord[] = [];
+    for await (const key of this.storage.list(["queries", "q"])) {
+      const stored = await this.storage.get(key);
+      if (!stored) continue;
+      const record = decodeJson(stored) as SharedRecord;
+      if (record.freed || record.answered || !visible(record.owner)) continue;
+      records.push(record);
+    }
+    return records;
+  }
+
   /** Asks the query's owner to cancel it (DELETE on another server than its own). */
   async askCancel(queryId: string): Promise<void> {
     await this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS });

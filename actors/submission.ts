@@ -64,7 +64,15 @@ export async function compileAndSubmit(
   const account = opened?.account;
   const { shared } = deps;
   if (shared) {
+    const { source } = submission;
     const admitted = await shared.admit(queryId, submission.context.user, {
+      // What GET /queries shows of it on the other servers.
+      scriptPath: "path" in source ? source.path : submission.context.workDir,
+      excerpt: "text" in source
+        ? source.text.trim().split("\n", 1)[0].slice(0, 120)
+        : "path" in source
+        ? source.path
+        : source.table,
       fixedFormat: submission.fixedFormat,
       shareResult: submission.shareResult ?? false,
     });

@@ -83,7 +83,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   if (supervisor && datastores) {
     const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
     const notes = new QueryNotes(supervisor);
-    api.route("/", queryListRoutes(notes));
+    api.route("/", queryListRoutes(notes, deps.sharedQueries));
     api.route("/", queryEventRoutes(queryDeps));
     api.route("/", queryRoutes(queryDeps, notes));
     api.route("/", syncRoutes(queryDeps));

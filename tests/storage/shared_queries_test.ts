@@ -152,9 +152,9 @@ async function waitForStatus(
 const stateIs = (...states: string[]) => (s: Record<string, unknown>) =>
   states.includes(s.state as string);
 
-Deno.test("a query submitted to one server is read, paged, seen by its owner only and freed through another", async () => {
-  await using c = await cluster(2);
-  const [a, b] = c.servers;
+Deno.test("a query submitted to one server is read, paged, listed, seen by its owner only and freed through others", async () => {
+  await using c = await cluster(3);
+  const [a, b, third] = c.servers;
   await writeLog(join(c.logs, "rows.log"), 40_000);
   const bob = await runCli(["user", "add", "bob", "--home", c.homes[1]]);
   assert.equal(bob.code, 0, bob.stderr);
@@ -188,10 +188,18 @@ Deno.test("a query submitted to one server is read, paged, seen by its owner onl
   assert.equal(schemaB.status, 200);
   assert.deepEqual(schemaB.body, schemaA.body);
 
-  // Another user gets what an id that does not exist gets, through either server.
+  // Listed by the third server, for its owner only.
+  const listed = await (await api(third, c.token, "/queries")).json();
+  const item = listed.find((q: { queryId: string }) => q.queryId === id);
+  assert.equal(item?.state, "SUCCEEDED", JSON.stringify(listed));
+  assert.equal(item.user, "admin");
+  assert.match(item.excerpt, /^PARSE\(pattern/);
+  assert.deepEqual(await (await api(third, bobToken, "/queries")).json(), []);
+
+  // Another user gets what an id that does not exist gets, through any server.
   const unknownId = crypto.randomUUID();
   const none = await json(await api(b, bobToken, `/queries/${unknownId}`));
-  for (const server of [a, b]) {
+  for (const server of [a, b, third]) {
     for (const path of ["", "/result", "/result/schema", "/events"]) {
       const theirs = await json(await api(server, bobToken, `/queries/${id}${path}`));
       assert.equal(theirs.status, 404, `${path}: ${JSON.stringify(theirs.body)}`);
