@@ -470,19 +470,16 @@ export class SharedQueries implements SchedulingGate {
     const count = store.count;
     const expireInMs = this.options.retentionMs + 60_000;
     let page = 0;
-    let items: string[] = [];
-    const pageColumns = [...columns];
+    let items: StoredItem[] = [];
     const flush = async () => {
-      const text = `{"c":${JSON.stringify(pageColumns)},"i":[${items.join(",")}]}`;
-      await this.storage.put(pageKey(queryId, page), encoder.encode(text), { expireInMs });
+      await this.storage.put(pageKey(queryId, page), encodePage(items, columns), { expireInMs });
       page++;
       items = [];
-      pageColumns.length = columns.length;
     };
     if (count > 0) {
       for await (const batch of store.read(0, count - 1)) {
         for (const item of batch) {
-          items.push(encodeItem(item, pageColumns));
+          items.push(item);
           if (items.length === PAGE_ITEMS) await flush();
         }
       }
@@ -787,8 +784,19 @@ function encodeItem(item: StoredItem, columns: string[]): string {
   return JSON.stringify(values);
 }
 
-/** The items of a page written by `encodeItem`. */
-function decodePage(bytes: Uint8Array): StoredItem[] {
+/**
+ * A page of a shared result: `{"c": [columns], "i": [items]}`, each row an array of its values
+ * (lossless, engine/table/sxt_values.ts) in the order of `c`, which starts with `columns` and
+ * gains any other field a row has; each fragment a JSON string.
+ */
+export function encodePage(items: readonly StoredItem[], columns: readonly string[]): Uint8Array {
+  const pageColumns = [...columns];
+  const texts = items.map((item) => encodeItem(item, pageColumns));
+  return encoder.encode(`{"c":${JSON.stringify(pageColumns)},"i":[${texts.join(",")}]}`);
+}
+
+/** The items of a page written by `encodePage`. */
+export function decodePage(bytes: Uint8Array): StoredItem[] {
   const page = JSON.parse(decoder.decode(bytes)) as { c: string[]; i: unknown[] };
   const columns = page.c;
   return page.i.map((item) => {
