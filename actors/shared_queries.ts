@@ -25,7 +25,14 @@
  * queued queries are marked FAILED and whose slots are freed.
  */
 
-import type { CommitEntry, Storage, StorageKey, StoredValue } from "../engine/storage.ts";
+import {
+  type CommitEntry,
+  MAX_COMMIT_KEYS,
+  type Storage,
+  StorageError,
+  type StorageKey,
+  type StoredValue,
+} from "../engine/storage.ts";
 import type { User } from "../engine/user.ts";
 import type { Diagnostic } from "../engine/diagnostics.ts";
 import { schemaToJson } from "../engine/types.ts";
@@ -44,8 +51,12 @@ const READ_BATCH = 1024;
 const ASK_MS = 60_000;
 /** Attempts of a compare-and-swap of the slots before giving up. */
 const SLOT_ATTEMPTS = 200;
-/** A record is written at most this often for progress alone (state changes go at once). */
+/** A record is written at most this often for progress alone. */
 const PROGRESS_WRITE_MS = 1_000;
+/** An unfinished state is written this long after it is entered (a quick query's never are). */
+const PUBLISH_DELAY_MS = 150;
+/** Attempts of a storage call that found the KV's file locked by another process. */
+const LOCKED_ATTEMPTS = 50;
 
 const SLOTS: StorageKey = ["queries", "slots"];
 const recordKey = (id: string): StorageKey => ["queries", "q", id];
@@ -82,6 +93,8 @@ interface Slot {
 interface Slots {
   readonly running: readonly Slot[];
   readonly queued: readonly Slot[];
+  /** SUCCEEDED on their server, their result being stored: no longer counted as running. */
+  readonly storing?: readonly Slot[];
 }
 
 /** Where a query's shared result is. */
@@ -130,6 +143,21 @@ export interface SharedSubmission {
 
 export type Admission = "run" | "queue" | "full";
 
+/** A change of the slots: the new slots and the keys written with them, or nothing to do. */
+type SlotChange = (
+  slots: Slots,
+) => { readonly slots: Slots; readonly extra: readonly CommitEntry[] } | undefined;
+
+type SlotOutcome =
+  | { readonly applied: true; readonly version: string | null }
+  | { readonly applied: false };
+
+interface SlotOp {
+  readonly change: SlotChange;
+  resolve(outcome: SlotOutcome): void;
+  reject(error: unknown): void;
+}
+
 interface Tracked {
   readonly ref: QueryRef;
   readonly shareResult: boolean;
@@ -141,6 +169,8 @@ interface Tracked {
   chain: Promise<void>;
   /** A write is queued on the chain (later changes ride on it). */
   queued: boolean;
+  /** A write of an unfinished state waits for PUBLISH_DELAY_MS (a quick query skips it). */
+  timer: ReturnType<typeof setTimeout> | undefined;
   lastState: QueryState;
   lastWrite: number;
   /** The final record has been written (or given up). */
@@ -177,7 +207,11 @@ export class SharedQueries implements SchedulingGate {
   #timers: ReturnType<typeof setInterval>[] = [];
   #stopping = false;
   #ticking = false;
+  #ticks = 0;
   #sweeping = false;
+  /** Changes of the slots waiting for the commit in progress. */
+  readonly #ops: SlotOp[] = [];
+  #flushing = false;
 
   constructor(readonly storage: Storage, readonly options: SharedQueriesOptions) {
     this.serverId = options.serverId ?? crypto.randomUUID();
@@ -189,7 +223,8 @@ export class SharedQueries implements SchedulingGate {
     this.#supervisor = supervisor;
     await this.#renewLease();
     const { leaseMs } = this.options;
-    const poll = Math.max(20, Math.min(250, Math.floor(leaseMs / 4)));
+    // Queued queries look for a free slot this often; requests of other servers every 5th time.
+    const poll = Math.max(10, Math.min(50, Math.floor(leaseMs / 20)));
     this.#timers.push(
       setInterval(
         () => this.#renewLease().catch((e) => this.#warn("renewing its lease", e)),
@@ -230,27 +265,28 @@ export class SharedQueries implements SchedulingGate {
       ...(submission.shareResult ? {} : { answered: true }),
     };
     let decision: Admission = "full";
-    let version: string | null = null;
-    const ok = await this.#changeSlots(
-      (slots) => {
-        const slot = { id: queryId, server: this.serverId, at: now };
-        if (slots.running.length < this.options.maxRunning) {
-          decision = "run";
-          return { running: [...slots.running, slot], queued: slots.queued };
-        }
-        if (slots.queued.length < this.options.maxQueued) {
-          decision = "queue";
-          return { running: slots.running, queued: [...slots.queued, slot] };
-        }
-        decision = "full";
-        return undefined;
-      },
-      () => [{ key: recordKey(queryId), value: encodeJson(record), expectedVersion: null }],
-      (v) => {
-        version = v;
-      },
-    );
-    if (!ok || decision === "full") return "full";
+    const create = [{ key: recordKey(queryId), value: encodeJson(record), expectedVersion: null }];
+    const outcome = await this.#changeSlots((slots) => {
+      const slot = { id: queryId, server: this.serverId, at: now };
+      if (slots.running.length < this.options.maxRunning) {
+        decision = "run";
+        return {
+          slots: { ...slots, running: [...slots.running, slot] },
+          extra: create,
+        };
+      }
+      if (slots.queued.length < this.options.maxQueued) {
+        decision = "queue";
+        return {
+          slots: { ...slots, queued: [...slots.queued, slot] },
+          extra: create,
+        };
+      }
+      decision = "full";
+      return undefined;
+    });
+    if (!outcome.applied || decision === "full") return "full";
+    const version = outcome.version;
     if (decision === "run") this.#granted.add(queryId);
     else this.#queued.push(queryId);
     this.#tracked.set(queryId, {
@@ -260,6 +296,7 @@ export class SharedQueries implements SchedulingGate {
       record,
       chain: Promise.resolve(),
       queued: false,
+      timer: undefined,
       lastState: "QUEUED",
       lastWrite: now,
       finished: false,
@@ -272,10 +309,10 @@ export class SharedQueries implements SchedulingGate {
   async release(queryId: string): Promise<void> {
     this.#forgetLocal(queryId);
     this.#tracked.delete(queryId);
-    await this.#changeSlots(
-      (slots) => without(slots, new Set([queryId])),
-      () => [{ key: recordKey(queryId), value: null }],
-    ).catch((e) => this.#warn(`releasing query ${queryId}`, e));
+    await this.#changeSlots((slots) => ({
+      slots: without(slots, new Set([queryId])) ?? slots,
+      extra: [{ key: recordKey(queryId), value: null }],
+    })).catch((e) => this.#warn(`releasing query ${queryId}`, e));
   }
 
   /** Follows an admitted query's actor: publishes its record, its result, frees its slot. */
@@ -294,7 +331,7 @@ export class SharedQueries implements SchedulingGate {
 
   /** The record of a query (any server's), or null. */
   async record(queryId: string): Promise<{ record: SharedRecord; version: string } | null> {
-    const stored = await this.storage.get(recordKey(queryId));
+    const stored = await retried(() => this.storage.get(recordKey(queryId)));
     if (!stored) return null;
     return { record: decodeJson(stored) as SharedRecord, version: stored.version };
   }
@@ -318,7 +355,9 @@ export class SharedQueries implements SchedulingGate {
 
   /** Asks the query's owner to cancel it (DELETE on another server than its own). */
   async askCancel(queryId: string): Promise<void> {
-    await this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS });
+    await retried(() =>
+      this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS })
+    );
   }
 
   /**
@@ -332,7 +371,9 @@ export class SharedQueries implements SchedulingGate {
       await this.#dropPages(queryId, found.record.result);
     }
     if (found && found.record.server !== this.serverId) {
-      await this.storage.put(askKey(queryId), encoder.encode("free"), { expireInMs: ASK_MS });
+      await retried(() =>
+        this.storage.put(askKey(queryId), encoder.encode("free"), { expireInMs: ASK_MS })
+      );
     }
   }
 
@@ -349,7 +390,7 @@ export class SharedQueries implements SchedulingGate {
       page <= Math.floor(last / result.pageItems) && page < result.pages;
       page++
     ) {
-      const stored = await this.storage.get(pageKey(queryId, page));
+      const stored = await retried(() => this.storage.get(pageKey(queryId, page)));
       if (!stored) {
         throw new Error(`the stored result of query ${queryId} is gone (freed or expired)`);
       }
@@ -388,8 +429,23 @@ export class SharedQueries implements SchedulingGate {
   #changed(queryId: string, entry: Tracked): void {
     if (entry.finished || entry.lost || this.#stopping || entry.ref === undefined) return;
     const state = topState(entry.ref.getSnapshot().value);
+    if (isFinished(state)) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+      this.#write(queryId, entry);
+      return;
+    }
     const now = this.#now();
     if (state === entry.lastState && now - entry.lastWrite < PROGRESS_WRITE_MS) return;
+    // Later: a quick query's intermediate states are never written, only its end.
+    entry.timer ??= setTimeout(() => {
+      entry.timer = undefined;
+      this.#write(queryId, entry);
+    }, PUBLISH_DELAY_MS);
+  }
+
+  /** Queues a write of the query's record as its actor now is (one queued at a time). */
+  #write(queryId: string, entry: Tracked): void {
     if (entry.queued) return; // the queued write takes the latest snapshot
     entry.queued = true;
     entry.chain = entry.chain.then(async () => {
@@ -410,9 +466,11 @@ export class SharedQueries implements SchedulingGate {
 
   async #publish(queryId: string, entry: Tracked): Promise<void> {
     const record: SharedRecord = { ...entry.record, status: queryStatus(entry.ref) };
-    const written = await this.storage.put(recordKey(queryId), encodeJson(record), {
-      expectedVersion: entry.version,
-    });
+    const written = await retried(() =>
+      this.storage.put(recordKey(queryId), encodeJson(record), {
+        expectedVersion: entry.version,
+      })
+    );
     if (!written.ok) return this.#lose(queryId, entry);
     entry.version = written.version;
     entry.record = record;
@@ -426,6 +484,19 @@ export class SharedQueries implements SchedulingGate {
     const status = queryStatus(entry.ref);
     let result: SharedResult | undefined;
     if (status.state === "SUCCEEDED" && entry.shareResult) {
+      // Its running slot is free while the result is stored (the next query need not wait).
+      await this.#changeSlots((slots) => {
+        const slot = slots.running.find((s) => s.id === queryId);
+        if (!slot) return undefined;
+        return {
+          slots: {
+            running: slots.running.filter((s) => s !== slot),
+            queued: slots.queued,
+            storing: [...(slots.storing ?? []), slot],
+          },
+          extra: [],
+        };
+      });
       try {
         result = await this.#writeResult(queryId, entry);
       } catch (e) {
@@ -439,28 +510,27 @@ export class SharedQueries implements SchedulingGate {
       ...(context.fixedFormat === undefined ? {} : { fixedFormat: context.fixedFormat }),
       ...(result ? { result } : {}),
     };
-    let lost = false;
-    const ok = await this.#changeSlots(
-      (slots) => without(slots, new Set([queryId])),
-      () => [{
+    const outcome = await this.#changeSlots((slots) => ({
+      slots: without(slots, new Set([queryId])) ?? slots,
+      extra: [{
         key: recordKey(queryId),
         value: encodeJson(record),
         expectedVersion: entry.version,
         expireInMs: this.options.retentionMs,
       }],
-      (v) => {
-        entry.version = v;
-        entry.record = record;
-      },
-      () => {
-        lost = true;
-      },
-    );
-    if (lost || !ok) {
-      // Another server failed it meanwhile: its slot was freed with that; the result goes.
-      await this.#dropPages(queryId, result);
-      await this.#changeSlots((slots) => without(slots, new Set([queryId]))).catch(() => {});
+    }));
+    if (outcome.applied) {
+      entry.version = outcome.version;
+      entry.record = record;
+      return;
     }
+    // Another server failed it meanwhile (and freed its slot): the result goes.
+    entry.lost = true;
+    await this.#dropPages(queryId, result);
+    await this.#changeSlots((slots) => {
+      const next = without(slots, new Set([queryId]));
+      return next && { slots: next, extra: [] };
+    }).catch(() => {});
   }
 
   /** The result of a SUCCEEDED query as pages; their `expireIn` outlives the record's. */
@@ -472,7 +542,8 @@ export class SharedQueries implements SchedulingGate {
     let page = 0;
     let items: StoredItem[] = [];
     const flush = async () => {
-      await this.storage.put(pageKey(queryId, page), encodePage(items, columns), { expireInMs });
+      const bytes = encodePage(items, columns);
+      await retried(() => this.storage.put(pageKey(queryId, page), bytes, { expireInMs }));
       page++;
       items = [];
     };
@@ -531,9 +602,11 @@ export class SharedQueries implements SchedulingGate {
 
   async #renewLease(): Promise<void> {
     if (this.#stopping) return;
-    await this.storage.put(leaseKey(this.serverId), encodeJson({ at: this.#now() }), {
-      expireInMs: 100 * this.options.leaseMs,
-    });
+    await retried(() =>
+      this.storage.put(leaseKey(this.serverId), encodeJson({ at: this.#now() }), {
+        expireInMs: 100 * this.options.leaseMs,
+      })
+    );
   }
 
   /** Promotes this server's queued queries into free slots, and answers other servers' asks. */
@@ -542,7 +615,7 @@ export class SharedQueries implements SchedulingGate {
     this.#ticking = true;
     try {
       if (this.#queued.length > 0) await this.#promote();
-      if (this.#tracked.size > 0) await this.#answerAsks();
+      if (this.#tracked.size > 0 && this.#ticks++ % 5 === 0) await this.#answerAsks();
     } catch (e) {
       this.#warn("polling the shared queries", e);
     } finally {
@@ -551,29 +624,55 @@ export class SharedQueries implements SchedulingGate {
   }
 
   async #promote(): Promise<void> {
-    const mine = new Set(this.#queued);
+    const op = this.#promotion();
+    this.#ops.push(op);
+    if (!this.#flushing) this.#flush();
+    await op.done;
+  }
+
+  /**
+   * An op that moves this server's queued queries into free running slots, in the shared
+   * queue's order (only the first `free` queued may run, whoever holds them). Every commit of
+   * this server's slot changes carries one while it has queued queries, so a slot it frees goes
+   * to its next query in that same commit.
+   */
+  #promotion(): SlotOp & { readonly done: Promise<SlotOutcome> } {
     const promoted: string[] = [];
-    await this.#changeSlots((slots) => {
-      promoted.length = 0;
-      const free = this.options.maxRunning - slots.running.length;
-      if (free <= 0) return undefined;
-      // The shared queue's order: only the first `free` queued may run, whoever holds them.
-      const next = slots.queued.slice(0, free).filter((s) => mine.has(s.id));
-      if (next.length === 0) return undefined;
-      for (const s of next) promoted.push(s.id);
-      const taken = new Set(promoted);
-      return {
-        running: [...slots.running, ...next],
-        queued: slots.queued.filter((s) => !taken.has(s.id)),
-      };
-    });
-    if (promoted.length === 0) return;
-    for (const id of promoted) {
-      this.#granted.add(id);
-      const at = this.#queued.indexOf(id);
-      if (at >= 0) this.#queued.splice(at, 1);
-    }
-    this.#supervisor?.send({ type: "SLOTS" });
+    const { promise, resolve, reject } = Promise.withResolvers<SlotOutcome>();
+    promise.catch(() => {});
+    return {
+      done: promise,
+      change: (slots) => {
+        promoted.length = 0;
+        const mine = new Set(this.#queued);
+        const free = this.options.maxRunning - slots.running.length;
+        if (free <= 0 || mine.size === 0) return undefined;
+        const next = slots.queued.slice(0, free).filter((s) => mine.has(s.id));
+        if (next.length === 0) return undefined;
+        for (const s of next) promoted.push(s.id);
+        const taken = new Set(promoted);
+        return {
+          slots: {
+            ...slots,
+            running: [...slots.running, ...next],
+            queued: slots.queued.filter((s) => !taken.has(s.id)),
+          },
+          extra: [],
+        };
+      },
+      resolve: (outcome) => {
+        if (outcome.applied && promoted.length > 0) {
+          for (const id of promoted) {
+            this.#granted.add(id);
+            const at = this.#queued.indexOf(id);
+            if (at >= 0) this.#queued.splice(at, 1);
+          }
+          this.#supervisor?.send({ type: "SLOTS" });
+        }
+        resolve(outcome);
+      },
+      reject,
+    };
   }
 
   async #answerAsks(): Promise<void> {
@@ -594,9 +693,7 @@ export class SharedQueries implements SchedulingGate {
     this.#sweeping = true;
     try {
       const slots = await this.#readSlots();
-      const servers = new Set(
-        [...slots.value.running, ...slots.value.queued].map((s) => s.server),
-      );
+      const servers = new Set(allSlots(slots.value).map((s) => s.server));
       servers.delete(this.serverId);
       const now = this.#now();
       for (const server of servers) {
@@ -607,8 +704,7 @@ export class SharedQueries implements SchedulingGate {
           continue;
         }
         if (version !== null && now - seen!.since <= this.options.leaseMs) continue;
-        const ids = [...slots.value.running, ...slots.value.queued]
-          .filter((s) => s.server === server).map((s) => s.id);
+        const ids = allSlots(slots.value).filter((s) => s.server === server).map((s) => s.id);
         this.options.log.warn(
           `server ${server} stopped renewing its lease: failing its ${ids.length} unfinished queries`,
         );
@@ -631,7 +727,10 @@ export class SharedQueries implements SchedulingGate {
       const found = await this.record(queryId);
       const record = found?.record;
       if (!record || record.freed || isFinished(record.status.state)) {
-        await this.#changeSlots((slots) => without(slots, new Set([queryId])));
+        await this.#changeSlots((slots) => {
+          const next = without(slots, new Set([queryId]));
+          return next && { slots: next, extra: [] };
+        });
         return;
       }
       const now = this.#now();
@@ -648,70 +747,107 @@ export class SharedQueries implements SchedulingGate {
           ],
         },
       };
-      let conflict = false;
-      await this.#changeSlots(
-        (slots) => without(slots, new Set([queryId])) ?? slots,
-        () => [{
+      const outcome = await this.#changeSlots((slots) => ({
+        slots: without(slots, new Set([queryId])) ?? slots,
+        extra: [{
           key: recordKey(queryId),
           value: encodeJson(failed),
           expectedVersion: found!.version,
           expireInMs: this.options.retentionMs,
         }],
-        undefined,
-        () => {
-          conflict = true;
-        },
-      );
-      if (!conflict) return;
+      }));
+      if (outcome.applied) return;
     }
   }
 
   // ---- storage helpers ----
 
   async #readSlots(): Promise<{ value: Slots; version: string | null }> {
-    const stored = await this.storage.get(SLOTS);
+    const stored = await retried(() => this.storage.get(SLOTS));
     if (!stored) return { value: { running: [], queued: [] }, version: null };
     return { value: decodeJson(stored) as Slots, version: stored.version };
   }
 
   /**
-   * Changes the slots by compare-and-swap, retried while other servers change them; `extra`
-   * keys go in the same commit. `change` returning undefined: nothing to write (true).
-   * `onConflict`: an extra key's expected version did not hold (nothing written; false).
+   * Changes the slots by compare-and-swap, with the op's `extra` keys in the same commit. The
+   * changes asked for meanwhile by other queries of this server go in one commit (up to
+   * MAX_COMMIT_KEYS keys), so that a busy server does not race itself for the one key; a
+   * commit that lost to another server is retried from the slots as they are then. `change`
+   * is called again on each retry; undefined: nothing to do (`applied: false`). A conflict on
+   * an extra key (its expected version) leaves that op out: `applied: false`.
    */
-  async #changeSlots(
-    change: (slots: Slots) => Slots | undefined,
-    extra: () => CommitEntry[] = () => [],
-    onWritten?: (extraVersion: string | null) => void,
-    onConflict?: () => void,
-  ): Promise<boolean> {
-    for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
-      const slots = await this.#readSlots();
-      const next = change(slots.value);
-      const entries = [...extra()];
-      if (next === undefined && entries.length === 0) return true;
-      const all: CommitEntry[] = next === undefined
-        ? entries
-        : [{ key: SLOTS, value: encodeJson(next), expectedVersion: slots.version }, ...entries];
-      if (next === undefined) {
-        // Nothing changes in the slots, but they must still be as read.
-        all.push({ key: SLOTS, value: encodeJson(slots.value), expectedVersion: slots.version });
+  #changeSlots(change: SlotChange): Promise<SlotOutcome> {
+    const { promise, resolve, reject } = Promise.withResolvers<SlotOutcome>();
+    this.#ops.push({ change, resolve, reject });
+    if (!this.#flushing) this.#flush();
+    return promise;
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#ops.length > 0) {
+        // Each op writes at most one key besides the slots.
+        const batch = this.#ops.splice(0, MAX_COMMIT_KEYS - 1);
+        if (this.#queued.length > 0 && !batch.some((op) => "done" in op)) {
+          batch.push(this.#promotion());
+        }
+        await this.#commitOps(batch).catch((e) => batch.forEach((op) => op.reject(e)));
       }
-      const written = await this.storage.commit(all);
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  async #commitOps(ops: SlotOp[]): Promise<void> {
+    let pending = ops;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === SLOT_ATTEMPTS) {
+        throw new Error("the shared query slots kept changing: too many servers at once");
+      }
+      const read = await this.#readSlots();
+      let slots = read.value;
+      const applied: SlotOp[] = [];
+      const entries: CommitEntry[] = [];
+      /** Which op wrote which key besides the slots. */
+      const writers = new Map<string, SlotOp>();
+      for (const op of pending) {
+        const next = op.change(slots);
+        if (next === undefined) continue;
+        slots = next.slots;
+        applied.push(op);
+        entries.push(...next.extra);
+        for (const e of next.extra) writers.set(e.key.join("/"), op);
+      }
+      for (const op of pending) {
+        if (!applied.includes(op)) op.resolve({ applied: false });
+      }
+      if (applied.length === 0) return;
+      if (slots !== read.value) {
+        entries.unshift({ key: SLOTS, value: encodeJson(slots), expectedVersion: read.version });
+      }
+      if (entries.length === 0) {
+        applied.forEach((op) => op.resolve({ applied: true, version: null }));
+        return;
+      }
+      const written = await retried(() => this.storage.commit(entries));
       if (written.ok) {
         // In KV every key of a commit gets the commit's version (the files storage is not shared).
-        onWritten?.(written.version);
-        return true;
+        applied.forEach((op) => op.resolve({ applied: true, version: written.version }));
+        return;
       }
-      if (written.conflict.join("/") !== SLOTS.join("/")) {
-        onConflict?.();
-        return false;
+      const lost = written.conflict.join("/");
+      if (lost !== SLOTS.join("/")) {
+        // One op's own key changed: it is out, the others go again.
+        const loser = writers.get(lost);
+        loser?.resolve({ applied: false });
+        pending = applied.filter((op) => op !== loser);
+        if (!loser) throw new Error(`a commit of the shared slots failed on '${lost}'`);
+        continue;
       }
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.random() * 5 * Math.min(attempt, 10))
-      );
+      pending = applied;
+      await sleep(Math.random() * 5 * Math.min(attempt + 1, 10));
     }
-    throw new Error("the shared query slots kept changing: too many servers at once");
   }
 
   async #tombstone(queryId: string, record: SharedRecord, version: string): Promise<void> {
@@ -725,16 +861,18 @@ export class SharedQueries implements SchedulingGate {
       status: { state: record.status.state },
       freed: true,
     };
-    await this.storage.put(recordKey(queryId), encodeJson(tombstone), {
-      expectedVersion: version,
-      expireInMs: this.options.expiredMemoryMs,
-    });
+    await retried(() =>
+      this.storage.put(recordKey(queryId), encodeJson(tombstone), {
+        expectedVersion: version,
+        expireInMs: this.options.expiredMemoryMs,
+      })
+    );
   }
 
   async #dropPages(queryId: string, result: SharedResult | undefined): Promise<void> {
     if (!result) return;
     for (let page = 0; page < result.pages; page++) {
-      await this.storage.delete(pageKey(queryId, page));
+      await retried(() => this.storage.delete(pageKey(queryId, page)));
     }
   }
 
@@ -747,10 +885,19 @@ export class SharedQueries implements SchedulingGate {
 function without(slots: Slots, ids: ReadonlySet<string>): Slots | undefined {
   const running = slots.running.filter((s) => !ids.has(s.id));
   const queued = slots.queued.filter((s) => !ids.has(s.id));
-  if (running.length === slots.running.length && queued.length === slots.queued.length) {
+  const storing = (slots.storing ?? []).filter((s) => !ids.has(s.id));
+  if (
+    running.length === slots.running.length && queued.length === slots.queued.length &&
+    storing.length === (slots.storing ?? []).length
+  ) {
     return undefined;
   }
-  return { running, queued };
+  return { running, queued, storing };
+}
+
+/** Every query of the slots: running, queued and storing its result. */
+function allSlots(slots: Slots): Slot[] {
+  return [...slots.running, ...slots.queued, ...(slots.storing ?? [])];
 }
 
 function encodeJson(value: unknown): Uint8Array {
@@ -808,4 +955,22 @@ export function decodePage(bytes: Uint8Array): StoredItem[] {
     }
     return row;
   });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs a storage call again while the KV's file is locked by another process (SQLite's
+ * "database is locked": the call did nothing), up to LOCKED_ATTEMPTS times.
+ */
+async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!(e instanceof StorageError) || !/database is locked|busy/i.test(e.message)) throw e;
+      if (attempt >= LOCKED_ATTEMPTS) throw e;
+      await sleep(5 + Math.random() * 10 * Math.min(attempt, 10));
+    }
+  }
 }
