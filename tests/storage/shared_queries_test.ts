@@ -319,3 +319,26 @@ Deno.test("a server killed while its query runs: the others mark the query FAILE
   const done = await waitForStatus(b, c.token, quick, stateIs("SUCCEEDED", "FAILED"));
   assert.equal(done.state, "SUCCEEDED");
 });
+
+Deno.test("a server stopped with SIGTERM while its query runs marks it FAILED at once and frees its slot", async () => {
+  await using c = await cluster(2, ["query.maxRunning=1", "query.maxQueued=0"]);
+  const [a, b] = c.servers;
+  await writeLog(join(c.logs, "rows.log"), 10);
+  await writeLog(join(c.logs, "pairs.log"), 10_000);
+
+  const slow = await submitted(a, c.token, SLOW_SCRIPT);
+  await waitForStatus(b, c.token, slow, stateIs("RUNNING"));
+  assert.equal(await a.stop("SIGTERM"), 0);
+  // Well before the lease (10 s by default) would have run out.
+  const failed = await waitForStatus(b, c.token, slow, stateIs("FAILED", "SUCCEEDED"), 3_000);
+  assert.equal(failed.state, "FAILED", JSON.stringify(failed));
+  assert.equal(
+    (failed.error as { message: string }).message,
+    "the server that ran this query stopped",
+  );
+  const quick = await submitted(b, c.token, QUICK_SCRIPT);
+  assert.equal(
+    (await waitForStatus(b, c.token, quick, stateIs("SUCCEEDED", "FAILED"))).state,
+    "SUCCEEDED",
+  );
+});
