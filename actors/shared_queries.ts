@@ -8,7 +8,9 @@
  *
  *   queries/q/<id>           the query's record: owner, server, status (as the API shows it),
  *                            schema, fixed format, and where its result is; `expireIn` = the
- *                            retention once finished. A freed query leaves a tombstone (410).
+ *                            retention once finished.
+ *   queries/gone/<id>        a freed query's tombstone (its id answers 410), `expireIn` =
+ *                            `query.expiredMemory`.
  *   queries/r/<id>/<page>    its result, PAGE_ITEMS items a page, in a compact lossless form
  *                            (engine/table/sxt_values.ts), written when it SUCCEEDED; `expireIn`.
  *   queries/slots            the admission document: the ids holding a running slot and those
@@ -63,6 +65,7 @@ const recordKey = (id: string): StorageKey => ["queries", "q", id];
 const pageKey = (id: string, page: number): StorageKey => ["queries", "r", id, String(page)];
 const leaseKey = (server: string): StorageKey => ["queries", "server", server];
 const askKey = (id: string): StorageKey => ["queries", "ask", id];
+const goneKey = (id: string): StorageKey => ["queries", "gone", id];
 const ASKS: StorageKey = ["queries", "ask"];
 
 const encoder = new TextEncoder();
@@ -331,7 +334,8 @@ export class SharedQueries implements SchedulingGate {
 
   /** The record of a query (any server's), or null. */
   async record(queryId: string): Promise<{ record: SharedRecord; version: string } | null> {
-    const stored = await retried(() => this.storage.get(recordKey(queryId)));
+    const stored = await retried(() => this.storage.get(recordKey(queryId))) ??
+      await retried(() => this.storage.get(goneKey(queryId)));
     if (!stored) return null;
     return { record: decodeJson(stored) as SharedRecord, version: stored.version };
   }
@@ -861,11 +865,16 @@ export class SharedQueries implements SchedulingGate {
       status: { state: record.status.state },
       freed: true,
     };
+    // Out of queries/q, so that listing the queries held does not read the freed ones.
     await retried(() =>
-      this.storage.put(recordKey(queryId), encodeJson(tombstone), {
-        expectedVersion: version,
-        expireInMs: this.options.expiredMemoryMs,
-      })
+      this.storage.commit([
+        { key: recordKey(queryId), value: null, expectedVersion: version },
+        {
+          key: goneKey(queryId),
+          value: encodeJson(tombstone),
+          expireInMs: this.options.expiredMemoryMs,
+        },
+      ])
     );
   }
 

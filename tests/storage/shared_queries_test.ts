@@ -251,6 +251,8 @@ Deno.test("a query submitted to one server is read, paged, listed, seen by its o
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.equal(onA, 410);
+  const after = await (await api(third, c.token, "/queries")).json();
+  assert.equal(after.some((q: { queryId: string }) => q.queryId === id), false);
 });
 
 Deno.test("query.maxRunning and query.maxQueued hold across servers; a DELETE through another server cancels", async () => {
