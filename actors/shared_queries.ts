@@ -57,6 +57,10 @@ const SLOT_ATTEMPTS = 200;
 const PROGRESS_WRITE_MS = 1_000;
 /** An unfinished state is written this long after it is entered (a quick query's never are). */
 const PUBLISH_DELAY_MS = 150;
+/** A finish whose commit failed is tried again after this long. */
+const FINISH_RETRY_MS = 1_000;
+/** A slot of this server that none of its queries holds is freed once this old. */
+const ORPHAN_SLOT_MS = 30_000;
 /** Attempts of a storage call that found the KV's file locked by another process. */
 const LOCKED_ATTEMPTS = 50;
 
@@ -464,6 +468,11 @@ export class SharedQueries implements SchedulingGate {
         else await this.#publish(queryId, entry);
       } catch (e) {
         this.#warn(`writing the record of query ${queryId}`, e);
+        if (isFinished(current) && !entry.lost && !this.#stopping) {
+          // Its slot must be freed and its end told: tried again a little later.
+          entry.finished = false;
+          setTimeout(() => this.#write(queryId, entry), FINISH_RETRY_MS);
+        }
       }
     });
   }
@@ -570,7 +579,9 @@ export class SharedQueries implements SchedulingGate {
     entry.chain = entry.chain.then(async () => {
       this.#tracked.delete(queryId);
       try {
-        if (!entry.finished) {
+        if (!entry.finished && isFinished(topState(entry.ref.getSnapshot().value))) {
+          await this.#finish(queryId, entry); // its end was not written yet
+        } else if (!entry.finished) {
           entry.finished = true;
           await this.#fail(queryId, "the query stopped through an internal error");
         } else if (entry.shareResult && !entry.lost) {
@@ -701,7 +712,7 @@ export class SharedQueries implements SchedulingGate {
       servers.delete(this.serverId);
       const now = this.#now();
       for (const server of servers) {
-        const version = await this.storage.version(leaseKey(server));
+        const version = await retried(() => this.storage.version(leaseKey(server)));
         const seen = this.#seen.get(server);
         if (version !== null && (!seen || seen.version !== version)) {
           this.#seen.set(server, { version, since: now });
@@ -718,6 +729,16 @@ export class SharedQueries implements SchedulingGate {
         this.#seen.delete(server);
       }
       for (const server of this.#seen.keys()) if (!servers.has(server)) this.#seen.delete(server);
+      // This server's own slots that no query of it holds any more (a finish whose commit
+      // failed): freed, so that a failure of the KV never keeps a slot for good.
+      for (const slot of allSlots(slots.value)) {
+        if (
+          slot.server === this.serverId && !this.#tracked.has(slot.id) &&
+          now - slot.at > ORPHAN_SLOT_MS
+        ) {
+          await this.#fail(slot.id, "the server that ran this query lost track of it");
+        }
+      }
     } catch (e) {
       this.#warn("looking for servers that stopped", e);
     } finally {
