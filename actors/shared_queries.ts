@@ -492,7 +492,9 @@ export class SharedQueries implements SchedulingGate {
   /** The final record (with the result stored first when it SUCCEEDED), the slot freed. */
   async #finish(queryId: string, entry: Tracked): Promise<void> {
     entry.finished = true;
+    const held = this.#granted.has(queryId);
     this.#forgetLocal(queryId);
+    const next = await this.#handOver(queryId, held).catch(() => undefined);
     const { context } = entry.ref.getSnapshot();
     const status = queryStatus(entry.ref);
     let result: SharedResult | undefined;
@@ -500,15 +502,13 @@ export class SharedQueries implements SchedulingGate {
       // Its running slot is free while the result is stored (the next query need not wait).
       await this.#changeSlots((slots) => {
         const slot = slots.running.find((s) => s.id === queryId);
-        if (!slot) return undefined;
-        return {
-          slots: {
-            running: slots.running.filter((s) => s !== slot),
-            queued: slots.queued,
-            storing: [...(slots.storing ?? []), slot],
-          },
-          extra: [],
+        if (!slot) return next && { slots: withNext(slots, next), extra: [] };
+        const moved = {
+          ...slots,
+          running: slots.running.filter((s) => s !== slot),
+          storing: [...(slots.storing ?? []), slot],
         };
+        return { slots: next ? withNext(moved, next) : moved, extra: [] };
       });
       try {
         result = await this.#writeResult(queryId, entry);
@@ -523,15 +523,19 @@ export class SharedQueries implements SchedulingGate {
       ...(context.fixedFormat === undefined ? {} : { fixedFormat: context.fixedFormat }),
       ...(result ? { result } : {}),
     };
-    const outcome = await this.#changeSlots((slots) => ({
-      slots: without(slots, new Set([queryId])) ?? slots,
-      extra: [{
-        key: recordKey(queryId),
-        value: encodeJson(record),
-        expectedVersion: entry.version,
-        expireInMs: this.options.retentionMs,
-      }],
-    }));
+    const handedOver = next && !entry.shareResult ? next : undefined;
+    const outcome = await this.#changeSlots((slots) => {
+      const freed = without(slots, new Set([queryId])) ?? slots;
+      return {
+        slots: handedOver ? withNext(freed, handedOver) : freed,
+        extra: [{
+          key: recordKey(queryId),
+          value: encodeJson(record),
+          expectedVersion: entry.version,
+          expireInMs: this.options.retentionMs,
+        }],
+      };
+    });
     if (outcome.applied) {
       entry.version = outcome.version;
       entry.record = record;
@@ -544,6 +548,29 @@ export class SharedQueries implements SchedulingGate {
       const next = without(slots, new Set([queryId]));
       return next && { slots: next, extra: [] };
     }).catch(() => {});
+  }
+
+  /**
+   * When the query that ended held a running slot and this server's next waiting query is the
+   * first of the shared queue, that one runs at once: the commit that frees the slot also moves
+   * it in (`withNext`). Until then the slot stays counted as running, so no other server can
+   * take it meanwhile, and a query queued elsewhere later is younger. Returns the query moved.
+   */
+  async #handOver(
+    queryId: string,
+    held: boolean,
+  ): Promise<(Slot & { readonly ended: () => boolean }) | undefined> {
+    if (!held || this.#queued.length === 0) return undefined;
+    const { value } = await this.#readSlots();
+    const head = value.queued[0];
+    if (!head || head.server !== this.serverId || !this.#queued.includes(head.id)) return undefined;
+    if (!value.running.some((s) => s.id === queryId)) return undefined;
+    this.#granted.add(head.id);
+    this.#queued.splice(this.#queued.indexOf(head.id), 1);
+    this.#supervisor?.send({ type: "SLOTS" });
+    // Should it end before the commit (its own commit would come first), it is not moved in.
+    const ended = () => this.#tracked.get(head.id)?.finished !== false;
+    return { ...head, ended };
   }
 
   /** The result of a SUCCEEDED query as pages; their `expireIn` outlives the record's. */
@@ -923,6 +950,17 @@ function without(slots: Slots, ids: ReadonlySet<string>): Slots | undefined {
     return undefined;
   }
   return { running, queued, storing };
+}
+
+/** The slots with `next` running (and no longer queued; not running if it has already ended). */
+function withNext(slots: Slots, next: Slot & { readonly ended: () => boolean }): Slots {
+  const { id, server, at } = next;
+  const running = slots.running.filter((s) => s.id !== id);
+  return {
+    ...slots,
+    running: next.ended() ? running : [...running, { id, server, at }],
+    queued: slots.queued.filter((s) => s.id !== id),
+  };
 }
 
 /** Every query of the slots: running, queued and storing its result. */

@@ -344,3 +344,38 @@ Deno.test("a server stopped with SIGTERM while its query runs marks it FAILED at
     "SUCCEEDED",
   );
 });
+
+Deno.test("a burst of queries through two servers with one running slot: all answered, and the slots counted exactly after", async () => {
+  await using c = await cluster(2, ["query.maxRunning=1", "query.maxQueued=40"]);
+  const [a, b] = c.servers;
+  await writeLog(join(c.logs, "rows.log"), 10);
+  await writeLog(join(c.logs, "pairs.log"), 10_000);
+  const sync = async (server: ServerProcess) => {
+    const res = await api(server, c.token, "/?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: QUICK_SCRIPT,
+    });
+    return { status: res.status, body: await res.text() };
+  };
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => sync(i % 2 ? a : b)));
+  for (const answer of answers) {
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(JSON.parse(answer.body), [{ rows: 10 }]);
+  }
+
+  // No slot was kept by the burst: the slow query runs, 40 wait, the 41st is refused.
+  const slow = await submitted(a, c.token, SLOW_SCRIPT);
+  await waitForStatus(b, c.token, slow, stateIs("RUNNING"));
+  const queued = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => submitted(i % 2 ? a : b, c.token, QUICK_SCRIPT)),
+  );
+  assert.equal((await json(await submit(b, c.token, QUICK_SCRIPT))).status, 429);
+  const cancelled = await api(a, c.token, `/queries/${slow}`, { method: "DELETE" });
+  assert.equal(cancelled.status, 200);
+  await cancelled.body?.cancel();
+  for (const [i, id] of queued.entries()) {
+    const done = await waitForStatus(i % 2 ? b : a, c.token, id, stateIs("SUCCEEDED", "FAILED"));
+    assert.equal(done.state, "SUCCEEDED", JSON.stringify(done));
+  }
+});
