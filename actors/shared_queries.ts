@@ -57,6 +57,10 @@ const SLOT_ATTEMPTS = 200;
 const PROGRESS_WRITE_MS = 1_000;
 /** An unfinished state is written this long after it is entered (a quick query's never are). */
 const PUBLISH_DELAY_MS = 150;
+/** How often a server with queued queries looks for a free slot. */
+const POLL_MS = 10;
+/** Requests of other servers (cancel, free) are looked for every this many polls (250 ms). */
+const ASK_EVERY = 25;
 /** A finish whose commit failed is tried again after this long. */
 const FINISH_RETRY_MS = 1_000;
 /** A slot of this server that none of its queries holds is freed once this old. */
@@ -230,8 +234,10 @@ export class SharedQueries implements SchedulingGate {
     this.#supervisor = supervisor;
     await this.#renewLease();
     const { leaseMs } = this.options;
-    // Queued queries look for a free slot this often; requests of other servers every 5th time.
-    const poll = Math.max(10, Math.min(50, Math.floor(leaseMs / 20)));
+    // Queued queries look for a free slot every POLL_MS (a slot freed by another server is seen
+    // so; KV's watch does not see other processes' writes to a local file); requests of other
+    // servers are looked for every ASK_EVERY-th time.
+    const poll = POLL_MS;
     this.#timers.push(
       setInterval(
         () => this.#renewLease().catch((e) => this.#warn("renewing its lease", e)),
@@ -275,14 +281,16 @@ export class SharedQueries implements SchedulingGate {
     const create = [{ key: recordKey(queryId), value: encodeJson(record), expectedVersion: null }];
     const outcome = await this.#changeSlots((slots) => {
       const slot = { id: queryId, server: this.serverId, at: now };
-      if (slots.running.length < this.options.maxRunning) {
+      const free = slots.running.length < this.options.maxRunning;
+      // Never ahead of queries already waiting: those go first (their servers move them in).
+      if (free && slots.queued.length === 0) {
         decision = "run";
         return {
           slots: { ...slots, running: [...slots.running, slot] },
           extra: create,
         };
       }
-      if (slots.queued.length < this.options.maxQueued) {
+      if (free || slots.queued.length < this.options.maxQueued) {
         decision = "queue";
         return {
           slots: { ...slots, queued: [...slots.queued, slot] },
@@ -657,7 +665,7 @@ export class SharedQueries implements SchedulingGate {
     this.#ticking = true;
     try {
       if (this.#queued.length > 0) await this.#promote();
-      if (this.#tracked.size > 0 && this.#ticks++ % 5 === 0) await this.#answerAsks();
+      if (this.#tracked.size > 0 && this.#ticks++ % ASK_EVERY === 0) await this.#answerAsks();
     } catch (e) {
       this.#warn("polling the shared queries", e);
     } finally {
