@@ -31,7 +31,6 @@ import {
   type CommitEntry,
   MAX_COMMIT_KEYS,
   type Storage,
-  StorageError,
   type StorageKey,
   type StoredValue,
 } from "../engine/storage.ts";
@@ -65,8 +64,6 @@ const ASK_EVERY = 25;
 const FINISH_RETRY_MS = 1_000;
 /** A slot of this server that none of its queries holds is freed once this old. */
 const ORPHAN_SLOT_MS = 30_000;
-/** Attempts of a storage call that found the KV's file locked by another process. */
-const LOCKED_ATTEMPTS = 50;
 
 const SLOTS: StorageKey = ["queries", "slots"];
 const recordKey = (id: string): StorageKey => ["queries", "q", id];
@@ -346,8 +343,8 @@ export class SharedQueries implements SchedulingGate {
 
   /** The record of a query (any server's), or null. */
   async record(queryId: string): Promise<{ record: SharedRecord; version: string } | null> {
-    const stored = await retried(() => this.storage.get(recordKey(queryId))) ??
-      await retried(() => this.storage.get(goneKey(queryId)));
+    const stored = await this.storage.get(recordKey(queryId)) ??
+      await this.storage.get(goneKey(queryId));
     if (!stored) return null;
     return { record: decodeJson(stored) as SharedRecord, version: stored.version };
   }
@@ -371,9 +368,7 @@ export class SharedQueries implements SchedulingGate {
 
   /** Asks the query's owner to cancel it (DELETE on another server than its own). */
   async askCancel(queryId: string): Promise<void> {
-    await retried(() =>
-      this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS })
-    );
+    await this.storage.put(askKey(queryId), encoder.encode("cancel"), { expireInMs: ASK_MS });
   }
 
   /**
@@ -387,9 +382,7 @@ export class SharedQueries implements SchedulingGate {
       await this.#dropPages(queryId, found.record.result);
     }
     if (found && found.record.server !== this.serverId) {
-      await retried(() =>
-        this.storage.put(askKey(queryId), encoder.encode("free"), { expireInMs: ASK_MS })
-      );
+      await this.storage.put(askKey(queryId), encoder.encode("free"), { expireInMs: ASK_MS });
     }
   }
 
@@ -406,7 +399,7 @@ export class SharedQueries implements SchedulingGate {
       page <= Math.floor(last / result.pageItems) && page < result.pages;
       page++
     ) {
-      const stored = await retried(() => this.storage.get(pageKey(queryId, page)));
+      const stored = await this.storage.get(pageKey(queryId, page));
       if (!stored) {
         throw new Error(`the stored result of query ${queryId} is gone (freed or expired)`);
       }
@@ -487,11 +480,9 @@ export class SharedQueries implements SchedulingGate {
 
   async #publish(queryId: string, entry: Tracked): Promise<void> {
     const record: SharedRecord = { ...entry.record, status: queryStatus(entry.ref) };
-    const written = await retried(() =>
-      this.storage.put(recordKey(queryId), encodeJson(record), {
-        expectedVersion: entry.version,
-      })
-    );
+    const written = await this.storage.put(recordKey(queryId), encodeJson(record), {
+      expectedVersion: entry.version,
+    });
     if (!written.ok) return this.#lose(queryId, entry);
     entry.version = written.version;
     entry.record = record;
@@ -591,7 +582,7 @@ export class SharedQueries implements SchedulingGate {
     let items: StoredItem[] = [];
     const flush = async () => {
       const bytes = encodePage(items, columns);
-      await retried(() => this.storage.put(pageKey(queryId, page), bytes, { expireInMs }));
+      await this.storage.put(pageKey(queryId, page), bytes, { expireInMs });
       page++;
       items = [];
     };
@@ -652,11 +643,9 @@ export class SharedQueries implements SchedulingGate {
 
   async #renewLease(): Promise<void> {
     if (this.#stopping) return;
-    await retried(() =>
-      this.storage.put(leaseKey(this.serverId), encodeJson({ at: this.#now() }), {
-        expireInMs: 100 * this.options.leaseMs,
-      })
-    );
+    await this.storage.put(leaseKey(this.serverId), encodeJson({ at: this.#now() }), {
+      expireInMs: 100 * this.options.leaseMs,
+    });
   }
 
   /** Promotes this server's queued queries into free slots, and answers other servers' asks. */
@@ -747,7 +736,7 @@ export class SharedQueries implements SchedulingGate {
       servers.delete(this.serverId);
       const now = this.#now();
       for (const server of servers) {
-        const version = await retried(() => this.storage.version(leaseKey(server)));
+        const version = await this.storage.version(leaseKey(server));
         const seen = this.#seen.get(server);
         if (version !== null && (!seen || seen.version !== version)) {
           this.#seen.set(server, { version, since: now });
@@ -823,7 +812,7 @@ export class SharedQueries implements SchedulingGate {
   // ---- storage helpers ----
 
   async #readSlots(): Promise<{ value: Slots; version: string | null }> {
-    const stored = await retried(() => this.storage.get(SLOTS));
+    const stored = await this.storage.get(SLOTS);
     if (!stored) return { value: { running: [], queued: [] }, version: null };
     return { value: decodeJson(stored) as Slots, version: stored.version };
   }
@@ -890,7 +879,7 @@ export class SharedQueries implements SchedulingGate {
         applied.forEach((op) => op.resolve({ applied: true, version: null }));
         return;
       }
-      const written = await retried(() => this.storage.commit(entries));
+      const written = await this.storage.commit(entries);
       if (written.ok) {
         // In KV every key of a commit gets the commit's version (the files storage is not shared).
         applied.forEach((op) => op.resolve({ applied: true, version: written.version }));
@@ -922,22 +911,20 @@ export class SharedQueries implements SchedulingGate {
       freed: true,
     };
     // Out of queries/q, so that listing the queries held does not read the freed ones.
-    await retried(() =>
-      this.storage.commit([
-        { key: recordKey(queryId), value: null, expectedVersion: version },
-        {
-          key: goneKey(queryId),
-          value: encodeJson(tombstone),
-          expireInMs: this.options.expiredMemoryMs,
-        },
-      ])
-    );
+    await this.storage.commit([
+      { key: recordKey(queryId), value: null, expectedVersion: version },
+      {
+        key: goneKey(queryId),
+        value: encodeJson(tombstone),
+        expireInMs: this.options.expiredMemoryMs,
+      },
+    ]);
   }
 
   async #dropPages(queryId: string, result: SharedResult | undefined): Promise<void> {
     if (!result) return;
     for (let page = 0; page < result.pages; page++) {
-      await retried(() => this.storage.delete(pageKey(queryId, page)));
+      await this.storage.delete(pageKey(queryId, page));
     }
   }
 
@@ -1034,19 +1021,3 @@ export function decodePage(bytes: Uint8Array): StoredItem[] {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Runs a storage call again while the KV's file is locked by another process (SQLite's
- * "database is locked": the call did nothing), up to LOCKED_ATTEMPTS times.
- */
-async function retried<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1;; attempt++) {
-    try {
-      return await call();
-    } catch (e) {
-      if (!(e instanceof StorageError) || !/database is locked|busy/i.test(e.message)) throw e;
-      if (attempt >= LOCKED_ATTEMPTS) throw e;
-      await sleep(5 + Math.random() * 10 * Math.min(attempt, 10));
-    }
-  }
-}
