@@ -19,7 +19,7 @@ import { isFinished, topState } from "../actors/query_machine.ts";
 import type { AppEnv } from "./env.ts";
 import type { QueryDeps } from "./query_request.ts";
 import { findQuery, statusOf } from "./queries.ts";
-import { remoteEvents, remoteQuery } from "./shared_queries.ts";
+import { remoteEvents, remoteQuery, requireKept } from "./shared_queries.ts";
 
 /** Progress events come at most this often. */
 export const PROGRESS_EVERY_MS = 100;
@@ -34,7 +34,10 @@ export function queryEventRoutes(deps: QueryDeps): Hono<AppEnv> {
     };
     // Another server's query (servers sharing a KV): its record, read every so often.
     const remote = await remoteQuery(c, deps);
-    if (remote) return new Response(remoteEvents(deps, remote, resume), { headers });
+    if (remote) {
+      requireKept(remote);
+      return new Response(remoteEvents(deps, remote, resume), { headers });
+    }
     const ref = findQuery(c, deps);
     return new Response(eventStream(ref, resume), { headers });
   });

@@ -80,18 +80,23 @@ export async function remoteDelete(
   return sendJson(c, record.status);
 }
 
+/** 410 for a synchronous query already answered: only its status is kept (as findQuery). */
+export function requireKept({ record }: RemoteQuery): void {
+  if (record.answered && isFinished(record.status.state)) {
+    throw new ApiError(
+      410,
+      "QUERY_EXPIRED",
+      `query ${record.queryId} was answered synchronously: its result is not kept, only its status`,
+    );
+  }
+}
+
 /** 409 unless SUCCEEDED (as requireSucceeded); 410 when its result was not kept. */
 export function requireRemoteResult(remote: RemoteQuery): void {
   const { record } = remote;
   const { state } = record.status;
   const queryId = record.queryId;
-  if (record.answered && isFinished(state)) {
-    throw new ApiError(
-      410,
-      "QUERY_EXPIRED",
-      `query ${queryId} was answered synchronously: its result is not kept, only its status`,
-    );
-  }
+  requireKept(remote);
   if (state === "SUCCEEDED" && !record.result) {
     throw new ApiError(
       410,

@@ -379,3 +379,24 @@ Deno.test("a burst of queries through two servers with one running slot: all ans
     assert.equal(done.state, "SUCCEEDED", JSON.stringify(done));
   }
 });
+
+Deno.test("a synchronous query answered by one server: its status through another, its result gone (410)", async () => {
+  await using c = await cluster(2);
+  const [a, b] = c.servers;
+  await writeLog(join(c.logs, "rows.log"), 10);
+  const res = await api(a, c.token, "/?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: QUICK_SCRIPT,
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), [{ rows: 10 }]);
+  const id = res.headers.get("Trawl-Query-Id")!;
+  const status = await waitForStatus(b, c.token, id, stateIs("SUCCEEDED"));
+  assert.equal(status.queryId, id);
+  for (const path of ["/result", "/result/schema", "/events"]) {
+    const gone = await json(await api(b, c.token, `/queries/${id}${path}`));
+    assert.equal(gone.status, 410, path);
+    assert.equal(gone.body.code, "QUERY_EXPIRED");
+  }
+});
