@@ -122,6 +122,16 @@ export function buildDeps(
     "azblob",
     azblobFactory({ definitionText: access.definitionText }),
   );
+  const supervisor = startSupervisor(limits, {
+    log,
+    inspect: inspector?.inspect,
+    metrics: queryMetrics,
+    gate: sharedQueries,
+  });
+  // Servers sharing a KV: the lease and the polls start with the supervisor they gate.
+  sharedQueries?.start(supervisor).catch((e) =>
+    log.warn(`shared queries: could not start: ${(e as Error).message}`)
+  );
   return {
     home,
     settings,
@@ -145,12 +155,7 @@ export function buildDeps(
       dataDir: home.dataDir,
       grants: () => rights.grants(),
     }),
-    supervisor: startSupervisor(limits, {
-      log,
-      inspect: inspector?.inspect,
-      metrics: queryMetrics,
-      gate: sharedQueries,
-    }),
+    supervisor,
     sharedQueries,
     metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
@@ -183,6 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   }
   const deps = buildDeps(layout, settings, log, undefined, storage);
+  // Its lease is in the KV before the first query is taken.
   if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");

@@ -220,14 +220,23 @@ export class SharedQueries implements SchedulingGate {
   /** Changes of the slots waiting for the commit in progress. */
   readonly #ops: SlotOp[] = [];
   #flushing = false;
+  #started: Promise<void> | undefined;
 
   constructor(readonly storage: Storage, readonly options: SharedQueriesOptions) {
     this.serverId = options.serverId ?? crypto.randomUUID();
     this.#now = options.now ?? Date.now;
   }
 
-  /** Writes this server's lease and starts renewing it, polling requests and sweeping. */
-  async start(supervisor: SupervisorRef): Promise<void> {
+  /**
+   * Writes this server's lease and starts renewing it, polling requests and sweeping (once;
+   * buildDeps in main.ts calls it with the supervisor it gates).
+   */
+  start(supervisor: SupervisorRef): Promise<void> {
+    this.#started ??= this.#start(supervisor);
+    return this.#started;
+  }
+
+  async #start(supervisor: SupervisorRef): Promise<void> {
     this.#supervisor = supervisor;
     await this.#renewLease();
     const { leaseMs } = this.options;
@@ -738,11 +747,13 @@ export class SharedQueries implements SchedulingGate {
       for (const server of servers) {
         const version = await this.storage.version(leaseKey(server));
         const seen = this.#seen.get(server);
-        if (version !== null && (!seen || seen.version !== version)) {
+        // Dead once its lease (or its absence: a server between its first query and its first
+        // lease, or one that deleted it when it stopped) stays as it is for cluster.lease.
+        if (!seen || seen.version !== version) {
           this.#seen.set(server, { version, since: now });
           continue;
         }
-        if (version !== null && now - seen!.since <= this.options.leaseMs) continue;
+        if (now - seen.since <= this.options.leaseMs) continue;
         const ids = allSlots(slots.value).filter((s) => s.server === server).map((s) => s.id);
         this.options.log.warn(
           `server ${server} stopped renewing its lease: failing its ${ids.length} unfinished queries`,
