@@ -295,7 +295,7 @@ Deno.test("a server killed while its query runs: the others mark the query FAILE
   await using c = await cluster(2, [
     "query.maxRunning=1",
     "query.maxQueued=0",
-    "cluster.lease=1 s",
+    "cluster.lease=2 s",
   ]);
   const [a, b] = c.servers;
   await writeLog(join(c.logs, "rows.log"), 10);
