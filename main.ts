@@ -37,6 +37,7 @@ import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
 import { SharedBuckets } from "./actors/shared_buckets.ts";
+import { SharedQueries } from "./actors/shared_queries.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -105,6 +106,10 @@ export function buildDeps(
   );
   const access = cloudHomeAccess(home, storage);
   const queryMetrics = new QueryMetrics();
+  // Servers sharing a KV count their queries together and answer for each other's.
+  const sharedQueries = storage.kind === "kv"
+    ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
+    : undefined;
   datastores.register(
     "cloudapi",
     cloudApiFactory({
@@ -119,6 +124,16 @@ export function buildDeps(
   datastores.register(
     "azblob",
     azblobFactory({ definitionText: access.definitionText }),
+  );
+  const supervisor = startSupervisor(limits, {
+    log,
+    inspect: inspector?.inspect,
+    metrics: queryMetrics,
+    gate: sharedQueries,
+  });
+  // Servers sharing a KV: the lease and the polls start with the supervisor they gate.
+  sharedQueries?.start(supervisor).catch((e) =>
+    log.warn(`shared queries: could not start: ${(e as Error).message}`)
   );
   return {
     home,
@@ -143,11 +158,8 @@ export function buildDeps(
       dataDir: home.dataDir,
       grants: () => rights.grants(),
     }),
-    supervisor: startSupervisor(limits, {
-      log,
-      inspect: inspector?.inspect,
-      metrics: queryMetrics,
-    }),
+    supervisor,
+    sharedQueries,
     metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
 }
@@ -179,6 +191,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   }
   const deps = buildDeps(layout, settings, log, undefined, storage);
+  // Its lease is in the KV before the first query is taken.
+  if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");
   if (token !== undefined) {
@@ -215,8 +229,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: address.port,
     deps,
     // Idle scan workers and the storage end with the server.
-    finished: server.finished.finally(() => {
+    finished: server.finished.finally(async () => {
       deps.scanWorkers?.close();
+      // Its unfinished queries are marked FAILED for the other servers, its lease goes.
+      await deps.sharedQueries?.stop();
       storage.close();
     }),
     shutdown: () => server.shutdown(),
