@@ -179,7 +179,7 @@ async function currentEtag(real: string): Promise<string | null> {
 export function writeResource(
   real: string,
   bytes: Uint8Array,
-  preconditions: Preconditions,
+  preconditions: Preconditions = {},
 ): Promise<{ created: boolean; etag: string }> {
   return exclusive(real, async () => {
     const current = await currentEtag(real);
