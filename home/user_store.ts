@@ -158,11 +158,16 @@ export class UserStore {
   }
 
   /**
-   * Adds the first admin only when there are no users at all (a fresh home or KV); returns its
-   * token, or undefined when another server or process created the users first.
+   * Adds the first admin only when there are no users at all (a fresh home or KV), with a new
+   * token or the one `given` (the edge entry's TRAWL_BOOTSTRAP_TOKEN); returns the token, or undefined when another server or process created the users first.
    */
-  async bootstrapAdmin(name = "admin"): Promise<string | undefined> {
-    const token = newToken();
+  async bootstrapAdmin(name = "admin", given?: string): Promise<string | undefined> {
+    if (given !== undefined && !TOKEN_PATTERN.test(given)) {
+      throw new UserStoreError(
+        "the admin's token must be 'trawl_' and 43 characters of A-Z a-z 0-9 _ - (as tokens are made)",
+      );
+    }
+    const token = given ?? newToken();
     const users: StoredUser[] = [{ name, groups: [], admin: true, tokenHash: hashToken(token) }];
     const result = await this.#storage.put(this.#key, encodeUsers(users), {
       expectedVersion: null,
