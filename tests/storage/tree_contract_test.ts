@@ -10,6 +10,8 @@ import { fsTreeTemp, kvTreeTemp } from "./tree_subjects.ts";
 import { ResourceConflict } from "../../engine/resource_tree.ts";
 import { PathError } from "../../engine/resource_path.ts";
 import type { User } from "../../engine/user.ts";
+import type { Warning } from "../../engine/datastore.ts";
+import { treeStore } from "../../connectors/file/tree_store.ts";
 
 runTreeContract("files", { newTree: fsTreeTemp });
 runTreeContract("kv", { newTree: () => kvTreeTemp() });
@@ -63,4 +65,42 @@ Deno.test("storage tree: files beside the tree (datastore definitions) are liste
   assert.deepEqual(system.map((e) => [e.name, e.isFolder]), [["datastores", true]]);
   const stores = await t.tree.list("/system/datastores");
   assert.deepEqual(stores.map((e) => [e.name, e.size]), [["logs.json", 15]]);
+});
+
+Deno.test("storage tree: tree paths in a query's sources list and read the files in the KV, with rights", async () => {
+  await using t = await kvTreeTemp();
+  const bob: User = { name: "bob", groups: [], admin: false };
+  await t.tree.ensureFolder(["shared", "logs", "2024"]);
+  await t.tree.write("/shared/logs/2024/a.log", text("one\ntwo\n"));
+  await t.tree.write("/shared/logs/2024/b.log", text("three\n"));
+  await t.tree.write("/users/alice/private.log", text("secret\n"));
+  const store = treeStore(t.tree);
+  const warnings: Warning[] = [];
+  const options = (user: User) => ({
+    user,
+    workDir: `/users/${user.name}`,
+    timeZone: "UTC",
+    signal: new AbortController().signal,
+    onWarning: (w: Warning) => warnings.push(w),
+  });
+  const found = await Array.fromAsync(store.list("/shared/logs/*/*.log", options(bob)));
+  assert.deepEqual(found.map((f) => [f.uri, f.size]), [
+    ["/shared/logs/2024/a.log", 8],
+    ["/shared/logs/2024/b.log", 6],
+  ]);
+  const body = await new Response(await found[0].open(new AbortController().signal)).text();
+  assert.equal(body, "one\ntwo\n");
+  // Another user's folder: nothing listed, a warning, no content.
+  assert.throws(
+    () => store.list("/users/alice/*.log", options(bob)),
+    /you may not list the folder '\/users\/alice'/,
+  );
+  const refused = await Array.fromAsync(store.list("/users/alice/private.log", options(bob)));
+  assert.deepEqual(refused, []);
+  assert.ok(
+    warnings.some((w) => /does not exist or cannot be read/.test(w.message)),
+    JSON.stringify(warnings),
+  );
+  const own = await Array.fromAsync(store.list("/user/*.log", options(alice)));
+  assert.deepEqual(own.map((f) => f.uri), ["/user/private.log"]);
 });

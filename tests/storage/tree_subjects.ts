@@ -26,7 +26,9 @@ export async function fsTreeTemp(): Promise<TreeTemp> {
 }
 
 /** A storage tree on a KV file in a temp folder (`kvFile` to share one KV between trees). */
-export async function kvTreeTemp(kvFile?: string): Promise<TreeTemp & { storage: KvStorage }> {
+export async function kvTreeTemp(
+  kvFile?: string,
+): Promise<TreeTemp & { tree: StorageResourceTree; storage: KvStorage }> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-kvtree-" });
   const storage = new KvStorage(await Deno.openKv(kvFile ?? join(dir, "state.kv")), "test KV");
   const tree = new StorageResourceTree(storage);
