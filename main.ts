@@ -8,7 +8,7 @@ import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./hom
 import { createLogger, type Logger } from "./home/log.ts";
 import { FsResourceTree } from "./home/resource_tree.ts";
 import { RightsError } from "./home/rights.ts";
-import { RightsFile, StorageRights } from "./home/rights_file.ts";
+import { RightsFile, runRightsCommand, StorageRights } from "./home/rights_file.ts";
 import { StorageResourceTree } from "./home/storage_tree.ts";
 import type { ResourceTree } from "./engine/resource_tree.ts";
 import type { Grant } from "./home/rights.ts";
@@ -85,6 +85,8 @@ export interface TreePlace {
   readonly makeUserFolder: (name: string) => Promise<void>;
   /** The edition, when not the home's conf/license (the edge has no home). */
   readonly edition?: () => Promise<Edition>;
+  /** Ends its background work (the rights' checks), before the storage closes. */
+  readonly stop?: () => void;
 }
 
 /**
@@ -108,7 +110,12 @@ export async function storagePlace(
   await rights.load();
   const tree = new StorageResourceTree(storage, rights);
   await tree.ensureRoots();
-  return { tree, rights, makeUserFolder: (name) => tree.ensureFolder(["users", name]) };
+  return {
+    tree,
+    rights,
+    makeUserFolder: (name) => tree.ensureFolder(["users", name]),
+    stop: () => rights.stop(),
+  };
 }
 
 /**
@@ -277,6 +284,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Idle scan workers and the storage end with the server.
     finished: server.finished.finally(() => {
       deps.scanWorkers?.close();
+      place?.stop?.();
       storage.close();
     }),
     shutdown: () => server.shutdown(),
@@ -332,7 +340,11 @@ export async function main(args: readonly string[]): Promise<number> {
         const { settings } = loadSettings(await readTextIfExists(home.settingsFile), {});
         const storage = await openStorage(settings.storage, home.dir);
         try {
-          await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+          if (command.kind === "rights show" || command.kind === "rights set") {
+            await runRightsCommand(command, home.rightsFile, storage, (l) => console.log(l));
+          } else {
+            await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+          }
         } finally {
           storage.close();
         }

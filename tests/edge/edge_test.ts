@@ -183,6 +183,18 @@ Deno.test("edge.ts under deno serve: the API and console with file access to the
     });
     assert.deepEqual(await joined.json(), [{ host: "b" }]);
 
+    // A log file in the tree (in the KV), read by a query's source.
+    const folder = await call("/resources/shared/logs/", { method: "PUT" });
+    assert.equal(folder.status, 201);
+    const log = await call("/resources/shared/logs/a.log", { method: "PUT", body: "x\ny\nz\n" });
+    assert.equal(log.status, 201);
+    const parsed = await call("/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT,
+      body: "PARSE(pattern: 'LD:line EOL', src: '/shared/logs/*.log') | select(count(*) as n)",
+    });
+    assert.deepEqual(await parsed.json(), [{ n: 3 }]);
+
     // A setting from TRAWL_SET_query__maxScriptBytes.
     const big = await call("/?scriptPath=/user", {
       method: "POST",
