@@ -247,6 +247,7 @@ export class StorageResourceTree implements ResourceTree {
     let parts: Uint8Array[] = [];
     let state: "open" | "committed" | "aborted" = "open";
     const whole = () => {
+      if (parts.length === 1) return parts[0];
       const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
       let at = 0;
       for (const p of parts) {
