@@ -40,6 +40,7 @@ import { StorageError } from "./engine/storage.ts";
 import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
+import { SharedBuckets } from "./actors/shared_buckets.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -154,6 +155,8 @@ export function buildDeps(
   const statelyUrl = settings["inspect.statelyUrl"];
   const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
   if (inspector) lifetimes = { ...lifetimes, inspector };
+  // Servers sharing a KV share the tenants' token buckets (the fetched hours: cloudHomeAccess).
+  if (storage.kind !== "files") lifetimes.pacer.share(new SharedBuckets(storage));
   // With the files storage the definitions are read through the tree (links checked), as always.
   const definitions = datastoreFiles(home, storage);
   const datastores = createDatastoreRegistry(

@@ -241,6 +241,11 @@ export const SETTINGS = {
     undefined,
     "`PublisherIdentifier` (a tenant GUID) of suite calls; each store's tenant GUID when unset",
   ),
+  "cloudapi.fetchLease": setting(
+    interval,
+    "30 sec",
+    "with a KV: how long a server's lease on fetching a cloud hour lasts unless renewed",
+  ),
 };
 
 type SettingsShape = { readonly [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]["schema"] };

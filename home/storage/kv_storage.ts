@@ -89,7 +89,7 @@ export class KvStorage implements Storage {
   /** Runs a KV call, turning its failures into StorageErrors naming what was being done. */
   async #call<T>(doing: string, work: () => Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await whileBusy(work);
     } catch (e) {
       if (e instanceof StorageError) throw e;
       throw new StorageError(
@@ -127,6 +127,8 @@ export class KvStorage implements Storage {
     let index = 0;
     let offset = 0;
     const ok = await this.#call(doing, async () => {
+      index = 0;
+      offset = 0;
       for await (const chunk of this.kv.list<Uint8Array>({ prefix: chunkPrefix(head.id) })) {
         if (chunk.key.at(-1) !== index || offset + chunk.value.length > head.size) return false;
         value.set(chunk.value, offset);
@@ -295,5 +297,31 @@ export class KvStorage implements Storage {
 
   close(): void {
     this.kv.close();
+  }
+}
+
+const BUSY_ATTEMPTS = 30;
+const BUSY_MAX_PAUSE_MS = 100;
+
+/** Is `e` the refusal of a busy SQLite KV (another process holds the write lock)? */
+function isBusy(e: unknown): boolean {
+  return e instanceof Error && /database is locked|database is busy/i.test(e.message);
+}
+
+/**
+ * Deno KV's local SQLite backend, shared by several processes, refuses a call now and then with
+ * "database is locked" while another process holds the write lock (three processes writing one
+ * key: hundreds of refusals in 400 writes each). Nothing was done then, so the call is repeated
+ * after a short, growing, jittered pause, and the error given up only when the lock stays held.
+ */
+async function whileBusy<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await work();
+    } catch (e) {
+      if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
+      const pause = Math.min(BUSY_MAX_PAUSE_MS, 2 * attempt) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 }
