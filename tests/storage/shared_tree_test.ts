@@ -103,3 +103,55 @@ Deno.test("servers on one KV share the tree and the rights; rights set by the CL
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a table saved again and again through one server is read whole through the other: old or new, never half", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-kvtree-" });
+  try {
+    const kvFile = join(root, "state.kv");
+    await using a = await startServerProcess(await kvHome(root, "a", kvFile));
+    await using b = await startServerProcess(await kvHome(root, "b", kvFile));
+    const onA = api(a.url, a.firstToken!);
+    const onB = api(b.url, a.firstToken!);
+    // Two logs of 4000 lines (some 200 KB each: a table of them is several KV chunks).
+    const ROWS = 4000;
+    for (const tag of ["a", "b"]) {
+      const lines = Array.from({ length: ROWS }, (_, i) => `${tag}-${i}-${"x".repeat(40)}\n`);
+      const put = await onA(`/resources/user/${tag}.log`, { method: "PUT", body: lines.join("") });
+      assert.equal(put.status, 201);
+    }
+    const save = async (tag: string) => {
+      const res = await onA("/?scriptPath=/user", {
+        method: "POST",
+        headers: { "Content-Type": "text/vnd.engine.script" },
+        body:
+          `PARSE(pattern: 'LD:line EOL', src: '${tag}.log') | save('/user/t.sxt') | select(count(*) as n)`,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+    };
+    await save("a");
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; i < 6; i++) await save(i % 2 === 0 ? "b" : "a");
+      writing = false;
+    })();
+    const seen = new Set<string>();
+    let reads = 0;
+    while (writing || reads < 3) {
+      const res = await onB(
+        "/tables/user/t.sxt?acceptContentType=application/csv&opt.omitHeader=true",
+      );
+      assert.equal(res.status, 200);
+      const rows = (await res.text()).trimEnd().split("\n");
+      assert.equal(rows.length, ROWS);
+      const tags = new Set(rows.map((r) => r.replace(/^"?/, "")[0]));
+      assert.equal(tags.size, 1, `a table of both saves: ${[...tags]}`);
+      seen.add([...tags][0]);
+      reads++;
+    }
+    await writer;
+    assert.ok(reads >= 3);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
