@@ -27,9 +27,10 @@
 
 import { buildDeps, storagePlace } from "./main.ts";
 import { createApp } from "./routes/app.ts";
-import { createLogger } from "./home/log.ts";
+import { createLogger, type Logger } from "./home/log.ts";
+import type { Storage } from "./engine/storage.ts";
 import { homeLayout } from "./home/layout.ts";
-import { loadSettings } from "./home/settings.ts";
+import { loadSettings, type Settings } from "./home/settings.ts";
 import { parseLicense } from "./home/license.ts";
 import { openStorage, parseStorageSetting, STORAGE_FORM } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
@@ -78,6 +79,20 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
   const { settings, warnings } = loadSettings(null, overrides);
   warnings.forEach((w) => log.warn(w));
   const storage = await openStorage(settings.storage, "/");
+  try {
+    return await serveOn(storage, settings, env, log);
+  } catch (e) {
+    storage.close(); // the next request starts again from scratch
+    throw e;
+  }
+}
+
+async function serveOn(
+  storage: Storage,
+  settings: Settings,
+  env: Readonly<Record<string, string>>,
+  log: Logger,
+) {
   if (storage instanceof KvStorage) {
     const orphans = await storage.sweepOrphanChunks();
     if (orphans > 0) {
@@ -109,8 +124,13 @@ let started: ReturnType<typeof startEdge> | undefined;
 
 export default {
   async fetch(request: Request): Promise<Response> {
-    started ??= startEdge(Deno.env.toObject());
-    const { app } = await started;
+    // Started by the first request; a start that failed (a KV not reachable yet, a mistake in
+    // the environment) is tried again by the next one, and the request fails with its error.
+    const starting = started ??= startEdge(Deno.env.toObject());
+    starting.catch(() => {
+      if (started === starting) started = undefined;
+    });
+    const { app } = await starting;
     return await app.fetch(request);
   },
 } satisfies Deno.ServeDefaultExport;
