@@ -34,6 +34,7 @@ import { loadSettings, type Settings } from "./home/settings.ts";
 import { parseLicense } from "./home/license.ts";
 import { openStorage, parseStorageSetting, STORAGE_FORM } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
+import { TOKEN_PATTERN } from "./home/tokens.ts";
 
 /** `query.maxResultBytesPerUser` on the edge unless set (a server's default is 1 GiB). */
 export const EDGE_RESULT_BYTES = "256 MiB";
@@ -65,6 +66,12 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
   const where = env.TRAWL_STORAGE;
   if (where === undefined || !parseStorageSetting(where) || where === "files") {
     throw new EdgeConfigError(`set TRAWL_STORAGE to ${STORAGE_FORM.replace(/'files', /, "")}`);
+  }
+  const token = env.TRAWL_BOOTSTRAP_TOKEN;
+  if (token !== undefined && token !== "" && !TOKEN_PATTERN.test(token)) {
+    throw new EdgeConfigError(
+      "TRAWL_BOOTSTRAP_TOKEN must be 'trawl_' and 43 characters of A-Z a-z 0-9 _ - (as tokens are made)",
+    );
   }
   const overrides: Record<string, string> = {
     // An edge process has less memory than a server: a smaller share per user unless set.

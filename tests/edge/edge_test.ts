@@ -250,49 +250,74 @@ Deno.test("edge.ts under deno serve: the API and console with file access to the
   }
 });
 
-Deno.test("edge.ts without TRAWL_STORAGE does not serve, and says what to set", async () => {
+Deno.test("edge.ts without TRAWL_STORAGE, or with a malformed bootstrap token, answers 500 and says what to set", async () => {
   const root = await Deno.makeTempDir({ prefix: "trawl-edge-" });
   try {
-    await using edge = await startEdgeExpectingFailure(root);
-    assert.ok(edge);
+    await expectFailedStart(
+      root,
+      { TRAWL_STORAGE: "" },
+      /set TRAWL_STORAGE to 'kv:<path of a KV file>'/,
+    );
+    const output = await expectFailedStart(
+      root,
+      { TRAWL_STORAGE: `kv:${join(root, "state.kv")}`, TRAWL_BOOTSTRAP_TOKEN: "hunter2-token" },
+      /TRAWL_BOOTSTRAP_TOKEN must be 'trawl_' and 43 characters/,
+    );
+    assert.doesNotMatch(output, /hunter2/, "the token is not shown");
   } finally {
     await Deno.remove(root, { recursive: true });
   }
 });
 
-/** The edge without TRAWL_STORAGE: requests fail with 500 and the log names TRAWL_STORAGE. */
-async function startEdgeExpectingFailure(root: string): Promise<AsyncDisposable> {
+/** Starts the edge with `env`; its requests answer 500 and its log matches `said`. */
+async function expectFailedStart(
+  root: string,
+  env: Record<string, string>,
+  said: RegExp,
+): Promise<string> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["serve", "--unstable-kv", "--allow-net", "--allow-env", "--port", String(port), EDGE],
+    args: [
+      "serve",
+      "--unstable-kv",
+      "--allow-net",
+      "--allow-env",
+      `--allow-read=${root}`,
+      `--allow-write=${root}`,
+      "--port",
+      String(port),
+      EDGE,
+    ],
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", TRAWL_STORAGE: "" },
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
   }).spawn();
   const chunks: string[] = [];
   const pumps = [child.stdout, child.stderr].map(async (stream) => {
     for await (const text of stream.pipeThrough(new TextDecoderStream())) chunks.push(text);
   });
-  let status = 0;
-  for (let i = 0; i < 300 && status === 0; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      status = res.status;
-      await res.body?.cancel();
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
+  try {
+    let status = 0;
+    for (let i = 0; i < 300 && status === 0; i++) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        status = res.status;
+        await res.body?.cancel();
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
+    assert.equal(status, 500);
+    for (let i = 0; i < 50 && !said.test(chunks.join("")); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(chunks.join(""), said);
+    return chunks.join("");
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Promise.all(pumps);
   }
-  assert.equal(status, 500);
-  assert.match(chunks.join(""), /set TRAWL_STORAGE to 'kv:<path of a KV file>'/);
-  assert.ok(root);
-  return {
-    async [Symbol.asyncDispose]() {
-      child.kill("SIGTERM");
-      await child.status;
-      await Promise.all(pumps);
-    },
-  };
 }
