@@ -296,8 +296,11 @@ function tooLarge(maxBytes: number): ApiError {
 
 async function statOf(tree: ResourceTree, resolved: { canonical: string; real: string }) {
   try {
+    const real = await tree.realPath(resolved);
     // Synchronous: a local stat takes microseconds, the asynchronous op ten times that.
-    return Deno.statSync(await tree.realPath(resolved));
+    if (tree.hostFiles) return Deno.statSync(real);
+    const info = await tree.stat(real);
+    return info && { isDirectory: info.isFolder, isFile: !info.isFolder };
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     throw e;
