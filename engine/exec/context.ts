@@ -69,6 +69,46 @@ export function checkCancelled(signal: AbortSignal): void {
 }
 
 /**
+ * Longest stretch of a query's work in one go, in ms: operators that work on rows they hold
+ * (sort, the output of a grouping, a join, an unnest of a large array) give the event loop a
+ * turn at least this often, so that the server answers other requests (and a DELETE) meanwhile.
+ */
+export const SLICE_MS = 10;
+
+/**
+ * Cuts a long synchronous computation into slices of at most SLICE_MS: the work asks `due()`
+ * every few hundred rows (cheap) and, when it is, awaits `turn()`, a macrotask (a `setTimeout(0)`:
+ * timers and I/O run, unlike a microtask or `setImmediate`, which starve the server's sockets),
+ * after which the query's cancellation is checked.
+ *
+ *   for (let i = 0; i < n; i++) {
+ *     work(i);
+ *     if ((i & 255) === 0 && slicer.due()) await slicer.turn();
+ *   }
+ */
+export class TimeSlicer {
+  #since = performance.now();
+  constructor(private readonly signal: AbortSignal, private readonly sliceMs = SLICE_MS) {}
+
+  /** Whether the current slice is used up. */
+  due(): boolean {
+    return performance.now() - this.#since >= this.sliceMs;
+  }
+
+  /** A turn of the event loop, then throws if the query was cancelled meanwhile. */
+  async turn(): Promise<void> {
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    this.#since = performance.now();
+    checkCancelled(this.signal);
+  }
+
+  /** A turn when the slice is used up (undefined otherwise: no await needed). */
+  check(): Promise<void> | undefined {
+    return this.due() ? this.turn() : undefined;
+  }
+}
+
+/**
  * The share of the input consumed, never decreasing. Sources add what they will read
  * (`expect`) as soon as they know it and report what they consumed (`consume`); preparatory
  * work (fetching cloud logs) reports its own fraction with a weight.
