@@ -29,7 +29,7 @@ export type SortKeyFn = Compiled & { readonly descending: boolean };
 export const RUN_ROWS = 4096;
 
 /** Up to this many kept rows, a top-N sort inserts each row into a sorted buffer. */
-const INSERT_TOP = 1024;
+const INSERT_TOP = 10_000;
 
 /** Compares two key vectors: nulls last in both directions. */
 export function compareKeys(
@@ -81,19 +81,24 @@ export async function* sortRows(
   let entries: Entry[] = [];
   let seq = 0;
   let charged = 0;
+  // After a cut: the last row kept. A row that sorts after it can never be among the best.
+  let worst: Entry | null = null;
+  // Cut back when twice `keep` are held, and not more often than every RUN_ROWS * 16 rows.
+  const cutAt = keep === undefined ? Infinity : Math.max(2 * keep, keep + runRows * 16);
   try {
     for await (const batch of input) {
       checkCancelled(ctx.signal);
       let bytes = 0;
       for (const row of batch) {
         const key = keys.map((k) => k.fn(row));
+        if (worst !== null && compareKeys(key, worst.key, keys) >= 0) continue;
         const b = estimateBytes(row) + 16 * keys.length + 56;
         bytes += b;
         entries.push({ row, key, seq: seq++, bytes: b });
       }
       ctx.memory.take(bytes, "sort");
       charged += bytes;
-      if (keep !== undefined && entries.length >= 2 * keep) {
+      if (keep !== undefined && entries.length >= cutAt) {
         // Cut back to the best `keep`: a row past them now stays past them.
         const best: Entry[] = [];
         for await (
@@ -112,6 +117,7 @@ export async function* sortRows(
         ctx.memory.release(charged - kept);
         charged = kept;
         entries = best;
+        worst = best.length === keep ? best[keep - 1] : null;
       }
       await slicer.check();
     }
