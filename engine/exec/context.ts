@@ -31,6 +31,12 @@ export interface ExecContext {
   readonly shareFiles?: ReadonlyMap<object, readonly FileEntry[]>;
   /** What the query has read and produced so far (absent: nobody counts). */
   readonly stats?: QueryStats;
+  /**
+   * The query's slices of work in the server's thread (absent in a scan worker, whose thread
+   * serves nobody else): every operator's batches pass it (run.ts), and operators that work on
+   * rows they hold take turns through it.
+   */
+  readonly slicer?: TimeSlicer;
 }
 
 /**

@@ -76,7 +76,7 @@ export async function* sortRows(
     return;
   }
   if (keep !== undefined && keep <= 0) return;
-  const slicer = new TimeSlicer(ctx.signal);
+  const slicer = ctx.slicer ?? new TimeSlicer(ctx.signal);
   const compare = (a: Entry, b: Entry) => compareKeys(a.key, b.key, keys) || a.seq - b.seq;
   let entries: Entry[] = [];
   let seq = 0;
@@ -213,7 +213,7 @@ async function* topRows(
   keep: number,
 ): BatchStream {
   if (keep <= 0) return;
-  const slicer = new TimeSlicer(ctx.signal);
+  const slicer = ctx.slicer ?? new TimeSlicer(ctx.signal);
   // Sorted by key, ties in arrival order: a row that ties with the last one comes after it.
   const top: { row: Row; key: Value[] }[] = [];
   let charged = 0;
