@@ -19,6 +19,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     workers: { type: "string" },
     seconds: { type: "string" },
+    gaps: { type: "boolean" },
   },
 });
 const ROWS = Number(values.rows ?? 1_000_000);
@@ -86,6 +87,7 @@ async function probe(s: TestServer, name: string, script: string) {
   const timer = setInterval(() => {
     const now = performance.now();
     gap = Math.max(gap, now - last);
+    if (values.gaps && now - last > 50) console.log(`  gap ${(now - last).toFixed(0)} ms ending at ${now.toFixed(0)}`);
     last = now;
   }, 5);
   const health: number[] = [];
