@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { aggregateRows } from "./aggregate.ts";
+import { aggregateRows, Grouping } from "./aggregate.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
 import type { AggregateSpec } from "../plan.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
@@ -70,4 +70,34 @@ Deno.test("group() by fractional keys and by two text keys gives one row per dis
       "select(x, y, count(*) as n) | group(x, y) | sort(x)",
   );
   assert.deepEqual(pairs.rows, [{ x: "a", y: "sb", n: 1 }, { x: "as", y: "b", n: 2 }]);
+});
+
+Deno.test("Grouping.mergeInSlices() merges as merge() does, taking turns of the event loop", async () => {
+  const options = {
+    keys: [{ fn: (r: Row) => r.k, label: "k" }],
+    aggregates: [spec("count", null, "n"), spec("sum", "v", "s")],
+    outputs: ["k", "n", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
+  };
+  const shares = [0, 1].map((share) => {
+    const g = new Grouping(options);
+    g.add(Array.from({ length: 150_000 }, (_, i) => ({ k: (i * 7 + share) % 200_000, v: i })));
+    return g.exportPartial();
+  });
+  const plain = new Grouping(options);
+  const sliced = new Grouping(options);
+  let turns = 0;
+  const timer = setInterval(() => turns++, 1);
+  const ctx = testContext();
+  const started = performance.now();
+  try {
+    for (const p of shares) {
+      const a = plain.merge(p);
+      assert.equal(await sliced.mergeInSlices(p, ctx), a);
+    }
+  } finally {
+    clearInterval(timer);
+  }
+  assert.deepEqual([...sliced.rows()].flat(), [...plain.rows()].flat());
+  const ms = performance.now() - started;
+  assert.ok(turns >= Math.floor(ms / 60), `${turns} turns in ${ms.toFixed(0)} ms`);
 });
