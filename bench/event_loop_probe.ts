@@ -33,6 +33,7 @@ const VALUES_1000 = `VALUES(${
 })`;
 
 const ATTACKS: Record<string, string> = {
+  plain: P,
   sort: `${P} | sort(w)`,
   sortDesc: `${P} | sort(st desc, i desc)`,
   topBig: `${P} | sort(w) | limit(${Math.floor(ROWS / 2)})`,
