@@ -178,11 +178,16 @@ export class Grouping {
    * of a million groups takes a few hundred ms to merge.
    */
   async mergeInSlices(partial: PartialGroups, ctx: ExecContext): Promise<number> {
-    const slicer = ctx.slicer ?? new TimeSlicer(ctx.signal);
+    const own = ctx.slicer ? null : new TimeSlicer(ctx.signal);
+    const slicer = ctx.slicer ?? own!;
     let bytes = 0;
-    for (let p = 0; p < partial.firsts.length; p += MERGE_STEP) {
-      bytes += this.#mergeRange(partial, p, Math.min(partial.firsts.length, p + MERGE_STEP));
-      await slicer.check();
+    try {
+      for (let p = 0; p < partial.firsts.length; p += MERGE_STEP) {
+        bytes += this.#mergeRange(partial, p, Math.min(partial.firsts.length, p + MERGE_STEP));
+        await slicer.check();
+      }
+    } finally {
+      own?.stop();
     }
     return bytes;
   }

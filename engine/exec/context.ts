@@ -82,10 +82,13 @@ export function checkCancelled(signal: AbortSignal): void {
 export const SLICE_MS = 10;
 
 /**
- * Cuts a long synchronous computation into slices of at most SLICE_MS: the work asks `due()`
- * every few hundred rows (cheap) and, when it is, awaits `turn()`, a macrotask (a `setTimeout(0)`:
- * timers and I/O run, unlike a microtask or `setImmediate`, which starve the server's sockets),
- * after which the query's cancellation is checked.
+ * Cuts a long synchronous computation into slices of at most SLICE_MS between two turns of the
+ * event loop: the work asks `due()` every few hundred rows (cheap) and, when it is, awaits
+ * `turn()`, a macrotask (a `setTimeout(0)`: timers and I/O run, unlike a microtask or
+ * `setImmediate`, which starve the server's sockets), after which the query's cancellation is
+ * checked. A turn the loop took by itself (a file read completing) counts too: a timer armed
+ * when the slicer is asked notes when the loop last turned, so a scan whose reads keep the loop
+ * turning seldom sleeps. `stop()` clears that timer when the work ends.
  *
  *   for (let i = 0; i < n; i++) {
  *     work(i);
@@ -93,24 +96,35 @@ export const SLICE_MS = 10;
  *   }
  */
 export class TimeSlicer {
-  #since = performance.now();
+  #turnedAt = performance.now();
+  #timer: ReturnType<typeof setTimeout> | undefined;
   constructor(private readonly signal: AbortSignal, private readonly sliceMs = SLICE_MS) {}
 
-  /** Whether the current slice is used up. */
+  /** Whether the loop last turned SLICE_MS ago or more. */
   due(): boolean {
-    return performance.now() - this.#since >= this.sliceMs;
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.#turnedAt = performance.now();
+    }, 0);
+    return performance.now() - this.#turnedAt >= this.sliceMs;
   }
 
   /** A turn of the event loop, then throws if the query was cancelled meanwhile. */
   async turn(): Promise<void> {
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
-    this.#since = performance.now();
+    this.#turnedAt = performance.now();
     checkCancelled(this.signal);
   }
 
   /** A turn when the slice is used up (undefined otherwise: no await needed). */
   check(): Promise<void> | undefined {
     return this.due() ? this.turn() : undefined;
+  }
+
+  /** Clears the pending timer (work that ends leaves none behind). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 }
 

@@ -47,7 +47,8 @@ export async function* joinRows(
   ctx: ExecContext,
 ): BatchStream {
   const table = new Map<string, Row[]>();
-  const turns = ctx.slicer ?? new TimeSlicer(ctx.signal);
+  const own = ctx.slicer ? null : new TimeSlicer(ctx.signal);
+  const turns = ctx.slicer ?? own!;
   let charged = 0;
   let outCharged = 0;
   try {
@@ -110,6 +111,7 @@ export async function* joinRows(
       else await turns.check();
     }
   } finally {
+    own?.stop();
     ctx.memory.release(charged + outCharged);
   }
 }

@@ -180,16 +180,20 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
   let final: Schema | null = null;
 
   async function* batches(): AsyncGenerator<readonly Row[]> {
-    checkCancelled(ctx.signal);
-    for await (const batch of openNode(plan.root, ctx)) {
+    try {
       checkCancelled(ctx.signal);
-      observer.observe(batch);
-      if (ctx.stats) ctx.stats.rowsOut += batch.length;
-      if (batch.length > 0) yield batch;
+      for await (const batch of openNode(plan.root, ctx)) {
+        checkCancelled(ctx.signal);
+        observer.observe(batch);
+        if (ctx.stats) ctx.stats.rowsOut += batch.length;
+        if (batch.length > 0) yield batch;
+      }
+      checkCancelled(ctx.signal);
+      final = observer.schema();
+      progress.finish();
+    } finally {
+      ctx.slicer!.stop();
     }
-    checkCancelled(ctx.signal);
-    final = observer.schema();
-    progress.finish();
   }
 
   return {

@@ -114,7 +114,7 @@ export class EventLoopTurns {
  */
 export async function* scanLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats" | "slicer">,
 ): AsyncGenerator<LineChunk> {
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
@@ -130,7 +130,7 @@ export async function* scanLines(
  */
 export async function* scanByteLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats" | "slicer">,
 ): AsyncGenerator<ByteLineChunk> {
   checkCancelled(ctx.signal);
   let stream: ReadableStream<Uint8Array>;
@@ -204,7 +204,7 @@ export async function* scanByteLines(
           yield { bytes: piece, start: 0, end: piece.length };
         } else yield { bytes, start, end: stop };
         start = stop;
-        const turned = turns.check();
+        const turned = ctx.slicer ? ctx.slicer.check() : turns.check();
         if (turned !== undefined) await turned;
       }
       if (start < bytes.length) {

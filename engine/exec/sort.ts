@@ -76,7 +76,8 @@ export async function* sortRows(
     return;
   }
   if (keep !== undefined && keep <= 0) return;
-  const slicer = ctx.slicer ?? new TimeSlicer(ctx.signal);
+  const own = ctx.slicer ? null : new TimeSlicer(ctx.signal);
+  const slicer = ctx.slicer ?? own!;
   const compare = (a: Entry, b: Entry) => compareKeys(a.key, b.key, keys) || a.seq - b.seq;
   let entries: Entry[] = [];
   let seq = 0;
@@ -134,6 +135,7 @@ export async function* sortRows(
       if (left <= 0) break;
     }
   } finally {
+    own?.stop();
     ctx.memory.release(charged);
   }
 }
@@ -213,7 +215,8 @@ async function* topRows(
   keep: number,
 ): BatchStream {
   if (keep <= 0) return;
-  const slicer = ctx.slicer ?? new TimeSlicer(ctx.signal);
+  const own = ctx.slicer ? null : new TimeSlicer(ctx.signal);
+  const slicer = ctx.slicer ?? own!;
   // Sorted by key, ties in arrival order: a row that ties with the last one comes after it.
   const top: { row: Row; key: Value[] }[] = [];
   let charged = 0;
@@ -248,6 +251,7 @@ async function* topRows(
       yield top.slice(i, i + BATCH_ROWS).map((e) => e.row);
     }
   } finally {
+    own?.stop();
     ctx.memory.release(charged);
   }
 }
