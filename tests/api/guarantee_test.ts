@@ -21,7 +21,7 @@ import { FINISHED, pollUntil, SCRIPT_TYPE, startQuery, status } from "./client.t
 const ANSWER_P99_MS = 100;
 const CANCEL_MS = 200;
 /** Samples of each kind (healthz, sync query) at least. */
-const SAMPLES = 150;
+const SAMPLES = 200;
 /** How long one test may collect samples before it fails for want of them. */
 const COLLECT_MS = 90_000;
 
