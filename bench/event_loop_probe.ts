@@ -54,7 +54,9 @@ const ATTACKS: Record<string, string> = {
 };
 
 function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted.length === 0
+    ? NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
 async function writeData(s: TestServer): Promise<void> {
@@ -88,7 +90,9 @@ async function probe(s: TestServer, name: string, script: string) {
   const timer = setInterval(() => {
     const now = performance.now();
     gap = Math.max(gap, now - last);
-    if (values.gaps && now - last > 50) console.log(`  gap ${(now - last).toFixed(0)} ms ending at ${now.toFixed(0)}`);
+    if (values.gaps && now - last > 50) {
+      console.log(`  gap ${(now - last).toFixed(0)} ms ending at ${now.toFixed(0)}`);
+    }
     last = now;
   }, 5);
   const health: number[] = [];
@@ -187,13 +191,13 @@ async function probe(s: TestServer, name: string, script: string) {
   syncTimes.sort((a, b) => a - b);
   const f = (x: number) => x.toFixed(0).padStart(5);
   console.log(
-    `${name.padEnd(10)} ${f(ms)} ms ${state.slice(0, 40).padEnd(40)} loop gap ${f(gap)} | healthz n=${
-      String(health.length).padStart(4)
-    } p50 ${f(percentile(health, 0.5))} p99 ${f(percentile(health, 0.99))} max ${
-      f(health.at(-1) ?? NaN)
-    } | sync n=${String(syncTimes.length).padStart(4)} p99 ${f(percentile(syncTimes, 0.99))} max ${
-      f(syncTimes.at(-1) ?? NaN)
-    } | cancel ${f(cancelMs)} ms`,
+    `${name.padEnd(10)} ${f(ms)} ms ${state.slice(0, 40).padEnd(40)} loop gap ${
+      f(gap)
+    } | healthz n=${String(health.length).padStart(4)} p50 ${f(percentile(health, 0.5))} p99 ${
+      f(percentile(health, 0.99))
+    } max ${f(health.at(-1) ?? NaN)} | sync n=${String(syncTimes.length).padStart(4)} p99 ${
+      f(percentile(syncTimes, 0.99))
+    } max ${f(syncTimes.at(-1) ?? NaN)} | cancel ${f(cancelMs)} ms`,
   );
 }
 

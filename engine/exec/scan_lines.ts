@@ -13,10 +13,11 @@
  * Pieces end at line ends, so each decodes on its own into a flat string (no carried text
  * joined to it: V8 reads characters of such a joined string several times slower).
  *
- * The scan never holds the event loop for long: between pieces, once YIELD_AFTER_MS of work
- * went by without the event loop turning, it waits for a macrotask turn (EventLoopTurns), so
- * that a query whose operators pass no rows for a long stretch (a filter that drops nearly
- * everything) does not stop the server from answering other requests.
+ * The scan never holds the event loop for long: between pieces, it asks the query's TimeSlicer
+ * (context.ts: a turn once 10 ms went by without the loop turning), or without one (a scan
+ * worker, a test) its own EventLoopTurns (YIELD_AFTER_MS), so that a query whose operators pass
+ * no rows for a long stretch (a filter that drops nearly everything) does not stop the server
+ * from answering other requests.
  */
 
 import type { FileEntry } from "../datastore.ts";
