@@ -51,6 +51,7 @@ const ATTACKS: Record<string, string> = {
   syncBig: `SYNC ${P}`,
   bigScript: `SCRIPT`,
   jsonLine: `READ_JSON(src: '/shared/big.json') | select(n)`,
+  jsonLineRead: `READ_JSON(src: '/shared/big.json') | select(n, a) | filter(n > 5)`,
 };
 
 function percentile(sorted: number[], p: number): number {
