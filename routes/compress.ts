@@ -12,7 +12,17 @@ export const COMPRESS_MIN_BYTES = 1024;
 const ENCODINGS = { br: "brotli", gzip: "gzip" } as const;
 type Encoding = keyof typeof ENCODINGS;
 
-/** The encoding to use for an `Accept-Encoding` header: the highest q, `br` on a tie. */
+/**
+ * Bytes handed to a brotli compressor at a time. Compression runs on the server's thread, and
+ * Deno's brotli takes about 15 ms per 64 KiB (gzip under 1 ms): fed 8 KiB at a time with a turn
+ * of the event loop between pieces, it never holds the server for more than a few ms.
+ */
+const BROTLI_PIECE_BYTES = 8 * 1024;
+
+/**
+ * The encoding to use for an `Accept-Encoding` header: the highest q, `gzip` on a tie (brotli
+ * costs the server twenty times as much work per byte).
+ */
 export function chooseEncoding(header: string | undefined): Encoding | null {
   if (!header) return null;
   let best: { name: Encoding; q: number } | null = null;
@@ -28,11 +38,11 @@ export function chooseEncoding(header: string | undefined): Encoding | null {
     named.add(token);
     if (token === "*") star = q;
     if ((token === "br" || token === "gzip") && q > 0) {
-      if (!best || q > best.q || (q === best.q && token === "br")) best = { name: token, q };
+      if (!best || q > best.q || (q === best.q && token === "gzip")) best = { name: token, q };
     }
   }
   if (!best && star !== null && star > 0) {
-    const open = (["br", "gzip"] as const).find((e) => !named.has(e));
+    const open = (["gzip", "br"] as const).find((e) => !named.has(e));
     if (open) best = { name: open, q: star };
   }
   return best?.name ?? null;
@@ -63,9 +73,25 @@ export function compression(): MiddlewareHandler {
       Uint8Array,
       Uint8Array<ArrayBuffer>
     >;
-    const compressed = body.pipeThrough(compressor);
+    const compressed = (encoding === "br" ? body.pipeThrough(inPieces(BROTLI_PIECE_BYTES)) : body)
+      .pipeThrough(compressor);
     c.res = new Response(compressed, { status: res.status, statusText: res.statusText, headers });
   };
+}
+
+/**
+ * Cuts chunks into pieces of at most `bytes`, with a turn of the event loop (a macrotask) after
+ * each: what consumes the pieces synchronously (a compressor) does so a piece per turn.
+ */
+function inPieces(bytes: number): TransformStream<Uint8Array, Uint8Array> {
+  return new TransformStream({
+    async transform(chunk, controller) {
+      for (let i = 0; i < chunk.length; i += bytes) {
+        controller.enqueue(chunk.subarray(i, Math.min(chunk.length, i + bytes)));
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    },
+  });
 }
 
 /**

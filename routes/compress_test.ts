@@ -2,13 +2,16 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { chooseEncoding, compression } from "./compress.ts";
 
-Deno.test("chooseEncoding() takes the highest q, br on a tie, nothing for identity only", () => {
-  assert.equal(chooseEncoding("gzip, br"), "br");
+Deno.test("chooseEncoding() takes the highest q, gzip on a tie, nothing for identity only", () => {
+  assert.equal(chooseEncoding("gzip, br"), "gzip");
+  assert.equal(chooseEncoding("br, gzip"), "gzip");
+  assert.equal(chooseEncoding("gzip;q=0.5, br"), "br");
   assert.equal(chooseEncoding("gzip;q=1, br;q=0.5"), "gzip");
   assert.equal(chooseEncoding("br;q=0, gzip"), "gzip");
   assert.equal(chooseEncoding("identity"), null);
-  assert.equal(chooseEncoding("*"), "br");
+  assert.equal(chooseEncoding("*"), "gzip");
   assert.equal(chooseEncoding("br;q=0, *"), "gzip");
+  assert.equal(chooseEncoding("gzip;q=0, *"), "br");
   assert.equal(chooseEncoding(undefined), null);
 });
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { aggregateRows } from "./aggregate.ts";
+import { aggregateRows, Grouping } from "./aggregate.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
 import type { AggregateSpec } from "../plan.ts";
+import { TimeSlicer } from "./context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { Interval, IpAddr, type Row } from "../values.ts";
@@ -70,4 +71,38 @@ Deno.test("group() by fractional keys and by two text keys gives one row per dis
       "select(x, y, count(*) as n) | group(x, y) | sort(x)",
   );
   assert.deepEqual(pairs.rows, [{ x: "a", y: "sb", n: 1 }, { x: "as", y: "b", n: 2 }]);
+});
+
+Deno.test("Grouping.mergeInSlices() merges as merge() does, with a turn of the event loop between steps", async () => {
+  const options = {
+    keys: [{ fn: (r: Row) => r.k, label: "k" }],
+    aggregates: [spec("count", null, "n"), spec("sum", "v", "s")],
+    outputs: ["k", "n", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
+  };
+  const shares = [0, 1].map((share) => {
+    const g = new Grouping(options);
+    g.add(Array.from({ length: 5000 }, (_, i) => ({ k: (i * 7 + share) % 8000 + 70_000, v: i })));
+    return g.exportPartial();
+  });
+  const plain = new Grouping(options);
+  const sliced = new Grouping(options);
+  // A slice of 0 ms is always used up: one turn per step of 1024 groups.
+  let turns = 0;
+  const signal = new AbortController().signal;
+  const slicer = new class extends TimeSlicer {
+    override turn() {
+      turns++;
+      return super.turn();
+    }
+  }(signal, 0);
+  try {
+    for (const p of shares) {
+      const a = plain.merge(p);
+      assert.equal(await sliced.mergeInSlices(p, { ...testContext(signal), slicer }), a);
+    }
+  } finally {
+    slicer.stop();
+  }
+  assert.deepEqual([...sliced.rows()].flat(), [...plain.rows()].flat());
+  assert.equal(turns, 2 * Math.ceil(5000 / 1024));
 });

@@ -5,6 +5,7 @@
 
 import type { FileEntry, Warning } from "../datastore.ts";
 import type { Row } from "../values.ts";
+import process from "node:process";
 import { QueryError } from "../diagnostics.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
@@ -31,6 +32,12 @@ export interface ExecContext {
   readonly shareFiles?: ReadonlyMap<object, readonly FileEntry[]>;
   /** What the query has read and produced so far (absent: nobody counts). */
   readonly stats?: QueryStats;
+  /**
+   * The query's slices of work in the server's thread (absent in a scan worker, whose thread
+   * serves nobody else): every operator's batches pass it (run.ts), and operators that work on
+   * rows they hold take turns through it.
+   */
+  readonly slicer?: TimeSlicer;
 }
 
 /**
@@ -66,6 +73,90 @@ export function newQueryStats(): QueryStats {
 /** Throws the signal's reason (an AbortError) when the query was cancelled. */
 export function checkCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason ?? new DOMException("cancelled", "AbortError");
+}
+
+/**
+ * Longest stretch of a query's work in one go, in ms: operators that work on rows they hold
+ * (sort, the output of a grouping, a join, an unnest of a large array) give the event loop a
+ * turn at least this often, so that the server answers other requests (and a DELETE) meanwhile.
+ */
+export const SLICE_MS = 10;
+
+/**
+ * CPU time (µs, the process's) of a turn that ran other work: a bare turn of the event loop
+ * (`setTimeout(0)`, about 2.2 ms of waiting) takes about 0.1 ms of CPU. CPU rather than elapsed
+ * time, which a loaded machine stretches without anyone else being served.
+ */
+const BUSY_TURN_CPU_US = 1000;
+
+/** While nobody else is served, a slice grows up to this many times SLICE_MS. */
+const IDLE_STRETCH = 2.5; // 25 ms
+
+/**
+ * Cuts a long synchronous computation into slices of at most SLICE_MS between two turns of the
+ * event loop: the work asks `due()` every few hundred rows (cheap) and, when it is, awaits
+ * `turn()`, a macrotask (a `setTimeout(0)`: timers and I/O run, unlike a microtask or
+ * `setImmediate`, which starve the server's sockets), after which the query's cancellation is
+ * checked. A turn the loop took by itself (a file read completing) counts too: a timer armed
+ * when the slicer is asked notes when the loop last turned, so a scan whose reads keep the loop
+ * turning seldom sleeps. `stop()` clears that timer when the work ends.
+ *
+ *   for (let i = 0; i < n; i++) {
+ *     work(i);
+ *     if ((i & 255) === 0 && slicer.due()) await slicer.turn();
+ *   }
+ */
+export class TimeSlicer {
+  #turnedAt = performance.now();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The current slice: SLICE_MS, stretched while turns find nothing else to run. */
+  #slice: number;
+  constructor(private readonly signal: AbortSignal, private readonly sliceMs = SLICE_MS) {
+    this.#slice = sliceMs;
+  }
+
+  /** Whether the loop last turned a slice ago or more. */
+  due(): boolean {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.#turnedAt = performance.now();
+    }, 0);
+    return performance.now() - this.#turnedAt >= this.#slice;
+  }
+
+  /**
+   * A turn of the event loop, then throws if the query was cancelled meanwhile. A turn that
+   * used more CPU than a bare one served other work (a request), which usually needs a few
+   * more turns to finish (read, answer, write): those are given at once, up to one slice.
+   */
+  async turn(): Promise<void> {
+    const started = performance.now();
+    for (let first = true;; first = false) {
+      const cpu = process.cpuUsage();
+      await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      const used = process.cpuUsage(cpu);
+      if (used.user + used.system < BUSY_TURN_CPU_US) {
+        // Nobody was served: the next slice may be longer (a turn costs ~2 ms of waiting).
+        if (first) this.#slice = Math.min(this.sliceMs * IDLE_STRETCH, this.#slice * 1.5);
+        break;
+      }
+      this.#slice = this.sliceMs;
+      if (performance.now() - started >= this.sliceMs) break;
+    }
+    this.#turnedAt = performance.now();
+    checkCancelled(this.signal);
+  }
+
+  /** A turn when the slice is used up (undefined otherwise: no await needed). */
+  check(): Promise<void> | undefined {
+    return this.due() ? this.turn() : undefined;
+  }
+
+  /** Clears the pending timer (work that ends leaves none behind). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }
 
 /**

@@ -5,14 +5,19 @@
  * A key shared by many rows on both sides multiplies them: a left batch can have millions of
  * joined rows. They go out in batches of at most BATCH_ROWS, each charged to the budget until
  * the consumer asks for the next, with the cancellation signal checked and the event loop given
- * turns in between; a `limit` downstream stops the join after the rows it needs.
+ * turns in between (TimeSlicer); a `limit` downstream stops the join after the rows it needs.
  */
 
 import type { Compiled } from "../plan.ts";
 import type { Row, Value } from "../values.ts";
 import { combineKeys, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
-import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
-import { EventLoopTurns } from "./scan_lines.ts";
+import {
+  BATCH_ROWS,
+  type BatchStream,
+  checkCancelled,
+  type ExecContext,
+  TimeSlicer,
+} from "./context.ts";
 
 export interface JoinOptions {
   readonly outer: boolean;
@@ -42,7 +47,8 @@ export async function* joinRows(
   ctx: ExecContext,
 ): BatchStream {
   const table = new Map<string, Row[]>();
-  const turns = new EventLoopTurns();
+  const own = ctx.slicer ? null : new TimeSlicer(ctx.signal);
+  const turns = ctx.slicer ?? own!;
   let charged = 0;
   let outCharged = 0;
   try {
@@ -105,7 +111,7 @@ export async function* joinRows(
       else await turns.check();
     }
   } finally {
-    turns.stop();
+    own?.stop();
     ctx.memory.release(charged + outCharged);
   }
 }

@@ -17,6 +17,7 @@ import {
   type ExecContext,
   MemoryBudget,
   ProgressMeter,
+  TimeSlicer,
 } from "./context.ts";
 import { valuesSource } from "./values_source.ts";
 import { filterRows } from "./filter.ts";
@@ -40,10 +41,24 @@ import type { ParallelContext } from "./parallel/scan_workers.ts";
  */
 export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
   const number = ctx.parallel?.nodes.get(node);
-  if (number === undefined) return openHere(node, ctx);
-  return node.kind === "aggregate"
+  const stream = number === undefined
+    ? openHere(node, ctx)
+    : node.kind === "aggregate"
     ? aggregateInWorkers(node, number, ctx)
     : rowsInWorkers(node, number, ctx);
+  return ctx.slicer ? withTurns(stream, ctx.slicer) : stream;
+}
+
+/**
+ * `input`, with a turn of the event loop after a batch once the query's slice is used up: rows
+ * that flow from operator to operator without I/O (held rows, VALUES, data already in memory)
+ * go through microtasks only, which never let the server answer anyone else.
+ */
+async function* withTurns(input: BatchStream, slicer: TimeSlicer): BatchStream {
+  for await (const batch of input) {
+    yield batch;
+    await slicer.check();
+  }
 }
 
 /** Opens `node` in this thread (its inputs may still run in workers). */
@@ -159,21 +174,26 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     memory: new MemoryBudget(plan.memoryLimit),
     ...(plan.parallel ? parallelContext(plan) : {}),
     stats: options.stats,
+    slicer: new TimeSlicer(options.signal),
   };
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
 
   async function* batches(): AsyncGenerator<readonly Row[]> {
-    checkCancelled(ctx.signal);
-    for await (const batch of openNode(plan.root, ctx)) {
+    try {
       checkCancelled(ctx.signal);
-      observer.observe(batch);
-      if (ctx.stats) ctx.stats.rowsOut += batch.length;
-      if (batch.length > 0) yield batch;
+      for await (const batch of openNode(plan.root, ctx)) {
+        checkCancelled(ctx.signal);
+        observer.observe(batch);
+        if (ctx.stats) ctx.stats.rowsOut += batch.length;
+        if (batch.length > 0) yield batch;
+      }
+      checkCancelled(ctx.signal);
+      final = observer.schema();
+      progress.finish();
+    } finally {
+      ctx.slicer!.stop();
     }
-    checkCancelled(ctx.signal);
-    final = observer.schema();
-    progress.finish();
   }
 
   return {

@@ -13,10 +13,11 @@
  * Pieces end at line ends, so each decodes on its own into a flat string (no carried text
  * joined to it: V8 reads characters of such a joined string several times slower).
  *
- * The scan never holds the event loop for long: between pieces, once YIELD_AFTER_MS of work
- * went by without the event loop turning, it waits for a macrotask turn (EventLoopTurns), so
- * that a query whose operators pass no rows for a long stretch (a filter that drops nearly
- * everything) does not stop the server from answering other requests.
+ * The scan never holds the event loop for long: between pieces, it asks the query's TimeSlicer
+ * (context.ts: a turn once 10 ms went by without the loop turning), or without one (a scan
+ * worker, a test) its own EventLoopTurns (YIELD_AFTER_MS), so that a query whose operators pass
+ * no rows for a long stretch (a filter that drops nearly everything) does not stop the server
+ * from answering other requests.
  */
 
 import type { FileEntry } from "../datastore.ts";
@@ -114,7 +115,7 @@ export class EventLoopTurns {
  */
 export async function* scanLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats" | "slicer">,
 ): AsyncGenerator<LineChunk> {
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
@@ -130,7 +131,7 @@ export async function* scanLines(
  */
 export async function* scanByteLines(
   file: FileEntry,
-  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats">,
+  ctx: Pick<ExecContext, "signal" | "progress" | "warn" | "stats" | "slicer">,
 ): AsyncGenerator<ByteLineChunk> {
   checkCancelled(ctx.signal);
   let stream: ReadableStream<Uint8Array>;
@@ -204,7 +205,7 @@ export async function* scanByteLines(
           yield { bytes: piece, start: 0, end: piece.length };
         } else yield { bytes, start, end: stop };
         start = stop;
-        const turned = turns.check();
+        const turned = ctx.slicer ? ctx.slicer.check() : turns.check();
         if (turned !== undefined) await turned;
       }
       if (start < bytes.length) {

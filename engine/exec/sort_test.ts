@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { type SortKeyFn, sortRows } from "./sort.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values.ts";
@@ -28,4 +29,93 @@ Deno.test("sortRows() with keep gives the first rows of the full sort, ties in i
     assert.deepEqual(top, full.slice(0, keep), `keep ${keep}`);
     assert.equal(ctx.memory.used, 0);
   }
+});
+
+/** What sortRows must give: one stable sort of the whole input, nulls last in both directions. */
+function plainSort(rows: Row[], keys: readonly SortKeyFn[]): Row[] {
+  return rows.map((row, i) => ({ row, i })).sort((a, b) => {
+    for (const k of keys) {
+      const x = k.fn(a.row), y = k.fn(b.row);
+      if (x === y) continue;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      const c = (x as number | string) < (y as number | string) ? -1 : 1;
+      return k.descending ? -c : c;
+    }
+    return a.i - b.i;
+  }).map((e) => e.row);
+}
+
+Deno.test("sortRows() in runs and a heap merge gives what one plain stable sort gives (property)", async () => {
+  const value = fc.oneof(fc.constant(null), fc.integer({ min: -3, max: 3 }));
+  const text = fc.oneof(fc.constant(null), fc.constantFrom("", "a", "b", "ab", "B"));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ x: value, s: text }), { maxLength: 300 }),
+      fc.array(fc.record({ field: fc.constantFrom("x", "s"), descending: fc.boolean() }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.integer({ min: 1, max: 50 }),
+      fc.option(fc.integer({ min: 0, max: 320 }), { nil: undefined }),
+      async (values, keySpecs, runRows, batchRows, keep) => {
+        const rows: Row[] = values.map((v, id) => ({ id, ...v }));
+        const keys: SortKeyFn[] = keySpecs.map(({ field, descending }) => ({
+          fn: (r: Row) => r[field] ?? null,
+          label: field,
+          descending,
+        }));
+        const expected = plainSort(rows, keys);
+        const ctx = testContext();
+        // insertTop 4: keep above it takes the buffer that is cut back to the best rows.
+        const got = await collect(
+          sortRows(batches(rows, batchRows), keys, ctx, { keep, runRows, insertTop: 4 }),
+        );
+        assert.deepEqual(got, keep === undefined ? expected : expected.slice(0, keep));
+        assert.equal(ctx.memory.used, 0);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("sortRows() of 300 000 rows gives the event loop turns and stops when cancelled", async () => {
+  const rows: Row[] = Array.from(
+    { length: 300_000 },
+    (_, i) => ({ id: i, score: (i * 7919) % 100_003 }),
+  );
+  let last = performance.now();
+  let gap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 2);
+  const started = performance.now();
+  try {
+    const out = await collect(sortRows(batches(rows, 1024), byScore, testContext()));
+    assert.equal(out.length, rows.length);
+    for (let i = 1; i < out.length; i++) {
+      assert.ok((out[i - 1].score as number) >= (out[i].score as number));
+    }
+  } finally {
+    clearInterval(timer);
+  }
+  const ms = performance.now() - started;
+  // Slices of 10 ms; a run of 4096 rows or a loaded machine may stretch one a little.
+  assert.ok(
+    gap < Math.max(60, ms / 5),
+    `the loop waited ${gap.toFixed(0)} ms (sort ${ms.toFixed(0)} ms)`,
+  );
+
+  const abort = new AbortController();
+  const ctx = testContext(abort.signal);
+  setTimeout(() => abort.abort(new DOMException("cancelled", "AbortError")), 20);
+  const cancelledAt = performance.now();
+  await assert.rejects(collect(sortRows(batches(rows, 1024), byScore, ctx)), {
+    name: "AbortError",
+  });
+  assert.ok(performance.now() - cancelledAt < 20 + 100, "the sort stopped soon after the abort");
+  assert.equal(ctx.memory.used, 0);
 });

@@ -65,13 +65,20 @@ Deno.test("a join multiplying rows leaves other users served and stops on DELETE
   const st = await finished(s, id);
   assert.equal(st.state, "CANCELLED");
   const took = performance.now() - sent;
-  // The guarantee is 100 ms (p99) and 200 ms; this machine runs other suites beside this one.
-  assert.ok(took < 500, `CANCELLED ${took.toFixed(0)} ms after the DELETE`);
+  // The guarantee (100 ms p99, CANCELLED within 200 ms) is pinned over 200 samples per attack
+  // by tests/api/guarantee_test.ts; over these few, the p95 and the DELETE.
+  assert.ok(took < 200, `CANCELLED ${took.toFixed(0)} ms after the DELETE`);
   assert.ok(times.length >= 6, `requests answered meanwhile: ${times.length}`);
-  // Measured alone: median 12 ms, p95 30 ms, slowest 124-179 ms over ~120 requests.
-  assert.ok(percentile(times, 0.5) < 100, `median ${percentile(times, 0.5).toFixed(0)} ms`);
-  assert.ok(percentile(times, 0.95) < 200, `p95 ${percentile(times, 0.95).toFixed(0)} ms`);
-  assert.ok(Math.max(...times) < 1000, `slowest ${Math.max(...times).toFixed(0)} ms`);
+  // Measured at a load of 5 (two cores): median 3 ms, p95 25-60 ms over ~120 requests.
+  assert.ok(percentile(times, 0.5) < 50, `median ${percentile(times, 0.5).toFixed(0)} ms`);
+  assert.ok(percentile(times, 0.95) < 100, `p95 ${percentile(times, 0.95).toFixed(0)} ms`);
+  const slowest = Math.max(...times);
+  console.log(
+    `join: median ${percentile(times, 0.5).toFixed(0)} ms, p95 ${
+      percentile(times, 0.95).toFixed(0)
+    } ms, slowest ${slowest.toFixed(0)} ms, DELETE ${took.toFixed(0)} ms`,
+  );
+  assert.ok(slowest < 500, `slowest ${slowest.toFixed(0)} ms`);
 });
 
 Deno.test("backtracking regular expressions, like patterns and globs answer at once", async () => {
