@@ -53,6 +53,7 @@ export async function compile(
     chain: [],
     diagnostics,
     saved: new Map(),
+    scriptBytes: { used: "text" in source ? new TextEncoder().encode(source.text).length : 0 },
   };
   let env = top;
   let script;

@@ -18,6 +18,12 @@ export interface QueryContext {
   readonly tree: ResourceTree;
   /** Bytes the group and sort state of one query may take (query.memoryLimit). */
   readonly memoryLimit: number;
+  /**
+   * Bytes of script text one query may compile, its own and every stored script it calls
+   * together (query.maxScriptBytes): the front end runs in the server's thread, in one go per
+   * script. Absent: no bound (a scan worker planning again what the server already planned).
+   */
+  readonly maxScriptBytes?: number;
   /** Workers the query's scans may run on (query.workers); absent: all in this thread. */
   readonly scanWorkers?: ScanWorkers;
 }

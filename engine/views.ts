@@ -47,6 +47,7 @@ export function viewEnv(caller: PlanEnv, canonical: string, top = false): PlanEn
     script: canonical,
     diagnostics: caller.diagnostics,
     ...(caller.saved ? { saved: caller.saved } : {}),
+    scriptBytes: caller.scriptBytes,
   };
 }
 
@@ -70,8 +71,20 @@ export async function loadView(
     );
     return undefined;
   }
-  const text = new TextDecoder().decode((await file.files.read(file.real)).bytes);
-  const { script, diagnostics } = check(text);
+  const bytes = (await file.files.read(file.real)).bytes;
+  const limit = caller.query.maxScriptBytes;
+  caller.scriptBytes.used += bytes.length;
+  if (limit !== undefined && caller.scriptBytes.used > limit) {
+    report(
+      caller,
+      "BAD_ARGUMENT",
+      `the stored script ${file.canonical} (${bytes.length} bytes) takes the scripts of this ` +
+        `query over ${limit} bytes together (query.maxScriptBytes)`,
+      span,
+    );
+    return undefined;
+  }
+  const { script, diagnostics } = check(new TextDecoder().decode(bytes));
   for (const d of diagnostics) caller.diagnostics.push({ ...d, script: file.canonical });
   return script;
 }

@@ -157,7 +157,11 @@ export const SETTINGS = {
     "10 s",
     "servers sharing a KV: a server whose lease is this old is dead, and the others mark its unfinished queries `FAILED`",
   ),
-  "query.maxScriptBytes": setting(byteSize, "1 MiB", "largest script body (`413` above)"),
+  "query.maxScriptBytes": setting(
+    byteSize,
+    "128 KiB",
+    "largest script body (`413` above); also the script text one query compiles, its stored scripts included (`400`)",
+  ),
   "query.memoryLimit": setting(
     byteSize,
     "1 GiB",

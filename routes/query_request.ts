@@ -167,6 +167,7 @@ export function queryContext(
     datastores: deps.datastores,
     tree: deps.tree,
     memoryLimit: deps.settings["query.memoryLimit"],
+    maxScriptBytes: deps.settings["query.maxScriptBytes"],
     ...(deps.scanWorkers ? { scanWorkers: deps.scanWorkers } : {}),
   };
 }

@@ -33,6 +33,8 @@ export interface PlanEnv {
    * with the views they call: a later `@[t.sxt]` reads what they will have written.
    */
   readonly saved?: Map<string, { readonly schema: Schema; readonly real: string }>;
+  /** Bytes of script text compiled so far for this query, shared with the views it calls. */
+  readonly scriptBytes: { used: number };
 }
 
 /** Records a user mistake at `span` (in the script being planned). */

@@ -30,6 +30,7 @@ async function planned(context: QueryContext, text: string): Promise<PlanNode> {
       chain: [],
       diagnostics: [],
       saved: new Map(),
+      scriptBytes: { used: 0 },
     },
     checked.script,
     { args: { kind: "text", values: {} } },
