@@ -18,7 +18,7 @@
  *
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
- *     [--workers 1,2] [--no-one-thread-peers]
+ *     [--workers 1,2] [--no-one-thread-peers] [--no-peers]
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
  * The CPU column is the CPU time (user + system, all threads) the query took in its process
@@ -298,6 +298,8 @@ async function main(): Promise<void> {
     : [1];
   const threads = Math.max(...workerCounts, hasWorkers ? 1 : cores);
   const onePeers = !Deno.args.includes("--no-one-thread-peers");
+  // Trawl alone (while working on it): no peer runs, no ratios.
+  const noPeers = Deno.args.includes("--no-peers");
   const { home, token } = await makeHome();
   const verdicts: string[] = [];
   console.log(
@@ -326,7 +328,7 @@ async function main(): Promise<void> {
       }
       const peers: Figure[] = [];
       const out = join(await Deno.makeTempDir(), "out.json");
-      for (const t of onePeers && threads > 1 ? [threads, 1] : [threads]) {
+      for (const t of noPeers ? [] : onePeers && threads > 1 ? [threads, 1] : [threads]) {
         peers.push(
           await timed(
             runs,
@@ -359,7 +361,8 @@ async function main(): Promise<void> {
           console.log(`speed-up ${f.name} over 1 worker: ${(one.ms / f.ms).toFixed(2)}×`);
         }
       }
-      const peer = peers.find((p) => p.name.startsWith(task.target.peer))!;
+      const peer = peers.find((p) => p.name.startsWith(task.target.peer));
+      if (!peer) continue;
       const ratio = peer.ms / trawlN.ms;
       verdicts.push(
         `${name}: ${ratio.toFixed(2)}× ${peer.name} (target ≥ ${task.target.ratio}) ${

@@ -306,7 +306,11 @@ export function compileRowBytesWriter(
   const separator = format === "csv" ? ";" : "\t";
   const prefixes = columns.map((c, i) =>
     encoder.encode(
-      format === "json" ? (i === 0 ? "{" : ",") + JSON.stringify(c) + ":" : i === 0 ? "" : separator,
+      format === "json"
+        ? (i === 0 ? "{" : ",") + JSON.stringify(c) + ":"
+        : i === 0
+        ? ""
+        : separator,
     )
   );
   const lines: string[] = [];

@@ -105,7 +105,7 @@ const EDGE_ROW: Row = {
   mapped: parseIp("::ffff:1.2.3.4"),
   net: parseNet("10.0.0.0/8"),
   arr: [1, "x", null, new Timestamp(MS)],
-  tup: { a: 1, when: new Timestamp(MS), "q\"k": [true] },
+  tup: { a: 1, when: new Timestamp(MS), 'q"k': [true] },
   emptyArr: [],
   emptyTup: {},
   n: null,

@@ -283,7 +283,7 @@ export function resultResponse(
     }
     return new Response(text, { status, headers });
   }
-  return new Response(resultBody(store.read(first, last), { ...shape, onClose }), {
+  return new Response(resultBody(store.readParts(first, last), { ...shape, onClose }), {
     status,
     headers,
   });

@@ -30,7 +30,14 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf, workerSafe } from "./parallel/parallel_plan.ts";
+import {
+  parallelNodes,
+  rendersRoot,
+  rowSourceOf,
+  scanSourceOf,
+  workerSafe,
+} from "./parallel/parallel_plan.ts";
+import { RenderedRows, type RenderRequest } from "./rendered.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
@@ -43,7 +50,8 @@ export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
   if (number === undefined) return openHere(node, ctx);
   return node.kind === "aggregate"
     ? aggregateInWorkers(node, number, ctx)
-    : rowsInWorkers(node, number, ctx);
+    // Rendered batches come only from the root with ctx.parallel.render, opened by runPlan.
+    : rowsInWorkers(node, number, ctx) as BatchStream;
 }
 
 /** Opens `node` in this thread (its inputs may still run in workers). */
@@ -109,8 +117,15 @@ async function* aggregateInWorkers(
   yield* merged ?? openHere(node, ctx);
 }
 
-/** A row pipeline's rows from the workers in order, or from here when too small to share. */
-async function* rowsInWorkers(node: PlanNode, number: number, ctx: ExecContext): BatchStream {
+/**
+ * A row pipeline's rows from the workers in order, or from here when too small to share;
+ * rendered when it is the root and the workers render it.
+ */
+async function* rowsInWorkers(
+  node: PlanNode,
+  number: number,
+  ctx: ExecContext,
+): AsyncGenerator<readonly Row[] | RenderedRows> {
   const source = rowSourceOf(node)!;
   const rows = await parallelRows(node, source, number, ctx, ctx.parallel!);
   yield* rows ?? openHere(node, ctx);
@@ -129,11 +144,18 @@ async function* afterRows(
 }
 
 /** The plan's parallel nodes and workers, or nothing when no part of it runs in workers. */
-function parallelContext(plan: CompiledPlan): { parallel?: ParallelContext } {
+function parallelContext(
+  plan: CompiledPlan,
+  render: RenderRequest | undefined,
+): { parallel?: ParallelContext } {
   const p = plan.parallel!;
   if (!workerSafe(plan.root)) return {};
-  const nodes = new Map<object, number>(parallelNodes(plan.root).map((n, i) => [n, i]));
+  const renderRoot = render !== undefined && rendersRoot(plan.root);
+  const nodes = new Map<object, number>(
+    parallelNodes(plan.root, renderRoot).map((n, i) => [n, i]),
+  );
   if (nodes.size === 0) return {};
+  const columns = plan.root.schema.map((f) => f.name);
   return {
     parallel: {
       workers: p.workers,
@@ -142,6 +164,9 @@ function parallelContext(plan: CompiledPlan): { parallel?: ParallelContext } {
       now: plan.now,
       memoryLimit: plan.memoryLimit,
       nodes,
+      ...(renderRoot && nodes.has(plan.root)
+        ? { render: { task: { ...render!, columns }, nulls: columns.map(() => false) } }
+        : {}),
     },
   };
 }
@@ -157,27 +182,40 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     warn,
     progress,
     memory: new MemoryBudget(plan.memoryLimit),
-    ...(plan.parallel ? parallelContext(plan) : {}),
+    ...(plan.parallel ? parallelContext(plan, options.render) : {}),
     stats: options.stats,
   };
+  const render = ctx.parallel?.render;
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
 
-  async function* batches(): AsyncGenerator<readonly Row[]> {
+  async function* batches(): AsyncGenerator<readonly Row[] | RenderedRows> {
     checkCancelled(ctx.signal);
-    for await (const batch of openNode(plan.root, ctx)) {
+    const root = render
+      ? rowsInWorkers(plan.root, ctx.parallel!.nodes.get(plan.root)!, ctx)
+      : openNode(plan.root, ctx);
+    for await (const batch of root) {
       checkCancelled(ctx.signal);
+      if (batch instanceof RenderedRows) {
+        if (ctx.stats) ctx.stats.rowsOut += batch.count;
+        if (batch.count > 0) yield batch;
+        continue;
+      }
       observer.observe(batch);
       if (ctx.stats) ctx.stats.rowsOut += batch.length;
       if (batch.length > 0) yield batch;
     }
     checkCancelled(ctx.signal);
+    if (render) observer.observeNulls(render.nulls);
     final = observer.schema();
     progress.finish();
   }
 
+  const all = batches();
   return {
-    batches: batches(),
+    // Without options.render no batch comes rendered.
+    batches: all as AsyncIterable<readonly Row[]>,
+    ...(options.render ? { parts: all } : {}),
     schema: () => final ?? observer.schema(),
   };
 }

@@ -26,6 +26,7 @@ import {
   mergeAbsent,
 } from "../absent_fields.ts";
 import { decodeRow } from "./value_codec.ts";
+import { RenderedRows } from "../rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
@@ -70,14 +71,17 @@ export async function parallelAggregate(
   return shares && mergeGroups(node, number, shares, ctx, parallel);
 }
 
-/** A row pipeline's rows read by workers, or null when its input is too small to share. */
+/**
+ * A row pipeline's rows read by workers, or null when its input is too small to share. With
+ * `parallel.render`, the pipeline is the plan's root and its rows come rendered.
+ */
 export async function parallelRows(
   _node: PlanNode,
   source: SourceNode,
   number: number,
   ctx: ExecContext,
   parallel: ParallelContext,
-): Promise<BatchStream | null> {
+): Promise<AsyncIterable<readonly Row[] | RenderedRows> | null> {
   const shares = await split(source, ctx, parallel);
   return shares && mergeRows(number, shares, ctx, parallel);
 }
@@ -89,9 +93,11 @@ class ShareRun {
   /** What each share saw of the fields a query reads (absent_fields.ts), merged at the end. */
   readonly absent: AbsentTally[];
   /** Per share: rows posted and not yet taken, whether the share is done, its groups. */
-  readonly queues: (readonly Row[])[][];
+  readonly queues: (readonly Row[] | RenderedRows)[][];
   readonly done: boolean[];
   readonly groups: (PartialGroups | undefined)[];
+  /** Per rendering share done: which columns held a null. */
+  readonly nulls: (readonly boolean[])[] = [];
   failure: unknown = undefined;
   #wake: (() => void) | null = null;
   readonly #ctx: ExecContext;
@@ -118,6 +124,7 @@ class ShareRun {
         node: number,
         shares: share,
         memoryLimit,
+        ...(parallel.render ? { render: parallel.render.task } : {}),
       }, (m) => this.#hear(k, m)));
     });
   }
@@ -142,8 +149,12 @@ class ShareRun {
         this.groups[k] = m.groups;
         this.done[k] = true;
         break;
+      case "rendered":
+        this.queues[k].push(new RenderedRows(m.bytes, m.ends));
+        break;
       case "done":
         this.done[k] = true;
+        if (m.nulls) this.nulls.push(m.nulls);
         break;
       case "failed":
         this.failure ??= "diagnostic" in m ? new QueryError(m.diagnostic) : new Error(m.message);
@@ -211,7 +222,7 @@ async function* mergeRows(
   split: Split,
   ctx: ExecContext,
   parallel: ParallelContext,
-): BatchStream {
+): AsyncGenerator<readonly Row[] | RenderedRows> {
   const run = new ShareRun(number, split, ctx, parallel);
   try {
     for (let k = 0; k < split.shares.length; k++) {
@@ -225,6 +236,10 @@ async function* mergeRows(
         } else if (run.done[k]) break;
         else await run.next();
       }
+    }
+    const render = parallel.render;
+    if (render) {
+      for (const nulls of run.nulls) nulls.forEach((n, c) => render.nulls[c] ||= n);
     }
     await warnSkipped(run, split, ctx);
   } finally {

@@ -15,6 +15,7 @@
 
 import type { PlanNode } from "../../plan.ts";
 import { Grouping } from "../aggregate.ts";
+import { renderable } from "../rendered.ts";
 
 type SourceNode = PlanNode & { kind: "source" };
 
@@ -52,14 +53,20 @@ export function rowSourceOf(node: PlanNode): SourceNode | null {
  * (whose rows the query's thread takes in order). A pipeline that keeps every row stays in the
  * query's thread: handing each row over from a worker (encoded, cloned, decoded) costs more
  * than reading it here (bench/engine_bench.ts, the wide task: twice as slow on 2 workers).
+ * Unless `renderRoot`: the result's rows are rendered where they are made (rendered.ts), so a
+ * root that is a row pipeline with a renderable schema runs in the workers whether it filters
+ * or not: what crosses over is bytes of the result, not rows.
  */
-export function parallelNodes(root: PlanNode): PlanNode[] {
+export function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
   const found: PlanNode[] = [];
   const seen = new Set<PlanNode>();
   const walk = (node: PlanNode) => {
     if (seen.has(node)) return;
     seen.add(node);
-    if (scanSourceOf(node) !== null || (rowSourceOf(node) !== null && filters(node))) {
+    if (
+      scanSourceOf(node) !== null ||
+      (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))
+    ) {
       found.push(node);
       return;
     }
@@ -82,6 +89,11 @@ export function workerSafe(root: PlanNode): boolean {
     return childrenOf(node).every(walk);
   };
   return walk(root);
+}
+
+/** Whether the plan's root runs in workers that render its rows (`parallelNodes(root, true)`). */
+export function rendersRoot(root: PlanNode): boolean {
+  return rowSourceOf(root) !== null && renderable(root);
 }
 
 /** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */

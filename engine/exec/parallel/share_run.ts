@@ -17,6 +17,9 @@ import { parallelNodes, rowSourceOf, scanSourceOf } from "./parallel_plan.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
 import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
+import { ByteSink, compileRowBytesWriter } from "../../render_bytes.ts";
+import type { RenderTask } from "../rendered.ts";
+import type { BatchStream } from "../context.ts";
 
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
@@ -55,7 +58,7 @@ export async function runShare(
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
-    const node = parallelNodes(plan.root)[task.node];
+    const node = parallelNodes(plan.root, task.render !== undefined)[task.node];
     const source = node && (scanSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
     let unreported = 0;
@@ -78,6 +81,13 @@ export async function runShare(
       memory: new MemoryBudget(task.memoryLimit),
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
+    if (task.render) {
+      if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
+      const nulls = await postRendered(openNode(node, ctx), task.render, credits, post);
+      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      post({ kind: "done", nulls });
+      return;
+    }
     if (node.kind !== "aggregate") {
       // A row pipeline: its rows in batches, at most ROW_CREDIT ahead of those taken.
       for await (const batch of openNode(node, ctx)) {
@@ -112,6 +122,51 @@ export async function runShare(
       });
     }
   }
+}
+
+/** Rows rendered below this many bytes are posted with the next batch's. */
+const RENDERED_BYTES = 64 * 1024;
+
+/**
+ * Renders the rows of `rows` in the task's format and posts them (their buffers transferred), at
+ * most ROW_CREDIT posts ahead of those taken; returns which columns held a null.
+ */
+async function postRendered(
+  rows: BatchStream,
+  render: RenderTask,
+  credits: RowCredits,
+  post: (message: ShareMessage, transfer?: Transferable[]) => void,
+): Promise<boolean[]> {
+  const { columns } = render;
+  const write = compileRowBytesWriter(render.format, columns, render.options);
+  const nulls = columns.map(() => false);
+  let sink = new ByteSink(2 * RENDERED_BYTES);
+  let ends: number[] = [];
+  const flush = async () => {
+    await credits.take();
+    const bytes = sink.bytes.slice(0, sink.at);
+    post({ kind: "rendered", bytes, ends: Uint32Array.from(ends) }, [bytes.buffer]);
+    sink.at = 0;
+    ends = [];
+  };
+  for await (const batch of rows) {
+    for (let c = 0; c < columns.length; c++) {
+      if (nulls[c]) continue;
+      const name = columns[c];
+      for (let i = 0; i < batch.length; i++) {
+        const v = batch[i][name];
+        if (v === null || v === undefined) {
+          nulls[c] = true;
+          break;
+        }
+      }
+    }
+    write(batch, sink, ends);
+    if (sink.at >= RENDERED_BYTES) await flush();
+  }
+  if (ends.length > 0) await flush();
+  sink = new ByteSink(0);
+  return nulls;
 }
 
 /** The entries of the task's shares, in order, from a fresh listing of the source. */
