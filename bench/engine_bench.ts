@@ -18,7 +18,8 @@
  *
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
- *     [--workers 1,2] [--no-one-thread-peers] [--no-peers]
+ *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR]
+ *     [--v8 FLAGS]
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
  * The CPU column is the CPU time (user + system, all threads) the query took in its process
@@ -159,6 +160,10 @@ async function startServer(home: string, sets: string[]): Promise<Server> {
       "run",
       "--unstable-no-legacy-abort",
       "--allow-all",
+      // --profile DIR: the server's CPU profile (its main thread), written when it stops.
+      ...(option("profile") ? ["--cpu-prof", `--cpu-prof-dir=${option("profile")}`] : []),
+      // --v8 FLAGS: V8 flags for the server (all its isolates, workers included).
+      ...(option("v8") ? [`--v8-flags=${option("v8")}`] : []),
       join(ROOT, "main.ts"),
       "serve",
       "--home",
@@ -239,6 +244,9 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
       Authorization: `Bearer ${token}`,
       "Content-Type": "text/vnd.engine.script",
       Accept: "application/json",
+      // Plain JSON, as the peers write it. Deno's fetch asks for "gzip, br" by default, and the
+      // server then spends most of the wide task compressing 240 MB with brotli.
+      "Accept-Encoding": "identity",
     },
     body: TASKS[task].script,
   });
