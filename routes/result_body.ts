@@ -115,6 +115,7 @@ export function resultBody(
           }
           const part = next.value;
           if (part instanceof RenderedRows) {
+            if (part.count === 0) continue;
             flush();
             if (!first) text += framing.separator;
             first = false;
