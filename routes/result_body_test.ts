@@ -79,15 +79,15 @@ Deno.test("rendered rows in a body are framed as the same fragments would be, in
       const cuts of [[0, 1, 5, 2000, texts.length], [0, texts.length], [0, 0, 3, texts.length]]
     ) {
       // The same items: as stored fragments, and as rendered parts among fragments.
-      async function* fragments() {
+      const fragments = async function* () {
         for (let i = 0; i + 1 < cuts.length; i++) yield texts.slice(cuts[i], cuts[i + 1]);
-      }
-      async function* parts() {
+      };
+      const parts = async function* () {
         for (let i = 0; i + 1 < cuts.length; i++) {
           const part = texts.slice(cuts[i], cuts[i + 1]);
           yield i % 2 === 0 ? asRendered(part) : part;
         }
-      }
+      };
       const want = await new Response(resultBody(fragments(), shape)).text();
       const got = await new Response(resultBody(parts(), shape)).text();
       assert.equal(got, want, `${mediaType} ${cuts}`);
