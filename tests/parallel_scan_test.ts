@@ -71,7 +71,20 @@ const SCRIPTS = [
    | select(count(*) as n, sum(bytes) as b)`,
   `READ_JSON(src: '/shared/j/events.jsonl') | filter(status.code != 200)
    | select(status.code as code, ip, count(*) as n) | group(code, ip)`,
-  `READ_JSON(src: '/shared/j/events.jsonl') | select(tags[1].k as k, count(tags) as n) | group(k)`,
+  `READ_JSON(src: '/shared/j/events.jsonl') | select(tags[1].k as k, count(tags) as n) | group(k)`, // Aggregates with accumulators: their states merged in the order of the shares.
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | select(status, min(bytes) as lo, max(bytes) as hi, avg(bytes) as mean,
+            count_distinct(ip) as ips, min(ip) as first_ip, max(path) as last_path)
+   | group(status)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | select(path, first(ip) as f, last(bytes) as l, array_agg(status) as all_status,
+            count_distinct(bytes % 10) as d, sum(bytes) as total)
+   | group(path)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = 404)
+   | select(min(bytes) as lo, max(bytes) as hi, avg(bytes) as mean, count_distinct(ip) as ips)`,
+  `READ_JSON(src: '/shared/j/events.jsonl')
+   | select(status.code as code, min(bytes) as lo, max(ip) as top, count_distinct(tags) as t)
+   | group(code)`,
 ];
 
 Deno.test("aggregates over scans on workers give one thread's rows, in its order, and its warnings", async () => {

@@ -1,5 +1,5 @@
 /**
- * Which parts of a plan run in workers: an aggregate whose aggregates merge (count, sum) over
+ * Which parts of a plan run in workers: an aggregate (every built-in aggregate merges) over
  * a pipeline of filters, projections and unnests down to a source that can be read in shares
  * (PARSE, READ_JSON over this host's files). Each worker runs that pipeline and a partial
  * aggregation over its share; the aggregate node is the merge point, run once. Any other such

@@ -80,10 +80,15 @@ export type ShareMessage =
   | { readonly kind: "failed"; readonly diagnostic: Diagnostic }
   | { readonly kind: "failed"; readonly code: "INTERNAL"; readonly message: string };
 
-/** A worker's groups: first rows (encoded) and, per folded aggregate, numbers and flags. */
+/**
+ * A worker's groups: first rows (encoded); per folded aggregate (count, sum) numbers and flags
+ * per group, null for the others; per other aggregate each group's accumulator state
+ * (Accumulator.exportState), null for the folded ones.
+ */
 export interface PartialGroups {
   readonly firsts: readonly Record<string, Encoded>[];
-  readonly folds: readonly { readonly values: Float64Array; readonly flags: Uint8Array }[];
+  readonly folds: readonly ({ readonly values: Float64Array; readonly flags: Uint8Array } | null)[];
+  readonly states: readonly (readonly unknown[] | null)[];
 }
 
 /** What a running query knows of its workers (on ExecContext; absent: no workers). */

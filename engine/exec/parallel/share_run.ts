@@ -108,7 +108,9 @@ export async function runShare(
     const groups = grouping.exportPartial();
     post(
       { kind: "groups", groups },
-      groups.folds.flatMap((f) => [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer]),
+      groups.folds.flatMap((f) =>
+        f ? [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer] : []
+      ),
     );
   } catch (e) {
     if (e instanceof QueryError) {
