@@ -35,6 +35,7 @@ import {
   rendersRoot,
   rowSourceOf,
   scanSourceOf,
+  topSourceOf,
   workerSafe,
 } from "./parallel/parallel_plan.ts";
 import { RenderedRows, type RenderRequest } from "./rendered.ts";
@@ -48,10 +49,10 @@ import type { ParallelContext } from "./parallel/scan_workers.ts";
 export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
   const number = ctx.parallel?.nodes.get(node);
   if (number === undefined) return openHere(node, ctx);
-  return node.kind === "aggregate"
-    ? aggregateInWorkers(node, number, ctx)
-    // Rendered batches come only from the root with ctx.parallel.render, opened by runPlan.
-    : rowsInWorkers(node, number, ctx) as BatchStream;
+  if (node.kind === "aggregate") return aggregateInWorkers(node, number, ctx);
+  if (node.kind === "sort") return topInWorkers(node, number, ctx);
+  // Rendered batches come only from the root with ctx.parallel.render, opened by runPlan.
+  return rowsInWorkers(node, number, ctx) as BatchStream;
 }
 
 /** Opens `node` in this thread (its inputs may still run in workers). */
@@ -115,6 +116,21 @@ async function* aggregateInWorkers(
   const source = scanSourceOf(node)!;
   const merged = await parallelAggregate(node, source, number, ctx, ctx.parallel!);
   yield* merged ?? openHere(node, ctx);
+}
+
+/**
+ * A top-N sort: each worker's first N rows of its share, in the order of the shares, sorted
+ * here again keeping N; or all of it here when the input is too small to share.
+ */
+async function* topInWorkers(
+  node: PlanNode & { kind: "sort" },
+  number: number,
+  ctx: ExecContext,
+): BatchStream {
+  const source = topSourceOf(node)!;
+  const tops = await parallelRows(node, source, number, ctx, ctx.parallel!);
+  if (tops === null) return yield* openHere(node, ctx);
+  yield* sortRows(tops as BatchStream, node.keys, ctx, { keep: node.top! });
 }
 
 /**

@@ -53,6 +53,8 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
   const shares = splitShares(shareable, workers.count, workers.minShareBytes);
   if (shares.length <= 1) return null;
   ctx.progress.expect(files.reduce((n, f) => n + f.size, 0));
+  // Counted here, once: a file cut into ranges is opened by several workers.
+  if (ctx.stats) ctx.stats.filesRead += files.length;
   return { shares, files, scan } satisfies Split;
 }
 
@@ -131,9 +133,16 @@ class ShareRun {
 
   #hear(k: number, m: ShareMessage): void {
     switch (m.kind) {
-      case "progress":
-        this.#ctx.progress.consume(m.bytes);
+      case "progress": {
+        if (m.bytes > 0) this.#ctx.progress.consume(m.bytes);
+        const stats = this.#ctx.stats;
+        if (stats && m.stats) {
+          stats.bytesRead += m.stats.bytesRead;
+          stats.recordsRead += m.stats.recordsRead;
+          stats.recordsUnmatched += m.stats.recordsUnmatched;
+        }
         return;
+      }
       case "warning": {
         const tally = (m.warning as Partial<TallyWarning>).tally;
         const absent = (m.warning as Partial<AbsentReport>).absent;

@@ -26,6 +26,16 @@ export function scanSourceOf(node: PlanNode): SourceNode | null {
 }
 
 /**
+ * The source a top-N sort (a `sort` under a `limit`) over a row pipeline reads, or null when
+ * `node` is not one: each worker keeps the first N rows of its share in the order, and the
+ * query's thread keeps the first N of those (stable sorts, shares in order: one pass's rows).
+ */
+export function topSourceOf(node: PlanNode): SourceNode | null {
+  if (node.kind !== "sort" || node.top === null) return null;
+  return rowSourceOf(node.input);
+}
+
+/**
  * The source at the bottom of a row pipeline (filters, projections, unnests over a source that
  * can be read in shares; the source alone is one too), or null when `node` is not one.
  */
@@ -64,7 +74,7 @@ export function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
     if (seen.has(node)) return;
     seen.add(node);
     if (
-      scanSourceOf(node) !== null ||
+      scanSourceOf(node) !== null || topSourceOf(node) !== null ||
       (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))
     ) {
       found.push(node);

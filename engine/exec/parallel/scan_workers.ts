@@ -62,8 +62,8 @@ export interface ShareTask {
 }
 
 export type ShareMessage =
-  /** Bytes of input consumed since the last report. */
-  | { readonly kind: "progress"; readonly bytes: number }
+  /** Bytes of input consumed since the last report; what was read since, for the stats. */
+  | { readonly kind: "progress"; readonly bytes: number; readonly stats?: ShareStats }
   | { readonly kind: "warning"; readonly warning: Warning }
   | { readonly kind: "groups"; readonly groups: PartialGroups }
   /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
@@ -79,6 +79,13 @@ export type ShareMessage =
   /** The diagnostic of a QueryError (its place in the script kept), or a bug's message. */
   | { readonly kind: "failed"; readonly diagnostic: Diagnostic }
   | { readonly kind: "failed"; readonly code: "INTERNAL"; readonly message: string };
+
+/** A share's counters (QueryStats) since its last report. */
+export interface ShareStats {
+  readonly bytesRead: number;
+  readonly recordsRead: number;
+  readonly recordsUnmatched: number;
+}
 
 /**
  * A worker's groups: first rows (encoded); per folded aggregate (count, sum) numbers and flags

@@ -11,9 +11,15 @@ import { QueryError } from "../../diagnostics.ts";
 import type { CompiledPlan } from "../../plan.ts";
 import type { QueryContext } from "../../query_context.ts";
 import { Grouping } from "../aggregate.ts";
-import { checkCancelled, type ExecContext, MemoryBudget, ProgressMeter } from "../context.ts";
+import {
+  checkCancelled,
+  type ExecContext,
+  MemoryBudget,
+  newQueryStats,
+  ProgressMeter,
+} from "../context.ts";
 import { openNode } from "../run.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf } from "./parallel_plan.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
 import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
@@ -59,18 +65,32 @@ export async function runShare(
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
     const node = parallelNodes(plan.root, task.render !== undefined)[task.node];
-    const source = node && (scanSourceOf(node) ?? rowSourceOf(node));
+    const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
     let unreported = 0;
+    // What the share read, told with its progress as counts since the last report.
+    const stats = newQueryStats();
+    const told = { bytesRead: 0, recordsRead: 0, recordsUnmatched: 0 };
+    const report = () => {
+      const delta = {
+        bytesRead: stats.bytesRead - told.bytesRead,
+        recordsRead: stats.recordsRead - told.recordsRead,
+        recordsUnmatched: stats.recordsUnmatched - told.recordsUnmatched,
+      };
+      Object.assign(told, {
+        bytesRead: stats.bytesRead,
+        recordsRead: stats.recordsRead,
+        recordsUnmatched: stats.recordsUnmatched,
+      });
+      post({ kind: "progress", bytes: unreported, stats: delta });
+      unreported = 0;
+    };
     const progress = new ProgressMeter();
     const consume = progress.consume.bind(progress);
     progress.consume = (bytes: number) => {
       consume(bytes);
       unreported += bytes;
-      if (unreported >= PROGRESS_BYTES) {
-        post({ kind: "progress", bytes: unreported });
-        unreported = 0;
-      }
+      if (unreported >= PROGRESS_BYTES) report();
     };
     const ctx: ExecContext = {
       signal,
@@ -79,12 +99,13 @@ export async function runShare(
       warn: (warning) => post({ kind: "warning", warning }),
       progress,
       memory: new MemoryBudget(task.memoryLimit),
+      stats,
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
     if (task.render) {
       if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
       const nulls = await postRendered(openNode(node, ctx), task.render, credits, post);
-      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      report();
       post({ kind: "done", nulls });
       return;
     }
@@ -94,7 +115,7 @@ export async function runShare(
         await credits.take();
         post({ kind: "rows", rows: batch.map(encodeRow) });
       }
-      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      report();
       post({ kind: "done" });
       return;
     }
@@ -104,7 +125,7 @@ export async function runShare(
       const bytes = grouping.add(batch);
       if (bytes > 0) ctx.memory.take(bytes, "group");
     }
-    if (unreported > 0) post({ kind: "progress", bytes: unreported });
+    report();
     const groups = grouping.exportPartial();
     post(
       { kind: "groups", groups },
