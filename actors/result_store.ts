@@ -232,6 +232,8 @@ export class ResultStore {
         const to = Math.min(last, s.first + s.count - 1) - s.first;
         if (s.byteEnds) {
           yield renderedPart(bytes, s.byteEnds, from, to);
+          // Read from the file for this read alone, and copied out by now: freed at once.
+          if (!s.bytes) release(bytes);
           continue;
         }
         const items = decodeSegment(bytes, s.ends);
@@ -361,6 +363,9 @@ export class ResultStore {
     let written = 0;
     while (written < length) written += await this.#file.write(buffer.subarray(written, length));
     if (spare) this.#spare = buffer;
+    // A rendered segment's own buffer is done with: freed now, not at a garbage collection
+    // that a thread making no garbage of its own (its rows rendered by workers) seldom runs.
+    else release(buffer);
   }
 
   /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
