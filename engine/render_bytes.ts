@@ -287,6 +287,16 @@ function tsvValueWriter(opts: RenderOptions): ValueWriter {
 export type RowBytesWriter = (rows: readonly Row[], sink: ByteSink, ends: number[]) => void;
 
 /**
+ * Where a compiled writer takes its values from, when not from the rows' fields of the columns'
+ * names: `read[i]` computes column i from the row (a projection's column, so that the projected
+ * row is never made); `nulls[i]` is set when column i held a null.
+ */
+export interface RowBytesSource {
+  readonly read?: readonly ((row: Row) => Value)[];
+  readonly nulls?: boolean[];
+}
+
+/**
  * The writer of rows of `columns` in a text format, compiled for those columns: the loop over a
  * row's values is generated code with the column names as constants, so that each column's
  * read is a plain property access.
@@ -295,6 +305,7 @@ export function compileRowBytesWriter(
   format: RowTextFormat,
   columns: readonly string[],
   opts: RenderOptions,
+  source: RowBytesSource = {},
 ): RowBytesWriter {
   const make = format === "json"
     ? jsonValueWriter
@@ -318,10 +329,15 @@ export function compileRowBytesWriter(
     const p = prefixes[i];
     if (p.length === 1) lines.push(`sink.byte(${p[0]});`);
     else if (p.length > 1) lines.push(`sink.raw(P[${i}]);`);
-    lines.push(`W[${i}](sink, row[${JSON.stringify(c)}]);`);
+    const value = source.read ? `R[${i}](row)` : `row[${JSON.stringify(c)}]`;
+    if (source.nulls) {
+      lines.push(`v = ${value};`, `if (v === null || v === undefined) N[${i}] = true;`);
+      lines.push(`W[${i}](sink, v);`);
+    } else lines.push(`W[${i}](sink, ${value});`);
   });
   if (format === "json") lines.push(columns.length === 0 ? "sink.text('{}');" : "sink.byte(125);");
   const body = `return function writeRows(rows, sink, ends) {
+  let v;
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     ${lines.join("\n    ")}
@@ -329,7 +345,12 @@ export function compileRowBytesWriter(
   }
 };`;
   // Generated from the column names (quoted by JSON.stringify) and nothing else.
-  return new Function("W", "P", body)(writers, prefixes) as RowBytesWriter;
+  return new Function("W", "P", "R", "N", body)(
+    writers,
+    prefixes,
+    source.read,
+    source.nulls,
+  ) as RowBytesWriter;
 }
 
 /** The header line of a CSV or TSV result (with its line end); "" for JSON. */

@@ -182,3 +182,22 @@ Deno.test("compileRowBytesWriter(): the same bytes as the row writers on generat
     { numRuns: 400 },
   );
 });
+
+Deno.test("compileRowBytesWriter(): values computed by column functions, nulls noted", () => {
+  const rows: Row[] = [{ a: 1, b: "x" }, { a: null, b: "y" }, { a: 3 }];
+  const read = [(r: Row) => r.b ?? null, (r: Row) => (typeof r.a === "number" ? r.a * 2 : null)];
+  for (const format of FORMATS) {
+    const nulls = [false, false];
+    const fused = compileRowBytesWriter(format, ["B", "twice"], { timeZone: "UTC" }, {
+      read,
+      nulls,
+    });
+    const sink = new ByteSink(4);
+    const ends: number[] = [];
+    fused(rows, sink, ends);
+    const projected = rows.map((r) => ({ B: read[0](r), twice: read[1](r) }));
+    const want = projected.map(reference(format, ["B", "twice"], { timeZone: "UTC" })).join("");
+    assert.equal(decoder.decode(sink.bytes.subarray(0, sink.at)), want, format);
+    assert.deepEqual(nulls, [true, true]);
+  }
+});

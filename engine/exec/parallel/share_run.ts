@@ -8,7 +8,7 @@
 import { compile } from "../../engine.ts";
 import type { FileEntry } from "../../datastore.ts";
 import { QueryError } from "../../diagnostics.ts";
-import type { CompiledPlan } from "../../plan.ts";
+import type { CompiledPlan, PlanNode } from "../../plan.ts";
 import type { QueryContext } from "../../query_context.ts";
 import { Grouping } from "../aggregate.ts";
 import {
@@ -104,7 +104,7 @@ export async function runShare(
     };
     if (task.render) {
       if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
-      const nulls = await postRendered(openNode(node, ctx), task.render, credits, post);
+      const nulls = await postRendered(node, ctx, task.render, credits, post);
       report();
       post({ kind: "done", nulls });
       return;
@@ -155,14 +155,23 @@ const RENDERED_BYTES = 64 * 1024;
  * most ROW_CREDIT posts ahead of those taken; returns which columns held a null.
  */
 async function postRendered(
-  rows: BatchStream,
+  node: PlanNode,
+  ctx: ExecContext,
   render: RenderTask,
   credits: RowCredits,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
 ): Promise<boolean[]> {
   const { columns } = render;
-  const write = compileRowBytesWriter(render.format, columns, render.options);
   const nulls = columns.map(() => false);
+  // A projection of the columns at the top is fused into the writer: each value is computed
+  // from the input row and written, and the projected row is never made.
+  const fused = node.kind === "project" && !node.copyInput &&
+    node.columns.length === columns.length && node.columns.every((c, i) => c.name === columns[i]);
+  const rows: BatchStream = fused ? openNode(node.input, ctx) : openNode(node, ctx);
+  const write = compileRowBytesWriter(render.format, columns, render.options, {
+    ...(fused ? { read: node.columns.map((c) => c.fn) } : {}),
+    nulls,
+  });
   let sink = new ByteSink(2 * RENDERED_BYTES);
   let ends: number[] = [];
   const flush = async () => {
@@ -173,17 +182,7 @@ async function postRendered(
     ends = [];
   };
   for await (const batch of rows) {
-    for (let c = 0; c < columns.length; c++) {
-      if (nulls[c]) continue;
-      const name = columns[c];
-      for (let i = 0; i < batch.length; i++) {
-        const v = batch[i][name];
-        if (v === null || v === undefined) {
-          nulls[c] = true;
-          break;
-        }
-      }
-    }
+    checkCancelled(ctx.signal);
     write(batch, sink, ends);
     if (sink.at >= RENDERED_BYTES) await flush();
   }
