@@ -12,8 +12,6 @@
 
 import type { RenderOptions } from "../render.ts";
 import type { RowTextFormat } from "../render_bytes.ts";
-import type { PlanNode } from "../plan.ts";
-import type { Type } from "../types.ts";
 
 /** The text format a query's rows may be rendered in as they are made. */
 export interface RenderRequest {
@@ -36,23 +34,4 @@ export class RenderedRows {
   get count(): number {
     return this.ends.length;
   }
-}
-
-function hasAny(t: Type): boolean {
-  switch (t.kind) {
-    case "ANY":
-    case "NULL":
-      return true;
-    case "ARRAY":
-      return hasAny(t.element);
-    case "TUPLE":
-      return t.fields.some((f) => hasAny(f.type));
-    default:
-      return false;
-  }
-}
-
-/** Whether rows of `node` may be rendered before they reach the query's thread. */
-export function renderable(node: PlanNode): boolean {
-  return !node.open && !node.schema.some((f) => hasAny(f.type));
 }

@@ -15,7 +15,7 @@
 
 import type { PlanNode } from "../../plan.ts";
 import { Grouping } from "../aggregate.ts";
-import { renderable } from "../rendered.ts";
+import type { Type } from "../../types.ts";
 
 type SourceNode = PlanNode & { kind: "source" };
 
@@ -140,4 +140,26 @@ function childrenOf(node: PlanNode): readonly PlanNode[] {
     default:
       return [node.input];
   }
+}
+
+function hasAny(t: Type): boolean {
+  switch (t.kind) {
+    case "ANY":
+    case "NULL":
+      return true;
+    case "ARRAY":
+      return hasAny(t.element);
+    case "TUPLE":
+      return t.fields.some((f) => hasAny(f.type));
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether rows of `node` may be rendered before they reach the query's thread (rendered.ts): a
+ * closed schema without ANY, so that its columns are known before the first row.
+ */
+export function renderable(node: PlanNode): boolean {
+  return !node.open && !node.schema.some((f) => hasAny(f.type));
 }
