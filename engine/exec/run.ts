@@ -32,6 +32,7 @@ import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
 import {
   parallelNodes,
+  renderable,
   rendersRoot,
   rowSourceOf,
   scanSourceOf,
@@ -39,6 +40,7 @@ import {
   workerSafe,
 } from "./parallel/parallel_plan.ts";
 import { RenderedRows, type RenderRequest } from "./rendered.ts";
+import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
@@ -202,6 +204,13 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     stats: options.stats,
   };
   const render = ctx.parallel?.render;
+  // A fixed text format and a renderable root not rendered by workers: rendered here.
+  const renderHere = !render && options.render && renderable(plan.root)
+    ? {
+      task: { ...options.render, columns: plan.root.schema.map((f) => f.name) },
+      nulls: plan.root.schema.map(() => false),
+    }
+    : undefined;
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
 
@@ -209,6 +218,8 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     checkCancelled(ctx.signal);
     const root = render
       ? rowsInWorkers(plan.root, ctx.parallel!.nodes.get(plan.root)!, ctx)
+      : renderHere
+      ? renderRows(plan.root, ctx, renderHere.task, openNode, renderHere.nulls)
       : openNode(plan.root, ctx);
     for await (const batch of root) {
       checkCancelled(ctx.signal);
@@ -222,7 +233,8 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
       if (batch.length > 0) yield batch;
     }
     checkCancelled(ctx.signal);
-    if (render) observer.observeNulls(render.nulls);
+    const nulls = render?.nulls ?? renderHere?.nulls;
+    if (nulls) observer.observeNulls(nulls);
     final = observer.schema();
     progress.finish();
   }

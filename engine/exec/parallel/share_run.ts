@@ -23,9 +23,8 @@ import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./paralle
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
 import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
-import { ByteSink, compileRowBytesWriter } from "../../render_bytes.ts";
+import { renderRows } from "../render_rows.ts";
 import type { RenderTask } from "../rendered.ts";
-import type { BatchStream } from "../context.ts";
 
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
@@ -147,11 +146,8 @@ export async function runShare(
   }
 }
 
-/** Rows rendered below this many bytes are posted with the next batch's. */
-const RENDERED_BYTES = 64 * 1024;
-
 /**
- * Renders the rows of `rows` in the task's format and posts them (their buffers transferred), at
+ * Renders the node's rows in the task's format and posts them (their buffers transferred), at
  * most ROW_CREDIT posts ahead of those taken; returns which columns held a null.
  */
 async function postRendered(
@@ -161,33 +157,11 @@ async function postRendered(
   credits: RowCredits,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
 ): Promise<boolean[]> {
-  const { columns } = render;
-  const nulls = columns.map(() => false);
-  // A projection of the columns at the top is fused into the writer: each value is computed
-  // from the input row and written, and the projected row is never made.
-  const fused = node.kind === "project" && !node.copyInput &&
-    node.columns.length === columns.length && node.columns.every((c, i) => c.name === columns[i]);
-  const rows: BatchStream = fused ? openNode(node.input, ctx) : openNode(node, ctx);
-  const write = compileRowBytesWriter(render.format, columns, render.options, {
-    ...(fused ? { read: node.columns.map((c) => c.fn) } : {}),
-    nulls,
-  });
-  let sink = new ByteSink(2 * RENDERED_BYTES);
-  let ends: number[] = [];
-  const flush = async () => {
+  const nulls = render.columns.map(() => false);
+  for await (const part of renderRows(node, ctx, render, openNode, nulls)) {
     await credits.take();
-    const bytes = sink.bytes.slice(0, sink.at);
-    post({ kind: "rendered", bytes, ends: Uint32Array.from(ends) }, [bytes.buffer]);
-    sink.at = 0;
-    ends = [];
-  };
-  for await (const batch of rows) {
-    checkCancelled(ctx.signal);
-    write(batch, sink, ends);
-    if (sink.at >= RENDERED_BYTES) await flush();
+    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [part.bytes.buffer]);
   }
-  if (ends.length > 0) await flush();
-  sink = new ByteSink(0);
   return nulls;
 }
 
