@@ -49,9 +49,18 @@ export class ByteSink {
   }
 
   raw(b: Uint8Array): void {
-    this.room(b.length);
-    this.bytes.set(b, this.at);
-    this.at += b.length;
+    const n = b.length;
+    this.room(n);
+    // Short ones (a column's prefix, a timestamp's head) byte by byte: cheaper than a call out.
+    if (n > 32) {
+      this.bytes.set(b, this.at);
+      this.at += n;
+      return;
+    }
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = 0; i < n; i++) bytes[at++] = b[i];
+    this.at = at;
   }
 
   /** Any text, as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder does). */
@@ -144,8 +153,8 @@ class TimestampWriter {
   readonly #zone: string;
   readonly #format: ((ms: number, zone: string) => string) | undefined;
   #second = NaN;
-  #head: Uint8Array = new Uint8Array(0);
-  #tail: Uint8Array = new Uint8Array(0);
+  #head = "";
+  #tail = "";
 
   constructor(opts: RenderOptions) {
     this.#iso = !opts.timestampFormat;
@@ -167,18 +176,18 @@ class TimestampWriter {
     if (second !== this.#second) {
       const text = formatIso(ms, this.#zone);
       const dot = text.lastIndexOf(".");
-      this.#head = encoder.encode(text.slice(0, dot + 1));
-      this.#tail = encoder.encode(text.slice(dot + 4));
+      this.#head = text.slice(0, dot + 1);
+      this.#tail = text.slice(dot + 4);
       this.#second = second;
     }
     const millis = ms - second * 1000;
-    sink.raw(this.#head);
+    sink.text(this.#head);
     sink.room(3);
     const b = sink.bytes;
     b[sink.at++] = 0x30 + ((millis / 100) | 0);
     b[sink.at++] = 0x30 + (((millis / 10) | 0) % 10);
     b[sink.at++] = 0x30 + (millis % 10);
-    sink.raw(this.#tail);
+    sink.text(this.#tail);
     return true;
   }
 }
