@@ -18,7 +18,7 @@
  *
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
- *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR]
+ *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR] [--server-set K=V]
  *     [--v8 FLAGS]
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
@@ -106,6 +106,11 @@ interface Figure {
 function option(name: string): string | undefined {
   const i = Deno.args.indexOf(`--${name}`);
   return i >= 0 ? Deno.args[i + 1] : undefined;
+}
+
+/** `--server-set KEY=VALUE` (repeatable): further settings for Trawl's server. */
+function serverSets(): string[] {
+  return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]] : []);
 }
 
 function loadAverage(): string {
@@ -329,7 +334,10 @@ async function main(): Promise<void> {
       const loadBefore = loadAverage();
       const trawl: Figure[] = [];
       for (const w of workerCounts) {
-        const server = await startServer(home, hasWorkers ? [`query.workers=${w}`] : []);
+        const server = await startServer(home, [
+          ...(hasWorkers ? [`query.workers=${w}`] : []),
+          ...serverSets(),
+        ]);
         try {
           const f = await timed(
             runs,
