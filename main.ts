@@ -8,7 +8,11 @@ import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./hom
 import { createLogger, type Logger } from "./home/log.ts";
 import { FsResourceTree } from "./home/resource_tree.ts";
 import { RightsError } from "./home/rights.ts";
-import { RightsFile } from "./home/rights_file.ts";
+import { RightsFile, runRightsCommand, StorageRights } from "./home/rights_file.ts";
+import { StorageResourceTree } from "./home/storage_tree.ts";
+import type { ResourceTree } from "./engine/resource_tree.ts";
+import type { Grant } from "./home/rights.ts";
+import type { Edition } from "./home/license.ts";
 import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
@@ -36,6 +40,8 @@ import { StorageError } from "./engine/storage.ts";
 import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
+import { SharedBuckets } from "./actors/shared_buckets.ts";
+import { SharedQueries } from "./actors/shared_queries.ts";
 
 export interface ServerOptions {
   /** The home folder; created (with an admin user) when it does not exist yet. */
@@ -70,7 +76,55 @@ export interface Lifetimes {
   readonly inspector?: { stop(): void };
 }
 
-/** Builds what the routes depend on. */
+/**
+ * Where the resource tree and the rights are kept when not in the home's files: in the storage
+ * (a KV shared by several servers, or the edge entry's only state). Made by `storagePlace`.
+ */
+export interface TreePlace {
+  readonly tree: ResourceTree;
+  readonly rights: { grants(): readonly Grant[] };
+  /** Makes a user's folder (on their first authentication, or when added). */
+  readonly makeUserFolder: (name: string) => Promise<void>;
+  /** The edition, when not the home's conf/license (the edge has no home). */
+  readonly edition?: () => Promise<Edition>;
+  /** Ends its background work (the rights' checks), before the storage closes. */
+  readonly stop?: () => void;
+}
+
+/**
+ * The tree and rights in `storage`: loads the rights document (a bad one stops the start with a
+ * RightsError) and makes the top folders. `seedRights`, when given and the storage has no rights
+ * yet, is written as the first rights document (a home's conf/rights.json).
+ */
+export async function storagePlace(
+  storage: Storage,
+  log: Logger,
+  seedRights?: string | null,
+): Promise<TreePlace> {
+  const rights = new StorageRights(
+    storage,
+    (e) => log.warn(`${e.message}; keeping the previous rights`),
+  );
+  if (seedRights != null && await rights.isMissing()) {
+    await rights.write(seedRights);
+    log.info("rights: the home's conf/rights.json was written to the shared storage");
+  }
+  await rights.load();
+  const tree = new StorageResourceTree(storage, rights);
+  await tree.ensureRoots();
+  return {
+    tree,
+    rights,
+    makeUserFolder: (name) => tree.ensureFolder(["users", name]),
+    stop: () => rights.stop(),
+  };
+}
+
+/**
+ * Builds what the routes depend on. Without `place` the tree and rights are the home's files
+ * (`<home>/data`, `conf/rights.json`); with one (storagePlace) nothing here touches the disk
+ * but the scan workers, which are left out since they read the tree from host paths.
+ */
 export function buildDeps(
   home: HomeLayout,
   settings: Settings,
@@ -78,13 +132,21 @@ export function buildDeps(
   lifetimes: Lifetimes = { tokens: new TokenProvider(), pacer: new ConnectorPool() },
   /** Where the state lives (the `storage` setting); the home's files by default. */
   storage: Storage = new FileStorage(home.dir),
+  place?: TreePlace,
 ): AppDeps & { readonly lifetimes: Lifetimes } {
-  const rights = new RightsFile(
-    home.rightsFile,
-    (e) => log.warn(`${e.message}; keeping the previous rights`),
-  );
-  rights.load(); // a bad rights.json stops the start instead of being ignored
-  const tree = new FsResourceTree(home.dataDir, rights);
+  let rights: { grants(): readonly Grant[] };
+  let tree: ResourceTree;
+  if (place) {
+    ({ rights, tree } = place);
+  } else {
+    const file = new RightsFile(
+      home.rightsFile,
+      (e) => log.warn(`${e.message}; keeping the previous rights`),
+    );
+    file.load(); // a bad rights.json stops the start instead of being ignored
+    rights = file;
+    tree = new FsResourceTree(home.dataDir, file);
+  }
   const limits = {
     maxRunning: settings["query.maxRunning"],
     maxQueued: settings["query.maxQueued"],
@@ -94,14 +156,23 @@ export function buildDeps(
   const statelyUrl = settings["inspect.statelyUrl"];
   const inspector = statelyUrl ? createWebSocketInspector({ url: statelyUrl }) : undefined;
   if (inspector) lifetimes = { ...lifetimes, inspector };
+  // Servers sharing a KV share the tenants' token buckets (the fetched hours: cloudHomeAccess).
+  if (storage.kind !== "files") lifetimes.pacer.share(new SharedBuckets(storage));
   // With the files storage the definitions are read through the tree (links checked), as always.
   const definitions = datastoreFiles(home, storage);
   const datastores = createDatastoreRegistry(
     tree,
     storage.kind === "files" ? undefined : (store) => definitions.read(store),
   );
-  const access = cloudHomeAccess(home, storage);
+  const access = {
+    ...cloudHomeAccess(home, storage),
+    ...(place?.edition ? { edition: place.edition } : {}),
+  };
   const queryMetrics = new QueryMetrics();
+  // Servers sharing a KV count their queries together and answer for each other's.
+  const sharedQueries = storage.kind === "kv"
+    ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
+    : undefined;
   datastores.register(
     "cloudapi",
     cloudApiFactory({
@@ -117,11 +188,21 @@ export function buildDeps(
     "azblob",
     azblobFactory({ definitionText: access.definitionText }),
   );
+  const supervisor = startSupervisor(limits, {
+    log,
+    inspect: inspector?.inspect,
+    metrics: queryMetrics,
+    gate: sharedQueries,
+  });
+  // Servers sharing a KV: the lease and the polls start with the supervisor they gate.
+  sharedQueries?.start(supervisor).catch((e) =>
+    log.warn(`shared queries: could not start: ${(e as Error).message}`)
+  );
   return {
     home,
     settings,
     lifetimes,
-    users: UserStore.forHome(home, storage),
+    users: UserStore.forHome(home, storage, place?.makeUserFolder),
     tree,
     log,
     datastores,
@@ -135,16 +216,16 @@ export function buildDeps(
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
     }),
-    scanWorkers: createScanWorkers({
-      count: settings["query.workers"],
-      dataDir: home.dataDir,
-      grants: () => rights.grants(),
-    }),
-    supervisor: startSupervisor(limits, {
-      log,
-      inspect: inspector?.inspect,
-      metrics: queryMetrics,
-    }),
+    // Workers rebuild the tree from host paths: not for a tree in the storage.
+    scanWorkers: tree.hostFiles
+      ? createScanWorkers({
+        count: settings["query.workers"],
+        dataDir: home.dataDir,
+        grants: () => rights.grants(),
+      })
+      : undefined,
+    supervisor,
+    sharedQueries,
     metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },
   };
 }
@@ -175,7 +256,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       log.info(`removed the chunks of ${orphans} value(s) an interrupted write left`);
     }
   }
-  const deps = buildDeps(layout, settings, log, undefined, storage);
+  // With a KV the resource tree and the rights are in it too, shared by every server on it.
+  const place = storage.kind === "files"
+    ? undefined
+    : await storagePlace(storage, log, await readTextIfExists(layout.rightsFile));
+  const deps = buildDeps(layout, settings, log, undefined, storage, place);
+  // Its lease is in the KV before the first query is taken.
+  if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");
   if (token !== undefined) {
@@ -212,8 +299,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: address.port,
     deps,
     // Idle scan workers and the storage end with the server.
-    finished: server.finished.finally(() => {
+    finished: server.finished.finally(async () => {
       deps.scanWorkers?.close();
+      // Its unfinished queries are marked FAILED for the other servers, its lease goes.
+      await deps.sharedQueries?.stop();
+      place?.stop?.();
       storage.close();
     }),
     shutdown: () => server.shutdown(),
@@ -269,7 +359,11 @@ export async function main(args: readonly string[]): Promise<number> {
         const { settings } = loadSettings(await readTextIfExists(home.settingsFile), {});
         const storage = await openStorage(settings.storage, home.dir);
         try {
-          await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+          if (command.kind === "rights show" || command.kind === "rights set") {
+            await runRightsCommand(command, home.rightsFile, storage, (l) => console.log(l));
+          } else {
+            await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
+          }
         } finally {
           storage.close();
         }

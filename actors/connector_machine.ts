@@ -174,6 +174,6 @@ export const connectorMachine = setup({
 });
 
 /** 2% of the unit, at most 250 ms: keeps the achieved rate at or above 98% of the limit. */
-function margin(unitMs: number): number {
+export function margin(unitMs: number): number {
   return Math.min(250, Math.ceil(unitMs * 0.02));
 }

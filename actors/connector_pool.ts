@@ -11,6 +11,10 @@
  * A request takes a token from both (the tighter one wins by itself). Limits are set on every
  * request from the current settings and definition, so a changed definition takes effect at
  * the next query and one store's limit never leaks into another's.
+ *
+ * With a storage shared by several servers (Deno KV, `share()`), a request also takes a token of
+ * the tenant's bucket in the KV (shared_buckets.ts) once its own actors let it go, so the servers
+ * together keep to the tenant's rate, and a throttling answer pauses the tenant on every server.
  */
 
 import { type Actor, createActor } from "xstate";
@@ -24,6 +28,7 @@ import {
   type Pacer,
 } from "../connectors/cloudapi/pacer.ts";
 import { AdaptiveRate } from "./adaptive_rate.ts";
+import type { SharedBuckets } from "./shared_buckets.ts";
 
 export interface ConnectorStatus {
   /** `tenant|<tenant>|<family>` or `store|<store>|<family>`. */
@@ -52,8 +57,14 @@ export class ConnectorPool implements Pacer {
   #actors = new Map<string, Actor<typeof connectorMachine>>();
   #rates = new Map<string, AdaptiveRate>();
   #nextId = 0;
+  #shared: SharedBuckets | undefined;
 
   constructor(private readonly now: () => number = () => Date.now()) {}
+
+  /** Makes the tenants' buckets shared with the other servers of `buckets`' storage. */
+  share(buckets: SharedBuckets): void {
+    this.#shared = buckets;
+  }
 
   #actor(key: string, limit: BucketLimit): Actor<typeof connectorMachine> {
     let actor = this.#actors.get(key);
@@ -112,9 +123,9 @@ export class ConnectorPool implements Pacer {
       }
       const key = tenantKey(keys.tenant, budgetOf(keys.family));
       const rate = this.#rate(key);
-      releases.push(
-        await this.#take(this.#actor(key, rate.limit(keys.providerLimit, this.now())), signal),
-      );
+      const limit = rate.limit(keys.providerLimit, this.now());
+      releases.push(await this.#take(this.#actor(key, limit), signal));
+      if (this.#shared) releases.push(await this.#shared.take(key, limit, signal));
       rate.granted(this.now());
     } catch (e) {
       releaseAll();
@@ -169,6 +180,7 @@ export class ConnectorPool implements Pacer {
   throttled(tenant: string, family: Family, pauseMs: number): void {
     this.#counters(family).throttled++;
     const key = tenantKey(tenant, budgetOf(family));
+    this.#shared?.pause(key, pauseMs).catch(() => {/* the KV failed: this server pauses alone */});
     const actor = this.#actors.get(key);
     if (!actor) return;
     const rate = this.#rate(key);
@@ -181,6 +193,7 @@ export class ConnectorPool implements Pacer {
 
   /** Stops every actor (tests, shutdown). */
   stop(): void {
+    this.#shared?.stop();
     for (const a of this.#actors.values()) a.stop();
     this.#actors.clear();
     this.#rates.clear();

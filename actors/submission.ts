@@ -14,6 +14,7 @@ import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
 import { idempotentQuery, type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";
 import type { ResultQuota } from "./result_quota.ts";
+import type { SharedQueries } from "./shared_queries.ts";
 
 export interface SubmissionDeps {
   readonly supervisor: SupervisorRef;
@@ -25,6 +26,8 @@ export interface SubmissionDeps {
   readonly serverTimeZone: string;
   /** Each user's share of the results held; none: no per-user limit. */
   readonly quota?: ResultQuota;
+  /** Servers sharing a KV: admission counted across them, the query's record shared. */
+  readonly shared?: SharedQueries;
 }
 
 export interface Submission {
@@ -37,6 +40,8 @@ export interface Submission {
   readonly fixedFormat?: unknown;
   /** The client's Idempotency-Key: a query already held under it is answered instead. */
   readonly idempotencyKey?: string;
+  /** Servers sharing a KV: whether the result is stored for the others (not for sync queries). */
+  readonly shareResult?: boolean;
 }
 
 export type SubmissionResult =
@@ -57,6 +62,25 @@ export async function compileAndSubmit(
   const opened = deps.quota?.open(submission.context.user.name);
   if (opened && !opened.ok) return { ok: false, quotaRefused: opened.message };
   const account = opened?.account;
+  const { shared } = deps;
+  if (shared) {
+    const { source } = submission;
+    const admitted = await shared.admit(queryId, submission.context.user, {
+      // What GET /queries shows of it on the other servers.
+      scriptPath: "path" in source ? source.path : submission.context.workDir,
+      excerpt: "text" in source
+        ? source.text.trim().split("\n", 1)[0].slice(0, 120)
+        : "path" in source
+        ? source.path
+        : source.table,
+      fixedFormat: submission.fixedFormat,
+      shareResult: submission.shareResult ?? false,
+    });
+    if (admitted === "full") {
+      account?.close();
+      return { ok: false, queueFull: true, maxQueued: shared.options.maxQueued };
+    }
+  }
   deps.supervisor.send({
     type: "SUBMIT",
     input: {
@@ -77,8 +101,12 @@ export async function compileAndSubmit(
       : { idempotencyKey: submission.idempotencyKey }),
   });
   const ref = queryRef(deps.supervisor, queryId);
-  if (ref) return { ok: true, queryId, ref };
+  if (ref) {
+    shared?.track(queryId, ref);
+    return { ok: true, queryId, ref };
+  }
   account?.close();
+  await shared?.release(queryId);
   if (submission.idempotencyKey !== undefined) {
     // The same key was submitted while this one compiled: that query is the answer.
     const first = idempotentQuery(

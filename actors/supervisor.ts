@@ -62,6 +62,11 @@ export interface SupervisorInput extends SupervisorLimits {
    * every query actor it creates report to.
    */
   readonly inspect?: ActorOptions<typeof queryMachine>["inspect"];
+  /**
+   * Asked before a waiting query is scheduled (servers sharing a KV: it runs once it holds a
+   * slot counted across them, actors/shared_queries.ts); none: the local limits alone.
+   */
+  readonly gate?: { mayRun(queryId: string): boolean };
 }
 
 export type QueryRef = ActorRefFrom<typeof queryMachine>;
@@ -104,6 +109,8 @@ export type SupervisorEvent =
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
+  /** The gate let more queries run: waiting ones are scheduled if there are local slots. */
+  | { readonly type: "SLOTS" }
   /** Drops a finished query at once (DELETE on a finished query, or on an answered one). */
   | { readonly type: "FREE"; readonly queryId: string }
   /**
@@ -177,8 +184,16 @@ export const supervisorMachine = setup({
     schedule: enqueueActions(({ context, enqueue }) => {
       const waiting = waitingOf(context);
       const active = activeOf(context);
-      while (active.size < context.maxRunning && waiting.length > 0) {
-        const id = waiting.shift()!;
+      const { gate } = context;
+      for (let i = 0; active.size < context.maxRunning && i < waiting.length;) {
+        const id = waiting[i];
+        // Not yet let through by the gate: it keeps its place, later ones may go.
+        if (gate && !gate.mayRun(id)) {
+          i++;
+          continue;
+        }
+        if (i === 0) waiting.shift();
+        else waiting.splice(i, 1);
         const entry = context.queries.get(id);
         if (!entry) continue;
         active.add(id);
@@ -269,6 +284,7 @@ export const supervisorMachine = setup({
         SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
         TOUCH: { actions: "forward" },
+        SLOTS: { actions: "schedule" },
         FREE: [
           { guard: "isFinished", actions: ["drop", "schedule"] },
           { actions: "forgetAnswered" },
@@ -372,6 +388,7 @@ export function startSupervisor(
     /** Every actor (the supervisor and its queries) reports to it: Stately's inspector. */
     readonly inspect?: SupervisorInput["inspect"];
     readonly metrics?: QueryMetrics;
+    readonly gate?: SupervisorInput["gate"];
   },
 ): SupervisorRef {
   const { inspect } = options;
@@ -382,6 +399,7 @@ export function startSupervisor(
       now: options.now ?? Date.now,
       inspect,
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.gate ? { gate: options.gate } : {}),
     },
     ...(inspect ? { inspect } : {}),
   });

@@ -15,6 +15,7 @@ import type { BatchStream, ExecContext } from "./exec/context.ts";
 import type { FileEntry, Warning } from "./datastore.ts";
 import type { ScriptSource } from "./script_source.ts";
 import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
+import type { TreeFiles } from "./resource_tree.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
@@ -142,6 +143,8 @@ type PlanStep =
     readonly kind: "table";
     readonly canonical: string;
     readonly real: string;
+    /** The tree's file operations `real` is a location of. */
+    readonly files: TreeFiles;
   }
   /** A stored script `@[x.sx](...)`: its plan, inlined; the node only names it. */
   | {
@@ -218,6 +221,8 @@ type PlanStep =
     readonly input: PlanNode;
     readonly canonical: string;
     readonly real: string;
+    /** The tree's file operations `real` is a location of. */
+    readonly files: TreeFiles;
   }
   /**
    * The result `input`, run after the earlier pipeline statements that save tables (`before`,

@@ -133,7 +133,7 @@ async function planStored(
     });
     if (!file) return undefined;
     try {
-      const schema = await readTableSchema(file.real);
+      const schema = await readTableSchema(file.files, file.real);
       return { kind: "table", schema, ...file };
     } catch (e) {
       report(
@@ -197,7 +197,13 @@ function savedEarlier(env: PlanEnv, path: string, span: Span): PlanNode | null |
     report(env, "FORBIDDEN", `you may not read the stored table ${resolved.canonical}`, span);
     return null;
   }
-  return { kind: "table", schema: saved.schema, canonical: resolved.canonical, real: saved.real };
+  return {
+    kind: "table",
+    schema: saved.schema,
+    canonical: resolved.canonical,
+    real: saved.real,
+    files: env.query.tree,
+  };
 }
 
 /** Does `node` save a table somewhere in its tree? */

@@ -10,7 +10,7 @@ import { check } from "./front.ts";
 import { parseLiteralOfType } from "./literal.ts";
 import { isNumeric, sameType, scalarByName, type Type, typeToString } from "./types.ts";
 import type { Value } from "./values.ts";
-import type { Right } from "./resource_tree.ts";
+import type { Right, TreeFiles } from "./resource_tree.ts";
 import { toText } from "./render.ts";
 import { type PlanEnv, report } from "./planning/env.ts";
 import { constant } from "./planning/expressions.ts";
@@ -56,7 +56,7 @@ export function viewEnv(caller: PlanEnv, canonical: string, top = false): PlanEn
  */
 export async function loadView(
   caller: PlanEnv,
-  file: { canonical: string; real: string },
+  file: { canonical: string; real: string; files: TreeFiles },
   span?: Span,
 ): Promise<Script | undefined> {
   const at = caller.chain.indexOf(file.canonical);
@@ -70,7 +70,7 @@ export async function loadView(
     );
     return undefined;
   }
-  const text = await Deno.readTextFile(file.real);
+  const text = new TextDecoder().decode((await file.files.read(file.real)).bytes);
   const { script, diagnostics } = check(text);
   for (const d of diagnostics) caller.diagnostics.push({ ...d, script: file.canonical });
   return script;

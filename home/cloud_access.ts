@@ -1,6 +1,7 @@
 /**
  * What the `cloudapi://` connector reads from the home, as plain functions: where fetched hours
- * go, the text of a store's definition, and the edition. main.ts hands it to the connector.
+ * go (the home's folder, or the KV several servers share), the text of a store's definition,
+ * and the edition. main.ts hands it to the connector.
  */
 
 import { join } from "node:path";
@@ -11,6 +12,8 @@ import type { Storage } from "../engine/storage.ts";
 
 export interface CloudHomeAccess {
   readonly cloudDir: string;
+  /** A storage shared by servers (KV): fetched hours go there instead of `cloudDir`. */
+  readonly hourStorage?: Storage;
   readonly definitionText: (store: string) => Promise<string | null>;
   readonly edition: () => Promise<Edition>;
 }
@@ -24,6 +27,8 @@ export function cloudHomeAccess(layout: HomeLayout, storage?: Storage): CloudHom
   const definitions = storage === undefined ? undefined : datastoreFiles(layout, storage);
   return {
     cloudDir: layout.cloudApiDir,
+    // With the files storage the hours stay host files under cloudDir, as always.
+    ...(storage !== undefined && storage.kind !== "files" ? { hourStorage: storage } : {}),
     definitionText: (store) =>
       definitions === undefined
         ? readTextIfExists(join(folder, `${store}.json`))

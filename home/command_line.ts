@@ -11,9 +11,12 @@ export const USAGE = `Usage:
   main.ts user list [--home DIR]
   main.ts user remove NAME [--home DIR]
   main.ts user token NAME [--home DIR]
+  main.ts rights show [--home DIR]
+  main.ts rights set FILE [--home DIR]
   main.ts help
 
 --home defaults to $TRAWL_HOME, else ./trawl-home.
+'rights' reads or replaces the rights where the home keeps them (conf/rights.json, or the KV).
 'user add' and 'user token' print the new token as the last line.`;
 
 export type Command =
@@ -29,7 +32,9 @@ export type Command =
   }
   | { readonly kind: "user list"; readonly home: string }
   | { readonly kind: "user remove"; readonly home: string; readonly name: string }
-  | { readonly kind: "user token"; readonly home: string; readonly name: string };
+  | { readonly kind: "user token"; readonly home: string; readonly name: string }
+  | { readonly kind: "rights show"; readonly home: string }
+  | { readonly kind: "rights set"; readonly home: string; readonly file: string };
 
 /** A command line that does not fit USAGE; the message says what is wrong. */
 export class UsageError extends Error {
@@ -91,6 +96,19 @@ export function parseCommandLine(
     }
     case "user":
       return parseUserCommand(rest, homeOf);
+    case "rights": {
+      const [sub, ...more] = rest;
+      if (sub === "show") {
+        return { kind: "rights show", home: homeOf(parse(more, HOME, []).values.home) };
+      }
+      if (sub === "set") {
+        const { values, positionals } = parse(more, HOME, ["FILE"]);
+        return { kind: "rights set", home: homeOf(values.home), file: positionals[0] };
+      }
+      throw new UsageError(
+        sub === undefined ? "'rights' needs a subcommand" : `unknown command 'rights ${sub}'`,
+      );
+    }
     default:
       throw new UsageError(`unknown command '${command}'`);
   }

@@ -73,3 +73,18 @@ Deno.test("parseCommandLine() refuses what does not fit the usage", () => {
   ];
   for (const args of bad) assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
 });
+
+Deno.test("parseCommandLine() reads the rights commands and refuses others", () => {
+  assert.deepEqual(parseCommandLine(["rights", "show", "--home", "/h"]), {
+    kind: "rights show",
+    home: "/h",
+  });
+  assert.deepEqual(parseCommandLine(["rights", "set", "g.json", "--home", "/h"]), {
+    kind: "rights set",
+    home: "/h",
+    file: "g.json",
+  });
+  assert.throws(() => parseCommandLine(["rights", "set"]), UsageError);
+  assert.throws(() => parseCommandLine(["rights"]), /'rights' needs a subcommand/);
+  assert.throws(() => parseCommandLine(["rights", "drop"]), /unknown command 'rights drop'/);
+});

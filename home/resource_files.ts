@@ -1,14 +1,26 @@
 /**
- * The files of the resource tree as the management API sees them: stat, list, read with an
- * ETag, write atomically with preconditions, delete, move. Rights are the caller's business
- * (routes/resources.ts asks the tree); this module works on host paths the tree resolved.
+ * The files of the resource tree on the local disk: stat, list, read with an ETag, write
+ * atomically with preconditions, delete, move (the `TreeFiles` of engine/resource_tree.ts for
+ * home/resource_tree.ts). Rights are the caller's business (routes/resources.ts asks the tree);
+ * this module works on host paths the tree resolved.
  *
  * Preconditions and the write they guard run under one lock per host path, so two writers with
  * the same `If-Match` cannot both win: the second sees the first's ETag and gets `precondition`.
+ * The ETag of a file is a hash of its content.
  */
 
 import { basename, dirname, join } from "node:path";
-import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
+import { openAtomic, writeFileAtomic } from "../engine/fs/atomic_write.ts";
+import {
+  type AtomicOutput,
+  type Preconditions,
+  ResourceConflict,
+  type TreeFileInfo,
+  type TreeFiles,
+} from "../engine/resource_tree.ts";
+import { openFile } from "../engine/fs/open_file.ts";
+
+export { type Preconditions, ResourceConflict };
 
 export type ResourceKind = "folder" | "script" | "table" | "pattern" | "datastore" | "file";
 
@@ -17,24 +29,6 @@ export interface ResourceInfo {
   readonly size: number;
   /** Epoch milliseconds. */
   readonly modified: number;
-}
-
-export interface Preconditions {
-  /** `If-Match`: the ETags (quoted) one of which the current content must have; `*`: exists. */
-  readonly ifMatch?: string;
-  /** `If-None-Match: *`: the file must not exist yet. */
-  readonly ifNoneMatch?: string;
-}
-
-/** Why a write did not happen. */
-export class ResourceConflict extends Error {
-  constructor(
-    readonly reason: "precondition" | "exists" | "not-empty" | "not-folder",
-    message: string,
-  ) {
-    super(message);
-    this.name = "ResourceConflict";
-  }
 }
 
 /** The kind of an entry by its name and place: the console and clients switch on it. */
@@ -55,12 +49,45 @@ export async function etagOf(bytes: Uint8Array): Promise<string> {
   return `"${digest.toBase64({ alphabet: "base64url", omitPadding: true }).slice(0, 27)}"`;
 }
 
-/** Stat of a host path (after the tree's realPath); null when nothing is there. */
-export async function statResource(real: string, canonical: string): Promise<ResourceInfo | null> {
+/** Throws ResourceConflict "precondition" when `current` (an ETag, null: absent) fails `p`. */
+export function checkPreconditions(current: string | null, p: Preconditions): void {
+  if (p.ifNoneMatch !== undefined && current !== null) {
+    throw new ResourceConflict("precondition", "the resource exists (If-None-Match: *)");
+  }
+  if (p.ifMatch !== undefined) {
+    const wanted = p.ifMatch.split(",").map((t) => t.trim().replace(/^W\//, ""));
+    const ok = current !== null && (wanted.includes("*") || wanted.includes(current));
+    if (!ok) {
+      throw new ResourceConflict(
+        "precondition",
+        current === null
+          ? "the resource does not exist (If-Match)"
+          : "the resource has changed since it was read (If-Match does not match its ETag)",
+      );
+    }
+  }
+}
+
+/** The file operations of the tree on the local disk (locations are host paths). */
+export const fsTreeFiles: TreeFiles = {
+  hostFiles: true,
+  child: (folder, name) => join(folder, name),
+  stat: (real, options) => statPath(real, options?.followLinks ?? true),
+  list: listFolder,
+  read: readResource,
+  open: (real, signal, from) => openFile(real, signal, from),
+  write: writeResource,
+  openAtomic: openAtomicOutput,
+  mkdir: makeFolder,
+  remove: removeResource,
+  move: moveResource,
+};
+
+async function statPath(real: string, follow: boolean): Promise<TreeFileInfo | null> {
   try {
-    const info = await Deno.stat(real);
+    const info = follow ? await Deno.stat(real) : await Deno.lstat(real);
     return {
-      kind: kindOf(canonical, info.isDirectory),
+      isFolder: info.isDirectory,
       size: info.isDirectory ? 0 : info.size,
       modified: info.mtime?.getTime() ?? 0,
     };
@@ -68,6 +95,31 @@ export async function statResource(real: string, canonical: string): Promise<Res
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
     throw e;
   }
+}
+
+/** A table's replacement in a hidden temporary file beside it (engine/fs/atomic_write.ts). */
+async function openAtomicOutput(real: string): Promise<AtomicOutput> {
+  const out = await openAtomic(real);
+  return {
+    write: (bytes) => out.write(bytes),
+    async patchStart(bytes) {
+      await out.file.seek(0, Deno.SeekMode.Start);
+      await out.write(bytes);
+      await out.file.seek(0, Deno.SeekMode.End);
+    },
+    async *readFrom(from) {
+      await out.file.seek(from, Deno.SeekMode.Start);
+      const buf = new Uint8Array(1 << 20);
+      for (;;) {
+        const n = await out.file.read(buf);
+        if (n === null) break;
+        yield buf.slice(0, n);
+      }
+      await out.file.seek(0, Deno.SeekMode.End);
+    },
+    commit: () => out.commit(),
+    abort: () => out.abort(),
+  };
 }
 
 /** The names in a folder with what they are; hidden temp files of saves and writes are left out. */
@@ -120,24 +172,6 @@ async function currentEtag(real: string): Promise<string | null> {
   }
 }
 
-function checkPreconditions(current: string | null, p: Preconditions): void {
-  if (p.ifNoneMatch !== undefined && current !== null) {
-    throw new ResourceConflict("precondition", "the resource exists (If-None-Match: *)");
-  }
-  if (p.ifMatch !== undefined) {
-    const wanted = p.ifMatch.split(",").map((t) => t.trim().replace(/^W\//, ""));
-    const ok = current !== null && (wanted.includes("*") || wanted.includes(current));
-    if (!ok) {
-      throw new ResourceConflict(
-        "precondition",
-        current === null
-          ? "the resource does not exist (If-Match)"
-          : "the resource has changed since it was read (If-Match does not match its ETag)",
-      );
-    }
-  }
-}
-
 /**
  * Writes `bytes` to `real` atomically under the preconditions; creates missing parent folders
  * only when `makeParents`. Returns whether it was created and the new ETag.
@@ -145,7 +179,7 @@ function checkPreconditions(current: string | null, p: Preconditions): void {
 export function writeResource(
   real: string,
   bytes: Uint8Array,
-  preconditions: Preconditions,
+  preconditions: Preconditions = {},
 ): Promise<{ created: boolean; etag: string }> {
   return exclusive(real, async () => {
     const current = await currentEtag(real);

@@ -13,10 +13,19 @@
 
 import { join, relative, sep } from "node:path";
 import type { User } from "../engine/user.ts";
-import type { ResolvedPath, ResourceTree, Right } from "../engine/resource_tree.ts";
+import type {
+  AtomicOutput,
+  Preconditions,
+  ResolvedPath,
+  ResourceTree,
+  Right,
+  TreeEntry,
+  TreeFileInfo,
+} from "../engine/resource_tree.ts";
 import { MAX_PATH_BYTES, PathError, refuse, splitPath } from "../engine/resource_path.ts";
 import { type Grant, may } from "./rights.ts";
 import { TREE_ROOTS } from "./layout.ts";
+import { fsTreeFiles } from "./resource_files.ts";
 
 const encoder = new TextEncoder();
 /** Rights a link may not gain for its user when the caller names none (see realPath). */
@@ -33,21 +42,42 @@ export class FsResourceTree implements ResourceTree {
   ) {}
 
   resolve(user: User, path: string, workDir?: string): ResolvedPath {
-    const { absolute, segments } = splitPath(path);
-    let canonical: string[];
-    if (absolute) {
-      canonical = this.#fromRoot(user, path, segments);
-    } else {
-      const base = workDir ?? `/users/${user.name}`;
-      if (!base.startsWith("/")) refuse(base, "a working directory must be an absolute path");
-      canonical = [...this.#fromRoot(user, base, splitPath(base).segments), ...segments];
-    }
-    const text = "/" + canonical.join("/");
-    if (encoder.encode(text).length > MAX_PATH_BYTES) {
-      refuse(text, `longer than ${MAX_PATH_BYTES} bytes`);
-    }
+    const canonical = canonicalSegments(user, path, workDir);
     const real = canonical.length ? join(this.root, ...canonical) : this.root;
-    return { canonical: text, real, user };
+    return { canonical: "/" + canonical.join("/"), real, user };
+  }
+
+  // The file operations on host paths (home/resource_files.ts).
+  readonly hostFiles = true;
+  child(folder: string, name: string): string {
+    return fsTreeFiles.child(folder, name);
+  }
+  stat(real: string, options?: { followLinks?: boolean }): Promise<TreeFileInfo | null> {
+    return fsTreeFiles.stat(real, options);
+  }
+  list(real: string): Promise<TreeEntry[]> {
+    return fsTreeFiles.list(real);
+  }
+  read(real: string): Promise<{ bytes: Uint8Array; etag: string }> {
+    return fsTreeFiles.read(real);
+  }
+  open(real: string, signal: AbortSignal, from?: number): Promise<ReadableStream<Uint8Array>> {
+    return fsTreeFiles.open(real, signal, from);
+  }
+  write(real: string, bytes: Uint8Array, preconditions?: Preconditions) {
+    return fsTreeFiles.write(real, bytes, preconditions);
+  }
+  openAtomic(real: string): Promise<AtomicOutput> {
+    return fsTreeFiles.openAtomic(real);
+  }
+  mkdir(real: string): Promise<void> {
+    return fsTreeFiles.mkdir(real);
+  }
+  remove(real: string, options: { recursive: boolean; preconditions?: Preconditions }) {
+    return fsTreeFiles.remove(real, options);
+  }
+  move(from: string, to: string): Promise<void> {
+    return fsTreeFiles.move(from, to);
   }
 
   may(user: User, right: Right, canonical: string): boolean {
@@ -88,16 +118,38 @@ export class FsResourceTree implements ResourceTree {
     const rel = relative(rootReal, real);
     return { canonical: rel === "" ? "/" : "/" + rel.split(sep).join("/"), real };
   }
+}
 
-  /** Canonical segments of an absolute path, with `/user` replaced by `/users/<caller>`. */
-  #fromRoot(user: User, path: string, segments: string[]): string[] {
-    if (segments.length === 0) return [];
-    const [first, ...rest] = segments;
-    if (first === "user") return ["users", user.name, ...rest];
-    if ((TREE_ROOTS as readonly string[]).includes(first)) return segments;
-    return refuse(
-      path,
-      `unknown root '/${first}'; paths start with /user, /users, /shared or /system`,
-    );
+/**
+ * The canonical segments of `path` for `user` (`/user` is `/users/<user>`, a relative path is
+ * under `workDir`): textual, refusing (PathError) anything that could leave the tree. Both trees
+ * resolve through here, so they refuse the same paths.
+ */
+export function canonicalSegments(user: User, path: string, workDir?: string): string[] {
+  const { absolute, segments } = splitPath(path);
+  let canonical: string[];
+  if (absolute) {
+    canonical = fromRoot(user, path, segments);
+  } else {
+    const base = workDir ?? `/users/${user.name}`;
+    if (!base.startsWith("/")) refuse(base, "a working directory must be an absolute path");
+    canonical = [...fromRoot(user, base, splitPath(base).segments), ...segments];
   }
+  const text = "/" + canonical.join("/");
+  if (encoder.encode(text).length > MAX_PATH_BYTES) {
+    refuse(text, `longer than ${MAX_PATH_BYTES} bytes`);
+  }
+  return canonical;
+}
+
+/** Canonical segments of an absolute path, with `/user` replaced by `/users/<caller>`. */
+function fromRoot(user: User, path: string, segments: string[]): string[] {
+  if (segments.length === 0) return [];
+  const [first, ...rest] = segments;
+  if (first === "user") return ["users", user.name, ...rest];
+  if ((TREE_ROOTS as readonly string[]).includes(first)) return segments;
+  return refuse(
+    path,
+    `unknown root '/${first}'; paths start with /user, /users, /shared or /system`,
+  );
 }

@@ -1,11 +1,13 @@
 /**
- * The grants of `conf/rights.json`, kept in memory for the synchronous `may()` and reloaded
+ * The grants of `conf/rights.json` (StorageRights below: of the same document in a shared KV), kept in memory for the synchronous `may()` and reloaded
  * when the file changes. The file is stat'ed at most every 250 ms, so a change made while the
  * server runs takes effect within that time.
  */
 
 import { fileVersionSync } from "./file_version.ts";
 import { type Grant, parseRights, RightsError } from "./rights.ts";
+import type { Storage, StorageKey } from "../engine/storage.ts";
+import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 
 const CHECK_EVERY_MS = 250;
 
@@ -43,4 +45,125 @@ export class RightsFile {
       return this.#grants;
     }
   }
+}
+
+/** The key of the rights document in a shared storage (the KV): the same name as in a home. */
+export const RIGHTS_KEY: StorageKey = ["conf", "rights.json"];
+
+/**
+ * The grants of the rights document in a storage shared by several servers (Deno KV), kept in
+ * memory for the synchronous `may()`: after the first `load()` its version is checked every
+ * 250 ms in the background (one cheap read), so a change made through any server or CLI takes
+ * effect on all of them within about that time. `stop()` ends the checks.
+ */
+export class StorageRights {
+  #grants: readonly Grant[] = [];
+  #version: string | null | undefined = undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #checking = false;
+  #stopped = false;
+
+  /** `onError` hears of a changed document that cannot be used; the previous grants stay. */
+  constructor(
+    private readonly storage: Storage,
+    private readonly onError: (error: Error) => void = () => {},
+    private readonly key: StorageKey = RIGHTS_KEY,
+  ) {}
+
+  /** Ends the background checks (before the storage closes). */
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+  }
+
+  #watch(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    const timer = setInterval(() => {
+      if (this.#checking || this.#stopped) return;
+      this.#checking = true;
+      this.load().catch((e) => {
+        if (this.#stopped) return;
+        this.onError(e instanceof RightsError ? e : new RightsError(`${this.key.join("/")}: ${e}`));
+      }).finally(() => {
+        this.#checking = false;
+      });
+    }, CHECK_EVERY_MS);
+    this.#timer = timer;
+    // The checks do not keep a process alive.
+    Deno.unrefTimer(timer);
+  }
+
+  /** Loads the document now; throws RightsError when it is not valid (for a check at start). */
+  async load(): Promise<readonly Grant[]> {
+    this.#watch();
+    const version = await this.storage.version(this.key);
+    if (version === this.#version) return this.#grants;
+    const stored = await this.storage.get(this.key);
+    const source = `${this.key.join("/")} (${this.storage.kind})`;
+    try {
+      this.#grants = stored === null
+        ? []
+        : parseRights(new TextDecoder().decode(stored.value), source);
+    } finally {
+      // A bad document is reported once, not on every check; the previous grants stay.
+      this.#version = stored?.version ?? null;
+    }
+    return this.#grants;
+  }
+
+  /** Is there no rights document in the storage? */
+  async isMissing(): Promise<boolean> {
+    return (await this.storage.version(this.key)) === null;
+  }
+
+  /** Replaces the document (checked first: a bad one throws RightsError and is not written). */
+  async write(text: string): Promise<void> {
+    parseRights(text, this.key.join("/"));
+    await this.storage.put(this.key, new TextEncoder().encode(text));
+    await this.load();
+  }
+
+  /** The grants in force. */
+  grants(): readonly Grant[] {
+    return this.#grants;
+  }
+}
+
+/**
+ * `rights show` / `rights set FILE`: the rights where the home keeps them, its
+ * `conf/rights.json` (`rightsFile`) with the files storage, the KV's document with a KV. A file
+ * that is not valid rights is refused (RightsError) and nothing is written.
+ */
+export async function runRightsCommand(
+  command: { readonly kind: "rights show" } | {
+    readonly kind: "rights set";
+    readonly file: string;
+  },
+  rightsFile: string,
+  storage: Storage,
+  out: (line: string) => void,
+): Promise<void> {
+  const shared = storage.kind === "files" ? undefined : new StorageRights(storage);
+  if (command.kind === "rights show") {
+    const stored = shared ? await storage.get(RIGHTS_KEY) : null;
+    const text = shared
+      ? (stored ? new TextDecoder().decode(stored.value) : null)
+      : await Deno.readTextFile(rightsFile).catch((e) => {
+        if (e instanceof Deno.errors.NotFound) return null;
+        throw e;
+      });
+    out(text === null ? "[]" : text.trimEnd());
+    return;
+  }
+  const text = await Deno.readTextFile(command.file);
+  parseRights(text, command.file);
+  if (shared) {
+    await shared.write(text);
+    shared.stop();
+  } else await writeFileAtomic(rightsFile, text);
+  out(
+    `Rights replaced (${
+      parseRights(text, command.file).length
+    } grant(s)); servers take them within a quarter of a second.`,
+  );
 }

@@ -152,6 +152,11 @@ export const SETTINGS = {
     "workers one query's scan runs on (files and byte ranges of large files are shared among them); `1`: none",
   ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
+  "cluster.lease": setting(
+    interval,
+    "10 s",
+    "servers sharing a KV: a server whose lease is this old is dead, and the others mark its unfinished queries `FAILED`",
+  ),
   "query.maxScriptBytes": setting(byteSize, "1 MiB", "largest script body (`413` above)"),
   "query.memoryLimit": setting(
     byteSize,
@@ -240,6 +245,11 @@ export const SETTINGS = {
     tenantGuid,
     undefined,
     "`PublisherIdentifier` (a tenant GUID) of suite calls; each store's tenant GUID when unset",
+  ),
+  "cloudapi.fetchLease": setting(
+    interval,
+    "30 sec",
+    "with a KV: how long a server's lease on fetching a cloud hour lasts unless renewed",
   ),
 };
 

@@ -84,9 +84,13 @@ export class UserStore {
 
   /**
    * The users of `file` (a path: the files backend), or of `USERS_KEY` in `storage`.
-   * `usersDir`, when given, is where each new user gets their folder (`<home>/data/users`).
+   * `usersDir`, when given, is where each new user gets their folder (`<home>/data/users`), or
+   * what makes a user's folder (in a resource tree kept in the storage).
    */
-  constructor(file: string | Storage, private readonly usersDir?: string) {
+  constructor(
+    file: string | Storage,
+    private readonly usersDir?: string | ((name: string) => Promise<void>),
+  ) {
     if (typeof file === "string") {
       this.#storage = new FileStorage(dirname(file));
       this.#key = [basename(file)];
@@ -101,10 +105,23 @@ export class UserStore {
   }
 
   /** The store of a home: its users.json (or the KV's), with folders under data/users. */
-  static forHome(home: HomeLayout, storage?: Storage): UserStore {
+  static forHome(
+    home: HomeLayout,
+    storage?: Storage,
+    makeFolder?: (name: string) => Promise<void>,
+  ): UserStore {
+    const folders = makeFolder ?? join(home.dataDir, "users");
     return storage === undefined || storage.kind === "files"
-      ? new UserStore(home.usersFile, join(home.dataDir, "users"))
-      : new UserStore(storage, join(home.dataDir, "users"));
+      ? new UserStore(home.usersFile, folders)
+      : new UserStore(storage, folders);
+  }
+
+  /** Makes sure of a user's folder. */
+  async #makeFolder(name: string): Promise<void> {
+    if (typeof this.usersDir === "function") await this.usersDir(name);
+    else if (this.usersDir !== undefined) {
+      await Deno.mkdir(join(this.usersDir, name), { recursive: true });
+    }
   }
 
   /** Do the users exist yet? (A home without them is a fresh home.) */
@@ -136,27 +153,28 @@ export class UserStore {
       };
       return [...users, user];
     });
-    if (this.usersDir !== undefined) {
-      await Deno.mkdir(join(this.usersDir, name), { recursive: true });
-    }
+    await this.#makeFolder(name);
     return token;
   }
 
   /**
-   * Adds the first admin only when there are no users at all (a fresh home or KV); returns its
-   * token, or undefined when another server or process created the users first.
+   * Adds the first admin only when there are no users at all (a fresh home or KV), with a new
+   * token or the one `given` (the edge entry's TRAWL_BOOTSTRAP_TOKEN); returns the token, or undefined when another server or process created the users first.
    */
-  async bootstrapAdmin(name = "admin"): Promise<string | undefined> {
-    const token = newToken();
+  async bootstrapAdmin(name = "admin", given?: string): Promise<string | undefined> {
+    if (given !== undefined && !TOKEN_PATTERN.test(given)) {
+      throw new UserStoreError(
+        "the admin's token must be 'trawl_' and 43 characters of A-Z a-z 0-9 _ - (as tokens are made)",
+      );
+    }
+    const token = given ?? newToken();
     const users: StoredUser[] = [{ name, groups: [], admin: true, tokenHash: hashToken(token) }];
     const result = await this.#storage.put(this.#key, encodeUsers(users), {
       expectedVersion: null,
     });
     if (!result.ok) return undefined;
     this.#version = undefined;
-    if (this.usersDir !== undefined) {
-      await Deno.mkdir(join(this.usersDir, name), { recursive: true });
-    }
+    await this.#makeFolder(name);
     return token;
   }
 
@@ -204,7 +222,7 @@ export class UserStore {
     // A user added through another server of a shared KV has no folder on this one's disk yet.
     if (this.#storage.kind !== "files" && this.usersDir !== undefined) {
       if (!this.#folders.has(found.name)) {
-        await Deno.mkdir(join(this.usersDir, found.name), { recursive: true });
+        await this.#makeFolder(found.name);
         this.#folders.add(found.name);
       }
     }

@@ -25,6 +25,7 @@ import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { ScanWorkerPool } from "../actors/scan_workers.ts";
 import type { DatastoreRegistry } from "../engine/datastore.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
+import type { SharedQueries } from "../actors/shared_queries.ts";
 import { queryRoutes } from "./queries.ts";
 import { syncRoutes } from "./sync.ts";
 import { tableRoutes } from "./tables.ts";
@@ -63,6 +64,8 @@ export interface AppDeps {
   readonly datastoreAdmin?: DatastoreAdmin;
   /** Each user's share of the results held; without it, no per-user limit. */
   readonly resultQuota?: ResultQuota;
+  /** Servers sharing a KV: the registry of queries across them (actors/shared_queries.ts). */
+  readonly sharedQueries?: SharedQueries;
   /** What /metrics shows besides the supervisor's gauges. */
   readonly metrics?: {
     readonly queries?: QueryMetrics;
@@ -80,7 +83,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   if (supervisor && datastores) {
     const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
     const notes = new QueryNotes(supervisor);
-    api.route("/", queryListRoutes(notes));
+    api.route("/", queryListRoutes(notes, deps.sharedQueries));
     api.route("/", queryEventRoutes(queryDeps));
     api.route("/", queryRoutes(queryDeps, notes));
     api.route("/", syncRoutes(queryDeps));

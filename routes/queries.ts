@@ -12,10 +12,13 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { schemaToJson } from "../engine/types.ts";
-import { formatDiagnostic } from "../engine/diagnostics.ts";
+import { type Schema, schemaToJson } from "../engine/types.ts";
+import type { User } from "../engine/user.ts";
+import type { StoredItem } from "../actors/result_store.ts";
+import type { RenderedRows } from "../engine/exec/rendered.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
-import { isFinished, statsOf, topState } from "../actors/query_machine.ts";
+import { isFinished, topState } from "../actors/query_machine.ts";
+import { queryStatus } from "../actors/shared_queries.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -34,6 +37,14 @@ import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./r
 import { columnsOf } from "../actors/engine_work.ts";
 import type { QueryNotes } from "./query_list.ts";
 import { CONTRACTS, validated } from "./contract.ts";
+import {
+  remoteDelete,
+  remoteItems,
+  remoteQuery,
+  remoteStatus,
+  requireRemoteResult,
+  requireSucceededState,
+} from "./shared_queries.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
 
@@ -49,6 +60,7 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     const { queryId, ref, source } = await submitQuery(c, deps, {
       alwaysFix: false,
       idempotencyKey,
+      shareResult: true,
     });
     // A repeated Idempotency-Key answers the noted query again: nothing new to note.
     if (source) {
@@ -60,7 +72,10 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
   });
 
-  app.get("/queries/:id", (c) => {
+  app.get("/queries/:id", async (c) => {
+    // Another server's query (servers sharing a KV): answered from its record.
+    const remote = await remoteQuery(c, deps);
+    if (remote) return remoteStatus(c, remote);
     const found = findAny(c, deps);
     if (found.kind === "answered") return sendJson(c, found.status);
     const ref = found.ref;
@@ -71,23 +86,30 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     return sendJson(c, statusOf(ref), 200, headers);
   });
 
-  app.delete("/queries/:id", (c) => {
+  app.delete("/queries/:id", async (c) => {
+    const remote = await remoteQuery(c, deps);
+    if (remote) return await remoteDelete(c, deps, remote);
     const found = findAny(c, deps);
     const queryId = c.req.param("id");
-    if (found.kind === "answered") {
+    const finished = found.kind === "answered" ||
+      isFinished(topState(found.ref.getSnapshot().value));
+    if (finished) {
       deps.supervisor.send({ type: "FREE", queryId });
+      // Its record goes too, so that the other servers answer 410 at once.
+      await deps.sharedQueries?.free(queryId);
       return c.body(null, 204);
     }
     const ref = found.ref;
-    if (isFinished(topState(ref.getSnapshot().value))) {
-      deps.supervisor.send({ type: "FREE", queryId });
-      return c.body(null, 204);
-    }
     deps.supervisor.send({ type: "CANCEL", queryId });
     return sendJson(c, statusOf(ref));
   });
 
-  app.get("/queries/:id/result", validated(CONTRACTS.result), (c) => {
+  app.get("/queries/:id/result", validated(CONTRACTS.result), async (c) => {
+    const remote = await remoteQuery(c, deps);
+    if (remote) {
+      requireRemoteResult(remote);
+      return itemsResponse(c, deps, remoteItems(deps, c, remote));
+    }
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
     // The retention counts from the end of the last request naming the query: a long read's
@@ -96,7 +118,12 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     return resultResponse(c, deps, ref, () => deps.supervisor.send({ type: "TOUCH", queryId }));
   });
 
-  app.get("/queries/:id/result/schema", (c) => {
+  app.get("/queries/:id/result/schema", async (c) => {
+    const remote = await remoteQuery(c, deps);
+    if (remote) {
+      requireRemoteResult(remote);
+      return sendJson(c, remote.record.schema ?? {});
+    }
     const ref = findQuery(c, deps);
     requireSucceeded(ref);
     return sendJson(c, schemaToJson(ref.getSnapshot().context.schema ?? []));
@@ -145,16 +172,7 @@ function findAny(
 
 /** The status object of the specification, with the query's `stats` (API.md). */
 export function statusOf(ref: QueryRef): Record<string, unknown> {
-  const { context, value } = ref.getSnapshot();
-  return {
-    queryId: context.queryId,
-    state: topState(value),
-    progress: context.progress,
-    warnings: context.warnings,
-    stateChanges: context.stateChanges,
-    stats: statsOf(context, context.now()),
-    ...(context.error ? { error: context.error } : {}),
-  };
+  return queryStatus(ref);
 }
 
 /** Whether the query is (or gets) finished within `millis`; false early if the client goes. */
@@ -184,31 +202,7 @@ async function finishesWithin(
 /** 409 unless the query has SUCCEEDED: QUERY_NOT_FINISHED, QUERY_FAILED or QUERY_CANCELLED. */
 export function requireSucceeded(ref: QueryRef): void {
   const { context, value } = ref.getSnapshot();
-  const state = topState(value);
-  switch (state) {
-    case "SUCCEEDED":
-      return;
-    case "FAILED":
-      throw new ApiError(
-        409,
-        "QUERY_FAILED",
-        `query ${context.queryId} failed: ${
-          context.error ? formatDiagnostic(context.error) : "unknown error"
-        }`,
-        { extra: { state, error: context.error } },
-      );
-    case "CANCELLED":
-      throw new ApiError(409, "QUERY_CANCELLED", `query ${context.queryId} was cancelled`, {
-        extra: { state },
-      });
-    default:
-      throw new ApiError(
-        409,
-        "QUERY_NOT_FINISHED",
-        `query ${context.queryId} is ${state}; its result is there once it has SUCCEEDED`,
-        { extra: { state } },
-      );
-  }
+  requireSucceededState(context.queryId, topState(value), context.error);
 }
 
 /**
@@ -223,7 +217,39 @@ export function resultResponse(
   onClose?: () => void,
 ): Response {
   const { context } = ref.getSnapshot();
-  const fixed = context.fixedFormat as FixedFormat | undefined;
+  const store = context.store;
+  return itemsResponse(c, deps, {
+    count: store.count,
+    schema: context.schema ?? [],
+    fixed: context.fixedFormat as FixedFormat | undefined,
+    owner: context.owner,
+    inMemory: (first, last) => store.inMemory(first, last),
+    read: (first, last) => store.read(first, last),
+    readParts: (first, last) => store.readParts(first, last),
+  }, onClose);
+}
+
+/** The items of a result, wherever they are: a local store or the shared storage. */
+export interface ResultItems {
+  readonly count: number;
+  readonly schema: Schema;
+  readonly fixed: FixedFormat | undefined;
+  readonly owner: User;
+  /** The items when they are all at hand (a small result), else undefined. */
+  inMemory(first: number, last: number): readonly StoredItem[] | undefined;
+  read(first: number, last: number): AsyncIterable<readonly StoredItem[]>;
+  /** As `read`, rows stored rendered as their bytes (ResultStore.readParts); absent: `read`. */
+  readParts?(first: number, last: number): AsyncIterable<readonly StoredItem[] | RenderedRows>;
+}
+
+/** The response of `items` for the request's format and Range (see resultResponse). */
+export function itemsResponse(
+  c: Context<AppEnv>,
+  deps: QueryDeps,
+  items: ResultItems,
+  onClose?: () => void,
+): Response {
+  const { fixed } = items;
   let format: ResultFormat;
   if (fixed) format = fixed.format;
   else {
@@ -233,8 +259,7 @@ export function resultResponse(
   }
   const parsed = parseRange(c.req.header("Range"));
   if (!parsed.ok) throw badRequest("BAD_PARAMETER", parsed.message);
-  const store = context.store;
-  const total = store.count;
+  const total = items.count;
   let first = 0;
   let last = total - 1;
   let status: 200 | 206 = 200;
@@ -253,11 +278,11 @@ export function resultResponse(
     status = 206;
     headers["Content-Range"] = contentRange(first, last, total);
   }
-  const zone = queryZone(context.owner, deps.settings);
-  const few = last - first < SMALL_BODY_ITEMS ? store.inMemory(first, last) : undefined;
+  const zone = queryZone(items.owner, deps.settings);
+  const few = last - first < SMALL_BODY_ITEMS ? items.inMemory(first, last) : undefined;
   const batches = batchWriterOf(formatSpec(format.mediaType));
   if (batches) {
-    const writer = batches(context.schema ?? [], {
+    const writer = batches(items.schema, {
       timeZone: format.options.timeZone ?? zone,
       timestampFormat: format.options.timestampFormat,
     });
@@ -270,9 +295,9 @@ export function resultResponse(
       }
       return new Response(bytes, { status, headers });
     }
-    return new Response(batchBody(store.read(first, last), writer, onClose), { status, headers });
+    return new Response(batchBody(items.read(first, last), writer, onClose), { status, headers });
   }
-  const columns = fixed?.columns ?? columnsOf(context.schema ?? [], []);
+  const columns = fixed?.columns ?? columnsOf(items.schema, []);
   const shape = bodyShape(format, columns, zone);
   if (few) {
     let text: string;
@@ -283,7 +308,9 @@ export function resultResponse(
     }
     return new Response(text, { status, headers });
   }
-  return new Response(resultBody(store.readParts(first, last), { ...shape, onClose }), {
+  // Rows stored rendered come as their bytes where the items can give them (a local store).
+  const parts = items.readParts?.(first, last) ?? items.read(first, last);
+  return new Response(resultBody(parts, { ...shape, onClose }), {
     status,
     headers,
   });

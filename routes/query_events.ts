@@ -19,21 +19,27 @@ import { isFinished, topState } from "../actors/query_machine.ts";
 import type { AppEnv } from "./env.ts";
 import type { QueryDeps } from "./query_request.ts";
 import { findQuery, statusOf } from "./queries.ts";
+import { remoteEvents, remoteQuery, requireKept } from "./shared_queries.ts";
 
 /** Progress events come at most this often. */
 export const PROGRESS_EVERY_MS = 100;
 
 export function queryEventRoutes(deps: QueryDeps): Hono<AppEnv> {
-  return new Hono<AppEnv>().get("/queries/:id/events", (c) => {
-    const ref = findQuery(c, deps);
+  return new Hono<AppEnv>().get("/queries/:id/events", async (c) => {
     const resume = parseEventId(c.req.header("Last-Event-ID"));
-    return new Response(eventStream(ref, resume), {
-      headers: {
-        "Content-Type": "text/event-stream; charset=UTF-8",
-        "Cache-Control": "no-store",
-        "X-Accel-Buffering": "no",
-      },
-    });
+    const headers = {
+      "Content-Type": "text/event-stream; charset=UTF-8",
+      "Cache-Control": "no-store",
+      "X-Accel-Buffering": "no",
+    };
+    // Another server's query (servers sharing a KV): its record, read every so often.
+    const remote = await remoteQuery(c, deps);
+    if (remote) {
+      requireKept(remote);
+      return new Response(remoteEvents(deps, remote, resume), { headers });
+    }
+    const ref = findQuery(c, deps);
+    return new Response(eventStream(ref, resume), { headers });
   });
 }
 

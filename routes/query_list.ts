@@ -10,6 +10,7 @@
 import { Hono } from "hono";
 import type { ScriptSource } from "../engine/script_source.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
+import type { SharedQueries } from "../actors/shared_queries.ts";
 import { topState } from "../actors/query_machine.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -85,10 +86,28 @@ export class QueryNotes {
   }
 }
 
-export function queryListRoutes(notes: QueryNotes): Hono<AppEnv> {
-  return new Hono<AppEnv>().get("/queries", (c) => {
+export function queryListRoutes(notes: QueryNotes, shared?: SharedQueries): Hono<AppEnv> {
+  return new Hono<AppEnv>().get("/queries", async (c) => {
     const user = c.get("user");
     const only = user.admin ? c.req.query("user") : undefined;
-    return sendJson(c, notes.list(user.name, { admin: user.admin, only }));
+    const items = notes.list(user.name, { admin: user.admin, only });
+    if (!shared) return sendJson(c, items);
+    // Servers sharing a KV: the other servers' queries too, from their records.
+    const known = new Set(items.map((item) => item.queryId));
+    const visible = (owner: string) =>
+      user.admin ? only === undefined || owner === only : owner === user.name;
+    for (const record of await shared.list(visible)) {
+      if (known.has(record.queryId)) continue;
+      items.push({
+        queryId: record.queryId,
+        user: record.owner,
+        state: record.status.state,
+        progress: Number(record.status.progress ?? 0),
+        submitted: new Date(record.submitted).toISOString(),
+        scriptPath: record.scriptPath,
+        excerpt: record.excerpt,
+      });
+    }
+    return sendJson(c, items.sort((a, b) => b.submitted.localeCompare(a.submitted)));
   });
 }

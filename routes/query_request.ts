@@ -18,6 +18,7 @@ import type { SupervisorRef } from "../actors/supervisor.ts";
 import { idempotentQuery, type QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
+import type { SharedQueries } from "../actors/shared_queries.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -42,6 +43,8 @@ export interface QueryDeps {
   readonly resultQuota?: ResultQuota;
   /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
   readonly scanWorkers?: ScanWorkers;
+  /** Servers sharing a KV: the queries' registry across them (actors/shared_queries.ts). */
+  readonly sharedQueries?: SharedQueries;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -81,7 +84,12 @@ export interface PreparedQuery {
 export async function submitQuery(
   c: Context<AppEnv>,
   deps: QueryDeps,
-  options: { readonly alwaysFix: boolean; readonly idempotencyKey?: string },
+  options: {
+    readonly alwaysFix: boolean;
+    readonly idempotencyKey?: string;
+    /** Servers sharing a KV: store the result for the others (POST /queries). */
+    readonly shareResult?: boolean;
+  },
 ): Promise<PreparedQuery> {
   const user = c.get("user");
   const key = options.idempotencyKey;
@@ -130,6 +138,7 @@ export async function submitQuery(
     choice,
     alwaysFix: options.alwaysFix,
     idempotencyKey: key,
+    shareResult: options.shareResult,
   });
 }
 
@@ -174,6 +183,7 @@ export async function submitSource(
     readonly choice: { readonly format: ResultFormat; readonly explicit: boolean };
     readonly alwaysFix: boolean;
     readonly idempotencyKey?: string;
+    readonly shareResult?: boolean;
   },
 ): Promise<PreparedQuery> {
   const queryId = newQueryId();
@@ -206,6 +216,7 @@ export async function submitSource(
     encoder,
     fixedFormat: fixed,
     idempotencyKey: request.idempotencyKey,
+    shareResult: request.shareResult,
   });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
@@ -232,6 +243,7 @@ export function submissionDeps(deps: QueryDeps): SubmissionDeps {
     resultsDir: deps.resultsDir,
     serverTimeZone: deps.settings["server.timeZone"],
     quota: deps.resultQuota,
+    ...(deps.sharedQueries ? { shared: deps.sharedQueries } : {}),
   };
 }
 
@@ -293,8 +305,11 @@ function tooLarge(maxBytes: number): ApiError {
 
 async function statOf(tree: ResourceTree, resolved: { canonical: string; real: string }) {
   try {
+    const real = await tree.realPath(resolved);
     // Synchronous: a local stat takes microseconds, the asynchronous op ten times that.
-    return Deno.statSync(await tree.realPath(resolved));
+    if (tree.hostFiles) return Deno.statSync(real);
+    const info = await tree.stat(real);
+    return info && { isDirectory: info.isFolder, isFile: !info.isFolder };
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     throw e;

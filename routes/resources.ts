@@ -19,18 +19,8 @@ import { DATASTORES_FOLDER } from "../engine/datastore.ts";
 import { isWithin } from "../engine/resource_path.ts";
 import type { ResolvedPath, ResourceTree, Right } from "../engine/resource_tree.ts";
 import type { User } from "../engine/user.ts";
-import {
-  kindOf,
-  listFolder,
-  makeFolder,
-  moveResource,
-  type Preconditions,
-  readResource,
-  removeResource,
-  ResourceConflict,
-  statResource,
-  writeResource,
-} from "../home/resource_files.ts";
+import { type Preconditions, ResourceConflict } from "../engine/resource_tree.ts";
+import { kindOf, type ResourceInfo } from "../home/resource_files.ts";
 import { RIGHTS } from "../home/rights.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -70,7 +60,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
       ? resolved.real
       : await tree.realPath(resolved, "list");
     const entries = [];
-    for (const entry of await listFolder(real)) {
+    for (const entry of await tree.list(real)) {
       const canonical = childPath(resolved.canonical, entry.name);
       if (!mayList(tree, user, canonical)) continue;
       entries.push({
@@ -104,10 +94,10 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
       const parent = parentOf(tree, user, resolved);
       if (raw.endsWith("/")) {
         await requireParent(tree, user, parent);
-        await makeFolder(resolved.real).catch(conflict);
+        await tree.mkdir(resolved.real).catch(conflict);
         return c.body(null, 201, { Location: `/API/v1.0/resources${resolved.canonical}/` });
       }
-      const existing = await statResource(resolved.real, resolved.canonical);
+      const existing = await statResource(tree, resolved.real, resolved.canonical);
       if (existing?.kind === "folder") {
         throw conflictError("a folder of that name exists; PUT a file elsewhere");
       }
@@ -115,7 +105,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
       else await requireParent(tree, user, parent);
       const bytes = new Uint8Array(await c.req.arrayBuffer());
       const real = existing ? await tree.realPath(resolved, "write") : resolved.real;
-      const written = await writeResource(real, bytes, preconditions(c)).catch(conflict);
+      const written = await tree.write(real, bytes, preconditions(c)).catch(conflict);
       return c.body(null, written.created ? 201 : 200, { ETag: written.etag });
     },
   );
@@ -127,7 +117,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     await visible(tree, user, resolved);
     await requireRight(tree, user, resolved, "write");
     const recursive = c.req.query("recursive") === "true";
-    await removeResource(resolved.real, { recursive, preconditions: preconditions(c) })
+    await tree.remove(resolved.real, { recursive, preconditions: preconditions(c) })
       .catch(conflict);
     return c.body(null, 204);
   });
@@ -146,7 +136,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     if (to.canonical !== from.canonical && isWithin(to.canonical, from.canonical)) {
       throw badRequest("BAD_PARAMETER", "a folder cannot be moved into itself");
     }
-    await moveResource(from.real, to.real).catch(conflict);
+    await tree.move(from.real, to.real).catch(conflict);
     return c.body(null, 201, { Location: `/API/v1.0/resources${to.canonical}` });
   });
 
@@ -191,7 +181,7 @@ async function visible(tree: ResourceTree, user: User, resolved: ResolvedPath) {
   } catch {
     throw missing();
   }
-  const info = await statResource(real, resolved.canonical);
+  const info = await statResource(tree, real, resolved.canonical);
   if (!info) throw missing();
   return info;
 }
@@ -215,7 +205,7 @@ function parentOf(tree: ResourceTree, user: User, resolved: ResolvedPath): Resol
 
 /** Creating in a folder needs `create` there, where the folder really is. */
 async function requireParent(tree: ResourceTree, user: User, parent: ResolvedPath) {
-  const info = await statResource(parent.real, parent.canonical);
+  const info = await statResource(tree, parent.real, parent.canonical);
   if (!info || info.kind !== "folder" || !mayList(tree, user, parent.canonical)) {
     throw notFound(`no such folder: ${parent.canonical}`);
   }
@@ -238,13 +228,24 @@ async function sendFile(c: Context<AppEnv>, tree: ResourceTree, resolved: Resolv
   if (!tree.may(user, "read", resolved.canonical)) {
     throw forbidden(`you need the read right on ${resolved.canonical}`);
   }
-  const { bytes, etag } = await readResource(await tree.realPath(resolved, "read"));
+  const { bytes, etag } = await tree.read(await tree.realPath(resolved, "read"));
   if (c.req.header("If-None-Match") === etag) return c.body(null, 304, { ETag: etag });
   return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
     ETag: etag,
     "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file,
     "Last-Modified": new Date(info.modified).toUTCString(),
   });
+}
+
+/** What is at a location, with its kind by name; null when nothing is. */
+async function statResource(
+  tree: ResourceTree,
+  real: string,
+  canonical: string,
+): Promise<ResourceInfo | null> {
+  const info = await tree.stat(real);
+  return info &&
+    { kind: kindOf(canonical, info.isFolder), size: info.size, modified: info.modified };
 }
 
 function preconditions(c: Context<AppEnv>): Preconditions {

@@ -9,6 +9,7 @@ import { scalar, type Schema } from "../engine/types.ts";
 import type { Row } from "../engine/values.ts";
 import { readTable } from "../engine/table/table_reader.ts";
 import { writeTable } from "./support/write_table.ts";
+import { hostFiles } from "./support/host_files.ts";
 
 const schema: Schema = [
   { name: "n", type: scalar("INTEGER"), nullable: false },
@@ -68,7 +69,7 @@ Deno.test("a save killed mid-write leaves the previous table intact", async () =
 
   assert.deepEqual(await Deno.readFile(table), before);
   const back: Row[] = [];
-  for await (const b of readTable(table)) back.push(...b);
+  for await (const b of readTable(hostFiles, table)) back.push(...b);
   assert.deepEqual(back, old);
   const visible = Array.from(Deno.readDirSync(dir), (e) => e.name).filter((n) =>
     !n.startsWith(".")

@@ -17,7 +17,10 @@ import { hourFilePath, hourlyFiles } from "./file_layout.ts";
 import { dayStart, hoursBetween, hourStart } from "./zoned_hours.ts";
 import { recordsInRange } from "./record_filter.ts";
 import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
-import { type LogRecord, mergeIntoFile, readState, withFileLock } from "./hour_store.ts";
+import type { LogRecord } from "./hour_store.ts";
+import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.ts";
+import { HourLeases } from "./hour_lease.ts";
+import { type Storage, StorageError } from "../../engine/storage.ts";
 import type { LogSpec } from "./log_list.ts";
 import { pathMatcher, splitUri } from "./uri_pattern.ts";
 import { TokenError, TokenProvider, type TokenRequest } from "./token_provider.ts";
@@ -49,11 +52,19 @@ export interface CloudApiSettings extends HostOverrides {
    * store's own tenant GUID when absent.
    */
   readonly publisherIdentifier?: string;
+  /** With a shared storage: how long a fetch lease lasts unless renewed (`cloudapi.fetchLease`). */
+  readonly fetchLeaseMs?: number;
 }
 
 export interface CloudApiDeps {
   /** Where fetched hour files are kept: `<home>/engine_data/cloud_api`. */
   readonly cloudDir: string;
+  /**
+   * The storage several servers share (Deno KV), when the server has one: fetched hours and their
+   * state are kept there instead of `cloudDir`, and a lease per store and hour lets one server
+   * fetch it (hour_files.ts, hour_lease.ts).
+   */
+  readonly hourStorage?: Storage;
   /** The text of a store's definition (`/system/datastores/<store>.json`), null when absent. */
   readonly definitionText: (store: string) => Promise<string | null>;
   /**
@@ -95,6 +106,7 @@ export function cloudApiSettings(flat: Readonly<Record<string, unknown>>): Cloud
     suiteRateLimit: pick("suiteRateLimit"),
     suiteRateTimeunit: pick("suiteRateTimeunit"),
     publisherIdentifier: pick("publisherIdentifier"),
+    fetchLeaseMs: pick("fetchLease"),
   };
 }
 
@@ -160,15 +172,27 @@ interface Candidate {
   readonly hours: number[];
 }
 
+/** The lease's length when no setting gives one. */
+const DEFAULT_LEASE_MS = 30_000;
+
 class CloudApiStore implements Datastore {
-  readonly #root: string;
+  readonly #files: HourFiles;
+  readonly #leases: HourLeases | undefined;
   readonly #hosts: CloudHosts;
   readonly #tokens: TokenProvider;
   readonly #pool: Pacer;
   readonly #now: () => number;
 
   constructor(readonly def: CloudApiDefinition, readonly deps: CloudApiDeps) {
-    this.#root = join(deps.cloudDir, def.name);
+    const shared = deps.hourStorage;
+    this.#files = shared
+      ? storageHourFiles(shared, def.name)
+      : folderHourFiles(join(deps.cloudDir, def.name));
+    this.#leases = shared
+      ? new HourLeases(shared, {
+        leaseMs: deps.settings?.fetchLeaseMs ?? DEFAULT_LEASE_MS,
+      })
+      : undefined;
     this.#hosts = hostsFor(def.suitePlan, deps.settings);
     this.#tokens = deps.tokens;
     this.#pool = deps.pacer;
@@ -199,7 +223,6 @@ class CloudApiStore implements Datastore {
     }
     await this.#fetchDue(candidates, zone, options);
     for (const c of candidates) {
-      const real = join(this.#root, c.path);
       // A day file holds whichever hours earlier queries fetched: serve the asked hours only.
       const only = bounded && !hourlyFiles(this.def)
         ? {
@@ -208,25 +231,19 @@ class CloudApiStore implements Datastore {
           to: hourStart(c.hours[c.hours.length - 1] + HOUR_MS + 1_000, zone),
         }
         : undefined;
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(real);
-      } catch {
-        continue;
-      }
+      const info = await this.#files.stat(c.path).catch((e) => {
+        throw this.#storageFailure(e, c.log, c.hours);
+      });
+      if (info === null) continue;
+      const files = this.#files;
       yield {
         uri: `cloudapi://${this.def.name}/${c.path}`,
         size: info.size,
-        modified: info.mtime?.getTime() ?? 0,
+        modified: info.modified,
         pathTime: hourlyFiles(this.def) ? c.hours[0] : dayStart(c.hours[0], zone),
         open: async (signal) => {
-          const f = await Deno.open(real, { read: true });
-          signal.addEventListener("abort", () => {
-            try {
-              f.close();
-            } catch { /* already closed */ }
-          }, { once: true });
-          return only ? f.readable.pipeThrough(recordsInRange(only)) : f.readable;
+          const readable = await files.open(c.path, signal);
+          return only ? readable.pipeThrough(recordsInRange(only)) : readable;
         },
       };
     }
@@ -238,7 +255,9 @@ class CloudApiStore implements Datastore {
     const due = new Map<LogSpec, Map<number, string>>();
     let total = 0;
     for (const c of candidates) {
-      const state = await readState(join(this.#root, c.path));
+      const state = await this.#files.readState(c.path).catch((e) => {
+        throw this.#storageFailure(e, c.log, c.hours);
+      });
       for (const hour of c.hours) {
         if (needsFetch(c.log, hour, state.hours[String(hour)], now)) {
           let m = due.get(c.log);
@@ -298,7 +317,7 @@ class CloudApiStore implements Datastore {
 
   /** Is `hour` of `path` still due (another query may just have fetched it)? */
   async #stillDue(log: LogSpec, path: string, hour: number): Promise<boolean> {
-    const state = await readState(join(this.#root, path));
+    const state = await this.#files.readState(path);
     return needsFetch(log, hour, state.hours[String(hour)], this.#now());
   }
 
@@ -313,14 +332,20 @@ class CloudApiStore implements Datastore {
       try {
         await this.deps.flights.run(
           `${this.def.name}|${log.uriName}|${hour}`,
-          async () => {
-            if (!await this.#stillDue(log, path, hour)) return;
-            const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
-            await this.#store(log, path, records, new Map([[hour, records.length]]));
-          },
+          () =>
+            this.#leased(
+              [log.uriName, String(hour)],
+              () => this.#stillDue(log, path, hour),
+              async () => {
+                const records = await fetchGraphWindow(client, log, hour, hour + HOUR_MS);
+                await this.#store(log, path, records, new Map([[hour, records.length]]));
+              },
+              options.signal,
+            ),
           { signal: options.signal, ownFailure: (e) => !isProviderFailure(e) },
         );
       } catch (e) {
+        if (e instanceof StorageError) throw this.#storageFailure(e, log, [hour]);
         if (!(e instanceof CloudRequestError)) throw e;
         this.#lost(options, "WARN", log, [hour], e.message);
       }
@@ -339,13 +364,29 @@ class CloudApiStore implements Datastore {
     },
   ): Promise<void> {
     // One fetch of a suite log at a time; the next one fetches only what is still due.
-    await this.deps.flights.run(`${this.def.name}|${log.uriName}`, async () => {
+    const stillDue = async () => {
       const due = new Map<number, string>();
       for (const [hour, path] of hours) {
         if (await this.#stillDue(log, path, hour)) due.set(hour, path);
       }
-      if (due.size > 0) await this.#fetchSuiteHours(client, log, due, zone);
-    }, { signal, ownFailure: (e) => !isProviderFailure(e) });
+      return due;
+    };
+    try {
+      await this.deps.flights.run(
+        `${this.def.name}|${log.uriName}`,
+        () =>
+          this.#leased([log.uriName], async () => (await stillDue()).size > 0, async () => {
+            const due = await stillDue();
+            if (due.size > 0) await this.#fetchSuiteHours(client, log, due, zone);
+          }, signal),
+        { signal, ownFailure: (e) => !isProviderFailure(e) },
+      );
+    } catch (e) {
+      if (e instanceof StorageError) {
+        throw this.#storageFailure(e, log, [...hours.keys()]);
+      }
+      throw e;
+    }
     progress(hours.size);
   }
 
@@ -392,20 +433,63 @@ class CloudApiStore implements Datastore {
     }
   }
 
-  #store(
+  /**
+   * Runs `work` when `isDue()`: with a shared storage under the lease of `key` (this store's
+   * hour or suite log), so that of several servers one fetches and the others use its result.
+   */
+  #leased(
+    key: readonly string[],
+    isDue: () => Promise<boolean>,
+    work: () => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (this.#leases) {
+      return this.#leases.run([this.def.name, "lease", ...key], isDue, work, signal, {
+        // The provider's failure past its retries: the servers waiting for this one report it.
+        messageOf: (e) => e instanceof CloudRequestError ? e.message : undefined,
+        rethrow: (message) => new CloudRequestError(`${message} (fetched by another server)`),
+      });
+    }
+    return (async () => {
+      if (await isDue()) await work();
+    })();
+  }
+
+  /**
+   * The storage failed while a query needed hours of a log: a failure of the query naming the
+   * store, the log and the hours (and what the storage said, without host paths). The stored
+   * hours are as they were: a file and its state change in one commit or not at all.
+   */
+  #storageFailure(e: unknown, log: LogSpec, hours: number[]): unknown {
+    if (!(e instanceof StorageError)) return e;
+    const first = new Date(Math.min(...hours)).toISOString();
+    const which = hours.length === 1
+      ? `hour ${first}`
+      : `hours ${first} to ${new Date(Math.max(...hours)).toISOString()}`;
+    return new QueryError({
+      code: "RUNTIME_ERROR",
+      message: this.#safe(
+        `datastore '${this.def.name}', log '${log.uriName}', ${which}: ${e.publicMessage} (nothing of the ${
+          hours.length === 1 ? "hour" : "hours"
+        } was stored)`,
+      ),
+    });
+  }
+
+  async #store(
     log: LogSpec,
     path: string,
     records: LogRecord[],
     fetched: Map<number, number>,
-  ): Promise<number> {
-    const file = join(this.#root, path);
-    return withFileLock(file, () =>
-      mergeIntoFile(file, records, {
-        idField: logTypeOf(log).idField,
-        timeField: logTypeOf(log).timeField,
-        fetched,
-        now: this.#now(),
-      }));
+  ): Promise<void> {
+    await this.#files.merge(path, records, {
+      idField: logTypeOf(log).idField,
+      timeField: logTypeOf(log).timeField,
+      fetched,
+      now: this.#now(),
+      // No query reads the file once its last hour has left the family's time window.
+      retainMs: this.def.windowMs[log.family],
+    });
   }
 
   #tokenRequest(): TokenRequest {

@@ -49,11 +49,7 @@ export async function readRecords(file: string): Promise<LogRecord[]> {
     if (e instanceof Deno.errors.NotFound) return [];
     throw e;
   }
-  const out: LogRecord[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() !== "") out.push(JSON.parse(line));
-  }
-  return out;
+  return parseRecordLines(text);
 }
 
 /** Writes `text` to `path` atomically and durably, creating folders as needed. */
@@ -98,9 +94,24 @@ export async function mergeIntoFile(
   records: readonly LogRecord[],
   options: MergeOptions,
 ): Promise<number> {
+  const all = mergeRecords(await readRecords(file), records, options);
+  if (all.length > 0 || records.length > 0) await writeAtomic(file, recordLines(all));
+  if (options.fetched.size > 0) {
+    const hours = markFetched(await readState(file), options);
+    await writeAtomic(statePath(file), JSON.stringify({ hours }, null, 1) + "\n");
+  }
+  return all.length;
+}
+
+/** `stored` and `records` as one list (same id: the newer copy wins), sorted by time. */
+export function mergeRecords(
+  stored: readonly LogRecord[],
+  records: readonly LogRecord[],
+  options: Pick<MergeOptions, "idField" | "timeField">,
+): LogRecord[] {
   const byId = new Map<string, LogRecord>();
   const anonymous: LogRecord[] = [];
-  for (const r of [...await readRecords(file), ...records]) {
+  for (const r of [...stored, ...records]) {
     const id = r[options.idField];
     if (id === undefined || id === null) anonymous.push(r);
     else byId.set(String(id), r);
@@ -108,16 +119,31 @@ export async function mergeIntoFile(
   const all = [...byId.values(), ...anonymous];
   const t = options.timeField;
   all.sort((a, b) => String(a[t] ?? "").localeCompare(String(b[t] ?? "")));
-  if (all.length > 0 || records.length > 0) {
-    await writeAtomic(file, all.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return all;
+}
+
+/** The text of a stored file: one record per line. */
+export function recordLines(records: readonly LogRecord[]): string {
+  return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+}
+
+/** Parses the text of a stored file. */
+export function parseRecordLines(text: string): LogRecord[] {
+  const out: LogRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() !== "") out.push(JSON.parse(line));
   }
-  if (options.fetched.size > 0) {
-    const state = await readState(file);
-    const hours: Record<string, HourState> = { ...state.hours };
-    for (const [hour, count] of options.fetched) {
-      hours[String(hour)] = { fetchedAt: options.now, records: count };
-    }
-    await writeAtomic(statePath(file), JSON.stringify({ hours }, null, 1) + "\n");
+  return out;
+}
+
+/** The hours of `state` with the hours of `options.fetched` marked as fetched now. */
+export function markFetched(
+  state: FileState,
+  options: Pick<MergeOptions, "fetched" | "now">,
+): Record<string, HourState> {
+  const hours: Record<string, HourState> = { ...state.hours };
+  for (const [hour, count] of options.fetched) {
+    hours[String(hour)] = { fetchedAt: options.now, records: count };
   }
-  return all.length;
+  return hours;
 }

@@ -86,7 +86,7 @@ async function fileDatastore(
       // Read where the definition really is: a link may not pass off another file as one.
       const target = await tree.realTarget(tree.resolve(user, definition));
       if (!isWithin(target.canonical, DATASTORES_FOLDER)) throw new Deno.errors.NotFound();
-      json = JSON.parse(await Deno.readTextFile(target.real));
+      json = JSON.parse(new TextDecoder().decode((await tree.read(target.real)).bytes));
     }
   } catch (e) {
     if (e instanceof SyntaxError) {

@@ -13,7 +13,10 @@ import { PathError } from "../../engine/resource_path.ts";
 import { type ResolvedPath, type ResourceTree } from "../../engine/resource_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { compileGlob } from "../glob.ts";
-import { listLocalFiles, type LocalRoot } from "./local_files.ts";
+import { listLocalFiles, type LocalRoot, reason } from "./local_files.ts";
+import type { FileEntry } from "../../engine/datastore.ts";
+import type { Glob } from "../glob.ts";
+import { type WalkEntry, walkGlob } from "./walk_glob.ts";
 
 export function treeStore(tree: ResourceTree): Datastore {
   return {
@@ -44,6 +47,9 @@ export function treeStore(tree: ResourceTree): Datastore {
         });
       }
       // The walk runs over canonical paths; uriOf shows them as written.
+      if (!tree.hostFiles) {
+        return listTreeFiles({ ...glob, base: base.canonical }, tree, root, options);
+      }
       return listLocalFiles({ ...glob, base: base.canonical }, root, options);
     },
   };
@@ -57,5 +63,81 @@ function resolveBase(tree: ResourceTree, base: string, options: ListOptions): Re
       throw new QueryError({ code: "NOT_FOUND", message: e.message });
     }
     throw e;
+  }
+}
+
+/**
+ * The files `glob` matches in a tree whose locations are not host paths (a storage tree: no
+ * symbolic links, a location is the canonical path): the same rights and warnings as on the
+ * local disk, files read through the tree.
+ */
+async function* listTreeFiles(
+  glob: Glob,
+  tree: ResourceTree,
+  root: LocalRoot,
+  options: ListOptions,
+): AsyncGenerator<FileEntry> {
+  const warn = (message: string) => options.onWarning({ level: "WARN", message });
+  const fs = {
+    async list(path: string): Promise<readonly WalkEntry[] | null> {
+      const uri = root.uriOf(path);
+      if (!root.mayList(path)) {
+        warn(`no right to list folder '${uri}'; skipped`);
+        return null;
+      }
+      try {
+        const entries = await tree.list(path);
+        return entries.map((e) => ({ name: e.name, kind: e.isFolder ? "dir" : "file" } as const));
+      } catch (e) {
+        warn(`cannot list folder '${uri}' (${reason(e)}); skipped`);
+        return null;
+      }
+    },
+    async probe(path: string): Promise<WalkEntry["kind"] | null> {
+      // As on the local disk: a name in a folder one may not list is looked at only with a
+      // right on the path itself.
+      const slash = path.lastIndexOf("/");
+      const parent = slash <= 0 ? "/" : path.slice(0, slash);
+      if (!root.mayList(parent) && !root.mayRead(path) && !root.mayList(path)) return null;
+      try {
+        const info = await tree.stat(path);
+        return info === null ? null : info.isFolder ? "dir" : "file";
+      } catch {
+        return null;
+      }
+    },
+  };
+  let count = 0;
+  for await (const match of walkGlob(glob, fs, options)) {
+    const uri = root.uriOf(match.path);
+    if (!root.mayRead(match.path)) {
+      warn(`no right to read '${uri}'; skipped`);
+      continue;
+    }
+    let info;
+    try {
+      info = await tree.stat(match.path);
+      if (!info || info.isFolder) throw new Deno.errors.NotFound();
+    } catch (e) {
+      warn(`cannot read '${uri}' (${reason(e)}); skipped`);
+      continue;
+    }
+    count++;
+    const path = match.path;
+    yield {
+      uri,
+      size: info.size,
+      modified: info.modified,
+      pathTime: match.pathTime,
+      open: (signal) => tree.open(path, signal),
+    };
+  }
+  if (count === 0 && !options.signal.aborted) {
+    const literal = glob.segments.every((s) => s.kind === "literal");
+    warn(
+      literal
+        ? `file '${glob.pattern}' does not exist or cannot be read`
+        : `no file matches '${glob.pattern}'`,
+    );
   }
 }

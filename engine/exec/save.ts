@@ -7,16 +7,17 @@
 import { createTableWriter } from "../table/table_writer.ts";
 import { storageError } from "../table/storage_error.ts";
 import type { Schema } from "../types.ts";
+import type { TreeFiles } from "../resource_tree.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 import { SchemaObserver } from "./schema_observer.ts";
 
 export async function* saveRows(
   input: BatchStream,
-  target: { real: string; canonical: string; schema: Schema; open?: boolean },
+  target: { real: string; canonical: string; files: TreeFiles; schema: Schema; open?: boolean },
   ctx: ExecContext,
 ): BatchStream {
   const observer = new SchemaObserver(target.schema, target.open ?? false);
-  const writer = await createTableWriter(target.real, target.schema);
+  const writer = createTableWriter(target.files, target.real, target.schema);
   // A full disk or a refused name is a plain query error naming the table, not a bug.
   const doing = `saving the table '${target.canonical}'`;
   let committed = false;

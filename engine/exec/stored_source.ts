@@ -5,16 +5,17 @@
 
 import { readTable } from "../table/table_reader.ts";
 import type { Row } from "../values.ts";
+import type { TreeFiles } from "../resource_tree.ts";
 import { QueryError } from "../diagnostics.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* storedTableSource(
-  table: { canonical: string; real: string },
+  table: { canonical: string; real: string; files: TreeFiles },
   ctx: ExecContext,
 ): BatchStream {
   let out: Row[] = [];
   try {
-    for await (const chunk of readTable(table.real, ctx.signal)) {
+    for await (const chunk of readTable(table.files, table.real, ctx.signal)) {
       checkCancelled(ctx.signal);
       for (const row of Array.isArray(chunk) ? chunk : [chunk]) {
         out.push(row as Row);

@@ -136,7 +136,7 @@ export async function patternArgument(
   if (!found) return undefined;
   let text: string;
   try {
-    text = await Deno.readTextFile(found.real);
+    text = new TextDecoder().decode((await found.files.read(found.real)).bytes);
   } catch {
     report(env, "NOT_FOUND", `the pattern file ${found.canonical} cannot be read`, span);
     return undefined;

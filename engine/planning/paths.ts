@@ -3,7 +3,7 @@
 import { dirname } from "node:path";
 import type { Span } from "../ast.ts";
 import { PathError } from "../resource_path.ts";
-import { type ResolvedPath, type Right } from "../resource_tree.ts";
+import { type ResolvedPath, type Right, type TreeFiles } from "../resource_tree.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 /** Resolves `path` for the query's user; a malformed path becomes a diagnostic. */
@@ -18,8 +18,8 @@ export function resolvePath(env: PlanEnv, path: string, span?: Span): ResolvedPa
 }
 
 /**
- * An existing file the user has `right` on (every one of them, when a list), with its real
- * host path; otherwise a diagnostic. The rights are checked before existence, so that a refusal
+ * An existing file the user has `right` on (every one of them, when a list), with its location
+ * and the tree's file operations to read it there; otherwise a diagnostic. The rights are checked before existence, so that a refusal
  * does not tell whether the file exists: NOT_FOUND when the user may not even list its folder
  * (another user's folder: as if it were not there), FORBIDDEN when they may see it but not use it.
  */
@@ -27,7 +27,7 @@ export async function existingFile(
   env: PlanEnv,
   path: string,
   options: { right: Right | readonly Right[]; what: string; span?: Span },
-): Promise<{ canonical: string; real: string } | undefined> {
+): Promise<{ canonical: string; real: string; files: TreeFiles } | undefined> {
   const resolved = resolvePath(env, path, options.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
@@ -50,10 +50,10 @@ export async function existingFile(
     return undefined;
   }
   try {
-    const real = await env.query.tree.realPath(resolved);
-    const info = await Deno.stat(real);
-    if (!info.isFile) throw new Deno.errors.NotFound();
-    return { canonical, real };
+    const real = await tree.realPath(resolved);
+    const info = await tree.stat(real);
+    if (!info || info.isFolder) throw new Deno.errors.NotFound();
+    return { canonical, real, files: tree };
   } catch (e) {
     if (e instanceof PathError) {
       report(env, "NOT_FOUND", e.message, options.span);

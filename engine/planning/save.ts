@@ -3,23 +3,13 @@
  * `create` in (its folder, when it does not). Checked at compile time.
  */
 
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
 import type { Expr, Span } from "../ast.ts";
 import { PathError } from "../resource_path.ts";
 import type { PlanNode } from "../plan.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constantString } from "./expressions.ts";
 import { resolvePath } from "./paths.ts";
-
-async function exists(real: string): Promise<boolean> {
-  try {
-    await Deno.lstat(real);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
 
 export async function planSave(
   env: PlanEnv,
@@ -42,7 +32,8 @@ export async function planSave(
   }
   const { tree, user } = env.query;
   try {
-    if (await exists(resolved.real)) {
+    // A symbolic link counts as there (even a dangling one): realPath then decides.
+    if ((await tree.stat(resolved.real, { followLinks: false })) !== null) {
       if (!tree.may(user, "write", canonical)) {
         report(env, "FORBIDDEN", `you may not write ${canonical}`, save.path.span);
         return undefined;
@@ -50,7 +41,7 @@ export async function planSave(
       // The right must also hold where a symlink really leads (no overwriting through a link).
       const real = await tree.realPath(resolved, "write");
       env.saved?.set(canonical, { schema: input.schema, real });
-      return { kind: "save", schema: input.schema, input, canonical, real };
+      return { kind: "save", schema: input.schema, input, canonical, real, files: tree };
     }
     const folder = dirname(canonical);
     if (!tree.may(user, "create", folder)) {
@@ -58,9 +49,9 @@ export async function planSave(
       return undefined;
     }
     const folderReal = await tree.realPath(tree.resolve(user, folder), "create");
-    const real = join(folderReal, basename(resolved.real));
+    const real = tree.child(folderReal, canonical.slice(canonical.lastIndexOf("/") + 1));
     env.saved?.set(canonical, { schema: input.schema, real });
-    return { kind: "save", schema: input.schema, input, canonical, real };
+    return { kind: "save", schema: input.schema, input, canonical, real, files: tree };
   } catch (e) {
     if (e instanceof PathError) {
       report(env, "NOT_FOUND", e.message, save.path.span);

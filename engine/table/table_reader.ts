@@ -7,19 +7,43 @@
 
 import { createHash } from "node:crypto";
 import type { Schema } from "../types.ts";
+import type { TreeFiles } from "../resource_tree.ts";
 import type { Row, Value } from "../values.ts";
 import { decodeValue } from "./sxt_values.ts";
 import { parseHeader, parseTrailer, type SxtHeader, type SxtTrailer } from "./sxt_format.ts";
 
-const READ_BYTES = 1 << 20;
-const HEADER_READ_BYTES = 1 << 16;
 const BATCH_ROWS = 1000;
 const NEWLINE = 10;
 const OPEN_BRACE = 123;
 
+/** Chunks of a file, read when asked. */
+interface ChunkReader {
+  read(): Promise<Uint8Array | null>;
+  close(): void;
+}
+
+/** Opens a table at a location of the tree's file operations. */
+async function openChunks(
+  files: TreeFiles,
+  realPath: string,
+  signal?: AbortSignal,
+): Promise<ChunkReader> {
+  const stream = await files.open(realPath, signal ?? new AbortController().signal);
+  const reader = stream.getReader();
+  return {
+    async read() {
+      const { done, value } = await reader.read();
+      return done ? null : value;
+    },
+    close() {
+      reader.cancel().catch(() => {});
+    },
+  };
+}
+
 /** The schema of a stored table, from its header line only. */
-export async function readTableSchema(realPath: string): Promise<Schema> {
-  const file = await Deno.open(realPath, { read: true });
+export async function readTableSchema(files: TreeFiles, realPath: string): Promise<Schema> {
+  const file = await openChunks(files, realPath);
   try {
     const { header } = await readHeader(file, realPath);
     return header.schema;
@@ -30,10 +54,11 @@ export async function readTableSchema(realPath: string): Promise<Schema> {
 
 /** The rows of a stored table, in batches. */
 export async function* readTable(
+  files: TreeFiles,
   realPath: string,
   signal?: AbortSignal,
 ): AsyncIterable<readonly Row[]> {
-  const file = await Deno.open(realPath, { read: true });
+  const file = await openChunks(files, realPath, signal);
   try {
     const { header, rest } = await readHeader(file, realPath);
     const decodeRow = rowDecoder(header);
@@ -54,7 +79,7 @@ export async function* readTable(
       const lastNl = buf.lastIndexOf(NEWLINE);
       if (lastNl < 0) {
         if (eof) break;
-        const chunk = await readChunk(file);
+        const chunk = await file.read();
         if (chunk === null) eof = true;
         else buf = concat(buf, chunk);
         continue;
@@ -145,7 +170,7 @@ function rowDecoder(
 }
 
 async function readHeader(
-  file: Deno.FsFile,
+  file: ChunkReader,
   realPath: string,
 ): Promise<{ header: SxtHeader; rest: Uint8Array }> {
   let buf: Uint8Array = new Uint8Array(0);
@@ -159,18 +184,12 @@ async function readHeader(
         throw new Error(`stored table ${realPath} is corrupt: ${(e as Error).message}`);
       }
     }
-    const chunk = await readChunk(file, HEADER_READ_BYTES);
+    const chunk = await file.read();
     if (chunk === null) {
       throw new Error(`stored table ${realPath} is corrupt: no complete header line`);
     }
     buf = concat(buf, chunk);
   }
-}
-
-async function readChunk(file: Deno.FsFile, size = READ_BYTES): Promise<Uint8Array | null> {
-  const buf = new Uint8Array(size);
-  const n = await file.read(buf);
-  return n === null ? null : buf.subarray(0, n);
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

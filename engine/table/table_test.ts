@@ -6,6 +6,7 @@ import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../val
 import { createTableWriter } from "./table_writer.ts";
 import { readTable, readTableSchema } from "./table_reader.ts";
 import { writeTable } from "../../tests/support/write_table.ts";
+import { hostFiles } from "../../tests/support/host_files.ts";
 
 async function* batches(rows: readonly Row[], size = 3): AsyncIterable<readonly Row[]> {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
@@ -13,7 +14,7 @@ async function* batches(rows: readonly Row[], size = 3): AsyncIterable<readonly 
 
 async function readAll(path: string): Promise<Row[]> {
   const out: Row[] = [];
-  for await (const b of readTable(path)) out.push(...b);
+  for await (const b of readTable(hostFiles, path)) out.push(...b);
   return out;
 }
 
@@ -82,7 +83,7 @@ Deno.test("writeTable then readTable gives back every type exactly", async () =>
   const result = await writeTable(path, everyType, batches(rows));
   assert.equal(result.rows, 3);
   assert.equal(result.bytes, (await Deno.stat(path)).size);
-  assert.deepEqual(await readTableSchema(path), everyType);
+  assert.deepEqual(await readTableSchema(hostFiles, path), everyType);
   const back = await readAll(path);
   assert.deepEqual(back, rows);
   assert.ok(Object.is(back[0].d, -0));
@@ -170,7 +171,7 @@ Deno.test("save then read is the identity on random tables", async () => {
     fc.asyncProperty(tableArb, async ([schema, rows]) => {
       const path = join(dir, `t${n++}.sxt`);
       await writeTable(path, schema, batches(rows as Row[]));
-      assert.deepEqual(await readTableSchema(path), schema);
+      assert.deepEqual(await readTableSchema(hostFiles, path), schema);
       const back = await readAll(path);
       // deepEqual treats NaN as NaN and distinguishes -0 from 0.
       assert.deepEqual(back, rows);
@@ -196,7 +197,7 @@ Deno.test("an aborted write leaves the previous table and no temporary file", as
   assert.deepEqual(await readAll(path), [{ n: 1 }, { n: 2 }]);
   assert.deepEqual(Array.from(Deno.readDirSync(dir), (e) => e.name), ["t.sxt"]);
 
-  const writer = createTableWriter(path, schema);
+  const writer = createTableWriter(hostFiles, path, schema);
   await writer.write([{ n: 9 }]);
   await writer.abort();
   assert.deepEqual(await readAll(path), [{ n: 1 }, { n: 2 }]);
@@ -207,7 +208,7 @@ Deno.test("commit with a widened schema rewrites the header, even past its reser
   const dir = await Deno.makeTempDir();
   for (const extra of [1, 400]) {
     const path = join(dir, `w${extra}.sxt`);
-    const writer = createTableWriter(path, [field("a", scalar("INTEGER"))]);
+    const writer = createTableWriter(hostFiles, path, [field("a", scalar("INTEGER"))]);
     await writer.write([{ a: 1 }]);
     const wide: Row = { a: 2.5 };
     for (let k = 0; k < extra; k++) wide[`new_field_with_a_long_name_${k}`] = "x";
@@ -218,7 +219,7 @@ Deno.test("commit with a widened schema rewrites the header, even past its reser
     ];
     const { rows } = await writer.commit(finalSchema);
     assert.equal(rows, 2);
-    assert.deepEqual(await readTableSchema(path), finalSchema);
+    assert.deepEqual(await readTableSchema(hostFiles, path), finalSchema);
     const back = await readAll(path);
     assert.equal(back[0].a, 1);
     assert.equal(back[0].new_field_with_a_long_name_0, null);
@@ -268,6 +269,6 @@ Deno.test("readTable yields batches of about a thousand rows", async () => {
   const rows = Array.from({ length: 2500 }, (_, i) => ({ n: i }));
   await writeTable(path, [field("n", scalar("INTEGER"))], batches(rows, 700));
   const sizes: number[] = [];
-  for await (const b of readTable(path)) sizes.push(b.length);
+  for await (const b of readTable(hostFiles, path)) sizes.push(b.length);
   assert.deepEqual(sizes, [1000, 1000, 500]);
 });

@@ -1,11 +1,13 @@
 /**
- * Writes a stored table atomically (engine/fs/atomic_write.ts): rows go to a hidden temporary
- * file in the same directory, which is synced and renamed over the target only on commit. Until
- * then, and after an abort or a crash, the previous table stays as it was.
+ * Writes a stored table atomically through the tree's `openAtomic` (engine/resource_tree.ts):
+ * on the local disk rows go to a hidden temporary file in the same directory, which is synced
+ * and renamed over the target only on commit (engine/fs/atomic_write.ts); in a storage tree the
+ * table is one value switched in one commit. Until then, and after an abort or a crash, the
+ * previous table stays as it was.
  */
 
 import { createHash } from "node:crypto";
-import { type AtomicFile, openAtomic } from "../fs/atomic_write.ts";
+import type { AtomicOutput, TreeFiles } from "../resource_tree.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import { encodeValue } from "./sxt_values.ts";
@@ -26,7 +28,11 @@ export interface TableWriter {
 const encoder = new TextEncoder();
 
 /** Starts writing a table; nothing is visible under `realPath` before `commit`. */
-export function createTableWriter(realPath: string, schema: Schema): TableWriter {
+export function createTableWriter(
+  files: Pick<TreeFiles, "openAtomic">,
+  realPath: string,
+  schema: Schema,
+): TableWriter {
   const columns = schema.map((f) => f.name);
   const columnIndex = new Map(columns.map((c, i) => [c, i]));
   const headerBytes = Math.max(MIN_HEADER_BYTES, 2 * headerText({ schema, columns }).length + 1024);
@@ -35,7 +41,7 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
   let bodyBytes = 0;
   let state: "open" | "committed" | "aborted" = "open";
   const opening = (async () => {
-    const out = await openAtomic(realPath);
+    const out = await files.openAtomic(realPath);
     try {
       await out.write(paddedHeader(new Uint8Array(0), headerBytes));
     } catch (e) {
@@ -92,11 +98,10 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
       await out.write(trailer);
       const header = encoder.encode(headerText({ schema: finalSchema, columns }));
       if (header.length + 1 <= headerBytes) {
-        await out.file.seek(0, Deno.SeekMode.Start);
-        await out.write(paddedHeader(header, headerBytes));
+        await out.patchStart(paddedHeader(header, headerBytes));
         await out.commit();
       } else {
-        await rewriteWithLargerHeader(out, headerBytes, header);
+        await rewriteWithLargerHeader(files, realPath, out, headerBytes, header);
       }
       state = "committed";
       return { rows, bytes: headerBytes + bodyBytes + trailer.length };
@@ -122,20 +127,16 @@ export function createTableWriter(realPath: string, schema: Schema): TableWriter
  * of the table, commits that one and drops the first.
  */
 async function rewriteWithLargerHeader(
-  first: AtomicFile,
+  files: Pick<TreeFiles, "openAtomic">,
+  realPath: string,
+  first: AtomicOutput,
   oldHeaderBytes: number,
   header: Uint8Array,
 ): Promise<void> {
-  const out = await openAtomic(first.path);
+  const out = await files.openAtomic(realPath);
   try {
     await out.write(paddedHeader(header, header.length + 1));
-    await first.file.seek(oldHeaderBytes, Deno.SeekMode.Start);
-    const buf = new Uint8Array(1 << 20);
-    for (;;) {
-      const n = await first.file.read(buf);
-      if (n === null) break;
-      await out.write(buf.subarray(0, n));
-    }
+    for await (const chunk of first.readFrom(oldHeaderBytes)) await out.write(chunk);
     await out.commit();
   } catch (e) {
     await out.abort();

@@ -49,6 +49,14 @@ const PENDING_MS = 60 * 60 * 1000;
 const READ_ATTEMPTS = 5;
 /** Unconditional writes retried when another writer came between their read and commit. */
 const WRITE_ATTEMPTS = 20;
+/** How long a call is tried again while another process holds the KV file's lock. */
+const LOCKED_MS = 5_000;
+
+/** SQLite's answer when another process holds the file's write lock (nothing was done). */
+function isLocked(e: unknown): boolean {
+  return e instanceof Error && !(e instanceof StorageError) &&
+    /database is locked/i.test(e.message);
+}
 
 interface Head {
   readonly id: string;
@@ -86,17 +94,30 @@ export class KvStorage implements Storage {
   /** `where` names the KV in messages. */
   constructor(readonly kv: Deno.Kv, readonly where: string = "KV") {}
 
-  /** Runs a KV call, turning its failures into StorageErrors naming what was being done. */
+  /**
+   * Runs a KV call, turning its failures into StorageErrors naming what was being done. A call
+   * that found the file locked by another process (SQLite's "database is locked": several
+   * servers on one KV file write at once, and the local backend does not wait) did nothing and
+   * is run again, for up to LOCKED_MS.
+   */
   async #call<T>(doing: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (e) {
-      if (e instanceof StorageError) throw e;
-      throw new StorageError(
-        `the KV '${this.where}' failed while ${doing}: ${(e as Error).message}`,
-        { cause: e, publicMessage: `the server's storage failed while ${doing}` },
-      );
+    const started = Date.now();
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await work();
+      } catch (e) {
+        if (!isLocked(e) || Date.now() - started > LOCKED_MS) return this.#failed(doing, e);
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 * attempt, 20)));
+      }
     }
+  }
+
+  #failed(doing: string, e: unknown): never {
+    if (e instanceof StorageError) throw e;
+    throw new StorageError(
+      `the KV '${this.where}' failed while ${doing}: ${(e as Error).message}`,
+      { cause: e, publicMessage: `the server's storage failed while ${doing}` },
+    );
   }
 
   async version(key: StorageKey): Promise<string | null> {
@@ -127,6 +148,8 @@ export class KvStorage implements Storage {
     let index = 0;
     let offset = 0;
     const ok = await this.#call(doing, async () => {
+      index = 0; // a call run again after a locked file starts over
+      offset = 0;
       for await (const chunk of this.kv.list<Uint8Array>({ prefix: chunkPrefix(head.id) })) {
         if (chunk.key.at(-1) !== index || offset + chunk.value.length > head.size) return false;
         value.set(chunk.value, offset);

@@ -3,6 +3,7 @@
 import type { Schema } from "../../engine/types.ts";
 import type { Row } from "../../engine/values.ts";
 import { createTableWriter } from "../../engine/table/table_writer.ts";
+import { hostFiles } from "./host_files.ts";
 
 /**
  * Replaces the table at `realPath` with `rows`. On an error or when `signal` aborts, the
@@ -14,7 +15,7 @@ export async function writeTable(
   rows: AsyncIterable<readonly Row[]>,
   signal?: AbortSignal,
 ): Promise<{ rows: number; bytes: number }> {
-  const writer = createTableWriter(realPath, schema);
+  const writer = createTableWriter(hostFiles, realPath, schema);
   try {
     for await (const batch of rows) {
       signal?.throwIfAborted();

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SharedBuckets } from "./shared_buckets.ts";
+import { openKvStorage } from "../home/storage/kv_storage.ts";
+
+const KEY = "tenant|contoso|graph";
+
+async function withKv(
+  work: (open: () => Promise<Awaited<ReturnType<typeof openKvStorage>>>) => Promise<void>,
+) {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-buckets-" });
+  const opened: { close(): void }[] = [];
+  try {
+    await work(async () => {
+      const kv = await openKvStorage(join(dir, "state.kv"));
+      opened.push(kv);
+      return kv;
+    });
+  } finally {
+    opened.forEach((kv) => kv.close());
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("two servers' shared buckets on one KV grant no more than the limit in any window, in batches", async () => {
+  await withKv(async (open) => {
+    const a = new SharedBuckets(await open());
+    const b = new SharedBuckets(await open());
+    const limit = { limit: 5, unitMs: 400 };
+    const signal = new AbortController().signal;
+    const grants: number[] = [];
+    const take = (buckets: SharedBuckets) =>
+      buckets.take(KEY, limit, signal).then((completed) => {
+        grants.push(Date.now());
+        completed();
+      });
+    const started = Date.now();
+    await Promise.all([
+      ...Array.from({ length: 12 }, () => take(a)),
+      ...Array.from({ length: 12 }, () => take(b)),
+    ]);
+    grants.sort((x, y) => x - y);
+    for (let i = limit.limit; i < grants.length; i++) {
+      assert.ok(grants[i] - grants[i - limit.limit] >= limit.unitMs, `window ${i}: ${grants}`);
+    }
+    // 24 tokens at 5 per 400 ms (and a margin): four full windows, and not many more.
+    const took = Date.now() - started;
+    assert.ok(took >= 4 * limit.unitMs && took < 4_000, `${took} ms`);
+    // Requests waiting together share a round trip: fewer KV calls than two per token.
+    assert.ok(a.roundTrips + b.roundTrips < 2 * 24, `${a.roundTrips + b.roundTrips} round trips`);
+  });
+});
+
+Deno.test("a throttling answer to one server pauses the tenant on the other", async () => {
+  await withKv(async (open) => {
+    const a = new SharedBuckets(await open());
+    const b = new SharedBuckets(await open());
+    const limit = { limit: 100, unitMs: 1_000 };
+    await a.pause(KEY, 600);
+    const asked = Date.now();
+    (await b.take(KEY, limit, new AbortController().signal))();
+    assert.ok(Date.now() - asked >= 550, `${Date.now() - asked} ms`);
+  });
+});
+
+Deno.test("a take waiting for a token ends when its signal aborts, and leaves the others' tokens", async () => {
+  await withKv(async (open) => {
+    const a = new SharedBuckets(await open());
+    const limit = { limit: 1, unitMs: 5_000 };
+    (await a.take(KEY, limit, new AbortController().signal))();
+    const stop = new AbortController();
+    const waiting = a.take(KEY, limit, stop.signal);
+    setTimeout(() => stop.abort(new Error("cancelled")), 100);
+    await assert.rejects(waiting, /cancelled/);
+    a.stop();
+  });
+});
+
+Deno.test("a request that completes late keeps its token from the other server until a unit after it completed", async () => {
+  await withKv(async (open) => {
+    const a = new SharedBuckets(await open());
+    const b = new SharedBuckets(await open());
+    const limit = { limit: 1, unitMs: 300 };
+    const signal = new AbortController().signal;
+    const completed = await a.take(KEY, limit, signal);
+    // The request is under way for 400 ms: longer than the grant's own end.
+    await new Promise((r) => setTimeout(r, 400));
+    completed();
+    const doneAt = Date.now();
+    await new Promise((r) => setTimeout(r, 50)); // the extension reaches the KV
+    (await b.take(KEY, limit, signal))();
+    assert.ok(Date.now() - doneAt >= limit.unitMs, `${Date.now() - doneAt} ms`);
+  });
+});

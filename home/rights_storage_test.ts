@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { RIGHTS_KEY, StorageRights } from "./rights_file.ts";
+import { RightsError } from "./rights.ts";
+import { KvStorage } from "./storage/kv_storage.ts";
+
+const text = (s: string) => new TextEncoder().encode(s);
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits (up to 5 s: the machine may be loaded) until `done()`. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await wait(50);
+}
+
+Deno.test("StorageRights: a change through another writer holds within the check period; a bad document is reported once and the grants stay", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-rights-" });
+  const file = join(dir, "state.kv");
+  const mine = new KvStorage(await Deno.openKv(file), "test KV");
+  const other = new KvStorage(await Deno.openKv(file), "test KV");
+  const errors: Error[] = [];
+  const rights = new StorageRights(mine, (e) => errors.push(e));
+  try {
+    assert.deepEqual(await rights.load(), []);
+    const grant = { path: "/shared/team", user: "bob", rights: ["write"] };
+    await other.put(RIGHTS_KEY, text(JSON.stringify([grant])));
+    const changed = performance.now();
+    await until(() => rights.grants().length === 1);
+    assert.deepEqual(rights.grants(), [grant]);
+    assert.ok(performance.now() - changed < 2000);
+
+    await other.put(RIGHTS_KEY, text(`[{"path": "/etc", "user": "bob", "rights": ["write"]}]`));
+    await until(() => errors.length > 0);
+    // Several more checks: the same bad version is not reported again.
+    await wait(1000);
+    assert.deepEqual(rights.grants(), [grant], "the previous grants stay");
+    assert.equal(errors.length, 1, errors.map((e) => e.message).join("\n"));
+    assert.ok(errors[0] instanceof RightsError);
+    assert.match(errors[0].message, /conf\/rights\.json/);
+
+    // A bad document at start stops it.
+    const starting = new StorageRights(other);
+    await assert.rejects(() => starting.load(), RightsError);
+    starting.stop();
+  } finally {
+    rights.stop();
+    mine.close();
+    other.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
