@@ -14,18 +14,27 @@ import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
 import type { Warning } from "../engine/datastore.ts";
 import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
+import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
+import { ByteSink, compileRowBytesWriter, type RowBytesWriter } from "../engine/render_bytes.ts";
 
-/** Longest stretch of engine work between two turns of the event loop. */
-const YIELD_EVERY_MS = 10;
-
-/** Turns rows into stored fragments for a format fixed at POST; made once the columns are known. */
-export type FragmentEncoderFactory = (columns: readonly string[]) => (row: Row) => string;
+/**
+ * Turns rows into stored fragments for a format fixed at POST; made once the columns are known.
+ * With `render`, the fragments are the rows in that text format, written straight into bytes
+ * (engine/render_bytes.ts, the same bytes as the row serialiser's text): by the scan workers
+ * when the engine can, else here; the factory is still called once, with the columns.
+ */
+export interface FragmentEncoderFactory {
+  (columns: readonly string[]): (row: Row) => string;
+  readonly render?: RenderRequest;
+}
 
 export interface EngineReport {
   readonly onProgress: (fraction: number) => void;
   readonly onWarning: (warning: Warning) => void;
   /** The query's counters, added to by the engine while it runs. */
   readonly stats?: QueryStats;
+  /** The text format of the result when fixed at POST (FragmentEncoderFactory.render). */
+  readonly render?: RenderRequest;
 }
 
 /** Starts the plan; execute() checks what it can before the first batch. */
@@ -35,6 +44,7 @@ export function startEngine(plan: Plan, signal: AbortSignal, report: EngineRepor
     onProgress: report.onProgress,
     onWarning: report.onWarning,
     stats: report.stats,
+    ...(report.render ? { render: report.render } : {}),
   });
 }
 
@@ -45,18 +55,32 @@ export async function drainEngine(
   options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory },
 ): Promise<Schema> {
   let encode: ((row: Row) => string) | undefined;
-  let lastYield = performance.now();
-  for await (const batch of run.batches) {
+  const render = options.encoder?.render;
+  let writeBytes: RowBytesWriter | undefined;
+  const sink = render ? new ByteSink() : undefined;
+  const ends: number[] = [];
+  // The engine's batches take turns of the event loop by the query's TimeSlicer (run.ts), whose
+  // slices count the time spent here storing them.
+  for await (const batch of run.parts ?? run.batches) {
     if (options.signal.aborted) break;
-    // Batches may follow each other without a macrotask in between (file data already in
-    // memory): give other requests (status polls, a DELETE) a turn now and then.
-    if (performance.now() - lastYield > YIELD_EVERY_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      lastYield = performance.now();
-      if (options.signal.aborted) break;
+    if (batch instanceof RenderedRows) {
+      // Rendered by the workers for the schema's columns (the schema is closed).
+      encode ??= options.encoder!(run.schema().map((f) => f.name));
+      await store.appendRendered(batch.bytes, batch.ends);
+      continue;
     }
     if (batch.length === 0) continue;
-    if (options.encoder) {
+    if (render && sink) {
+      if (!writeBytes) {
+        const columns = columnsOf(run.schema(), batch);
+        encode = options.encoder!(columns);
+        writeBytes = compileRowBytesWriter(render.format, columns, render.options);
+      }
+      sink.at = 0;
+      ends.length = 0;
+      writeBytes(batch, sink, ends);
+      await store.appendRendered(sink.bytes.slice(0, sink.at), Uint32Array.from(ends));
+    } else if (options.encoder) {
       encode ??= options.encoder(columnsOf(run.schema(), batch));
       const out = new Array<string>(batch.length);
       for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]);

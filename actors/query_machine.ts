@@ -343,7 +343,10 @@ function entered(
 ): Partial<QueryContext> {
   switch (state) {
     case "SCHEDULED":
-      return { abort: new AbortController(), report: engineReport(self, context.stats) };
+      return {
+        abort: new AbortController(),
+        report: engineReport(self, context.stats, context.encoder?.render),
+      };
     case "RUNNING":
       return "output" in event ? { run: event.output as QueryRun } : {};
     case "SUCCEEDED":
@@ -362,6 +365,7 @@ function entered(
 function engineReport(
   self: { send(event: QueryEvent): void },
   stats: QueryStats,
+  render: EngineReport["render"],
 ): EngineReport {
   // Each event is a macrostep of this machine: send progress in steps of a percent, and
   // leave 1 to ENGINE.DONE (a trivial query would otherwise pay for an event of its own).
@@ -375,6 +379,7 @@ function engineReport(
     onProgress,
     onWarning: (warning: Warning) => self.send({ type: "ENGINE.WARNING", warning }),
     stats,
+    ...(render ? { render } : {}),
   };
 }
 

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { storageError } from "../engine/table/storage_error.ts";
 import type { Row } from "../engine/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
+import { RenderedRows } from "../engine/exec/rendered.ts";
 
 export type StoredItem = Row | string;
 
@@ -58,6 +59,8 @@ interface Segment {
    * the fragments being stored back to back as they are; absent for a segment of rows.
    */
   readonly ends?: Uint32Array;
+  /** For a segment of rendered rows (appendRendered): where each ends in its bytes. */
+  readonly byteEnds?: Uint32Array;
 }
 
 /** Items per segment: the unit encoded, spilled and read back. */
@@ -145,6 +148,32 @@ export class ResultStore {
     return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
+  /**
+   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end: row i is
+   * `bytes[ends[i - 1], ends[i])`. Read back as fragments, like `append` of their texts, but
+   * stored as they are, a segment of their own: neither decoded nor copied. The first items of
+   * a result are still kept as texts, so that a small result is answered without a stream.
+   */
+  appendRendered(bytes: Uint8Array<ArrayBuffer>, ends: Uint32Array): Promise<void> {
+    const n = ends.length;
+    if (this.#dropped || n === 0) return Promise.resolve();
+    if (this.#count === this.#head.length && this.#count + n <= SEGMENT_ITEMS) {
+      return this.append(decodeSegment(bytes.subarray(0, ends[n - 1]), undefined, ends));
+    }
+    const writes: Promise<void>[] = [];
+    if (this.#pendingCount > 0) {
+      const cut = this.#cut();
+      if (cut) writes.push(cut);
+    }
+    const length = ends[n - 1];
+    const own = length === bytes.length ? bytes : bytes.slice(0, length);
+    const kept = this.#keep(own, length, n, undefined, ends);
+    if (kept) writes.push(kept);
+    this.#count += n;
+    if (writes.length === 0) return Promise.resolve();
+    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
+  }
+
   /** Stores the last, partial segment and resolves once every segment is written. */
   seal(): Promise<void> {
     if (this.#pendingCount > 0 && !this.#dropped) this.#cut();
@@ -165,6 +194,19 @@ export class ResultStore {
    * `for await (const batch of store.read(0, store.count - 1)) ...`
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
+    for await (const part of this.readParts(first, last)) {
+      yield part instanceof RenderedRows ? decodeSegment(part.bytes, undefined, part.ends) : part;
+    }
+  }
+
+  /**
+   * As `read`, but rows stored rendered (appendRendered) come as their bytes, a segment (or the
+   * part of it in range) at a time: a body copies them out as they are.
+   */
+  async *readParts(
+    first: number,
+    last: number,
+  ): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
     // Counted from the first batch asked for to the end, the client's leaving, or an error.
     this.#readers++;
     let file: Deno.FsFile | undefined;
@@ -186,9 +228,15 @@ export class ResultStore {
           file ??= await Deno.open(this.path, { read: true });
           bytes = await readAt(file, s.offset, s.length, this.path);
         }
-        const items = decodeSegment(bytes, s.ends);
         const from = Math.max(first, s.first) - s.first;
         const to = Math.min(last, s.first + s.count - 1) - s.first;
+        if (s.byteEnds) {
+          yield renderedPart(bytes, s.byteEnds, from, to);
+          // Read from the file for this read alone, and copied out by now: freed at once.
+          if (!s.bytes) release(bytes);
+          continue;
+        }
+        const items = decodeSegment(bytes, s.ends);
         yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
       }
       if (this.#dropped) throw new ResultDroppedError(this.queryId);
@@ -260,29 +308,46 @@ export class ResultStore {
     this.#pendingBytes = encoder.encodeInto(text, this.#pending).written;
     const length = this.#pendingBytes;
     const count = this.#pendingCount;
+    this.#pendingBytes = this.#pendingCount = 0;
+    return this.#keep(this.#pending, length, count, ends, undefined);
+  }
+
+  /**
+   * Keeps `length` bytes of `buffer` as the next segment, of `count` items: in memory (a copy
+   * when the buffer is the pending one), or queued for writing to the spill file (returned).
+   */
+  #keep(
+    buffer: Uint8Array<ArrayBuffer>,
+    length: number,
+    count: number,
+    ends: Uint32Array | undefined,
+    byteEnds: Uint32Array | undefined,
+  ): Promise<void> | undefined {
     const first = this.#segments.length > 0
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
-    this.#pendingBytes = this.#pendingCount = 0;
+    const pending = buffer === this.#pending;
+    const cuts = { ...(ends ? { ends } : {}), ...(byteEnds ? { byteEnds } : {}) };
     this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
-      const bytes = this.#pending.slice(0, length);
-      this.#segments.push({ first, count, bytes, offset: 0, length, ...(ends ? { ends } : {}) });
+      const bytes = pending ? buffer.slice(0, length) : buffer;
+      this.#segments.push({ first, count, bytes, offset: 0, length, ...cuts });
       return undefined;
     }
     const offset = this.#fileBytes;
     this.#fileBytes += length;
-    this.#segments.push({ first, count, offset, length, ...(ends ? { ends } : {}) });
-    // The buffer itself goes to the write and comes back as the spare when written: a fresh
-    // buffer per spilled segment was megabytes of garbage a second.
-    const buffer = this.#pending;
-    this.#pending = this.#spare ?? new Uint8Array(buffer.length);
-    this.#spare = undefined;
+    this.#segments.push({ first, count, offset, length, ...cuts });
+    // The pending buffer itself goes to the write and comes back as the spare when written: a
+    // fresh buffer per spilled segment was megabytes of garbage a second.
+    if (pending) {
+      this.#pending = this.#spare ?? new Uint8Array(buffer.length);
+      this.#spare = undefined;
+    }
     return this.#serial(async () => {
       if (this.#dropped) return;
       try {
-        await this.#write(buffer, length);
+        await this.#write(buffer, length, pending);
       } catch (e) {
         // A full disk is the machine's state, not a bug: the query fails saying so.
         throw storageError(e, "spilling the result to disk");
@@ -290,14 +355,17 @@ export class ResultStore {
     });
   }
 
-  async #write(buffer: Uint8Array<ArrayBuffer>, length: number): Promise<void> {
+  async #write(buffer: Uint8Array<ArrayBuffer>, length: number, spare: boolean): Promise<void> {
     if (!this.#file) {
       await Deno.mkdir(this.options.spillDir, { recursive: true });
       this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
     }
     let written = 0;
     while (written < length) written += await this.#file.write(buffer.subarray(written, length));
-    this.#spare = buffer;
+    if (spare) this.#spare = buffer;
+    // A rendered segment's own buffer is done with: freed now, not at a garbage collection
+    // that a thread making no garbage of its own (its rows rendered by workers) seldom runs.
+    else release(buffer);
   }
 
   /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
@@ -372,6 +440,31 @@ function release(bytes: Uint8Array | undefined): void {
   if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
 
+/** Rows `from..to` (inclusive) of a segment of rendered rows, their ends made relative. */
+function renderedPart(bytes: Uint8Array, ends: Uint32Array, from: number, to: number) {
+  const start = from === 0 ? 0 : ends[from - 1];
+  const part = ends.slice(from, to + 1);
+  if (start > 0) { for (let i = 0; i < part.length; i++) part[i] -= start; }
+  // A view, not a copy: the part is written out at once.
+  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part);
+}
+
+/** Where each of the UTF-8 texts ending at `byteEnds` in `bytes` ends in their decoded text. */
+function utf16Ends(bytes: Uint8Array, byteEnds: Uint32Array): Uint32Array {
+  const out = new Uint32Array(byteEnds.length);
+  let units = 0;
+  let at = 0;
+  for (let i = 0; i < byteEnds.length; i++) {
+    for (const end = byteEnds[i]; at < end; at++) {
+      const b = bytes[at];
+      // A lead byte starts a character: one unit, two for a 4-byte one (a surrogate pair).
+      if ((b & 0xc0) !== 0x80) units += b >= 0xf0 ? 2 : 1;
+    }
+    out[i] = units;
+  }
+  return out;
+}
+
 /** Reads `length` bytes at `offset`. */
 async function readAt(
   file: Deno.FsFile,
@@ -390,9 +483,17 @@ async function readAt(
   return bytes;
 }
 
-// A segment of fragments is their text back to back, cut where `ends` says; a segment of rows is
-// one JSON array of them.
-function decodeSegment(bytes: Uint8Array, ends: Uint32Array | undefined): StoredItem[] {
+// A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in
+// bytes); a segment of rows is one JSON array of them.
+function decodeSegment(
+  bytes: Uint8Array,
+  ends: Uint32Array | undefined,
+  byteEnds?: Uint32Array,
+): string[] | StoredItem[] {
+  if (byteEnds !== undefined) {
+    const text = decoder.decode(bytes);
+    ends = text.length === bytes.length ? byteEnds : utf16Ends(bytes, byteEnds);
+  }
   if (ends !== undefined) {
     const text = decoder.decode(bytes);
     const fragments = new Array<string>(ends.length);

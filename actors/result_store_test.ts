@@ -176,3 +176,67 @@ Deno.test("ResultStore ends a read broken when it is dropped meanwhile", async (
   assert.equal(store.reading, false);
   await Deno.remove(dir, { recursive: true });
 });
+
+/** Texts as one rendered batch: their UTF-8 bytes back to back and where each ends. */
+function rendered(texts: readonly string[]): [Uint8Array<ArrayBuffer>, Uint32Array] {
+  const encoder = new TextEncoder();
+  const parts = texts.map((t) => encoder.encode(t));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  const ends = new Uint32Array(parts.length);
+  let at = 0;
+  parts.forEach((p, i) => {
+    bytes.set(p, at);
+    at += p.length;
+    ends[i] = at;
+  });
+  return [bytes, ends];
+}
+
+Deno.test("ResultStore keeps rendered rows as their bytes among other items, in memory and spilled", async () => {
+  for (const memoryBytes of [1 << 20, 2048]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("qr", { memoryBytes, spillDir: dir });
+    const texts: StoredItem[] = [];
+    const odd = ["", "ü", "東京", "😀x", "a\u0000b", '{"k":"\\n"}'];
+    let n = 0;
+    const next = (k: number) =>
+      Array.from({ length: k }, () => `{"i":${n++},"s":"${odd[n % odd.length]}"}`);
+    // First items as texts (a small result), then batches of rendered rows, a batch of
+    // fragments and one of rows among them.
+    for (const k of [3, 700, 1500, 1, 2000]) {
+      const batch = next(k);
+      await store.appendRendered(...rendered(batch));
+      texts.push(...batch);
+    }
+    const plain = next(10);
+    await store.append(plain);
+    texts.push(...plain);
+    await store.append([{ row: 1 }]);
+    texts.push({ row: 1 });
+    const last = next(1200);
+    await store.appendRendered(...rendered(last));
+    texts.push(...last);
+    assert.equal(store.count, texts.length);
+    assert.equal(store.spilled, memoryBytes === 2048);
+    assert.deepEqual(await all(store), texts);
+    for (const [a, b] of [[0, 2], [2, 3], [700, 2203], [1000, 1000], [4200, texts.length - 1]]) {
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      // readParts: the same items, rendered ones as bytes cut at their ends.
+      const got: StoredItem[] = [];
+      for await (const part of store.readParts(a, b)) {
+        if (Array.isArray(part)) got.push(...part);
+        else {
+          const p = part as { bytes: Uint8Array; ends: Uint32Array };
+          let start = 0;
+          for (const end of p.ends) {
+            got.push(new TextDecoder().decode(p.bytes.subarray(start, end)));
+            start = end;
+          }
+        }
+      }
+      assert.deepEqual(got, texts.slice(a, b + 1), `parts ${a}-${b}`);
+    }
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

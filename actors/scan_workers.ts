@@ -3,8 +3,9 @@
  * A worker loads the engine once (a few hundred milliseconds on a busy machine) and then runs
  * shares of one query after another: it is taken from the pool for a share and given back
  * when it posted its last message. A share stopped before its end (a cancelled query, a
- * failure elsewhere) terminates its worker at once, whatever it is doing, and a fresh one takes
- * its place when next needed. Each task rebuilds the resource tree and the file datastores
+ * failure elsewhere) terminates its worker at once, whatever it is doing (no acknowledgement
+ * is waited for: a worker deep in a chunk would not hear a message before it is done), and a
+ * fresh one is started in its place. Each task rebuilds the resource tree and the file datastores
  * from the home's data folder and the grants in force when it starts, then plans and runs its
  * share (actors/scan_worker.ts).
  *
@@ -42,13 +43,26 @@ export interface ScanWorkerPool extends ScanWorkers {
   close(): void;
 }
 
-export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
+/** How long after a worker was stopped mid-share a fresh one is started in its place. */
+const REPLACE_AFTER_MS = 500;
+
+export function createScanWorkers(
+  options: ScanWorkerOptions,
+): ScanWorkerPool & { /** Workers loaded and waiting for a share. */ idleCount(): number } {
   const keep = options.idle ?? options.count;
   const idle: Worker[] = [];
   let closed = false;
   const spawn = () =>
     new Worker(new URL("./scan_worker.ts", import.meta.url).href, { type: "module" });
   if (options.warm) { for (let i = 0; i < keep; i++) idle.push(spawn()); }
+  const replacing = new Set<ReturnType<typeof setTimeout>>();
+  const replace = () => {
+    const timer = setTimeout(() => {
+      replacing.delete(timer);
+      if (!closed && idle.length < keep) idle.push(spawn());
+    }, REPLACE_AFTER_MS);
+    replacing.add(timer);
+  };
   return {
     count: options.count,
     minShareBytes: options.minShareBytes ?? 8 << 20,
@@ -61,7 +75,13 @@ export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
         worker.onmessage = null;
         worker.onerror = null;
         if (reuse && !closed && idle.length < keep) idle.push(worker);
-        else worker.terminate();
+        else {
+          worker.terminate();
+          // Stopped mid-share (a cancel, a limit, a failure): a fresh one takes its place, so
+          // that the next query finds its workers loaded. Not at once: a query that stops its workers
+          // ends first, without fresh workers loading the engine on its cores.
+          if (!reuse && !closed) replace();
+        }
       };
       worker.onmessage = (e: MessageEvent<ShareMessage>) => {
         if (ended) return;
@@ -89,8 +109,11 @@ export function createScanWorkers(options: ScanWorkerOptions): ScanWorkerPool {
         },
       };
     },
+    idleCount: () => idle.length,
     close() {
       closed = true;
+      for (const t of replacing) clearTimeout(t);
+      replacing.clear();
       for (const w of idle.splice(0)) w.terminate();
     },
   };

@@ -18,7 +18,8 @@
  *
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
- *     [--workers 1,2] [--no-one-thread-peers]
+ *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR] [--server-set K=V]
+ *     [--v8 FLAGS]
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
  * The CPU column is the CPU time (user + system, all threads) the query took in its process
@@ -107,6 +108,11 @@ function option(name: string): string | undefined {
   return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
+/** `--server-set KEY=VALUE` (repeatable): further settings for Trawl's server. */
+function serverSets(): string[] {
+  return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]] : []);
+}
+
 function loadAverage(): string {
   return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 }
@@ -159,6 +165,10 @@ async function startServer(home: string, sets: string[]): Promise<Server> {
       "run",
       "--unstable-no-legacy-abort",
       "--allow-all",
+      // --profile DIR: the server's CPU profile (its main thread), written when it stops.
+      ...(option("profile") ? ["--cpu-prof", `--cpu-prof-dir=${option("profile")}`] : []),
+      // --v8 FLAGS: V8 flags for the server (all its isolates, workers included).
+      ...(option("v8") ? [`--v8-flags=${option("v8")}`] : []),
       join(ROOT, "main.ts"),
       "serve",
       "--home",
@@ -239,6 +249,9 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
       Authorization: `Bearer ${token}`,
       "Content-Type": "text/vnd.engine.script",
       Accept: "application/json",
+      // Plain JSON, as the peers write it. Deno's fetch asks for "gzip, br" by default, and the
+      // server then spends most of the wide task compressing 240 MB with brotli.
+      "Accept-Encoding": "identity",
     },
     body: TASKS[task].script,
   });
@@ -246,12 +259,19 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
     // Count the rows as they stream: one object each (no value of this task holds a brace).
     let rows = 0;
     let bytes = 0;
+    let firstByteMs = 0;
     for await (const chunk of res.body!) {
+      firstByteMs ||= performance.now() - started;
       bytes += chunk.length;
       for (let i = chunk.indexOf(0x7b); i >= 0; i = chunk.indexOf(0x7b, i + 1)) rows++;
     }
     const ms = performance.now() - started;
     if (!res.ok) throw new Error(`Trawl answered ${res.status}`);
+    // The synchronous API answers once the query is done: the first byte marks the end of the
+    // query, the rest is the result read back from the store and sent.
+    console.log(
+      `  wide: first byte after ${firstByteMs.toFixed(0)} ms, last after ${ms.toFixed(0)} ms`,
+    );
     return { ms, cpuMs: cpuOf(server.pid) - cpu0, result: { rows, mb: Math.round(bytes / 1e6) } };
   }
   const text = await res.text();
@@ -298,6 +318,8 @@ async function main(): Promise<void> {
     : [1];
   const threads = Math.max(...workerCounts, hasWorkers ? 1 : cores);
   const onePeers = !Deno.args.includes("--no-one-thread-peers");
+  // Trawl alone (while working on it): no peer runs, no ratios.
+  const noPeers = Deno.args.includes("--no-peers");
   const { home, token } = await makeHome();
   const verdicts: string[] = [];
   console.log(
@@ -312,7 +334,10 @@ async function main(): Promise<void> {
       const loadBefore = loadAverage();
       const trawl: Figure[] = [];
       for (const w of workerCounts) {
-        const server = await startServer(home, hasWorkers ? [`query.workers=${w}`] : []);
+        const server = await startServer(home, [
+          ...(hasWorkers ? [`query.workers=${w}`] : []),
+          ...serverSets(),
+        ]);
         try {
           const f = await timed(
             runs,
@@ -326,7 +351,7 @@ async function main(): Promise<void> {
       }
       const peers: Figure[] = [];
       const out = join(await Deno.makeTempDir(), "out.json");
-      for (const t of onePeers && threads > 1 ? [threads, 1] : [threads]) {
+      for (const t of noPeers ? [] : onePeers && threads > 1 ? [threads, 1] : [threads]) {
         peers.push(
           await timed(
             runs,
@@ -359,7 +384,8 @@ async function main(): Promise<void> {
           console.log(`speed-up ${f.name} over 1 worker: ${(one.ms / f.ms).toFixed(2)}×`);
         }
       }
-      const peer = peers.find((p) => p.name.startsWith(task.target.peer))!;
+      const peer = peers.find((p) => p.name.startsWith(task.target.peer));
+      if (!peer) continue;
       const ratio = peer.ms / trawlN.ms;
       verdicts.push(
         `${name}: ${ratio.toFixed(2)}× ${peer.name} (target ≥ ${task.target.ratio}) ${

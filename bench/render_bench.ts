@@ -5,6 +5,7 @@
  */
 
 import { makeCsvRowWriter, makeJsonRowWriter } from "../engine/render.ts";
+import { ByteSink, compileRowBytesWriter } from "../engine/render_bytes.ts";
 import { parseIp } from "../engine/ip.ts";
 import { type Row, Timestamp } from "../engine/values.ts";
 
@@ -32,4 +33,31 @@ Deno.bench("makeJsonRowWriter(): 200 000 rows", { group: "render", baseline: tru
 
 Deno.bench("makeCsvRowWriter(): 200 000 rows", { group: "render" }, () => {
   serialise(makeCsvRowWriter(COLUMNS, { timeZone: "UTC" }));
+});
+
+Deno.bench("compileRowBytesWriter() json: 200 000 rows into bytes", { group: "render" }, () => {
+  const write = compileRowBytesWriter("json", COLUMNS, { timeZone: "UTC" });
+  const sink = new ByteSink(1 << 20);
+  const ends: number[] = [];
+  let length = 0;
+  for (let k = 0; k < 200; k++) {
+    sink.at = 0;
+    ends.length = 0;
+    write(rows, sink, ends);
+    length += sink.at;
+  }
+  if (length === 0) throw new Error("no output");
+});
+
+Deno.bench("makeJsonRowWriter() + UTF-8: 200 000 rows into bytes", { group: "render" }, () => {
+  const write = makeJsonRowWriter(COLUMNS, { timeZone: "UTC" });
+  const encoder = new TextEncoder();
+  const out = new Uint8Array(1 << 22);
+  let length = 0;
+  for (let k = 0; k < 200; k++) {
+    let text = "";
+    for (const r of rows) text += write(r);
+    length += encoder.encodeInto(text, out).written;
+  }
+  if (length === 0) throw new Error("no output");
 });

@@ -51,6 +51,10 @@ export interface Accumulator {
   result(): Value;
   /** Bytes held beyond a small fixed size (distinct sets, arrays), charged to the budget. */
   readonly bytes?: number;
+  /** The state as plain data, for merging in another thread (engine/functions/aggregates.ts). */
+  exportState(): unknown;
+  /** Takes in the exported state of the values that followed this accumulator's. */
+  mergeState(state: unknown): void;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 import type { Row } from "../engine/values.ts";
 import type { Schema } from "../engine/types.ts";
 import { arrowBatchWriter, type BatchWriter } from "./arrow.ts";
+import { type RowTextFormat, tsvEscape } from "../engine/render_bytes.ts";
 
 /** The serialiser of one row, given the result's columns and how values are rendered. */
 export type RowWriterFactory = (
@@ -35,6 +36,11 @@ export type FormatSpec =
     | {
       readonly jsonRows: false;
       readonly row: RowWriterFactory;
+      /**
+       * The text format `row` writes, when engine/render_bytes.ts writes the same as bytes:
+       * the rows then take that path (a format without it is written by `row` alone).
+       */
+      readonly text?: RowTextFormat;
       /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
       readonly header?: (columns: readonly string[]) => string;
       readonly batches?: undefined;
@@ -79,6 +85,15 @@ export function batchWriterOf(spec: FormatSpec): BatchWriterFactory | undefined 
   return spec.jsonRows ? undefined : spec.batches;
 }
 
+/**
+ * The text format a format's rows are written in as bytes (engine/render_bytes.ts), or
+ * undefined for a binary format or a text format written by its `row` only.
+ */
+export function rowTextOf(spec: FormatSpec): RowTextFormat | undefined {
+  if (spec.jsonRows) return "json";
+  return spec.row ? spec.text : undefined;
+}
+
 /** The header of a format for the columns ("" when it has none). */
 export function headerOf(spec: FormatSpec, columns: readonly string[]): string {
   return !spec.jsonRows && spec.row && spec.header ? spec.header(columns) : "";
@@ -121,6 +136,7 @@ export const FORMATS = {
     contentType: "application/csv; charset=UTF-8",
     jsonRows: false,
     row: makeCsvRowWriter,
+    text: "csv",
     header: (columns) => csvHeader(columns) + "\n",
     start: "",
     separator: "",
@@ -133,6 +149,7 @@ export const FORMATS = {
     contentType: "text/tab-separated-values; charset=UTF-8",
     jsonRows: false,
     row: makeTsvRowWriter,
+    text: "tsv",
     header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
     start: "",
     separator: "",
@@ -154,16 +171,6 @@ export const FORMATS = {
 } satisfies Record<string, FormatSpec>;
 
 export type MediaType = keyof typeof FORMATS;
-
-/** A TSV cell: no quoting; a tab, a line end or a backslash inside is escaped (`\t \n \r \\`). */
-function tsvEscape(text: string): string {
-  return /[\t\n\r\\]/.test(text)
-    ? text.replace(
-      /[\t\n\r\\]/g,
-      (c) => c === "\t" ? "\\t" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\\\",
-    )
-    : text;
-}
 
 /** A serialiser of one row to a TSV line (without its end): cells as in CSV, null empty. */
 function makeTsvRowWriter(columns: readonly string[], render: RenderOptions): (row: Row) => string {

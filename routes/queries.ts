@@ -15,6 +15,7 @@ import type { Context } from "hono";
 import { type Schema, schemaToJson } from "../engine/types.ts";
 import type { User } from "../engine/user.ts";
 import type { StoredItem } from "../actors/result_store.ts";
+import type { RenderedRows } from "../engine/exec/rendered.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
 import { isFinished, topState } from "../actors/query_machine.ts";
 import { queryStatus } from "../actors/shared_queries.ts";
@@ -224,6 +225,7 @@ export function resultResponse(
     owner: context.owner,
     inMemory: (first, last) => store.inMemory(first, last),
     read: (first, last) => store.read(first, last),
+    readParts: (first, last) => store.readParts(first, last),
   }, onClose);
 }
 
@@ -236,6 +238,8 @@ export interface ResultItems {
   /** The items when they are all at hand (a small result), else undefined. */
   inMemory(first: number, last: number): readonly StoredItem[] | undefined;
   read(first: number, last: number): AsyncIterable<readonly StoredItem[]>;
+  /** As `read`, rows stored rendered as their bytes (ResultStore.readParts); absent: `read`. */
+  readParts?(first: number, last: number): AsyncIterable<readonly StoredItem[] | RenderedRows>;
 }
 
 /** The response of `items` for the request's format and Range (see resultResponse). */
@@ -304,7 +308,9 @@ export function itemsResponse(
     }
     return new Response(text, { status, headers });
   }
-  return new Response(resultBody(items.read(first, last), { ...shape, onClose }), {
+  // Rows stored rendered come as their bytes where the items can give them (a local store).
+  const parts = items.readParts?.(first, last) ?? items.read(first, last);
+  return new Response(resultBody(parts, { ...shape, onClose }), {
     status,
     headers,
   });

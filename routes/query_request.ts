@@ -23,11 +23,11 @@ import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import {
-  batchWriterOf,
   formatSpec,
   isOptionName,
   negotiateFormat,
   type ResultFormat,
+  rowTextOf,
 } from "./formats.ts";
 import { rowWriter } from "./result_body.ts";
 
@@ -194,13 +194,22 @@ export async function submitSource(
     : undefined;
   const defaultZone = request.context.timeZone;
   // A binary format is written from stored rows when fetched, a batch at a time.
-  const encoder: FragmentEncoderFactory | undefined =
-    fixed && !batchWriterOf(formatSpec(format.mediaType))
-      ? (columns) => {
-        fixed.columns = columns;
-        return rowWriter(format, columns, defaultZone);
-      }
-      : undefined;
+  const text = rowTextOf(formatSpec(format.mediaType));
+  const encoder: FragmentEncoderFactory | undefined = fixed && text
+    ? Object.assign((columns: readonly string[]) => {
+      fixed.columns = columns;
+      return rowWriter(format, columns, defaultZone);
+    }, {
+      // Rows are stored as bytes of the format, rendered where they are made.
+      render: {
+        format: text,
+        options: {
+          timeZone: format.options.timeZone ?? defaultZone,
+          timestampFormat: format.options.timestampFormat,
+        },
+      },
+    })
+    : undefined;
   const submitted = await compileAndSubmit(submissionDeps(deps), {
     queryId,
     source: request.source,

@@ -7,6 +7,8 @@
 import type { Row } from "../engine/values.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { BatchWriter } from "./arrow.ts";
+import { RenderedRows } from "../engine/exec/rendered.ts";
+import { ByteSink } from "../engine/render_bytes.ts";
 import {
   type FormatSpec,
   formatSpec,
@@ -58,16 +60,30 @@ export function rowWriter(
 const CHUNK_CHARS = 64 * 1024;
 
 /**
- * A body of `items` (rows, serialised with `write`, or fragments as stored) framed for the
- * format. `onClose` runs once the body is done or the client went away.
+ * A body of `items` (rows, serialised with `write`, fragments as stored, or rendered rows as
+ * their bytes: ResultStore.readParts) framed for the format. `onClose` runs once the body is
+ * done or the client went away.
  */
 export function resultBody(
-  items: AsyncIterable<readonly StoredItem[]>,
+  items: AsyncIterable<readonly StoredItem[] | RenderedRows>,
   options: BodyShape & { readonly onClose?: () => void },
 ): ReadableStream<Uint8Array> {
   const { framing, write } = options;
   const encoder = new TextEncoder();
   const iterator = items[Symbol.asyncIterator]();
+  // Framing as bytes, for rendered rows: before the first, between two, after the last.
+  const head = encoder.encode(framing.before);
+  const mid = encoder.encode(framing.after + framing.separator + framing.before);
+  const tail = encoder.encode(framing.after);
+  const sink = new ByteSink(2 * CHUNK_CHARS);
+  let text = "";
+  /** Moves the text gathered into the bytes. */
+  const flush = () => {
+    if (text === "") return;
+    sink.room(3 * text.length);
+    sink.at += encoder.encodeInto(text, sink.bytes.subarray(sink.at)).written;
+    text = "";
+  };
   let first = true;
   let started = false;
   let closed = false;
@@ -76,28 +92,45 @@ export function resultBody(
     closed = true;
     options.onClose?.();
   };
+  const take = () => {
+    flush();
+    const out = sink.bytes.slice(0, sink.at);
+    sink.at = 0;
+    return out;
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        let text = started ? "" : options.header + framing.start;
+        if (!started) text = options.header + framing.start;
         started = true;
-        while (text.length < CHUNK_CHARS) {
+        while (sink.at + text.length < CHUNK_CHARS) {
           const next = await iterator.next();
           if (next.done) {
             text += framing.end;
-            if (text !== "") controller.enqueue(encoder.encode(text));
+            flush();
+            if (sink.at > 0) controller.enqueue(take());
             controller.close();
             close();
             return;
           }
-          for (const item of next.value) {
+          const part = next.value;
+          if (part instanceof RenderedRows) {
+            if (part.count === 0) continue;
+            flush();
+            if (!first) text += framing.separator;
+            first = false;
+            writeRendered(sink, part, head, mid, tail, text);
+            text = "";
+            continue;
+          }
+          for (const item of part) {
             if (!first) text += framing.separator;
             first = false;
             text += framing.before + (typeof item === "string" ? item : write(item)) +
               framing.after;
           }
         }
-        controller.enqueue(encoder.encode(text));
+        controller.enqueue(take());
       } catch (e) {
         controller.error(e);
         close();
@@ -108,6 +141,43 @@ export function resultBody(
       await iterator.return?.();
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * Rendered rows framed into `sink`: `lead` (text owed before them), then `head`, the rows
+ * with `mid` between two, and `tail`.
+ */
+function writeRendered(
+  sink: ByteSink,
+  part: RenderedRows,
+  head: Uint8Array,
+  mid: Uint8Array,
+  tail: Uint8Array,
+  lead: string,
+): void {
+  const { bytes, ends } = part;
+  const n = ends.length;
+  if (n === 0) return;
+  sink.text(lead);
+  sink.room(head.length + bytes.length + (n - 1) * mid.length + tail.length);
+  const out = sink.bytes;
+  let at = sink.at;
+  out.set(head, at);
+  at += head.length;
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) {
+      for (let k = 0; k < mid.length; k++) out[at++] = mid[k];
+    }
+    const end = ends[i];
+    if (end - start > 64) {
+      out.set(bytes.subarray(start, end), at);
+      at += end - start;
+    } else for (let k = start; k < end; k++) out[at++] = bytes[k];
+    start = end;
+  }
+  out.set(tail, at);
+  sink.at = at + tail.length;
 }
 
 /**

@@ -53,3 +53,45 @@ Deno.test("bodyShape() writes rows, header and framing as the format's entry say
   assert.equal(body("application/csv"), '"a";"b"\n1;"x"\n2;\n');
   assert.equal(body("application/csv", true), '1;"x"\n2;\n');
 });
+
+Deno.test("rendered rows in a body are framed as the same fragments would be, in every format", async () => {
+  const { RenderedRows } = await import("../engine/exec/rendered.ts");
+  const encoder = new TextEncoder();
+  const texts = [
+    '{"a":1}',
+    "",
+    "ü東京😀",
+    '"x";;',
+    "\t\\n",
+    ...Array.from({ length: 3000 }, (_, i) => `r${i}`),
+  ];
+  const asRendered = (part: readonly string[]) => {
+    const bytes = encoder.encode(part.join(""));
+    const ends = new Uint32Array(part.length);
+    let at = 0;
+    part.forEach((t, i) => ends[i] = at += encoder.encode(t).length);
+    return new RenderedRows(bytes, ends);
+  };
+  for (const mediaType of Object.keys(FORMATS) as MediaType[]) {
+    if (batchWriterOf(formatSpec(mediaType))) continue;
+    const shape = bodyShape({ mediaType, options: { omitHeader: false } }, ["a", "b"], "UTC");
+    for (
+      const cuts of [[0, 1, 5, 2000, texts.length], [0, texts.length], [0, 0, 3, texts.length]]
+    ) {
+      // The same items: as stored fragments, and as rendered parts among fragments.
+      const fragments = async function* () {
+        for (let i = 0; i + 1 < cuts.length; i++) yield texts.slice(cuts[i], cuts[i + 1]);
+      };
+      const parts = async function* () {
+        for (let i = 0; i + 1 < cuts.length; i++) {
+          const part = texts.slice(cuts[i], cuts[i + 1]);
+          yield i % 2 === 0 ? asRendered(part) : part;
+        }
+      };
+      const want = await new Response(resultBody(fragments(), shape)).text();
+      const got = await new Response(resultBody(parts(), shape)).text();
+      assert.equal(got, want, `${mediaType} ${cuts}`);
+      assert.equal(want, smallBody(texts, shape));
+    }
+  }
+});

@@ -71,7 +71,20 @@ const SCRIPTS = [
    | select(count(*) as n, sum(bytes) as b)`,
   `READ_JSON(src: '/shared/j/events.jsonl') | filter(status.code != 200)
    | select(status.code as code, ip, count(*) as n) | group(code, ip)`,
-  `READ_JSON(src: '/shared/j/events.jsonl') | select(tags[1].k as k, count(tags) as n) | group(k)`,
+  `READ_JSON(src: '/shared/j/events.jsonl') | select(tags[1].k as k, count(tags) as n) | group(k)`, // Aggregates with accumulators: their states merged in the order of the shares.
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | select(status, min(bytes) as lo, max(bytes) as hi, avg(bytes) as mean,
+            count_distinct(ip) as ips, min(ip) as first_ip, max(path) as last_path)
+   | group(status)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log')
+   | select(path, first(ip) as f, last(bytes) as l, array_agg(status) as all_status,
+            count_distinct(bytes % 10) as d, sum(bytes) as total)
+   | group(path)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = 404)
+   | select(min(bytes) as lo, max(bytes) as hi, avg(bytes) as mean, count_distinct(ip) as ips)`,
+  `READ_JSON(src: '/shared/j/events.jsonl')
+   | select(status.code as code, min(bytes) as lo, max(ip) as top, count_distinct(tags) as t)
+   | group(code)`,
 ];
 
 Deno.test("aggregates over scans on workers give one thread's rows, in its order, and its warnings", async () => {
@@ -181,6 +194,101 @@ Deno.test("filtering row pipelines on workers give one thread's rows in order; a
       scanWorkers: pool,
     });
     assert.equal(stats.started, before);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a top-N sort over a row pipeline runs in workers and gives one thread's rows, ties in order", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
+  try {
+    for (
+      const script of [
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | sort(bytes desc) | limit(7)`,
+        // Many ties: the order among them is the input's.
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status != 200)
+         | select(ip, status, path) | sort(status, path desc) | limit(40)`,
+        `READ_JSON(src: '/shared/j/events.jsonl') | select(ip, bytes, status.code as code)
+         | sort(code desc) | limit(2000)`,
+      ]
+    ) {
+      const before = stats.started;
+      const one = await home.run(script);
+      const many = await home.run(script, { scanWorkers: pool });
+      assert.ok(stats.started - before >= 2, `workers started: ${stats.started - before}`);
+      assert.deepEqual(many.rows, one.rows, script);
+      assert.deepEqual(many.warnings, one.warnings);
+      assert.ok(one.rows.length > 0);
+    }
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("what the workers read is counted in the query's stats, as one thread counts it", async () => {
+  const { newQueryStats } = await import("../engine/exec/context.ts");
+  await using home = await engineHome();
+  await writeLogs(home);
+  const pool = workers(home.tree.root, 3);
+  try {
+    for (
+      const script of [
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | select(path, count(*) as n)
+         | group(path)`,
+        `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = 404)`,
+        `READ_JSON(src: '/shared/j/events.jsonl') | select(count(*) as n)`,
+      ]
+    ) {
+      const counted = [];
+      for (const scanWorkers of [undefined, pool]) {
+        const compiled = await compile(
+          { text: script },
+          home.context(scanWorkers ? { scanWorkers } : {}),
+        );
+        assert.ok(compiled.ok);
+        const stats = newQueryStats();
+        const run = execute(compiled.plan, { signal: new AbortController().signal, stats });
+        for await (const _ of run.batches) { /* drain */ }
+        counted.push(stats);
+      }
+      assert.ok(counted[0].bytesRead > 0 && counted[0].recordsRead > 0);
+      assert.deepEqual(counted[1], counted[0], script);
+    }
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a worker stopped mid-share is terminated and a fresh one takes its place", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/big.log", "10.0.0.1 200 123 /p/x\n".repeat(400_000));
+  const pool = createScanWorkers({
+    count: 2,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+    warm: true,
+  });
+  try {
+    assert.equal(pool.idleCount(), 2);
+    const compiled = await compile({
+      text: `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | filter(status = 200)
+             | limit(3)`,
+    }, home.context({ scanWorkers: pool }));
+    assert.ok(compiled.ok);
+    let rows = 0;
+    const run = execute(compiled.plan, { signal: new AbortController().signal });
+    for await (const batch of run.batches) rows += batch.length;
+    assert.equal(rows, 3);
+    // Both were stopped by the limit, terminated, and not given back.
+    assert.equal(pool.idleCount(), 0);
+    for (const until = Date.now() + 5000; pool.idleCount() < 2 && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(pool.idleCount(), 2);
   } finally {
     pool.close();
   }

@@ -6,7 +6,8 @@
  *
  * `count` and `sum` are folded into typed arrays indexed by group number (one number and a
  * flag per group, no object per group): with many groups, chasing an accumulator object and
- * its closure per row costs far more than the addition. Other aggregates keep accumulators.
+ * its closure per row costs far more than the addition. Other aggregates keep accumulators,
+ * whose states a worker exports as plain data and the merge takes in (Accumulator.mergeState).
  */
 
 import type { Accumulator, AggregateSpec, Column, Compiled } from "../plan.ts";
@@ -87,9 +88,14 @@ export class Grouping {
     this.#groupBytes = 64 * (this.#n + 1);
   }
 
-  /** Whether every aggregate is folded, so that partial states can be merged. */
+  /**
+   * Whether partial states can be merged: every aggregate is folded or its accumulator exports
+   * its state (all the built-in ones do).
+   */
   static mergeable(options: AggregateOptions): boolean {
-    return options.aggregates.every((a) => a.fold !== undefined);
+    return options.aggregates.every((a) =>
+      a.fold !== undefined || typeof a.create().mergeState === "function"
+    );
   }
 
   #newGroup(g: number, first: Row): void {
@@ -156,15 +162,20 @@ export class Grouping {
     return bytes;
   }
 
-  /** The state of a mergeable grouping as plain data (first rows and per-group numbers). */
+  /**
+   * The state of a mergeable grouping as plain data: first rows, per folded aggregate its
+   * numbers, per other aggregate each group's exported accumulator state.
+   */
   exportPartial(): PartialGroups {
     const size = this.#firsts.length;
     return {
       firsts: this.#firsts.map(encodeRow),
-      folds: this.#folds.map((f) => ({
-        values: f!.values.slice(0, size),
-        flags: f!.flags.slice(0, size),
-      })),
+      folds: this.#folds.map((f) =>
+        f === null ? null : { values: f.values.slice(0, size), flags: f.flags.slice(0, size) }
+      ),
+      states: this.#folds.map((f, i) =>
+        f === null ? this.#accumulators.map((accs) => accs[i]!.exportState()) : null
+      ),
     };
   }
 
@@ -204,9 +215,19 @@ export class Grouping {
         bytes += estimateBytes(first) + this.#groupBytes;
       }
       for (let i = 0; i < this.#n; i++) {
-        const f = this.#folds[i]!;
-        f.values[g] += partial.folds[i].values[p];
-        f.flags[g] |= partial.folds[i].flags[p];
+        const f = this.#folds[i];
+        const from = partial.folds[i];
+        if (f !== null && from) {
+          f.values[g] += from.values[p];
+          f.flags[g] |= from.flags[p];
+          continue;
+        }
+        const acc = this.#accumulators[g][i]!;
+        acc.mergeState(partial.states[i]![p]);
+        if (this.#tracks![i] && acc.bytes !== this.#held[g][i]) {
+          bytes += acc.bytes! - this.#held[g][i];
+          this.#held[g][i] = acc.bytes!;
+        }
       }
     }
     return bytes;

@@ -4,6 +4,7 @@ import type { Warning } from "../datastore.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
 import type { QueryStats } from "./context.ts";
+import type { RenderedRows, RenderRequest } from "./rendered.ts";
 
 export interface ExecuteOptions {
   readonly signal: AbortSignal;
@@ -12,11 +13,21 @@ export interface ExecuteOptions {
   readonly onWarning?: (warning: Warning) => void;
   /** Counters the engine adds to while it runs (files, bytes, records, rows, cloud requests). */
   readonly stats?: QueryStats;
+  /**
+   * The result's text format when fixed before the run: rows made in scan workers may then
+   * arrive rendered (`QueryRun.parts`), see engine/exec/rendered.ts.
+   */
+  readonly render?: RenderRequest;
 }
 
 export interface QueryRun {
   /** Batches of result rows; ends when the query has completed. Throws QueryError on failure. */
   readonly batches: AsyncIterable<readonly Row[]>;
+  /**
+   * With `ExecuteOptions.render`: the same result as `batches`, where some batches may come
+   * rendered (a caller reads one or the other, not both).
+   */
+  readonly parts?: AsyncIterable<readonly Row[] | RenderedRows>;
   /** The result schema; final once `batches` is exhausted (ANY resolved from the data). */
   schema(): Schema;
 }

@@ -31,7 +31,17 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf, workerSafe } from "./parallel/parallel_plan.ts";
+import {
+  parallelNodes,
+  renderable,
+  rendersRoot,
+  rowSourceOf,
+  scanSourceOf,
+  topSourceOf,
+  workerSafe,
+} from "./parallel/parallel_plan.ts";
+import { RenderedRows, type RenderRequest } from "./rendered.ts";
+import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
@@ -45,7 +55,10 @@ export function openNode(node: PlanNode, ctx: ExecContext): BatchStream {
     ? openHere(node, ctx)
     : node.kind === "aggregate"
     ? aggregateInWorkers(node, number, ctx)
-    : rowsInWorkers(node, number, ctx);
+    : node.kind === "sort"
+    ? topInWorkers(node, number, ctx)
+    // Rendered batches come only from the root with ctx.parallel.render, opened by runPlan.
+    : rowsInWorkers(node, number, ctx) as BatchStream;
   return ctx.slicer ? withTurns(stream, ctx.slicer) : stream;
 }
 
@@ -124,8 +137,30 @@ async function* aggregateInWorkers(
   yield* merged ?? openHere(node, ctx);
 }
 
-/** A row pipeline's rows from the workers in order, or from here when too small to share. */
-async function* rowsInWorkers(node: PlanNode, number: number, ctx: ExecContext): BatchStream {
+/**
+ * A top-N sort: each worker's first N rows of its share, in the order of the shares, sorted
+ * here again keeping N; or all of it here when the input is too small to share.
+ */
+async function* topInWorkers(
+  node: PlanNode & { kind: "sort" },
+  number: number,
+  ctx: ExecContext,
+): BatchStream {
+  const source = topSourceOf(node)!;
+  const tops = await parallelRows(node, source, number, ctx, ctx.parallel!);
+  if (tops === null) return yield* openHere(node, ctx);
+  yield* sortRows(tops as BatchStream, node.keys, ctx, { keep: node.top! });
+}
+
+/**
+ * A row pipeline's rows from the workers in order, or from here when too small to share;
+ * rendered when it is the root and the workers render it.
+ */
+async function* rowsInWorkers(
+  node: PlanNode,
+  number: number,
+  ctx: ExecContext,
+): AsyncGenerator<readonly Row[] | RenderedRows> {
   const source = rowSourceOf(node)!;
   const rows = await parallelRows(node, source, number, ctx, ctx.parallel!);
   yield* rows ?? openHere(node, ctx);
@@ -144,11 +179,18 @@ async function* afterRows(
 }
 
 /** The plan's parallel nodes and workers, or nothing when no part of it runs in workers. */
-function parallelContext(plan: CompiledPlan): { parallel?: ParallelContext } {
+function parallelContext(
+  plan: CompiledPlan,
+  render: RenderRequest | undefined,
+): { parallel?: ParallelContext } {
   const p = plan.parallel!;
   if (!workerSafe(plan.root)) return {};
-  const nodes = new Map<object, number>(parallelNodes(plan.root).map((n, i) => [n, i]));
+  const renderRoot = render !== undefined && rendersRoot(plan.root);
+  const nodes = new Map<object, number>(
+    parallelNodes(plan.root, renderRoot).map((n, i) => [n, i]),
+  );
   if (nodes.size === 0) return {};
+  const columns = plan.root.schema.map((f) => f.name);
   return {
     parallel: {
       workers: p.workers,
@@ -157,6 +199,9 @@ function parallelContext(plan: CompiledPlan): { parallel?: ParallelContext } {
       now: plan.now,
       memoryLimit: plan.memoryLimit,
       nodes,
+      ...(renderRoot && nodes.has(plan.root)
+        ? { render: { task: { ...render!, columns }, nulls: columns.map(() => false) } }
+        : {}),
     },
   };
 }
@@ -172,23 +217,44 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     warn,
     progress,
     memory: new MemoryBudget(plan.memoryLimit),
-    ...(plan.parallel ? parallelContext(plan) : {}),
+    ...(plan.parallel ? parallelContext(plan, options.render) : {}),
     stats: options.stats,
     slicer: new TimeSlicer(options.signal),
   };
+  const render = ctx.parallel?.render;
+  // A fixed text format and a renderable root not rendered by workers: rendered here.
+  const renderHere = !render && options.render && renderable(plan.root)
+    ? {
+      task: { ...options.render, columns: plan.root.schema.map((f) => f.name) },
+      nulls: plan.root.schema.map(() => false),
+    }
+    : undefined;
   const observer = new SchemaObserver(plan.root.schema, plan.root.open ?? false);
   let final: Schema | null = null;
 
-  async function* batches(): AsyncGenerator<readonly Row[]> {
+  async function* batches(): AsyncGenerator<readonly Row[] | RenderedRows> {
     try {
       checkCancelled(ctx.signal);
-      for await (const batch of openNode(plan.root, ctx)) {
+      const root = render
+        ? rowsInWorkers(plan.root, ctx.parallel!.nodes.get(plan.root)!, ctx)
+        : renderHere
+        ? renderRows(plan.root, ctx, renderHere.task, openNode, renderHere.nulls)
+        : openNode(plan.root, ctx);
+      for await (const batch of root) {
         checkCancelled(ctx.signal);
+        if (batch instanceof RenderedRows) {
+          if (ctx.stats) ctx.stats.rowsOut += batch.count;
+          if (batch.count > 0) yield batch;
+          await ctx.slicer!.check();
+          continue;
+        }
         observer.observe(batch);
         if (ctx.stats) ctx.stats.rowsOut += batch.length;
         if (batch.length > 0) yield batch;
       }
       checkCancelled(ctx.signal);
+      const nulls = render?.nulls ?? renderHere?.nulls;
+      if (nulls) observer.observeNulls(nulls);
       final = observer.schema();
       progress.finish();
     } finally {
@@ -196,8 +262,11 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     }
   }
 
+  const all = batches();
   return {
-    batches: batches(),
+    // Without options.render no batch comes rendered.
+    batches: all as AsyncIterable<readonly Row[]>,
+    ...(options.render ? { parts: all } : {}),
     schema: () => final ?? observer.schema(),
   };
 }

@@ -87,6 +87,13 @@ export class SchemaObserver {
     }
   }
 
+  /** Rows seen elsewhere (rendered by scan workers): `nulls[i]` says field i held a null. */
+  observeNulls(nulls: readonly boolean[]): void {
+    nulls.forEach((n, i) => {
+      if (n && i < this.#sawNull.length) this.#sawNull[i] = true;
+    });
+  }
+
   schema(): Schema {
     return this.#fields.map((f, i) => {
       const nullable = f.nullable || this.#sawNull[i];

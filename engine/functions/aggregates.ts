@@ -8,12 +8,20 @@ import { QueryError } from "../diagnostics.ts";
 import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../types.ts";
 import { Interval, type Value } from "../values.ts";
 import { compareValues, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
+import { decodeValue, type Encoded, encodeValue } from "../exec/parallel/value_codec.ts";
 
 export interface Accumulator {
   add(v: Value): void;
   result(): Value;
   /** Bytes held beyond a fixed small size (distinct sets, arrays), for the memory budget. */
   readonly bytes?: number;
+  /**
+   * The state as plain data that survives postMessage (a scan worker's partial aggregate,
+   * engine/exec/parallel/); `mergeState` takes in such a state of the values that came after
+   * this accumulator's: merged in input order, the result is that of one pass.
+   */
+  exportState(): unknown;
+  mergeState(state: unknown): void;
 }
 
 /** An aggregate takes exactly one argument (the checker's catalogue derives that from here). */
@@ -57,6 +65,10 @@ function countAccumulator(): Accumulator {
       if (v !== null) n++;
     },
     result: () => n,
+    exportState: () => n,
+    mergeState(state) {
+      n += state as number;
+    },
   };
 }
 
@@ -76,6 +88,15 @@ function countDistinctAccumulator(): Accumulator {
     get bytes() {
       return bytes;
     },
+    exportState: () => [...seen],
+    mergeState(state) {
+      for (const k of state as ValueKey[]) {
+        if (!seen.has(k)) {
+          seen.add(k);
+          bytes += 16 + (typeof k === "string" ? 2 * k.length : 8);
+        }
+      }
+    },
   };
 }
 
@@ -94,6 +115,13 @@ function sumAccumulator(): Accumulator {
       seen = true;
     },
     result: () => (!seen ? null : interval ? new Interval(total) : total),
+    exportState: () => [total, seen, interval],
+    mergeState(state) {
+      const [t, s, i] = state as [number, boolean, boolean];
+      total += t;
+      seen ||= s;
+      interval ||= i;
+    },
   };
 }
 
@@ -108,17 +136,27 @@ function avgAccumulator(): Accumulator {
       n++;
     },
     result: () => (n === 0 ? null : total / n),
+    exportState: () => [total, n],
+    mergeState(state) {
+      const [t, k] = state as [number, number];
+      total += t;
+      n += k;
+    },
   };
 }
 
 function extremeAccumulator(sign: 1 | -1): Accumulator {
   let best: Value = null;
+  const add = (v: Value) => {
+    if (v === null) return;
+    if (best === null || sign * compareValues(v, best) > 0) best = v;
+  };
   return {
-    add(v) {
-      if (v === null) return;
-      if (best === null || sign * compareValues(v, best) > 0) best = v;
-    },
+    add,
     result: () => best,
+    exportState: () => encodeValue(best),
+    // The earlier best wins a tie, as in one pass.
+    mergeState: (state) => add(decodeValue(state as Encoded)),
   };
 }
 
@@ -129,6 +167,10 @@ function firstAccumulator(): Accumulator {
       if (first === null) first = v;
     },
     result: () => first,
+    exportState: () => encodeValue(first),
+    mergeState(state) {
+      if (first === null) first = decodeValue(state as Encoded);
+    },
   };
 }
 
@@ -139,6 +181,11 @@ function lastAccumulator(): Accumulator {
       if (v !== null) last = v;
     },
     result: () => last,
+    exportState: () => encodeValue(last),
+    mergeState(state) {
+      const v = decodeValue(state as Encoded);
+      if (v !== null) last = v;
+    },
   };
 }
 
@@ -154,6 +201,14 @@ function arrayAccumulator(): Accumulator {
     result: () => items,
     get bytes() {
       return bytes;
+    },
+    exportState: () => items.map(encodeValue),
+    mergeState(state) {
+      for (const e of state as Encoded[]) {
+        const v = decodeValue(e);
+        items.push(v);
+        bytes += 8 + estimateBytes(v);
+      }
     },
   };
 }

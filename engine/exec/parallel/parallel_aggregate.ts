@@ -26,6 +26,7 @@ import {
   mergeAbsent,
 } from "../absent_fields.ts";
 import { decodeRow } from "./value_codec.ts";
+import { RenderedRows } from "../rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
@@ -52,6 +53,8 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
   const shares = splitShares(shareable, workers.count, workers.minShareBytes);
   if (shares.length <= 1) return null;
   ctx.progress.expect(files.reduce((n, f) => n + f.size, 0));
+  // Counted here, once: a file cut into ranges is opened by several workers.
+  if (ctx.stats) ctx.stats.filesRead += files.length;
   return { shares, files, scan } satisfies Split;
 }
 
@@ -70,14 +73,17 @@ export async function parallelAggregate(
   return shares && mergeGroups(node, number, shares, ctx, parallel);
 }
 
-/** A row pipeline's rows read by workers, or null when its input is too small to share. */
+/**
+ * A row pipeline's rows read by workers, or null when its input is too small to share. With
+ * `parallel.render`, the pipeline is the plan's root and its rows come rendered.
+ */
 export async function parallelRows(
   _node: PlanNode,
   source: SourceNode,
   number: number,
   ctx: ExecContext,
   parallel: ParallelContext,
-): Promise<BatchStream | null> {
+): Promise<AsyncIterable<readonly Row[] | RenderedRows> | null> {
   const shares = await split(source, ctx, parallel);
   return shares && mergeRows(number, shares, ctx, parallel);
 }
@@ -89,9 +95,11 @@ class ShareRun {
   /** What each share saw of the fields a query reads (absent_fields.ts), merged at the end. */
   readonly absent: AbsentTally[];
   /** Per share: rows posted and not yet taken, whether the share is done, its groups. */
-  readonly queues: (readonly Row[])[][];
+  readonly queues: (readonly Row[] | RenderedRows)[][];
   readonly done: boolean[];
   readonly groups: (PartialGroups | undefined)[];
+  /** Per rendering share done: which columns held a null. */
+  readonly nulls: (readonly boolean[])[] = [];
   failure: unknown = undefined;
   #wake: (() => void) | null = null;
   readonly #ctx: ExecContext;
@@ -118,15 +126,23 @@ class ShareRun {
         node: number,
         shares: share,
         memoryLimit,
+        ...(parallel.render ? { render: parallel.render.task } : {}),
       }, (m) => this.#hear(k, m)));
     });
   }
 
   #hear(k: number, m: ShareMessage): void {
     switch (m.kind) {
-      case "progress":
-        this.#ctx.progress.consume(m.bytes);
+      case "progress": {
+        if (m.bytes > 0) this.#ctx.progress.consume(m.bytes);
+        const stats = this.#ctx.stats;
+        if (stats && m.stats) {
+          stats.bytesRead += m.stats.bytesRead;
+          stats.recordsRead += m.stats.recordsRead;
+          stats.recordsUnmatched += m.stats.recordsUnmatched;
+        }
         return;
+      }
       case "warning": {
         const tally = (m.warning as Partial<TallyWarning>).tally;
         const absent = (m.warning as Partial<AbsentReport>).absent;
@@ -142,8 +158,12 @@ class ShareRun {
         this.groups[k] = m.groups;
         this.done[k] = true;
         break;
+      case "rendered":
+        this.queues[k].push(new RenderedRows(m.bytes, m.ends));
+        break;
       case "done":
         this.done[k] = true;
+        if (m.nulls) this.nulls.push(m.nulls);
         break;
       case "failed":
         this.failure ??= "diagnostic" in m ? new QueryError(m.diagnostic) : new Error(m.message);
@@ -187,7 +207,8 @@ async function* mergeGroups(
     const grouping = new Grouping(node);
     for (let k = 0; k < split.shares.length; k++) {
       while (run.groups[k] === undefined) await run.next();
-      const bytes = grouping.merge(run.groups[k]!);
+      // A worker's groups (a million of them, say) merge in slices of the query's time.
+      const bytes = await grouping.mergeInSlices(run.groups[k]!, ctx);
       run.groups[k] = undefined;
       if (bytes > 0) {
         ctx.memory.take(bytes, "group");
@@ -211,7 +232,7 @@ async function* mergeRows(
   split: Split,
   ctx: ExecContext,
   parallel: ParallelContext,
-): BatchStream {
+): AsyncGenerator<readonly Row[] | RenderedRows> {
   const run = new ShareRun(number, split, ctx, parallel);
   try {
     for (let k = 0; k < split.shares.length; k++) {
@@ -225,6 +246,10 @@ async function* mergeRows(
         } else if (run.done[k]) break;
         else await run.next();
       }
+    }
+    const render = parallel.render;
+    if (render) {
+      for (const nulls of run.nulls) nulls.forEach((n, c) => render.nulls[c] ||= n);
     }
     await warnSkipped(run, split, ctx);
   } finally {

@@ -1,5 +1,5 @@
 /**
- * Which parts of a plan run in workers: an aggregate whose aggregates merge (count, sum) over
+ * Which parts of a plan run in workers: an aggregate (every built-in aggregate merges) over
  * a pipeline of filters, projections and unnests down to a source that can be read in shares
  * (PARSE, READ_JSON over this host's files). Each worker runs that pipeline and a partial
  * aggregation over its share; the aggregate node is the merge point, run once. Any other such
@@ -15,12 +15,23 @@
 
 import type { PlanNode } from "../../plan.ts";
 import { Grouping } from "../aggregate.ts";
+import type { Type } from "../../types.ts";
 
 type SourceNode = PlanNode & { kind: "source" };
 
 /** The source a parallel aggregate's pipeline reads, or null when `node` is not one. */
 export function scanSourceOf(node: PlanNode): SourceNode | null {
   if (node.kind !== "aggregate" || !Grouping.mergeable(node)) return null;
+  return rowSourceOf(node.input);
+}
+
+/**
+ * The source a top-N sort (a `sort` under a `limit`) over a row pipeline reads, or null when
+ * `node` is not one: each worker keeps the first N rows of its share in the order, and the
+ * query's thread keeps the first N of those (stable sorts, shares in order: one pass's rows).
+ */
+export function topSourceOf(node: PlanNode): SourceNode | null {
+  if (node.kind !== "sort" || node.top === null) return null;
   return rowSourceOf(node.input);
 }
 
@@ -52,14 +63,20 @@ export function rowSourceOf(node: PlanNode): SourceNode | null {
  * (whose rows the query's thread takes in order). A pipeline that keeps every row stays in the
  * query's thread: handing each row over from a worker (encoded, cloned, decoded) costs more
  * than reading it here (bench/engine_bench.ts, the wide task: twice as slow on 2 workers).
+ * Unless `renderRoot`: the result's rows are rendered where they are made (rendered.ts), so a
+ * root that is a row pipeline with a renderable schema runs in the workers whether it filters
+ * or not: what crosses over is bytes of the result, not rows.
  */
-export function parallelNodes(root: PlanNode): PlanNode[] {
+export function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
   const found: PlanNode[] = [];
   const seen = new Set<PlanNode>();
   const walk = (node: PlanNode) => {
     if (seen.has(node)) return;
     seen.add(node);
-    if (scanSourceOf(node) !== null || (rowSourceOf(node) !== null && filters(node))) {
+    if (
+      scanSourceOf(node) !== null || topSourceOf(node) !== null ||
+      (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))
+    ) {
       found.push(node);
       return;
     }
@@ -82,6 +99,11 @@ export function workerSafe(root: PlanNode): boolean {
     return childrenOf(node).every(walk);
   };
   return walk(root);
+}
+
+/** Whether the plan's root runs in workers that render its rows (`parallelNodes(root, true)`). */
+export function rendersRoot(root: PlanNode): boolean {
+  return rowSourceOf(root) !== null && renderable(root);
 }
 
 /** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */
@@ -118,4 +140,26 @@ function childrenOf(node: PlanNode): readonly PlanNode[] {
     default:
       return [node.input];
   }
+}
+
+function hasAny(t: Type): boolean {
+  switch (t.kind) {
+    case "ANY":
+    case "NULL":
+      return true;
+    case "ARRAY":
+      return hasAny(t.element);
+    case "TUPLE":
+      return t.fields.some((f) => hasAny(f.type));
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether rows of `node` may be rendered before they reach the query's thread (rendered.ts): a
+ * closed schema without ANY, so that its columns are known before the first row.
+ */
+export function renderable(node: PlanNode): boolean {
+  return !node.open && !node.schema.some((f) => hasAny(f.type));
 }

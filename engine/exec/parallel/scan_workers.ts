@@ -12,6 +12,7 @@ import type { Diagnostic } from "../../diagnostics.ts";
 import type { User } from "../../user.ts";
 import type { FileShare } from "./shares.ts";
 import type { Encoded } from "./value_codec.ts";
+import type { RenderTask } from "../rendered.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;
@@ -56,25 +57,45 @@ export interface ShareTask {
   readonly shares: readonly FileShare[];
   /** This worker's part of the query's memory limit. */
   readonly memoryLimit: number;
+  /** The node is the plan's root and its rows are posted rendered in this format. */
+  readonly render?: RenderTask;
 }
 
 export type ShareMessage =
-  /** Bytes of input consumed since the last report. */
-  | { readonly kind: "progress"; readonly bytes: number }
+  /** Bytes of input consumed since the last report; what was read since, for the stats. */
+  | { readonly kind: "progress"; readonly bytes: number; readonly stats?: ShareStats }
   | { readonly kind: "warning"; readonly warning: Warning }
   | { readonly kind: "groups"; readonly groups: PartialGroups }
   /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
   | { readonly kind: "rows"; readonly rows: readonly Record<string, Encoded>[] }
-  /** The row pipeline's share is done. */
-  | { readonly kind: "done" }
+  /** A batch of the root's rows rendered (ShareTask.render): bytes, row i ending at ends[i]. */
+  | {
+    readonly kind: "rendered";
+    readonly bytes: Uint8Array<ArrayBuffer>;
+    readonly ends: Uint32Array;
+  }
+  /** The row pipeline's share is done; when it rendered, which columns held a null. */
+  | { readonly kind: "done"; readonly nulls?: readonly boolean[] }
   /** The diagnostic of a QueryError (its place in the script kept), or a bug's message. */
   | { readonly kind: "failed"; readonly diagnostic: Diagnostic }
   | { readonly kind: "failed"; readonly code: "INTERNAL"; readonly message: string };
 
-/** A worker's groups: first rows (encoded) and, per folded aggregate, numbers and flags. */
+/** A share's counters (QueryStats) since its last report. */
+export interface ShareStats {
+  readonly bytesRead: number;
+  readonly recordsRead: number;
+  readonly recordsUnmatched: number;
+}
+
+/**
+ * A worker's groups: first rows (encoded); per folded aggregate (count, sum) numbers and flags
+ * per group, null for the others; per other aggregate each group's accumulator state
+ * (Accumulator.exportState), null for the folded ones.
+ */
 export interface PartialGroups {
   readonly firsts: readonly Record<string, Encoded>[];
-  readonly folds: readonly { readonly values: Float64Array; readonly flags: Uint8Array }[];
+  readonly folds: readonly ({ readonly values: Float64Array; readonly flags: Uint8Array } | null)[];
+  readonly states: readonly (readonly unknown[] | null)[];
 }
 
 /** What a running query knows of its workers (on ExecContext; absent: no workers). */
@@ -86,4 +107,9 @@ export interface ParallelContext {
   readonly memoryLimit: number;
   /** The parallel nodes of the plan (plan nodes, typed loosely here) and their numbers. */
   readonly nodes: ReadonlyMap<object, number>;
+  /**
+   * The root's rows are rendered by the workers in this format (rendered.ts); `nulls` gathers
+   * which columns held a null in any share.
+   */
+  readonly render?: { readonly task: RenderTask; readonly nulls: boolean[] };
 }

@@ -8,15 +8,23 @@
 import { compile } from "../../engine.ts";
 import type { FileEntry } from "../../datastore.ts";
 import { QueryError } from "../../diagnostics.ts";
-import type { CompiledPlan } from "../../plan.ts";
+import type { CompiledPlan, PlanNode } from "../../plan.ts";
 import type { QueryContext } from "../../query_context.ts";
 import { Grouping } from "../aggregate.ts";
-import { checkCancelled, type ExecContext, MemoryBudget, ProgressMeter } from "../context.ts";
+import {
+  checkCancelled,
+  type ExecContext,
+  MemoryBudget,
+  newQueryStats,
+  ProgressMeter,
+} from "../context.ts";
 import { openNode } from "../run.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf } from "./parallel_plan.ts";
+import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
 import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
+import { renderRows } from "../render_rows.ts";
+import type { RenderTask } from "../rendered.ts";
 
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
@@ -55,19 +63,33 @@ export async function runShare(
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
-    const node = parallelNodes(plan.root)[task.node];
-    const source = node && (scanSourceOf(node) ?? rowSourceOf(node));
+    const node = parallelNodes(plan.root, task.render !== undefined)[task.node];
+    const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
     let unreported = 0;
+    // What the share read, told with its progress as counts since the last report.
+    const stats = newQueryStats();
+    const told = { bytesRead: 0, recordsRead: 0, recordsUnmatched: 0 };
+    const report = () => {
+      const delta = {
+        bytesRead: stats.bytesRead - told.bytesRead,
+        recordsRead: stats.recordsRead - told.recordsRead,
+        recordsUnmatched: stats.recordsUnmatched - told.recordsUnmatched,
+      };
+      Object.assign(told, {
+        bytesRead: stats.bytesRead,
+        recordsRead: stats.recordsRead,
+        recordsUnmatched: stats.recordsUnmatched,
+      });
+      post({ kind: "progress", bytes: unreported, stats: delta });
+      unreported = 0;
+    };
     const progress = new ProgressMeter();
     const consume = progress.consume.bind(progress);
     progress.consume = (bytes: number) => {
       consume(bytes);
       unreported += bytes;
-      if (unreported >= PROGRESS_BYTES) {
-        post({ kind: "progress", bytes: unreported });
-        unreported = 0;
-      }
+      if (unreported >= PROGRESS_BYTES) report();
     };
     const ctx: ExecContext = {
       signal,
@@ -76,15 +98,23 @@ export async function runShare(
       warn: (warning) => post({ kind: "warning", warning }),
       progress,
       memory: new MemoryBudget(task.memoryLimit),
+      stats,
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
+    if (task.render) {
+      if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
+      const nulls = await postRendered(node, ctx, task.render, credits, post);
+      report();
+      post({ kind: "done", nulls });
+      return;
+    }
     if (node.kind !== "aggregate") {
       // A row pipeline: its rows in batches, at most ROW_CREDIT ahead of those taken.
       for await (const batch of openNode(node, ctx)) {
         await credits.take();
         post({ kind: "rows", rows: batch.map(encodeRow) });
       }
-      if (unreported > 0) post({ kind: "progress", bytes: unreported });
+      report();
       post({ kind: "done" });
       return;
     }
@@ -94,11 +124,13 @@ export async function runShare(
       const bytes = grouping.add(batch);
       if (bytes > 0) ctx.memory.take(bytes, "group");
     }
-    if (unreported > 0) post({ kind: "progress", bytes: unreported });
+    report();
     const groups = grouping.exportPartial();
     post(
       { kind: "groups", groups },
-      groups.folds.flatMap((f) => [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer]),
+      groups.folds.flatMap((f) =>
+        f ? [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer] : []
+      ),
     );
   } catch (e) {
     if (e instanceof QueryError) {
@@ -112,6 +144,25 @@ export async function runShare(
       });
     }
   }
+}
+
+/**
+ * Renders the node's rows in the task's format and posts them (their buffers transferred), at
+ * most ROW_CREDIT posts ahead of those taken; returns which columns held a null.
+ */
+async function postRendered(
+  node: PlanNode,
+  ctx: ExecContext,
+  render: RenderTask,
+  credits: RowCredits,
+  post: (message: ShareMessage, transfer?: Transferable[]) => void,
+): Promise<boolean[]> {
+  const nulls = render.columns.map(() => false);
+  for await (const part of renderRows(node, ctx, render, openNode, nulls)) {
+    await credits.take();
+    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [part.bytes.buffer]);
+  }
+  return nulls;
 }
 
 /** The entries of the task's shares, in order, from a fresh listing of the source. */

@@ -1,0 +1,50 @@
+/**
+ * A node's rows rendered into bytes of a text format (engine/render_bytes.ts), in batches of
+ * about 64 KiB (rendered.ts): in a scan worker for the plan's root, or in the query's thread
+ * when its result format is fixed. A projection of the result's columns at the top is fused
+ * into the writer: each value is computed from the input row and written, and the projected row
+ * is never made.
+ */
+
+import type { PlanNode } from "../plan.ts";
+import { ByteSink, compileRowBytesWriter } from "../render_bytes.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { RenderedRows, type RenderTask } from "./rendered.ts";
+
+/** Rows rendered below this many bytes wait for the next batch's. */
+const RENDERED_BYTES = 64 * 1024;
+
+/**
+ * The rows of `node` (opened with `open`, run.ts's openNode) rendered as `render` says;
+ * `nulls[i]` is set when column i held a null.
+ */
+export async function* renderRows(
+  node: PlanNode,
+  ctx: ExecContext,
+  render: RenderTask,
+  open: (node: PlanNode, ctx: ExecContext) => BatchStream,
+  nulls: boolean[],
+): AsyncGenerator<RenderedRows> {
+  const { columns } = render;
+  const fused = node.kind === "project" && !node.copyInput &&
+    node.columns.length === columns.length && node.columns.every((c, i) => c.name === columns[i]);
+  const rows = fused ? open(node.input, ctx) : open(node, ctx);
+  const write = compileRowBytesWriter(render.format, columns, render.options, {
+    ...(fused ? { read: node.columns.map((c) => c.fn) } : {}),
+    nulls,
+  });
+  const sink = new ByteSink(2 * RENDERED_BYTES);
+  let ends: number[] = [];
+  const take = () => {
+    const part = new RenderedRows(sink.bytes.slice(0, sink.at), Uint32Array.from(ends));
+    sink.at = 0;
+    ends = [];
+    return part;
+  };
+  for await (const batch of rows) {
+    checkCancelled(ctx.signal);
+    write(batch, sink, ends);
+    if (sink.at >= RENDERED_BYTES) yield take();
+  }
+  if (ends.length > 0) yield take();
+}

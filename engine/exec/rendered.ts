@@ -1,0 +1,37 @@
+/**
+ * Result rows that arrive rendered: when a query's result format is fixed before it runs (a
+ * text format, engine/render_bytes.ts) and its root is a row pipeline that runs in the scan
+ * workers, the workers write their rows straight into bytes of that format and the query's
+ * thread stores the bytes as they come. No row object crosses the worker boundary and none is
+ * made in the query's thread: a wide result is rendered on every core.
+ *
+ * Only a closed schema with no ANY in it qualifies: its columns are known before the first row
+ * (the writer is compiled for them), and all the result's schema learns from the rows is which
+ * columns held a null, which the workers tell when done.
+ */
+
+import type { RenderOptions } from "../render.ts";
+import type { RowTextFormat } from "../render_bytes.ts";
+
+/** The text format a query's rows may be rendered in as they are made. */
+export interface RenderRequest {
+  readonly format: RowTextFormat;
+  readonly options: RenderOptions;
+}
+
+/** What a worker is asked to render: the request and the columns, in order. */
+export interface RenderTask extends RenderRequest {
+  readonly columns: readonly string[];
+}
+
+/**
+ * A batch of rendered rows: `bytes` holds them back to back, row i ends at `ends[i]` (byte
+ * offsets into `bytes`).
+ */
+export class RenderedRows {
+  constructor(readonly bytes: Uint8Array<ArrayBuffer>, readonly ends: Uint32Array) {}
+
+  get count(): number {
+    return this.ends.length;
+  }
+}

@@ -1,0 +1,371 @@
+/**
+ * Result rows rendered straight into UTF-8 bytes: the writer of a text format (JSON objects,
+ * CSV or TSV lines) compiled once per result's columns, writing a whole batch into one growing
+ * byte buffer and noting where each row ends. No string per row and, for the common values
+ * (numbers, ASCII strings, IPv4 addresses, ISO timestamps), none per value either: the bytes
+ * are the same as engine/render.ts's row writers give, encoded as UTF-8 (engine/render_bytes_test.ts
+ * checks it value kind by value kind and on generated rows).
+ *
+ *   const write = compileRowBytesWriter("json", ["time", "ip"], { timeZone: "UTC" });
+ *   const sink = new ByteSink();
+ *   const ends: number[] = [];
+ *   write(rows, sink, ends); // sink.bytes[0, sink.at): the rows back to back; ends[i]: row i's end
+ *
+ * Used where rows become a result's stored fragments: in the scan workers (so that a wide
+ * result is rendered on every core) and in the query's thread (actors/engine_work.ts).
+ */
+
+import { compileTimestampFormatter, formatIso } from "./time.ts";
+import { formatIp, formatNet } from "./ip.ts";
+import { toJsonValue, toText } from "./render.ts";
+import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "./values.ts";
+import type { RenderOptions } from "./render.ts";
+
+/** The text formats a result's rows are stored in when its format is fixed. */
+export type RowTextFormat = "json" | "csv" | "tsv";
+
+const encoder = new TextEncoder();
+
+/** A growing byte buffer that values are written into; `bytes[0, at)` is what was written. */
+export class ByteSink {
+  bytes: Uint8Array<ArrayBuffer>;
+  at = 0;
+
+  constructor(size = 64 * 1024) {
+    this.bytes = new Uint8Array(size);
+  }
+
+  /** Makes room for `n` more bytes. */
+  room(n: number): void {
+    if (this.at + n <= this.bytes.length) return;
+    const next = new Uint8Array(Math.max(this.bytes.length * 2, this.at + n));
+    next.set(this.bytes.subarray(0, this.at));
+    this.bytes = next;
+  }
+
+  byte(b: number): void {
+    if (this.at === this.bytes.length) this.room(1);
+    this.bytes[this.at++] = b;
+  }
+
+  raw(b: Uint8Array): void {
+    const n = b.length;
+    this.room(n);
+    // Short ones (a column's prefix, a timestamp's head) byte by byte: cheaper than a call out.
+    if (n > 32) {
+      this.bytes.set(b, this.at);
+      this.at += n;
+      return;
+    }
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = 0; i < n; i++) bytes[at++] = b[i];
+    this.at = at;
+  }
+
+  /** Any text, as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder does). */
+  text(s: string): void {
+    const n = s.length;
+    this.room(3 * n);
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) bytes[at++] = c;
+      else {
+        at += encoder.encodeInto(s.slice(i), bytes.subarray(at)).written;
+        break;
+      }
+    }
+    this.at = at;
+  }
+
+  /** A string as a JSON string literal, as JSON.stringify writes it. */
+  jsonString(s: string): void {
+    const n = s.length;
+    this.room(n + 2);
+    const bytes = this.bytes;
+    const start = this.at;
+    let at = start;
+    bytes[at++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) bytes[at++] = c;
+      else {
+        // Escapes or non-ASCII: JSON.stringify's own text.
+        this.at = start;
+        this.text(JSON.stringify(s));
+        return;
+      }
+    }
+    bytes[at++] = 0x22;
+    this.at = at;
+  }
+
+  /** A finite number as `String(n)` writes it; integers of 32 bits digit by digit. */
+  number(n: number): void {
+    if ((n | 0) !== n) return this.text(String(n));
+    this.room(11);
+    const bytes = this.bytes;
+    let at = this.at;
+    let v = n;
+    if (v < 0) {
+      bytes[at++] = 0x2d;
+      // -2^31 has no positive 32-bit counterpart: its digits are those of the float.
+      if (v === -2147483648) {
+        this.at = at;
+        return this.text("2147483648");
+      }
+      v = -v;
+    }
+    const from = at;
+    do {
+      bytes[at++] = 0x30 + (v % 10);
+      v = (v / 10) | 0;
+    } while (v > 0);
+    // Digits came last first.
+    for (let i = from, j = at - 1; i < j; i++, j--) {
+      const t = bytes[i];
+      bytes[i] = bytes[j];
+      bytes[j] = t;
+    }
+    this.at = at;
+  }
+
+  /** An IPv4 address `a.b.c.d` from its 32 bits. */
+  ipv4(bits: number): void {
+    this.number(bits >>> 24);
+    this.byte(0x2e);
+    this.number((bits >>> 16) & 255);
+    this.byte(0x2e);
+    this.number((bits >>> 8) & 255);
+    this.byte(0x2e);
+    this.number(bits & 255);
+  }
+}
+
+/**
+ * Timestamps as text: ISO 8601 in the zone, or the user's pattern. ISO texts are made once per
+ * second and their milliseconds written in: a zone's offset changes on whole seconds only.
+ */
+class TimestampWriter {
+  readonly #iso: boolean;
+  readonly #zone: string;
+  readonly #format: ((ms: number, zone: string) => string) | undefined;
+  #second = NaN;
+  #head = "";
+  #tail = "";
+
+  constructor(opts: RenderOptions) {
+    this.#iso = !opts.timestampFormat;
+    this.#zone = opts.timeZone;
+    this.#format = opts.timestampFormat
+      ? compileTimestampFormatter(opts.timestampFormat)
+      : undefined;
+  }
+
+  /** The text of `ms` (what engine/render.ts writes). */
+  text(ms: number): string {
+    return this.#format ? this.#format(ms, this.#zone) : formatIso(ms, this.#zone);
+  }
+
+  /** Writes the bare text of an ISO timestamp; false when a pattern is in force. */
+  iso(sink: ByteSink, ms: number): boolean {
+    if (!this.#iso) return false;
+    const second = Math.floor(ms / 1000);
+    if (second !== this.#second) {
+      const text = formatIso(ms, this.#zone);
+      const dot = text.lastIndexOf(".");
+      this.#head = text.slice(0, dot + 1);
+      this.#tail = text.slice(dot + 4);
+      this.#second = second;
+    }
+    const millis = ms - second * 1000;
+    sink.text(this.#head);
+    sink.room(3);
+    const b = sink.bytes;
+    b[sink.at++] = 0x30 + ((millis / 100) | 0);
+    b[sink.at++] = 0x30 + (((millis / 10) | 0) % 10);
+    b[sink.at++] = 0x30 + (millis % 10);
+    sink.text(this.#tail);
+    return true;
+  }
+}
+
+type ValueWriter = (sink: ByteSink, v: Value | undefined) => void;
+
+function jsonValueWriter(opts: RenderOptions): ValueWriter {
+  const ts = new TimestampWriter(opts);
+  return (sink, v) => {
+    if (v === null || v === undefined) return sink.text("null");
+    switch (typeof v) {
+      case "string":
+        return sink.jsonString(v);
+      case "number":
+        return Number.isFinite(v) ? sink.number(v) : sink.text("null");
+      case "boolean":
+        return sink.text(v ? "true" : "false");
+    }
+    if (v instanceof Timestamp) {
+      sink.byte(0x22);
+      if (ts.iso(sink, v.ms)) return sink.byte(0x22);
+      sink.at--;
+      return sink.jsonString(ts.text(v.ms));
+    }
+    if (v instanceof Interval) return sink.number(v.ms);
+    if (v instanceof IpAddr) {
+      sink.byte(0x22);
+      if (v.version === 4) sink.ipv4(v.bits as number);
+      else sink.text(formatIp(v));
+      return sink.byte(0x22);
+    }
+    sink.text(JSON.stringify(toJsonValue(v, opts)));
+  };
+}
+
+function csvQuoted(sink: ByteSink, s: string): void {
+  sink.byte(0x22);
+  sink.text(s.includes('"') ? s.replaceAll('"', '""') : s);
+  sink.byte(0x22);
+}
+
+function csvValueWriter(opts: RenderOptions): ValueWriter {
+  const ts = new TimestampWriter(opts);
+  return (sink, v) => {
+    if (v === null || v === undefined) return;
+    switch (typeof v) {
+      case "string":
+        return csvQuoted(sink, v);
+      case "number":
+        if (Number.isFinite(v)) sink.number(v);
+        return;
+      case "boolean":
+        return sink.text(v ? "true" : "false");
+    }
+    if (v instanceof Interval) return sink.number(v.ms);
+    if (v instanceof Timestamp) {
+      sink.byte(0x22);
+      if (ts.iso(sink, v.ms)) return sink.byte(0x22);
+      sink.at--;
+      return csvQuoted(sink, ts.text(v.ms));
+    }
+    if (v instanceof IpAddr && v.version === 4) {
+      sink.byte(0x22);
+      sink.ipv4(v.bits as number);
+      return sink.byte(0x22);
+    }
+    csvQuoted(sink, v instanceof IpAddr ? formatIp(v) : toText(v, opts)!);
+  };
+}
+
+/** A TSV cell: no quoting; a tab, a line end or a backslash inside is escaped (`\t \n \r \\`). */
+export function tsvEscape(text: string): string {
+  return /[\t\n\r\\]/.test(text)
+    ? text.replace(
+      /[\t\n\r\\]/g,
+      (c) => c === "\t" ? "\\t" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\\\",
+    )
+    : text;
+}
+
+function tsvValueWriter(opts: RenderOptions): ValueWriter {
+  const ts = new TimestampWriter(opts);
+  return (sink, v) => {
+    if (v === null || v === undefined) return;
+    switch (typeof v) {
+      case "string":
+        return sink.text(tsvEscape(v));
+      case "number":
+        if (Number.isFinite(v)) sink.number(v);
+        return;
+      case "boolean":
+        return sink.text(v ? "true" : "false");
+    }
+    if (v instanceof Timestamp) {
+      if (!ts.iso(sink, v.ms)) sink.text(tsvEscape(ts.text(v.ms)));
+      return;
+    }
+    if (v instanceof IpAddr && v.version === 4) return sink.ipv4(v.bits as number);
+    if (v instanceof IpNet) return sink.text(formatNet(v));
+    const text = toText(v, opts);
+    if (text !== null) sink.text(tsvEscape(text));
+  };
+}
+
+/** Writes rows into `sink`, noting after each the sink's offset in `ends`. */
+export type RowBytesWriter = (rows: readonly Row[], sink: ByteSink, ends: number[]) => void;
+
+/**
+ * Where a compiled writer takes its values from, when not from the rows' fields of the columns'
+ * names: `read[i]` computes column i from the row (a projection's column, so that the projected
+ * row is never made); `nulls[i]` is set when column i held a null.
+ */
+export interface RowBytesSource {
+  readonly read?: readonly ((row: Row) => Value)[];
+  readonly nulls?: boolean[];
+}
+
+/**
+ * The writer of rows of `columns` in a text format, compiled for those columns: the loop over a
+ * row's values is generated code with the column names as constants, so that each column's
+ * read is a plain property access.
+ */
+export function compileRowBytesWriter(
+  format: RowTextFormat,
+  columns: readonly string[],
+  opts: RenderOptions,
+  source: RowBytesSource = {},
+): RowBytesWriter {
+  const make = format === "json"
+    ? jsonValueWriter
+    : format === "csv"
+    ? csvValueWriter
+    : tsvValueWriter;
+  // One writer per column: each keeps its own timestamp cache and its own type feedback.
+  const writers = columns.map(() => make(opts));
+  const separator = format === "csv" ? ";" : "\t";
+  const prefixes = columns.map((c, i) =>
+    encoder.encode(
+      format === "json"
+        ? (i === 0 ? "{" : ",") + JSON.stringify(c) + ":"
+        : i === 0
+        ? ""
+        : separator,
+    )
+  );
+  const lines: string[] = [];
+  columns.forEach((c, i) => {
+    const p = prefixes[i];
+    if (p.length === 1) lines.push(`sink.byte(${p[0]});`);
+    else if (p.length > 1) lines.push(`sink.raw(P[${i}]);`);
+    const value = source.read ? `R[${i}](row)` : `row[${JSON.stringify(c)}]`;
+    if (source.nulls) {
+      lines.push(`v = ${value};`, `if (v === null || v === undefined) N[${i}] = true;`);
+      lines.push(`W[${i}](sink, v);`);
+    } else lines.push(`W[${i}](sink, ${value});`);
+  });
+  if (format === "json") lines.push(columns.length === 0 ? "sink.text('{}');" : "sink.byte(125);");
+  const body = `return function writeRows(rows, sink, ends) {
+  let v;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r];
+    ${lines.join("\n    ")}
+    ends.push(sink.at);
+  }
+};`;
+  // Generated from the column names (quoted by JSON.stringify) and nothing else.
+  return new Function("W", "P", "R", "N", body)(
+    writers,
+    prefixes,
+    source.read,
+    source.nulls,
+  ) as RowBytesWriter;
+}
+
+/** The header line of a CSV or TSV result (with its line end); "" for JSON. */
+export function headerText(format: RowTextFormat, columns: readonly string[]): string {
+  if (format === "csv") {
+    return columns.map((c) => '"' + c.replaceAll('"', '""') + '"').join(";") + "\n";
+  }
+  return format === "tsv" ? columns.map(tsvEscape).join("\t") + "\n" : "";
+}

@@ -1,0 +1,136 @@
+/**
+ * A result rendered by the scan workers (engine/exec/rendered.ts): when the format is fixed
+ * before the run, a root row pipeline runs in the workers and its rows arrive as bytes of the
+ * format, the same bytes as one thread's rows written by the row writers, with the same schema
+ * (nulls seen included), warnings and order.
+ */
+
+import assert from "node:assert/strict";
+import { engineHome } from "./support/engine_home.ts";
+import { createScanWorkers } from "../actors/scan_workers.ts";
+import { compile, execute } from "../engine/engine.ts";
+import type { RenderOptions } from "../engine/render.ts";
+import { formatSpec, rowWriterOf } from "../routes/formats.ts";
+import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
+import type { RowTextFormat } from "../engine/render_bytes.ts";
+import type { Warning } from "../engine/datastore.ts";
+
+const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes? ' [' HTTPDATE:time '] ' NSPACE:path ` +
+  `' ' DQS:agent`;
+
+/** A log of every kind of value the pattern gives, nulls and non-ASCII text among them. */
+function log(lines: number): string {
+  let out = "";
+  for (let i = 0; i < lines; i++) {
+    const bytes = i % 13 === 0 ? "-" : String(i * 7919);
+    const second = String(i % 60).padStart(2, "0");
+    const path = i % 5 === 0 ? `/zürich/${i}?q=東京` : `/p/${i}`;
+    out += `10.${i % 3}.${i % 256}.${i % 200} ${200 + (i % 4)} ${bytes} ` +
+      `[01/May/2024:13:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${second} +0200] ` +
+      `${path} "agent \\"${i}\\" \\\\ x"\n`;
+    if (i % 997 === 5) out += "not a record\n";
+  }
+  return out;
+}
+
+const decoder = new TextDecoder();
+
+Deno.test("a root row pipeline on workers arrives rendered: one thread's rows as bytes", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(6000));
+  await home.write("/shared/r/b.log", log(2500));
+  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
+  const workers = { ...pool, minShareBytes: 1 };
+  try {
+    const scripts = [
+      `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')`,
+      `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')
+       | select(time, ip, status, bytes, path, agent, bytes * 2 as twice)`,
+      `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log') | filter(status = 201)
+       | select(path, bytes)`,
+    ];
+    const formats: [RowTextFormat, RenderOptions][] = [
+      ["json", { timeZone: "Europe/Berlin" }],
+      ["csv", { timeZone: "UTC", timestampFormat: "dd/MMM/yyyy HH:mm:ss Z" }],
+      ["tsv", { timeZone: "Asia/Kolkata" }],
+    ];
+    for (const script of scripts) {
+      const one = await home.run(script);
+      assert.ok(one.rows.length > 1000);
+      for (const [format, options] of formats) {
+        const columns = one.schema.map((f) => f.name);
+        const write = rowWriterOf(formatSpec(
+          format === "json"
+            ? "application/x-ndjson"
+            : format === "csv"
+            ? "application/csv"
+            : "text/tab-separated-values",
+        ))(columns, options);
+        const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
+        assert.ok(compiled.ok);
+        const warnings: Warning[] = [];
+        const render: RenderRequest = { format, options };
+        const run = execute(compiled.plan, {
+          signal: new AbortController().signal,
+          onWarning: (w) => warnings.push(w),
+          render,
+        });
+        const texts: string[] = [];
+        let rendered = 0;
+        for await (const part of run.parts!) {
+          assert.ok(part instanceof RenderedRows, "every batch comes rendered");
+          rendered++;
+          let start = 0;
+          for (const end of part.ends) {
+            texts.push(decoder.decode(part.bytes.subarray(start, end)));
+            start = end;
+          }
+        }
+        assert.ok(rendered > 1, `${rendered} parts`);
+        assert.equal(texts.length, one.rows.length, `${format}: ${script}`);
+        one.rows.forEach((row, i) => assert.equal(texts[i], write(row), `${format} row ${i}`));
+        assert.deepEqual(run.schema(), one.schema, `schema, ${format}: ${script}`);
+        assert.deepEqual(warnings, one.warnings);
+      }
+    }
+    // Nulls seen by the workers make the column nullable, as one thread's observer does.
+    const one = await home.run(`PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')`);
+    assert.equal(one.schema.find((f) => f.name === "bytes")?.nullable, true);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("without a fixed format, or with an open schema, rows come as rows", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(3000));
+  await home.write(
+    "/shared/r/e.jsonl",
+    Array.from({ length: 3000 }, (_, i) => JSON.stringify({ i, s: `x${i}` })).join("\n") + "\n",
+  );
+  const pool = createScanWorkers({ count: 2, dataDir: home.tree.root, grants: () => [] });
+  const workers = { ...pool, minShareBytes: 1 };
+  try {
+    for (
+      const [script, render] of [
+        [`PARSE(pattern: '''${PATTERN}''', src: '/shared/r/a.log')`, undefined],
+        [`READ_JSON(src: '/shared/r/e.jsonl')`, { format: "json", options: { timeZone: "UTC" } }],
+      ] as const
+    ) {
+      const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
+      assert.ok(compiled.ok);
+      const run = execute(compiled.plan, {
+        signal: new AbortController().signal,
+        ...(render ? { render } : {}),
+      });
+      let rows = 0;
+      for await (const part of run.parts ?? run.batches) {
+        assert.ok(!(part instanceof RenderedRows));
+        rows += part.length;
+      }
+      assert.equal(rows, 3000);
+    }
+  } finally {
+    pool.close();
+  }
+});
