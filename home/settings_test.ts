@@ -21,7 +21,7 @@ Deno.test("defaultSettings() gives every documented key its default", () => {
   assert.equal(s["query.maxRunning"], navigator.hardwareConcurrency);
   assert.equal(s["query.workers"], navigator.hardwareConcurrency);
   assert.equal(s["query.maxQueued"], 100);
-  assert.equal(s["query.maxScriptBytes"], 1024 * 1024);
+  assert.equal(s["query.maxScriptBytes"], 128 * 1024);
   assert.equal(s["query.memoryLimit"], 1024 ** 3);
   assert.equal(s["query.resultMemoryBytes"], 32 * 1024 ** 2);
   assert.equal(s["resource.maxBytes"], 16 * 1024 ** 2);
