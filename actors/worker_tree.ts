@@ -38,7 +38,9 @@ export function workerKvPath(setting: StorageSetting): string | undefined {
 /** The grants of the task running (each task brings those in force when it started). */
 let grants: readonly Grant[] = [];
 /** The KV and what reads it, opened by the first task. */
-let opened: { readonly where: string; readonly deps: Promise<WorkerDeps> } | undefined;
+let opened:
+  | { readonly where: string; readonly deps: Promise<WorkerDeps & { close(): void }> }
+  | undefined;
 
 /**
  * The tree and datastores over the KV file `where`, with `taskGrants`: the KV is opened on the
@@ -60,7 +62,17 @@ export function storageWorkerDeps(
   return opened.deps;
 }
 
-async function open(where: string): Promise<WorkerDeps> {
+/**
+ * Closes the KV `storageWorkerDeps` opened (the next call opens it again). A worker need not:
+ * terminating it closes what it opened; a test running it in its own thread does.
+ */
+export async function closeStorageWorkerDeps(): Promise<void> {
+  const was = opened;
+  opened = undefined;
+  (await was?.deps.catch(() => undefined))?.close();
+}
+
+async function open(where: string): Promise<WorkerDeps & { close(): void }> {
   const storage = await openKvStorage(where);
   const tree = new StorageResourceTree(storage, { grants: () => grants });
   // The FILE definitions where the server keeps them (home/datastore_files.ts, same key).
@@ -69,7 +81,11 @@ async function open(where: string): Promise<WorkerDeps> {
     const stored = await storage.get([...DATASTORES_KEY, `${store}.json`]);
     return stored === null ? null : new TextDecoder().decode(stored.value);
   };
-  return { tree, datastores: createDatastoreRegistry(tree, definitionText) };
+  return {
+    tree,
+    datastores: createDatastoreRegistry(tree, definitionText),
+    close: () => storage.close(),
+  };
 }
 
 /**
