@@ -27,8 +27,8 @@ self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
     // The tree is in the server's KV file (actors/worker_tree.ts): opened once per worker.
     try {
       deps = await storageWorkerDeps(storage, grants);
-    } catch {
-      return self.postMessage(storageFailure());
+    } catch (e) {
+      return self.postMessage(storageFailure(e));
     }
   }
   await runShare(

@@ -53,6 +53,7 @@ export function storageWorkerDeps(
 ): Promise<WorkerDeps> {
   grants = taskGrants;
   if (opened?.where !== where) {
+    if (opened) void closeStorageWorkerDeps();
     const deps = open(where);
     opened = { where, deps };
     deps.catch(() => {
@@ -89,13 +90,15 @@ async function open(where: string): Promise<WorkerDeps & { close(): void }> {
 }
 
 /**
- * What a worker posts when `storageWorkerDeps` failed: the query fails, told that the KV could
- * not be opened but not where it is (a host path is no business of an API client).
+ * What a worker posts when `storageWorkerDeps` failed: the query fails as on a bug (an internal
+ * failure: its client is told only that; the server's log has this message, with the reason).
  */
-export function storageFailure(): ShareMessage {
+export function storageFailure(e: unknown): ShareMessage {
   return {
     kind: "failed",
     code: "INTERNAL",
-    message: "a scan worker could not open the server's KV storage",
+    message: `a scan worker could not open the server's KV storage (${
+      e instanceof Error ? e.message : String(e)
+    })`,
   };
 }

@@ -67,12 +67,22 @@ Deno.test("storageWorkerDeps opens the KV once, reads its tree and definitions w
   }
 });
 
-Deno.test("a KV the worker cannot open fails the task without naming where it is", async () => {
-  const missing = join(await Deno.makeTempDir(), "no-such-folder", "state.kv");
-  await assert.rejects(storageWorkerDeps(missing, []), /cannot open the KV/);
-  // Tried again by the next task, not remembered as failed.
-  await assert.rejects(storageWorkerDeps(missing, []), /cannot open the KV/);
-  const message = storageFailure();
-  assert.equal(message.kind, "failed");
-  assert.ok(!JSON.stringify(message).includes("no-such-folder"));
+Deno.test("a KV the worker cannot open fails the task, and the next task tries again", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-worker-tree-" });
+  const kvFile = join(dir, "later", "state.kv");
+  try {
+    const failure = await storageWorkerDeps(kvFile, []).catch((e) => e);
+    assert.match(failure.message, /cannot open the KV/);
+    // An internal failure: the server's log gets the reason (the client a generic message).
+    const message = storageFailure(failure);
+    assert.equal(message.kind, "failed");
+    assert.match(JSON.stringify(message), /could not open the server's KV storage.*cannot open/);
+    // Not remembered as failed: once the folder is there, the next task opens it.
+    await Deno.mkdir(join(dir, "later"));
+    const deps = await storageWorkerDeps(kvFile, []);
+    assert.equal(await deps.tree.stat("/shared"), null, "an empty KV: no folders yet");
+  } finally {
+    await closeStorageWorkerDeps();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
