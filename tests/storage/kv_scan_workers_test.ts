@@ -4,11 +4,14 @@
  * the FILE datastores defined through it. Two real servers started as main.ts starts them, on
  * one KV file: one with `query.workers=2`, one with a single thread, answer every script alike,
  * and the first really ran its scans on workers (its pool's starts counted, each share done).
+ * A user reading through a grant of the KV's rights document reads on the workers too, and the
+ * workers' KV is closed with them.
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningServer, startServer } from "../../main.ts";
+import { runCli } from "../foundation/server_process.ts";
 import { createLogger } from "../../home/log.ts";
 import type { ShareMessage } from "../../engine/exec/parallel/scan_workers.ts";
 
@@ -104,10 +107,11 @@ function bigJsonLines(lines = 330_000): string {
 }
 
 const GROUPED =
-  "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: '/shared/big.log')" +
+  "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: '/users/admin/big.log')" +
   " | filter(n % 7 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
-const ROWS = "PARSE(pattern: '''INT:n LD EOL''', src: '/shared/big.log') | filter(n % 50000 = 0)";
-const JSON_GROUPED = "READ_JSON(src: '/shared/big.jsonl') | filter(n % 5 = 1)" +
+const ROWS =
+  "PARSE(pattern: '''INT:n LD EOL''', src: '/users/admin/big.log') | filter(n % 50000 = 0)";
+const JSON_GROUPED = "READ_JSON(src: '/users/admin/big.jsonl') | filter(n % 5 = 1)" +
   " | select(method, count(*) as hits, max(n) as last) | group(method)";
 const STORE_GROUPED =
   "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: 'file://logs/big.log')" +
@@ -138,12 +142,12 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
     assert.equal(one.server.deps.scanWorkers?.count, 1);
     const token = two.token!;
 
-    // Files put through the API: they are in the KV, not in a home's folders.
+    // Files put through the API into the admin's folder: in the KV, not in a home's folders.
     for (const [path, body] of [["big.log", bigLog()], ["big.jsonl", bigJsonLines()]]) {
-      const put = await api(two, token, `/resources/shared/${path}`, { method: "PUT", body });
+      const put = await api(two, token, `/resources/user/${path}`, { method: "PUT", body });
       assert.equal(put.status, 201, await put.text());
     }
-    assert.deepEqual(await Array.fromAsync(Deno.readDir(join(root, "two", "data", "shared"))), []);
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(join(root, "two", "data", "users"))), []);
 
     for (const script of [GROUPED, ROWS, JSON_GROUPED]) {
       const before = two.shares.started;
@@ -157,6 +161,29 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
       { method: "POST", hits: 18096, total: 3_438_194_760 },
       { method: "GET", hits: 36190, total: 6_876_009_525 },
     ]);
+
+    // Bob reads the admin's log only through a grant of the rights document in the KV (set by
+    // the CLI): the workers read with the grants in force when his query starts.
+    const bob = await two.server.deps.users.add("bob", {});
+    assert.deepEqual(await run(two, bob, GROUPED), [], "skipped (a warning) before the grant");
+    const rights = join(root, "rights.json");
+    await Deno.writeTextFile(
+      rights,
+      JSON.stringify([{ path: "/users/admin", user: "bob", rights: ["read", "list"] }]),
+    );
+    const set = await runCli(["rights", "set", rights, "--home", join(root, "one")]);
+    assert.equal(set.code, 0, set.stderr);
+    for (let i = 0; i < 40; i++) {
+      const res = await api(two, bob, "/resources/users/admin/big.log", { method: "HEAD" });
+      await res.body?.cancel();
+      if (res.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const startedForBob = two.shares.started;
+    const bobs = await run(two, bob, GROUPED);
+    assert.equal(two.shares.started - startedForBob, 2, "bob's query on two workers");
+    assert.deepEqual(bobs, await run(one, bob, GROUPED));
+    assert.deepEqual(bobs, await run(two, token, GROUPED));
 
     // A FILE datastore defined through the API (its definition only in the KV) over a host
     // folder: the workers find it as the server does.
