@@ -21,6 +21,7 @@ import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.t
 import { startSupervisor } from "./actors/supervisor.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createScanWorkers } from "./actors/scan_workers.ts";
+import { workerKvPath } from "./actors/worker_tree.ts";
 import { QueryMetrics } from "./actors/query_metrics.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
 import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
@@ -89,6 +90,11 @@ export interface TreePlace {
   readonly edition?: () => Promise<Edition>;
   /** Ends its background work (the rights' checks), before the storage closes. */
   readonly stop?: () => void;
+  /**
+   * The KV file scan workers open to read this tree (actors/worker_tree.ts workerKvPath);
+   * absent: the queries of this server scan on one thread (the edge, a remote KV).
+   */
+  readonly scanKv?: string;
 }
 
 /**
@@ -122,8 +128,8 @@ export async function storagePlace(
 
 /**
  * Builds what the routes depend on. Without `place` the tree and rights are the home's files
- * (`<home>/data`, `conf/rights.json`); with one (storagePlace) nothing here touches the disk
- * but the scan workers, which are left out since they read the tree from host paths.
+ * (`<home>/data`, `conf/rights.json`); with one (storagePlace) nothing here touches the disk,
+ * and scan workers run only when the place names the KV file they may open (`scanKv`).
  */
 export function buildDeps(
   home: HomeLayout,
@@ -216,12 +222,13 @@ export function buildDeps(
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
     }),
-    // Workers rebuild the tree from host paths: not for a tree in the storage.
-    scanWorkers: tree.hostFiles
+    // Workers rebuild the tree from host paths, or from the KV file it is in (place.scanKv).
+    scanWorkers: tree.hostFiles || place?.scanKv !== undefined
       ? createScanWorkers({
         count: settings["query.workers"],
         dataDir: home.dataDir,
         grants: () => rights.grants(),
+        ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,
     supervisor,
@@ -257,9 +264,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   }
   // With a KV the resource tree and the rights are in it too, shared by every server on it.
-  const place = storage.kind === "files"
-    ? undefined
-    : await storagePlace(storage, log, await readTextIfExists(layout.rightsFile));
+  const place = storage.kind === "files" ? undefined : {
+    ...await storagePlace(storage, log, await readTextIfExists(layout.rightsFile)),
+    // Its scan workers open the same KV file (not a remote KV, nor one in memory).
+    scanKv: workerKvPath(settings.storage),
+  };
   const deps = buildDeps(layout, settings, log, undefined, storage, place);
   // Its lease is in the KV before the first query is taken.
   if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);

@@ -10,18 +10,30 @@ import { RowCredits, runShare } from "../engine/exec/parallel/share_run.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
 import type { ScanWorkerStart } from "./scan_workers.ts";
+import { storageFailure, storageWorkerDeps, type WorkerDeps } from "./worker_tree.ts";
 
 /** The credits of the task running; a credit message adds one. */
 let credits = new RowCredits();
 
 self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
   if (e.data === "credit") return credits.add();
-  const { dataDir, grants, task } = e.data;
-  const tree = new FsResourceTree(dataDir, { grants: () => grants });
+  const { dataDir, grants, task, storage } = e.data;
   credits = new RowCredits();
+  let deps: WorkerDeps;
+  if (storage === undefined) {
+    const tree = new FsResourceTree(dataDir, { grants: () => grants });
+    deps = { tree, datastores: createDatastoreRegistry(tree) };
+  } else {
+    // The tree is in the server's KV file (actors/worker_tree.ts): opened once per worker.
+    try {
+      deps = await storageWorkerDeps(storage, grants);
+    } catch (e) {
+      return self.postMessage(storageFailure(e));
+    }
+  }
   await runShare(
     task,
-    { tree, datastores: createDatastoreRegistry(tree) },
+    deps,
     (message, transfer) => self.postMessage(message, transfer ?? []),
     credits,
   );

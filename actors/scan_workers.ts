@@ -6,8 +6,8 @@
  * failure elsewhere) terminates its worker at once, whatever it is doing (no acknowledgement
  * is waited for: a worker deep in a chunk would not hear a message before it is done), and a
  * fresh one is started in its place. Each task rebuilds the resource tree and the file datastores
- * from the home's data folder and the grants in force when it starts, then plans and runs its
- * share (actors/scan_worker.ts).
+ * from the home's data folder (or the server's KV file: actors/worker_tree.ts) and the grants in
+ * force when it starts, then plans and runs its share (actors/scan_worker.ts).
  *
  *   const workers = createScanWorkers({ count: 2, dataDir, grants: () => rights.grants() });
  *   compile(source, { ...context, scanWorkers: workers });
@@ -24,6 +24,11 @@ export interface ScanWorkerOptions {
   readonly dataDir: string;
   /** The grants of conf/rights.json in force. */
   readonly grants: () => readonly Grant[];
+  /**
+   * The KV file the tree and the datastore definitions are in (`storage = kv:<path>`), which
+   * the workers open (actors/worker_tree.ts); absent: the tree is the files under `dataDir`.
+   */
+  readonly storage?: string;
   /** Inputs smaller than this per worker are read in the query's own thread. */
   readonly minShareBytes?: number;
   /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
@@ -35,6 +40,8 @@ export interface ScanWorkerOptions {
 export interface ScanWorkerStart {
   readonly dataDir: string;
   readonly grants: readonly Grant[];
+  /** ScanWorkerOptions.storage */
+  readonly storage?: string;
   readonly task: ShareTask;
 }
 
@@ -100,7 +107,12 @@ export function createScanWorkers(
           message: `a scan worker failed (${e.message})`,
         });
       };
-      const start: ScanWorkerStart = { dataDir: options.dataDir, grants: options.grants(), task };
+      const start: ScanWorkerStart = {
+        dataDir: options.dataDir,
+        grants: options.grants(),
+        ...(options.storage === undefined ? {} : { storage: options.storage }),
+        task,
+      };
       worker.postMessage(start);
       return {
         stop: () => end(false),

@@ -130,6 +130,8 @@ async function* listTreeFiles(
       modified: info.modified,
       pathTime: match.pathTime,
       open: (signal) => tree.open(path, signal),
+      // From an offset too, so scan workers can share a large file by byte ranges.
+      openAt: (signal, from) => tree.open(path, signal, from),
     };
   }
   if (count === 0 && !options.signal.aborted) {

@@ -37,7 +37,8 @@ async function cluster(count: number, settings: readonly string[] = []): Promise
   await Deno.mkdir(logs);
   const servers: ServerProcess[] = [];
   const homes: string[] = [];
-  // One thread: the scan workers do not see datastores defined in a KV yet.
+  // One thread each: three servers on two cores (tests/storage/kv_scan_workers_test.ts runs
+  // a KV server on workers).
   const args = ["query.workers=1", ...settings].flatMap((s) => ["--set", s]);
   try {
     for (let i = 0; i < count; i++) {

@@ -1,0 +1,226 @@
+/**
+ * Scan workers of a server whose tree is in a KV file (`storage = kv:<path>`, main.ts): the
+ * workers open the same KV (actors/worker_tree.ts) and read the files put through the API and
+ * the FILE datastores defined through it. Two real servers started as main.ts starts them, on
+ * one KV file: one with `query.workers=2`, one with a single thread, answer every script alike,
+ * and the first really ran its scans on workers (its pool's starts counted, each share done).
+ * A user reading through a grant of the KV's rights document reads on the workers too, and the
+ * workers' KV is closed with them.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type RunningServer, startServer } from "../../main.ts";
+import { runCli } from "../foundation/server_process.ts";
+import { createLogger } from "../../home/log.ts";
+import type { ShareMessage } from "../../engine/exec/parallel/scan_workers.ts";
+
+const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
+
+interface KvServer {
+  readonly server: RunningServer;
+  /** Shares started on the server's workers, and their last messages by kind. */
+  readonly shares: { started: number; ends: Record<string, number>; failures: string[] };
+  readonly token?: string;
+}
+
+/** A server on `kvFile` (its own home under `root`) with `workers` scan workers, counted. */
+async function kvServer(root: string, name: string, kvFile: string, workers: number) {
+  const home = join(root, name);
+  await Deno.mkdir(join(home, "conf"), { recursive: true });
+  await Deno.writeTextFile(join(home, "conf", "settings.conf"), `storage = kv:${kvFile}\n`);
+  const lines: string[] = [];
+  const server = await startServer({
+    home,
+    overrides: {
+      "wgui.host": "127.0.0.1",
+      "wgui.port": "0",
+      "server.timeZone": "UTC",
+      "query.workers": String(workers),
+    },
+    out: (line) => lines.push(line),
+    log: createLogger((line) => {
+      if (line.includes(" ERROR ")) console.error(line);
+    }),
+  });
+  const shares = { started: 0, ends: {} as Record<string, number>, failures: [] as string[] };
+  const pool = server.deps.scanWorkers;
+  if (pool) {
+    // Counted where the engine starts a share: the workers are the pool's real ones.
+    const start = pool.start.bind(pool);
+    pool.start = (task, listen) => {
+      shares.started++;
+      return start(task, (m: ShareMessage) => {
+        if (m.kind === "groups" || m.kind === "done" || m.kind === "failed") {
+          shares.ends[m.kind] = (shares.ends[m.kind] ?? 0) + 1;
+        }
+        if (m.kind === "failed") shares.failures.push(JSON.stringify(m));
+        listen(m);
+      });
+    };
+  }
+  return { server, shares, token: lines.find((l) => TOKEN_LINE.test(l)) } satisfies KvServer;
+}
+
+async function stopServer(s: KvServer): Promise<void> {
+  await s.server.shutdown();
+  await s.server.finished;
+  s.server.deps.supervisor?.stop();
+  s.server.deps.lifetimes.pacer.stop();
+}
+
+function api(s: KvServer, token: string, path: string, init: RequestInit = {}) {
+  return fetch(`${s.server.url}API/v1.0${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, ...init.headers },
+    signal: AbortSignal.timeout(120_000),
+  });
+}
+
+/** The rows of `script` run synchronously. */
+async function run(s: KvServer, token: string, script: string): Promise<unknown[]> {
+  const res = await api(s, token, "/?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/plain" },
+    body: script,
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return JSON.parse(text);
+}
+
+/** About 14 MiB: more than the 8 MiB a worker's share takes at least, so it is cut in two. */
+function bigLog(lines = 380_000): string {
+  const parts: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    parts.push(`${i} host-${i % 13} ${i % 3 === 0 ? "POST" : "GET"} /index.html 200 5120\n`);
+  }
+  return parts.join("");
+}
+
+function bigJsonLines(lines = 330_000): string {
+  const parts: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    parts.push(JSON.stringify({ n: i, method: i % 3 === 0 ? "POST" : "GET", pad: "x".repeat(8) }));
+  }
+  return parts.join("\n") + "\n";
+}
+
+const GROUPED =
+  "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: '/users/admin/big.log')" +
+  " | filter(n % 7 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
+const ROWS =
+  "PARSE(pattern: '''INT:n LD EOL''', src: '/users/admin/big.log') | filter(n % 50000 = 0)";
+const JSON_GROUPED = "READ_JSON(src: '/users/admin/big.jsonl') | filter(n % 5 = 1)" +
+  " | select(method, count(*) as hits, max(n) as last) | group(method)";
+const STORE_GROUPED =
+  "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: 'file://logs/big.log')" +
+  " | filter(n % 11 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
+
+/** Open file descriptors of this process on the KV file `kvFile` (Linux). */
+function kvFds(kvFile: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync("/proc/self/fd")) {
+    try {
+      const target = Deno.readLinkSync(`/proc/self/fd/${e.name}`);
+      if (target.startsWith(kvFile)) out.push(target);
+    } catch { /* closed meanwhile */ }
+  }
+  return out;
+}
+
+Deno.test("scan workers read a KV server's tree and its FILE datastores as one thread does", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-kvworkers-" });
+  const kvFile = join(root, "state.kv");
+  const servers: KvServer[] = [];
+  try {
+    const two = await kvServer(root, "two", kvFile, 2);
+    servers.push(two);
+    const one = await kvServer(root, "one", kvFile, 1);
+    servers.push(one);
+    assert.ok(two.server.deps.scanWorkers, "a KV-file server has scan workers");
+    assert.equal(one.server.deps.scanWorkers?.count, 1);
+    const token = two.token!;
+
+    // Files put through the API into the admin's folder: in the KV, not in a home's folders.
+    for (const [path, body] of [["big.log", bigLog()], ["big.jsonl", bigJsonLines()]]) {
+      const put = await api(two, token, `/resources/user/${path}`, { method: "PUT", body });
+      assert.equal(put.status, 201, await put.text());
+    }
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(join(root, "two", "data", "users"))), []);
+
+    for (const script of [GROUPED, ROWS, JSON_GROUPED]) {
+      const before = two.shares.started;
+      const parallel = await run(two, token, script);
+      assert.equal(two.shares.started - before, 2, `two shares on workers for ${script}`);
+      assert.deepEqual(parallel, await run(one, token, script), script);
+    }
+    assert.equal((await run(two, token, ROWS)).length, 8);
+    // Both methods, counted over both halves of the file (n % 21 = 0 are the POSTs).
+    assert.deepEqual(await run(two, token, GROUPED), [
+      { method: "POST", hits: 18096, total: 3_438_194_760 },
+      { method: "GET", hits: 36190, total: 6_876_009_525 },
+    ]);
+
+    // Bob reads the admin's log only through a grant of the rights document in the KV (set by
+    // the CLI): the workers read with the grants in force when his query starts.
+    const bob = await two.server.deps.users.add("bob", {});
+    assert.deepEqual(await run(two, bob, GROUPED), [], "skipped (a warning) before the grant");
+    const rights = join(root, "rights.json");
+    await Deno.writeTextFile(
+      rights,
+      JSON.stringify([{ path: "/users/admin", user: "bob", rights: ["read", "list"] }]),
+    );
+    const set = await runCli(["rights", "set", rights, "--home", join(root, "one")]);
+    assert.equal(set.code, 0, set.stderr);
+    for (let i = 0; i < 40; i++) {
+      const res = await api(two, bob, "/resources/users/admin/big.log", { method: "HEAD" });
+      await res.body?.cancel();
+      if (res.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const startedForBob = two.shares.started;
+    const bobs = await run(two, bob, GROUPED);
+    assert.equal(two.shares.started - startedForBob, 2, "bob's query on two workers");
+    assert.deepEqual(bobs, await run(one, bob, GROUPED));
+    assert.deepEqual(bobs, await run(two, token, GROUPED));
+
+    // A FILE datastore defined through the API (its definition only in the KV) over a host
+    // folder: the workers find it as the server does.
+    const logs = join(root, "logs");
+    await Deno.mkdir(logs);
+    await Deno.writeTextFile(join(logs, "big.log"), bigLog());
+    const defined = await api(two, token, "/datastores/logs", {
+      method: "PUT",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        type: "FILE",
+        fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
+      }),
+    });
+    assert.equal(defined.status, 201, await defined.text());
+    const before = two.shares.started;
+    const parallel = await run(two, token, STORE_GROUPED);
+    assert.equal(two.shares.started - before, 2, "two shares of the store's file on workers");
+    assert.deepEqual(parallel, await run(one, token, STORE_GROUPED));
+
+    // Every share ended with its rows or groups, none failed; the single thread started none.
+    assert.deepEqual(two.shares.failures, []);
+    assert.equal(
+      (two.shares.ends.groups ?? 0) + (two.shares.ends.done ?? 0),
+      two.shares.started,
+      JSON.stringify(two.shares),
+    );
+    assert.equal(one.shares.started, 0);
+
+    // The workers' KV ends with them: once both servers stopped, nothing holds the KV file.
+    for (const s of servers.splice(0)) await stopServer(s);
+    for (let i = 0; i < 50 && kvFds(kvFile).length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(kvFds(kvFile), []);
+  } finally {
+    for (const s of servers) await stopServer(s).catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
