@@ -890,6 +890,9 @@ export class SharedQueries implements SchedulingGate {
         applied.forEach((op) => op.resolve({ applied: true, version: null }));
         return;
       }
+      // Deletes first: in KV every key of a commit gets the commit's version, which the storage
+      // answers as its last entry's, and null when that entry is a delete.
+      entries.sort((a, b) => (a.value === null ? 0 : 1) - (b.value === null ? 0 : 1));
       const written = await this.storage.commit(entries);
       if (written.ok) {
         // In KV every key of a commit gets the commit's version (the files storage is not shared).

@@ -401,3 +401,23 @@ Deno.test("a synchronous query answered by one server: its status through anothe
     assert.equal(gone.body.code, "QUERY_EXPIRED");
   }
 });
+
+Deno.test("many small asynchronous queries through one server with one running slot all succeed (queued ones run on the slot freed)", async () => {
+  await using c = await cluster(1, [
+    "query.maxRunning=1",
+    "query.maxQueued=100",
+    "query.maxResultsPerUser=1000",
+  ]);
+  const [a] = c.servers;
+  await writeLog(join(c.logs, "rows.log"), 10);
+  let done = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let i = 0; i < 15; i++) {
+      const id = await submitted(a, c.token, QUICK_SCRIPT);
+      const status = await waitForStatus(a, c.token, id, stateIs("SUCCEEDED", "FAILED"), 15_000);
+      assert.equal(status.state, "SUCCEEDED", JSON.stringify(status));
+      done++;
+    }
+  }));
+  assert.equal(done, 120);
+});
