@@ -30,13 +30,49 @@ export interface LocalRoot {
 }
 
 /** The readable files `glob` matches under `root`; what cannot be read is warned about. */
-export async function* listLocalFiles(
+export function listLocalFiles(
   glob: Glob,
   root: LocalRoot,
   options: ListOptions,
 ): AsyncGenerator<FileEntry> {
   const warn = (message: string) => options.onWarning({ level: "WARN", message });
-  const fs = localWalkFs(root, warn);
+  return listMatches(glob, root, localWalkFs(root, warn), options, async (path, uri) => {
+    const target = await root.realPath(path);
+    if (target.logical !== path && !root.mayRead(target.logical)) {
+      return `'${uri}' links to a file you may not read; skipped`;
+    }
+    // The real path is what gets opened: the link is not followed a second time.
+    const host = target.host;
+    const info = await Deno.stat(host);
+    if (!info.isFile) throw new Deno.errors.NotFound();
+    return {
+      size: info.size,
+      modified: info.mtime?.getTime() ?? 0,
+      open: (signal) => openFile(host, signal),
+      openAt: (signal, from) => openFile(host, signal, from),
+    };
+  });
+}
+
+/** What a matched file is, to read it; or a warning why it is skipped. Throws: cannot read. */
+export type OpenMatch = (
+  path: string,
+  uri: string,
+) => Promise<Omit<FileEntry, "uri" | "pathTime"> | string>;
+
+/**
+ * The files `glob` matches through `fs` (the local disk's or a tree's walk), with the rights and
+ * warnings of every tree: a file one may not read is skipped with a warning, one that cannot be
+ * opened too (`open` says how), and a glob that matches nothing says so.
+ */
+export async function* listMatches(
+  glob: Glob,
+  root: Pick<LocalRoot, "uriOf" | "mayRead">,
+  fs: WalkFs,
+  options: ListOptions,
+  open: OpenMatch,
+): AsyncGenerator<FileEntry> {
+  const warn = (message: string) => options.onWarning({ level: "WARN", message });
   let count = 0;
   for await (const match of walkGlob(glob, fs, options)) {
     const uri = root.uriOf(match.path);
@@ -44,31 +80,19 @@ export async function* listLocalFiles(
       warn(`no right to read '${uri}'; skipped`);
       continue;
     }
-    let host: string;
-    let info: Deno.FileInfo;
+    let file;
     try {
-      const target = await root.realPath(match.path);
-      if (target.logical !== match.path && !root.mayRead(target.logical)) {
-        warn(`'${uri}' links to a file you may not read; skipped`);
-        continue;
-      }
-      // The real path is what gets opened: the link is not followed a second time.
-      host = target.host;
-      info = await Deno.stat(host);
-      if (!info.isFile) throw new Deno.errors.NotFound();
+      file = await open(match.path, uri);
     } catch (e) {
       warn(`cannot read '${uri}' (${reason(e)}); skipped`);
       continue;
     }
+    if (typeof file === "string") {
+      warn(file);
+      continue;
+    }
     count++;
-    yield {
-      uri,
-      size: info.size,
-      modified: info.mtime?.getTime() ?? 0,
-      pathTime: match.pathTime,
-      open: (signal) => openFile(host, signal),
-      openAt: (signal, from) => openFile(host, signal, from),
-    };
+    yield { uri, pathTime: match.pathTime, ...file };
   }
   if (count === 0 && !options.signal.aborted) {
     const literal = glob.segments.every((s) => s.kind === "literal");

@@ -13,10 +13,10 @@ import { PathError } from "../../engine/resource_path.ts";
 import { type ResolvedPath, type ResourceTree } from "../../engine/resource_tree.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
 import { compileGlob } from "../glob.ts";
-import { listLocalFiles, type LocalRoot, reason } from "./local_files.ts";
+import { listLocalFiles, listMatches, type LocalRoot, reason } from "./local_files.ts";
 import type { FileEntry } from "../../engine/datastore.ts";
 import type { Glob } from "../glob.ts";
-import { type WalkEntry, walkGlob } from "./walk_glob.ts";
+import type { WalkEntry } from "./walk_glob.ts";
 
 export function treeStore(tree: ResourceTree): Datastore {
   return {
@@ -107,39 +107,15 @@ async function* listTreeFiles(
       }
     },
   };
-  let count = 0;
-  for await (const match of walkGlob(glob, fs, options)) {
-    const uri = root.uriOf(match.path);
-    if (!root.mayRead(match.path)) {
-      warn(`no right to read '${uri}'; skipped`);
-      continue;
-    }
-    let info;
-    try {
-      info = await tree.stat(match.path);
-      if (!info || info.isFolder) throw new Deno.errors.NotFound();
-    } catch (e) {
-      warn(`cannot read '${uri}' (${reason(e)}); skipped`);
-      continue;
-    }
-    count++;
-    const path = match.path;
-    yield {
-      uri,
+  return yield* listMatches(glob, root, fs, options, async (path) => {
+    const info = await tree.stat(path);
+    if (!info || info.isFolder) throw new Deno.errors.NotFound();
+    return {
       size: info.size,
       modified: info.modified,
-      pathTime: match.pathTime,
       open: (signal) => tree.open(path, signal),
       // From an offset too, so scan workers can share a large file by byte ranges.
       openAt: (signal, from) => tree.open(path, signal, from),
     };
-  }
-  if (count === 0 && !options.signal.aborted) {
-    const literal = glob.segments.every((s) => s.kind === "literal");
-    warn(
-      literal
-        ? `file '${glob.pattern}' does not exist or cannot be read`
-        : `no file matches '${glob.pattern}'`,
-    );
-  }
+  });
 }
