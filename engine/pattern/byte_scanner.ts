@@ -152,7 +152,7 @@ export function makeByteScanner(
         value = `integer(b, s${k}, e${k}, n${k}, d${k}, ${outputs[k] === "int"}, c${k})`;
         break;
       case "ipv4":
-        value = `n${k} < 0 ? null : ipv4(n${k})`;
+        value = `n${k} < 0 ? null : new IpAddr(4, n${k})`;
         break;
       default:
         value = converters[k] === identity
@@ -185,7 +185,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
   const state = { next: 0 };
   const make = new Function(
     "state",
-    "ipv4",
+    "IpAddr",
     "integer",
     "textOf",
     "wordView",
@@ -197,7 +197,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
   );
   const scan = make(
     state,
-    ipv4Cache(),
+    IpAddr,
     integer,
     textOf,
     wordView,
@@ -214,23 +214,6 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     get next() {
       return state.next;
     },
-  };
-}
-
-/** Slots of the cache of IPv4 address values in each scanner. */
-const IPV4_CACHE = 1 << 12;
-
-/**
- * The IPv4 address of `bits` (a uint32), from a direct-mapped cache of the last made: the same
- * clients come back line after line, and an address value is immutable, so rows may share one
- * instead of costing an object each.
- */
-function ipv4Cache(): (bits: number) => IpAddr {
-  const cache: IpAddr[] = new Array(IPV4_CACHE).fill(new IpAddr(4, -1));
-  return (bits) => {
-    const at = Math.imul(bits, 0x9e3779b1) >>> 20;
-    const cached = cache[at];
-    return cached.bits === bits ? cached : cache[at] = new IpAddr(4, bits);
   };
 }
 

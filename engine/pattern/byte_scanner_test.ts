@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compilePattern } from "./compile_pattern.ts";
 import { parsePattern } from "./parse_pattern.ts";
-import { IpAddr, type Row } from "../values.ts";
+import type { Row } from "../values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 
 const ACCESS =
@@ -279,29 +279,4 @@ Deno.test("a filter pushed into the byte scanner drops records before their row 
   assert.equal((kept.client as { bits: number }).bits, 0x0a010203);
   // The filter saw only the field it reads.
   assert.deepEqual(seen, [{ status: 404 }, { status: 200 }]);
-});
-
-Deno.test("byte scanner gives each line its own IPv4 address through the scanner's address cache", () => {
-  const compiled = compilePattern(`IPV4:ip ' ' INT:n`, { timeZone: "UTC" });
-  assert.ok(compiled.ok);
-  const scanner = compiled.pattern.makeByteScanner(["ip", "n"]);
-  assert.ok(scanner);
-  // Addresses that repeat, and many more than the cache's slots, so that they evict each other.
-  const bits: number[] = [];
-  for (let k = 0; k < 20_000; k++) bits.push(Math.imul(k % 9_000, 2654435761) >>> 0);
-  bits.push(0, 0xffffffff, 0, 0x80000000);
-  const text = bits.map((b, k) =>
-    `${b >>> 24}.${(b >>> 16) & 255}.${(b >>> 8) & 255}.${b & 255} ${k}\n`
-  ).join("");
-  const bytes = encoder.encode(text);
-  let at = 0;
-  for (let k = 0; k < bits.length; k++) {
-    const row = scanner.scan(bytes, at) as Row;
-    assert.ok(row, `line ${k} scanned`);
-    assert.equal(row.n, k);
-    assert.ok(row.ip instanceof IpAddr);
-    assert.equal(row.ip.version, 4);
-    assert.equal(row.ip.bits, bits[k], `line ${k}`);
-    at = scanner.next;
-  }
 });
