@@ -5,8 +5,10 @@
  *   const g = table.find(row); // -1: a new group, then table.add() gives its number
  *
  * An IPv4 address or a timestamp, the usual single keys besides numbers and strings, is looked
- * up by its number in a map of its own, which spares building a string key per row; a small
- * non-negative integer (an HTTP status) indexes an array.
+ * up by its number, which spares building a string key per row: an IPv4 address in an
+ * open-addressing table of its 32 bits (typed arrays: no boxed number and no Map entry per
+ * lookup), a timestamp in a map of its own; a small non-negative integer (an HTTP status)
+ * indexes an array.
  */
 
 import type { Compiled } from "../plan.ts";
@@ -19,7 +21,7 @@ const SMALL_INTS = 1 << 16;
 export class GroupTable {
   readonly #keys: readonly Compiled[];
   readonly #byKey = new Map<unknown, number>();
-  readonly #byIpv4 = new Map<unknown, number>();
+  readonly #byIpv4 = new Uint32Table();
   readonly #byTime = new Map<unknown, number>();
   #lastMap = this.#byKey;
   #lastKey: unknown = "";
@@ -27,6 +29,8 @@ export class GroupTable {
   #bySmallInt: Int32Array | null = null;
   /** The small integer key of the last `find`, or -1. */
   #lastSmall = -1;
+  /** The IPv4 bits of the last `find` when its key was an IPv4 address, or -1. */
+  #lastIpv4 = -1;
   #size = 0;
 
   constructor(keys: readonly Compiled[]) {
@@ -46,6 +50,7 @@ export class GroupTable {
     let map = this.#byKey;
     let key: unknown = "";
     this.#lastSmall = -1;
+    this.#lastIpv4 = -1;
     if (keys.length === 1) {
       const v = keys[0].fn(row);
       if (typeof v === "number" && v >= 0 && v < SMALL_INTS && (v | 0) === v) {
@@ -54,9 +59,10 @@ export class GroupTable {
         this.#lastSmall = v;
         return this.#bySmallInt[v] - 1;
       }
-      if (v instanceof IpAddr && v.version === 4) {
-        map = this.#byIpv4;
-        key = v.bits;
+      if (v instanceof IpAddr && v.version === 4 && (v.bits as number) >>> 0 === v.bits) {
+        const bits = v.bits as number;
+        this.#lastIpv4 = bits;
+        return this.#byIpv4.get(bits);
       } else if (v instanceof Timestamp) {
         map = this.#byTime;
         key = v.ms;
@@ -73,6 +79,7 @@ export class GroupTable {
   add(): number {
     const g = this.#size++;
     if (this.#lastSmall >= 0) this.#bySmallInt![this.#lastSmall] = g + 1;
+    else if (this.#lastIpv4 >= 0) this.#byIpv4.set(this.#lastIpv4, g);
     else this.#lastMap.set(this.#lastKey, g);
     return g;
   }
@@ -82,5 +89,55 @@ export class GroupTable {
     const g = this.#size++;
     this.#byKey.set("", g);
     return g;
+  }
+}
+
+/**
+ * Group numbers by uint32 keys: open addressing with linear probing over typed arrays, kept at
+ * most half full. A slot holds its group number + 1 (0: empty) and its key.
+ */
+export class Uint32Table {
+  #keys = new Uint32Array(1024);
+  #groups = new Int32Array(1024);
+  #shift = 22; // 32 - log2(capacity)
+  #count = 0;
+
+  /** The group of `key` (a uint32), or -1. */
+  get(key: number): number {
+    const keys = this.#keys;
+    const groups = this.#groups;
+    const mask = keys.length - 1;
+    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
+    for (;;) {
+      const g = groups[at];
+      if (g === 0) return -1;
+      if (keys[at] === key) return g - 1;
+      at = (at + 1) & mask;
+    }
+  }
+
+  /** Records `group` under `key`, which `get` has just answered -1 for. */
+  set(key: number, group: number): void {
+    if (++this.#count * 2 > this.#keys.length) this.#grow();
+    this.#place(key, group + 1);
+  }
+
+  #place(key: number, slotValue: number): void {
+    const keys = this.#keys;
+    const groups = this.#groups;
+    const mask = keys.length - 1;
+    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
+    while (groups[at] !== 0) at = (at + 1) & mask;
+    keys[at] = key;
+    groups[at] = slotValue;
+  }
+
+  #grow(): void {
+    const keys = this.#keys;
+    const groups = this.#groups;
+    this.#keys = new Uint32Array(keys.length * 2);
+    this.#groups = new Int32Array(keys.length * 2);
+    this.#shift--;
+    for (let k = 0; k < keys.length; k++) if (groups[k] !== 0) this.#place(keys[k], groups[k]);
   }
 }
