@@ -31,7 +31,10 @@ export class RenderedBacklog {
     return this.#parts.length - this.#head;
   }
 
-  /** Adds a batch at the end; its bytes are written out, the buffer free for reuse. */
+  /**
+   * Adds a batch at the end; its bytes are written out and their buffer let go of at once
+   * (detached, the batch's bytes read empty after), not at a garbage collection.
+   */
   async push(part: RenderedRows): Promise<void> {
     const file = this.#file ?? await this.#open();
     const length = part.bytes.length;
@@ -40,6 +43,8 @@ export class RenderedBacklog {
       written += await file.write(part.bytes.subarray(written));
     }
     this.#writeAt += length;
+    const buffer = part.bytes.buffer;
+    if (!buffer.detached) buffer.transfer(0);
     this.#parts.push({ length, ends: part.ends });
     this.bytes += length;
     this.peakBytes = Math.max(this.peakBytes, this.bytes);
