@@ -228,7 +228,7 @@ export function buildDeps(
         count: settings["query.workers"],
         dataDir: home.dataDir,
         grants: () => rights.grants(),
-        backlogDir: home.resultsDir,
+        ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,
