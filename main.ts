@@ -228,6 +228,7 @@ export function buildDeps(
         count: settings["query.workers"],
         dataDir: home.dataDir,
         grants: () => rights.grants(),
+        ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,

@@ -17,7 +17,7 @@ let credits = new RowCredits();
 
 self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
   if (e.data === "credit") return credits.add();
-  const { dataDir, grants, task, storage } = e.data;
+  const { dataDir, grants, task, storage, backlogDir } = e.data;
   credits = new RowCredits();
   let deps: WorkerDeps;
   if (storage === undefined) {
@@ -36,5 +36,7 @@ self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
     deps,
     (message, transfer) => self.postMessage(message, transfer ?? []),
     credits,
+    undefined,
+    backlogDir === undefined ? {} : { backlogDir },
   );
 };

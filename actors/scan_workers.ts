@@ -29,6 +29,12 @@ export interface ScanWorkerOptions {
    * the workers open (actors/worker_tree.ts); absent: the tree is the files under `dataDir`.
    */
   readonly storage?: string;
+  /**
+   * Where a worker rendering a result keeps the batches made ahead of the merge's turn
+   * (engine/exec/parallel/rendered_backlog.ts): the results folder, swept at start. Absent: a
+   * worker whose share's turn has not come waits.
+   */
+  readonly backlogDir?: string;
   /** Inputs smaller than this per worker are read in the query's own thread. */
   readonly minShareBytes?: number;
   /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
@@ -42,6 +48,8 @@ export interface ScanWorkerStart {
   readonly grants: readonly Grant[];
   /** ScanWorkerOptions.storage */
   readonly storage?: string;
+  /** ScanWorkerOptions.backlogDir */
+  readonly backlogDir?: string;
   readonly task: ShareTask;
 }
 
@@ -111,6 +119,7 @@ export function createScanWorkers(
         dataDir: options.dataDir,
         grants: options.grants(),
         ...(options.storage === undefined ? {} : { storage: options.storage }),
+        ...(options.backlogDir === undefined ? {} : { backlogDir: options.backlogDir }),
         task,
       };
       worker.postMessage(start);

@@ -151,6 +151,11 @@ export const SETTINGS = {
     },
     "workers one query's scan runs on (files and byte ranges of large files are shared among them); `1`: none",
   ),
+  "query.workerBacklog": setting(
+    boolean,
+    "false",
+    "a worker rendering a result whose turn has not come writes ahead to a file, not waiting",
+  ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
   "cluster.lease": setting(
     interval,

@@ -14,6 +14,11 @@ import { formatSpec, rowWriterOf } from "../routes/formats.ts";
 import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
 import type { RowTextFormat } from "../engine/render_bytes.ts";
 import type { Warning } from "../engine/datastore.ts";
+import {
+  ROW_CREDIT,
+  type ShareMessage,
+  type ShareTask,
+} from "../engine/exec/parallel/scan_workers.ts";
 
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes? ' [' HTTPDATE:time '] ' NSPACE:path ` +
   `' ' DQS:agent`;
@@ -130,6 +135,86 @@ Deno.test("without a fixed format, or with an open schema, rows come as rows", a
       }
       assert.equal(rows, 3000);
     }
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a rendering share not at its turn scans on into a backlog: its queue bounded, its bytes exact", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(20000));
+  const backlogDir = `${home.dir}/results`;
+  const pool = createScanWorkers({
+    count: 2,
+    dataDir: home.tree.root,
+    grants: () => [],
+    backlogDir,
+  });
+  // What each share posted, read and when it was done, seen between the workers and the merge.
+  const posted: number[] = [];
+  const read: number[] = [];
+  const done: boolean[] = [];
+  const workers = {
+    ...pool,
+    minShareBytes: 1,
+    start: (task: ShareTask, listen: (m: ShareMessage) => void) => {
+      const k = posted.length;
+      posted.push(0);
+      read.push(0);
+      done.push(false);
+      return pool.start(task, (m) => {
+        if (m.kind === "rendered") posted[k]++;
+        if (m.kind === "done") done[k] = true;
+        if (m.kind === "progress") read[k] += m.bytes;
+        listen(m);
+      });
+    },
+  };
+  try {
+    const script = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/a.log')
+      | select(time, ip, status, bytes, path)`;
+    const one = await home.run(script);
+    const write = rowWriterOf(formatSpec("application/x-ndjson"))(
+      one.schema.map((f) => f.name),
+      { timeZone: "UTC" },
+    );
+    const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
+    assert.ok(compiled.ok);
+    const run = execute(compiled.plan, {
+      signal: new AbortController().signal,
+      render: { format: "json", options: { timeZone: "UTC" } },
+    });
+    const parts = run.parts![Symbol.asyncIterator]();
+    const texts: string[] = [];
+    const take = (part: unknown) => {
+      assert.ok(part instanceof RenderedRows);
+      let start = 0;
+      for (const end of part.ends) {
+        texts.push(decoder.decode(part.bytes.subarray(start, end)));
+        start = end;
+      }
+    };
+    const first = await parts.next();
+    take(first.value);
+    // The merge holds at its first batch: both shares still read their input to its end, the
+    // second (whose turn has not come) into its backlog, posting no more than its credits allow.
+    const size = (await Deno.stat(`${home.tree.root}/shared/r/a.log`)).size;
+    const until = Date.now() + 30_000;
+    while (read[0] + read[1] < size && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(read[0] + read[1], size, "both shares read their input to its end");
+    assert.ok(read[0] > 0 && read[1] > 0);
+    assert.deepEqual(done, [false, false], "neither is done before its batches are taken");
+    assert.ok(posted[1] <= ROW_CREDIT, `the second share posted ${posted[1]} batches`);
+    assert.ok(posted[0] <= ROW_CREDIT + 1, `the first share posted ${posted[0]} batches`);
+    for (let r = await parts.next(); !r.done; r = await parts.next()) take(r.value);
+    assert.ok(posted[1] > ROW_CREDIT, "the backlog's batches came once taken");
+    assert.deepEqual(done, [true, true]);
+    assert.equal(texts.length, one.rows.length);
+    one.rows.forEach((row, i) => assert.equal(texts[i], write(row), `row ${i}`));
+    // The backlog files went with their handles.
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(backlogDir)), []);
   } finally {
     pool.close();
   }

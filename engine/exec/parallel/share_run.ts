@@ -24,7 +24,8 @@ import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts
 import { encodeRow } from "./value_codec.ts";
 import { shareEntry } from "./shares.ts";
 import { renderRows } from "../render_rows.ts";
-import type { RenderTask } from "../rendered.ts";
+import type { RenderedRows, RenderTask } from "../rendered.ts";
+import { RenderedBacklog } from "./rendered_backlog.ts";
 
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
@@ -41,11 +42,26 @@ export class RowCredits {
     this.#waiting = null;
   }
 
+  /** Takes a credit if one is left. */
+  tryTake(): boolean {
+    if (this.#left <= 0) return false;
+    this.#left--;
+    return true;
+  }
+
   /** Takes a credit, waiting for one when none is left. */
   async take(): Promise<void> {
     while (this.#left <= 0) await new Promise<void>((resolve) => this.#waiting = resolve);
     this.#left--;
   }
+}
+
+export interface ShareRunOptions {
+  /**
+   * Where a rendering share keeps the batches it made while it had no credit
+   * (rendered_backlog.ts), so that it scans on; absent: it waits for credits.
+   */
+  readonly backlogDir?: string;
 }
 
 export async function runShare(
@@ -54,6 +70,7 @@ export async function runShare(
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
   credits: RowCredits = new RowCredits(),
   signal: AbortSignal = new AbortController().signal,
+  options: ShareRunOptions = {},
 ): Promise<void> {
   try {
     const compiled = await compile(task.source, {
@@ -103,8 +120,15 @@ export async function runShare(
     };
     if (task.render) {
       if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
-      const nulls = await postRendered(node, ctx, task.render, credits, post);
-      report();
+      const nulls = await postRendered(
+        node,
+        ctx,
+        task.render,
+        credits,
+        post,
+        report,
+        options.backlogDir,
+      );
       post({ kind: "done", nulls });
       return;
     }
@@ -148,7 +172,10 @@ export async function runShare(
 
 /**
  * Renders the node's rows in the task's format and posts them (their buffers transferred), at
- * most ROW_CREDIT posts ahead of those taken; returns which columns held a null.
+ * most ROW_CREDIT posts ahead of those taken, and calls `scanned` once the input is read;
+ * returns which columns held a null. With a
+ * `backlogDir`, the batches made while no credit is left wait in a file there, in order, and the
+ * scan goes on (a share whose turn in the merge has not come would otherwise idle its core).
  */
 async function postRendered(
   node: PlanNode,
@@ -156,11 +183,33 @@ async function postRendered(
   render: RenderTask,
   credits: RowCredits,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
+  scanned: () => void,
+  backlogDir?: string,
 ): Promise<boolean[]> {
   const nulls = render.columns.map(() => false);
-  for await (const part of renderRows(node, ctx, render, openNode, nulls)) {
-    await credits.take();
+  const send = (part: RenderedRows) =>
     post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [part.bytes.buffer]);
+  const backlog = backlogDir === undefined ? undefined : new RenderedBacklog(backlogDir);
+  try {
+    for await (const part of renderRows(node, ctx, render, openNode, nulls)) {
+      if (!backlog) {
+        await credits.take();
+        send(part);
+        continue;
+      }
+      while (backlog.size > 0 && credits.tryTake()) send((await backlog.shift())!);
+      if (backlog.size === 0 && credits.tryTake()) send(part);
+      else await backlog.push(part);
+    }
+    // The input is read: its progress is told while the backlog still waits for its turn.
+    scanned();
+    while (backlog && backlog.size > 0) {
+      checkCancelled(ctx.signal);
+      await credits.take();
+      send((await backlog.shift())!);
+    }
+  } finally {
+    backlog?.close();
   }
   return nulls;
 }
