@@ -153,7 +153,7 @@ export const SETTINGS = {
   ),
   "query.workerBacklog": setting(
     boolean,
-    "false",
+    "true",
     "a worker rendering a result whose turn has not come writes ahead to a file, not waiting",
   ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
