@@ -15,7 +15,7 @@
 import type { FileEntry } from "../datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
-import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink, SLICE_MS } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
@@ -101,13 +101,22 @@ export async function* parseSource(
         start = 0;
         end = text.length;
       }
-      const counts = extractor.extractAll(text, start, end, push, { more: multiLine });
-      held = counts.next < end ? text.slice(counts.next, end) : "";
-      if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
-      skipped += counts.skipped;
-      if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
-      const batch = sink.take();
-      if (batch) yield batch;
+      // In slices of the query's time (in the server's thread): between two, a turn.
+      for (;;) {
+        const until = ctx.slicer ? performance.now() + SLICE_MS : undefined;
+        const counts = extractor.extractAll(text, start, end, push, { more: multiLine, until });
+        if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
+        skipped += counts.skipped;
+        if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
+        const batch = sink.take();
+        if (batch) yield batch;
+        if (!counts.paused) {
+          held = counts.next < end ? text.slice(counts.next, end) : "";
+          break;
+        }
+        start = counts.next;
+        await ctx.slicer!.turn();
+      }
     }
     if (held.length > 0) {
       const counts = extractor.extractAll(held, 0, held.length, push);

@@ -435,3 +435,34 @@ Deno.test("a DATA before an optional part looks for it across lines, and runs to
   });
   assert.deepEqual(ex("e one\ntwo"), { msg: "one\ntwo", client: null });
 });
+
+Deno.test("extractAll() past `until` pauses at a record's start, and calls resumed from `next` give every row once", () => {
+  const lines = Array.from({ length: 100 }, (_, i) => (i % 7 === 3 ? "x\n" : `${i}\n\n`));
+  const text = lines.join("");
+  for (const pattern of ["INT:n EOL", "INT:n EOL LD:rest EOL"]) {
+    const p = compile(pattern);
+    const whole: Row[] = [];
+    const once = p.extractAll(text, 0, text.length, (r) => whole.push(r));
+    assert.equal(once.paused, undefined);
+    const rows: Row[] = [];
+    let matched = 0;
+    let skipped = 0;
+    let calls = 0;
+    for (let start = 0;;) {
+      // A deadline long gone: every call stops as soon as it may.
+      const counts = p.extractAll(text, start, text.length, (r) => rows.push(r), { until: 0 });
+      calls++;
+      matched += counts.matched;
+      skipped += counts.skipped;
+      if (!counts.paused) break;
+      assert.ok(counts.next > start && counts.next < text.length, `next ${counts.next}`);
+      const before = text.charCodeAt(counts.next - 1);
+      assert.equal(before, 10, "a pause stops at a line's start");
+      start = counts.next;
+    }
+    assert.ok(calls > 5, `${pattern}: ${calls} calls`);
+    assert.deepEqual(rows, whole, pattern);
+    assert.equal(matched, once.matched);
+    assert.equal(skipped, once.skipped);
+  }
+});

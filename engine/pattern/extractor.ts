@@ -57,13 +57,25 @@ export interface ExtractOptions {
   readonly more?: boolean;
   /** Called with the offset of each record that does not match (where its line starts). */
   readonly onSkip?: (pos: number) => void;
+  /**
+   * A `performance.now()` past which the call stops at the next record's start (`paused`, and
+   * `next` says where to go on): the caller gives the event loop a turn between two calls. A
+   * record can take long (a filter's regular expression over a long line), and a chunk holds
+   * many.
+   */
+  readonly until?: number;
 }
 
 export interface ExtractCounts {
   readonly matched: number;
   readonly skipped: number;
-  /** Where the next call should start: `end`, or earlier when `more` held back the last lines. */
+  /**
+   * Where the next call should start: `end`, or earlier when `more` held back the last lines or
+   * the call `paused`.
+   */
   readonly next: number;
+  /** Stopped at `next` because `until` went by, before `end` (and before what `more` holds). */
+  readonly paused?: boolean;
 }
 
 const NL = 10;
@@ -101,8 +113,14 @@ export function makeExtractor(
     let skipped = 0;
     let pos = start;
     const stop = multiLine && options?.more ? holdBack(text, start, end, maxLines - 1) : end;
+    const until = options?.until;
+    let records = 0;
     while (pos < end) {
       if (pos >= stop) break;
+      // The clock is read every 8 records: a record is a line or more of text.
+      if (until !== undefined && (++records & 7) === 0 && performance.now() > until) {
+        return { matched, skipped, next: pos, paused: true };
+      }
       const c = text.charCodeAt(pos);
       if (c === NL) {
         pos++;
