@@ -64,7 +64,8 @@ export async function drainEngine(
   for await (const batch of run.parts ?? run.batches) {
     if (options.signal.aborted) break;
     if (batch instanceof RenderedRows) {
-      // Rendered by the workers for the schema's columns (the schema is closed).
+      // Rendered by the workers for the schema's columns (the schema is closed). The factory is
+      // called once all the same: it fixes the result's columns (a CSV header, the schema).
       encode ??= options.encoder!(run.schema().map((f) => f.name));
       await store.appendRendered(batch.bytes, batch.ends);
       continue;
