@@ -7,7 +7,7 @@
  */
 
 import { assertNever } from "../ast.ts";
-import type { CompiledPlan, PlanNode } from "../plan.ts";
+import { childrenOf, type CompiledPlan, type PlanNode } from "../plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
 import type { Schema } from "../types.ts";
 import type { Row } from "../values.ts";
@@ -106,7 +106,7 @@ function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
         node.top === null ? {} : { keep: node.top },
       );
     case "limit":
-      return limitRows(openNode(node.input, ctx), node, ctx);
+      return limitRows(openNode(node.input, ctx), node, ctx, savesIn(node.input));
     case "join":
       return joinRows(openNode(node.left, ctx), openNode(node.right, ctx), node, ctx);
     case "union":
@@ -204,6 +204,11 @@ function parallelContext(
         : {}),
     },
   };
+}
+
+/** Whether a `save` is in the subtree: its input must then be read to the end. */
+function savesIn(node: PlanNode): boolean {
+  return node.kind === "save" || childrenOf(node).some(savesIn);
 }
 
 /** Starts a compiled plan; nothing is read until the batches are iterated. */

@@ -92,3 +92,37 @@ Deno.test("a full disk during save fails the query with 'no space left on the de
   );
   assert.deepEqual(await Array.fromAsync(Deno.readDir(disk.dir)), []); // the temporary file is gone
 });
+
+Deno.test("save(...) | limit(n) saves every row and answers n", async () => {
+  await using home = await engineHome();
+  const rows = Array.from({ length: 5000 }, (_, i) => `(a: ${i})`).join(", ");
+  const first = await home.run(`VALUES(${rows}) | save('/user/t.sxt') | limit(3)`);
+  assert.deepEqual(first.rows, [{ a: 0 }, { a: 1 }, { a: 2 }]);
+  const back = await home.run("@[/user/t.sxt] | select(count(*) as n, max(a) as m)");
+  assert.deepEqual(back.rows, [{ n: 5000, m: 4999 }]);
+  // Through a projection, with an offset, and limit(0): the same.
+  await home.run(`VALUES(${rows}) | save('/user/u.sxt') | select(a * 2 as b) | limit(2, 10)`)
+    .then((r) => assert.deepEqual(r.rows, [{ b: 20 }, { b: 22 }]));
+  assert.deepEqual((await home.run("@[/user/u.sxt] | select(count(*) as n)")).rows, [{ n: 5000 }]);
+  assert.deepEqual((await home.run(`VALUES(${rows}) | save('/user/v.sxt') | limit(0)`)).rows, []);
+  assert.deepEqual((await home.run("@[/user/v.sxt] | select(count(*) as n)")).rows, [{ n: 5000 }]);
+});
+
+Deno.test("save(...) | limit(n) cancelled after its rows, while the save reads on, leaves the earlier table", async () => {
+  await using home = await engineHome();
+  await home.run("VALUES((a: 0)) | save('/user/t.sxt')");
+  const rows = Array.from({ length: 3000 }, (_, i) => `(a: ${i + 1})`).join(", ");
+  const compiled = await compile(
+    { text: `VALUES(${rows}) | save('/user/t.sxt') | limit(1)` },
+    home.context(),
+  );
+  assert.ok(compiled.ok);
+  const controller = new AbortController();
+  const run = execute(compiled.plan, { signal: controller.signal });
+  const iterator = run.batches[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  assert.deepEqual(first.value, [{ a: 1 }]);
+  controller.abort(new DOMException("cancelled by the test", "AbortError"));
+  await assert.rejects(() => iterator.next(), /cancelled by the test/);
+  assert.deepEqual((await home.run("@[/user/t.sxt]")).rows, [{ a: 0 }]);
+});

@@ -13,7 +13,7 @@
  * the same node by its number.
  */
 
-import type { PlanNode } from "../../plan.ts";
+import { childrenOf, type PlanNode } from "../../plan.ts";
 import { Grouping } from "../aggregate.ts";
 import type { Type } from "../../types.ts";
 
@@ -122,23 +122,6 @@ function filters(node: PlanNode): boolean {
       default:
         return false;
     }
-  }
-}
-
-function childrenOf(node: PlanNode): readonly PlanNode[] {
-  switch (node.kind) {
-    case "values":
-    case "source":
-    case "table":
-      return [];
-    case "join":
-      return [node.left, node.right];
-    case "union":
-      return node.inputs;
-    case "after":
-      return [...node.before, node.input];
-    default:
-      return [node.input];
   }
 }
 
