@@ -4,7 +4,8 @@ import { finished, startQuery, writeBigLog } from "./client.ts";
 
 const GROUPED =
   "PARSE(pattern: '''INT:n LD:host ' ' WORD:method LD EOL''', src: '/shared/big.log')" +
-  " | filter(n % 7 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
+  " | filter(n % 7 = 0) | select(method, n % 13 as k, count(*) as hits, sum(n) as total," +
+  " min(n) as lo, max(n) as hi) | group(method, k) | sort(k)";
 const ROWS = "PARSE(pattern: '''INT:n LD EOL''', src: '/shared/big.log') | filter(n % 50000 = 0)";
 
 async function run(workers: string, script: string): Promise<unknown> {
@@ -20,7 +21,14 @@ async function run(workers: string, script: string): Promise<unknown> {
 }
 
 Deno.test("the API answers the same on two scan workers as on one thread", async () => {
-  assert.deepEqual(await run("2", GROUPED), await run("1", GROUPED));
+  const groups = await run("2", GROUPED) as { k: number; hits: number; lo: number }[];
+  assert.deepEqual(groups, await run("1", GROUPED));
+  // 13 groups, each with its own count and first row: a merge that mixed them up would show.
+  assert.deepEqual(groups.map((g) => g.k), Array.from({ length: 13 }, (_, k) => k));
+  assert.deepEqual(
+    groups.map((g) => g.lo),
+    Array.from({ length: 13 }, (_, k) => 7 * ((k * 2) % 13)),
+  );
   const rows = await run("2", ROWS);
   assert.deepEqual(rows, await run("1", ROWS));
   assert.equal((rows as unknown[]).length, 8);
