@@ -466,3 +466,22 @@ Deno.test("extractAll() past `until` pauses at a record's start, and calls resum
     assert.equal(skipped, once.skipped);
   }
 });
+
+Deno.test("extractAll() whose records each take milliseconds pauses within a few of them past `until`", () => {
+  const text = Array.from({ length: 40 }, (_, i) => `${i}\n`).join("");
+  const p = compile("INT:n EOL");
+  const busy = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end) { /* a slow filter */ }
+  };
+  const started = performance.now();
+  let rows = 0;
+  const counts = p.extractAll(text, 0, text.length, () => {
+    rows++;
+    busy(2);
+  }, { until: started + 20 });
+  assert.equal(counts.paused, true);
+  // 8 records to learn they are slow (16 ms), then the clock at every one: the pause comes
+  // at the 11th or so. Read every 8 records only, the call would run 16 (32 ms).
+  assert.ok(rows >= 8 && rows <= 12, `${rows} records before the pause`);
+});

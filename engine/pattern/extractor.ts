@@ -115,11 +115,18 @@ export function makeExtractor(
     const stop = multiLine && options?.more ? holdBack(text, start, end, maxLines - 1) : end;
     const until = options?.until;
     let records = 0;
+    // The clock is read every 8 records (a record is a line or more of text), and at every
+    // record once 8 took over a millisecond: a slow filter on long lines (re2js over a
+    // pathological expression: milliseconds a line) must not run 8 of them past the slice.
+    let every = 7;
+    let checked = until === undefined ? 0 : performance.now();
     while (pos < end) {
       if (pos >= stop) break;
-      // The clock is read every 8 records: a record is a line or more of text.
-      if (until !== undefined && (++records & 7) === 0 && performance.now() > until) {
-        return { matched, skipped, next: pos, paused: true };
+      if (until !== undefined && (++records & every) === 0) {
+        const now = performance.now();
+        if (now > until) return { matched, skipped, next: pos, paused: true };
+        if (now - checked > 1) every = 0;
+        checked = now;
       }
       const c = text.charCodeAt(pos);
       if (c === NL) {
