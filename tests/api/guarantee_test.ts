@@ -288,3 +288,20 @@ Deno.test("while a large synchronous answer is read slowly, others are answered 
   assert.ok(held, report);
   await OTHERS.healthz(s);
 });
+
+// The same attacks with the scan on two workers (the default on a two-core machine): the scan
+// leaves the server's thread, and what follows the merge (the sort, the merge of a million
+// groups) stays in it, in slices.
+for (
+  const [what, script] of [
+    ["a million rows are sorted", `${P} | sort(w)`],
+    ["a catastrophic regular expression runs", `${P} | filter(w ~ '^(w+)+$')`],
+    ["a million groups are merged", `${P} | select(w, count(*) as n, min(i) as m) | group(w)`],
+  ]
+) {
+  Deno.test(`with the scan on 2 workers, while ${what}, others are answered within 100 ms (p99) and a DELETE cancels it within 200 ms`, async () => {
+    await using s = await startTestServer({ "query.workers": "2" });
+    await writeRows(s);
+    await assertGuarantee(s, script);
+  });
+}
