@@ -229,6 +229,7 @@ export function buildDeps(
         dataDir: home.dataDir,
         grants: () => rights.grants(),
         ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
+        nice: settings["query.workerNice"],
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,

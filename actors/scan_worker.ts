@@ -6,18 +6,35 @@
 
 /// <reference lib="deno.worker" />
 
+import { setPriority } from "node:os";
 import { RowCredits, runShare } from "../engine/exec/parallel/share_run.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
 import type { ScanWorkerStart } from "./scan_workers.ts";
 import { storageFailure, storageWorkerDeps, type WorkerDeps } from "./worker_tree.ts";
 
+/**
+ * Lowers this worker's thread to `nice` once (query.workerNice): with a worker per core, the
+ * workers would otherwise take the cores from the thread that answers everyone's requests. On
+ * Linux, setpriority() of "this process" from a thread is that thread's alone; elsewhere it
+ * would be the whole process, so it is left alone there. Without `--allow-sys` it stays as is.
+ */
+let niced = false;
+function lowerPriority(nice: number | undefined): void {
+  if (niced || nice === undefined || nice === 0 || Deno.build.os !== "linux") return;
+  niced = true;
+  try {
+    setPriority(0, nice);
+  } catch { /* not permitted: the worker keeps the server's priority */ }
+}
+
 /** The credits of the task running; a credit message adds one. */
 let credits = new RowCredits();
 
 self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
   if (e.data === "credit") return credits.add();
-  const { dataDir, grants, task, storage, backlogDir } = e.data;
+  const { dataDir, grants, task, storage, backlogDir, nice } = e.data;
+  lowerPriority(nice);
   credits = new RowCredits();
   let deps: WorkerDeps;
   if (storage === undefined) {

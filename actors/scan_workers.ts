@@ -35,6 +35,11 @@ export interface ScanWorkerOptions {
    * worker whose share's turn has not come waits.
    */
   readonly backlogDir?: string;
+  /**
+   * The Linux nice value of the workers' threads (`query.workerNice`): above 0, the server's
+   * own thread, which answers every request, comes first. Absent: the server's priority.
+   */
+  readonly nice?: number;
   /** Inputs smaller than this per worker are read in the query's own thread. */
   readonly minShareBytes?: number;
   /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
@@ -50,6 +55,8 @@ export interface ScanWorkerStart {
   readonly storage?: string;
   /** ScanWorkerOptions.backlogDir */
   readonly backlogDir?: string;
+  /** ScanWorkerOptions.nice */
+  readonly nice?: number;
   readonly task: ShareTask;
 }
 
@@ -120,6 +127,7 @@ export function createScanWorkers(
         grants: options.grants(),
         ...(options.storage === undefined ? {} : { storage: options.storage }),
         ...(options.backlogDir === undefined ? {} : { backlogDir: options.backlogDir }),
+        ...(options.nice === undefined ? {} : { nice: options.nice }),
         task,
       };
       worker.postMessage(start);

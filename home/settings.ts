@@ -156,6 +156,11 @@ export const SETTINGS = {
     "true",
     "a worker rendering a result whose turn has not come writes ahead to a file, not waiting",
   ),
+  "query.workerNice": setting(
+    integer(0, 19),
+    "10",
+    "Linux nice value of the scan workers' threads: above 0, the server's own thread, which answers every request, comes first on busy cores",
+  ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
   "cluster.lease": setting(
     interval,

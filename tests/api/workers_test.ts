@@ -50,3 +50,35 @@ Deno.test("a DELETE cancels a query whose scan runs on workers", async () => {
   assert.equal(done.state, "CANCELLED");
   assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
 });
+
+/** The nice values of this process's threads named like Deno's Web Workers, and of the main one. */
+function threadNices(): { workers: number[]; main: number } {
+  const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  const workers: number[] = [];
+  for (const t of Deno.readDirSync("/proc/self/task")) {
+    const comm = Deno.readTextFileSync(`/proc/self/task/${t.name}/comm`).trim();
+    if (comm.startsWith("worker-")) {
+      workers.push(niceOf(Deno.readTextFileSync(`/proc/self/task/${t.name}/stat`)));
+    }
+  }
+  return { workers, main: niceOf(Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/stat`)) };
+}
+
+Deno.test({
+  name: "scan workers run below the server's thread (query.workerNice)",
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  await using s = await startTestServer({ "query.workers": "2", "query.workerNice": "7" });
+  await writeBigLog(s, 1_500_000);
+  const id = await startQuery(s, ROWS.replace("50000", "3"));
+  let seen: number[] = [];
+  // A worker's first share loads (and, under `deno test`, type-checks) its module: seconds.
+  for (let i = 0; i < 3000 && !seen.includes(7); i++) {
+    seen = threadNices().workers;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(seen.includes(7), `worker threads' nice values: ${seen}`);
+  assert.equal(threadNices().main, 0, "the server's thread keeps its priority");
+  await (await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" })).body?.cancel();
+  await finished(s, id);
+});
