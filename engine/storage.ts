@@ -19,6 +19,19 @@ export interface StoredValue {
   readonly version: string;
 }
 
+/** A value read a piece at a time (`Storage.stream`). */
+export interface StoredStream {
+  /** The whole value's size in bytes. */
+  readonly size: number;
+  readonly version: string;
+  /**
+   * The bytes from the offset asked for to the end, in order, a piece at a time. When the value
+   * is replaced while it is read and the rest is gone, it throws a StorageError saying so
+   * (never a piece of another version).
+   */
+  readonly pieces: AsyncIterable<Uint8Array>;
+}
+
 export interface WriteOptions {
   /**
    * The version the key must have for the write to happen; `null`: the key must not exist.
@@ -51,6 +64,11 @@ export interface Storage {
   readonly kind: string;
   /** The value and its version, or null when the key does not exist. */
   get(key: StorageKey): Promise<StoredValue | null>;
+  /**
+   * The value from byte `from` on (default 0), read a piece at a time so that a large value is
+   * never whole in memory; null when the key does not exist.
+   */
+  stream(key: StorageKey, from?: number): Promise<StoredStream | null>;
   /** The version alone (cheap: no value read), or null when the key does not exist. */
   version(key: StorageKey): Promise<string | null>;
   put(key: StorageKey, value: Uint8Array, options?: WriteOptions): Promise<WriteResult>;

@@ -37,7 +37,6 @@ import {
   type Storage,
   type StorageKey,
 } from "../engine/storage.ts";
-import { READ_CHUNK_BYTES } from "../engine/exec/context.ts";
 import { type Grant, may } from "./rights.ts";
 import { TREE_ROOTS } from "./layout.ts";
 import { canonicalSegments } from "./resource_tree.ts";
@@ -196,20 +195,24 @@ export class StorageResourceTree implements ResourceTree {
   }
 
   async open(real: string, signal: AbortSignal, from = 0): Promise<ReadableStream<Uint8Array>> {
-    const { bytes } = await this.read(real);
-    let at = Math.min(from, bytes.length);
+    const stored = await this.storage.stream([DATA, ...segmentsOf(real)], from);
+    if (!stored) throw new Deno.errors.NotFound(`${real} does not exist`);
+    // A piece at a time from the storage (a KV chunk is 60 kB): a log of gigabytes is never whole
+    // in memory, and a scan worker reads from its share's start, not from the file's.
+    const pieces = stored.pieces[Symbol.asyncIterator]();
     return new ReadableStream<Uint8Array>({
-      pull(controller) {
+      async pull(controller) {
         if (signal.aborted) {
           controller.error(signal.reason ?? new DOMException("cancelled", "AbortError"));
+          await pieces.return?.();
           return;
         }
-        if (at >= bytes.length) {
-          controller.close();
-          return;
-        }
-        controller.enqueue(bytes.subarray(at, at + READ_CHUNK_BYTES));
-        at += READ_CHUNK_BYTES;
+        const next = await pieces.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await pieces.return?.();
       },
     }, { highWaterMark: 0 });
   }

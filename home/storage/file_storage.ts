@@ -18,6 +18,7 @@ import {
   type Storage,
   StorageError,
   type StorageKey,
+  type StoredStream,
   type StoredValue,
   type WriteOptions,
   type WriteResult,
@@ -92,6 +93,39 @@ export class FileStorage implements Storage {
       return { value, version: versionOf(info) };
     } catch (e) {
       throw fsFailure(e, `reading ${showKey(key)}`);
+    }
+  }
+
+  async stream(key: StorageKey, from = 0): Promise<StoredStream | null> {
+    checkKey(key);
+    const doing = `reading ${showKey(key)}`;
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.#path(key), { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      throw fsFailure(e, doing);
+    }
+    try {
+      // A writer replaces the file by a rename: the one opened stays whole to the end.
+      const info = await file.stat();
+      if (!info.isFile) throw new StorageError(`${showKey(key)} is a folder, not a value`);
+      if (from > 0) await file.seek(from, Deno.SeekMode.Start);
+      async function* pieces() {
+        try {
+          for await (const piece of file.readable) yield piece;
+        } catch (e) {
+          throw fsFailure(e, doing);
+        } finally {
+          try {
+            file.close();
+          } catch { /* closed with its readable */ }
+        }
+      }
+      return { size: info.size, version: versionOf(info), pieces: pieces() };
+    } catch (e) {
+      file.close();
+      throw fsFailure(e, doing);
     }
   }
 

@@ -29,6 +29,7 @@ import {
   type Storage,
   StorageError,
   type StorageKey,
+  type StoredStream,
   type StoredValue,
   type WriteOptions,
   type WriteResult,
@@ -140,6 +141,55 @@ export class KvStorage implements Storage {
       // The chunks went away: a writer replaced the value between our two reads.
     }
     throw new StorageError(`${doing}: it kept changing while being read`);
+  }
+
+  async stream(key: StorageKey, from = 0): Promise<StoredStream | null> {
+    checkKey(key);
+    const doing = `reading ${showKey(key)}`;
+    const entry = await this.#call(doing, () => this.kv.get(headKey(key)));
+    if (entry.versionstamp === null) return null;
+    if (!isHead(entry.value)) throw new StorageError(`${showKey(key)} in the KV is not a value`);
+    const head = entry.value;
+    const start = Math.max(0, Math.min(from, head.size));
+    const pieces = head.data !== undefined
+      ? (async function* (data: Uint8Array) {
+        if (start < data.length) yield data.subarray(start);
+      })(head.data)
+      : this.#streamChunks(head, start, doing);
+    return { size: head.size, version: entry.versionstamp, pieces };
+  }
+
+  /**
+   * The chunks of a head from the one holding byte `from`, listed a few at a time. A writer
+   * that replaced the value deletes these chunks after its switch: a chunk missing (or not the
+   * size it must have) means the rest is gone, and the read fails saying so rather than end
+   * short. A list refused because another process holds the file goes on from where it was.
+   */
+  async *#streamChunks(head: Head, from: number, doing: string): AsyncGenerator<Uint8Array> {
+    let index = Math.floor(from / CHUNK_BYTES);
+    let skip = from - index * CHUNK_BYTES;
+    const changed = () => new StorageError(`${doing}: it was replaced while being read`);
+    const started = Date.now();
+    while (index < head.chunks) {
+      const chunks = this.kv.list<Uint8Array>({
+        start: [...chunkPrefix(head.id), index],
+        end: [...chunkPrefix(head.id), head.chunks],
+      }, { batchSize: 16 });
+      try {
+        for await (const chunk of chunks) {
+          const size = index === head.chunks - 1 ? head.size - index * CHUNK_BYTES : CHUNK_BYTES;
+          if (chunk.key.at(-1) !== index || chunk.value.length !== size) throw changed();
+          index++;
+          const piece = skip > 0 ? chunk.value.subarray(skip) : chunk.value;
+          skip = 0;
+          yield piece;
+        }
+      } catch (e) {
+        if (!isLocked(e) || Date.now() - started > LOCKED_MS) this.#failed(doing, e);
+        continue; // listed again from `index`
+      }
+      if (index < head.chunks) throw changed();
+    }
   }
 
   /** The chunks of a head, or null when some are gone. */

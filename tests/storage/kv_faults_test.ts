@@ -110,3 +110,29 @@ Deno.test("chunks a killed writer left are swept; a write in progress and live v
     storage.close();
   }
 });
+
+Deno.test("a KV value streamed while another writer replaces it fails saying so, never ends short", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-kv-" });
+  const storage = new KvStorage(await Deno.openKv(join(dir, "state.kv")), "test KV");
+  try {
+    const size = 40 * 60_000 + 1; // 41 chunks: more than one list batch
+    await storage.put(["log"], new Uint8Array(size).fill(1));
+    const stream = (await storage.stream(["log"]))!;
+    const pieces = stream.pieces[Symbol.asyncIterator]();
+    let read = (await pieces.next()).value!.length;
+    // The writer switches the head and deletes the old chunks the reader has not listed yet.
+    await storage.put(["log"], new Uint8Array(size).fill(2));
+    await assert.rejects(
+      async () => {
+        for (let n = await pieces.next(); !n.done; n = await pieces.next()) {
+          assert.ok(n.value.every((b) => b === 1), "a byte of the new value");
+          read += n.value.length;
+        }
+      },
+      (e: Error) => e instanceof StorageError && /'log'.*replaced while being read/.test(e.message),
+    );
+    assert.ok(read < size, `${read} bytes read`);
+  } finally {
+    storage.close();
+  }
+});
