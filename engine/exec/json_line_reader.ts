@@ -117,6 +117,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   const count = paths.length;
   const values: Value[] = paths.map(() => null);
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const shortStrings = new ShortStrings();
   // The bytes read four at a time, for the long runs of plain characters in strings.
   let wordsOf: Uint8Array | null = null;
   let words: Uint32Array | null = null;
@@ -143,15 +144,20 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
     return i + 1;
   };
 
-  /** Past any value at `i` (after white space), checked but not built; -1 when invalid. */
+  /**
+   * Past any value at `i` (after white space), checked but not built; -1 when invalid. The
+   * common case of no white space between tokens is tested first at every step.
+   */
   const skipValue = (b: Uint8Array, i: number): number => {
     let depth = 0;
     for (;;) {
       // A value is expected at i.
-      i = skipSpace(b, i);
       let c = b[i];
-      let closed = false;
-      if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (c === 0x20 || c === 0x09 || c === 0x0d) c = b[i = skipSpace(b, i)];
+      if (c === QUOTE) {
+        i = skipString(b, i);
+        if (i < 0) return -1;
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
         if (depth === MAX_DEPTH) return -1;
         const object = c === OPEN_OBJECT;
         stack[depth++] = c;
@@ -159,44 +165,48 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
         if (b[i] === (object ? CLOSE_OBJECT : CLOSE_ARRAY)) {
           i++;
           depth--;
-          closed = true;
         } else if (object) {
-          if (b[i] !== QUOTE) return -1;
-          i = skipString(b, i);
+          i = skipKey(b, i);
           if (i < 0) return -1;
-          i = skipSpace(b, i);
-          if (b[i] !== 0x3a /* : */) return -1;
-          i++;
           continue;
         } else continue;
       } else {
         i = skipScalar(b, i);
         if (i < 0) return -1;
-        closed = true;
       }
       // After a value: close containers or go on to the next element.
-      while (closed) {
+      for (;;) {
         if (depth === 0) return i;
-        i = skipSpace(b, i);
         c = b[i];
+        if (c === 0x20 || c === 0x09 || c === 0x0d) c = b[i = skipSpace(b, i)];
         const open = stack[depth - 1];
         if (c === 0x2c /* , */) {
-          i = skipSpace(b, i + 1);
           if (open === OPEN_OBJECT) {
-            if (b[i] !== QUOTE) return -1;
-            i = skipString(b, i);
+            i = skipKey(b, i + 1);
             if (i < 0) return -1;
-            i = skipSpace(b, i);
-            if (b[i] !== 0x3a) return -1;
-            i++;
-          }
-          closed = false;
+          } else i++;
+          break;
         } else if (c === (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
           i++;
           depth--;
         } else return -1;
       }
     }
+  };
+
+  /** Past a member's key and its colon at `i` (after white space); -1 when invalid. */
+  const skipKey = (b: Uint8Array, i: number): number => {
+    if (b[i] !== QUOTE) {
+      i = skipSpace(b, i);
+      if (b[i] !== QUOTE) return -1;
+    }
+    i = skipString(b, i);
+    if (i < 0) return -1;
+    if (b[i] !== 0x3a /* : */) {
+      i = skipSpace(b, i);
+      if (b[i] !== 0x3a) return -1;
+    }
+    return i + 1;
   };
 
   /** Past a string, number or literal at `i`; -1 when it is none. */
@@ -224,6 +234,8 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       const stop = skipString(b, i);
       if (stop < 0) return undefined;
       end = stop;
+      const short = shortStrings.get(b, valueStart, stop - 1);
+      if (short !== undefined) return short;
       const text = decoder.decode(b.subarray(valueStart, stop - 1));
       // A backslash anywhere in the text means escapes: JSON.parse resolves them.
       return b.subarray(valueStart, stop - 1).includes(BACKSLASH)
@@ -302,14 +314,17 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       // The key: no backslash, so that its bytes are its text.
       if (b[i] !== QUOTE) return -1;
       const keyStart = ++i;
+      if (words !== null) i = skipPlain(b, words, i);
       let c = b[i];
       while (c !== QUOTE) {
         if (c < 0x20 || c === BACKSLASH || c === undefined) return -1;
         c = b[++i];
       }
       const keyEnd = i;
-      i = skipSpace(b, i + 1);
-      if (b[i] !== 0x3a /* : */) return -1;
+      if (b[++i] !== 0x3a /* : */) {
+        i = skipSpace(b, i);
+        if (b[i] !== 0x3a) return -1;
+      }
       i++;
       let found = -1;
       for (let k = 0; k < n; k++) {
@@ -318,13 +333,20 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
           break;
         }
       }
-      if (found < 0) i = skipValue(b, i);
-      else {
+      if (found < 0) {
+        // Most values skipped are strings: straight to the string's end.
+        i = b[i] === QUOTE ? skipString(b, i) : skipValue(b, i);
+      } else {
         // A repeated key: its last value counts, so what an earlier one gave is undone.
         const m = members[found];
         i = takeOne(b, i, m.slots, m.inner, depth);
       }
       if (i < 0) return -1;
+      c = b[i];
+      if (c === 0x2c /* , */ && b[i + 1] === QUOTE) {
+        i++;
+        continue;
+      }
       i = skipSpace(b, i);
       c = b[i];
       if (c === 0x2c /* , */) {
@@ -402,6 +424,51 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
     } else elements.push({ index: head, slots, inner });
   }
   return { members, elements };
+}
+
+/** Texts up to this many bytes are kept by ShortStrings. */
+const SHORT_BYTES = 32;
+/** Entries of ShortStrings (a power of two). */
+const SHORT_SLOTS = 1024;
+
+/**
+ * The strings of short plain ASCII texts read before, so that a value that recurs (a country,
+ * a result code) is neither decoded again nor made a new string (whose hash a grouping would
+ * compute again): a table indexed by a hash of the bytes, an entry taken when its bytes equal.
+ */
+export class ShortStrings {
+  readonly #bytes = new Uint8Array(SHORT_SLOTS * SHORT_BYTES);
+  readonly #lengths = new Int8Array(SHORT_SLOTS).fill(-1);
+  readonly #texts: string[] = new Array<string>(SHORT_SLOTS).fill("");
+
+  /**
+   * The text of `b[start, stop)`, or undefined when it is longer than SHORT_BYTES or holds a
+   * byte that is not plain ASCII (a backslash, or above 0x7f). Control characters are the
+   * caller's to refuse.
+   */
+  get(b: Uint8Array, start: number, stop: number): string | undefined {
+    const n = stop - start;
+    if (n > SHORT_BYTES) return undefined;
+    let h = n;
+    for (let i = start; i < stop; i++) {
+      const c = b[i];
+      if (c >= 0x80 || c === BACKSLASH) return undefined;
+      h = (Math.imul(h, 31) + c) | 0;
+    }
+    const slot = (h ^ (h >>> 10)) & (SHORT_SLOTS - 1);
+    const at = slot * SHORT_BYTES;
+    const bytes = this.#bytes;
+    if (this.#lengths[slot] === n) {
+      let j = 0;
+      while (j < n && bytes[at + j] === b[start + j]) j++;
+      if (j === n) return this.#texts[slot];
+    }
+    const text = String.fromCharCode.apply(null, b.subarray(start, stop) as unknown as number[]);
+    bytes.set(b.subarray(start, stop), at);
+    this.#lengths[slot] = n;
+    this.#texts[slot] = text;
+    return text;
+  }
 }
 
 /** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { jsonLineReader, type JsonPath, jsonPathReader } from "./json_line_reader.ts";
+import { jsonLineReader, type JsonPath, jsonPathReader, ShortStrings } from "./json_line_reader.ts";
 import type { Row } from "../values.ts";
 
 const encoder = new TextEncoder();
@@ -304,4 +304,68 @@ Deno.test("the JSON path reader reads sign-in records of Graph's shape exactly",
   assert.equal(jsonPathReader([]) !== null, true);
   assert.equal(jsonPathReader([["__proto__"]]), null);
   assert.equal(jsonPathReader([["a", -1]]), null);
+});
+
+Deno.test("one path reader gives JSON.parse's values for many lines read back to back", () => {
+  // One reader for all the lines of one buffer: what it keeps between lines (the short strings
+  // it made) must not leak into another line, and lines start at every alignment.
+  let taken = 0;
+  let lines = 0;
+  fc.assert(
+    fc.property(
+      fc.array(nestedLine, { minLength: 1, maxLength: 40 }),
+      fc.array(path, { minLength: 1, maxLength: 4 }),
+      fc.nat(7),
+      (texts, paths, pad) => {
+        const reader = jsonPathReader(paths);
+        assert.ok(reader);
+        const bytes = encoder.encode(`${" ".repeat(pad)}\n${texts.join("\n")}\n`);
+        let at = pad + 1;
+        for (const text of texts) {
+          lines++;
+          const length = encoder.encode(`${text}\n`).length;
+          const values = reader.read(bytes, at);
+          if (values !== undefined) {
+            taken++;
+            assert.equal(reader.next, at + length);
+            const v = JSON.parse(new TextDecoder().decode(bytes.subarray(at, at + length - 1)));
+            assert.deepEqual([...values], paths.map((p) => atPath(v, p)), `at ${text}`);
+          }
+          at += length;
+        }
+      },
+    ),
+    { numRuns: 400, seed: 11 },
+  );
+  assert.ok(taken > lines * 0.3, `lines taken: ${taken} of ${lines}`);
+});
+
+Deno.test("ShortStrings gives the decoded text of every short ASCII run, colliding or not", () => {
+  const strings = new ShortStrings();
+  const decoder = new TextDecoder();
+  // Far more distinct texts than the table has entries, from a small alphabet: entries are
+  // replaced, and equal hashes of different texts happen.
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.string({ unit: fc.constantFrom("a", "b", "S", "E", "0", " ", "~"), maxLength: 40 }),
+        {
+          minLength: 50,
+          maxLength: 400,
+        },
+      ),
+      (texts) => {
+        for (const text of texts) {
+          const bytes = encoder.encode(`x${text}y`);
+          const got = strings.get(bytes, 1, bytes.length - 1);
+          if (text.length > 32) assert.equal(got, undefined);
+          else assert.equal(got, decoder.decode(bytes.subarray(1, bytes.length - 1)));
+        }
+      },
+    ),
+    { numRuns: 200, seed: 5 },
+  );
+  assert.equal(strings.get(encoder.encode("é"), 0, 2), undefined);
+  assert.equal(strings.get(encoder.encode("a\\nb"), 0, 4), undefined);
+  assert.equal(strings.get(encoder.encode("SE"), 0, 2), strings.get(encoder.encode("xSE"), 1, 3));
 });
