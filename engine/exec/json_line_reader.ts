@@ -518,8 +518,10 @@ export function wordView(b: Uint8Array): Uint32Array | null {
 /**
  * Past the plain bytes from `i` on (neither a quote, a backslash nor below 0x20), a word at a
  * time where the bytes are aligned; stops at or before the first other byte, which the byte
- * loop then looks at. A word holds such a byte exactly when one of the three tests below
- * (a zero byte after XOR with the quote or the backslash, a byte below 0x20) sets a high bit.
+ * loop then looks at. A word holds such a byte exactly when one of two tests sets a high bit:
+ * a zero byte after XOR with the backslash, or a byte below 0x21 after XOR with 0x02, which
+ * maps the quote to 0x20 and the bytes below 0x20 among themselves, and every other byte to
+ * 0x21 or above (`(x - n) & ~x` per byte, n <= 0x80: set for some byte exactly when one is below n).
  */
 function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
   while ((i & 3) !== 0) {
@@ -531,12 +533,9 @@ function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
   const n = words.length;
   while (w < n) {
     const v = words[w];
-    const q = v ^ 0x22222222;
+    const q = v ^ 0x02020202;
     const s = v ^ 0x5c5c5c5c;
-    if (
-      ((((q - 0x01010101) & ~q) | ((s - 0x01010101) & ~s) | ((v - 0x20202020) & ~v)) &
-        0x80808080) !== 0
-    ) break;
+    if (((((q - 0x21212121) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080) !== 0) break;
     w++;
   }
   return w << 2;

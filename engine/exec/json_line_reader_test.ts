@@ -369,3 +369,30 @@ Deno.test("ShortStrings gives the decoded text of every short ASCII run, collidi
   assert.equal(strings.get(encoder.encode("a\\nb"), 0, 4), undefined);
   assert.equal(strings.get(encoder.encode("SE"), 0, 2), strings.get(encoder.encode("xSE"), 1, 3));
 });
+
+Deno.test("the JSON path reader decides on every byte in a string at every alignment", () => {
+  // The string skipper tests four bytes at a time: each byte value, at each place in a word,
+  // in a long string (the word loop) and a short one (the bytes around it), as JSON.parse does.
+  for (let c = 0; c < 256; c++) {
+    for (let shift = 0; shift < 8; shift++) {
+      for (const length of [1, 13]) {
+        const head = encoder.encode(`${" ".repeat(shift)}{"a":"${"x".repeat(length)}`);
+        const bytes = new Uint8Array([...head, c, ...encoder.encode(`${"y".repeat(length)}"}\n`)]);
+        const reader = jsonPathReader([["a"]]);
+        assert.ok(reader);
+        const values = reader.read(bytes, 0);
+        let expected: unknown;
+        try {
+          expected = JSON.parse(new TextDecoder().decode(bytes.subarray(0, bytes.length - 1))).a;
+        } catch {
+          expected = undefined;
+        }
+        if (c === 0x5c) {
+          // `\y` is no escape: both refuse it.
+          assert.equal(values, undefined);
+          assert.equal(expected, undefined);
+        } else assert.deepEqual(values?.[0], expected, `byte ${c} shift ${shift} length ${length}`);
+      }
+    }
+  }
+});
