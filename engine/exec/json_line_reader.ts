@@ -327,8 +327,10 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       }
       i++;
       let found = -1;
+      const length = keyEnd - keyStart;
       for (let k = 0; k < n; k++) {
-        if (sameKey(b, keyStart, keyEnd, members[k].key)) {
+        const key = members[k].key;
+        if (key.length === length && sameKey(b, keyStart, key)) {
           found = k;
           break;
         }
@@ -548,8 +550,8 @@ function skipSpace(b: Uint8Array, i: number): number {
   return i;
 }
 
-function sameKey(b: Uint8Array, start: number, end: number, key: Uint8Array): boolean {
-  if (end - start !== key.length) return false;
+/** Whether the bytes at `start` are those of `key` (the caller compared the lengths). */
+function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
   for (let j = 0; j < key.length; j++) if (b[start + j] !== key[j]) return false;
   return true;
 }
