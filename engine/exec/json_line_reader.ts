@@ -34,6 +34,9 @@ const CLOSE_ARRAY = 0x5d;
  */
 const MAX_DEPTH = 100;
 
+/** In Steps.byLength: several members have keys of this length. */
+const MANY_OF_LENGTH = -2;
+
 /** A field path: member names and array indexes from the top-level object down. */
 export type JsonPath = readonly (string | number)[];
 
@@ -96,6 +99,11 @@ interface Element {
 
 interface Steps {
   readonly members: readonly Step[];
+  /**
+   * By a key's length: the one member of that length, MANY_OF_LENGTH when several have it,
+   * -1 when none does (most keys of a record: no byte of theirs is compared).
+   */
+  readonly byLength: Int16Array;
   /** Array elements by index, with the slots that take them and deeper steps. */
   readonly elements: readonly Element[];
 }
@@ -307,6 +315,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
 
   const takeMembers = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
     const members = steps.members;
+    const byLength = steps.byLength;
     const n = members.length;
     i = skipSpace(b, i + 1);
     if (b[i] === CLOSE_OBJECT) return i + 1;
@@ -326,15 +335,18 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
         if (b[i] !== 0x3a) return -1;
       }
       i++;
-      let found = -1;
       const length = keyEnd - keyStart;
-      for (let k = 0; k < n; k++) {
-        const key = members[k].key;
-        if (key.length === length && sameKey(b, keyStart, key)) {
-          found = k;
-          break;
+      let found = length < byLength.length ? byLength[length] : -1;
+      if (found === MANY_OF_LENGTH) {
+        found = -1;
+        for (let k = 0; k < n; k++) {
+          const key = members[k].key;
+          if (key.length === length && sameKey(b, keyStart, key)) {
+            found = k;
+            break;
+          }
         }
-      }
+      } else if (found >= 0 && !sameKey(b, keyStart, members[found].key)) found = -1;
       if (found < 0) {
         // Most values skipped are strings: straight to the string's end.
         i = b[i] === QUOTE ? skipString(b, i) : skipValue(b, i);
@@ -425,7 +437,11 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
       members.push({ key: Uint8Array.from(head, (c) => c.charCodeAt(0)), slots, inner });
     } else elements.push({ index: head, slots, inner });
   }
-  return { members, elements };
+  const byLength = new Int16Array(Math.max(0, ...members.map((m) => m.key.length)) + 1).fill(-1);
+  members.forEach((m, k) => {
+    byLength[m.key.length] = byLength[m.key.length] === -1 ? k : MANY_OF_LENGTH;
+  });
+  return { members, byLength, elements };
 }
 
 /** Texts up to this many bytes are kept by ShortStrings. */
