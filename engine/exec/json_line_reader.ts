@@ -535,11 +535,13 @@ export function wordView(b: Uint8Array): Uint32Array | null {
 
 /**
  * Past the plain bytes from `i` on (neither a quote, a backslash nor below 0x20), a word at a
- * time where the bytes are aligned; stops at or before the first other byte, which the byte
- * loop then looks at. A word holds such a byte exactly when one of two tests sets a high bit:
- * a zero byte after XOR with the backslash, or a byte below 0x21 after XOR with 0x02, which
- * maps the quote to 0x20 and the bytes below 0x20 among themselves, and every other byte to
- * 0x21 or above (`(x - n) & ~x` per byte, n <= 0x80: set for some byte exactly when one is below n).
+ * time where the bytes are aligned: the offset of the first other byte, or of the last partial
+ * word, which the byte loop then looks at. A word holds such a byte exactly when one of two
+ * tests sets a high bit: a zero byte after XOR with the backslash, or a byte below 0x21 after
+ * XOR with 0x02, which maps the quote to 0x20 and the bytes below 0x20 among themselves, and
+ * every other byte to 0x21 or above (`(x - n) & ~x` per byte, n <= 0x80: set for some byte
+ * exactly when one is below n; a byte above is flagged wrongly only by the borrow of one below
+ * it that is flagged rightly, so the lowest flag is exact).
  */
 function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
   while ((i & 3) !== 0) {
@@ -553,7 +555,9 @@ function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
     const v = words[w];
     const q = v ^ 0x02020202;
     const s = v ^ 0x5c5c5c5c;
-    if (((((q - 0x21212121) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080) !== 0) break;
+    const m = (((q - 0x21212121) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080;
+    // The lowest flag is exact: a borrow can flag a byte only above one that is flagged.
+    if (m !== 0) return (w << 2) + ((31 - Math.clz32(m & -m)) >> 3);
     w++;
   }
   return w << 2;
