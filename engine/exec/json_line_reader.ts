@@ -134,7 +134,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   /** Past a string whose opening quote is at `i`; -1 when it breaks JSON's rules. */
   const skipString = (b: Uint8Array, i: number): number => {
     i++;
-    if (words !== null) i = skipPlain(b, words, i);
+    if (words !== null) i = skipPlain(words, i);
     let c = b[i];
     while (c !== QUOTE) {
       if (c < 0x20) return -1;
@@ -323,7 +323,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       // The key: no backslash, so that its bytes are its text.
       if (b[i] !== QUOTE) return -1;
       const keyStart = ++i;
-      if (words !== null) i = skipPlain(b, words, i);
+      if (words !== null) i = skipPlain(words, i);
       let c = b[i];
       while (c !== QUOTE) {
         if (c < 0x20 || c === BACKSLASH || c === undefined) return -1;
@@ -543,24 +543,22 @@ export function wordView(b: Uint8Array): Uint32Array | null {
  * exactly when one is below n; a byte above is flagged wrongly only by the borrow of one below
  * it that is flagged rightly, so the lowest flag is exact).
  */
-function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
-  while ((i & 3) !== 0) {
-    const c = b[i];
-    if (c === QUOTE || c === BACKSLASH || c < 0x20) return i;
-    i++;
-  }
+function skipPlain(words: Uint32Array, i: number): number {
   let w = i >> 2;
   const n = words.length;
-  while (w < n) {
-    const v = words[w];
+  if (w >= n) return i;
+  // The bytes of the first word before `i` are made plain ("A") for the test.
+  const before = (1 << ((i & 3) << 3)) - 1;
+  let v = (words[w] & ~before) | (0x41414141 & before);
+  for (;;) {
     const q = v ^ 0x02020202;
     const s = v ^ 0x5c5c5c5c;
     const m = (((q - 0x21212121) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080;
     // The lowest flag is exact: a borrow can flag a byte only above one that is flagged.
     if (m !== 0) return (w << 2) + ((31 - Math.clz32(m & -m)) >> 3);
-    w++;
+    if (++w === n) return w << 2;
+    v = words[w];
   }
-  return w << 2;
 }
 
 /** Past JSON white space within a line ("\n" ends the line instead). */
