@@ -289,6 +289,11 @@ Deno.test("the JSON path reader reads sign-in records of Graph's shape exactly",
   const text = JSON.stringify(record);
   assert.ok(checkPaths(text, paths));
   assert.ok(checkPaths(JSON.stringify(record, null, 1).replace(/\n/g, " "), paths));
+  // Keys as long as a wanted one, or differing from it in the first or last byte only.
+  assert.ok(checkPaths(`{"statuz":{"errorCode":9},"Status":7,"status":{"errorCodf":2}}`, paths));
+  assert.ok(
+    checkPaths(`{"a":1,"b":2,"":3,"location":{"countryOrRegioN":"X"}}`, [["a"], ["b"], [""]]),
+  );
   // Keys repeated: the last counts, at every depth.
   assert.ok(checkPaths(`{"status":{"errorCode":1},"status":{"errorCode":2,"errorCode":3}}`, paths));
   assert.ok(checkPaths(`{"status":{"errorCode":1},"status":7}`, paths));
