@@ -144,22 +144,25 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   /** Past a string whose opening quote is at `i`; -1 when it breaks JSON's rules. */
   const skipString = (b: Uint8Array, i: number): number => {
     i++;
-    if (words !== null) i = skipPlain(words, i);
-    let c = b[i];
-    while (c !== QUOTE) {
-      if (c < 0x20) return -1;
-      if (c === BACKSLASH) {
-        const e = b[++i];
-        if (e === 0x75 /* u */) {
-          if (!isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4])) {
-            return -1;
-          }
-          i += 4;
-        } else if (!isEscape(e)) return -1;
-      } else if (c === undefined) return -1;
-      c = b[++i];
+    for (;;) {
+      if (words !== null) i = skipPlain(words, i);
+      // Bytes the words did not cover (a partial word, bytes not aligned) one at a time.
+      let c = b[i];
+      while (c !== QUOTE && c !== BACKSLASH) {
+        if (c < 0x20 || c === undefined) return -1;
+        c = b[++i];
+      }
+      if (c === QUOTE) return i + 1;
+      // An escape, then plain bytes again.
+      const e = b[i + 1];
+      if (e === 0x75 /* u */) {
+        if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) {
+          return -1;
+        }
+        i += 6;
+      } else if (isEscape(e)) i += 2;
+      else return -1;
     }
-    return i + 1;
   };
 
   /**

@@ -401,3 +401,28 @@ Deno.test("the JSON path reader decides on every byte in a string at every align
     }
   }
 });
+
+Deno.test("the JSON path reader reads strings with escapes at every alignment", () => {
+  // After an escape the string's plain bytes are stepped over a word at a time again.
+  const escapes = ["\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\uD83D\\uDE00", "\\x", "\\u12"];
+  const tails = ["abcdefghijklmnop", 'abcdefgh"ijkl', "abcdefgh\\tijklmnop", "abc\u0001defghijk"];
+  for (const escape of escapes) {
+    for (const tail of tails) {
+      for (let shift = 0; shift < 8; shift++) {
+        const text = `${" ".repeat(shift)}{"a":"xy${escape}${tail}","b":"${tail}${escape}"}`;
+        const reader = jsonPathReader([["a"], ["b"]]);
+        assert.ok(reader);
+        const bytes = encoder.encode(`${text}\n`);
+        const values = reader.read(bytes, 0);
+        let expected: unknown[] | undefined;
+        try {
+          const v = JSON.parse(text);
+          expected = [v.a, v.b];
+        } catch {
+          expected = undefined;
+        }
+        assert.deepEqual(values && [...values], expected, `${text}`);
+      }
+    }
+  }
+});
