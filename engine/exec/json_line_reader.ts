@@ -2,7 +2,7 @@
  * Reads a few fields of JSON lines straight from their UTF-8 bytes, for READ_JSON when a query
  * reads only some fields: no text is decoded but the values read, and no object is built but
  * the row and the nested values asked for. Nested objects and arrays that nothing reads are
- * stepped over byte by byte (checked, never built); one that is read becomes a value by
+ * stepped over (checked, never built); one that is read becomes a value by
  * `JSON.parse` of its own bytes only. A field path (`a.b.c`, `a[0].b`) is followed into the
  * nested values without building them. Every line taken is checked against JSON's grammar
  * exactly (strings with their escapes and control characters, numbers, literals, white space,
@@ -17,6 +17,16 @@
  *   const values = paths.read(bytes, at); // [errorCode, tags[0]], each null where absent
  *
  * Lines must end with "\n" (the caller gives the fallback the last line of a file without one).
+ *
+ * Where the time goes: most bytes of a log record are in strings, which are stepped over four
+ * bytes at a time (`skipPlain`: one word test for a quote, a backslash or a control character,
+ * and the offset of the first from its lowest flag); a key is matched by its length first (a
+ * table per object of the paths), so most keys have no byte compared; a short ASCII string read
+ * is taken from a table of the texts made before (`ShortStrings`), not decoded. The scan of a
+ * record never stops at the last wanted value: the rest must still be checked (an invalid line
+ * goes to JSON.parse, which refuses it) and a later repeat of a key replaces what it gave.
+ * `TypedArray.prototype.indexOf` is not used to find a string's end: a call costs about as much
+ * as the word loop over a whole key or value of a log record.
  */
 
 import type { Row, Value } from "../values.ts";
@@ -33,6 +43,9 @@ const CLOSE_ARRAY = 0x5d;
  * deep applies there (kept below that rule's depth, so that it alone decides).
  */
 const MAX_DEPTH = 100;
+
+/** In Steps.byLength: several members have keys of this length. */
+const MANY_OF_LENGTH = -2;
 
 /** A field path: member names and array indexes from the top-level object down. */
 export type JsonPath = readonly (string | number)[];
@@ -96,6 +109,11 @@ interface Element {
 
 interface Steps {
   readonly members: readonly Step[];
+  /**
+   * By a key's length: the one member of that length, MANY_OF_LENGTH when several have it,
+   * -1 when none does (most keys of a record: no byte of theirs is compared).
+   */
+  readonly byLength: Int16Array;
   /** Array elements by index, with the slots that take them and deeper steps. */
   readonly elements: readonly Element[];
 }
@@ -117,6 +135,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   const count = paths.length;
   const values: Value[] = paths.map(() => null);
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const shortStrings = new ShortStrings();
   // The bytes read four at a time, for the long runs of plain characters in strings.
   let wordsOf: Uint8Array | null = null;
   let words: Uint32Array | null = null;
@@ -125,33 +144,41 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   /** Past a string whose opening quote is at `i`; -1 when it breaks JSON's rules. */
   const skipString = (b: Uint8Array, i: number): number => {
     i++;
-    if (words !== null) i = skipPlain(b, words, i);
-    let c = b[i];
-    while (c !== QUOTE) {
-      if (c < 0x20) return -1;
-      if (c === BACKSLASH) {
-        const e = b[++i];
-        if (e === 0x75 /* u */) {
-          if (!isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4])) {
-            return -1;
-          }
-          i += 4;
-        } else if (!isEscape(e)) return -1;
-      } else if (c === undefined) return -1;
-      c = b[++i];
+    for (;;) {
+      if (words !== null) i = skipPlain(words, i);
+      // Bytes the words did not cover (a partial word, bytes not aligned) one at a time.
+      let c = b[i];
+      while (c !== QUOTE && c !== BACKSLASH) {
+        if (c < 0x20 || c === undefined) return -1;
+        c = b[++i];
+      }
+      if (c === QUOTE) return i + 1;
+      // An escape, then plain bytes again.
+      const e = b[i + 1];
+      if (e === 0x75 /* u */) {
+        if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) {
+          return -1;
+        }
+        i += 6;
+      } else if (isEscape(e)) i += 2;
+      else return -1;
     }
-    return i + 1;
   };
 
-  /** Past any value at `i` (after white space), checked but not built; -1 when invalid. */
+  /**
+   * Past any value at `i` (after white space), checked but not built; -1 when invalid. The
+   * common case of no white space between tokens is tested first at every step.
+   */
   const skipValue = (b: Uint8Array, i: number): number => {
     let depth = 0;
     for (;;) {
       // A value is expected at i.
-      i = skipSpace(b, i);
       let c = b[i];
-      let closed = false;
-      if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (c === 0x20 || c === 0x09 || c === 0x0d) c = b[i = skipSpace(b, i)];
+      if (c === QUOTE) {
+        i = skipString(b, i);
+        if (i < 0) return -1;
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
         if (depth === MAX_DEPTH) return -1;
         const object = c === OPEN_OBJECT;
         stack[depth++] = c;
@@ -159,44 +186,48 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
         if (b[i] === (object ? CLOSE_OBJECT : CLOSE_ARRAY)) {
           i++;
           depth--;
-          closed = true;
         } else if (object) {
-          if (b[i] !== QUOTE) return -1;
-          i = skipString(b, i);
+          i = skipKey(b, i);
           if (i < 0) return -1;
-          i = skipSpace(b, i);
-          if (b[i] !== 0x3a /* : */) return -1;
-          i++;
           continue;
         } else continue;
       } else {
         i = skipScalar(b, i);
         if (i < 0) return -1;
-        closed = true;
       }
       // After a value: close containers or go on to the next element.
-      while (closed) {
+      for (;;) {
         if (depth === 0) return i;
-        i = skipSpace(b, i);
         c = b[i];
+        if (c === 0x20 || c === 0x09 || c === 0x0d) c = b[i = skipSpace(b, i)];
         const open = stack[depth - 1];
         if (c === 0x2c /* , */) {
-          i = skipSpace(b, i + 1);
           if (open === OPEN_OBJECT) {
-            if (b[i] !== QUOTE) return -1;
-            i = skipString(b, i);
+            i = skipKey(b, i + 1);
             if (i < 0) return -1;
-            i = skipSpace(b, i);
-            if (b[i] !== 0x3a) return -1;
-            i++;
-          }
-          closed = false;
+          } else i++;
+          break;
         } else if (c === (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
           i++;
           depth--;
         } else return -1;
       }
     }
+  };
+
+  /** Past a member's key and its colon at `i` (after white space); -1 when invalid. */
+  const skipKey = (b: Uint8Array, i: number): number => {
+    if (b[i] !== QUOTE) {
+      i = skipSpace(b, i);
+      if (b[i] !== QUOTE) return -1;
+    }
+    i = skipString(b, i);
+    if (i < 0) return -1;
+    if (b[i] !== 0x3a /* : */) {
+      i = skipSpace(b, i);
+      if (b[i] !== 0x3a) return -1;
+    }
+    return i + 1;
   };
 
   /** Past a string, number or literal at `i`; -1 when it is none. */
@@ -224,6 +255,8 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       const stop = skipString(b, i);
       if (stop < 0) return undefined;
       end = stop;
+      const short = shortStrings.get(b, valueStart, stop - 1);
+      if (short !== undefined) return short;
       const text = decoder.decode(b.subarray(valueStart, stop - 1));
       // A backslash anywhere in the text means escapes: JSON.parse resolves them.
       return b.subarray(valueStart, stop - 1).includes(BACKSLASH)
@@ -295,6 +328,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
 
   const takeMembers = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
     const members = steps.members;
+    const byLength = steps.byLength;
     const n = members.length;
     i = skipSpace(b, i + 1);
     if (b[i] === CLOSE_OBJECT) return i + 1;
@@ -302,29 +336,44 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       // The key: no backslash, so that its bytes are its text.
       if (b[i] !== QUOTE) return -1;
       const keyStart = ++i;
+      if (words !== null) i = skipPlain(words, i);
       let c = b[i];
       while (c !== QUOTE) {
         if (c < 0x20 || c === BACKSLASH || c === undefined) return -1;
         c = b[++i];
       }
       const keyEnd = i;
-      i = skipSpace(b, i + 1);
-      if (b[i] !== 0x3a /* : */) return -1;
-      i++;
-      let found = -1;
-      for (let k = 0; k < n; k++) {
-        if (sameKey(b, keyStart, keyEnd, members[k].key)) {
-          found = k;
-          break;
-        }
+      if (b[++i] !== 0x3a /* : */) {
+        i = skipSpace(b, i);
+        if (b[i] !== 0x3a) return -1;
       }
-      if (found < 0) i = skipValue(b, i);
-      else {
+      i++;
+      const length = keyEnd - keyStart;
+      let found = length < byLength.length ? byLength[length] : -1;
+      if (found === MANY_OF_LENGTH) {
+        found = -1;
+        for (let k = 0; k < n; k++) {
+          const key = members[k].key;
+          if (key.length === length && sameKey(b, keyStart, key)) {
+            found = k;
+            break;
+          }
+        }
+      } else if (found >= 0 && !sameKey(b, keyStart, members[found].key)) found = -1;
+      if (found < 0) {
+        // Most values skipped are strings: straight to the string's end.
+        i = b[i] === QUOTE ? skipString(b, i) : skipValue(b, i);
+      } else {
         // A repeated key: its last value counts, so what an earlier one gave is undone.
         const m = members[found];
         i = takeOne(b, i, m.slots, m.inner, depth);
       }
       if (i < 0) return -1;
+      c = b[i];
+      if (c === 0x2c /* , */ && b[i + 1] === QUOTE) {
+        i++;
+        continue;
+      }
       i = skipSpace(b, i);
       c = b[i];
       if (c === 0x2c /* , */) {
@@ -401,7 +450,56 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
       members.push({ key: Uint8Array.from(head, (c) => c.charCodeAt(0)), slots, inner });
     } else elements.push({ index: head, slots, inner });
   }
-  return { members, elements };
+  const byLength = new Int16Array(Math.max(0, ...members.map((m) => m.key.length)) + 1).fill(-1);
+  members.forEach((m, k) => {
+    byLength[m.key.length] = byLength[m.key.length] === -1 ? k : MANY_OF_LENGTH;
+  });
+  return { members, byLength, elements };
+}
+
+/** Texts up to this many bytes are kept by ShortStrings. */
+const SHORT_BYTES = 32;
+/** Entries of ShortStrings (a power of two). */
+const SHORT_SLOTS = 1024;
+
+/**
+ * The strings of short plain ASCII texts read before, so that a value that recurs (a country,
+ * a result code) is neither decoded again nor made a new string (whose hash a grouping would
+ * compute again): a table indexed by a hash of the bytes, an entry taken when its bytes equal.
+ */
+export class ShortStrings {
+  readonly #bytes = new Uint8Array(SHORT_SLOTS * SHORT_BYTES);
+  readonly #lengths = new Int8Array(SHORT_SLOTS).fill(-1);
+  readonly #texts: string[] = new Array<string>(SHORT_SLOTS).fill("");
+
+  /**
+   * The text of `b[start, stop)`, or undefined when it is longer than SHORT_BYTES or holds a
+   * byte that is not plain ASCII (a backslash, or above 0x7f). Control characters are the
+   * caller's to refuse.
+   */
+  get(b: Uint8Array, start: number, stop: number): string | undefined {
+    const n = stop - start;
+    if (n > SHORT_BYTES) return undefined;
+    let h = n;
+    for (let i = start; i < stop; i++) {
+      const c = b[i];
+      if (c >= 0x80 || c === BACKSLASH) return undefined;
+      h = (Math.imul(h, 31) + c) | 0;
+    }
+    const slot = (h ^ (h >>> 10)) & (SHORT_SLOTS - 1);
+    const at = slot * SHORT_BYTES;
+    const bytes = this.#bytes;
+    if (this.#lengths[slot] === n) {
+      let j = 0;
+      while (j < n && bytes[at + j] === b[start + j]) j++;
+      if (j === n) return this.#texts[slot];
+    }
+    const text = String.fromCharCode.apply(null, b.subarray(start, stop) as unknown as number[]);
+    bytes.set(b.subarray(start, stop), at);
+    this.#lengths[slot] = n;
+    this.#texts[slot] = text;
+    return text;
+  }
 }
 
 /** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */
@@ -450,29 +548,30 @@ export function wordView(b: Uint8Array): Uint32Array | null {
 
 /**
  * Past the plain bytes from `i` on (neither a quote, a backslash nor below 0x20), a word at a
- * time where the bytes are aligned; stops at or before the first other byte, which the byte
- * loop then looks at. A word holds such a byte exactly when one of the three tests below
- * (a zero byte after XOR with the quote or the backslash, a byte below 0x20) sets a high bit.
+ * time where the bytes are aligned: the offset of the first other byte, or of the last partial
+ * word, which the byte loop then looks at. A word holds such a byte exactly when one of two
+ * tests sets a high bit: a zero byte after XOR with the backslash, or a byte below 0x21 after
+ * XOR with 0x02, which maps the quote to 0x20 and the bytes below 0x20 among themselves, and
+ * every other byte to 0x21 or above (`(x - n) & ~x` per byte, n <= 0x80: set for some byte
+ * exactly when one is below n; a byte above is flagged wrongly only by the borrow of one below
+ * it that is flagged rightly, so the lowest flag is exact).
  */
-function skipPlain(b: Uint8Array, words: Uint32Array, i: number): number {
-  while ((i & 3) !== 0) {
-    const c = b[i];
-    if (c === QUOTE || c === BACKSLASH || c < 0x20) return i;
-    i++;
-  }
+function skipPlain(words: Uint32Array, i: number): number {
   let w = i >> 2;
   const n = words.length;
-  while (w < n) {
-    const v = words[w];
-    const q = v ^ 0x22222222;
+  if (w >= n) return i;
+  // The bytes of the first word before `i` are made plain ("A") for the test.
+  const before = (1 << ((i & 3) << 3)) - 1;
+  let v = (words[w] & ~before) | (0x41414141 & before);
+  for (;;) {
+    const q = v ^ 0x02020202;
     const s = v ^ 0x5c5c5c5c;
-    if (
-      ((((q - 0x01010101) & ~q) | ((s - 0x01010101) & ~s) | ((v - 0x20202020) & ~v)) &
-        0x80808080) !== 0
-    ) break;
-    w++;
+    const m = (((q - 0x21212121) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080;
+    // The lowest flag is exact: a borrow can flag a byte only above one that is flagged.
+    if (m !== 0) return (w << 2) + ((31 - Math.clz32(m & -m)) >> 3);
+    if (++w === n) return w << 2;
+    v = words[w];
   }
-  return w << 2;
 }
 
 /** Past JSON white space within a line ("\n" ends the line instead). */
@@ -482,8 +581,8 @@ function skipSpace(b: Uint8Array, i: number): number {
   return i;
 }
 
-function sameKey(b: Uint8Array, start: number, end: number, key: Uint8Array): boolean {
-  if (end - start !== key.length) return false;
+/** Whether the bytes at `start` are those of `key` (the caller compared the lengths). */
+function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
   for (let j = 0; j < key.length; j++) if (b[start + j] !== key[j]) return false;
   return true;
 }

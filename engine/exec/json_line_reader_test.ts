@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { jsonLineReader, type JsonPath, jsonPathReader } from "./json_line_reader.ts";
+import { jsonLineReader, type JsonPath, jsonPathReader, ShortStrings } from "./json_line_reader.ts";
 import type { Row } from "../values.ts";
 
 const encoder = new TextEncoder();
@@ -289,6 +289,11 @@ Deno.test("the JSON path reader reads sign-in records of Graph's shape exactly",
   const text = JSON.stringify(record);
   assert.ok(checkPaths(text, paths));
   assert.ok(checkPaths(JSON.stringify(record, null, 1).replace(/\n/g, " "), paths));
+  // Keys as long as a wanted one, or differing from it in the first or last byte only.
+  assert.ok(checkPaths(`{"statuz":{"errorCode":9},"Status":7,"status":{"errorCodf":2}}`, paths));
+  assert.ok(
+    checkPaths(`{"a":1,"b":2,"":3,"location":{"countryOrRegioN":"X"}}`, [["a"], ["b"], [""]]),
+  );
   // Keys repeated: the last counts, at every depth.
   assert.ok(checkPaths(`{"status":{"errorCode":1},"status":{"errorCode":2,"errorCode":3}}`, paths));
   assert.ok(checkPaths(`{"status":{"errorCode":1},"status":7}`, paths));
@@ -304,4 +309,120 @@ Deno.test("the JSON path reader reads sign-in records of Graph's shape exactly",
   assert.equal(jsonPathReader([]) !== null, true);
   assert.equal(jsonPathReader([["__proto__"]]), null);
   assert.equal(jsonPathReader([["a", -1]]), null);
+});
+
+Deno.test("one path reader gives JSON.parse's values for many lines read back to back", () => {
+  // One reader for all the lines of one buffer: what it keeps between lines (the short strings
+  // it made) must not leak into another line, and lines start at every alignment.
+  let taken = 0;
+  let lines = 0;
+  fc.assert(
+    fc.property(
+      fc.array(nestedLine, { minLength: 1, maxLength: 40 }),
+      fc.array(path, { minLength: 1, maxLength: 4 }),
+      fc.nat(7),
+      (texts, paths, pad) => {
+        const reader = jsonPathReader(paths);
+        assert.ok(reader);
+        const bytes = encoder.encode(`${" ".repeat(pad)}\n${texts.join("\n")}\n`);
+        let at = pad + 1;
+        for (const text of texts) {
+          lines++;
+          const length = encoder.encode(`${text}\n`).length;
+          const values = reader.read(bytes, at);
+          if (values !== undefined) {
+            taken++;
+            assert.equal(reader.next, at + length);
+            const v = JSON.parse(new TextDecoder().decode(bytes.subarray(at, at + length - 1)));
+            assert.deepEqual([...values], paths.map((p) => atPath(v, p)), `at ${text}`);
+          }
+          at += length;
+        }
+      },
+    ),
+    { numRuns: 400, seed: 11 },
+  );
+  assert.ok(taken > lines * 0.3, `lines taken: ${taken} of ${lines}`);
+});
+
+Deno.test("ShortStrings gives the decoded text of every short ASCII run, colliding or not", () => {
+  const strings = new ShortStrings();
+  const decoder = new TextDecoder();
+  // Far more distinct texts than the table has entries, from a small alphabet: entries are
+  // replaced, and equal hashes of different texts happen.
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.string({ unit: fc.constantFrom("a", "b", "S", "E", "0", " ", "~"), maxLength: 40 }),
+        {
+          minLength: 50,
+          maxLength: 400,
+        },
+      ),
+      (texts) => {
+        for (const text of texts) {
+          const bytes = encoder.encode(`x${text}y`);
+          const got = strings.get(bytes, 1, bytes.length - 1);
+          if (text.length > 32) assert.equal(got, undefined);
+          else assert.equal(got, decoder.decode(bytes.subarray(1, bytes.length - 1)));
+        }
+      },
+    ),
+    { numRuns: 200, seed: 5 },
+  );
+  assert.equal(strings.get(encoder.encode("é"), 0, 2), undefined);
+  assert.equal(strings.get(encoder.encode("a\\nb"), 0, 4), undefined);
+  assert.equal(strings.get(encoder.encode("SE"), 0, 2), strings.get(encoder.encode("xSE"), 1, 3));
+});
+
+Deno.test("the JSON path reader decides on every byte in a string at every alignment", () => {
+  // The string skipper tests four bytes at a time: each byte value, at each place in a word,
+  // in a long string (the word loop) and a short one (the bytes around it), as JSON.parse does.
+  for (let c = 0; c < 256; c++) {
+    for (let shift = 0; shift < 8; shift++) {
+      for (const length of [1, 13]) {
+        const head = encoder.encode(`${" ".repeat(shift)}{"a":"${"x".repeat(length)}`);
+        const bytes = new Uint8Array([...head, c, ...encoder.encode(`${"y".repeat(length)}"}\n`)]);
+        const reader = jsonPathReader([["a"]]);
+        assert.ok(reader);
+        const values = reader.read(bytes, 0);
+        let expected: unknown;
+        try {
+          expected = JSON.parse(new TextDecoder().decode(bytes.subarray(0, bytes.length - 1))).a;
+        } catch {
+          expected = undefined;
+        }
+        if (c === 0x5c) {
+          // `\y` is no escape: both refuse it.
+          assert.equal(values, undefined);
+          assert.equal(expected, undefined);
+        } else assert.deepEqual(values?.[0], expected, `byte ${c} shift ${shift} length ${length}`);
+      }
+    }
+  }
+});
+
+Deno.test("the JSON path reader reads strings with escapes at every alignment", () => {
+  // After an escape the string's plain bytes are stepped over a word at a time again.
+  const escapes = ["\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\uD83D\\uDE00", "\\x", "\\u12"];
+  const tails = ["abcdefghijklmnop", 'abcdefgh"ijkl', "abcdefgh\\tijklmnop", "abc\u0001defghijk"];
+  for (const escape of escapes) {
+    for (const tail of tails) {
+      for (let shift = 0; shift < 8; shift++) {
+        const text = `${" ".repeat(shift)}{"a":"xy${escape}${tail}","b":"${tail}${escape}"}`;
+        const reader = jsonPathReader([["a"], ["b"]]);
+        assert.ok(reader);
+        const bytes = encoder.encode(`${text}\n`);
+        const values = reader.read(bytes, 0);
+        let expected: unknown[] | undefined;
+        try {
+          const v = JSON.parse(text);
+          expected = [v.a, v.b];
+        } catch {
+          expected = undefined;
+        }
+        assert.deepEqual(values && [...values], expected, `${text}`);
+      }
+    }
+  }
 });
