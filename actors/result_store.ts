@@ -66,6 +66,9 @@ interface Segment {
 /** Items per segment: the unit encoded, spilled and read back. */
 const SEGMENT_ITEMS = 1024;
 
+/** Spilled rendered segments are read back in runs of about this many bytes. */
+const READ_BYTES = 1 << 20;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -201,7 +204,9 @@ export class ResultStore {
 
   /**
    * As `read`, but rows stored rendered (appendRendered) come as their bytes, a segment (or the
-   * part of it in range) at a time: a body copies them out as they are.
+   * part of it in range) at a time, or, from the spill file, runs of whole segments read in one
+   * go (about READ_BYTES): a body copies them out as they are. A part's bytes are good until
+   * the next part is asked for (reads from the file reuse one buffer).
    */
   async *readParts(
     first: number,
@@ -210,6 +215,8 @@ export class ResultStore {
     // Counted from the first batch asked for to the end, the client's leaving, or an error.
     this.#readers++;
     let file: Deno.FsFile | undefined;
+    /** One buffer for every read from the file: a part is copied out before the next. */
+    let buffer: Uint8Array<ArrayBuffer> | undefined;
     try {
       await this.seal();
       last = Math.min(last, this.#count - 1);
@@ -219,21 +226,52 @@ export class ResultStore {
         yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
       }
       // A copy: drop() empties the list, which must not end the loop as if it were done.
-      for (const s of [...this.#segments]) {
+      const segments = [...this.#segments];
+      /** Where the file's position is (a read goes on from where the last ended: no seek). */
+      let position = -1;
+      for (let k = 0; k < segments.length; k++) {
+        const s = segments[k];
         if (s.first + s.count <= first || s.first > last) continue;
         // Never a shorter document that looks whole: the body breaks instead.
         if (this.#dropped) throw new ResultDroppedError(this.queryId);
+        const from = Math.max(first, s.first) - s.first;
+        const to = Math.min(last, s.first + s.count - 1) - s.first;
+        if (s.byteEnds && !s.bytes) {
+          // Rendered segments that follow each other in the file and in the range are read in
+          // one go, up to READ_BYTES: a read (and a part) per 64 KiB segment cost more than
+          // the copy.
+          let end = k;
+          let length = s.length;
+          while (
+            end + 1 < segments.length && from === 0 && to === s.count - 1 && length < READ_BYTES &&
+            isNextInFile(segments[end], segments[end + 1]) &&
+            segments[end + 1].first + segments[end + 1].count - 1 <= last
+          ) {
+            end++;
+            length += segments[end].length;
+          }
+          file ??= await Deno.open(this.path, { read: true });
+          if (!buffer || buffer.length < length) {
+            buffer = new Uint8Array(Math.max(length, READ_BYTES + 64 * 1024));
+          }
+          const bytes = buffer.subarray(0, length);
+          await readAt(file, s.offset, bytes, this.path, position);
+          position = s.offset + length;
+          yield end === k
+            ? renderedPart(bytes, s.byteEnds, from, to)
+            : joinedPart(bytes, segments.slice(k, end + 1));
+          k = end;
+          continue;
+        }
         let bytes = s.bytes;
         if (!bytes) {
           file ??= await Deno.open(this.path, { read: true });
-          bytes = await readAt(file, s.offset, s.length, this.path);
+          bytes = new Uint8Array(s.length);
+          await readAt(file, s.offset, bytes, this.path, position);
+          position = s.offset + s.length;
         }
-        const from = Math.max(first, s.first) - s.first;
-        const to = Math.min(last, s.first + s.count - 1) - s.first;
         if (s.byteEnds) {
           yield renderedPart(bytes, s.byteEnds, from, to);
-          // Read from the file for this read alone, and copied out by now: freed at once.
-          if (!s.bytes) release(bytes);
           continue;
         }
         const items = decodeSegment(bytes, s.ends);
@@ -243,6 +281,7 @@ export class ResultStore {
     } finally {
       this.#readers--;
       file?.close();
+      release(buffer);
     }
   }
 
@@ -465,22 +504,43 @@ function utf16Ends(bytes: Uint8Array, byteEnds: Uint32Array): Uint32Array {
   return out;
 }
 
-/** Reads `length` bytes at `offset`. */
+/**
+ * Fills `bytes` from `offset` of the file, whose position is `position` (-1: unknown); a seek
+ * only when they differ.
+ */
 async function readAt(
   file: Deno.FsFile,
   offset: number,
-  length: number,
+  bytes: Uint8Array,
   path: string,
-): Promise<Uint8Array> {
-  const bytes = new Uint8Array(length);
-  await file.seek(offset, Deno.SeekMode.Start);
+  position: number,
+): Promise<void> {
+  if (offset !== position) await file.seek(offset, Deno.SeekMode.Start);
   let got = 0;
-  while (got < length) {
+  while (got < bytes.length) {
     const n = await file.read(bytes.subarray(got));
     if (n === null) throw new Error(`spill file ${path} is shorter than its index`);
     got += n;
   }
-  return bytes;
+}
+
+/** Whether segment `b` follows `a` in the spill file, both rendered rows. */
+function isNextInFile(a: Segment, b: Segment): boolean {
+  return !a.bytes && !b.bytes && a.byteEnds !== undefined && b.byteEnds !== undefined &&
+    b.offset === a.offset + a.length;
+}
+
+/** Whole rendered segments read in one go as one part: their ends joined. */
+function joinedPart(bytes: Uint8Array<ArrayBuffer>, segments: readonly Segment[]): RenderedRows {
+  const ends = new Uint32Array(segments.reduce((n, s) => n + s.count, 0));
+  let at = 0;
+  let base = 0;
+  for (const s of segments) {
+    const own = s.byteEnds!;
+    for (let i = 0; i < own.length; i++) ends[at++] = base + own[i];
+    base += s.length;
+  }
+  return new RenderedRows(bytes, ends);
 }
 
 // A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in
