@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { storageError } from "../engine/table/storage_error.ts";
 import type { Row } from "../engine/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
-import { RenderedRows } from "../engine/exec/rendered.ts";
+import { RenderedRows, type RowFrame, sameFrame } from "../engine/exec/rendered.ts";
 
 export type StoredItem = Row | string;
 
@@ -61,6 +61,8 @@ interface Segment {
   readonly ends?: Uint32Array;
   /** For a segment of rendered rows (appendRendered): where each ends in its bytes. */
   readonly byteEnds?: Uint32Array;
+  /** For a segment of rendered rows: the frame each row was rendered with, if any. */
+  readonly frame?: RowFrame;
 }
 
 /** Items per segment: the unit encoded, spilled and read back. */
@@ -157,11 +159,15 @@ export class ResultStore {
    * stored as they are, a segment of their own: neither decoded nor copied. The first items of
    * a result are still kept as texts, so that a small result is answered without a stream.
    */
-  appendRendered(bytes: Uint8Array<ArrayBuffer>, ends: Uint32Array): Promise<void> {
+  appendRendered(
+    bytes: Uint8Array<ArrayBuffer>,
+    ends: Uint32Array,
+    frame?: RowFrame,
+  ): Promise<void> {
     const n = ends.length;
     if (this.#dropped || n === 0) return Promise.resolve();
     if (this.#count === this.#head.length && this.#count + n <= SEGMENT_ITEMS) {
-      return this.append(decodeSegment(bytes.subarray(0, ends[n - 1]), undefined, ends));
+      return this.append(decodeRendered(bytes.subarray(0, ends[n - 1]), ends, frame));
     }
     const writes: Promise<void>[] = [];
     if (this.#pendingCount > 0) {
@@ -170,7 +176,7 @@ export class ResultStore {
     }
     const length = ends[n - 1];
     const own = length === bytes.length ? bytes : bytes.slice(0, length);
-    const kept = this.#keep(own, length, n, undefined, ends);
+    const kept = this.#keep(own, length, n, undefined, ends, frame);
     if (kept) writes.push(kept);
     this.#count += n;
     if (writes.length === 0) return Promise.resolve();
@@ -198,7 +204,7 @@ export class ResultStore {
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
     for await (const part of this.readParts(first, last)) {
-      yield part instanceof RenderedRows ? decodeSegment(part.bytes, undefined, part.ends) : part;
+      yield part instanceof RenderedRows ? decodeRendered(part.bytes, part.ends, part.frame) : part;
     }
   }
 
@@ -258,7 +264,7 @@ export class ResultStore {
           await readAt(file, s.offset, bytes, this.path, position);
           position = s.offset + length;
           yield end === k
-            ? renderedPart(bytes, s.byteEnds, from, to)
+            ? renderedPart(bytes, s.byteEnds, from, to, s.frame)
             : joinedPart(bytes, segments.slice(k, end + 1));
           k = end;
           continue;
@@ -271,7 +277,7 @@ export class ResultStore {
           position = s.offset + s.length;
         }
         if (s.byteEnds) {
-          yield renderedPart(bytes, s.byteEnds, from, to);
+          yield renderedPart(bytes, s.byteEnds, from, to, s.frame);
           continue;
         }
         const items = decodeSegment(bytes, s.ends);
@@ -361,12 +367,17 @@ export class ResultStore {
     count: number,
     ends: Uint32Array | undefined,
     byteEnds: Uint32Array | undefined,
+    frame?: RowFrame,
   ): Promise<void> | undefined {
     const first = this.#segments.length > 0
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
     const pending = buffer === this.#pending;
-    const cuts = { ...(ends ? { ends } : {}), ...(byteEnds ? { byteEnds } : {}) };
+    const cuts = {
+      ...(ends ? { ends } : {}),
+      ...(byteEnds ? { byteEnds } : {}),
+      ...(frame ? { frame } : {}),
+    };
     this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
@@ -480,12 +491,53 @@ function release(bytes: Uint8Array | undefined): void {
 }
 
 /** Rows `from..to` (inclusive) of a segment of rendered rows, their ends made relative. */
-function renderedPart(bytes: Uint8Array, ends: Uint32Array, from: number, to: number) {
+function renderedPart(
+  bytes: Uint8Array,
+  ends: Uint32Array,
+  from: number,
+  to: number,
+  frame: RowFrame | undefined,
+) {
   const start = from === 0 ? 0 : ends[from - 1];
   const part = ends.slice(from, to + 1);
   if (start > 0) { for (let i = 0; i < part.length; i++) part[i] -= start; }
   // A view, not a copy: the part is written out at once.
-  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part);
+  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part, frame);
+}
+
+/** The UTF-8 length of a text. */
+function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/**
+ * Rendered rows as texts: each without its frame (the text a row writer gives), as `append`
+ * would have stored it.
+ */
+function decodeRendered(
+  bytes: Uint8Array,
+  ends: Uint32Array,
+  frame: RowFrame | undefined,
+): string[] {
+  if (!frame) return decodeSegment(bytes, undefined, ends) as string[];
+  const lead = utf8Length(frame.separator + frame.before);
+  const trail = utf8Length(frame.after);
+  const text = decoder.decode(bytes);
+  const out = new Array<string>(ends.length);
+  let start = 0;
+  if (text.length === bytes.length) {
+    // ASCII: byte offsets are the text's.
+    for (let i = 0; i < ends.length; i++) {
+      out[i] = text.slice(start + lead, ends[i] - trail);
+      start = ends[i];
+    }
+    return out;
+  }
+  for (let i = 0; i < ends.length; i++) {
+    out[i] = decoder.decode(bytes.subarray(start + lead, ends[i] - trail));
+    start = ends[i];
+  }
+  return out;
 }
 
 /** Where each of the UTF-8 texts ending at `byteEnds` in `bytes` ends in their decoded text. */
@@ -527,7 +579,7 @@ async function readAt(
 /** Whether segment `b` follows `a` in the spill file, both rendered rows. */
 function isNextInFile(a: Segment, b: Segment): boolean {
   return !a.bytes && !b.bytes && a.byteEnds !== undefined && b.byteEnds !== undefined &&
-    b.offset === a.offset + a.length;
+    b.offset === a.offset + a.length && sameFrame(a.frame, b.frame);
 }
 
 /** Whole rendered segments read in one go as one part: their ends joined. */
@@ -540,7 +592,7 @@ function joinedPart(bytes: Uint8Array<ArrayBuffer>, segments: readonly Segment[]
     for (let i = 0; i < own.length; i++) ends[at++] = base + own[i];
     base += s.length;
   }
-  return new RenderedRows(bytes, ends);
+  return new RenderedRows(bytes, ends, segments[0].frame);
 }
 
 // A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in

@@ -240,3 +240,44 @@ Deno.test("ResultStore keeps rendered rows as their bytes among other items, in 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ResultStore keeps rows rendered with their frame: read as bare texts, parts as stored", async () => {
+  const frame = { separator: ",", before: "\x1e", after: "\n" };
+  const framed = (t: string) => frame.separator + frame.before + t + frame.after;
+  for (const memoryBytes of [1 << 20, 2048]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("qf", { memoryBytes, spillDir: dir });
+    const odd = ["", "ü", "東京", "😀x", "a\u0000b"];
+    const texts: string[] = [];
+    let n = 0;
+    // The first items (kept as texts), then batches kept as segments, spilled past the budget.
+    for (const k of [5, 900, 1500, 3, 2500]) {
+      const batch = Array.from({ length: k }, () => `{"i":${n++},"s":"${odd[n % odd.length]}"}`);
+      const [bytes, ends] = rendered(batch.map(framed));
+      await store.appendRendered(bytes, ends, frame);
+      texts.push(...batch);
+    }
+    assert.equal(store.spilled, memoryBytes === 2048);
+    for (const [a, b] of [[0, texts.length - 1], [3, 7], [905, 3000], [2404, texts.length - 1]]) {
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      // readParts: rendered parts keep their frame, every row with it.
+      const got: string[] = [];
+      for await (const part of store.readParts(a, b)) {
+        if (Array.isArray(part)) {
+          got.push(...(part as string[]).map(framed));
+          continue;
+        }
+        const p = part as { bytes: Uint8Array; ends: Uint32Array; frame?: unknown };
+        assert.deepEqual(p.frame, frame);
+        let start = 0;
+        for (const end of p.ends) {
+          got.push(new TextDecoder().decode(p.bytes.subarray(start, end)));
+          start = end;
+        }
+      }
+      assert.deepEqual(got, texts.slice(a, b + 1).map(framed), `parts ${a}-${b}`);
+    }
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

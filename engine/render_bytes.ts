@@ -303,6 +303,10 @@ export type RowBytesWriter = (rows: readonly Row[], sink: ByteSink, ends: number
 export interface RowBytesSource {
   readonly read?: readonly ((row: Row) => Value)[];
   readonly nulls?: boolean[];
+  /** Text written before each row (the body's separator and `before`: RowFrame). */
+  readonly lead?: string;
+  /** Text written after each row (the body's `after`). */
+  readonly trail?: string;
 }
 
 /**
@@ -324,16 +328,20 @@ export function compileRowBytesWriter(
   // One writer per column: each keeps its own timestamp cache and its own type feedback.
   const writers = columns.map(() => make(opts));
   const separator = format === "csv" ? ";" : "\t";
+  const lead = source.lead ?? "";
+  const trail = (format === "json" ? (columns.length === 0 ? "{}" : "}") : "") +
+    (source.trail ?? "");
   const prefixes = columns.map((c, i) =>
     encoder.encode(
       format === "json"
-        ? (i === 0 ? "{" : ",") + JSON.stringify(c) + ":"
+        ? (i === 0 ? lead + "{" : ",") + JSON.stringify(c) + ":"
         : i === 0
-        ? ""
+        ? lead
         : separator,
     )
   );
   const lines: string[] = [];
+  if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
   columns.forEach((c, i) => {
     const p = prefixes[i];
     if (p.length === 1) lines.push(`sink.byte(${p[0]});`);
@@ -344,7 +352,9 @@ export function compileRowBytesWriter(
       lines.push(`W[${i}](sink, v);`);
     } else lines.push(`W[${i}](sink, ${value});`);
   });
-  if (format === "json") lines.push(columns.length === 0 ? "sink.text('{}');" : "sink.byte(125);");
+  const tail = encoder.encode(trail);
+  if (tail.length === 1) lines.push(`sink.byte(${tail[0]});`);
+  else if (tail.length > 1) lines.push(`sink.raw(T);`);
   const body = `return function writeRows(rows, sink, ends) {
   let v;
   for (let r = 0; r < rows.length; r++) {
@@ -354,11 +364,12 @@ export function compileRowBytesWriter(
   }
 };`;
   // Generated from the column names (quoted by JSON.stringify) and nothing else.
-  return new Function("W", "P", "R", "N", body)(
+  return new Function("W", "P", "R", "N", "T", body)(
     writers,
     prefixes,
     source.read,
     source.nulls,
+    tail,
   ) as RowBytesWriter;
 }
 
