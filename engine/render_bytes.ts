@@ -134,14 +134,27 @@ export class ByteSink {
 
   /** An IPv4 address `a.b.c.d` from its 32 bits. */
   ipv4(bits: number): void {
-    this.number(bits >>> 24);
-    this.byte(0x2e);
-    this.number((bits >>> 16) & 255);
-    this.byte(0x2e);
-    this.number((bits >>> 8) & 255);
-    this.byte(0x2e);
-    this.number(bits & 255);
+    this.room(15);
+    const bytes = this.bytes;
+    let at = octet(bytes, this.at, bits >>> 24);
+    bytes[at++] = 0x2e;
+    at = octet(bytes, at, (bits >>> 16) & 255);
+    bytes[at++] = 0x2e;
+    at = octet(bytes, at, (bits >>> 8) & 255);
+    bytes[at++] = 0x2e;
+    this.at = octet(bytes, at, bits & 255);
   }
+}
+
+/** Writes `v` (0..255) in decimal at `at`; returns the offset past it. */
+function octet(bytes: Uint8Array, at: number, v: number): number {
+  if (v >= 100) {
+    bytes[at++] = 0x30 + ((v / 100) | 0);
+    v %= 100;
+    bytes[at++] = 0x30 + ((v / 10) | 0);
+  } else if (v >= 10) bytes[at++] = 0x30 + ((v / 10) | 0);
+  bytes[at++] = 0x30 + (v % 10);
+  return at;
 }
 
 /**
