@@ -44,7 +44,8 @@ export function startEngine(plan: Plan, signal: AbortSignal, report: EngineRepor
     onProgress: report.onProgress,
     onWarning: report.onWarning,
     stats: report.stats,
-    ...(report.render ? { render: report.render } : {}),
+    // The store places the workers' batches by their share (lanes): they come as made.
+    ...(report.render ? { render: { ...report.render, lanes: true } } : {}),
   });
 }
 
@@ -68,7 +69,7 @@ export async function drainEngine(
       // called once all the same: it fixes the result's columns (a CSV header, the schema).
       encode ??= options.encoder!(run.schema().map((f) => f.name));
       // Rendered with the frame of the render request (RowFrame), as the rows below are.
-      await store.appendRendered(batch.bytes, batch.ends, render?.frame);
+      await store.appendRendered(batch.bytes, batch.ends, render?.frame, batch.lane);
       continue;
     }
     if (batch.length === 0) continue;

@@ -47,7 +47,10 @@ export class ResultDroppedError extends Error {
 
 /** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
 interface Segment {
-  readonly first: number;
+  /** Its first item's index: set when the segments are placed (seal), lane after lane. */
+  first: number;
+  /** The lane it came in (appendRendered): lanes are placed one after the other. */
+  readonly lane: number;
   readonly count: number;
   /** The encoded items when kept in memory. */
   readonly bytes?: Uint8Array;
@@ -71,11 +74,26 @@ const SEGMENT_ITEMS = 1024;
 /** Spilled rendered segments are read back in runs of about this many bytes. */
 const READ_BYTES = 1 << 20;
 
+/** Rendered batches of a lane are gathered into segments of about this many bytes. */
+const RUN_BYTES = 1 << 20;
+
+/** Rendered batches of one lane gathered before they are kept as one segment. */
+interface LaneRun {
+  buffer: Uint8Array<ArrayBuffer>;
+  bytes: number;
+  readonly ends: number[];
+  readonly frame: RowFrame | undefined;
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export class ResultStore {
   #count = 0;
+  /** Items of lane 0 (every item not given a lane): the first of them are kept as they came. */
+  #laneZero = 0;
+  /** Per lane, rendered batches not yet kept as a segment. */
+  readonly #runs = new Map<number, LaneRun>();
   /** The first items as they came, while there are at most SEGMENT_ITEMS. */
   #head: StoredItem[] = [];
   /** Reads in progress: a result being read is not dropped when its retention runs out. */
@@ -127,8 +145,8 @@ export class ResultStore {
   append(items: readonly StoredItem[]): Promise<void> {
     if (this.#dropped || items.length === 0) return Promise.resolve();
     const writes: Promise<void>[] = [];
-    const headBytes = this.#count === this.#head.length &&
-        this.#count + items.length <= SEGMENT_ITEMS
+    const headBytes = this.#laneZero === this.#head.length &&
+        this.#laneZero + items.length <= SEGMENT_ITEMS
       ? roughBytes(items)
       : Infinity;
     // The first items count against the memory budget too: a thousand rows may be large.
@@ -137,6 +155,9 @@ export class ResultStore {
       this.#memoryBytes += headBytes;
       for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
     } else {
+      // Rendered rows of lane 0 before these go first.
+      const run = this.#flushRun(0);
+      if (run) writes.push(run);
       // Encoded at once, so that the rows die young (see the file's comment).
       for (let i = 0; i < items.length; i++) {
         const cut = this.#encode(items[i]);
@@ -148,45 +169,128 @@ export class ResultStore {
       }
     }
     this.#count += items.length;
+    this.#laneZero += items.length;
     // Every write is handed back, so that a failed one is heard (and never unhandled).
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
   /**
-   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end: row i is
+   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end of `lane`: row i is
    * `bytes[ends[i - 1], ends[i])`. Read back as fragments, like `append` of their texts, but
-   * stored as they are, a segment of their own: neither decoded nor copied. The first items of
-   * a result are still kept as texts, so that a small result is answered without a stream.
+   * stored as they are: batches of a lane are gathered (copied once) into segments of about
+   * RUN_BYTES, never decoded. The store owns `bytes` from now on (its buffer is let go of).
+   * The first items of lane 0 are still kept as texts, so that a small result is answered
+   * without a stream.
+   *
+   * Lanes (the shares of a scan, which come in any order) are placed one after the other when
+   * the store is sealed: items of lane 1 follow all of lane 0's, whenever they came. Items
+   * given without a lane (`append`) are lane 0's.
    */
   appendRendered(
     bytes: Uint8Array<ArrayBuffer>,
     ends: Uint32Array,
     frame?: RowFrame,
+    lane = 0,
   ): Promise<void> {
     const n = ends.length;
     if (this.#dropped || n === 0) return Promise.resolve();
-    if (this.#count === this.#head.length && this.#count + n <= SEGMENT_ITEMS) {
+    if (
+      lane === 0 && this.#laneZero === this.#head.length &&
+      this.#laneZero + n <= SEGMENT_ITEMS
+    ) {
       return this.append(decodeRendered(bytes.subarray(0, ends[n - 1]), ends, frame));
     }
     const writes: Promise<void>[] = [];
-    if (this.#pendingCount > 0) {
+    if (lane === 0 && this.#pendingCount > 0) {
       const cut = this.#cut();
       if (cut) writes.push(cut);
     }
     const length = ends[n - 1];
-    const own = length === bytes.length ? bytes : bytes.slice(0, length);
-    const kept = this.#keep(own, length, n, undefined, ends, frame);
-    if (kept) writes.push(kept);
+    let run = this.#runs.get(lane);
+    if (run && !sameFrame(run.frame, frame)) {
+      const flushed = this.#flushRun(lane);
+      if (flushed) writes.push(flushed);
+      run = undefined;
+    }
+    if (!run) {
+      run = { buffer: new Uint8Array(RUN_BYTES + 64 * 1024), bytes: 0, ends: [], frame };
+      this.#runs.set(lane, run);
+    }
+    if (run.bytes + length > run.buffer.length) {
+      const grown = new Uint8Array(Math.max(2 * run.buffer.length, run.bytes + length));
+      grown.set(run.buffer.subarray(0, run.bytes));
+      release(run.buffer);
+      run.buffer = grown;
+    }
+    run.buffer.set(bytes.subarray(0, length), run.bytes);
+    for (let i = 0; i < n; i++) run.ends.push(run.bytes + ends[i]);
+    run.bytes += length;
+    // Copied: its memory goes now, not at a collection the thread seldom runs.
+    release(bytes);
+    if (run.bytes >= RUN_BYTES) {
+      const flushed = this.#flushRun(lane);
+      if (flushed) writes.push(flushed);
+    }
     this.#count += n;
+    if (lane === 0) this.#laneZero += n;
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
-  /** Stores the last, partial segment and resolves once every segment is written. */
+  /**
+   * Stores the last, partial segments, places the lanes one after the other, and resolves
+   * once every segment is written.
+   */
   seal(): Promise<void> {
-    if (this.#pendingCount > 0 && !this.#dropped) this.#cut();
-    return this.#serial(() => Promise.resolve());
+    const writes: Promise<void>[] = [];
+    if (!this.#dropped) {
+      if (this.#pendingCount > 0) {
+        const cut = this.#cut();
+        if (cut) writes.push(cut);
+      }
+      for (const lane of [...this.#runs.keys()]) {
+        const flushed = this.#flushRun(lane);
+        if (flushed) writes.push(flushed);
+      }
+      this.#place();
+    }
+    writes.push(this.#serial(() => Promise.resolve()));
+    return Promise.all(writes).then(() => {});
+  }
+
+  /** Orders the segments lane after lane (as they came within a lane) and numbers their items. */
+  #place(): void {
+    const segments = this.#segments;
+    if (segments.some((s, i) => i > 0 && s.lane < segments[i - 1].lane)) {
+      // A stable sort: within a lane, the order they came in.
+      segments.sort((a, b) => a.lane - b.lane);
+    }
+    let first = this.#head.length;
+    for (const s of segments) {
+      s.first = first;
+      first += s.count;
+    }
+  }
+
+  /** Keeps the gathered batches of `lane` as one segment (the write returned, if any). */
+  #flushRun(lane: number): Promise<void> | undefined {
+    const run = this.#runs.get(lane);
+    if (!run) return undefined;
+    this.#runs.delete(lane);
+    if (run.ends.length === 0) {
+      release(run.buffer);
+      return undefined;
+    }
+    return this.#keep(
+      run.buffer,
+      run.bytes,
+      run.ends.length,
+      undefined,
+      Uint32Array.from(run.ends),
+      run.frame,
+      lane,
+    );
   }
 
   /**
@@ -301,6 +405,8 @@ export class ResultStore {
     // server runs none, and a dropped result kept its megabytes of RSS for minutes.
     for (const segment of this.#segments) release(segment.bytes);
     this.#segments.length = 0;
+    for (const run of this.#runs.values()) release(run.buffer);
+    this.#runs.clear();
     release(this.#pending);
     release(this.#spare);
     this.#pending = new Uint8Array(0);
@@ -368,7 +474,9 @@ export class ResultStore {
     ends: Uint32Array | undefined,
     byteEnds: Uint32Array | undefined,
     frame?: RowFrame,
+    lane = 0,
   ): Promise<void> | undefined {
+    // Where it goes if lanes come in order; placed again when sealed (#place).
     const first = this.#segments.length > 0
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
@@ -381,13 +489,14 @@ export class ResultStore {
     this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
-      const bytes = pending ? buffer.slice(0, length) : buffer;
-      this.#segments.push({ first, count, bytes, offset: 0, length, ...cuts });
+      const bytes = pending || buffer.length !== length ? buffer.slice(0, length) : buffer;
+      if (!pending && bytes !== buffer) release(buffer);
+      this.#segments.push({ first, lane, count, bytes, offset: 0, length, ...cuts });
       return undefined;
     }
     const offset = this.#fileBytes;
     this.#fileBytes += length;
-    this.#segments.push({ first, count, offset, length, ...cuts });
+    this.#segments.push({ first, lane, count, offset, length, ...cuts });
     // The pending buffer itself goes to the write and comes back as the spare when written: a
     // fresh buffer per spilled segment was megabytes of garbage a second.
     if (pending) {

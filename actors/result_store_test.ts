@@ -281,3 +281,36 @@ Deno.test("ResultStore keeps rows rendered with their frame: read as bare texts,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ResultStore places rendered lanes one after the other, whatever order their batches came in", async () => {
+  const frame = { separator: "\n", before: "", after: "" };
+  for (const memoryBytes of [1 << 30, 4096]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("ql", { memoryBytes, spillDir: dir });
+    // Three lanes of batches (lane 0's first batch small enough to be kept as texts),
+    // interleaved as shares' batches arrive; 3000 rows of ~100 bytes each fill runs of a lane.
+    const lanes = [0, 1, 2].map((lane) =>
+      Array.from({ length: 4 }, (_, b) =>
+        Array.from(
+          { length: b === 0 && lane === 0 ? 10 : 3000 },
+          (_, i) => `{"lane":${lane},"b":${b},"i":${i},"pad":"${"ü".repeat(i % 40)}"}`,
+        ))
+    );
+    const order: [number, number][] = [[1, 0], [0, 0], [2, 0], [1, 1], [1, 2], [0, 1], [2, 1]];
+    order.push([0, 2], [2, 2], [0, 3], [2, 3], [1, 3]);
+    for (const [lane, b] of order) {
+      const [bytes, ends] = rendered(lanes[lane][b].map((t) => frame.separator + t));
+      await store.appendRendered(bytes, ends, frame, lane);
+    }
+    const texts = lanes.flat(2);
+    assert.equal(store.count, texts.length);
+    assert.deepEqual(store.inMemory(0, 9), lanes[0][0], "lane 0's first batch kept as texts");
+    assert.deepEqual(await all(store), texts);
+    assert.equal(store.spilled, memoryBytes === 4096);
+    for (const [a, b] of [[5, 3020], [3009, 3010], [9000, 21_000], [20_000, texts.length - 1]]) {
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+    }
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -22,6 +22,12 @@ export interface RenderRequest {
    * the body is then the stored bytes as they are.
    */
   readonly frame?: RowFrame;
+  /**
+   * The consumer places rendered batches by their `lane` (RenderedRows.lane: the share they
+   * come from, lanes one after the other), so the workers' batches may come as they are made,
+   * in any order across shares (actors/result_store.ts appendRendered).
+   */
+  readonly lanes?: boolean;
 }
 
 /**
@@ -54,13 +60,15 @@ export interface RenderTask extends RenderRequest {
 
 /**
  * A batch of rendered rows: `bytes` holds them back to back, row i ends at `ends[i]` (byte
- * offsets into `bytes`); with a `frame`, each row with its frame around it (RowFrame).
+ * offsets into `bytes`); with a `frame`, each row with its frame around it (RowFrame). `lane`:
+ * the share of the scan it comes from, when batches come in any order (RenderRequest.lanes).
  */
 export class RenderedRows {
   constructor(
     readonly bytes: Uint8Array<ArrayBuffer>,
     readonly ends: Uint32Array,
     readonly frame?: RowFrame,
+    readonly lane?: number,
   ) {}
 
   get count(): number {
