@@ -207,6 +207,8 @@ export class ResultStore {
       if (cut) writes.push(cut);
     }
     const length = ends[n - 1];
+    // Counted now, not when its run is kept: the owner's share counts every byte held.
+    this.#charge(length);
     let run = this.#runs.get(lane);
     if (run && !sameFrame(run.frame, frame)) {
       const flushed = this.#flushRun(lane);
@@ -290,6 +292,7 @@ export class ResultStore {
       Uint32Array.from(run.ends),
       run.frame,
       lane,
+      true,
     );
   }
 
@@ -475,6 +478,7 @@ export class ResultStore {
     byteEnds: Uint32Array | undefined,
     frame?: RowFrame,
     lane = 0,
+    charged = false,
   ): Promise<void> | undefined {
     // Where it goes if lanes come in order; placed again when sealed (#place).
     const first = this.#segments.length > 0
@@ -486,7 +490,7 @@ export class ResultStore {
       ...(byteEnds ? { byteEnds } : {}),
       ...(frame ? { frame } : {}),
     };
-    this.#charge(length);
+    if (!charged) this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
       const bytes = pending || buffer.length !== length ? buffer.slice(0, length) : buffer;

@@ -286,7 +286,10 @@ Deno.test("ResultStore places rendered lanes one after the other, whatever order
   const frame = { separator: "\n", before: "", after: "" };
   for (const memoryBytes of [1 << 30, 4096]) {
     const dir = await Deno.makeTempDir();
-    const store = new ResultStore("ql", { memoryBytes, spillDir: dir });
+    let charged = 0;
+    const account = { charge: (bytes: number) => void (charged += bytes), close: () => {} };
+    const store = new ResultStore("ql", { memoryBytes, spillDir: dir, account });
+    let given = 0;
     // Three lanes of batches (lane 0's first batch small enough to be kept as texts),
     // interleaved as shares' batches arrive; 3000 rows of ~100 bytes each fill runs of a lane.
     const lanes = [0, 1, 2].map((lane) =>
@@ -300,13 +303,18 @@ Deno.test("ResultStore places rendered lanes one after the other, whatever order
     order.push([0, 2], [2, 2], [0, 3], [2, 3], [1, 3]);
     for (const [lane, b] of order) {
       const [bytes, ends] = rendered(lanes[lane][b].map((t) => frame.separator + t));
+      if (lane !== 0 || b !== 0) given += bytes.length;
       await store.appendRendered(bytes, ends, frame, lane);
+      // Every byte is counted as it comes, before its lane's run is kept.
+      assert.ok(charged >= given, `${charged} charged, ${given} given`);
     }
+    const before = charged;
     const texts = lanes.flat(2);
     assert.equal(store.count, texts.length);
     assert.deepEqual(store.inMemory(0, 9), lanes[0][0], "lane 0's first batch kept as texts");
     assert.deepEqual(await all(store), texts);
     assert.equal(store.spilled, memoryBytes === 4096);
+    assert.equal(charged, before, "nothing counted twice when the runs were kept");
     for (const [a, b] of [[5, 3020], [3009, 3010], [9000, 21_000], [20_000, texts.length - 1]]) {
       assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
     }
