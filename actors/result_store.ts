@@ -680,7 +680,9 @@ async function readAt(
   path: string,
   position: number,
 ): Promise<void> {
-  if (offset !== position) await file.seek(offset, Deno.SeekMode.Start);
+  // An lseek never waits for the disk: done in place, not as an async op on the thread pool,
+  // which cost ~50 µs or more a call on a loaded machine (the lanes interleave in the file).
+  if (offset !== position) file.seekSync(offset, Deno.SeekMode.Start);
   let got = 0;
   while (got < bytes.length) {
     const n = await file.read(bytes.subarray(got));
