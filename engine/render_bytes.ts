@@ -166,8 +166,10 @@ class TimestampWriter {
   readonly #zone: string;
   readonly #format: ((ms: number, zone: string) => string) | undefined;
   #second = NaN;
-  #head = "";
-  #tail = "";
+  /** The ISO text of the second being written, as bytes; its milliseconds at `#millisAt`. */
+  readonly #bytes = new Uint8Array(64);
+  #length = 0;
+  #millisAt = 0;
 
   constructor(opts: RenderOptions) {
     this.#iso = !opts.timestampFormat;
@@ -188,19 +190,36 @@ class TimestampWriter {
     const second = Math.floor(ms / 1000);
     if (second !== this.#second) {
       const text = formatIso(ms, this.#zone);
+      // Digits, signs, T, Z, colons: ASCII, one byte a character (a text of another kind is
+      // written as a text).
       const dot = text.lastIndexOf(".");
-      this.#head = text.slice(0, dot + 1);
-      this.#tail = text.slice(dot + 4);
+      let ascii = text.length <= this.#bytes.length && dot > 0 && dot + 4 <= text.length;
+      for (let i = 0; ascii && i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        ascii = c < 0x80;
+        this.#bytes[i] = c;
+      }
+      if (!ascii) {
+        this.#second = NaN;
+        sink.text(text);
+        return true;
+      }
+      this.#length = text.length;
+      this.#millisAt = dot + 1;
       this.#second = second;
     }
     const millis = ms - second * 1000;
-    sink.text(this.#head);
-    sink.room(3);
+    const length = this.#length;
+    sink.room(length);
     const b = sink.bytes;
-    b[sink.at++] = 0x30 + ((millis / 100) | 0);
-    b[sink.at++] = 0x30 + (((millis / 10) | 0) % 10);
-    b[sink.at++] = 0x30 + (millis % 10);
-    sink.text(this.#tail);
+    const at = sink.at;
+    const own = this.#bytes;
+    for (let i = 0; i < length; i++) b[at + i] = own[i];
+    const m = at + this.#millisAt;
+    b[m] = 0x30 + ((millis / 100) | 0);
+    b[m + 1] = 0x30 + (((millis / 10) | 0) % 10);
+    b[m + 2] = 0x30 + (millis % 10);
+    sink.at = at + length;
     return true;
   }
 }
