@@ -118,18 +118,33 @@ export class ByteSink {
       }
       v = -v;
     }
-    const from = at;
+    // Its digits counted first, then written from the last.
+    const digits = v < 10
+      ? 1
+      : v < 100
+      ? 2
+      : v < 1000
+      ? 3
+      : v < 10000
+      ? 4
+      : v < 100000
+      ? 5
+      : v < 1000000
+      ? 6
+      : v < 10000000
+      ? 7
+      : v < 100000000
+      ? 8
+      : v < 1000000000
+      ? 9
+      : 10;
+    let i = at + digits;
+    this.at = i;
     do {
-      bytes[at++] = 0x30 + (v % 10);
-      v = (v / 10) | 0;
+      const q = (v / 10) | 0;
+      bytes[--i] = 0x30 + (v - q * 10);
+      v = q;
     } while (v > 0);
-    // Digits came last first.
-    for (let i = from, j = at - 1; i < j; i++, j--) {
-      const t = bytes[i];
-      bytes[i] = bytes[j];
-      bytes[j] = t;
-    }
-    this.at = at;
   }
 
   /** An IPv4 address `a.b.c.d` from its 32 bits. */
