@@ -76,6 +76,8 @@ const READ_BYTES = 1 << 20;
 
 /** Rendered batches of a lane are gathered into segments of about this many bytes. */
 const RUN_BYTES = 1 << 20;
+/** The buffer of a run: room for the batch that takes it past RUN_BYTES. */
+const RUN_BUFFER = RUN_BYTES + 64 * 1024;
 
 /** Rendered batches of one lane gathered before they are kept as one segment. */
 interface LaneRun {
@@ -110,6 +112,8 @@ export class ResultStore {
   #pendingChars = 0;
   /** A pending buffer back from its write, for the next segment. */
   #spare: Uint8Array<ArrayBuffer> | undefined;
+  /** A lane's run buffer back from its write, for the next run (no megabyte a run to free). */
+  #runSpare: Uint8Array<ArrayBuffer> | undefined;
   #memoryBytes = 0;
   #file: Deno.FsFile | undefined;
   #fileBytes = 0;
@@ -216,7 +220,8 @@ export class ResultStore {
       run = undefined;
     }
     if (!run) {
-      run = { buffer: new Uint8Array(RUN_BYTES + 64 * 1024), bytes: 0, ends: [], frame };
+      run = { buffer: this.#runSpare ?? new Uint8Array(RUN_BUFFER), bytes: 0, ends: [], frame };
+      this.#runSpare = undefined;
       this.#runs.set(lane, run);
     }
     if (run.bytes + length > run.buffer.length) {
@@ -412,6 +417,8 @@ export class ResultStore {
     this.#runs.clear();
     release(this.#pending);
     release(this.#spare);
+    release(this.#runSpare);
+    this.#runSpare = undefined;
     this.#pending = new Uint8Array(0);
     this.#spare = undefined;
     this.#pendingBytes = this.#pendingCount = 0;
@@ -494,7 +501,8 @@ export class ResultStore {
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
       const bytes = pending || buffer.length !== length ? buffer.slice(0, length) : buffer;
-      if (!pending && bytes !== buffer) release(buffer);
+      if (bytes !== buffer && charged) this.#spareRun(buffer);
+      else if (bytes !== buffer && !pending) release(buffer);
       this.#segments.push({ first, lane, count, bytes, offset: 0, length, ...cuts });
       return undefined;
     }
@@ -510,7 +518,7 @@ export class ResultStore {
     return this.#serial(async () => {
       if (this.#dropped) return;
       try {
-        await this.#write(buffer, length, pending);
+        await this.#write(buffer, length, pending ? "pending" : charged ? "run" : undefined);
       } catch (e) {
         // A full disk is the machine's state, not a bug: the query fails saying so.
         throw storageError(e, "spilling the result to disk");
@@ -518,17 +526,32 @@ export class ResultStore {
     });
   }
 
-  async #write(buffer: Uint8Array<ArrayBuffer>, length: number, spare: boolean): Promise<void> {
+  /**
+   * Writes `length` bytes of `buffer` at the end of the spill file; then the buffer is kept as
+   * the spare of its kind (`spare`), or freed.
+   */
+  async #write(
+    buffer: Uint8Array<ArrayBuffer>,
+    length: number,
+    spare: "pending" | "run" | undefined,
+  ): Promise<void> {
     if (!this.#file) {
       await Deno.mkdir(this.options.spillDir, { recursive: true });
       this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
     }
     let written = 0;
     while (written < length) written += await this.#file.write(buffer.subarray(written, length));
-    if (spare) this.#spare = buffer;
+    if (spare === "pending") this.#spare = buffer;
+    else if (spare === "run") this.#spareRun(buffer);
     // A rendered segment's own buffer is done with: freed now, not at a garbage collection
     // that a thread making no garbage of its own (its rows rendered by workers) seldom runs.
     else release(buffer);
+  }
+
+  /** Keeps a run's buffer for the next run (one of the usual size), else frees it. */
+  #spareRun(buffer: Uint8Array<ArrayBuffer>): void {
+    if (this.#dropped || buffer.length !== RUN_BUFFER || this.#runSpare) release(buffer);
+    else this.#runSpare = buffer;
   }
 
   /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
