@@ -195,7 +195,10 @@ async function postRendered(
 ): Promise<boolean[]> {
   const nulls = render.columns.map(() => false);
   const send = (part: RenderedRows) =>
-    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [part.bytes.buffer]);
+    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [
+      part.bytes.buffer,
+      part.ends.buffer as ArrayBuffer,
+    ]);
   const backlog = backlogDir === undefined ? undefined : new RenderedBacklog(backlogDir);
   // Taken as they come (lanes): a few more ahead ride out the query's thread's pauses (a
   // collection, a turn of its loop), which with ROW_CREDIT sent batches to the backlog.
