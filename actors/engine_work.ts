@@ -14,7 +14,7 @@ import { type Diagnostic, QueryError } from "../engine/diagnostics.ts";
 import type { Warning } from "../engine/datastore.ts";
 import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
-import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
+import { frameText, RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
 import { ByteSink, compileRowBytesWriter, type RowBytesWriter } from "../engine/render_bytes.ts";
 
 /**
@@ -44,7 +44,8 @@ export function startEngine(plan: Plan, signal: AbortSignal, report: EngineRepor
     onProgress: report.onProgress,
     onWarning: report.onWarning,
     stats: report.stats,
-    ...(report.render ? { render: report.render } : {}),
+    // The store places the workers' batches by their share (lanes): they come as made.
+    ...(report.render ? { render: { ...report.render, lanes: true } } : {}),
   });
 }
 
@@ -67,7 +68,8 @@ export async function drainEngine(
       // Rendered by the workers for the schema's columns (the schema is closed). The factory is
       // called once all the same: it fixes the result's columns (a CSV header, the schema).
       encode ??= options.encoder!(run.schema().map((f) => f.name));
-      await store.appendRendered(batch.bytes, batch.ends);
+      // Rendered with the frame of the render request (RowFrame), as the rows below are.
+      await store.appendRendered(batch.bytes, batch.ends, render?.frame, batch.lane);
       continue;
     }
     if (batch.length === 0) continue;
@@ -75,12 +77,21 @@ export async function drainEngine(
       if (!writeBytes) {
         const columns = columnsOf(run.schema(), batch);
         encode = options.encoder!(columns);
-        writeBytes = compileRowBytesWriter(render.format, columns, render.options);
+        writeBytes = compileRowBytesWriter(
+          render.format,
+          columns,
+          render.options,
+          frameText(render.frame),
+        );
       }
       sink.at = 0;
       ends.length = 0;
       writeBytes(batch, sink, ends);
-      await store.appendRendered(sink.bytes.slice(0, sink.at), Uint32Array.from(ends));
+      await store.appendRendered(
+        sink.bytes.slice(0, sink.at),
+        Uint32Array.from(ends),
+        render.frame,
+      );
     } else if (options.encoder) {
       encode ??= options.encoder(columnsOf(run.schema(), batch));
       const out = new Array<string>(batch.length);

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { storageError } from "../engine/table/storage_error.ts";
 import type { Row } from "../engine/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
-import { RenderedRows } from "../engine/exec/rendered.ts";
+import { RenderedRows, type RowFrame, sameFrame } from "../engine/exec/rendered.ts";
 
 export type StoredItem = Row | string;
 
@@ -47,7 +47,10 @@ export class ResultDroppedError extends Error {
 
 /** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
 interface Segment {
-  readonly first: number;
+  /** Its first item's index: set when the segments are placed (seal), lane after lane. */
+  first: number;
+  /** The lane it came in (appendRendered): lanes are placed one after the other. */
+  readonly lane: number;
   readonly count: number;
   /** The encoded items when kept in memory. */
   readonly bytes?: Uint8Array;
@@ -61,16 +64,38 @@ interface Segment {
   readonly ends?: Uint32Array;
   /** For a segment of rendered rows (appendRendered): where each ends in its bytes. */
   readonly byteEnds?: Uint32Array;
+  /** For a segment of rendered rows: the frame each row was rendered with, if any. */
+  readonly frame?: RowFrame;
 }
 
 /** Items per segment: the unit encoded, spilled and read back. */
 const SEGMENT_ITEMS = 1024;
+
+/** Spilled rendered segments are read back in runs of about this many bytes. */
+const READ_BYTES = 1 << 20;
+
+/** Rendered batches of a lane are gathered into segments of about this many bytes. */
+const RUN_BYTES = 1 << 20;
+/** The buffer of a run: room for the batch that takes it past RUN_BYTES. */
+const RUN_BUFFER = RUN_BYTES + 64 * 1024;
+
+/** Rendered batches of one lane gathered before they are kept as one segment. */
+interface LaneRun {
+  buffer: Uint8Array<ArrayBuffer>;
+  bytes: number;
+  readonly ends: number[];
+  readonly frame: RowFrame | undefined;
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export class ResultStore {
   #count = 0;
+  /** Items of lane 0 (every item not given a lane): the first of them are kept as they came. */
+  #laneZero = 0;
+  /** Per lane, rendered batches not yet kept as a segment. */
+  readonly #runs = new Map<number, LaneRun>();
   /** The first items as they came, while there are at most SEGMENT_ITEMS. */
   #head: StoredItem[] = [];
   /** Reads in progress: a result being read is not dropped when its retention runs out. */
@@ -87,6 +112,8 @@ export class ResultStore {
   #pendingChars = 0;
   /** A pending buffer back from its write, for the next segment. */
   #spare: Uint8Array<ArrayBuffer> | undefined;
+  /** A lane's run buffer back from its write, for the next run (no megabyte a run to free). */
+  #runSpare: Uint8Array<ArrayBuffer> | undefined;
   #memoryBytes = 0;
   #file: Deno.FsFile | undefined;
   #fileBytes = 0;
@@ -122,8 +149,8 @@ export class ResultStore {
   append(items: readonly StoredItem[]): Promise<void> {
     if (this.#dropped || items.length === 0) return Promise.resolve();
     const writes: Promise<void>[] = [];
-    const headBytes = this.#count === this.#head.length &&
-        this.#count + items.length <= SEGMENT_ITEMS
+    const headBytes = this.#laneZero === this.#head.length &&
+        this.#laneZero + items.length <= SEGMENT_ITEMS
       ? roughBytes(items)
       : Infinity;
     // The first items count against the memory budget too: a thousand rows may be large.
@@ -132,6 +159,9 @@ export class ResultStore {
       this.#memoryBytes += headBytes;
       for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
     } else {
+      // Rendered rows of lane 0 before these go first.
+      const run = this.#flushRun(0);
+      if (run) writes.push(run);
       // Encoded at once, so that the rows die young (see the file's comment).
       for (let i = 0; i < items.length; i++) {
         const cut = this.#encode(items[i]);
@@ -143,41 +173,132 @@ export class ResultStore {
       }
     }
     this.#count += items.length;
+    this.#laneZero += items.length;
     // Every write is handed back, so that a failed one is heard (and never unhandled).
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
   /**
-   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end: row i is
+   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end of `lane`: row i is
    * `bytes[ends[i - 1], ends[i])`. Read back as fragments, like `append` of their texts, but
-   * stored as they are, a segment of their own: neither decoded nor copied. The first items of
-   * a result are still kept as texts, so that a small result is answered without a stream.
+   * stored as they are: batches of a lane are gathered (copied once) into segments of about
+   * RUN_BYTES, never decoded. The store owns `bytes` from now on (its buffer is let go of).
+   * The first items of lane 0 are still kept as texts, so that a small result is answered
+   * without a stream.
+   *
+   * Lanes (the shares of a scan, which come in any order) are placed one after the other when
+   * the store is sealed: items of lane 1 follow all of lane 0's, whenever they came. Items
+   * given without a lane (`append`) are lane 0's.
    */
-  appendRendered(bytes: Uint8Array<ArrayBuffer>, ends: Uint32Array): Promise<void> {
+  appendRendered(
+    bytes: Uint8Array<ArrayBuffer>,
+    ends: Uint32Array,
+    frame?: RowFrame,
+    lane = 0,
+  ): Promise<void> {
     const n = ends.length;
     if (this.#dropped || n === 0) return Promise.resolve();
-    if (this.#count === this.#head.length && this.#count + n <= SEGMENT_ITEMS) {
-      return this.append(decodeSegment(bytes.subarray(0, ends[n - 1]), undefined, ends));
+    if (
+      lane === 0 && this.#laneZero === this.#head.length &&
+      this.#laneZero + n <= SEGMENT_ITEMS
+    ) {
+      return this.append(decodeRendered(bytes.subarray(0, ends[n - 1]), ends, frame));
     }
     const writes: Promise<void>[] = [];
-    if (this.#pendingCount > 0) {
+    if (lane === 0 && this.#pendingCount > 0) {
       const cut = this.#cut();
       if (cut) writes.push(cut);
     }
     const length = ends[n - 1];
-    const own = length === bytes.length ? bytes : bytes.slice(0, length);
-    const kept = this.#keep(own, length, n, undefined, ends);
-    if (kept) writes.push(kept);
+    // Counted now, not when its run is kept: the owner's share counts every byte held.
+    this.#charge(length);
+    let run = this.#runs.get(lane);
+    if (run && !sameFrame(run.frame, frame)) {
+      const flushed = this.#flushRun(lane);
+      if (flushed) writes.push(flushed);
+      run = undefined;
+    }
+    if (!run) {
+      run = { buffer: this.#runSpare ?? new Uint8Array(RUN_BUFFER), bytes: 0, ends: [], frame };
+      this.#runSpare = undefined;
+      this.#runs.set(lane, run);
+    }
+    if (run.bytes + length > run.buffer.length) {
+      const grown = new Uint8Array(Math.max(2 * run.buffer.length, run.bytes + length));
+      grown.set(run.buffer.subarray(0, run.bytes));
+      release(run.buffer);
+      run.buffer = grown;
+    }
+    run.buffer.set(bytes.subarray(0, length), run.bytes);
+    for (let i = 0; i < n; i++) run.ends.push(run.bytes + ends[i]);
+    run.bytes += length;
+    // Copied: its memory goes now, not at a collection the thread seldom runs.
+    release(bytes);
+    if (run.bytes >= RUN_BYTES) {
+      const flushed = this.#flushRun(lane);
+      if (flushed) writes.push(flushed);
+    }
     this.#count += n;
+    if (lane === 0) this.#laneZero += n;
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
   }
 
-  /** Stores the last, partial segment and resolves once every segment is written. */
+  /**
+   * Stores the last, partial segments, places the lanes one after the other, and resolves
+   * once every segment is written.
+   */
   seal(): Promise<void> {
-    if (this.#pendingCount > 0 && !this.#dropped) this.#cut();
-    return this.#serial(() => Promise.resolve());
+    const writes: Promise<void>[] = [];
+    if (!this.#dropped) {
+      if (this.#pendingCount > 0) {
+        const cut = this.#cut();
+        if (cut) writes.push(cut);
+      }
+      for (const lane of [...this.#runs.keys()]) {
+        const flushed = this.#flushRun(lane);
+        if (flushed) writes.push(flushed);
+      }
+      this.#place();
+    }
+    writes.push(this.#serial(() => Promise.resolve()));
+    return Promise.all(writes).then(() => {});
+  }
+
+  /** Orders the segments lane after lane (as they came within a lane) and numbers their items. */
+  #place(): void {
+    const segments = this.#segments;
+    if (segments.some((s, i) => i > 0 && s.lane < segments[i - 1].lane)) {
+      // A stable sort: within a lane, the order they came in.
+      segments.sort((a, b) => a.lane - b.lane);
+    }
+    let first = this.#head.length;
+    for (const s of segments) {
+      s.first = first;
+      first += s.count;
+    }
+  }
+
+  /** Keeps the gathered batches of `lane` as one segment (the write returned, if any). */
+  #flushRun(lane: number): Promise<void> | undefined {
+    const run = this.#runs.get(lane);
+    if (!run) return undefined;
+    this.#runs.delete(lane);
+    if (run.ends.length === 0) {
+      release(run.buffer);
+      return undefined;
+    }
+    return this.#keep(
+      run.buffer,
+      run.bytes,
+      run.ends.length,
+      undefined,
+      Uint32Array.from(run.ends),
+      run.frame,
+      lane,
+      true,
+    );
   }
 
   /**
@@ -195,13 +316,15 @@ export class ResultStore {
    */
   async *read(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
     for await (const part of this.readParts(first, last)) {
-      yield part instanceof RenderedRows ? decodeSegment(part.bytes, undefined, part.ends) : part;
+      yield part instanceof RenderedRows ? decodeRendered(part.bytes, part.ends, part.frame) : part;
     }
   }
 
   /**
    * As `read`, but rows stored rendered (appendRendered) come as their bytes, a segment (or the
-   * part of it in range) at a time: a body copies them out as they are.
+   * part of it in range) at a time, or, from the spill file, runs of whole segments read in one
+   * go (about READ_BYTES): a body copies them out as they are. A part's bytes are good until
+   * the next part is asked for (reads from the file reuse one buffer).
    */
   async *readParts(
     first: number,
@@ -210,6 +333,8 @@ export class ResultStore {
     // Counted from the first batch asked for to the end, the client's leaving, or an error.
     this.#readers++;
     let file: Deno.FsFile | undefined;
+    /** One buffer for every read from the file: a part is copied out before the next. */
+    let buffer: Uint8Array<ArrayBuffer> | undefined;
     try {
       await this.seal();
       last = Math.min(last, this.#count - 1);
@@ -219,21 +344,52 @@ export class ResultStore {
         yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
       }
       // A copy: drop() empties the list, which must not end the loop as if it were done.
-      for (const s of [...this.#segments]) {
+      const segments = [...this.#segments];
+      /** Where the file's position is (a read goes on from where the last ended: no seek). */
+      let position = -1;
+      for (let k = 0; k < segments.length; k++) {
+        const s = segments[k];
         if (s.first + s.count <= first || s.first > last) continue;
         // Never a shorter document that looks whole: the body breaks instead.
         if (this.#dropped) throw new ResultDroppedError(this.queryId);
+        const from = Math.max(first, s.first) - s.first;
+        const to = Math.min(last, s.first + s.count - 1) - s.first;
+        if (s.byteEnds && !s.bytes) {
+          // Rendered segments that follow each other in the file and in the range are read in
+          // one go, up to READ_BYTES: a read (and a part) per 64 KiB segment cost more than
+          // the copy.
+          let end = k;
+          let length = s.length;
+          while (
+            end + 1 < segments.length && from === 0 && to === s.count - 1 && length < READ_BYTES &&
+            isNextInFile(segments[end], segments[end + 1]) &&
+            segments[end + 1].first + segments[end + 1].count - 1 <= last
+          ) {
+            end++;
+            length += segments[end].length;
+          }
+          file ??= await Deno.open(this.path, { read: true });
+          if (!buffer || buffer.length < length) {
+            buffer = new Uint8Array(Math.max(length, READ_BYTES + 64 * 1024));
+          }
+          const bytes = buffer.subarray(0, length);
+          await readAt(file, s.offset, bytes, this.path, position);
+          position = s.offset + length;
+          yield end === k
+            ? renderedPart(bytes, s.byteEnds, from, to, s.frame)
+            : joinedPart(bytes, segments.slice(k, end + 1));
+          k = end;
+          continue;
+        }
         let bytes = s.bytes;
         if (!bytes) {
           file ??= await Deno.open(this.path, { read: true });
-          bytes = await readAt(file, s.offset, s.length, this.path);
+          bytes = new Uint8Array(s.length);
+          await readAt(file, s.offset, bytes, this.path, position);
+          position = s.offset + s.length;
         }
-        const from = Math.max(first, s.first) - s.first;
-        const to = Math.min(last, s.first + s.count - 1) - s.first;
         if (s.byteEnds) {
-          yield renderedPart(bytes, s.byteEnds, from, to);
-          // Read from the file for this read alone, and copied out by now: freed at once.
-          if (!s.bytes) release(bytes);
+          yield renderedPart(bytes, s.byteEnds, from, to, s.frame);
           continue;
         }
         const items = decodeSegment(bytes, s.ends);
@@ -243,6 +399,7 @@ export class ResultStore {
     } finally {
       this.#readers--;
       file?.close();
+      release(buffer);
     }
   }
 
@@ -256,8 +413,12 @@ export class ResultStore {
     // server runs none, and a dropped result kept its megabytes of RSS for minutes.
     for (const segment of this.#segments) release(segment.bytes);
     this.#segments.length = 0;
+    for (const run of this.#runs.values()) release(run.buffer);
+    this.#runs.clear();
     release(this.#pending);
     release(this.#spare);
+    release(this.#runSpare);
+    this.#runSpare = undefined;
     this.#pending = new Uint8Array(0);
     this.#spare = undefined;
     this.#pendingBytes = this.#pendingCount = 0;
@@ -322,22 +483,32 @@ export class ResultStore {
     count: number,
     ends: Uint32Array | undefined,
     byteEnds: Uint32Array | undefined,
+    frame?: RowFrame,
+    lane = 0,
+    charged = false,
   ): Promise<void> | undefined {
+    // Where it goes if lanes come in order; placed again when sealed (#place).
     const first = this.#segments.length > 0
       ? this.#segments.at(-1)!.first + this.#segments.at(-1)!.count
       : this.#head.length;
     const pending = buffer === this.#pending;
-    const cuts = { ...(ends ? { ends } : {}), ...(byteEnds ? { byteEnds } : {}) };
-    this.#charge(length);
+    const cuts = {
+      ...(ends ? { ends } : {}),
+      ...(byteEnds ? { byteEnds } : {}),
+      ...(frame ? { frame } : {}),
+    };
+    if (!charged) this.#charge(length);
     if (this.#memoryBytes + length <= this.options.memoryBytes) {
       this.#memoryBytes += length;
-      const bytes = pending ? buffer.slice(0, length) : buffer;
-      this.#segments.push({ first, count, bytes, offset: 0, length, ...cuts });
+      const bytes = pending || buffer.length !== length ? buffer.slice(0, length) : buffer;
+      if (bytes !== buffer && charged) this.#spareRun(buffer);
+      else if (bytes !== buffer && !pending) release(buffer);
+      this.#segments.push({ first, lane, count, bytes, offset: 0, length, ...cuts });
       return undefined;
     }
     const offset = this.#fileBytes;
     this.#fileBytes += length;
-    this.#segments.push({ first, count, offset, length, ...cuts });
+    this.#segments.push({ first, lane, count, offset, length, ...cuts });
     // The pending buffer itself goes to the write and comes back as the spare when written: a
     // fresh buffer per spilled segment was megabytes of garbage a second.
     if (pending) {
@@ -347,7 +518,7 @@ export class ResultStore {
     return this.#serial(async () => {
       if (this.#dropped) return;
       try {
-        await this.#write(buffer, length, pending);
+        await this.#write(buffer, length, pending ? "pending" : charged ? "run" : undefined);
       } catch (e) {
         // A full disk is the machine's state, not a bug: the query fails saying so.
         throw storageError(e, "spilling the result to disk");
@@ -355,17 +526,32 @@ export class ResultStore {
     });
   }
 
-  async #write(buffer: Uint8Array<ArrayBuffer>, length: number, spare: boolean): Promise<void> {
+  /**
+   * Writes `length` bytes of `buffer` at the end of the spill file; then the buffer is kept as
+   * the spare of its kind (`spare`), or freed.
+   */
+  async #write(
+    buffer: Uint8Array<ArrayBuffer>,
+    length: number,
+    spare: "pending" | "run" | undefined,
+  ): Promise<void> {
     if (!this.#file) {
       await Deno.mkdir(this.options.spillDir, { recursive: true });
       this.#file = await Deno.open(this.path, { write: true, create: true, truncate: true });
     }
     let written = 0;
     while (written < length) written += await this.#file.write(buffer.subarray(written, length));
-    if (spare) this.#spare = buffer;
+    if (spare === "pending") this.#spare = buffer;
+    else if (spare === "run") this.#spareRun(buffer);
     // A rendered segment's own buffer is done with: freed now, not at a garbage collection
     // that a thread making no garbage of its own (its rows rendered by workers) seldom runs.
     else release(buffer);
+  }
+
+  /** Keeps a run's buffer for the next run (one of the usual size), else frees it. */
+  #spareRun(buffer: Uint8Array<ArrayBuffer>): void {
+    if (this.#dropped || buffer.length !== RUN_BUFFER || this.#runSpare) release(buffer);
+    else this.#runSpare = buffer;
   }
 
   /** Charges the owner's account; when it refuses, the result goes at once (the query fails). */
@@ -441,12 +627,53 @@ function release(bytes: Uint8Array | undefined): void {
 }
 
 /** Rows `from..to` (inclusive) of a segment of rendered rows, their ends made relative. */
-function renderedPart(bytes: Uint8Array, ends: Uint32Array, from: number, to: number) {
+function renderedPart(
+  bytes: Uint8Array,
+  ends: Uint32Array,
+  from: number,
+  to: number,
+  frame: RowFrame | undefined,
+) {
   const start = from === 0 ? 0 : ends[from - 1];
   const part = ends.slice(from, to + 1);
   if (start > 0) { for (let i = 0; i < part.length; i++) part[i] -= start; }
   // A view, not a copy: the part is written out at once.
-  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part);
+  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part, frame);
+}
+
+/** The UTF-8 length of a text. */
+function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/**
+ * Rendered rows as texts: each without its frame (the text a row writer gives), as `append`
+ * would have stored it.
+ */
+function decodeRendered(
+  bytes: Uint8Array,
+  ends: Uint32Array,
+  frame: RowFrame | undefined,
+): string[] {
+  if (!frame) return decodeSegment(bytes, undefined, ends) as string[];
+  const lead = utf8Length(frame.separator + frame.before);
+  const trail = utf8Length(frame.after);
+  const text = decoder.decode(bytes);
+  const out = new Array<string>(ends.length);
+  let start = 0;
+  if (text.length === bytes.length) {
+    // ASCII: byte offsets are the text's.
+    for (let i = 0; i < ends.length; i++) {
+      out[i] = text.slice(start + lead, ends[i] - trail);
+      start = ends[i];
+    }
+    return out;
+  }
+  for (let i = 0; i < ends.length; i++) {
+    out[i] = decoder.decode(bytes.subarray(start + lead, ends[i] - trail));
+    start = ends[i];
+  }
+  return out;
 }
 
 /** Where each of the UTF-8 texts ending at `byteEnds` in `bytes` ends in their decoded text. */
@@ -465,22 +692,45 @@ function utf16Ends(bytes: Uint8Array, byteEnds: Uint32Array): Uint32Array {
   return out;
 }
 
-/** Reads `length` bytes at `offset`. */
+/**
+ * Fills `bytes` from `offset` of the file, whose position is `position` (-1: unknown); a seek
+ * only when they differ.
+ */
 async function readAt(
   file: Deno.FsFile,
   offset: number,
-  length: number,
+  bytes: Uint8Array,
   path: string,
-): Promise<Uint8Array> {
-  const bytes = new Uint8Array(length);
-  await file.seek(offset, Deno.SeekMode.Start);
+  position: number,
+): Promise<void> {
+  // An lseek never waits for the disk: done in place, not as an async op on the thread pool,
+  // which cost ~50 µs or more a call on a loaded machine (the lanes interleave in the file).
+  if (offset !== position) file.seekSync(offset, Deno.SeekMode.Start);
   let got = 0;
-  while (got < length) {
+  while (got < bytes.length) {
     const n = await file.read(bytes.subarray(got));
     if (n === null) throw new Error(`spill file ${path} is shorter than its index`);
     got += n;
   }
-  return bytes;
+}
+
+/** Whether segment `b` follows `a` in the spill file, both rendered rows. */
+function isNextInFile(a: Segment, b: Segment): boolean {
+  return !a.bytes && !b.bytes && a.byteEnds !== undefined && b.byteEnds !== undefined &&
+    b.offset === a.offset + a.length && sameFrame(a.frame, b.frame);
+}
+
+/** Whole rendered segments read in one go as one part: their ends joined. */
+function joinedPart(bytes: Uint8Array<ArrayBuffer>, segments: readonly Segment[]): RenderedRows {
+  const ends = new Uint32Array(segments.reduce((n, s) => n + s.count, 0));
+  let at = 0;
+  let base = 0;
+  for (const s of segments) {
+    const own = s.byteEnds!;
+    for (let i = 0; i < own.length; i++) ends[at++] = base + own[i];
+    base += s.length;
+  }
+  return new RenderedRows(bytes, ends, segments[0].frame);
 }
 
 // A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in

@@ -240,3 +240,85 @@ Deno.test("ResultStore keeps rendered rows as their bytes among other items, in 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ResultStore keeps rows rendered with their frame: read as bare texts, parts as stored", async () => {
+  const frame = { separator: ",", before: "\x1e", after: "\n" };
+  const framed = (t: string) => frame.separator + frame.before + t + frame.after;
+  for (const memoryBytes of [1 << 20, 2048]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("qf", { memoryBytes, spillDir: dir });
+    const odd = ["", "ü", "東京", "😀x", "a\u0000b"];
+    const texts: string[] = [];
+    let n = 0;
+    // The first items (kept as texts), then batches kept as segments, spilled past the budget.
+    for (const k of [5, 900, 1500, 3, 2500]) {
+      const batch = Array.from({ length: k }, () => `{"i":${n++},"s":"${odd[n % odd.length]}"}`);
+      const [bytes, ends] = rendered(batch.map(framed));
+      await store.appendRendered(bytes, ends, frame);
+      texts.push(...batch);
+    }
+    assert.equal(store.spilled, memoryBytes === 2048);
+    for (const [a, b] of [[0, texts.length - 1], [3, 7], [905, 3000], [2404, texts.length - 1]]) {
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      // readParts: rendered parts keep their frame, every row with it.
+      const got: string[] = [];
+      for await (const part of store.readParts(a, b)) {
+        if (Array.isArray(part)) {
+          got.push(...(part as string[]).map(framed));
+          continue;
+        }
+        const p = part as { bytes: Uint8Array; ends: Uint32Array; frame?: unknown };
+        assert.deepEqual(p.frame, frame);
+        let start = 0;
+        for (const end of p.ends) {
+          got.push(new TextDecoder().decode(p.bytes.subarray(start, end)));
+          start = end;
+        }
+      }
+      assert.deepEqual(got, texts.slice(a, b + 1).map(framed), `parts ${a}-${b}`);
+    }
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResultStore places rendered lanes one after the other, whatever order their batches came in", async () => {
+  const frame = { separator: "\n", before: "", after: "" };
+  for (const memoryBytes of [1 << 30, 4096]) {
+    const dir = await Deno.makeTempDir();
+    let charged = 0;
+    const account = { charge: (bytes: number) => void (charged += bytes), close: () => {} };
+    const store = new ResultStore("ql", { memoryBytes, spillDir: dir, account });
+    let given = 0;
+    // Three lanes of batches (lane 0's first batch small enough to be kept as texts),
+    // interleaved as shares' batches arrive; 3000 rows of ~100 bytes each fill runs of a lane.
+    const lanes = [0, 1, 2].map((lane) =>
+      Array.from({ length: 4 }, (_, b) =>
+        Array.from(
+          { length: b === 0 && lane === 0 ? 10 : 3000 },
+          (_, i) => `{"lane":${lane},"b":${b},"i":${i},"pad":"${"ü".repeat(i % 40)}"}`,
+        ))
+    );
+    const order: [number, number][] = [[1, 0], [0, 0], [2, 0], [1, 1], [1, 2], [0, 1], [2, 1]];
+    order.push([0, 2], [2, 2], [0, 3], [2, 3], [1, 3]);
+    for (const [lane, b] of order) {
+      const [bytes, ends] = rendered(lanes[lane][b].map((t) => frame.separator + t));
+      if (lane !== 0 || b !== 0) given += bytes.length;
+      await store.appendRendered(bytes, ends, frame, lane);
+      // Every byte is counted as it comes, before its lane's run is kept.
+      assert.ok(charged >= given, `${charged} charged, ${given} given`);
+    }
+    const before = charged;
+    const texts = lanes.flat(2);
+    assert.equal(store.count, texts.length);
+    assert.deepEqual(store.inMemory(0, 9), lanes[0][0], "lane 0's first batch kept as texts");
+    assert.deepEqual(await all(store), texts);
+    assert.equal(store.spilled, memoryBytes === 4096);
+    assert.equal(charged, before, "nothing counted twice when the runs were kept");
+    for (const [a, b] of [[5, 3020], [3009, 3010], [9000, 21_000], [20_000, texts.length - 1]]) {
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+    }
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -118,30 +118,58 @@ export class ByteSink {
       }
       v = -v;
     }
-    const from = at;
+    // Its digits counted first, then written from the last.
+    const digits = v < 10
+      ? 1
+      : v < 100
+      ? 2
+      : v < 1000
+      ? 3
+      : v < 10000
+      ? 4
+      : v < 100000
+      ? 5
+      : v < 1000000
+      ? 6
+      : v < 10000000
+      ? 7
+      : v < 100000000
+      ? 8
+      : v < 1000000000
+      ? 9
+      : 10;
+    let i = at + digits;
+    this.at = i;
     do {
-      bytes[at++] = 0x30 + (v % 10);
-      v = (v / 10) | 0;
+      const q = (v / 10) | 0;
+      bytes[--i] = 0x30 + (v - q * 10);
+      v = q;
     } while (v > 0);
-    // Digits came last first.
-    for (let i = from, j = at - 1; i < j; i++, j--) {
-      const t = bytes[i];
-      bytes[i] = bytes[j];
-      bytes[j] = t;
-    }
-    this.at = at;
   }
 
   /** An IPv4 address `a.b.c.d` from its 32 bits. */
   ipv4(bits: number): void {
-    this.number(bits >>> 24);
-    this.byte(0x2e);
-    this.number((bits >>> 16) & 255);
-    this.byte(0x2e);
-    this.number((bits >>> 8) & 255);
-    this.byte(0x2e);
-    this.number(bits & 255);
+    this.room(15);
+    const bytes = this.bytes;
+    let at = octet(bytes, this.at, bits >>> 24);
+    bytes[at++] = 0x2e;
+    at = octet(bytes, at, (bits >>> 16) & 255);
+    bytes[at++] = 0x2e;
+    at = octet(bytes, at, (bits >>> 8) & 255);
+    bytes[at++] = 0x2e;
+    this.at = octet(bytes, at, bits & 255);
   }
+}
+
+/** Writes `v` (0..255) in decimal at `at`; returns the offset past it. */
+function octet(bytes: Uint8Array, at: number, v: number): number {
+  if (v >= 100) {
+    bytes[at++] = 0x30 + ((v / 100) | 0);
+    v %= 100;
+    bytes[at++] = 0x30 + ((v / 10) | 0);
+  } else if (v >= 10) bytes[at++] = 0x30 + ((v / 10) | 0);
+  bytes[at++] = 0x30 + (v % 10);
+  return at;
 }
 
 /**
@@ -153,8 +181,10 @@ class TimestampWriter {
   readonly #zone: string;
   readonly #format: ((ms: number, zone: string) => string) | undefined;
   #second = NaN;
-  #head = "";
-  #tail = "";
+  /** The ISO text of the second being written, as bytes; its milliseconds at `#millisAt`. */
+  readonly #bytes = new Uint8Array(64);
+  #length = 0;
+  #millisAt = 0;
 
   constructor(opts: RenderOptions) {
     this.#iso = !opts.timestampFormat;
@@ -175,19 +205,36 @@ class TimestampWriter {
     const second = Math.floor(ms / 1000);
     if (second !== this.#second) {
       const text = formatIso(ms, this.#zone);
+      // Digits, signs, T, Z, colons: ASCII, one byte a character (a text of another kind is
+      // written as a text).
       const dot = text.lastIndexOf(".");
-      this.#head = text.slice(0, dot + 1);
-      this.#tail = text.slice(dot + 4);
+      let ascii = text.length <= this.#bytes.length && dot > 0 && dot + 4 <= text.length;
+      for (let i = 0; ascii && i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        ascii = c < 0x80;
+        this.#bytes[i] = c;
+      }
+      if (!ascii) {
+        this.#second = NaN;
+        sink.text(text);
+        return true;
+      }
+      this.#length = text.length;
+      this.#millisAt = dot + 1;
       this.#second = second;
     }
     const millis = ms - second * 1000;
-    sink.text(this.#head);
-    sink.room(3);
+    const length = this.#length;
+    sink.room(length);
     const b = sink.bytes;
-    b[sink.at++] = 0x30 + ((millis / 100) | 0);
-    b[sink.at++] = 0x30 + (((millis / 10) | 0) % 10);
-    b[sink.at++] = 0x30 + (millis % 10);
-    sink.text(this.#tail);
+    const at = sink.at;
+    const own = this.#bytes;
+    for (let i = 0; i < length; i++) b[at + i] = own[i];
+    const m = at + this.#millisAt;
+    b[m] = 0x30 + ((millis / 100) | 0);
+    b[m + 1] = 0x30 + (((millis / 10) | 0) % 10);
+    b[m + 2] = 0x30 + (millis % 10);
+    sink.at = at + length;
     return true;
   }
 }
@@ -303,6 +350,10 @@ export type RowBytesWriter = (rows: readonly Row[], sink: ByteSink, ends: number
 export interface RowBytesSource {
   readonly read?: readonly ((row: Row) => Value)[];
   readonly nulls?: boolean[];
+  /** Text written before each row (the body's separator and `before`: RowFrame). */
+  readonly lead?: string;
+  /** Text written after each row (the body's `after`). */
+  readonly trail?: string;
 }
 
 /**
@@ -324,16 +375,20 @@ export function compileRowBytesWriter(
   // One writer per column: each keeps its own timestamp cache and its own type feedback.
   const writers = columns.map(() => make(opts));
   const separator = format === "csv" ? ";" : "\t";
+  const lead = source.lead ?? "";
+  const trail = (format === "json" ? (columns.length === 0 ? "{}" : "}") : "") +
+    (source.trail ?? "");
   const prefixes = columns.map((c, i) =>
     encoder.encode(
       format === "json"
-        ? (i === 0 ? "{" : ",") + JSON.stringify(c) + ":"
+        ? (i === 0 ? lead + "{" : ",") + JSON.stringify(c) + ":"
         : i === 0
-        ? ""
+        ? lead
         : separator,
     )
   );
   const lines: string[] = [];
+  if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
   columns.forEach((c, i) => {
     const p = prefixes[i];
     if (p.length === 1) lines.push(`sink.byte(${p[0]});`);
@@ -344,7 +399,9 @@ export function compileRowBytesWriter(
       lines.push(`W[${i}](sink, v);`);
     } else lines.push(`W[${i}](sink, ${value});`);
   });
-  if (format === "json") lines.push(columns.length === 0 ? "sink.text('{}');" : "sink.byte(125);");
+  const tail = encoder.encode(trail);
+  if (tail.length === 1) lines.push(`sink.byte(${tail[0]});`);
+  else if (tail.length > 1) lines.push(`sink.raw(T);`);
   const body = `return function writeRows(rows, sink, ends) {
   let v;
   for (let r = 0; r < rows.length; r++) {
@@ -354,11 +411,12 @@ export function compileRowBytesWriter(
   }
 };`;
   // Generated from the column names (quoted by JSON.stringify) and nothing else.
-  return new Function("W", "P", "R", "N", body)(
+  return new Function("W", "P", "R", "N", "T", body)(
     writers,
     prefixes,
     source.read,
     source.nulls,
+    tail,
   ) as RowBytesWriter;
 }
 

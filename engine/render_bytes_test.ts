@@ -201,3 +201,34 @@ Deno.test("compileRowBytesWriter(): values computed by column functions, nulls n
     assert.deepEqual(nulls, [true, true]);
   }
 });
+
+Deno.test("compileRowBytesWriter(): a frame's lead and trail around each row, ends after the trail", () => {
+  const decoder = new TextDecoder();
+  for (const format of FORMATS) {
+    for (const columns of [EDGE_COLUMNS, [], ["only"]]) {
+      for (const [lead, trail] of [[",", ""], ["\x1e", "\n"], ["", "\n"], [",ü", "\r\n"]]) {
+        const rows = [EDGE_ROW, {}, { only: "x" }];
+        const opts = OPTIONS[0];
+        const bare = new ByteSink();
+        const bareEnds: number[] = [];
+        compileRowBytesWriter(format, columns, opts)(rows, bare, bareEnds);
+        const sink = new ByteSink();
+        const ends: number[] = [];
+        compileRowBytesWriter(format, columns, opts, { lead, trail })(rows, sink, ends);
+        const want: string[] = [];
+        let start = 0;
+        for (const end of bareEnds) {
+          want.push(lead + decoder.decode(bare.bytes.subarray(start, end)) + trail);
+          start = end;
+        }
+        const got: string[] = [];
+        start = 0;
+        for (const end of ends) {
+          got.push(decoder.decode(sink.bytes.subarray(start, end)));
+          start = end;
+        }
+        assert.deepEqual(got, want, `${format} ${columns.length} ${JSON.stringify(lead)}`);
+      }
+    }
+  }
+});

@@ -53,6 +53,8 @@ const MAX_HEADER_BYTES = 64 * 1024;
 /** File descriptors kept for everything but connections: results, tables, logs. */
 const RESERVED_FDS = 128;
 const CRLFCRLF = [13, 10, 13, 10];
+/** The most a connection's copy reads at once (it starts at 64 KiB). */
+const PUMP_MAX = 256 * 1024;
 
 /** Where a connection is: reading headers, a request being answered, or idle after one. */
 type Phase = "headers" | "request" | "idle";
@@ -305,12 +307,14 @@ async function pump(
   to: Deno.Conn,
   seen: (bytes: Uint8Array) => void,
 ): Promise<void> {
-  const buffer = new Uint8Array(64 * 1024);
+  let buffer = new Uint8Array(64 * 1024);
   while (true) {
     const n = await from.read(buffer);
     if (n === null) break;
     seen(buffer.subarray(0, n));
     await writeAll(to, buffer.subarray(0, n));
+    // A large body fills the buffer on every read: fewer, larger reads and writes for it.
+    if (n === buffer.length && n < PUMP_MAX) buffer = new Uint8Array(4 * buffer.length);
   }
   await to.closeWrite().catch(() => {});
 }

@@ -207,6 +207,10 @@ export async function submitSource(
           timeZone: format.options.timeZone ?? defaultZone,
           timestampFormat: format.options.timestampFormat,
         },
+        // Each row with the body's framing around it: a body sends the bytes as stored.
+        frame: (({ separator, before, after }) => ({ separator, before, after }))(
+          formatSpec(format.mediaType),
+        ),
       },
     })
     : undefined;

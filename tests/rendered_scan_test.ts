@@ -219,3 +219,42 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
     pool.close();
   }
 });
+
+Deno.test("with lanes, every share's batches come as made, each with its share: placed by lane, one thread's rows", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(20000));
+  await home.write("/shared/r/b.log", log(7000));
+  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
+  const workers = { ...pool, minShareBytes: 1 };
+  try {
+    const script = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')
+      | select(time, ip, status, bytes, path)`;
+    const one = await home.run(script);
+    const write = rowWriterOf(formatSpec("application/x-ndjson"))(
+      one.schema.map((f) => f.name),
+      { timeZone: "UTC" },
+    );
+    const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
+    assert.ok(compiled.ok);
+    const run = execute(compiled.plan, {
+      signal: new AbortController().signal,
+      render: { format: "json", options: { timeZone: "UTC" }, lanes: true },
+    });
+    const byLane: string[][] = [];
+    for await (const part of run.parts!) {
+      assert.ok(part instanceof RenderedRows);
+      assert.ok(part.lane !== undefined && part.lane >= 0 && part.lane < 3, `lane ${part.lane}`);
+      let start = 0;
+      for (const end of part.ends) {
+        (byLane[part.lane] ??= []).push(decoder.decode(part.bytes.subarray(start, end)));
+        start = end;
+      }
+    }
+    assert.ok(byLane.filter((l) => l?.length > 0).length > 1, "more than one share");
+    const texts = byLane.flatMap((l) => l ?? []);
+    assert.equal(texts.length, one.rows.length);
+    one.rows.forEach((row, i) => assert.equal(texts[i], write(row), `row ${i}`));
+  } finally {
+    pool.close();
+  }
+});

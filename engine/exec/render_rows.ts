@@ -9,7 +9,7 @@
 import type { PlanNode } from "../plan.ts";
 import { ByteSink, compileRowBytesWriter } from "../render_bytes.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
-import { RenderedRows, type RenderTask } from "./rendered.ts";
+import { frameText, RenderedRows, type RenderTask } from "./rendered.ts";
 
 /** Rows rendered below this many bytes wait for the next batch's. */
 const RENDERED_BYTES = 64 * 1024;
@@ -32,11 +32,16 @@ export async function* renderRows(
   const write = compileRowBytesWriter(render.format, columns, render.options, {
     ...(fused ? { read: node.columns.map((c) => c.fn) } : {}),
     nulls,
+    ...frameText(render.frame),
   });
   const sink = new ByteSink(2 * RENDERED_BYTES);
   let ends: number[] = [];
   const take = () => {
-    const part = new RenderedRows(sink.bytes.slice(0, sink.at), Uint32Array.from(ends));
+    const part = new RenderedRows(
+      sink.bytes.slice(0, sink.at),
+      Uint32Array.from(ends),
+      render.frame,
+    );
     sink.at = 0;
     ends = [];
     return part;

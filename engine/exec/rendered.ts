@@ -17,6 +17,40 @@ import type { RowTextFormat } from "../render_bytes.ts";
 export interface RenderRequest {
   readonly format: RowTextFormat;
   readonly options: RenderOptions;
+  /**
+   * The framing of the result's body around each row, rendered with it (RenderedRows.frame):
+   * the body is then the stored bytes as they are.
+   */
+  readonly frame?: RowFrame;
+  /**
+   * The consumer places rendered batches by their `lane` (RenderedRows.lane: the share they
+   * come from, lanes one after the other), so the workers' batches may come as they are made,
+   * in any order across shares (actors/result_store.ts appendRendered).
+   */
+  readonly lanes?: boolean;
+}
+
+/**
+ * What a body of the result's format writes around each row (routes/formats.ts): `separator`
+ * between two rows, `before` and `after` each. Rows rendered with their frame are stored as
+ * `separator + before + row + after`; a body leaves out the separator of its first row.
+ */
+export interface RowFrame {
+  readonly separator: string;
+  readonly before: string;
+  readonly after: string;
+}
+
+/** A frame as the text a row writer puts before and after each row (RowBytesSource). */
+export function frameText(frame: RowFrame | undefined): { lead?: string; trail?: string } {
+  return frame ? { lead: frame.separator + frame.before, trail: frame.after } : {};
+}
+
+/** Whether two frames write the same text. */
+export function sameFrame(a: RowFrame | undefined, b: RowFrame | undefined): boolean {
+  return a === b ||
+    (a !== undefined && b !== undefined && a.separator === b.separator &&
+      a.before === b.before && a.after === b.after);
 }
 
 /** What a worker is asked to render: the request and the columns, in order. */
@@ -26,10 +60,16 @@ export interface RenderTask extends RenderRequest {
 
 /**
  * A batch of rendered rows: `bytes` holds them back to back, row i ends at `ends[i]` (byte
- * offsets into `bytes`).
+ * offsets into `bytes`); with a `frame`, each row with its frame around it (RowFrame). `lane`:
+ * the share of the scan it comes from, when batches come in any order (RenderRequest.lanes).
  */
 export class RenderedRows {
-  constructor(readonly bytes: Uint8Array<ArrayBuffer>, readonly ends: Uint32Array) {}
+  constructor(
+    readonly bytes: Uint8Array<ArrayBuffer>,
+    readonly ends: Uint32Array,
+    readonly frame?: RowFrame,
+    readonly lane?: number,
+  ) {}
 
   get count(): number {
     return this.ends.length;

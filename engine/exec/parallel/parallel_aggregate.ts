@@ -159,7 +159,7 @@ class ShareRun {
         this.done[k] = true;
         break;
       case "rendered":
-        this.queues[k].push(new RenderedRows(m.bytes, m.ends));
+        this.queues[k].push(new RenderedRows(m.bytes, m.ends, undefined, k));
         break;
       case "done":
         this.done[k] = true;
@@ -235,6 +235,25 @@ async function* mergeRows(
 ): AsyncGenerator<readonly Row[] | RenderedRows> {
   const run = new ShareRun(number, split, ctx, parallel);
   try {
+    if (parallel.render?.task.lanes) {
+      // The consumer places each batch by its lane: every share's batches are taken as they
+      // come, so that no share waits for the ones before it (its credits come back at once).
+      const { queues, done } = run;
+      for (;;) {
+        run.check();
+        let took = false;
+        for (let k = 0; k < queues.length; k++) {
+          const batch = queues[k].shift();
+          if (batch === undefined) continue;
+          took = true;
+          run.handles[k].credit();
+          yield batch;
+        }
+        if (took) continue;
+        if (done.every((d, k) => d && queues[k].length === 0)) break;
+        await run.next();
+      }
+    }
     for (let k = 0; k < split.shares.length; k++) {
       const queue = run.queues[k];
       for (;;) {

@@ -13,12 +13,12 @@
 import { RenderedRows } from "../rendered.ts";
 
 export class RenderedBacklog {
+  /** The file, written through one handle and read through another: neither ever seeks. */
   #file: Deno.FsFile | undefined;
+  #reader: Deno.FsFile | undefined;
   /** The batches waiting, oldest first: their lengths in the file and their row ends. */
   readonly #parts: { readonly length: number; readonly ends: Uint32Array }[] = [];
   #head = 0;
-  #writeAt = 0;
-  #readAt = 0;
   /** Bytes waiting in the file now, and the most that ever waited. */
   bytes = 0;
   peakBytes = 0;
@@ -38,11 +38,9 @@ export class RenderedBacklog {
   async push(part: RenderedRows): Promise<void> {
     const file = this.#file ?? await this.#open();
     const length = part.bytes.length;
-    await file.seek(this.#writeAt, Deno.SeekMode.Start);
     for (let written = 0; written < length;) {
       written += await file.write(part.bytes.subarray(written));
     }
-    this.#writeAt += length;
     const buffer = part.bytes.buffer;
     if (!buffer.detached) buffer.transfer(0);
     this.#parts.push({ length, ends: part.ends });
@@ -55,23 +53,19 @@ export class RenderedBacklog {
     if (this.size === 0) return undefined;
     const { length, ends } = this.#parts[this.#head++];
     const bytes = new Uint8Array(length);
-    const file = this.#file!;
-    await file.seek(this.#readAt, Deno.SeekMode.Start);
+    const reader = this.#reader!;
     for (let got = 0; got < length;) {
-      const n = await file.read(bytes.subarray(got));
+      const n = await reader.read(bytes.subarray(got));
       if (n === null) throw new Error("a scan worker's backlog file is shorter than it wrote");
       got += n;
     }
-    this.#readAt += length;
     this.bytes -= length;
     if (this.size === 0) {
       // Emptied: the next batches are written from the start again, the file cut back.
-      this.#parts.length =
-        this.#head =
-        this.#writeAt =
-        this.#readAt =
-          0;
-      await file.truncate(0);
+      this.#parts.length = this.#head = 0;
+      await this.#file!.truncate(0);
+      await this.#file!.seek(0, Deno.SeekMode.Start);
+      await reader.seek(0, Deno.SeekMode.Start);
     }
     return new RenderedRows(bytes, ends);
   }
@@ -79,20 +73,25 @@ export class RenderedBacklog {
   /** Closes (and so deletes) the file. */
   close(): void {
     this.#file?.close();
-    this.#file = undefined;
+    this.#reader?.close();
+    this.#file = this.#reader = undefined;
   }
 
   async #open(): Promise<Deno.FsFile> {
     await Deno.mkdir(this.dir, { recursive: true });
     const path = await Deno.makeTempFile({ dir: this.dir, prefix: "share-backlog-" });
-    const file = await Deno.open(path, { read: true, write: true });
+    const file = await Deno.open(path, { write: true });
+    let reader: Deno.FsFile | undefined;
     try {
+      reader = await Deno.open(path, { read: true });
       await Deno.remove(path);
     } catch (e) {
       file.close();
+      reader?.close();
       throw e;
     }
     this.#file = file;
+    this.#reader = reader;
     return file;
   }
 }

@@ -30,14 +30,20 @@ import { RenderedBacklog } from "./rendered_backlog.ts";
 /** Consumed bytes are posted at most every this many. */
 const PROGRESS_BYTES = 4 << 20;
 
+/**
+ * Rendered batches (about 64 KiB each) a share posts ahead of those taken when the query's
+ * thread takes them as they come (RenderRequest.lanes): 2 MiB per share.
+ */
+export const LANE_CREDIT = 32;
+
 /** Credits for the batches of rows a worker posts (ShareHandle.credit on the other side). */
 export class RowCredits {
   #left = ROW_CREDIT;
   #waiting: (() => void) | null = null;
 
-  /** One more batch was taken. */
-  add(): void {
-    this.#left++;
+  /** One more batch was taken; `n` more batches may go ahead. */
+  add(n = 1): void {
+    this.#left += n;
     this.#waiting?.();
     this.#waiting = null;
   }
@@ -172,7 +178,8 @@ export async function runShare(
 
 /**
  * Renders the node's rows in the task's format and posts them (their buffers transferred), at
- * most ROW_CREDIT posts ahead of those taken, and calls `scanned` once the input is read;
+ * most ROW_CREDIT posts ahead of those taken (LANE_CREDIT with lanes), and calls `scanned` once
+ * the input is read;
  * returns which columns held a null. With a
  * `backlogDir`, the batches made while no credit is left wait in a file there, in order, and the
  * scan goes on (a share whose turn in the merge has not come would otherwise idle its core).
@@ -188,8 +195,14 @@ async function postRendered(
 ): Promise<boolean[]> {
   const nulls = render.columns.map(() => false);
   const send = (part: RenderedRows) =>
-    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [part.bytes.buffer]);
+    post({ kind: "rendered", bytes: part.bytes, ends: part.ends }, [
+      part.bytes.buffer,
+      part.ends.buffer as ArrayBuffer,
+    ]);
   const backlog = backlogDir === undefined ? undefined : new RenderedBacklog(backlogDir);
+  // Taken as they come (lanes): a few more ahead ride out the query's thread's pauses (a
+  // collection, a turn of its loop), which with ROW_CREDIT sent batches to the backlog.
+  if (render.lanes) credits.add(LANE_CREDIT - ROW_CREDIT);
   try {
     for await (const part of renderRows(node, ctx, render, openNode, nulls)) {
       if (!backlog) {

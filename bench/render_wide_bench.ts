@@ -1,0 +1,38 @@
+/**
+ * The wide task's rendering alone (bench/engine_bench.ts `wide`): rows shaped like the access
+ * log's five columns (a timestamp that changes second every 100 rows, as in the bench log, an IPv4 address, a status,
+ * a byte count, a path), rendered into JSON bytes with the body's frame, as a scan worker does.
+ * `deno bench bench/render_wide_bench.ts`; never timed in tests.
+ */
+
+import { ByteSink, compileRowBytesWriter } from "../engine/render_bytes.ts";
+import { parseIp } from "../engine/ip.ts";
+import { type Row, Timestamp } from "../engine/values.ts";
+
+const COLUMNS = ["time", "ip", "status", "bytes", "path"];
+const MS = Date.UTC(2024, 4, 1, 13);
+
+const rows: Row[] = Array.from({ length: 4096 }, (_, i) => ({
+  time: new Timestamp(MS + Math.floor(i / 100) * 1000 + (i % 100) * 9),
+  ip: parseIp(`10.${i % 7}.${i % 256}.${i % 200}`),
+  status: i % 11 === 0 ? 404 : 200,
+  bytes: i % 13 === 0 ? null : i * 17,
+  path: `/shop/item/${i}?ref=home`,
+}));
+
+Deno.bench("wide rows: 409 600 rows into JSON bytes, framed", () => {
+  const write = compileRowBytesWriter("json", COLUMNS, { timeZone: "UTC" }, {
+    lead: ",",
+    nulls: COLUMNS.map(() => false),
+  });
+  const sink = new ByteSink(1 << 20);
+  const ends: number[] = [];
+  let length = 0;
+  for (let k = 0; k < 100; k++) {
+    sink.at = 0;
+    ends.length = 0;
+    write(rows, sink, ends);
+    length += sink.at;
+  }
+  if (length === 0) throw new Error("no output");
+});
