@@ -27,8 +27,10 @@ import { renderRows } from "../render_rows.ts";
 import type { RenderedRows, RenderTask } from "../rendered.ts";
 import { RenderedBacklog } from "./rendered_backlog.ts";
 
-/** Consumed bytes are posted at most every this many. */
+/** Consumed bytes are posted at most every this many, and at most every PROGRESS_MS. */
 const PROGRESS_BYTES = 4 << 20;
+/** A share read at 200 MB/s posted 50 messages a second, each a turn of both threads. */
+const PROGRESS_MS = 100;
 
 /**
  * Rendered batches (about 64 KiB each) a share posts ahead of those taken when the query's
@@ -106,13 +108,15 @@ export async function runShare(
       });
       post({ kind: "progress", bytes: unreported, stats: delta });
       unreported = 0;
+      reportedAt = performance.now();
     };
+    let reportedAt = performance.now();
     const progress = new ProgressMeter();
     const consume = progress.consume.bind(progress);
     progress.consume = (bytes: number) => {
       consume(bytes);
       unreported += bytes;
-      if (unreported >= PROGRESS_BYTES) report();
+      if (unreported >= PROGRESS_BYTES && performance.now() - reportedAt >= PROGRESS_MS) report();
     };
     const ctx: ExecContext = {
       signal,
