@@ -8,6 +8,7 @@ import type { Row } from "../values.ts";
 import process from "node:process";
 import { QueryError } from "../diagnostics.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
+import type { DirectGroups } from "./group_table.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
@@ -38,6 +39,11 @@ export interface ExecContext {
    * rows they hold take turns through it.
    */
   readonly slicer?: TimeSlicer;
+  /**
+   * Set by a grouping for the source right under it (Grouping.inputContext): the source may
+   * fold records into it instead of handing out their rows (parse_source.ts).
+   */
+  readonly direct?: DirectGroups;
 }
 
 /**

@@ -16,7 +16,34 @@ import { IpAddr, type Row, Timestamp } from "../values.ts";
 import { combineKeys, valueKey } from "../value_ops.ts";
 
 /** Single integer keys below this are looked up in an array. */
-const SMALL_INTS = 1 << 16;
+export const SMALL_INTS = 1 << 16;
+
+/**
+ * A grouping with one key that is a field, and only counts and sums of fields (or rows), as a
+ * source can fold its records into it without making rows (parse_source.ts): it finds a
+ * record's group by the key's number and adds to the group's count or sum in place. A record
+ * whose group is new, or whose values it cannot fold as plain numbers, it hands over as a row
+ * (`add`) at once, so that the grouping takes every record in input order (first rows, and sums
+ * beyond 2^53, are those of rows).
+ */
+export interface DirectGroups {
+  /** The field of the one key. */
+  readonly key: string;
+  /** Per aggregate: `count` or `sum` of a field, or of rows (`count(*)`: field null). */
+  readonly folds: readonly { readonly kind: "count" | "sum"; readonly field: string | null }[];
+  /** Takes the row of a record now (charging the memory budget for a new group). */
+  add(row: Row): void;
+  /** The group of an IPv4 key by its bits (a uint32), or -1. */
+  findIpv4(bits: number): number;
+  /** The group of an integer key 0 <= v < SMALL_INTS, or -1. */
+  findSmallInt(v: number): number;
+  /**
+   * The numbers of fold `i`, by group: counts, or sums (with `flags(i)[g] |= 1` once a sum took
+   * a value). Valid until the source hands out its next batch (new groups grow them).
+   */
+  values(i: number): Float64Array;
+  flags(i: number): Uint8Array;
+}
 
 export class GroupTable {
   readonly #keys: readonly Compiled[];
@@ -75,6 +102,23 @@ export class GroupTable {
     return map.get(key) ?? -1;
   }
 
+  /**
+   * The group of a one-key table whose key is the IPv4 address of these 32 bits (what `find`
+   * answers for a row holding that address), or -1 when it has none yet.
+   */
+  findIpv4Bits(bits: number): number {
+    return this.#byIpv4.get(bits);
+  }
+
+  /**
+   * The group of a one-key table whose key is the integer `v`, 0 <= v < 65536 (what `find`
+   * answers for a row holding that number), or -1 when it has none yet.
+   */
+  findSmallInt(v: number): number {
+    const byInt = this.#bySmallInt;
+    return byInt === null ? -1 : byInt[v] - 1;
+  }
+
   /** Numbers a new group under the keys of the last `find`. */
   add(): number {
     const g = this.#size++;
@@ -93,51 +137,49 @@ export class GroupTable {
 }
 
 /**
- * Group numbers by uint32 keys: open addressing with linear probing over typed arrays, kept at
- * most half full. A slot holds its group number + 1 (0: empty) and its key.
+ * Group numbers by uint32 keys: open addressing with linear probing over one typed array, kept
+ * at most half full. A slot is two numbers side by side (one cache line holds both): its key
+ * and its group number + 1 (0: empty).
  */
 export class Uint32Table {
-  #keys = new Uint32Array(1024);
-  #groups = new Int32Array(1024);
+  #slots = new Uint32Array(2048);
   #shift = 22; // 32 - log2(capacity)
   #count = 0;
 
   /** The group of `key` (a uint32), or -1. */
   get(key: number): number {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    const mask = keys.length - 1;
-    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
+    const slots = this.#slots;
+    const mask = slots.length - 2;
+    let at = (Math.imul(key, 0x9e3779b1) >>> this.#shift) << 1;
     for (;;) {
-      const g = groups[at];
+      const g = slots[at + 1];
       if (g === 0) return -1;
-      if (keys[at] === key) return g - 1;
-      at = (at + 1) & mask;
+      if (slots[at] === key) return g - 1;
+      at = (at + 2) & mask;
     }
   }
 
   /** Records `group` under `key`, which `get` has just answered -1 for. */
   set(key: number, group: number): void {
-    if (++this.#count * 2 > this.#keys.length) this.#grow();
+    if (++this.#count * 4 > this.#slots.length) this.#grow();
     this.#place(key, group + 1);
   }
 
   #place(key: number, slotValue: number): void {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    const mask = keys.length - 1;
-    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
-    while (groups[at] !== 0) at = (at + 1) & mask;
-    keys[at] = key;
-    groups[at] = slotValue;
+    const slots = this.#slots;
+    const mask = slots.length - 2;
+    let at = (Math.imul(key, 0x9e3779b1) >>> this.#shift) << 1;
+    while (slots[at + 1] !== 0) at = (at + 2) & mask;
+    slots[at] = key;
+    slots[at + 1] = slotValue;
   }
 
   #grow(): void {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    this.#keys = new Uint32Array(keys.length * 2);
-    this.#groups = new Int32Array(keys.length * 2);
+    const slots = this.#slots;
+    this.#slots = new Uint32Array(slots.length * 2);
     this.#shift--;
-    for (let k = 0; k < keys.length; k++) if (groups[k] !== 0) this.#place(keys[k], groups[k]);
+    for (let k = 0; k < slots.length; k += 2) {
+      if (slots[k + 1] !== 0) this.#place(slots[k], slots[k + 1]);
+    }
   }
 }

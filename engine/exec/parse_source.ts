@@ -15,6 +15,7 @@
 import type { FileEntry } from "../datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { PushedFilter } from "../plan.ts";
+import type { Row } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink, SLICE_MS } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
@@ -38,10 +39,17 @@ export async function* parseSource(
   const names = needed ?? pattern.fields.map((f) => f.name);
   const extractor = pattern.makeExtractor(names);
   const keep = filter?.keep;
-  const scanner = pattern.makeByteScanner(names, filter);
+  // Under a grouping that takes records directly (ctx.direct), the scanner folds into it the
+  // records of groups it already has, and hands out rows only for the others.
+  const scanner = pattern.makeByteScanner(names, filter, ctx.direct);
   const multiLine = pattern.multiLine;
   const sink = new RowSink(keep);
-  const push = sink.push;
+  // Folding, every row goes to the grouping at once, so that it takes records in input order.
+  const direct = scanner?.folds ? ctx.direct : undefined;
+  const push = direct === undefined ? sink.push : (row: Row) => {
+    if (keep === undefined || keep(row)) direct.add(row);
+  };
+  const take = direct === undefined ? (row: Row) => sink.rows.push(row) : direct.add;
   let skipped = 0;
   let firstSkipped = "";
   // Records of the current chunk, added to the query's stats once per chunk.
@@ -71,8 +79,8 @@ export async function* parseSource(
           if (i < checked) {
             const row = scanner.scan(bytes, i);
             if (row !== undefined) {
-              // null: a record the pushed filter dropped.
-              if (row !== null) sink.rows.push(row);
+              // null: a record the pushed filter dropped, or one folded into ctx.direct.
+              if (row !== null) take(row);
               i = scanner.next;
               continue;
             }
