@@ -125,8 +125,8 @@ export class Grouping {
           this.#directCharged += bytes;
         }
       },
-      findIpv4: (bits) => table.findIpv4Bits(bits),
-      findSmallInt: (v) => table.findSmallInt(v),
+      ipv4: () => table.ipv4Table,
+      smallInts: () => table.smallInts,
       values: (i) => slots[i]!.values,
       flags: (i) => slots[i]!.flags,
     };

@@ -31,15 +31,18 @@ export interface DirectGroups {
   readonly key: string;
   /** Per aggregate: `count` or `sum` of a field, or of rows (`count(*)`: field null). */
   readonly folds: readonly { readonly kind: "count" | "sum"; readonly field: string | null }[];
-  /** Takes the row of a record now (charging the memory budget for a new group). */
+  /**
+   * Takes the row of a record now (charging the memory budget for a new group). What the
+   * getters below gave may be stale after it (new groups grow the arrays).
+   */
   add(row: Row): void;
-  /** The group of an IPv4 key by its bits (a uint32), or -1. */
-  findIpv4(bits: number): number;
-  /** The group of an integer key 0 <= v < SMALL_INTS, or -1. */
-  findSmallInt(v: number): number;
+  /** The groups of IPv4 keys by their bits (`Uint32Table.slots` and `shift`). */
+  ipv4(): Uint32Table;
+  /** Group + 1 by an integer key 0 <= v < SMALL_INTS (0: none), or null while there is none. */
+  smallInts(): Int32Array | null;
   /**
    * The numbers of fold `i`, by group: counts, or sums (with `flags(i)[g] |= 1` once a sum took
-   * a value). Valid until the source hands out its next batch (new groups grow them).
+   * a value).
    */
   values(i: number): Float64Array;
   flags(i: number): Uint8Array;
@@ -110,6 +113,16 @@ export class GroupTable {
     return this.#byIpv4.get(bits);
   }
 
+  /** The table of IPv4 keys' groups (for a reader that probes it itself: DirectGroups). */
+  get ipv4Table(): Uint32Table {
+    return this.#byIpv4;
+  }
+
+  /** Group + 1 by small integer key (0: none), or null while no such key was found. */
+  get smallInts(): Int32Array | null {
+    return this.#bySmallInt;
+  }
+
   /**
    * The group of a one-key table whose key is the integer `v`, 0 <= v < 65536 (what `find`
    * answers for a row holding that number), or -1 when it has none yet.
@@ -145,6 +158,19 @@ export class Uint32Table {
   #slots = new Uint32Array(2048);
   #shift = 22; // 32 - log2(capacity)
   #count = 0;
+
+  /**
+   * The slots, for a reader that probes them itself (byte_scanner.ts) as `get` does: the key at
+   * an even index, the group + 1 after it; a key starts at (Math.imul(key, 0x9e3779b1) >>>
+   * shift) << 1. Replaced by a larger array when the table grows.
+   */
+  get slots(): Uint32Array {
+    return this.#slots;
+  }
+
+  get shift(): number {
+    return this.#shift;
+  }
 
   /** The group of `key` (a uint32), or -1. */
   get(key: number): number {

@@ -46,10 +46,14 @@ export async function* parseSource(
   const sink = new RowSink(keep);
   // Folding, every row goes to the grouping at once, so that it takes records in input order.
   const direct = scanner?.folds ? ctx.direct : undefined;
-  const push = direct === undefined ? sink.push : (row: Row) => {
-    if (keep === undefined || keep(row)) direct.add(row);
+  const add = (row: Row) => {
+    direct!.add(row);
+    scanner!.refresh(); // a new group may have grown the arrays it folds into
   };
-  const take = direct === undefined ? (row: Row) => sink.rows.push(row) : direct.add;
+  const push = direct === undefined ? sink.push : (row: Row) => {
+    if (keep === undefined || keep(row)) add(row);
+  };
+  const take = direct === undefined ? (row: Row) => sink.rows.push(row) : add;
   let skipped = 0;
   let firstSkipped = "";
   // Records of the current chunk, added to the query's stats once per chunk.

@@ -41,6 +41,8 @@ export interface ByteScanner {
    * grouping's `add`, at once, and so are those of the lines left to the expression.
    */
   readonly folds: boolean;
+  /** Reads the `direct` grouping's arrays again: call it after each of its `add`s. */
+  refresh(): void;
 }
 
 /** The element did not match here, whatever the lengths tried: an optional one is absent. */
@@ -179,8 +181,21 @@ export function makeByteScanner(
   const fold = direct === undefined || (filter !== undefined && !filtered)
     ? ""
     : directCode(direct, slotOf, outputs);
+  // Folding, the grouping's arrays are held in variables, read again after each `add`.
+  const folded = direct === undefined || fold === "" ? [] : direct.folds.map((_, i) => i);
+  const refresh = fold === "" ? "" : `const t = direct.ipv4();
+T_SLOTS = t.slots; T_SHIFT = t.shift; SMALL = direct.smallInts();
+${folded.map((i) => `V${i} = direct.values(${i}); F${i} = direct.flags(${i});`).join("\n")}`;
   const source = `
 let wordsOf = null, words = null;
+let T_SLOTS = null, T_SHIFT = 0, SMALL = null${
+    folded.map((i) => `, V${i} = null, F${i} = null`).join("")
+  };
+function refresh() {
+${refresh}
+}
+refresh();
+state.refresh = refresh;
 return function scan(b, from) {
 if (b !== wordsOf) { wordsOf = b; words = wordView(b); }
 let i = from, r = 0, j = 0, c = 0;
@@ -194,7 +209,7 @@ ${fold}
 const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
 };`;
-  const state = { next: 0 };
+  const state = { next: 0, refresh: () => {} };
   const make = new Function(
     "state",
     "IpAddr",
@@ -229,6 +244,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
       return state.next;
     },
     folds: fold !== "",
+    refresh: () => state.refresh(),
   };
 }
 
@@ -246,11 +262,24 @@ function directCode(
   const key = slotOf.get(direct.key);
   if (key === undefined) return "";
   let find: string;
-  if (outputs[key] === "ipv4") find = `n${key} >= 0 ? direct.findIpv4(n${key}) : -1`;
-  else if (outputs[key] === "int" || outputs[key] === "long") {
+  if (outputs[key] === "ipv4") {
+    // Uint32Table.get, over the slots and shift `refresh` read.
+    find = `let g = -1;
+if (n${key} >= 0) {
+  let at = (Math.imul(n${key}, 0x9e3779b1) >>> T_SHIFT) << 1;
+  const mask = T_SLOTS.length - 2;
+  for (;;) {
+    const x = T_SLOTS[at + 1];
+    if (x === 0) break;
+    if (T_SLOTS[at] === n${key}) { g = x - 1; break; }
+    at = (at + 2) & mask;
+  }
+}`;
+  } else if (outputs[key] === "int" || outputs[key] === "long") {
     // GroupTable numbers integer keys from 0 to SMALL_INTS by an array, the others by a map.
-    find =
-      `d${key} <= 15 && n${key} >= 0 && n${key} < ${SMALL_INTS} ? direct.findSmallInt(n${key}) : -1`;
+    find = `const g = SMALL !== null && d${key} <= 15 && n${key} >= 0 && n${key} < ${SMALL_INTS}
+  ? SMALL[n${key}] - 1
+  : -1;`;
   } else return "";
   // A value that is null or not a plain number (INT beyond 32 bits, more than 15 digits) is
   // left to the row.
@@ -260,7 +289,7 @@ function directCode(
     const { kind, field } = direct.folds[i];
     if (field === null) {
       if (kind !== "count") return "";
-      adds.push(`direct.values(${i})[g]++;`);
+      adds.push(`V${i}[g]++;`);
       continue;
     }
     const k = slotOf.get(field);
@@ -272,12 +301,12 @@ function directCode(
     );
     adds.push(
       kind === "count"
-        ? `if (s${k} >= 0) direct.values(${i})[g]++;`
-        : `if (s${k} >= 0) { direct.values(${i})[g] += n${k}; direct.flags(${i})[g] |= 1; }`,
+        ? `if (s${k} >= 0) V${i}[g]++;`
+        : `if (s${k} >= 0) { V${i}[g] += n${k}; F${i}[g] |= 1; }`,
     );
   }
   return `if (s${key} >= 0${plain.map((p) => ` && ${p}`).join("")}) {
-const g = ${find};
+${find}
 if (g >= 0) {
 ${adds.join("\n")}
 return null;
