@@ -17,10 +17,11 @@ import {
   BATCH_ROWS,
   type BatchStream,
   checkCancelled,
+  type DirectGroups,
   type ExecContext,
   TimeSlicer,
 } from "./context.ts";
-import { type DirectGroups, GroupTable } from "./group_table.ts";
+import { GroupTable } from "./group_table.ts";
 import { decodeRow, encodeRow } from "./parallel/value_codec.ts";
 import type { PartialGroups } from "./parallel/scan_workers.ts";
 

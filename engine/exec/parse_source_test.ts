@@ -250,3 +250,36 @@ Deno.test("parseSource() folds records into a grouping under it exactly as their
     assert.ok(one.out.some((r) => r.client instanceof IpAddr && r.client.version === 6));
   });
 });
+
+Deno.test("parseSource() frees only read buffers made for one chunk: a stream of views of one buffer reads whole", async () => {
+  const p = pattern("INT:n ' ' NSPACE:pad");
+  const text = Array.from({ length: 30_000 }, (_, i) => `${i} ${"q".repeat(i % 50 + 1)}\n`).join(
+    "",
+  );
+  const all = new TextEncoder().encode(text);
+  // Chunks of 700 000 bytes cut lines; every chunk views the same buffer.
+  const shared: FileEntry = {
+    uri: "memory://shared.log",
+    size: all.length,
+    modified: 0,
+    pathTime: null,
+    open: () => {
+      let at = 0;
+      return Promise.resolve(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (at >= all.length) return controller.close();
+            controller.enqueue(all.subarray(at, at + 700_000));
+            at += 700_000;
+          },
+        }),
+      );
+    },
+  };
+  for (let round = 0; round < 2; round++) {
+    const got = await rows(parseSource([shared], p, ["n"], testContext()));
+    assert.equal(got.length, 30_000);
+    assert.ok(got.every((r, i) => r.n === i));
+  }
+  assert.equal(all.byteLength, text.length); // not detached
+});

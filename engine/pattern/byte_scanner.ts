@@ -25,7 +25,8 @@ import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
-import { type DirectGroups, SMALL_INTS } from "../exec/group_table.ts";
+import { SMALL_INTS } from "../exec/group_table.ts";
+import type { DirectGroups } from "../exec/context.ts";
 
 export interface ByteScanner {
   /**

@@ -36,7 +36,7 @@ import { forRe2, regexShape } from "../user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
-import type { DirectGroups } from "../exec/group_table.ts";
+import type { DirectGroups } from "../exec/context.ts";
 import {
   type ExtractCounts,
   type ExtractOptions,
