@@ -24,6 +24,8 @@ export type RowFn = (row: Row) => Value;
 export interface Compiled {
   readonly fn: RowFn;
   readonly label: string;
+  /** Set when the expression is a plain field reference (a group key): that field's name. */
+  readonly field?: string;
 }
 
 export interface Column extends Compiled {
@@ -43,6 +45,8 @@ export interface AggregateSpec {
    * (the same results as `create`'s accumulators, without an object per group).
    */
   readonly fold?: "count" | "sum";
+  /** Set when the argument is a plain field reference: that field's name. */
+  readonly argField?: string;
 }
 
 /** The accumulator shape the planner adapts the functions' aggregates to. */

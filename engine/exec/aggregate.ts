@@ -10,13 +10,14 @@
  * whose states a worker exports as plain data and the merge takes in (Accumulator.mergeState).
  */
 
-import type { Accumulator, AggregateSpec, Column, Compiled } from "../plan.ts";
+import type { Accumulator, AggregateSpec, Column, Compiled, PlanNode } from "../plan.ts";
 import { Interval, type Row, type Value } from "../values.ts";
 import { estimateBytes } from "../value_ops.ts";
 import {
   BATCH_ROWS,
   type BatchStream,
   checkCancelled,
+  type DirectGroups,
   type ExecContext,
   TimeSlicer,
 } from "./context.ts";
@@ -75,6 +76,7 @@ export class Grouping {
   readonly #held: number[][] = [];
   #tracks: boolean[] | null = null;
   readonly #groupBytes: number;
+  #directCharged = 0;
 
   constructor(options: AggregateOptions) {
     const { keys, aggregates } = options;
@@ -96,6 +98,54 @@ export class Grouping {
     return options.aggregates.every((a) =>
       a.fold !== undefined || typeof a.create().mergeState === "function"
     );
+  }
+
+  /**
+   * The grouping as a source may fold records into it without rows (DirectGroups), or null
+   * when its keys or aggregates are not of that kind (one key that is a field; counts and sums
+   * of fields or rows).
+   */
+  direct(ctx: Pick<ExecContext, "memory">): DirectGroups | null {
+    const { keys, aggregates } = this.#options;
+    if (keys.length !== 1 || keys[0].field === undefined) return null;
+    const folds: { kind: "count" | "sum"; field: string | null }[] = [];
+    for (const a of aggregates) {
+      if (a.fold === undefined) return null;
+      if (a.arg !== null && a.argField === undefined) return null;
+      folds.push({ kind: a.fold, field: a.arg === null ? null : a.argField! });
+    }
+    const table = this.#table;
+    const slots = this.#folds;
+    return {
+      key: keys[0].field,
+      folds,
+      add: (row) => {
+        const bytes = this.add([row]);
+        if (bytes > 0) {
+          ctx.memory.take(bytes, "group");
+          this.#directCharged += bytes;
+        }
+      },
+      ipv4: () => table.ipv4Table,
+      smallInts: () => table.smallInts,
+      values: (i) => slots[i]!.values,
+      flags: (i) => slots[i]!.flags,
+    };
+  }
+
+  /**
+   * The context to open this grouping's input with: one that offers the grouping to a source
+   * directly under it (`ExecContext.direct`), else `ctx`.
+   */
+  inputContext(input: PlanNode, ctx: ExecContext): ExecContext {
+    if (input.kind !== "source") return ctx;
+    const direct = this.direct(ctx);
+    return direct === null ? ctx : { ...ctx, direct };
+  }
+
+  /** The bytes charged to the memory budget for rows a source handed over through `direct`. */
+  get directCharged(): number {
+    return this.#directCharged;
   }
 
   #newGroup(g: number, first: Row): void {
@@ -262,12 +312,15 @@ export class Grouping {
   }
 }
 
+/**
+ * The aggregate's rows; `grouping`, when given, is the one whose `inputContext` opened `input`.
+ */
 export async function* aggregateRows(
   input: BatchStream,
   options: AggregateOptions,
   ctx: ExecContext,
+  grouping: Grouping = new Grouping(options),
 ): BatchStream {
-  const grouping = new Grouping(options);
   let charged = 0;
   try {
     for await (const batch of input) {
@@ -283,6 +336,6 @@ export async function* aggregateRows(
       yield out;
     }
   } finally {
-    ctx.memory.release(charged);
+    ctx.memory.release(charged + grouping.directCharged);
   }
 }

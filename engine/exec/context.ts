@@ -38,6 +38,41 @@ export interface ExecContext {
    * rows they hold take turns through it.
    */
   readonly slicer?: TimeSlicer;
+  /**
+   * Set by a grouping for the source right under it (Grouping.inputContext): the source may
+   * fold records into it instead of handing out their rows (parse_source.ts).
+   */
+  readonly direct?: DirectGroups;
+}
+
+/**
+ * A grouping with one key that is a field, and only counts and sums of fields (or rows), as a
+ * source can fold its records into it without making rows (parse_source.ts): it finds a
+ * record's group by the key's number and adds to the group's count or sum in place. A record
+ * whose group is new, or whose values it cannot fold as plain numbers, it hands over as a row
+ * (`add`) at once, so that the grouping takes every record in input order (first rows, and sums
+ * beyond 2^53, are those of rows).
+ */
+export interface DirectGroups {
+  /** The field of the one key. */
+  readonly key: string;
+  /** Per aggregate: `count` or `sum` of a field, or of rows (`count(*)`: field null). */
+  readonly folds: readonly { readonly kind: "count" | "sum"; readonly field: string | null }[];
+  /**
+   * Takes the row of a record now (charging the memory budget for a new group). What the
+   * getters below gave may be stale after it (new groups grow the arrays).
+   */
+  add(row: Row): void;
+  /** The groups of IPv4 keys by their bits (group_table.ts's Uint32Table: `slots`, `shift`). */
+  ipv4(): { readonly slots: Uint32Array; readonly shift: number };
+  /** Group + 1 by an integer key 0 <= v < 65536 (0: none), or null while there is none. */
+  smallInts(): Int32Array | null;
+  /**
+   * The numbers of fold `i`, by group: counts, or sums (with `flags(i)[g] |= 1` once a sum took
+   * a value).
+   */
+  values(i: number): Float64Array;
+  flags(i: number): Uint8Array;
 }
 
 /**

@@ -16,7 +16,7 @@ import { IpAddr, type Row, Timestamp } from "../values.ts";
 import { combineKeys, valueKey } from "../value_ops.ts";
 
 /** Single integer keys below this are looked up in an array. */
-const SMALL_INTS = 1 << 16;
+export const SMALL_INTS = 1 << 16;
 
 export class GroupTable {
   readonly #keys: readonly Compiled[];
@@ -75,6 +75,33 @@ export class GroupTable {
     return map.get(key) ?? -1;
   }
 
+  /**
+   * The group of a one-key table whose key is the IPv4 address of these 32 bits (what `find`
+   * answers for a row holding that address), or -1 when it has none yet.
+   */
+  findIpv4Bits(bits: number): number {
+    return this.#byIpv4.get(bits);
+  }
+
+  /** The table of IPv4 keys' groups (for a reader that probes it itself: DirectGroups). */
+  get ipv4Table(): Uint32Table {
+    return this.#byIpv4;
+  }
+
+  /** Group + 1 by small integer key (0: none), or null while no such key was found. */
+  get smallInts(): Int32Array | null {
+    return this.#bySmallInt;
+  }
+
+  /**
+   * The group of a one-key table whose key is the integer `v`, 0 <= v < 65536 (what `find`
+   * answers for a row holding that number), or -1 when it has none yet.
+   */
+  findSmallInt(v: number): number {
+    const byInt = this.#bySmallInt;
+    return byInt === null ? -1 : byInt[v] - 1;
+  }
+
   /** Numbers a new group under the keys of the last `find`. */
   add(): number {
     const g = this.#size++;
@@ -93,51 +120,62 @@ export class GroupTable {
 }
 
 /**
- * Group numbers by uint32 keys: open addressing with linear probing over typed arrays, kept at
- * most half full. A slot holds its group number + 1 (0: empty) and its key.
+ * Group numbers by uint32 keys: open addressing with linear probing over one typed array, kept
+ * at most half full. A slot is two numbers side by side (one cache line holds both): its key
+ * and its group number + 1 (0: empty).
  */
 export class Uint32Table {
-  #keys = new Uint32Array(1024);
-  #groups = new Int32Array(1024);
+  #slots = new Uint32Array(2048);
   #shift = 22; // 32 - log2(capacity)
   #count = 0;
 
+  /**
+   * The slots, for a reader that probes them itself (byte_scanner.ts) as `get` does: the key at
+   * an even index, the group + 1 after it; a key starts at (Math.imul(key, 0x9e3779b1) >>>
+   * shift) << 1. Replaced by a larger array when the table grows.
+   */
+  get slots(): Uint32Array {
+    return this.#slots;
+  }
+
+  get shift(): number {
+    return this.#shift;
+  }
+
   /** The group of `key` (a uint32), or -1. */
   get(key: number): number {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    const mask = keys.length - 1;
-    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
+    const slots = this.#slots;
+    const mask = slots.length - 2;
+    let at = (Math.imul(key, 0x9e3779b1) >>> this.#shift) << 1;
     for (;;) {
-      const g = groups[at];
+      const g = slots[at + 1];
       if (g === 0) return -1;
-      if (keys[at] === key) return g - 1;
-      at = (at + 1) & mask;
+      if (slots[at] === key) return g - 1;
+      at = (at + 2) & mask;
     }
   }
 
   /** Records `group` under `key`, which `get` has just answered -1 for. */
   set(key: number, group: number): void {
-    if (++this.#count * 2 > this.#keys.length) this.#grow();
+    if (++this.#count * 4 > this.#slots.length) this.#grow();
     this.#place(key, group + 1);
   }
 
   #place(key: number, slotValue: number): void {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    const mask = keys.length - 1;
-    let at = Math.imul(key, 0x9e3779b1) >>> this.#shift;
-    while (groups[at] !== 0) at = (at + 1) & mask;
-    keys[at] = key;
-    groups[at] = slotValue;
+    const slots = this.#slots;
+    const mask = slots.length - 2;
+    let at = (Math.imul(key, 0x9e3779b1) >>> this.#shift) << 1;
+    while (slots[at + 1] !== 0) at = (at + 2) & mask;
+    slots[at] = key;
+    slots[at + 1] = slotValue;
   }
 
   #grow(): void {
-    const keys = this.#keys;
-    const groups = this.#groups;
-    this.#keys = new Uint32Array(keys.length * 2);
-    this.#groups = new Int32Array(keys.length * 2);
+    const slots = this.#slots;
+    this.#slots = new Uint32Array(slots.length * 2);
     this.#shift--;
-    for (let k = 0; k < keys.length; k++) if (groups[k] !== 0) this.#place(keys[k], groups[k]);
+    for (let k = 0; k < slots.length; k += 2) {
+      if (slots[k + 1] !== 0) this.#place(slots[k], slots[k + 1]);
+    }
   }
 }

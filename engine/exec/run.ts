@@ -22,7 +22,7 @@ import {
 import { valuesSource } from "./values_source.ts";
 import { filterRows } from "./filter.ts";
 import { projectRows } from "./project.ts";
-import { aggregateRows } from "./aggregate.ts";
+import { aggregateRows, Grouping } from "./aggregate.ts";
 import { sortRows } from "./sort.ts";
 import { limitRows } from "./limit.ts";
 import { joinRows } from "./join.ts";
@@ -96,8 +96,16 @@ function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
       });
     case "project":
       return projectRows(openNode(node.input, ctx), node, ctx);
-    case "aggregate":
-      return aggregateRows(openNode(node.input, ctx), node, ctx);
+    case "aggregate": {
+      // A source right under it may fold its records into the grouping without rows.
+      const grouping = new Grouping(node);
+      return aggregateRows(
+        openNode(node.input, grouping.inputContext(node.input, ctx)),
+        node,
+        ctx,
+        grouping,
+      );
+    }
     case "sort":
       return sortRows(
         openNode(node.input, ctx),

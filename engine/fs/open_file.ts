@@ -6,6 +6,13 @@
 import { READ_CHUNK_BYTES } from "../exec/context.ts";
 
 /**
+ * The buffers of chunks these streams made, each for one chunk alone: the reader of the chunk
+ * may free one (`ArrayBuffer.transfer(0)`) once it is done with it, instead of leaving it to the
+ * collector (parse_source.ts). Buffers from other streams may be shared and are not in it.
+ */
+export const freeableChunks = new WeakSet<ArrayBuffer>();
+
+/**
  * A pull stream over the file at `hostPath` from byte `from` on; rejects when the file cannot
  * be opened.
  */
@@ -39,6 +46,7 @@ export async function openFile(
       }
       try {
         const buf = new Uint8Array(READ_CHUNK_BYTES);
+        freeableChunks.add(buf.buffer);
         let filled = 0;
         while (filled < buf.length) {
           const n = await file.read(buf.subarray(filled));

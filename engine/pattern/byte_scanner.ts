@@ -25,15 +25,25 @@ import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
+import { SMALL_INTS } from "../exec/group_table.ts";
+import type { DirectGroups } from "../exec/context.ts";
 
 export interface ByteScanner {
   /**
    * The row of the line starting at `from` (ended by "\n"), null for a record the filter
-   * drops, or undefined when the regular expression must decide. After a row or null, `next`
-   * is the offset just past the line's "\n".
+   * drops or one folded into the scanner's `direct` grouping, or undefined when the regular
+   * expression must decide. After a row or null, `next` is the offset just past the line's "\n".
    */
   scan(bytes: Uint8Array, from: number): Row | null | undefined;
   readonly next: number;
+  /**
+   * Whether it folds records into the `direct` grouping it was made with; the rows it gives
+   * (of groups that grouping does not have yet, or values it could not fold) are then for the
+   * grouping's `add`, at once, and so are those of the lines left to the expression.
+   */
+  readonly folds: boolean;
+  /** Reads the `direct` grouping's arrays again: call it after each of its `add`s. */
+  refresh(): void;
 }
 
 /** The element did not match here, whatever the lengths tried: an optional one is absent. */
@@ -80,6 +90,7 @@ export function makeByteScanner(
   needed: readonly string[],
   timeZone: string,
   filter?: PushedFilter,
+  direct?: DirectGroups,
 ): ByteScanner | null {
   for (const el of elements) {
     if (el.kind === "choice") return null;
@@ -168,8 +179,24 @@ export function makeByteScanner(
     : `if (!keep({ ${
       needed.flatMap((n, k) => filter.reads.has(n) ? [props[k]] : []).join(", ")
     } })) return null;`;
+  const fold = direct === undefined || (filter !== undefined && !filtered)
+    ? ""
+    : directCode(direct, slotOf, outputs);
+  // Folding, the grouping's arrays are held in variables, read again after each `add`.
+  const folded = direct === undefined || fold === "" ? [] : direct.folds.map((_, i) => i);
+  const refresh = fold === "" ? "" : `const t = direct.ipv4();
+T_SLOTS = t.slots; T_SHIFT = t.shift; SMALL = direct.smallInts();
+${folded.map((i) => `V${i} = direct.values(${i}); F${i} = direct.flags(${i});`).join("\n")}`;
   const source = `
 let wordsOf = null, words = null;
+let T_SLOTS = null, T_SHIFT = 0, SMALL = null${
+    folded.map((i) => `, V${i} = null, F${i} = null`).join("")
+  };
+function refresh() {
+${refresh}
+}
+refresh();
+state.refresh = refresh;
 return function scan(b, from) {
 if (b !== wordsOf) { wordsOf = b; words = wordView(b); }
 let i = from, r = 0, j = 0, c = 0;
@@ -179,10 +206,11 @@ ${code}
 while (b[i] !== ${NL}) i++;
 state.next = i + 1;
 ${test}
+${fold}
 const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
 };`;
-  const state = { next: 0 };
+  const state = { next: 0, refresh: () => {} };
   const make = new Function(
     "state",
     "IpAddr",
@@ -192,6 +220,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     "skipQuoted",
     "skipNonSpace",
     "keep",
+    "direct",
     ...converters.map((_, k) => `c${k}`),
     source,
   );
@@ -204,6 +233,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     skipQuoted,
     skipNonSpace,
     filter?.keep,
+    direct,
     ...converters,
   ) as (
     b: Uint8Array,
@@ -214,7 +244,75 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     get next() {
       return state.next;
     },
+    folds: fold !== "",
+    refresh: () => state.refresh(),
   };
+}
+
+/**
+ * Code that folds a record into `direct` (a grouping: group_table.ts) and returns null, for a
+ * record whose group exists and whose values are plain numbers; other records go on to be
+ * rows, which the grouping takes in order. Empty when the grouping's key or values are not
+ * fields this scanner gives as numbers (an IPv4 address, an INT or LONG).
+ */
+function directCode(
+  direct: DirectGroups,
+  slotOf: ReadonlyMap<string, number>,
+  outputs: readonly Output[],
+): string {
+  const key = slotOf.get(direct.key);
+  if (key === undefined) return "";
+  let find: string;
+  if (outputs[key] === "ipv4") {
+    // Uint32Table.get, over the slots and shift `refresh` read.
+    find = `let g = -1;
+if (n${key} >= 0) {
+  let at = (Math.imul(n${key}, 0x9e3779b1) >>> T_SHIFT) << 1;
+  const mask = T_SLOTS.length - 2;
+  for (;;) {
+    const x = T_SLOTS[at + 1];
+    if (x === 0) break;
+    if (T_SLOTS[at] === n${key}) { g = x - 1; break; }
+    at = (at + 2) & mask;
+  }
+}`;
+  } else if (outputs[key] === "int" || outputs[key] === "long") {
+    // GroupTable numbers integer keys from 0 to SMALL_INTS by an array, the others by a map.
+    find = `const g = SMALL !== null && d${key} <= 15 && n${key} >= 0 && n${key} < ${SMALL_INTS}
+  ? SMALL[n${key}] - 1
+  : -1;`;
+  } else return "";
+  // A value that is null or not a plain number (INT beyond 32 bits, more than 15 digits) is
+  // left to the row.
+  const plain: string[] = [];
+  const adds: string[] = [];
+  for (let i = 0; i < direct.folds.length; i++) {
+    const { kind, field } = direct.folds[i];
+    if (field === null) {
+      if (kind !== "count") return "";
+      adds.push(`V${i}[g]++;`);
+      continue;
+    }
+    const k = slotOf.get(field);
+    if (k === undefined || (outputs[k] !== "int" && outputs[k] !== "long")) return "";
+    plain.push(
+      outputs[k] === "int"
+        ? `(s${k} < 0 || (d${k} <= 15 && n${k} >= -2147483648 && n${k} <= 2147483647))`
+        : `(s${k} < 0 || d${k} <= 15)`,
+    );
+    adds.push(
+      kind === "count"
+        ? `if (s${k} >= 0) V${i}[g]++;`
+        : `if (s${k} >= 0) { V${i}[g] += n${k}; F${i}[g] |= 1; }`,
+    );
+  }
+  return `if (s${key} >= 0${plain.map((p) => ` && ${p}`).join("")}) {
+${find}
+if (g >= 0) {
+${adds.join("\n")}
+return null;
+}
+}`;
 }
 
 /** Code that runs `fail` unless the bytes at `at` are `text`. */

@@ -36,6 +36,7 @@ import { forRe2, regexShape } from "../user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan.ts";
+import type { DirectGroups } from "../exec/context.ts";
 import {
   type ExtractCounts,
   type ExtractOptions,
@@ -59,9 +60,14 @@ export interface CompiledPattern {
   /**
    * A scanner over the bytes of lines giving the rows of `neededFields` (byte_scanner.ts), with
    * `filter` tested on the fields it reads first, or null when the pattern has a shape it does
-   * not cover; never for multi-line patterns.
+   * not cover; never for multi-line patterns. With `direct`, it folds the records it can into
+   * that grouping instead of giving their rows.
    */
-  makeByteScanner(neededFields: readonly string[], filter?: PushedFilter): ByteScanner | null;
+  makeByteScanner(
+    neededFields: readonly string[],
+    filter?: PushedFilter,
+    direct?: DirectGroups,
+  ): ByteScanner | null;
   /** All fields of the records in `text[start, end)`; see Extractor.extractAll. */
   extractAll(
     text: string,
@@ -126,10 +132,10 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
       maxLines: all.maxLines,
       source: all.source,
       makeExtractor: make,
-      makeByteScanner: (needed, filter) =>
+      makeByteScanner: (needed, filter, direct) =>
         all.maxLines > 1
           ? null
-          : makeByteScanner(parsed.elements, needed, options.timeZone, filter),
+          : makeByteScanner(parsed.elements, needed, options.timeZone, filter, direct),
       extractAll(text, start, end, onRow, options) {
         every ??= make(schema.map((f) => f.name));
         return every.extractAll(text, start, end, onRow, options);

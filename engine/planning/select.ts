@@ -192,6 +192,7 @@ function aggregateSlot(
     arg: arg && arg.fn,
     create: () => def.create(),
     ...(name === "count" || name === "sum" ? { fold: name } : {}),
+    ...(argExpr?.kind === "field" ? { argField: argExpr.name } : {}),
   });
   const counts = name === "count" || name === "count_distinct";
   into.slots.push({ name: slot, type: resultType, nullable: !counts });
@@ -249,7 +250,7 @@ export function planAggregate(
     const t = typed(env, k.expr, input);
     if (!t) return undefined;
     fieldsRead(k.expr, reads);
-    keys.push(t);
+    keys.push(k.expr.kind === "field" ? { ...t, field: k.expr.name } : t);
   }
   const rewritten: { name: string; expr: Expr; label: string }[] = [];
   let ok = true;

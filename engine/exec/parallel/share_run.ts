@@ -153,7 +153,8 @@ export async function runShare(
       return;
     }
     const grouping = new Grouping(node);
-    for await (const batch of openNode(node.input, ctx)) {
+    // A source right under it may fold its records into the grouping without rows.
+    for await (const batch of openNode(node.input, grouping.inputContext(node.input, ctx))) {
       checkCancelled(signal);
       const bytes = grouping.add(batch);
       if (bytes > 0) ctx.memory.take(bytes, "group");
