@@ -230,6 +230,8 @@ export function buildDeps(
         grants: () => rights.grants(),
         ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
         nice: settings["query.workerNice"],
+        // Loaded when the server starts: the first query would wait ~300 ms for them.
+        warm: settings["query.workers"] > 1,
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,

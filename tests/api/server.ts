@@ -57,7 +57,11 @@ export async function startTestServer(
       if (line.includes(" ERROR ")) console.error(line);
     });
     const deps = buildDeps(home, settings, log);
-    stops.push(() => deps.supervisor?.stop(), () => deps.lifetimes.pacer.stop());
+    stops.push(
+      () => deps.supervisor?.stop(),
+      () => deps.lifetimes.pacer.stop(),
+      () => deps.scanWorkers?.close(),
+    );
     const tokens: Record<string, string> = {
       alice: await deps.users.add("alice", {}),
       bob: await deps.users.add("bob", {}),
