@@ -20,6 +20,7 @@ import { formatIp, formatNet } from "./ip.ts";
 import { toJsonValue, toText } from "./render.ts";
 import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "./values.ts";
 import type { RenderOptions } from "./render.ts";
+import { generatedFunction } from "./generated_code.ts";
 
 /** The text formats a result's rows are stored in when its format is fixed. */
 export type RowTextFormat = "json" | "csv" | "tsv";
@@ -411,7 +412,7 @@ export function compileRowBytesWriter(
   }
 };`;
   // Generated from the column names (quoted by JSON.stringify) and nothing else.
-  return new Function("W", "P", "R", "N", "T", body)(
+  return generatedFunction(["W", "P", "R", "N", "T"], body)(
     writers,
     prefixes,
     source.read,

@@ -30,6 +30,7 @@
  */
 
 import type { Row, Value } from "../values.ts";
+import { generatedFunction } from "../generated_code.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -75,10 +76,10 @@ export function jsonLineReader(names: readonly string[]): JsonLineReader | null 
   const paths = jsonPathReader(names.map((n) => [n]));
   if (paths === null) return null;
   // One object literal per row: all rows share one shape (see extractor.ts's rowBuilder).
-  const build = new Function(
-    "v",
+  const build = generatedFunction<(v: Value[]) => Row>(
+    ["v"],
     `return { ${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(", ")} };`,
-  ) as (v: Value[]) => Row;
+  );
   const reader = {
     next: 0,
     read(b: Uint8Array, from: number): Row | undefined {

@@ -23,6 +23,7 @@ import {
   jsonPathReader,
 } from "./json_line_reader.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
+import { generatedFunction } from "../generated_code.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -202,7 +203,7 @@ function memberReader(
   }
   const values = jsonPathReader(list);
   if (values === null) return null;
-  const build = new Function("v", `return { ${parts.join(", ")} };`) as (v: Value[]) => Row;
+  const build = generatedFunction<(v: Value[]) => Row>(["v"], `return { ${parts.join(", ")} };`);
   const reader = {
     next: 0,
     read(bytes: Uint8Array, from: number): Row | undefined {

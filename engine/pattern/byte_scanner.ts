@@ -27,6 +27,7 @@ import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
 import { SMALL_INTS } from "../exec/group_table.ts";
 import type { DirectGroups } from "../exec/context.ts";
+import { generatedFunction } from "../generated_code.ts";
 
 export interface ByteScanner {
   /**
@@ -211,7 +212,7 @@ const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
 };`;
   const state = { next: 0, refresh: () => {} };
-  const make = new Function(
+  const make = generatedFunction([
     "state",
     "IpAddr",
     "integer",
@@ -222,8 +223,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     "keep",
     "direct",
     ...converters.map((_, k) => `c${k}`),
-    source,
-  );
+  ], source);
   const scan = make(
     state,
     IpAddr,

@@ -6,6 +6,7 @@
 import type { Row } from "../values.ts";
 import { type Converter, identity, type MakeConverter } from "./matchers.ts";
 import { type FileClock, noFileClock } from "./year_inference.ts";
+import { generatedFunction } from "../generated_code.ts";
 
 /**
  * A sticky matcher: `exec` matches at `lastIndex` only and moves it past the match. A sticky
@@ -201,6 +202,6 @@ function rowBuilder(
     return `${key}: ${expr}`;
   });
   const params = converters.map((_, k) => `c${k}`);
-  const make = new Function(...params, `return (m) => ({ ${props.join(", ")} });`);
+  const make = generatedFunction(params, `return (m) => ({ ${props.join(", ")} });`);
   return make(...converters) as (m: ArrayLike<string | undefined>) => Row;
 }
