@@ -19,7 +19,12 @@
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
  *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR] [--server-set K=V]
- *     [--v8 FLAGS]
+ *     [--v8 FLAGS] [--warmup N]
+ *
+ * `--warmup N` runs each system N times untimed first: a Trawl server's scan workers start with
+ * V8's compiler cold (a worker's first query of the access task took 800 ms, its fourth 480),
+ * which a server that has answered a few queries no longer is; the peers are native code, run
+ * in a fresh process each time either way.
  *
  * The ratio column is the issue's: the peer's time over Trawl's (above 1: Trawl is faster).
  * The CPU column is the CPU time (user + system, all threads) the query took in its process
@@ -122,7 +127,11 @@ function median(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+/** Untimed runs before the timed ones, for every system alike (`--warmup`, default 0). */
+const WARMUP = Number(option("warmup") ?? 0);
+
 async function timed(runs: number, name: string, make: () => Promise<Run>): Promise<Figure> {
+  for (let i = 0; i < WARMUP; i++) await make();
   const all: Run[] = [];
   for (let i = 0; i < runs; i++) all.push(await make());
   const ms = median(all.map((r) => r.ms));
@@ -325,7 +334,9 @@ async function main(): Promise<void> {
   console.log(
     `# Engine benchmark: ${cores} cores; Trawl ${
       hasWorkers ? `workers ${workerCounts.join(", ")}` : "one scan thread (no query.workers)"
-    }; peers ${threads} thread(s)${onePeers ? " and 1" : ""}; median of ${runs}`,
+    }; peers ${threads} thread(s)${onePeers ? " and 1" : ""}; median of ${runs}${
+      WARMUP > 0 ? ` after ${WARMUP} untimed` : ""
+    }`,
   );
   try {
     for (const name of tasks) {
