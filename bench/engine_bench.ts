@@ -42,6 +42,10 @@ import { SETTING_KEYS } from "../home/settings.ts";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
 const DENO = Deno.execPath();
+/** The `--v8-flags=` of deno.json's `start` task. */
+const START_V8_FLAGS = /--v8-flags=(\S+)/.exec(
+  JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.start,
+)?.[1];
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 
 export const ACCESS_PATTERN =
@@ -176,8 +180,9 @@ async function startServer(home: string, sets: string[]): Promise<Server> {
       "--allow-all",
       // --profile DIR: the server's CPU profile (its main thread), written when it stops.
       ...(option("profile") ? ["--cpu-prof", `--cpu-prof-dir=${option("profile")}`] : []),
-      // --v8 FLAGS: V8 flags for the server (all its isolates, workers included).
-      ...(option("v8") ? [`--v8-flags=${option("v8")}`] : []),
+      // --v8 FLAGS: V8 flags for the server (all its isolates, workers included); by default
+      // those of deno.json's start task, as a server is started.
+      ...((option("v8") ?? START_V8_FLAGS) ? [`--v8-flags=${option("v8") ?? START_V8_FLAGS}`] : []),
       join(ROOT, "main.ts"),
       "serve",
       "--home",
