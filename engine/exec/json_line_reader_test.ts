@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { jsonLineReader, type JsonPath, jsonPathReader, ShortStrings } from "./json_line_reader.ts";
+import { jsonLineReader, type JsonPath, jsonPathReader } from "./json_line_reader.ts";
+import { ShortStrings } from "../short_strings.ts";
 import type { Row } from "../values.ts";
 
 const encoder = new TextEncoder();

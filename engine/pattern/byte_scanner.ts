@@ -28,6 +28,7 @@ import { noFileClock } from "./year_inference.ts";
 import { SMALL_INTS } from "../exec/group_table.ts";
 import type { DirectGroups } from "../exec/context.ts";
 import { generatedFunction } from "../generated_code.ts";
+import { ShortStrings } from "../short_strings.ts";
 
 export interface ByteScanner {
   /**
@@ -552,8 +553,13 @@ function integer(
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
+/** Texts of short fields seen before (a path, a time, a method): one string per recurring value. */
+const shortTexts = new ShortStrings();
+
 /** The text of `b[start, end)`: ASCII directly, other bytes through the decoder. */
 function textOf(b: Uint8Array, start: number, end: number): string {
+  const short = shortTexts.get(b, start, end);
+  if (short !== undefined) return short;
   if (end - start <= 256) {
     let ascii = true;
     for (let i = start; i < end; i++) {
