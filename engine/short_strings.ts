@@ -21,6 +21,8 @@ export class ShortStrings {
   readonly #bytes = new Uint8Array(SHORT_SLOTS * SHORT_BYTES);
   readonly #lengths = new Int8Array(SHORT_SLOTS).fill(-1);
   readonly #texts: string[] = new Array<string>(SHORT_SLOTS).fill("");
+  /** Texts found in the table so far. */
+  hits = 0;
 
   /**
    * The text of `b[start, stop)`, or undefined when it is longer than SHORT_BYTES or holds a
@@ -42,7 +44,10 @@ export class ShortStrings {
     if (this.#lengths[slot] === n) {
       let j = 0;
       while (j < n && bytes[at + j] === b[start + j]) j++;
-      if (j === n) return this.#texts[slot];
+      if (j === n) {
+        this.hits++;
+        return this.#texts[slot];
+      }
     }
     const text = String.fromCharCode.apply(null, b.subarray(start, stop) as unknown as number[]);
     bytes.set(b.subarray(start, stop), at);

@@ -169,8 +169,8 @@ export function makeByteScanner(
         break;
       default:
         value = converters[k] === identity
-          ? `textOf(b, s${k}, e${k})`
-          : `c${k}(textOf(b, s${k}, e${k}))`;
+          ? `T[${k}](b, s${k}, e${k})`
+          : `c${k}(T[${k}](b, s${k}, e${k}))`;
     }
     return `${key}: s${k} < 0 ? null : ${value}`;
   });
@@ -217,24 +217,24 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     "state",
     "IpAddr",
     "integer",
-    "textOf",
     "wordView",
     "skipQuoted",
     "skipNonSpace",
     "keep",
     "direct",
+    "T",
     ...converters.map((_, k) => `c${k}`),
   ], source);
   const scan = make(
     state,
     IpAddr,
     integer,
-    textOf,
     wordView,
     skipQuoted,
     skipNonSpace,
     filter?.keep,
     direct,
+    needed.map(() => fieldText()),
     ...converters,
   ) as (
     b: Uint8Array,
@@ -553,13 +553,31 @@ function integer(
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Texts of short fields seen before (a path, a time, a method): one string per recurring value. */
-const shortTexts = new ShortStrings();
+/** Lookups after which a field whose texts seldom recur stops looking them up. */
+const TEXT_TRIAL = 1024;
+
+/**
+ * The text reader of one field: short texts seen before come from a table of their strings
+ * (engine/short_strings.ts: a time of a second, a method, a status text repeat line after
+ * line); a field whose texts seldom recur (half of the first TEXT_TRIAL or fewer; paths with ids
+ * in them) goes on without the table, whose hashing would only cost.
+ */
+function fieldText(): (b: Uint8Array, start: number, end: number) => string {
+  const table = new ShortStrings();
+  let lookups = 0;
+  let use = true;
+  return (b, start, end) => {
+    if (use) {
+      const text = table.get(b, start, end);
+      if (++lookups === TEXT_TRIAL) use = table.hits * 2 >= lookups;
+      if (text !== undefined) return text;
+    }
+    return textOf(b, start, end);
+  };
+}
 
 /** The text of `b[start, end)`: ASCII directly, other bytes through the decoder. */
 function textOf(b: Uint8Array, start: number, end: number): string {
-  const short = shortTexts.get(b, start, end);
-  if (short !== undefined) return short;
   if (end - start <= 256) {
     let ascii = true;
     for (let i = start; i < end; i++) {
