@@ -18,7 +18,7 @@ import type { PushedFilter } from "../plan.ts";
 import type { Row } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink, SLICE_MS } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
-import { freeableChunks } from "../fs/open_file.ts";
+import { freeBehind } from "../fs/open_file.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 
@@ -65,18 +65,11 @@ export async function* parseSource(
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
       const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-      // The buffer of the pieces being scanned: when a piece comes in another, the reader is
-      // done with this one (it copies what it carries), and nothing here holds a view of it
-      // (fields are copied into texts and numbers), so a host file's read buffer is freed at
-      // once. A scan makes so little garbage that the collector runs seldom: read buffers
-      // waiting for it took tens of MB per worker (peak RSS of the access bench 350-390 MB
-      // without, 330 with).
-      let held: ArrayBuffer | null = null;
+      // Nothing here holds a view of a piece once the next comes (fields are copied into texts
+      // and numbers): a host file's read buffer is freed at once (freeBehind).
+      const behind = freeBehind();
       for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
-        if (bytes.buffer !== held) {
-          if (held !== null && freeableChunks.has(held)) held.transfer(0);
-          held = bytes.buffer as ArrayBuffer;
-        }
+        behind(bytes.buffer);
         // The scanner needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === NL ? end : bytes.lastIndexOf(NL, end - 1) + 1;
         let i = start;
@@ -113,7 +106,7 @@ export async function* parseSource(
         const batch = sink.take();
         if (batch) yield batch;
       }
-      if (held !== null && freeableChunks.has(held)) held.transfer(0);
+      behind(null);
       continue;
     }
     // A record of a multi-line pattern may continue in the next chunk: the extractor leaves

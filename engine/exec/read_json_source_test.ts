@@ -121,3 +121,32 @@ Deno.test("a record nested 2000 levels deep is skipped with a warning naming fil
     );
   }
 });
+
+Deno.test("READ_JSON over a host file of many read chunks gives every record whole (its read buffers freed behind it)", async () => {
+  await using home = await engineHome();
+  const lines = Array.from(
+    { length: 60_000 },
+    (_, i) =>
+      JSON.stringify({
+        i,
+        name: `n${i % 977}`,
+        long: `${"x".repeat(i % 50)}-${i}`,
+        deep: { k: i % 7 },
+      }),
+  );
+  const text = lines.join("\n") + "\n"; // about 4.6 MB: five 1 MiB reads, lines cut across them
+  await Deno.writeTextFile(home.tree.resolve(home.user, "/user/big.json").real, text);
+  const { rows } = await home.run(
+    "READ_JSON(src: '/user/big.json') | select(i, name, long, deep.k as k)",
+  );
+  assert.equal(rows.length, lines.length);
+  for (let i = 0; i < rows.length; i += 1) {
+    const want = JSON.parse(lines[i]);
+    const got = rows[i];
+    if (
+      got.i !== want.i || got.name !== want.name || got.long !== want.long || got.k !== want.deep.k
+    ) {
+      assert.fail(`record ${i}: ${JSON.stringify(got)} is not ${lines[i]}`);
+    }
+  }
+});

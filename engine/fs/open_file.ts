@@ -13,6 +13,23 @@ import { READ_CHUNK_BYTES } from "../exec/context.ts";
 export const freeableChunks = new WeakSet<ArrayBuffer>();
 
 /**
+ * For a reader of pieces that keeps no view of a piece once it has the next (it copies what it
+ * carries, and makes texts and numbers of the rest): `behind(buffer)` with each piece's buffer
+ * frees the one before when it was made for one chunk alone; `behind(null)` frees the last. A
+ * scan makes so little garbage that the collector runs seldom: read buffers waiting for it took
+ * tens of MB per worker, and fresh pages cost the reads (the access bench: peak RSS 350-390 MB
+ * without, 330 with; `op_read` 14% of a worker's time without, 4.5% with).
+ */
+export function freeBehind(): (buffer: ArrayBufferLike | null) => void {
+  let held: ArrayBuffer | null = null;
+  return (buffer) => {
+    if (buffer === held) return;
+    if (held !== null && freeableChunks.has(held)) held.transfer(0);
+    held = buffer as ArrayBuffer | null;
+  };
+}
+
+/**
  * A pull stream over the file at `hostPath` from byte `from` on; rejects when the file cannot
  * be opened.
  */
