@@ -15,7 +15,6 @@ import type { FileEntry } from "../datastore.ts";
 import type { Row, Value } from "../values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
-import { freeBehind } from "../fs/open_file.ts";
 import { jsonFieldReader } from "./json_fields.ts";
 import {
   type JsonLineReader,
@@ -73,11 +72,7 @@ export async function* readJsonSource(
     let mode: "unknown" | "lines" | "array" = "unknown";
     let line = 0;
     const array = new ArraySplitter();
-    // Values are made of a piece's bytes (texts, numbers), never views of them: a host file's
-    // read buffer is freed once the next piece comes.
-    const behind = freeBehind();
     for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
-      behind(bytes.buffer);
       if (mode === "unknown") {
         const first = firstNonSpaceByte(bytes, start, end);
         if (first === -1) {
@@ -142,7 +137,6 @@ export async function* readJsonSource(
       const batch = sink.take();
       if (batch) yield batch;
     }
-    behind(null);
     if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
   }
   const last = sink.take(true);
