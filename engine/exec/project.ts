@@ -3,6 +3,7 @@
 import type { Column } from "../plan.ts";
 import type { Row } from "../values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { ROWS_PER_LOOK } from "./filter.ts";
 
 export async function* projectRows(
   input: BatchStream,
@@ -10,12 +11,19 @@ export async function* projectRows(
   ctx: ExecContext,
 ): BatchStream {
   const { columns, copyInput } = spec;
+  const slicer = ctx.slicer;
   for await (const batch of input) {
     checkCancelled(ctx.signal);
-    yield batch.map((row) => {
-      const out: Row = copyInput ? { ...row } : {};
-      for (const c of columns) out[c.name] = c.fn(row);
-      return out;
-    });
+    const out: Row[] = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const row = batch[i];
+      const made: Row = copyInput ? { ...row } : {};
+      for (const c of columns) made[c.name] = c.fn(row);
+      out[i] = made;
+      // An expression may take milliseconds a row (regex_extract over long lines): turns of
+      // the event loop within the batch, as filterRows takes.
+      if (slicer && i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1 && slicer.due()) await slicer.turn();
+    }
+    yield out;
   }
 }

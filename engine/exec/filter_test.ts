@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { filterRows } from "./filter.ts";
+import { projectRows } from "./project.ts";
+import { type ExecContext, TimeSlicer } from "./context.ts";
+import { testContext } from "../../tests/support/temp_tree.ts";
+import type { Row } from "../values.ts";
+
+async function* of(...batches: Row[][]) {
+  for (const b of batches) yield b;
+}
+
+/** A condition or expression taking `ms` a row, as a slow regular expression over long lines does. */
+const slow = (ms: number) => (row: Row) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end) { /* work */ }
+  return (row.i as number) % 2 === 0;
+};
+
+/** Runs `work` with a slicer; returns its result and the longest stretch without a timer firing. */
+async function longestStretch<T>(work: (ctx: ExecContext) => Promise<T>) {
+  const signal = new AbortController().signal;
+  const slicer = new TimeSlicer(signal);
+  let last = performance.now();
+  let longest = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  try {
+    const result = await work({ ...testContext(signal), slicer });
+    return { result, longest: Math.max(longest, performance.now() - last) };
+  } finally {
+    clearInterval(tick);
+    slicer.stop();
+  }
+}
+
+const batch = Array.from({ length: 60 }, (_, i) => ({ i }));
+
+Deno.test("filterRows() with a slow condition takes turns of the event loop inside a batch", async () => {
+  const { result, longest } = await longestStretch(async (ctx) => {
+    const out: Row[] = [];
+    for await (const b of filterRows(of(batch), slow(2), { negated: false, ctx })) out.push(...b);
+    return out;
+  });
+  assert.deepEqual(result, batch.filter((r) => r.i % 2 === 0));
+  // 60 rows of 2 ms: 120 ms in one go without turns; slices of 10-25 ms with them.
+  assert.ok(longest < 60, `the loop waited ${longest.toFixed(0)} ms`);
+});
+
+Deno.test("projectRows() with a slow expression takes turns of the event loop inside a batch", async () => {
+  const { result, longest } = await longestStretch(async (ctx) => {
+    const out: Row[] = [];
+    const columns = [{ name: "even", fn: slow(2) }];
+    for await (const b of projectRows(of(batch), { columns, copyInput: true } as never, ctx)) {
+      out.push(...b);
+    }
+    return out;
+  });
+  assert.deepEqual(result, batch.map((r) => ({ i: r.i, even: r.i % 2 === 0 })));
+  assert.ok(longest < 60, `the loop waited ${longest.toFixed(0)} ms`);
+});
