@@ -29,6 +29,19 @@ import { fileVersionSync, versionOf } from "../file_version.ts";
 const MISSING = "missing";
 
 /** The StorageError for a failure of the file system, naming what was being done. */
+/** The bytes of an open file to its end; the file is closed at the end, on failure and on return. */
+async function* piecesOf(file: Deno.FsFile, doing: string): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const piece of file.readable) yield piece;
+  } catch (e) {
+    throw fsFailure(e, doing);
+  } finally {
+    try {
+      file.close();
+    } catch { /* closed with its readable */ }
+  }
+}
+
 function fsFailure(e: unknown, doing: string): unknown {
   if (e instanceof StorageError || !(e instanceof Error)) return e;
   const code = (e as { code?: unknown }).code;
@@ -111,18 +124,7 @@ export class FileStorage implements Storage {
       const info = await file.stat();
       if (!info.isFile) throw new StorageError(`${showKey(key)} is a folder, not a value`);
       if (from > 0) await file.seek(from, Deno.SeekMode.Start);
-      async function* pieces() {
-        try {
-          for await (const piece of file.readable) yield piece;
-        } catch (e) {
-          throw fsFailure(e, doing);
-        } finally {
-          try {
-            file.close();
-          } catch { /* closed with its readable */ }
-        }
-      }
-      return { size: info.size, version: versionOf(info), pieces: pieces() };
+      return { size: info.size, version: versionOf(info), pieces: piecesOf(file, doing) };
     } catch (e) {
       file.close();
       throw fsFailure(e, doing);
