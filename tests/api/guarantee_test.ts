@@ -231,9 +231,8 @@ Deno.test("while a join multiplies rows, others are answered within 100 ms (p99)
 // about 300 ms later: the loop turns (timers run) while socket reads are not delivered. A turn by
 // `setTimeout(1)` or with an async op (crypto.subtle.digest) in it changed nothing; console
 // output in the front hides it. A turn that also sends a byte to itself over a loopback TCP
-// connection (one pair kept for the process) fixed it in 2 runs of 2 (healthz p99 2-3 ms); a pair
-// made per query at its first turn in 1 of 2. Next: a loopback connection owned by the server for
-// its lifetime, handed to the queries' slicers.
+// connection passed 2 runs of 2 with one pair kept for the process (healthz p99 2-3 ms), 1 of 2
+// with a pair made per query at its first turn, 1 of 3 with a pair per server: not the cure.
 Deno.test({
   name:
     "while a catastrophic regular expression runs over many lines, others are answered within 100 ms (p99) and a DELETE cancels it within 200 ms",
