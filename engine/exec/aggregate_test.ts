@@ -1,32 +1,24 @@
 import assert from "node:assert/strict";
 import { aggregateRows, Grouping } from "./aggregate.ts";
-import { AGGREGATES } from "../functions/aggregates.ts";
-import type { AggregateSpec } from "../plan.ts";
 import { TimeSlicer } from "./context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
+import { foldSpec } from "../../tests/support/fold_spec.ts";
 import { Interval, IpAddr, type Row } from "../values.ts";
 
 async function* once(rows: Row[]) {
   yield rows;
 }
 
-function spec(name: "count" | "sum", field: string | null, slot: string): AggregateSpec {
-  const def = AGGREGATES.get(name)!;
-  return {
-    slot,
-    label: `${name}(${field ?? "*"})`,
-    arg: field === null ? null : (r) => r[field] ?? null,
-    create: () => def.create(),
-    fold: name,
-  };
-}
-
 async function run(rows: Row[]) {
   const out: Row[] = [];
   const source = aggregateRows(once(rows), {
     keys: [{ fn: (r) => r.k, label: "k" }],
-    aggregates: [spec("count", null, "n"), spec("count", "v", "c"), spec("sum", "v", "s")],
+    aggregates: [
+      foldSpec("count", null, "n"),
+      foldSpec("count", "v", "c"),
+      foldSpec("sum", "v", "s"),
+    ],
     outputs: ["k", "n", "c", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
   }, testContext());
   for await (const b of source) out.push(...b);
@@ -76,7 +68,7 @@ Deno.test("group() by fractional keys and by two text keys gives one row per dis
 Deno.test("Grouping.mergeInSlices() merges as merge() does, with a turn of the event loop between steps", async () => {
   const options = {
     keys: [{ fn: (r: Row) => r.k, label: "k" }],
-    aggregates: [spec("count", null, "n"), spec("sum", "v", "s")],
+    aggregates: [foldSpec("count", null, "n"), foldSpec("sum", "v", "s")],
     outputs: ["k", "n", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
   };
   const shares = [0, 1].map((share) => {

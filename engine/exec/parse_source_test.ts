@@ -6,10 +6,10 @@ import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import type { FileEntry } from "../datastore.ts";
 import { IpAddr, type Row } from "../values.ts";
 import { Grouping } from "./aggregate.ts";
-import { AGGREGATES } from "../functions/aggregates.ts";
 import type { AggregateSpec, PushedFilter } from "../plan.ts";
 import { newQueryStats } from "./context.ts";
 import { seededRandom } from "../../tests/support/seeded_random.ts";
+import { foldSpec } from "../../tests/support/fold_spec.ts";
 
 function pattern(text: string) {
   const r = compilePattern(text, { timeZone: "UTC" });
@@ -159,18 +159,6 @@ function trickyAccessLog(lines: number): string {
     out.push(r() < 0.02 ? pick(["", "garbage", line.slice(0, 40), line + " trailing"]) : line);
   }
   return out.join("\n") + "\n";
-}
-
-function foldSpec(name: "count" | "sum", field: string | null, slot: string): AggregateSpec {
-  const def = AGGREGATES.get(name)!;
-  return {
-    slot,
-    label: `${name}(${field ?? "*"})`,
-    arg: field === null ? null : (r) => r[field] ?? null,
-    create: () => def.create(),
-    fold: name,
-    ...(field === null ? {} : { argField: field }),
-  };
 }
 
 /** The grouping's rows and what the source said, the records folded directly or as rows. */
