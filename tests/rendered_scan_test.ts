@@ -14,6 +14,7 @@ import { formatSpec, rowWriterOf } from "../routes/formats.ts";
 import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
 import type { RowTextFormat } from "../engine/render_bytes.ts";
 import type { Warning } from "../engine/datastore.ts";
+import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
 import {
   ROW_CREDIT,
   type ShareMessage,
@@ -36,6 +37,32 @@ function log(lines: number): string {
     if (i % 997 === 5) out += "not a record\n";
   }
   return out;
+}
+
+/**
+ * The wide script over `src` run on one thread (its rows, and the ndjson writer of one row) and
+ * started on `workers` rendering JSON (`lanes` as asked): what the backlog and lane tests compare.
+ */
+async function renderedRuns(
+  home: Awaited<ReturnType<typeof engineHome>>,
+  workers: ScanWorkers,
+  src: string,
+  lanes: boolean,
+) {
+  const script = `PARSE(pattern: '''${PATTERN}''', src: '${src}')
+      | select(time, ip, status, bytes, path)`;
+  const one = await home.run(script);
+  const write = rowWriterOf(formatSpec("application/x-ndjson"))(
+    one.schema.map((f) => f.name),
+    { timeZone: "UTC" },
+  );
+  const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
+  assert.ok(compiled.ok);
+  const run = execute(compiled.plan, {
+    signal: new AbortController().signal,
+    render: { format: "json", options: { timeZone: "UTC" }, ...(lanes ? { lanes: true } : {}) },
+  });
+  return { one, write, run };
 }
 
 const decoder = new TextDecoder();
@@ -171,19 +198,7 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
     },
   };
   try {
-    const script = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/a.log')
-      | select(time, ip, status, bytes, path)`;
-    const one = await home.run(script);
-    const write = rowWriterOf(formatSpec("application/x-ndjson"))(
-      one.schema.map((f) => f.name),
-      { timeZone: "UTC" },
-    );
-    const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
-    assert.ok(compiled.ok);
-    const run = execute(compiled.plan, {
-      signal: new AbortController().signal,
-      render: { format: "json", options: { timeZone: "UTC" } },
-    });
+    const { one, write, run } = await renderedRuns(home, workers, "/shared/r/a.log", false);
     const parts = run.parts![Symbol.asyncIterator]();
     const texts: string[] = [];
     const take = (part: unknown) => {
@@ -227,19 +242,7 @@ Deno.test("with lanes, every share's batches come as made, each with its share: 
   const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
   const workers = { ...pool, minShareBytes: 1 };
   try {
-    const script = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')
-      | select(time, ip, status, bytes, path)`;
-    const one = await home.run(script);
-    const write = rowWriterOf(formatSpec("application/x-ndjson"))(
-      one.schema.map((f) => f.name),
-      { timeZone: "UTC" },
-    );
-    const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
-    assert.ok(compiled.ok);
-    const run = execute(compiled.plan, {
-      signal: new AbortController().signal,
-      render: { format: "json", options: { timeZone: "UTC" }, lanes: true },
-    });
+    const { one, write, run } = await renderedRuns(home, workers, "/shared/r/*.log", true);
     const byLane: string[][] = [];
     for await (const part of run.parts!) {
       assert.ok(part instanceof RenderedRows);
