@@ -231,7 +231,7 @@ export function buildDeps(
         ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
         nice: settings["query.workerNice"],
         // Loaded when the server starts: the first query would wait ~300 ms for them.
-        warm: settings["query.workers"] > 1,
+        warm: settings["query.warmWorkers"],
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,

@@ -80,7 +80,8 @@ export async function compile(
     timeZone: context.timeZone,
     now,
     memoryLimit: context.memoryLimit,
-    ...(context.scanWorkers && context.scanWorkers.count > 1
+    // Even one worker: a large scan then runs apart from the thread that answers requests.
+    ...(context.scanWorkers
       ? {
         parallel: {
           workers: context.scanWorkers,

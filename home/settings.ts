@@ -149,7 +149,12 @@ export const SETTINGS = {
       compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
       doc: "number of cores",
     },
-    "workers one query's scan runs on (files and byte ranges of large files are shared among them); `1`: none",
+    "workers one query's scan runs on (files and byte ranges of large files are shared among them); a scan of more than 1 MiB runs in a worker even with `1`, apart from the thread that answers requests",
+  ),
+  "query.warmWorkers": setting(
+    boolean,
+    "true",
+    "load the scan workers when the server starts (otherwise at the first query that needs one, ~300 ms later)",
   ),
   "query.workerBacklog": setting(
     boolean,

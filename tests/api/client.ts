@@ -3,11 +3,14 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "./server.ts";
 
+/** What the helpers need of a server: one in this process (TestServer) or a child's. */
+export type ApiClient = Pick<TestServer, "url" | "fetch">;
+
 export const SCRIPT_TYPE = { "Content-Type": "text/vnd.engine.script" };
 
 /** Posts a script to /queries; returns the response (body unread). */
 export function postQuery(
-  s: TestServer,
+  s: ApiClient,
   script: string,
   options: { user?: string; query?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
@@ -20,7 +23,7 @@ export function postQuery(
 
 /** Posts and returns the new query id (asserting 201). */
 export async function startQuery(
-  s: TestServer,
+  s: ApiClient,
   script: string,
   options: { user?: string; query?: string; headers?: Record<string, string> } = {},
 ): Promise<string> {
@@ -39,7 +42,7 @@ export interface Status {
   stateChanges: { millis: number; from: string; to: string }[];
 }
 
-export async function status(s: TestServer, id: string, user = "alice"): Promise<Status> {
+export async function status(s: ApiClient, id: string, user = "alice"): Promise<Status> {
   const res = await s.fetch(user, `/API/v1.0/queries/${id}`);
   assert.equal(res.status, 200);
   return await res.json();
@@ -47,7 +50,7 @@ export async function status(s: TestServer, id: string, user = "alice"): Promise
 
 /** Polls the status until `done` holds (every 10 ms, at most `timeoutMs`). */
 export async function pollUntil(
-  s: TestServer,
+  s: ApiClient,
   id: string,
   done: (st: Status) => boolean,
   timeoutMs = 10_000,
@@ -63,7 +66,7 @@ export async function pollUntil(
 
 export const FINISHED = ["SUCCEEDED", "FAILED", "CANCELLED"];
 
-export function finished(s: TestServer, id: string): Promise<Status> {
+export function finished(s: ApiClient, id: string): Promise<Status> {
   return pollUntil(s, id, (st) => FINISHED.includes(st.state));
 }
 

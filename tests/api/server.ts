@@ -50,6 +50,8 @@ export async function startTestServer(
       // One scan thread unless a test asks for workers: dozens of test servers run at once on
       // two cores, and tests/api/workers_test.ts runs the API on real workers.
       "query.workers": "1",
+      // Loaded when a test's query needs one: most tests never do.
+      "query.warmWorkers": "false",
       ...overrides,
     });
     const log = createLogger((line) => {

@@ -16,7 +16,13 @@ import type { PlanNode } from "../../plan.ts";
 import type { Row } from "../../values.ts";
 import { Grouping } from "../aggregate.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "../context.ts";
-import type { ParallelContext, PartialGroups, ShareHandle, ShareMessage } from "./scan_workers.ts";
+import {
+  ISOLATE_BYTES,
+  type ParallelContext,
+  type PartialGroups,
+  type ShareHandle,
+  type ShareMessage,
+} from "./scan_workers.ts";
 import { type FileShare, splitShares } from "./shares.ts";
 import { type SkipTally, skipWarning, type TallyWarning } from "../skip_tally.ts";
 import {
@@ -37,7 +43,7 @@ interface Split {
   readonly scan: NonNullable<SourceNode["scan"]>;
 }
 
-/** The source's files in shares, or null when there is too little to share. */
+/** The source's files in shares, or null when there is too little for a worker. */
 async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelContext) {
   const scan = source.scan!;
   const files: FileEntry[] = [];
@@ -51,8 +57,12 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
       await scan.lines(f, ctx.signal).catch(() => false),
   })));
   const shares = splitShares(shareable, workers.count, workers.minShareBytes);
-  if (shares.length <= 1) return null;
-  ctx.progress.expect(files.reduce((n, f) => n + f.size, 0));
+  const total = files.reduce((n, f) => n + f.size, 0);
+  // One share of a larger input still goes to a worker: the scan then runs apart from the
+  // thread that answers every request (a catastrophic pattern there would hold them all up).
+  const isolate = workers.isolateBytes ?? ISOLATE_BYTES;
+  if (shares.length === 0 || (shares.length === 1 && total <= isolate)) return null;
+  ctx.progress.expect(total);
   // Counted here, once: a file cut into ranges is opened by several workers.
   if (ctx.stats) ctx.stats.filesRead += files.length;
   return { shares, files, scan } satisfies Split;
