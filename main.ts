@@ -300,7 +300,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log,
     signal: options.signal,
   });
-  options.signal?.addEventListener("abort", () => log.info("shutting down"), { once: true });
+  options.signal?.addEventListener("abort", () => {
+    const reason = options.signal?.reason;
+    log.info(typeof reason === "string" ? `shutting down (${reason})` : "shutting down");
+  }, { once: true });
   const address = server.addr;
   const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
   const url = `http://${host}:${address.port}/`;
@@ -326,10 +329,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 /** Serves until SIGINT or SIGTERM, then stops gracefully. */
 async function serve(command: Extract<Command, { kind: "serve" }>): Promise<number> {
   const stopping = new AbortController();
-  const stop = () => stopping.abort();
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  // Listen before the server announces itself, so a signal right after that is handled.
-  signals.forEach((s) => Deno.addSignalListener(s, stop));
+  // Listen before the server announces itself, so a signal right after that is handled. The
+  // reason names the signal, which the log's "shutting down" line tells.
+  const stops = signals.map((s) => [s, () => stopping.abort(s)] as const);
+  stops.forEach(([s, stop]) => Deno.addSignalListener(s, stop));
   try {
     const server = await startServer({ ...command, signal: stopping.signal });
     await server.finished;
@@ -341,7 +345,7 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
     // The log is written in batches: the last lines (the requests that ended the service).
     await server.deps.log.flush();
   } finally {
-    signals.forEach((s) => Deno.removeSignalListener(s, stop));
+    stops.forEach(([s, stop]) => Deno.removeSignalListener(s, stop));
   }
   return 0;
 }

@@ -7,14 +7,18 @@
  *   ["trawl", "h", ...key]              the head of a value: { id, size, chunks, data? }
  *   ["trawl", "c", id, index]           chunk `index` of a value too large for its head
  *   ["trawl", "p", id]                  a write of chunks in progress (expires after PENDING_MS)
+ *   ["trawl", "r", id]                  chunks of a replaced or deleted value: { chunks, at }
  *
  * KV takes values up to 64 KiB, 1000 mutations and 800 KiB per atomic commit (checked against
  * deno 2.9: "Value too large (max 65536 bytes)", "Total mutation size too large (max 819200
  * bytes)"). A value of up to INLINE_BYTES lives in its head. A larger one is written as chunks
  * under a fresh id first (in commits of at most BATCH_BYTES), invisible to readers, and then its
- * head is switched in one atomic commit that checks the version; the old value's chunks are
- * deleted afterwards. A reader reads the head, then the chunks of its id; when a writer removed
- * them meanwhile it reads the new head again, so it never sees half a value. The version of a
+ * head is switched in one atomic commit that checks the version and marks the old value's chunks
+ * retired; they are deleted by a later write (or the sweep at start) once retired for
+ * `retireMs` (RETIRE_MS), so that a reader streaming the old value (a table read while it is
+ * saved again) still finds the rest of it. A reader reads the head, then the chunks of its id;
+ * when they are gone (a whole read: it reads the new head again; a stream outliving the
+ * retirement: it fails saying so), it never sees half a value or two. The version of a
  * key is its head's versionstamp. With a retention (`expireInMs`) head and chunks get `expireIn`.
  *
  * A writer killed between its chunks and its head leaves chunks no head names: its pending mark
@@ -75,6 +79,21 @@ function isHead(value: unknown): value is Head {
 const headKey = (key: StorageKey): Deno.KvKey => [ROOT, "h", ...key];
 const chunkPrefix = (id: string): Deno.KvKey => [ROOT, "c", id];
 const pendingKey = (id: string): Deno.KvKey => [ROOT, "p", id];
+const retiredKey = (id: string): Deno.KvKey => [ROOT, "r", id];
+
+interface Retired {
+  readonly chunks: number;
+  /** When the value was replaced or deleted (ms since the epoch). */
+  readonly at: number;
+}
+
+/**
+ * How long the chunks of a replaced value stay for the readers streaming it. A table is read
+ * into a query's result at the speed of the scan (a GB in tens of seconds); a reader slower than
+ * this fails saying the value was replaced. The cost: a value replaced more often keeps several
+ * old versions for that long.
+ */
+export const RETIRE_MS = 5 * 60 * 1000;
 
 /** Opens `kv:<path or url>` (the value of the `storage` setting after `kv:`). */
 export async function openKvStorage(where: string): Promise<KvStorage> {
@@ -92,8 +111,16 @@ export async function openKvStorage(where: string): Promise<KvStorage> {
 export class KvStorage implements Storage {
   readonly kind = "kv";
 
-  /** `where` names the KV in messages. */
-  constructor(readonly kv: Deno.Kv, readonly where: string = "KV") {}
+  readonly #retireMs: number;
+
+  /** `where` names the KV in messages; `retireMs`: RETIRE_MS unless a test wants it shorter. */
+  constructor(
+    readonly kv: Deno.Kv,
+    readonly where: string = "KV",
+    options: { readonly retireMs?: number } = {},
+  ) {
+    this.#retireMs = options.retireMs ?? RETIRE_MS;
+  }
 
   /**
    * Runs a KV call, turning its failures into StorageErrors naming what was being done. A call
@@ -257,6 +284,14 @@ export class KvStorage implements Storage {
           atomic.check({ key: headKey(entry.key), versionstamp: expected });
           const head = fresh[i];
           if (head !== null && head.chunks > 0) atomic.delete(pendingKey(head.id));
+          // The value replaced: its chunks stay a while for the readers streaming it.
+          const old = heads[i].value;
+          if (isHead(old) && old.chunks > 0) {
+            atomic.set(
+              retiredKey(old.id),
+              { chunks: old.chunks, at: Date.now() } satisfies Retired,
+            );
+          }
           if (entry.value === null) atomic.delete(headKey(entry.key));
           else {
             atomic.set(
@@ -283,7 +318,7 @@ export class KvStorage implements Storage {
           continue;
         }
         fresh.length = 0; // switched: the new chunks are in use
-        await this.#dropChunks(heads.map((h) => h.value), doing);
+        await this.#dropRetired(doing);
         const last = entries.at(-1)!;
         return { ok: true, version: last.value === null ? null : result.versionstamp };
       }
@@ -340,14 +375,30 @@ export class KvStorage implements Storage {
     }
   }
 
+  /** Deletes the chunks retired at least `retireMs` ago, and their marks. */
+  async #dropRetired(doing: string): Promise<void> {
+    const before = Date.now() - this.#retireMs;
+    const marks = await this.#call(
+      doing,
+      () => Array.fromAsync(this.kv.list<Retired>({ prefix: [ROOT, "r"] })),
+    );
+    for (const { key, value } of marks) {
+      if (typeof value?.at !== "number" || value.at > before) continue;
+      const id = key[2] as string;
+      await this.#dropChunks([{ id, size: 0, chunks: value.chunks }], doing);
+      await this.#call(doing, () => this.kv.delete(key));
+    }
+  }
+
   /**
    * Removes chunks that no head names and no write in progress owns (left by a writer killed
-   * between its chunks and its head); returns how many values' chunks went. Lists the chunks
-   * first, then the pending marks, then the heads: a write switching meanwhile is seen in one of
-   * the last two lists.
+   * between its chunks and its head); returns how many values' chunks went. Drops the chunks
+   * retired long enough, then lists the chunks, the pending marks, the heads and the retired
+   * marks, in that order: a write switching meanwhile is seen in one of the last three lists.
    */
   async sweepOrphanChunks(): Promise<number> {
     const doing = "sweeping chunks left by interrupted writes";
+    await this.#dropRetired(doing);
     const list = <T>(prefix: Deno.KvKey) =>
       this.#call(doing, () => Array.fromAsync(this.kv.list<T>({ prefix })));
     const chunkIds = new Map<string, number>();
@@ -360,6 +411,9 @@ export class KvStorage implements Storage {
     for (const { value } of await list<unknown>([ROOT, "h"])) {
       if (isHead(value)) chunkIds.delete(value.id);
     }
+    // Retired less than retireMs ago: a reader may still stream them. Listed last: a switch
+    // after the heads were listed marks the chunks it replaced before this list.
+    for (const { key } of await list<Retired>([ROOT, "r"])) chunkIds.delete(key[2] as string);
     for (const [id, chunks] of chunkIds) {
       await this.#dropChunks([{ id, size: 0, chunks }], doing);
     }

@@ -94,12 +94,20 @@ Deno.test("chunks a killed writer left are swept; a write in progress and live v
     await kv.set(["trawl", "c", "dead-writer", 1], new Uint8Array(10));
     await kv.set(["trawl", "p", "busy-writer"], Date.now());
     await kv.set(["trawl", "c", "busy-writer", 0], new Uint8Array(10));
+    // A value replaced just now (a reader may be streaming it) and one replaced long ago.
+    await kv.set(["trawl", "r", "replaced-now"], { chunks: 1, at: Date.now() });
+    await kv.set(["trawl", "c", "replaced-now", 0], new Uint8Array(10));
+    await kv.set(["trawl", "r", "replaced-long-ago"], { chunks: 1, at: 0 });
+    await kv.set(["trawl", "c", "replaced-long-ago", 0], new Uint8Array(10));
 
     assert.equal(await storage.sweepOrphanChunks(), 1);
     const ids = new Set<unknown>();
     for await (const { key } of kv.list({ prefix: ["trawl", "c"] })) ids.add(key[2]);
     assert.ok(!ids.has("dead-writer"));
     assert.ok(ids.has("busy-writer"));
+    assert.ok(ids.has("replaced-now"));
+    assert.ok(!ids.has("replaced-long-ago"));
+    assert.equal((await kv.get(["trawl", "r", "replaced-long-ago"])).versionstamp, null);
     assert.deepEqual((await storage.get(["tables", "live.sxt"]))?.value, live);
     // A finished write leaves no pending mark behind.
     assert.deepEqual(
@@ -111,16 +119,58 @@ Deno.test("chunks a killed writer left are swept; a write in progress and live v
   }
 });
 
-Deno.test("a KV value streamed while another writer replaces it fails saying so, never ends short", async () => {
+/** The ids of the values that have chunks in the KV. */
+async function chunkIds(kv: Deno.Kv): Promise<Set<unknown>> {
+  const ids = new Set<unknown>();
+  for await (const { key } of kv.list({ prefix: ["trawl", "c"] })) ids.add(key[2]);
+  return ids;
+}
+
+Deno.test("a KV value streamed while another writer replaces it is read whole, the old version; its chunks go once retired long enough", async () => {
   const dir = await Deno.makeTempDir({ prefix: "trawl-kv-" });
-  const storage = new KvStorage(await Deno.openKv(join(dir, "state.kv")), "test KV");
+  const kv = await Deno.openKv(join(dir, "state.kv"));
+  const storage = new KvStorage(kv, "test KV", { retireMs: 400 });
+  try {
+    const size = 40 * 60_000 + 1; // 41 chunks: more than one list batch
+    await storage.put(["log"], new Uint8Array(size).fill(1));
+    const stream = (await storage.stream(["log"]))!;
+    let read = 0;
+    let replaced = false;
+    for await (const piece of stream.pieces) {
+      assert.ok(piece.every((b) => b === 1), "a byte of the new value");
+      read += piece.length;
+      if (!replaced) {
+        // A table saved again while another server reads it.
+        await storage.put(["log"], new Uint8Array(size).fill(2));
+        replaced = true;
+      }
+    }
+    assert.equal(read, size);
+    assert.equal((await chunkIds(kv)).size, 2, "the old chunks stay while retired");
+    assert.ok((await storage.get(["log"]))!.value.every((b) => b === 2));
+    await new Promise((r) => setTimeout(r, 450));
+    // The next write drops them.
+    await storage.put(["other"], new Uint8Array(10));
+    assert.equal((await chunkIds(kv)).size, 1);
+    assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["trawl", "r"] })), []);
+  } finally {
+    storage.close();
+  }
+});
+
+Deno.test("a KV value streamed past the retirement of its chunks fails saying so, never ends short", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-kv-" });
+  const storage = new KvStorage(await Deno.openKv(join(dir, "state.kv")), "test KV", {
+    retireMs: 0,
+  });
   try {
     const size = 40 * 60_000 + 1; // 41 chunks: more than one list batch
     await storage.put(["log"], new Uint8Array(size).fill(1));
     const stream = (await storage.stream(["log"]))!;
     const pieces = stream.pieces[Symbol.asyncIterator]();
     let read = (await pieces.next()).value!.length;
-    // The writer switches the head and deletes the old chunks the reader has not listed yet.
+    // The writer switches the head and (retired for 0 ms) deletes the old chunks the reader has
+    // not listed yet.
     await storage.put(["log"], new Uint8Array(size).fill(2));
     await assert.rejects(
       async () => {
