@@ -6,7 +6,8 @@
 
 import type { Expr, Span } from "../ast.ts";
 import type { Compiled, PlanNode } from "../plan.ts";
-import type { Field, Schema } from "../types.ts";
+import { type Field, type Schema, typeToString } from "../types.ts";
+import { compatible } from "../expr/common_type.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { fieldsRead, typed } from "./expressions.ts";
 
@@ -109,6 +110,16 @@ export function planJoin(
     }
     const lt = typed(env, l, left), rt = typed(env, r, right);
     if (!lt || !rt) return undefined;
+    // Keys of clashing types never match: an empty join, which a typo deserves to hear about.
+    if (!compatible(lt.type, rt.type)) {
+      report(
+        env,
+        "TYPE_ERROR",
+        `a join cannot match ${typeToString(lt.type)} and ${typeToString(rt.type)}: left ${lt.label} and right ${rt.label} would never be equal (convert one side, e.g. STRING(...))`,
+        c.span,
+      );
+      return undefined;
+    }
     leftKeys.push(lt);
     rightKeys.push(rt);
     fieldsRead(l, leftReads);
