@@ -6,9 +6,9 @@
  */
 
 import { createHash } from "node:crypto";
-import type { Schema } from "../types.ts";
+import { type Schema, type Type, typeToString } from "../types.ts";
 import type { TreeFiles } from "../resource_tree.ts";
-import type { Row, Value } from "../values.ts";
+import { Interval, IpAddr, IpNet, isTuple, type Row, Timestamp, type Value } from "../values.ts";
 import { decodeValue } from "./sxt_values.ts";
 import { parseHeader, parseTrailer, type SxtHeader, type SxtTrailer } from "./sxt_format.ts";
 
@@ -140,6 +140,7 @@ function rowDecoder(
 ): (text: string, line: number, fail: (what: string) => never) => Row {
   const positions = header.schema.map((f) => header.columns.indexOf(f.name));
   const names = header.schema.map((f) => f.name);
+  const checks = header.schema.map((f) => fits(f.type));
   const width = header.columns.length;
   return (text, line, fail) => {
     let values: unknown;
@@ -162,11 +163,59 @@ function rowDecoder(
         } catch (e) {
           fail(`line ${line}: ${(e as Error).message}`);
         }
+        if (!checks[i](v)) {
+          fail(
+            `line ${line}: column ${names[i]} holds a value that is not ${
+              typeToString(header.schema[i].type)
+            }`,
+          );
+        }
       }
       row[names[i]] = v;
     }
     return row;
   };
+}
+
+/**
+ * Whether a value may stand in a column of `type`: the header's types hold for every row, so
+ * that a file written by hand cannot feed the engine an address where it adds numbers. Null
+ * fits any column (rows written before a column was added have none); STRING, the type of a
+ * column whose data mixed kinds (widen()), and ANY take anything, as the writer stores them.
+ */
+function fits(type: Type): (v: Value) => boolean {
+  switch (type.kind) {
+    case "STRING":
+    case "ANY":
+      return () => true;
+    case "NULL":
+      return (v) => v === null;
+    case "BOOLEAN":
+      return (v) => v === null || typeof v === "boolean";
+    case "INTEGER":
+    case "LONG":
+      return (v) => v === null || (typeof v === "number" && Number.isInteger(v));
+    case "DOUBLE":
+      return (v) => v === null || typeof v === "number";
+    case "TIMESTAMP":
+      return (v) => v === null || v instanceof Timestamp;
+    case "INTERVAL":
+      return (v) => v === null || v instanceof Interval;
+    case "IPADDR":
+      return (v) => v === null || v instanceof IpAddr;
+    case "IPNET":
+      return (v) => v === null || v instanceof IpNet;
+    case "ARRAY": {
+      const element = fits(type.element);
+      return (v) => v === null || (Array.isArray(v) && v.every(element));
+    }
+    case "TUPLE": {
+      const fields = type.fields.map((f) => [f.name, fits(f.type)] as const);
+      return (v) =>
+        v === null ||
+        (isTuple(v) && fields.every(([name, check]) => check(v[name] ?? null)));
+    }
+  }
 }
 
 async function readHeader(

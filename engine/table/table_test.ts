@@ -272,3 +272,37 @@ Deno.test("readTable yields batches of about a thousand rows", async () => {
   for await (const b of readTable(hostFiles, path)) sizes.push(b.length);
   assert.deepEqual(sizes, [1000, 1000, 500]);
 });
+
+Deno.test("readTable refuses a value its column's type does not hold, and takes mixed data in STRING", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "typed.sxt");
+  const ips = [{ a: new IpAddr(4, 0x0a000001), b: [new Timestamp(5)] }, { a: null, b: null }];
+  await writeTable(
+    path,
+    [field("a", scalar("IPADDR")), field("b", arrayOf(scalar("TIMESTAMP")))],
+    batches(ips),
+  );
+  assert.deepEqual(await readAll(path), ips);
+  // The header is outside the checksum: a hand-edited one is read as it says.
+  const text = await Deno.readTextFile(path);
+  const cases: [string, string, RegExp][] = [
+    ['"a":"?IPADDR"', '"a":"?INTEGER"', /line 2: column a holds a value that is not INTEGER/],
+    ['"a":"?IPADDR"', '"a":"?IPNET"', /line 2: column a holds a value that is not IPNET/],
+    ['"b":{"?ARRAY":"TIMESTAMP"}', '"b":{"?ARRAY":"DOUBLE"}', /line 2: column b .* not ARRAY/],
+  ];
+  for (const [from, to, expected] of cases) {
+    assert.ok(text.includes(from), text.slice(0, 200));
+    const bad = join(dir, "bad.sxt");
+    await Deno.writeTextFile(bad, text.replace(from, to));
+    await assert.rejects(readAll(bad), (e: Error) => {
+      assert.match(e.message, expected);
+      return true;
+    });
+  }
+  // Data of mixed kinds (a JSON field that is a number here, a text there) is stored under STRING
+  // (widen()), as the writer stores it, and reads back as it was.
+  const mixed = [{ m: 1 }, { m: 2.5 }, { m: "three" }, { m: { x: 1 } }, { m: null }];
+  const mixedPath = join(dir, "mixed.sxt");
+  await writeTable(mixedPath, [field("m", scalar("STRING"))], batches(mixed));
+  assert.deepEqual(await readAll(mixedPath), mixed);
+});
