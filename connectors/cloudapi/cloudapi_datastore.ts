@@ -11,7 +11,7 @@ import { QueryError } from "../../engine/diagnostics.ts";
 import { parseInterval } from "../../engine/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
 import { readableDefinition } from "../store_acl.ts";
-import { type Family, logTypeOf } from "./families.ts";
+import { type Family, FAMILY_SPECS, logTypeOf } from "./families.ts";
 import { type CloudHosts, type HostOverrides, hostsFor } from "./hosts.ts";
 import { hourFilePath, hourlyFiles } from "./file_layout.ts";
 import { dayStart, hoursBetween, hourStart } from "./zoned_hours.ts";
@@ -22,7 +22,7 @@ import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.
 import { HourLeases } from "./hour_lease.ts";
 import { type Storage, StorageError } from "../../engine/storage.ts";
 import type { LogSpec } from "./log_list.ts";
-import { pathMatcher, splitUri } from "./uri_pattern.ts";
+import { mayNameLog, pathMatcher, splitUri } from "./uri_pattern.ts";
 import { TokenError, TokenProvider, type TokenRequest } from "./token_provider.ts";
 import { type Budget, budgetOf, type Pacer } from "./pacer.ts";
 import type { FetchFlights } from "./fetch_flights.ts";
@@ -201,7 +201,18 @@ class CloudApiStore implements Datastore {
 
   async *list(pattern: string, options: ListOptions): AsyncIterable<FileEntry> {
     const parts = splitUri(pattern);
-    const match = pathMatcher(parts?.path ?? "");
+    const path = parts?.path ?? "";
+    const match = pathMatcher(path);
+    const logNames = this.def.logs.map((l) => `${FAMILY_SPECS[l.family].logId}/${l.uriName}`);
+    if (!logNames.some((name) => mayNameLog(path, ...(name.split("/") as [string, string])))) {
+      options.onWarning({
+        level: "WARN",
+        message: `no log of datastore '${this.def.name}' matches '${path}'; its logs: ${
+          logNames.join(", ") || "none"
+        }`,
+      });
+      return;
+    }
     // One folder serves every user, so its hours cannot follow whoever queries.
     const zone = storageZone(this.def, this.deps.settings);
     const bounded = options.from !== undefined || options.to !== undefined;

@@ -22,3 +22,18 @@ export function pathMatcher(pattern: string): (path: string) => boolean {
   const whole = glob.segments.at(-1)?.kind === "literal" ? compileGlob(`${p}/**`) : glob;
   return (path) => matchGlob(whole, path) !== null;
 }
+
+/**
+ * Whether `pattern` (store-relative) can name files of the log `<logId>/<uriName>/...`: its first
+ * two segments match them, unless a `**` comes before. A pattern no log of a store passes names
+ * nothing whatever the hours (a misspelt log name), which the store says in a warning.
+ */
+export function mayNameLog(pattern: string, logId: string, uriName: string): boolean {
+  const parts = pattern.split("/").filter((p) => p !== "");
+  const names = [logId, uriName];
+  for (let i = 0; i < Math.min(2, parts.length); i++) {
+    if (parts[i] === "**") return true;
+    if (matchGlob(compileGlob(parts[i]), names[i]) === null) return false;
+  }
+  return true;
+}
