@@ -109,3 +109,28 @@ Deno.test("opt.failOnWarning: a query that warned is FAILED, its error naming th
   assert.deepEqual(await syncWarnings(s, script), [warning]);
   assert.deepEqual(await asyncWarnings(s, script, "opt.failOnWarning=true"), [warning]);
 });
+
+Deno.test("in scan workers too, a listing's warning is given once", async () => {
+  await using s = await startTestServer({ "query.workers": "2" }, {
+    grants: [
+      { path: "/users/bob/logs", user: "alice", rights: ["list"] },
+      { path: "/users/bob/logs/big.log", user: "alice", rights: ["read"] },
+    ],
+  });
+  // Over 1 MiB: its scan runs in a worker (ISOLATE_BYTES), split in shares.
+  await s.write("/users/bob/logs/big.log", "1 x\n".repeat(400_000));
+  await s.write("/users/bob/logs/secret.log", "2 y\n");
+  // Shares started on the workers: the queries below must run there.
+  const pool = s.deps.scanWorkers as { start: (...args: unknown[]) => unknown };
+  const start = pool.start.bind(pool);
+  let shares = 0;
+  pool.start = (...args) => (shares++, start(...args));
+  const noRight = ["no right to read '/users/bob/logs/secret.log'; skipped"];
+  const src = "src: '/users/bob/logs/*.log'";
+  const count = `PARSE(pattern: '''INT:n LD:x EOL''', ${src}) | select(count(*) as c)`;
+  assert.deepEqual(await syncWarnings(s, count), noRight);
+  assert.deepEqual(await asyncWarnings(s, count), noRight);
+  const rows = `PARSE(pattern: '''INT:n LD:x EOL''', ${src}) | filter(n = 2)`;
+  assert.deepEqual(await syncWarnings(s, rows), noRight);
+  assert.ok(shares >= 3, `${shares} shares started`);
+});
