@@ -76,6 +76,11 @@ export interface QueryInput {
   readonly encoder?: FragmentEncoderFactory;
   /** What the fixed format was, for answering fetches (opaque to the machine). */
   readonly fixedFormat?: unknown;
+  /**
+   * `opt.failOnWarning=true` (synchronous answers): an engine that finishes after a WARN or
+   * ERROR warning leaves the query FAILED, the warnings its error, not SUCCEEDED.
+   */
+  readonly failOnWarning?: boolean;
   readonly retentionMs: number;
   /** The server's zone, for warning times. */
   readonly serverTimeZone: string;
@@ -289,7 +294,14 @@ export const queryMachine = setup({
       states: {
         working: {
           on: {
-            "ENGINE.DONE": "#query.SUCCEEDED",
+            "ENGINE.DONE": [
+              {
+                guard: ({ context }) => warnedOf(context) !== undefined,
+                target: "#query.FAILED",
+                actions: assign({ error: ({ context }) => warnedOf(context) }),
+              },
+              { target: "#query.SUCCEEDED" },
+            ],
             "ENGINE.FAILED": { target: "#query.FAILED", actions: "fail" },
             FAIL: { target: "#query.FAILED", actions: "fail" },
             CANCEL: { target: "cancelling", actions: "stopEngine" },
@@ -359,6 +371,23 @@ function entered(
     case "CANCELLED":
       return {};
   }
+}
+
+/**
+ * The error of a query that must fail on its warnings (`failOnWarning`) and gave a WARN or ERROR
+ * one: it names them all; undefined when the query may succeed.
+ */
+function warnedOf(context: QueryContext): Diagnostic | undefined {
+  if (!context.failOnWarning) return undefined;
+  const serious = context.warnings.filter((w) => w.level === "WARN" || w.level === "ERROR");
+  if (serious.length === 0) return undefined;
+  const n = serious.length;
+  return {
+    code: "WARNING",
+    message: `the query gave ${n} warning${n === 1 ? "" : "s"} (opt.failOnWarning=true): ${
+      serious.map((w) => `${w.level} ${w.message}`).join("; ")
+    }`,
+  };
 }
 
 /** The engine reports progress and warnings to this query for as long as it runs. */

@@ -38,6 +38,8 @@ export interface Submission {
   readonly encoder?: FragmentEncoderFactory;
   /** Whatever the route needs back about a fixed format; kept with the query. */
   readonly fixedFormat?: unknown;
+  /** A WARN or ERROR warning fails the query (QueryInput.failOnWarning). */
+  readonly failOnWarning?: boolean;
   /** The client's Idempotency-Key: a query already held under it is answered instead. */
   readonly idempotencyKey?: string;
   /** Servers sharing a KV: whether the result is stored for the others (not for sync queries). */
@@ -94,6 +96,7 @@ export async function compileAndSubmit(
       }),
       encoder: submission.encoder,
       fixedFormat: submission.fixedFormat,
+      ...(submission.failOnWarning ? { failOnWarning: true } : {}),
       serverTimeZone: deps.serverTimeZone,
     },
     ...(submission.idempotencyKey === undefined

@@ -16,6 +16,7 @@ export type DiagnosticCode =
   | "LICENSE_REQUIRED"
   | "BAD_DATASTORE" // a datastore definition that is wrong (a key, a value, the credentials)
   | "MEMORY_LIMIT"
+  | "WARNING" // a query run with opt.failOnWarning=true gave a WARN or ERROR warning
   | "RUNTIME_ERROR";
 
 export interface Diagnostic {

@@ -220,6 +220,8 @@ export async function submitSource(
     context: request.context,
     encoder,
     fixedFormat: fixed,
+    // An answer that waits for the query (sync, tables) fails on a warning; POST /queries not.
+    ...(request.alwaysFix && format.options.failOnWarning ? { failOnWarning: true } : {}),
     idempotencyKey: request.idempotencyKey,
     shareResult: request.shareResult,
   });

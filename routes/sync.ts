@@ -14,7 +14,7 @@ import type { QueryRef } from "../actors/supervisor.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
-import { type FixedFormat, type QueryDeps, submitQuery } from "./query_request.ts";
+import { type QueryDeps, submitQuery } from "./query_request.ts";
 import { requireSucceeded, resultResponse, statusOf } from "./queries.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 
@@ -35,8 +35,9 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
  * `Trawl-Query-Id` and `Trawl-Warnings: <count>`; once its body has been sent, its status
  * (warnings included) is kept for the retention period, its actor and result are not
  * (actors/answered_queries.ts). It is
- * cancelled, and freed, if the client goes away first. `opt.failOnWarning=true` turns a result
- * with a WARN or ERROR warning into 409 QUERY_FAILED naming them.
+ * cancelled, and freed, if the client goes away first. With `opt.failOnWarning=true` a query
+ * that gave a WARN or ERROR warning is FAILED (its error, code WARNING, names them: the query
+ * machine decides, so its status says the same), answered 409 QUERY_FAILED with `warnings`.
  */
 export async function answerWhenFinished(
   c: Context<AppEnv>,
@@ -60,28 +61,21 @@ export async function answerWhenFinished(
     // No one hears this answer; 499 is what logs call a request the client closed.
     return new Response(null, { status: 499 });
   }
-  const { warnings, fixedFormat } = ref.getSnapshot().context;
+  const { warnings, error } = ref.getSnapshot().context;
   const headers = { "Trawl-Query-Id": queryId, "Trawl-Warnings": String(warnings.length) };
   let response: Response;
   try {
     requireSucceeded(ref);
-    const serious = warnings.filter((w) => w.level === "WARN" || w.level === "ERROR");
-    if ((fixedFormat as FixedFormat | undefined)?.format.options.failOnWarning && serious.length) {
-      throw new ApiError(
-        409,
-        "QUERY_FAILED",
-        `query ${queryId} gave ${serious.length} warning${
-          serious.length === 1 ? "" : "s"
-        } (opt.failOnWarning=true): ${serious.map((w) => `${w.level} ${w.message}`).join("; ")}`,
-        { extra: { state: "SUCCEEDED", warnings: serious } },
-      );
-    }
     response = resultResponse(c, deps, ref, answered);
   } catch (e) {
     answered();
     if (e instanceof ApiError) {
+      // Failed on its warnings: the body names them beside the error.
+      const named = error?.code === "WARNING"
+        ? { warnings: warnings.filter((w) => w.level === "WARN" || w.level === "ERROR") }
+        : {};
       throw new ApiError(e.status, e.code, e.message, {
-        extra: e.extra,
+        extra: { ...e.extra, ...named },
         headers: { ...e.headers, ...headers },
       });
     }

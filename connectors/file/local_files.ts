@@ -35,8 +35,7 @@ export function listLocalFiles(
   root: LocalRoot,
   options: ListOptions,
 ): AsyncGenerator<FileEntry> {
-  const warn = (message: string) => options.onWarning({ level: "WARN", message });
-  return listMatches(glob, root, localWalkFs(root, warn), options, async (path, uri) => {
+  return listMatches(glob, root, (warn) => localWalkFs(root, warn), options, async (path, uri) => {
     const target = await root.realPath(path);
     if (target.logical !== path && !root.mayRead(target.logical)) {
       return `'${uri}' links to a file you may not read; skipped`;
@@ -61,18 +60,26 @@ export type OpenMatch = (
 ) => Promise<Omit<FileEntry, "uri" | "pathTime"> | string>;
 
 /**
- * The files `glob` matches through `fs` (the local disk's or a tree's walk), with the rights and
- * warnings of every tree: a file one may not read is skipped with a warning, one that cannot be
- * opened too (`open` says how), and a glob that matches nothing says so.
+ * The files `glob` matches through the walk `walkFs` makes (the local disk's or a tree's; it
+ * warns through the function it is given), with the rights and warnings of every tree: a file
+ * one may not read is skipped with a warning, one that cannot be opened too (`open` says how),
+ * and a glob that matches nothing says so, unless the listing has said why already (a folder it
+ * could not list, a file it may not read): one source, one account of why it gave nothing, never
+ * "no right to read 'x'" and "'x' does not exist" together.
  */
 export async function* listMatches(
   glob: Glob,
   root: Pick<LocalRoot, "uriOf" | "mayRead">,
-  fs: WalkFs,
+  walkFs: (warn: (message: string) => void) => WalkFs,
   options: ListOptions,
   open: OpenMatch,
 ): AsyncGenerator<FileEntry> {
-  const warn = (message: string) => options.onWarning({ level: "WARN", message });
+  let said = false;
+  const warn = (message: string) => {
+    said = true;
+    options.onWarning({ level: "WARN", message });
+  };
+  const fs = walkFs(warn);
   let count = 0;
   for await (const match of walkGlob(glob, fs, options)) {
     const uri = root.uriOf(match.path);
@@ -94,7 +101,7 @@ export async function* listMatches(
     count++;
     yield { uri, pathTime: match.pathTime, ...file };
   }
-  if (count === 0 && !options.signal.aborted) {
+  if (count === 0 && !said && !options.signal.aborted) {
     const literal = glob.segments.every((s) => s.kind === "literal");
     warn(
       literal

@@ -77,8 +77,7 @@ async function* listTreeFiles(
   root: LocalRoot,
   options: ListOptions,
 ): AsyncGenerator<FileEntry> {
-  const warn = (message: string) => options.onWarning({ level: "WARN", message });
-  const fs = {
+  const walkFs = (warn: (message: string) => void) => ({
     async list(path: string): Promise<readonly WalkEntry[] | null> {
       const uri = root.uriOf(path);
       if (!root.mayList(path)) {
@@ -106,8 +105,8 @@ async function* listTreeFiles(
         return null;
       }
     },
-  };
-  return yield* listMatches(glob, root, fs, options, async (path) => {
+  });
+  return yield* listMatches(glob, root, walkFs, options, async (path) => {
     const info = await tree.stat(path);
     if (!info || info.isFolder) throw new Deno.errors.NotFound();
     return {

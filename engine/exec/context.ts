@@ -30,6 +30,12 @@ export interface ExecContext {
   readonly parallel?: ParallelContext;
   /** In a worker: the files of its share, by the source node (a plan node) they replace. */
   readonly shareFiles?: ReadonlyMap<object, readonly FileEntry[]>;
+  /**
+   * Files a source has listed already, by its scan's `list` (plan.ts SourceScan): its listing
+   * hands them out instead of listing again, which would repeat the listing's warnings
+   * (parallel_aggregate.ts lists to share the files, then finds too little to share).
+   */
+  readonly listed?: ReadonlyMap<object, readonly FileEntry[]>;
   /** What the query has read and produced so far (absent: nobody counts). */
   readonly stats?: QueryStats;
   /**

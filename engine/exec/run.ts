@@ -142,7 +142,7 @@ async function* aggregateInWorkers(
 ): BatchStream {
   const source = scanSourceOf(node)!;
   const merged = await parallelAggregate(node, source, number, ctx, ctx.parallel!);
-  yield* merged ?? openHere(node, ctx);
+  yield* "rows" in merged ? merged.rows : openHere(node, merged.here);
 }
 
 /**
@@ -156,8 +156,8 @@ async function* topInWorkers(
 ): BatchStream {
   const source = topSourceOf(node)!;
   const tops = await parallelRows(node, source, number, ctx, ctx.parallel!);
-  if (tops === null) return yield* openHere(node, ctx);
-  yield* sortRows(tops as BatchStream, node.keys, ctx, { keep: node.top! });
+  if (!("rows" in tops)) return yield* openHere(node, tops.here);
+  yield* sortRows(tops.rows as BatchStream, node.keys, ctx, { keep: node.top! });
 }
 
 /**
@@ -171,7 +171,7 @@ async function* rowsInWorkers(
 ): AsyncGenerator<readonly Row[] | RenderedRows> {
   const source = rowSourceOf(node)!;
   const rows = await parallelRows(node, source, number, ctx, ctx.parallel!);
-  yield* rows ?? openHere(node, ctx);
+  yield* "rows" in rows ? rows.rows : openHere(node, rows.here);
 }
 
 /** Drains each of `before` in order (their rows are dropped), then passes `rows` on. */

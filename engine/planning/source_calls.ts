@@ -92,11 +92,16 @@ function evaluateArgs(
   return { src: src.value, from, to, values };
 }
 
-/** Lists the files of `args.src` at run time, with the query's warnings and progress. */
+/**
+ * Lists the files of `args.src` at run time, with the query's warnings and progress; once per
+ * query: files this lister gave already (`ctx.listed`) are handed out again without a listing.
+ */
 function lister(env: PlanEnv, store: Datastore, args: CallArgs) {
   const { user, timeZone } = env.query;
   const workDir = env.workDir;
-  return (ctx: ExecContext) => {
+  const list = (ctx: ExecContext): AsyncIterable<FileEntry> => {
+    const listed = ctx.listed?.get(list);
+    if (listed) return fromArray(listed);
     const options: ListOptions = {
       user,
       workDir,
@@ -115,6 +120,11 @@ function lister(env: PlanEnv, store: Datastore, args: CallArgs) {
     };
     return store.list(args.src, options);
   };
+  return list;
+}
+
+async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
 }
 
 export async function planSourceCall(

@@ -192,7 +192,7 @@ Deno.test("a synchronous answer names its query and its warnings, which stay rea
   await clean.body?.cancel();
 });
 
-Deno.test("opt.failOnWarning turns a synchronous answer with a warning into 409 QUERY_FAILED", async () => {
+Deno.test("opt.failOnWarning turns a synchronous answer with a warning into a FAILED query (409 QUERY_FAILED)", async () => {
   await using s = await startTestServer();
   await s.write("/shared/mixed.log", MIXED_LOG);
   const res = await s.fetch("alice", "/API/v1.0/?scriptPath=/user&opt.failOnWarning=true", {
@@ -205,8 +205,12 @@ Deno.test("opt.failOnWarning turns a synchronous answer with a warning into 409 
   const body = await expectError(res, 409, "QUERY_FAILED");
   assert.match(String(body.message), /does not match the pattern/);
   assert.equal((body.warnings as unknown[]).length, 1);
+  assert.equal(body.state, "FAILED");
+  assert.equal((body.error as { code: string }).code, "WARNING");
   assert.ok(id);
-  assert.equal((await status(s, id)).warnings.length, 1);
+  const st = await status(s, id);
+  assert.equal(st.warnings.length, 1);
+  assert.equal(st.state, "FAILED");
   const bad = await s.fetch("alice", "/API/v1.0/?scriptPath=/user&opt.failOnWarning=yes", {
     method: "POST",
     headers: SCRIPT_TYPE,

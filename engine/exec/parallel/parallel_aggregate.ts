@@ -43,11 +43,26 @@ interface Split {
   readonly scan: NonNullable<SourceNode["scan"]>;
 }
 
-/** The source's files in shares, or null when there is too little for a worker. */
-async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelContext) {
+/**
+ * What runs a node whose source may be shared: the workers' rows, or, when there is too little
+ * for a worker, the context to run it here with. That context hands the source the files
+ * already listed (`ExecContext.listed`): listing them again would repeat every warning of the
+ * listing (a missing file, a folder one may not list).
+ */
+export type Shared<T> = { readonly rows: T } | { readonly here: ExecContext };
+
+/** The source's files in shares, or the context to read them here with (see `Shared`). */
+async function split(
+  source: SourceNode,
+  ctx: ExecContext,
+  parallel: ParallelContext,
+): Promise<Split | { readonly here: ExecContext }> {
   const scan = source.scan!;
   const files: FileEntry[] = [];
   for await (const f of scan.list(ctx)) files.push(f);
+  const here = () => ({
+    here: { ...ctx, listed: new Map([...ctx.listed ?? [], [scan.list, files]]) },
+  });
   checkCancelled(ctx.signal);
   const { workers } = parallel;
   const shareable = await Promise.all(files.map(async (f) => ({
@@ -61,7 +76,7 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
   // One share of a larger input still goes to a worker: the scan then runs apart from the
   // thread that answers every request (a catastrophic pattern there would hold them all up).
   const isolate = workers.isolateBytes ?? ISOLATE_BYTES;
-  if (shares.length === 0 || (shares.length === 1 && total <= isolate)) return null;
+  if (shares.length === 0 || (shares.length === 1 && total <= isolate)) return here();
   ctx.progress.expect(total);
   // Counted here, once: a file cut into ranges is opened by several workers.
   if (ctx.stats) ctx.stats.filesRead += files.length;
@@ -69,8 +84,8 @@ async function split(source: SourceNode, ctx: ExecContext, parallel: ParallelCon
 }
 
 /**
- * The aggregate's rows computed by workers, or null when its input is too small to share (the
- * caller then runs it here).
+ * The aggregate's rows computed by workers, or the context to run it here with when its input
+ * is too small to share.
  */
 export async function parallelAggregate(
   node: AggregateNode,
@@ -78,14 +93,15 @@ export async function parallelAggregate(
   number: number,
   ctx: ExecContext,
   parallel: ParallelContext,
-): Promise<BatchStream | null> {
+): Promise<Shared<BatchStream>> {
   const shares = await split(source, ctx, parallel);
-  return shares && mergeGroups(node, number, shares, ctx, parallel);
+  return "here" in shares ? shares : { rows: mergeGroups(node, number, shares, ctx, parallel) };
 }
 
 /**
- * A row pipeline's rows read by workers, or null when its input is too small to share. With
- * `parallel.render`, the pipeline is the plan's root and its rows come rendered.
+ * A row pipeline's rows read by workers, or the context to read them here with when its input
+ * is too small to share. With `parallel.render`, the pipeline is the plan's root and its rows
+ * come rendered.
  */
 export async function parallelRows(
   _node: PlanNode,
@@ -93,9 +109,9 @@ export async function parallelRows(
   number: number,
   ctx: ExecContext,
   parallel: ParallelContext,
-): Promise<AsyncIterable<readonly Row[] | RenderedRows> | null> {
+): Promise<Shared<AsyncIterable<readonly Row[] | RenderedRows>>> {
   const shares = await split(source, ctx, parallel);
-  return shares && mergeRows(number, shares, ctx, parallel);
+  return "here" in shares ? shares : { rows: mergeRows(number, shares, ctx, parallel) };
 }
 
 /** Workers running the shares of one node, their messages sorted out per share. */
