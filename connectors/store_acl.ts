@@ -58,11 +58,28 @@ export function definitionAcl(json: unknown, storeKey: string): StoreAcl | undef
 }
 
 /**
+ * The answer for a store that does not exist and for one `user` may not read: the same, so
+ * that a name outside one's acl tells nothing (as `GET /datastores/<name>` answers 404). Only
+ * admins, who may read every store, are told which definition file is missing.
+ *
+ * @example throw noSuchStore("FILE ", "weblogs", bob);
+ */
+export function noSuchStore(kind: string, store: string, user: User): QueryError {
+  return new QueryError({
+    code: "NOT_FOUND",
+    message: user.admin
+      ? `there is no ${kind}datastore '${store}' (no /system/datastores/${store}.json)`
+      : `there is no ${kind}datastore '${store}' that you may read`,
+  });
+}
+
+/**
  * The parsed definition of `store` (`text`: its file, null when there is none) for `user`, who
  * must be in the acl under `json[storeKey]`; checked before anything else of the definition is
- * looked at, so that a user outside the acl learns nothing of its problems. NOT_FOUND without a
- * file, BAD_DATASTORE when it is not JSON (never the parser's message: it quotes the text around
- * the mistake, which may be a secret), FORBIDDEN outside the acl.
+ * looked at, so that a user outside the acl learns nothing of it, not even that it exists:
+ * NOT_FOUND without a file and outside the acl alike (noSuchStore). A definition that is not
+ * JSON has no acl, so only admins may use it: BAD_DATASTORE for them (never the parser's
+ * message: it quotes the text around the mistake, which may be a secret), NOT_FOUND for others.
  *
  * @example const json = readableDefinition("corp", text, "cloudapiStore", user);
  */
@@ -72,27 +89,19 @@ export function readableDefinition(
   storeKey: string,
   user: User,
 ): unknown {
-  const definition = `/system/datastores/${store}.json`;
-  if (text === null) {
-    throw new QueryError({
-      code: "NOT_FOUND",
-      message: `there is no datastore '${store}' (no ${definition})`,
-    });
-  }
+  if (text === null) throw noSuchStore("", store, user);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
+    if (!user.admin) throw noSuchStore("", store, user);
     throw new QueryError({
       code: "BAD_DATASTORE",
-      message: `datastore '${store}': ${definition} is not valid JSON`,
+      message: `datastore '${store}': /system/datastores/${store}.json is not valid JSON`,
     });
   }
   if (!storeAllows(definitionAcl(json, storeKey), user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${store}' (see its acl)`,
-    });
+    throw noSuchStore("", store, user);
   }
   return json;
 }

@@ -13,6 +13,7 @@ export type DiagnosticCode =
   | "RECURSION" // a view that calls itself
   | "NOT_FOUND" // a stored script or table that does not exist or cannot be seen
   | "FORBIDDEN" // the user lacks the right on a path
+  | "CORRUPT_TABLE" // a stored table whose bytes are not a whole table (torn, edited, not one)
   | "LICENSE_REQUIRED"
   | "BAD_DATASTORE" // a datastore definition that is wrong (a key, a value, the credentials)
   | "MEMORY_LIMIT"

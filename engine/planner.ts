@@ -18,7 +18,7 @@ import { planJoin } from "./planning/join.ts";
 import { planSave } from "./planning/save.ts";
 import { planSourceCall } from "./planning/source_calls.ts";
 import { existingFile, resolvePath } from "./planning/paths.ts";
-import { readTableSchema } from "./table/table_reader.ts";
+import { CorruptTable, readTableSchema } from "./table/table_reader.ts";
 import { type ArgumentInput, bindArguments, loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 
 /**
@@ -133,15 +133,18 @@ async function planStored(
     });
     if (!file) return undefined;
     try {
-      const schema = await readTableSchema(file.files, file.real);
+      const schema = await readTableSchema(file.files, file.real, file.canonical);
       return { kind: "table", schema, ...file };
     } catch (e) {
-      report(
-        env,
-        "NOT_FOUND",
-        `the stored table ${file.canonical} cannot be read: ${(e as Error).message}`,
-        source.span,
-      );
+      // A corrupt table is there (and seen): it says so. Anything else (it went away meanwhile)
+      // is told without the system's message, which would name the host path.
+      if (e instanceof CorruptTable) report(env, "CORRUPT_TABLE", e.message, source.span);
+      else {report(
+          env,
+          "NOT_FOUND",
+          `the stored table ${file.canonical} cannot be read`,
+          source.span,
+        );}
       return undefined;
     }
   }

@@ -94,7 +94,15 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   api.route("/", languageRoutes());
   api.route("/", machineRoutes(deps.supervisor, deps.connectors));
   api.route("/", patternRoutes(deps.settings));
-  api.route("/", resourceRoutes({ tree: deps.tree, maxBytes: deps.settings["resource.maxBytes"] }));
+  const stores = deps.datastoreAdmin;
+  api.route(
+    "/",
+    resourceRoutes({
+      tree: deps.tree,
+      maxBytes: deps.settings["resource.maxBytes"],
+      mayReadStore: stores && (async (user, name) => (await stores.get(user, name)) !== null),
+    }),
+  );
   return api;
 }
 

@@ -273,7 +273,11 @@ export const CONTRACTS = {
     path: `${API}/tables/{path}`,
     summary: "the rows of a stored table",
     query: z.object(formatQuery),
-    responses: { "200": Rows, "404": err("no such table") },
+    responses: {
+      "200": Rows,
+      "404": err("no such table"),
+      "409": err("CORRUPT_TABLE: the file is not a whole table"),
+    },
   },
   check: {
     method: "post",

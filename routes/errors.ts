@@ -68,6 +68,7 @@ export function notFound(message: string): ApiError {
 const DIAGNOSTIC_STATUS: Readonly<Partial<Record<Diagnostic["code"], ContentfulStatusCode>>> = {
   NOT_FOUND: 404,
   FORBIDDEN: 403,
+  CORRUPT_TABLE: 409,
   LICENSE_REQUIRED: 403,
 };
 

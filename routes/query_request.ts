@@ -364,8 +364,10 @@ async function requireScript(
     );
   }
   const stat = await statOf(tree, resolved);
-  const canSee = tree.may(user, "read", resolved.canonical) ||
-    tree.may(user, "execute", resolved.canonical);
+  // Seen as /resources and `@[...]` see it (list or read): one may see a script and still not
+  // run it (403), and a script one may not see is 404 whether it exists or not.
+  const canSee = tree.may(user, "list", resolved.canonical) ||
+    tree.may(user, "read", resolved.canonical);
   if (!stat || !stat.isFile || !canSee) {
     throw notFound(`no such script: ${resolved.canonical}`);
   }

@@ -31,6 +31,12 @@ export interface ResourceDeps {
   readonly tree: ResourceTree;
   /** Largest file a PUT may send (`resource.maxBytes`). */
   readonly maxBytes: number;
+  /**
+   * May `user` read the datastore `name` (its acl)? A listing of /system/datastores shows only
+   * those, as `GET /datastores` does: a store one may not use is as one that does not exist.
+   * Without it, only admins see the definitions listed.
+   */
+  readonly mayReadStore?: (user: User, name: string) => Promise<boolean>;
 }
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -53,16 +59,23 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
   app.get("/resources/*", async (c) => {
     const resolved = resolve(c, tree, pathAfter(c, "/resources/"));
     const user = c.get("user");
+    // Refused by name, before anything is looked up: the answer says nothing of what is there.
+    refuseDatastore(resolved);
     const info = await visible(tree, user, resolved);
     if (info.kind !== "folder") return await sendFile(c, tree, resolved);
     if (!WAYPOINTS.has(resolved.canonical)) await requireRight(tree, user, resolved, "list");
     const real = WAYPOINTS.has(resolved.canonical)
       ? resolved.real
       : await tree.realPath(resolved, "list");
+    const mayListStore = async (file: string) =>
+      user.admin ||
+      (file.endsWith(".json") && deps.mayReadStore !== undefined &&
+        await deps.mayReadStore(user, file.slice(0, -".json".length)));
     const entries = [];
     for (const entry of await tree.list(real)) {
       const canonical = childPath(resolved.canonical, entry.name);
       if (!mayList(tree, user, canonical)) continue;
+      if (resolved.canonical === DATASTORES_FOLDER && !(await mayListStore(entry.name))) continue;
       entries.push({
         name: entry.name,
         kind: kindOf(canonical, entry.isFolder),
@@ -93,11 +106,21 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
       refuseDatastore(resolved);
       const parent = parentOf(tree, user, resolved);
       if (raw.endsWith("/")) {
+        if (!mayList(tree, user, resolved.canonical)) throw noSuchResource(resolved);
         await requireParent(tree, user, parent);
         await tree.mkdir(resolved.real).catch(conflict);
         return c.body(null, 201, { Location: `/API/v1.0/resources${resolved.canonical}/` });
       }
       const existing = await statResource(tree, resolved.real, resolved.canonical);
+      if (!mayList(tree, user, resolved.canonical)) {
+        // What the caller may not see answers as a read does, whether it is there or not;
+        // only a right given on the file itself (write) lets a replacement through.
+        if (
+          !existing || existing.kind === "folder" || !tree.may(user, "write", resolved.canonical)
+        ) {
+          throw noSuchResource(resolved);
+        }
+      }
       if (existing?.kind === "folder") {
         throw conflictError("a folder of that name exists; PUT a file elsewhere");
       }
@@ -132,6 +155,8 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     refuseDatastore(to);
     await visible(tree, user, from);
     await requireRight(tree, user, from, "write");
+    // A destination the caller may not see answers as a read of it, whether it is there or not.
+    if (!mayList(tree, user, to.canonical)) throw noSuchResource(to);
     await requireParent(tree, user, parentOf(tree, user, to));
     if (to.canonical !== from.canonical && isWithin(to.canonical, from.canonical)) {
       throw badRequest("BAD_PARAMETER", "a folder cannot be moved into itself");
@@ -170,9 +195,14 @@ function mayList(tree: ResourceTree, user: User, canonical: string): boolean {
     tree.may(user, "read", canonical);
 }
 
+/** The answer for what the caller may not see, whether it exists or not (reads and writes). */
+function noSuchResource(resolved: ResolvedPath): ApiError {
+  return notFound(`no such resource: ${resolved.canonical}`);
+}
+
 /** What is there, if the caller may see it; else 404 whether it exists or not. */
 async function visible(tree: ResourceTree, user: User, resolved: ResolvedPath) {
-  const missing = () => notFound(`no such resource: ${resolved.canonical}`);
+  const missing = () => noSuchResource(resolved);
   if (!mayList(tree, user, resolved.canonical)) throw missing();
   let real: string;
   try {
@@ -205,10 +235,10 @@ function parentOf(tree: ResourceTree, user: User, resolved: ResolvedPath): Resol
 
 /** Creating in a folder needs `create` there, where the folder really is. */
 async function requireParent(tree: ResourceTree, user: User, parent: ResolvedPath) {
+  // A folder the caller may not see answers as a read of it does: nothing says it is there.
+  if (!mayList(tree, user, parent.canonical)) throw noSuchResource(parent);
   const info = await statResource(tree, parent.real, parent.canonical);
-  if (!info || info.kind !== "folder" || !mayList(tree, user, parent.canonical)) {
-    throw notFound(`no such folder: ${parent.canonical}`);
-  }
+  if (!info || info.kind !== "folder") throw notFound(`no such folder: ${parent.canonical}`);
   await requireRight(tree, user, parent, "create");
 }
 
@@ -222,9 +252,9 @@ function refuseDatastore(resolved: ResolvedPath): void {
 
 async function sendFile(c: Context<AppEnv>, tree: ResourceTree, resolved: ResolvedPath) {
   const user = c.get("user");
+  refuseDatastore(resolved);
   const info = await visible(tree, user, resolved);
   if (info.kind === "folder") throw notFound(`${resolved.canonical} is a folder`);
-  refuseDatastore(resolved);
   if (!tree.may(user, "read", resolved.canonical)) {
     throw forbidden(`you need the read right on ${resolved.canonical}`);
   }

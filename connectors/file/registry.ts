@@ -14,7 +14,7 @@ import { isWithin } from "../../engine/resource_path.ts";
 import type { ResourceTree } from "../../engine/resource_tree.ts";
 import type { User } from "../../engine/user.ts";
 import { QueryError } from "../../engine/diagnostics.ts";
-import { definitionAcl, storeAllows } from "../store_acl.ts";
+import { definitionAcl, noSuchStore, storeAllows } from "../store_acl.ts";
 import { treeStore } from "./tree_store.ts";
 import { hostStore } from "./host_store.ts";
 import { parseFileStoreDefinition } from "./file_store_definition.ts";
@@ -89,23 +89,18 @@ async function fileDatastore(
       json = JSON.parse(new TextDecoder().decode((await tree.read(target.real)).bytes));
     }
   } catch (e) {
-    if (e instanceof SyntaxError) {
+    // Not JSON: no acl can be read from it, so only admins may use it (and hear why not).
+    if (e instanceof SyntaxError && user.admin) {
       throw new QueryError({
         code: "BAD_DATASTORE",
         message: `the FILE datastore '${name}' cannot be used: ${definition} is not valid JSON`,
       });
     }
-    throw new QueryError({
-      code: "NOT_FOUND",
-      message: `there is no FILE datastore '${name}' (no ${definition})`,
-    });
+    throw noSuchStore("FILE ", name, user);
   }
-  // The acl first: a user outside it learns nothing of the definition, not even its problems.
+  // The acl first: a user outside it learns nothing of the definition, not even that it exists.
   if (!storeAllows(definitionAcl(json, "fileStore"), user, "read")) {
-    throw new QueryError({
-      code: "FORBIDDEN",
-      message: `user '${user.name}' may not read datastore '${name}' (see its acl)`,
-    });
+    throw noSuchStore("FILE ", name, user);
   }
   const parsed = parseFileStoreDefinition(name, json);
   if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });

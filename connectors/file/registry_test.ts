@@ -60,10 +60,12 @@ Deno.test("registry refuses file:// stores that are not defined or not FILE", as
     await assert.rejects(registry.forUri("file://nope/a.log", alice), code("NOT_FOUND"));
     // The problems of a definition are told to those its acl admits (here: admins only).
     await assert.rejects(registry.forUri("file://cloud/a.log", admin), /not FILE/);
-    await assert.rejects(registry.forUri("file://cloud/a.log", alice), code("FORBIDDEN"));
-    await assert.rejects(registry.forUri("file://broken/a.log", alice), /not valid JSON/);
+    // Those it does not admit are told what they would be of a store that does not exist.
+    await assert.rejects(registry.forUri("file://cloud/a.log", alice), code("NOT_FOUND"));
+    await assert.rejects(registry.forUri("file://broken/a.log", alice), code("NOT_FOUND"));
+    await assert.rejects(registry.forUri("file://broken/a.log", admin), /not valid JSON/);
     await assert.rejects(registry.forUri("file://rel/a.log", admin), /absolute folder/);
-    await assert.rejects(registry.forUri("file://rel/a.log", alice), code("FORBIDDEN"));
+    await assert.rejects(registry.forUri("file://rel/a.log", alice), code("NOT_FOUND"));
     await assert.rejects(registry.forUri("file://../a.log", alice), code("NOT_FOUND"));
   } finally {
     await t.remove();

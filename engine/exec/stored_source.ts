@@ -3,7 +3,7 @@
  * are inlined by the planner as their own plan; see engine/views.ts.)
  */
 
-import { readTable } from "../table/table_reader.ts";
+import { CorruptTable, readTable } from "../table/table_reader.ts";
 import type { Row } from "../values.ts";
 import type { TreeFiles } from "../resource_tree.ts";
 import { QueryError } from "../diagnostics.ts";
@@ -15,7 +15,7 @@ export async function* storedTableSource(
 ): BatchStream {
   let out: Row[] = [];
   try {
-    for await (const chunk of readTable(table.files, table.real, ctx.signal)) {
+    for await (const chunk of readTable(table.files, table.real, ctx.signal, table.canonical)) {
       checkCancelled(ctx.signal);
       for (const row of Array.isArray(chunk) ? chunk : [chunk]) {
         out.push(row as Row);
@@ -27,9 +27,13 @@ export async function* storedTableSource(
     }
   } catch (e) {
     if (e instanceof QueryError || ctx.signal.aborted) throw e;
+    if (e instanceof CorruptTable) {
+      throw new QueryError({ code: "CORRUPT_TABLE", message: e.message });
+    }
+    // The system's message would name the host path of the table's location: not told.
     throw new QueryError({
       code: "RUNTIME_ERROR",
-      message: `the stored table ${table.canonical} cannot be read: ${(e as Error).message}`,
+      message: `the stored table ${table.canonical} cannot be read`,
     });
   }
   if (out.length > 0) yield out;

@@ -1,6 +1,7 @@
 /**
  * `save(path)`: the target must be a `.sxt` path the user may `write` (when it exists) or
- * `create` in (its folder, when it does not). Checked at compile time.
+ * `create` in (its folder, when it does not). Checked at compile time. A path the user may not
+ * see (neither list nor read) is NOT_FOUND whether it exists or not, unless they may write it.
  */
 
 import { dirname } from "node:path";
@@ -33,7 +34,14 @@ export async function planSave(
   const { tree, user } = env.query;
   try {
     // A symbolic link counts as there (even a dangling one): realPath then decides.
-    if ((await tree.stat(resolved.real, { followLinks: false })) !== null) {
+    const there = (await tree.stat(resolved.real, { followLinks: false })) !== null;
+    const visible = tree.may(user, "list", canonical) || tree.may(user, "read", canonical);
+    if (!visible && !(there && tree.may(user, "write", canonical))) {
+      // A path the user may not see answers as a read of it does, whether it is there or not.
+      report(env, "NOT_FOUND", `no such resource: ${canonical}`, save.path.span);
+      return undefined;
+    }
+    if (there) {
       if (!tree.may(user, "write", canonical)) {
         report(env, "FORBIDDEN", `you may not write ${canonical}`, save.path.span);
         return undefined;

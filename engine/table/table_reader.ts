@@ -1,8 +1,9 @@
 /**
  * Reads stored tables (docs/sxt-format.md) as a stream: 1 MiB reads, batches of about a
- * thousand rows, never the whole file in memory. A torn or corrupt file fails with an Error
- * naming the path and what is wrong; because the checksum covers the whole body, that error
- * can come after some batches were already delivered.
+ * thousand rows, never the whole file in memory. A torn or corrupt file fails with a
+ * CorruptTable naming the table (by the name the caller gives: its tree path, never the host
+ * path of its location) and what is wrong; because the checksum covers the whole body, that
+ * error can come after some batches were already delivered.
  */
 
 import { createHash } from "node:crypto";
@@ -15,6 +16,14 @@ import { parseHeader, parseTrailer, type SxtHeader, type SxtTrailer } from "./sx
 const BATCH_ROWS = 1000;
 const NEWLINE = 10;
 const OPEN_BRACE = 123;
+
+/** A stored table whose bytes are not a whole table; the message names it and the problem. */
+export class CorruptTable extends Error {
+  constructor(name: string, what: string) {
+    super(`stored table ${name} is corrupt: ${what}`);
+    this.name = "CorruptTable";
+  }
+}
 
 /** Chunks of a file, read when asked. */
 interface ChunkReader {
@@ -41,26 +50,34 @@ async function openChunks(
   };
 }
 
-/** The schema of a stored table, from its header line only. */
-export async function readTableSchema(files: TreeFiles, realPath: string): Promise<Schema> {
+/**
+ * The schema of a stored table, from its header line only. `name` is what messages call it
+ * (the tree path; by default the location).
+ */
+export async function readTableSchema(
+  files: TreeFiles,
+  realPath: string,
+  name = realPath,
+): Promise<Schema> {
   const file = await openChunks(files, realPath);
   try {
-    const { header } = await readHeader(file, realPath);
+    const { header } = await readHeader(file, name);
     return header.schema;
   } finally {
     file.close();
   }
 }
 
-/** The rows of a stored table, in batches. */
+/** The rows of a stored table, in batches; `name` as for readTableSchema. */
 export async function* readTable(
   files: TreeFiles,
   realPath: string,
   signal?: AbortSignal,
+  name = realPath,
 ): AsyncIterable<readonly Row[]> {
   const file = await openChunks(files, realPath, signal);
   try {
-    const { header, rest } = await readHeader(file, realPath);
+    const { header, rest } = await readHeader(file, name);
     const decodeRow = rowDecoder(header);
     const decoder = new TextDecoder("utf-8", { fatal: true });
     const hash = createHash("sha256");
@@ -70,7 +87,7 @@ export async function* readTable(
     let line = 2;
     let batch: Row[] = [];
     const fail = (what: string): never => {
-      throw new Error(`stored table ${realPath} is corrupt: ${what}`);
+      throw new CorruptTable(name, what);
     };
     let buf = rest;
     let eof = false;
@@ -220,7 +237,7 @@ function fits(type: Type): (v: Value) => boolean {
 
 async function readHeader(
   file: ChunkReader,
-  realPath: string,
+  name: string,
 ): Promise<{ header: SxtHeader; rest: Uint8Array }> {
   let buf: Uint8Array = new Uint8Array(0);
   for (;;) {
@@ -230,12 +247,12 @@ async function readHeader(
         const header = parseHeader(new TextDecoder().decode(buf.subarray(0, nl)).trimEnd());
         return { header, rest: buf.slice(nl + 1) };
       } catch (e) {
-        throw new Error(`stored table ${realPath} is corrupt: ${(e as Error).message}`);
+        throw new CorruptTable(name, (e as Error).message);
       }
     }
     const chunk = await file.read();
     if (chunk === null) {
-      throw new Error(`stored table ${realPath} is corrupt: no complete header line`);
+      throw new CorruptTable(name, "no complete header line");
     }
     buf = concat(buf, chunk);
   }

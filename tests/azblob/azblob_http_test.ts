@@ -129,9 +129,10 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
   ]);
   const refused = await sync(s, "bob", SCRIPT);
   const body = await refused.json();
-  assert.equal(refused.status, 403, JSON.stringify(body));
-  assert.equal(body.code, "FORBIDDEN");
-  assert.match(body.message, /may not read datastore 'arch'/);
+  // Outside the acl the store is as one that does not exist.
+  assert.equal(refused.status, 404, JSON.stringify(body));
+  assert.equal(body.code, "NOT_FOUND");
+  assert.match(body.message, /there is no datastore 'arch' that you may read/);
 });
 
 Deno.test("a wrong account key fails the query with BAD_DATASTORE naming the store, and the key is in no answer or log line", async () => {

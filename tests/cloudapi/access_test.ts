@@ -42,9 +42,41 @@ Deno.test("the store's acl decides who may read it; admins always may", async ()
     const e = await refusal(
       openCloudApiStore(uri, { name: "mallory", groups: ["ops"], admin: false }, h.deps()),
     );
-    assert.equal(e.diagnostic.code, "FORBIDDEN");
+    // Outside the acl the store is as one that does not exist, in code and message.
+    assert.equal(e.diagnostic.code, "NOT_FOUND");
+    const absent = await refusal(
+      openCloudApiStore(
+        "cloudapi://nope/x",
+        { name: "mallory", groups: [], admin: false },
+        h.deps(),
+      ),
+    );
+    assert.equal(e.diagnostic.message, absent.diagnostic.message.replace("nope", "corp"));
     const missing = await refusal(openCloudApiStore("cloudapi://nope/x", ADMIN, h.deps()));
     assert.equal(missing.diagnostic.code, "NOT_FOUND");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a definition that is not JSON is told to admins only, without the text around the mistake", async () => {
+  const h = await harness();
+  try {
+    // The parser's message would quote the text near the missing quote: the secret.
+    const text = JSON.stringify({ type: "CLOUDAPI", cloudapiStore: baseStore() })
+      .replace(`"${SECRET}"`, `"${SECRET}`);
+    await Deno.writeTextFile(`${h.home}/data/system/datastores/corp.json`, text);
+    const uri = "cloudapi://corp/directory_service/audits/*";
+    const admin = await refusal(openCloudApiStore(uri, ADMIN, h.deps()));
+    assert.equal(admin.diagnostic.code, "BAD_DATASTORE");
+    assert.match(admin.message, /\/system\/datastores\/corp\.json is not valid JSON/);
+    // Its acl cannot be read, so only admins may use it: to others it is no store at all.
+    const bob = { name: "bob", groups: [], admin: false };
+    const other = await refusal(openCloudApiStore(uri, bob, h.deps()));
+    assert.equal(other.diagnostic.code, "NOT_FOUND");
+    const absent = await refusal(openCloudApiStore("cloudapi://nope/x/y/*", bob, h.deps()));
+    assert.equal(other.message, absent.message.replace("nope", "corp"));
+    for (const e of [admin, other]) assert.ok(!e.message.includes(SECRET), e.message);
   } finally {
     await h.close();
   }

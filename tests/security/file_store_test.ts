@@ -48,8 +48,12 @@ async function uris(s: Awaited<ReturnType<typeof storeTree>>, user: User, uri: s
 
 Deno.test("a FILE store without an acl serves admins only", async () => {
   await using s = await storeTree();
-  await assert.rejects(s.registry.forUri("file://closed/web/a.log", alice), code("FORBIDDEN"));
-  await assert.rejects(s.registry.forUri("file://closed/web/a.log", alice), /see its acl/);
+  // To others it is as a store that does not exist.
+  await assert.rejects(s.registry.forUri("file://closed/web/a.log", alice), code("NOT_FOUND"));
+  await assert.rejects(
+    s.registry.forUri("file://closed/web/a.log", alice),
+    /there is no FILE datastore 'closed' that you may read/,
+  );
   assert.deepEqual((await uris(s, admin, "file://closed/web/*.log")).uris, [
     "file://closed/web/a.log",
   ]);
@@ -69,7 +73,7 @@ Deno.test("a FILE store's acl gives read to the users and groups it names, list 
   const store = await s.registry.forUri("file://open/web/*.log", bob);
   assert.throws(() => store.list("file://open/web/*.log", s.t.options(bob)), code("FORBIDDEN"));
   // Names that are also properties of every object grant nothing.
-  await assert.rejects(s.registry.forUri("file://open/web/a.log", proto), code("FORBIDDEN"));
+  await assert.rejects(s.registry.forUri("file://open/web/a.log", proto), code("NOT_FOUND"));
 });
 
 Deno.test("the path of a file:// URI is refused like a tree path when it is hostile", async () => {
