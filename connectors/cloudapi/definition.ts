@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
+import { INTERVAL_FORM, NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
 import { isValidZone } from "../../engine/time.ts";
 import { FAMILIES, type Family, FAMILY_SPECS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
@@ -120,11 +120,19 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
   }
   const s = parsed.data;
   const problems: string[] = [];
-  const millis = (key: string, text: string | number, opts: { zeroOk: boolean }): number => {
+  const millis = (
+    key: string,
+    text: string | number,
+    opts: { zeroOk: boolean; whole?: boolean },
+  ): number => {
     if (typeof text === "number") return text;
     const r = parseInterval(text);
     if (!r.ok) {
       problems.push(`key '${key}' has value ${JSON.stringify(text)}: ${r.message}`);
+      return 0;
+    }
+    if (opts.whole && !r.whole) {
+      problems.push(`key '${key}' has value ${JSON.stringify(text)}: ${NOT_WHOLE_MILLIS}`);
       return 0;
     }
     if (!opts.zeroOk && r.millis <= 0) {
@@ -178,8 +186,12 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
       }
     }
   }
-  const connectTimeoutMs = millis("connectTimeout", s.connectTimeout, { zeroOk: true });
-  const readTimeoutMs = millis("readTimeout", s.readTimeout, { zeroOk: true });
+  // The specification: "time interval, whole milliseconds".
+  const connectTimeoutMs = millis("connectTimeout", s.connectTimeout, {
+    zeroOk: true,
+    whole: true,
+  });
+  const readTimeoutMs = millis("readTimeout", s.readTimeout, { zeroOk: true, whole: true });
   if (problems.length > 0) return { ok: false, problems: problems.map((p) => `${where}: ${p}`) };
   return {
     ok: true,
@@ -235,6 +247,9 @@ function expectation(issue: z.core.$ZodIssue, key: string): string {
         return `expected a time interval: ${INTERVAL_FORM}`;
       }
       return `expected ${issue.expected === "array" ? "a list of rights" : issue.expected}`;
+    case "invalid_union":
+      // connectTimeout, readTimeout: an interval or a whole number of milliseconds.
+      return key.endsWith("Timeout") ? NOT_WHOLE_MILLIS : issue.message;
     case "too_small":
       return key === "secret" || key === "clientId" || key === "tenantId" || key === "userAgent"
         ? "must not be empty"

@@ -151,3 +151,46 @@ Deno.test("hostile store names are refused and a store defined over HTTP is used
     await Deno.remove(logs, { recursive: true });
   }
 });
+
+Deno.test("a timeout that is no whole number of milliseconds is 400 naming the key, and nothing is stored", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const azblob = (extra: Record<string, unknown>) => ({
+    type: "AZBLOB",
+    azblobStore: {
+      accountName: "devstoreaccount1",
+      sasToken: "sv=2022-11-02&ss=b&srt=co&sp=rl&sig=abc",
+      ...extra,
+    },
+  });
+  for (
+    const [body, key] of [
+      [cloudStore({ connectTimeout: "1.5 ms" }), "connectTimeout"],
+      [cloudStore({ readTimeout: "2.25 ms" }), "readTimeout"],
+      [cloudStore({ connectTimeout: "0.0005 s" }), "connectTimeout"],
+      [cloudStore({ connectTimeout: 1.5 }), "connectTimeout"],
+      [azblob({ connectTimeout: "1.5 ms" }), "connectTimeout"],
+      [azblob({ readTimeout: "10.5 ms" }), "readTimeout"],
+      [azblob({ readTimeout: 2.5 }), "readTimeout"],
+    ] as const
+  ) {
+    const res = await admin(`${D}/timeouts`, put(body));
+    const text = await res.text();
+    assert.equal(res.status, 400, `${JSON.stringify(body)}: ${text}`);
+    const answer = JSON.parse(text);
+    assert.equal(answer.code, "BAD_DATASTORE");
+    assert.equal(answer.problems.length, 1, text);
+    assert.match(
+      answer.problems[0],
+      new RegExp(`key '${key}'.*: expected whole milliseconds`),
+      text,
+    );
+    assert.equal((await admin(`${D}/timeouts`)).status, 404);
+  }
+  // Whole milliseconds however written are taken.
+  for (const [i, t] of ["1500 ms", "1.5 s", "0.001 s", "0", "250"].entries()) {
+    const value = /^\d+$/.test(t) ? Number(t) : t;
+    const res = await admin(`${D}/ok${i}`, put(cloudStore({ connectTimeout: value })));
+    assert.equal(res.status, 201, `${t}: ${await res.text()}`);
+  }
+});
