@@ -14,6 +14,7 @@ import { z } from "zod";
 import { NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
 import { isValidZone } from "../../engine/time.ts";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
+import { hideSecrets } from "../secret_text.ts";
 
 export interface AzblobDefinition {
   readonly name: string;
@@ -73,13 +74,8 @@ export function parseAzblobDefinition(name: string, json: unknown): AzblobDefini
   if (result.ok) return result;
   const store = (json as { azblobStore?: Record<string, unknown> } | null)?.azblobStore;
   const secrets = AZBLOB_SECRET_KEYS.map((k) => store?.[k])
-    .filter((v): v is string => typeof v === "string" && v.length >= 4);
-  return {
-    ok: false,
-    problems: result.problems.map((p) =>
-      secrets.reduce((text, s) => text.split(s).join("(hidden)"), p)
-    ),
-  };
+    .filter((v): v is string => typeof v === "string");
+  return { ok: false, problems: result.problems.map((p) => hideSecrets(p, secrets)) };
 }
 
 function checkDefinition(name: string, json: unknown): AzblobDefinitionResult {

@@ -194,3 +194,37 @@ Deno.test("a timeout that is no whole number of milliseconds is 400 naming the k
     assert.equal(res.status, 201, `${t}: ${await res.text()}`);
   }
 });
+
+Deno.test("a secret too short to keep out of messages is 400 naming the key, and the other problems read as written", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const G = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  // The audit's case: hiding every "e" gave "datastor(hidden) 's7': k(hidden)y 'suit(hidden)Plan'".
+  const res = await admin(
+    `${D}/s7`,
+    put({
+      type: "CLOUDAPI",
+      cloudapiStore: { clientId: G, tenantId: G, secret: "e", suitePlan: "bad" },
+    }),
+  );
+  const text = await res.text();
+  assert.equal(res.status, 400, text);
+  const body = JSON.parse(text);
+  assert.equal(body.code, "BAD_DATASTORE");
+  assert.deepEqual(body.problems.toSorted(), [
+    "datastore 's7': key 'secret' has value (hidden): too short: a client secret has at least " +
+    "16 characters (Azure's have about 40)",
+    `datastore 's7': key 'suitePlan' has value "bad": allowed: ent, gcc, gcc_high, dod`,
+  ]);
+  assert.equal((await admin(`${D}/s7`)).status, 404);
+  // A long secret pasted under another key is hidden there, once, and only there.
+  const pasted = await admin(`${D}/s8`, put(cloudStore({ suitePlan: SECRET })));
+  const pastedBody = await pasted.json();
+  assert.equal(pasted.status, 400);
+  assert.deepEqual(pastedBody.problems, [
+    `datastore 's8': key 'suitePlan' has value "(hidden)": allowed: ent, gcc, gcc_high, dod`,
+  ]);
+  // A secret of 16 characters or more is taken.
+  const ok = await admin(`${D}/s9`, put(cloudStore({ secret: "0123456789abcdef" })));
+  assert.equal(ok.status, 201, await ok.text());
+});
