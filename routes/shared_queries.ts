@@ -127,10 +127,17 @@ export function remoteItems(
     count: result.count,
     schema: record.schema === undefined ? [] : schemaFromJson(record.schema),
     fixed: record.fixedFormat as FixedFormat | undefined,
-    owner: c.get("user"),
+    // Read in the owner's zone, as the server that ran it reads it (an admin may read another's).
+    owner: ownerOf(c.get("user"), record),
     inMemory: () => undefined,
     read: (first: number, last: number) => shared.readResult(record.queryId, result, first, last),
   };
+}
+
+/** The query's owner as far as reading its result goes: the caller, or who the record names. */
+function ownerOf(caller: User, record: SharedRecord): User {
+  if (record.owner === caller.name) return caller;
+  return { name: record.owner, groups: [], admin: false, timeZone: record.ownerTimeZone };
 }
 
 /**

@@ -427,12 +427,12 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
   const [a, b] = c.servers;
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
-  const token = async (name: string) => {
-    const added = await runCli(["user", "add", name, "--home", c.homes[1]]);
+  const token = async (name: string, ...options: string[]) => {
+    const added = await runCli(["user", "add", name, ...options, "--home", c.homes[1]]);
     assert.equal(added.code, 0, added.stderr);
     return added.lastLine;
   };
-  const [bob, carol] = [await token("bob"), await token("carol")];
+  const [bob, carol] = [await token("bob", "--timezone", "Asia/Kolkata"), await token("carol")];
   const put = await api(a, c.token, "/datastores/logs", {
     method: "PUT",
     headers: { "Content-Type": "application/json" },
@@ -475,6 +475,14 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
     const theirs = await json(await api(b, carol, `/queries/${quick}${path}`));
     assert.equal(theirs.status, 404, `${path}: ${JSON.stringify(theirs.body)}`);
   }
+  // A time read by the admin through B as bob reads it through A: in bob's zone.
+  const timed = await submitted(a, bob, "VALUES((t: T('2024-05-01T13:00:00Z')))");
+  await waitForStatus(b, c.token, timed, stateIs("SUCCEEDED"));
+  const bobs = await (await api(a, bob, `/queries/${timed}/result`)).json();
+  assert.deepEqual(bobs, [{ t: "2024-05-01T18:30:00.000+05:30" }]);
+  const admins = await api(b, c.token, `/queries/${timed}/result`);
+  assert.equal(admins.status, 200);
+  assert.deepEqual(await admins.json(), bobs);
   const freed = await api(b, c.token, `/queries/${quick}`, { method: "DELETE" });
   assert.equal(freed.status, 204);
   await freed.body?.cancel();
