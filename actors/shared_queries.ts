@@ -116,6 +116,8 @@ export interface SharedResult {
 export interface SharedRecord {
   readonly queryId: string;
   readonly owner: string;
+  /** The owner's time zone (User.timeZone), for the result read by an admin through another server. */
+  readonly ownerTimeZone?: string;
   readonly server: string;
   /** Milliseconds since the epoch, when it was admitted. */
   readonly submitted: number;
@@ -268,6 +270,7 @@ export class SharedQueries implements SchedulingGate {
     const record: SharedRecord = {
       queryId,
       owner: owner.name,
+      ...(owner.timeZone === undefined ? {} : { ownerTimeZone: owner.timeZone }),
       server: this.serverId,
       submitted: now,
       scriptPath: submission.scriptPath ?? "",

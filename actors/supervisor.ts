@@ -312,19 +312,20 @@ export type Lookup =
 
 /**
  * What an id means to `user`: their query, one that expired (410), or nothing (404, also for
- * another user's id, so that ids of others cannot be probed).
+ * another user's id, so that ids of others cannot be probed). An admin may see, read and cancel
+ * every user's query (README: admins may do everything; `GET /queries` lists them everyone's).
  */
 export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: User): Lookup {
   const { context } = supervisor.getSnapshot();
+  const mayUse = (owner: string | undefined) =>
+    owner !== undefined && (owner === user.name || user.admin);
   const entry = context.queries.get(queryId);
-  if (entry) return entry.owner === user.name ? { kind: "found", ref: entry.ref } : unknown;
+  if (entry) return mayUse(entry.owner) ? { kind: "found", ref: entry.ref } : unknown;
   const answered = context.answered.get(queryId, context.now());
   if (answered) {
-    return answered.owner === user.name ? { kind: "answered", status: answered.status } : unknown;
+    return mayUse(answered.owner) ? { kind: "answered", status: answered.status } : unknown;
   }
-  return context.expired.ownerOf(queryId, context.now()) === user.name
-    ? { kind: "expired" }
-    : unknown;
+  return mayUse(context.expired.ownerOf(queryId, context.now())) ? { kind: "expired" } : unknown;
 }
 
 /** The actor of a query the supervisor holds, whoever owns it. */

@@ -37,14 +37,21 @@ export function unitMillis(unit: string): number | undefined {
 
 export const INTERVAL_FORM = "a number and a unit, e.g. '15 min', '1 h 30 min', '500 ms', '7 days'";
 
+/** What a value that must be whole milliseconds is told when it is not ('1.5 ms', 1.5). */
+export const NOT_WHOLE_MILLIS =
+  "expected whole milliseconds: a whole number, or an interval such as '1500 ms' or '2 s' " +
+  "(no fraction of a millisecond)";
+
 const PART = /\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*/y;
 
 /**
- * Parses an interval into whole milliseconds, or returns an error message.
+ * Parses an interval into whole milliseconds (rounded), or returns an error message. `whole`
+ * says whether it was whole milliseconds before rounding ('1.5 ms' is not; '0.5 s' is): a
+ * setting documented as whole milliseconds refuses the others.
  *
- * @example parseInterval("1 h 30 min") // { ok: true, millis: 5400000 }
+ * @example parseInterval("1 h 30 min") // { ok: true, millis: 5400000, whole: true }
  */
-export function parseInterval(text: string): { ok: true; millis: number } | {
+export function parseInterval(text: string): { ok: true; millis: number; whole: boolean } | {
   ok: false;
   message: string;
 } {
@@ -73,7 +80,9 @@ export function parseInterval(text: string): { ok: true; millis: number } | {
   if (!Number.isFinite(total) || total > Number.MAX_SAFE_INTEGER) {
     return { ok: false, message: `interval '${text}' is too large` };
   }
-  return { ok: true, millis: Math.round(total) };
+  const millis = Math.round(total);
+  // A tolerance for the binary fractions of decimal ones ('0.3 s' is 300.00000000000006).
+  return { ok: true, millis, whole: Math.abs(total - millis) < 1e-6 };
 }
 
 /** Like parseInterval, but throws a plain Error; for trusted constants only. */

@@ -40,7 +40,17 @@ const BAD: readonly [string, RegExp][] = [
 
 Deno.test("parseInterval() reads every good interval of the table", () => {
   for (const [text, millis] of GOOD) {
-    assert.deepEqual(parseInterval(text), { ok: true, millis }, text);
+    assert.deepEqual(parseInterval(text), { ok: true, millis, whole: true }, text);
+  }
+});
+
+Deno.test("parseInterval() tells a fraction of a millisecond, rounded, from whole ones", () => {
+  for (const [text, millis] of [["1.5 ms", 2], ["0.0005 s", 1], ["1 s 0.25 ms", 1000]] as const) {
+    assert.deepEqual(parseInterval(text), { ok: true, millis, whole: false }, text);
+  }
+  for (const text of ["0.3 s", "4.35 s", "0.001 s", "1.1 min", "0.007 s"]) {
+    const r = parseInterval(text);
+    assert.ok(r.ok && r.whole, text);
   }
 });
 

@@ -2,7 +2,7 @@
  * The query routes for a query that another server runs (servers sharing a KV; see
  * actors/shared_queries.ts): status, DELETE, result, schema and events answered from the
  * query's record and its stored result. The owner check is the local one's: another user's
- * query answers 404, as an id that does not exist.
+ * query answers 404, as an id that does not exist, except to an admin, who may use them all.
  */
 
 import type { Context } from "hono";
@@ -28,9 +28,9 @@ export interface RemoteQuery {
 }
 
 /**
- * The caller's query held by another server (its record in the storage), or undefined when
- * this server knows the id itself, there is no shared registry, or the query is not the
- * caller's (the local route then answers as it would). A freed one is 410.
+ * The caller's query (any user's for an admin) held by another server (its record in the
+ * storage), or undefined when this server knows the id itself, there is no shared registry, or
+ * the caller may not use it (the local route then answers as it would). A freed one is 410.
  */
 export async function remoteQuery(
   c: Context<AppEnv>,
@@ -42,7 +42,8 @@ export async function remoteQuery(
   const user = c.get("user");
   if (lookupQuery(deps.supervisor, queryId, user).kind !== "unknown") return undefined;
   const found = await shared.record(queryId);
-  if (!found || found.record.owner !== user.name) return undefined;
+  // An admin may use every user's query, as on the server that runs it (lookupQuery).
+  if (!found || (found.record.owner !== user.name && !user.admin)) return undefined;
   if (found.record.freed) {
     throw new ApiError(
       410,
@@ -126,10 +127,17 @@ export function remoteItems(
     count: result.count,
     schema: record.schema === undefined ? [] : schemaFromJson(record.schema),
     fixed: record.fixedFormat as FixedFormat | undefined,
-    owner: c.get("user"),
+    // Read in the owner's zone, as the server that ran it reads it (an admin may read another's).
+    owner: ownerOf(c.get("user"), record),
     inMemory: () => undefined,
     read: (first: number, last: number) => shared.readResult(record.queryId, result, first, last),
   };
+}
+
+/** The query's owner as far as reading its result goes: the caller, or who the record names. */
+function ownerOf(caller: User, record: SharedRecord): User {
+  if (record.owner === caller.name) return caller;
+  return { name: record.owner, groups: [], admin: false, timeZone: record.ownerTimeZone };
 }
 
 /**

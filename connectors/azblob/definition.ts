@@ -11,9 +11,10 @@
  */
 
 import { z } from "zod";
-import { parseInterval } from "../../engine/interval.ts";
+import { NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
 import { isValidZone } from "../../engine/time.ts";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
+import { hideSecrets } from "../secret_text.ts";
 
 export interface AzblobDefinition {
   readonly name: string;
@@ -73,13 +74,8 @@ export function parseAzblobDefinition(name: string, json: unknown): AzblobDefini
   if (result.ok) return result;
   const store = (json as { azblobStore?: Record<string, unknown> } | null)?.azblobStore;
   const secrets = AZBLOB_SECRET_KEYS.map((k) => store?.[k])
-    .filter((v): v is string => typeof v === "string" && v.length >= 4);
-  return {
-    ok: false,
-    problems: result.problems.map((p) =>
-      secrets.reduce((text, s) => text.split(s).join("(hidden)"), p)
-    ),
-  };
+    .filter((v): v is string => typeof v === "string");
+  return { ok: false, problems: result.problems.map((p) => hideSecrets(p, secrets)) };
 }
 
 function checkDefinition(name: string, json: unknown): AzblobDefinitionResult {
@@ -131,8 +127,10 @@ function checkDefinition(name: string, json: unknown): AzblobDefinitionResult {
   const millis = (key: string, value: string | number): number => {
     if (typeof value === "number") return value;
     const r = parseInterval(value);
-    if (r.ok) return r.millis;
-    problems.push(`key '${key}' has value ${JSON.stringify(value)}: ${r.message}`);
+    if (r.ok && r.whole) return r.millis;
+    problems.push(
+      `key '${key}' has value ${JSON.stringify(value)}: ${r.ok ? NOT_WHOLE_MILLIS : r.message}`,
+    );
     return 0;
   };
   const connectTimeoutMs = millis("connectTimeout", s.connectTimeout);
@@ -199,6 +197,10 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
   if (issue.code === "invalid_value") {
     return `key '${key}': allowed values are ${issue.values.map((v) => String(v)).join(", ")}`;
+  }
+  if (issue.code === "invalid_union" && key.endsWith("Timeout")) {
+    // connectTimeout, readTimeout: an interval or a whole number of milliseconds.
+    return `key '${key}': ${NOT_WHOLE_MILLIS}`;
   }
   return `key '${key}': ${issue.message}`;
 }

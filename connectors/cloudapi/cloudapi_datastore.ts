@@ -31,6 +31,7 @@ import { type ApiClient, createApiClient } from "./api_client.ts";
 import { CloudRequestError, type RequestStats } from "./cloud_request.ts";
 import { fetchGraphWindow } from "./graph_fetcher.ts";
 import { creationTime, fetchSuiteContent } from "./suite_fetcher.ts";
+import { hideSecrets } from "../secret_text.ts";
 
 /** The flat settings the connector reads (see home/settings.ts). */
 export interface CloudApiSettings extends HostOverrides {
@@ -570,9 +571,12 @@ class CloudApiStore implements Datastore {
     });
   }
 
-  /** Belt and braces: no message leaves with the secret in it. */
+  /**
+   * Belt and braces: no message leaves with the secret in it. Idempotent, so that a message
+   * the token provider has already cleaned is not cleaned again into "(hidd(hidden)n)".
+   */
   #safe(message: string): string {
-    return this.def.secret ? message.split(this.def.secret).join("(hidden)") : message;
+    return hideSecrets(message, [this.def.secret]);
   }
 }
 

@@ -11,6 +11,7 @@ import { graphWindowUrl } from "./graph_fetcher.ts";
 import { type HostOverrides, hostsFor } from "./hosts.ts";
 import { withPublisher } from "./suite_fetcher.ts";
 import type { TokenProvider } from "./token_provider.ts";
+import { hideSecrets } from "../secret_text.ts";
 
 export interface FamilyCheck {
   readonly family: Family;
@@ -49,7 +50,7 @@ export async function checkConnection(
     return t;
   };
   const now = (deps.now ?? Date.now)();
-  const hide = (text: string) => text.split(def.secret).join("(hidden)");
+  const hide = (text: string) => hideSecrets(text, [def.secret]);
   const families = FAMILIES.filter((f) => def.logs.some((l) => l.family === f));
   return await Promise.all(families.map(async (family): Promise<FamilyCheck> => {
     const log = def.logs.find((l) => l.family === family)!;

@@ -5,12 +5,13 @@
  */
 
 import { z } from "zod";
-import { INTERVAL_FORM, parseInterval } from "../../engine/interval.ts";
+import { INTERVAL_FORM, NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
 import { isValidZone } from "../../engine/time.ts";
 import { FAMILIES, type Family, FAMILY_SPECS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
 import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
+import { HIDDEN, hideSecrets, MIN_SECRET_CHARS } from "../secret_text.ts";
 
 /** The product version in the default user agent. */
 export const TRAWL_VERSION = "0.1.0";
@@ -46,7 +47,9 @@ const interval = z.string();
 const storeSchema = z.object({
   clientId: z.string().min(1),
   tenantId: z.string().min(1),
-  secret: z.string().min(1),
+  // Azure's client secrets have about 40 characters; a short one could not be kept out of
+  // messages without mangling them (every "e" hidden), and is no real secret.
+  secret: z.string().min(MIN_SECRET_CHARS),
   timeZone: z.string().optional(),
   directoryTimeWindow: interval.default("30 days"),
   activityTimeWindow: interval.default("90 days"),
@@ -88,15 +91,17 @@ export type DefinitionResult =
   | { ok: false; problems: string[] };
 
 /**
- * Validates a parsed definition file of the store `name`; every problem is listed. The secret
- * is hidden wherever it shows up in a problem (a secret pasted under the wrong key, too).
+ * Validates a parsed definition file of the store `name`; every problem is listed. No problem
+ * quotes a credential's value; the secret is hidden wherever it shows up all the same (a secret
+ * pasted under the wrong key), soundly (connectors/secret_text.ts: a secret too short to hide
+ * without mangling the message is refused, and never hidden inside a word).
  */
 export function parseDefinition(name: string, json: unknown): DefinitionResult {
   const result = checkDefinition(name, json);
   if (result.ok) return result;
   const secret = (json as { cloudapiStore?: { secret?: unknown } } | null)?.cloudapiStore?.secret;
-  if (typeof secret !== "string" || secret === "") return result;
-  return { ok: false, problems: result.problems.map((p) => p.split(secret).join("(hidden)")) };
+  if (typeof secret !== "string") return result;
+  return { ok: false, problems: result.problems.map((p) => hideSecrets(p, [secret])) };
 }
 
 function checkDefinition(name: string, json: unknown): DefinitionResult {
@@ -120,11 +125,19 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
   }
   const s = parsed.data;
   const problems: string[] = [];
-  const millis = (key: string, text: string | number, opts: { zeroOk: boolean }): number => {
+  const millis = (
+    key: string,
+    text: string | number,
+    opts: { zeroOk: boolean; whole?: boolean },
+  ): number => {
     if (typeof text === "number") return text;
     const r = parseInterval(text);
     if (!r.ok) {
       problems.push(`key '${key}' has value ${JSON.stringify(text)}: ${r.message}`);
+      return 0;
+    }
+    if (opts.whole && !r.whole) {
+      problems.push(`key '${key}' has value ${JSON.stringify(text)}: ${NOT_WHOLE_MILLIS}`);
       return 0;
     }
     if (!opts.zeroOk && r.millis <= 0) {
@@ -137,7 +150,7 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
     s.tenantId.toLowerCase() === "common" || !(GUID.test(s.tenantId) || DOMAIN.test(s.tenantId))
   ) {
     // Only 'common' is quoted: any other value may be the secret, pasted under the wrong key.
-    const shown = s.tenantId.toLowerCase() === "common" ? JSON.stringify(s.tenantId) : "(hidden)";
+    const shown = s.tenantId.toLowerCase() === "common" ? JSON.stringify(s.tenantId) : HIDDEN;
     problems.push(
       `key 'tenantId' has value ${shown}: expected the tenant's GUID or domain (e.g. contoso.onmicrosoft.com), not 'common'`,
     );
@@ -178,8 +191,12 @@ function checkDefinition(name: string, json: unknown): DefinitionResult {
       }
     }
   }
-  const connectTimeoutMs = millis("connectTimeout", s.connectTimeout, { zeroOk: true });
-  const readTimeoutMs = millis("readTimeout", s.readTimeout, { zeroOk: true });
+  // The specification: "time interval, whole milliseconds".
+  const connectTimeoutMs = millis("connectTimeout", s.connectTimeout, {
+    zeroOk: true,
+    whole: true,
+  });
+  const readTimeoutMs = millis("readTimeout", s.readTimeout, { zeroOk: true, whole: true });
   if (problems.length > 0) return { ok: false, problems: problems.map((p) => `${where}: ${p}`) };
   return {
     ok: true,
@@ -218,11 +235,7 @@ function describeIssue(issue: z.core.$ZodIssue, store: Record<string, unknown>):
     (v, p) => (v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined),
     store,
   );
-  const shown = SECRET_KEYS.has(top)
-    ? "(hidden)"
-    : raw === undefined
-    ? "missing"
-    : JSON.stringify(raw);
+  const shown = SECRET_KEYS.has(top) ? HIDDEN : raw === undefined ? "missing" : JSON.stringify(raw);
   return `key '${key}' has value ${shown}: ${expectation(issue, top)}`;
 }
 
@@ -235,8 +248,15 @@ function expectation(issue: z.core.$ZodIssue, key: string): string {
         return `expected a time interval: ${INTERVAL_FORM}`;
       }
       return `expected ${issue.expected === "array" ? "a list of rights" : issue.expected}`;
+    case "invalid_union":
+      // connectTimeout, readTimeout: an interval or a whole number of milliseconds.
+      return key.endsWith("Timeout") ? NOT_WHOLE_MILLIS : issue.message;
     case "too_small":
-      return key === "secret" || key === "clientId" || key === "tenantId" || key === "userAgent"
+      if (key === "secret") {
+        return `too short: a client secret has at least ${MIN_SECRET_CHARS} characters ` +
+          `(Azure's have about 40)`;
+      }
+      return key === "clientId" || key === "tenantId" || key === "userAgent"
         ? "must not be empty"
         : `must be at least ${issue.minimum}${issue.inclusive ? "" : " (exclusive)"}`;
     default:

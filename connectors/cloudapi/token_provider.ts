@@ -17,6 +17,7 @@ import {
 import { createHash } from "node:crypto";
 import type { CloudHosts } from "./hosts.ts";
 import { retryAfterMs } from "../retry_after.ts";
+import { hideSecrets } from "../secret_text.ts";
 
 export interface TokenRequest {
   readonly store: string;
@@ -295,5 +296,5 @@ function describe(e: unknown): string {
 }
 
 function hide(text: string, secret: string): string {
-  return secret ? text.split(secret).join("(hidden)") : text;
+  return hideSecrets(text, [secret]);
 }

@@ -151,3 +151,80 @@ Deno.test("hostile store names are refused and a store defined over HTTP is used
     await Deno.remove(logs, { recursive: true });
   }
 });
+
+Deno.test("a timeout that is no whole number of milliseconds is 400 naming the key, and nothing is stored", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const azblob = (extra: Record<string, unknown>) => ({
+    type: "AZBLOB",
+    azblobStore: {
+      accountName: "devstoreaccount1",
+      sasToken: "sv=2022-11-02&ss=b&srt=co&sp=rl&sig=abc",
+      ...extra,
+    },
+  });
+  for (
+    const [body, key] of [
+      [cloudStore({ connectTimeout: "1.5 ms" }), "connectTimeout"],
+      [cloudStore({ readTimeout: "2.25 ms" }), "readTimeout"],
+      [cloudStore({ connectTimeout: "0.0005 s" }), "connectTimeout"],
+      [cloudStore({ connectTimeout: 1.5 }), "connectTimeout"],
+      [azblob({ connectTimeout: "1.5 ms" }), "connectTimeout"],
+      [azblob({ readTimeout: "10.5 ms" }), "readTimeout"],
+      [azblob({ readTimeout: 2.5 }), "readTimeout"],
+    ] as const
+  ) {
+    const res = await admin(`${D}/timeouts`, put(body));
+    const text = await res.text();
+    assert.equal(res.status, 400, `${JSON.stringify(body)}: ${text}`);
+    const answer = JSON.parse(text);
+    assert.equal(answer.code, "BAD_DATASTORE");
+    assert.equal(answer.problems.length, 1, text);
+    assert.match(
+      answer.problems[0],
+      new RegExp(`key '${key}'.*: expected whole milliseconds`),
+      text,
+    );
+    assert.equal((await admin(`${D}/timeouts`)).status, 404);
+  }
+  // Whole milliseconds however written are taken.
+  for (const [i, t] of ["1500 ms", "1.5 s", "0.001 s", "0", "250"].entries()) {
+    const value = /^\d+$/.test(t) ? Number(t) : t;
+    const res = await admin(`${D}/ok${i}`, put(cloudStore({ connectTimeout: value })));
+    assert.equal(res.status, 201, `${t}: ${await res.text()}`);
+  }
+});
+
+Deno.test("a secret too short to keep out of messages is 400 naming the key, and the other problems read as written", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  const G = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  // The audit's case: hiding every "e" gave "datastor(hidden) 's7': k(hidden)y 'suit(hidden)Plan'".
+  const res = await admin(
+    `${D}/s7`,
+    put({
+      type: "CLOUDAPI",
+      cloudapiStore: { clientId: G, tenantId: G, secret: "e", suitePlan: "bad" },
+    }),
+  );
+  const text = await res.text();
+  assert.equal(res.status, 400, text);
+  const body = JSON.parse(text);
+  assert.equal(body.code, "BAD_DATASTORE");
+  assert.deepEqual(body.problems.toSorted(), [
+    "datastore 's7': key 'secret' has value (hidden): too short: a client secret has at least " +
+    "16 characters (Azure's have about 40)",
+    `datastore 's7': key 'suitePlan' has value "bad": allowed: ent, gcc, gcc_high, dod`,
+  ]);
+  assert.equal((await admin(`${D}/s7`)).status, 404);
+  // A long secret pasted under another key is hidden there, once, and only there.
+  const pasted = await admin(`${D}/s8`, put(cloudStore({ suitePlan: SECRET })));
+  const pastedBody = await pasted.json();
+  assert.equal(pasted.status, 400);
+  assert.deepEqual(pastedBody.problems, [
+    `datastore 's8': key 'suitePlan' has value "(hidden)": allowed: ent, gcc, gcc_high, dod`,
+  ]);
+  // A secret of 16 characters or more is taken.
+  const ok = await admin(`${D}/s9`, put(cloudStore({ secret: "0123456789abcdef" })));
+  assert.equal(ok.status, 201, await ok.text());
+});

@@ -144,7 +144,7 @@ Deno.test("a wrong definition names each key, its value and what is allowed, nev
 Deno.test("a definition gets the specification's defaults", () => {
   const r = parseDefinition("corp", {
     type: "CLOUDAPI",
-    cloudapiStore: { clientId: "c", tenantId: "contoso.com", secret: "s" },
+    cloudapiStore: { clientId: "c", tenantId: "contoso.com", secret: "s3cret-of-16-chars" },
   });
   assert.ok(r.ok);
   const d = r.definition;

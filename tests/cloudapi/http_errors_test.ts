@@ -73,6 +73,22 @@ const BAD: readonly BadCase[] = [
     file: (good) => wrap({ ...good, secret: 12345 }),
     says: [/key 'secret' has value \(hidden\): expected string/],
   },
+  {
+    // Hidden wherever it occurred, "e" made "datastor(hidden) ..." and "invalid_cli(hidd(hidden)n)nt".
+    title: "a secret too short to keep out of messages",
+    found: "plan",
+    file: (good) => wrap({ ...good, secret: "e", suitePlan: "bad" }),
+    says: [
+      /key 'secret' has value \(hidden\): too short: a client secret has at least 16 characters/,
+      /key 'suitePlan' has value "bad": allowed: ent, gcc, gcc_high, dod/,
+    ],
+  },
+  {
+    title: "the secret pasted under another key as well",
+    found: "plan",
+    file: (good) => wrap({ ...good, suitePlan: SECRET }),
+    says: [/key 'suitePlan' has value "\(hidden\)": allowed: ent, gcc, gcc_high, dod/],
+  },
   // A definition that is not JSON: its acl cannot be read, so only admins are told of it
   // (tests/cloudapi/access_test.ts); alice, who runs these, finds no store.
   {
@@ -124,6 +140,8 @@ for (const bad of BAD) {
     assert.equal(error.code, "BAD_DATASTORE", text);
     assert.match(error.message, new RegExp(`datastore '${store.name}'`));
     for (const re of bad.says) assert.match(error.message, re);
+    // The secret is hidden once, never inside a word nor inside a marker.
+    assert.ok(!/\w\(hidden\)|\(hidden\)\w|\(hidd(?!en\))/.test(error.message), error.message);
     for (const t of [text, statusBody]) {
       assert.ok(!t.includes(SECRET) && !t.includes(WRONG_SECRET), `no secret in ${t}`);
     }

@@ -1,7 +1,7 @@
 /**
  * Runs the cloud API emulator as a demo server:
  * `deno run -A tests/emulator/main.ts --port 9999 [--tenant contoso.onmicrosoft.com]
- * [--client demo-client] [--secret demo-secret] [--days 2] [--per-hour 10] [--date-skew-min 0]
+ * [--client demo-client] [--secret demo-secret-0123456789] [--days 2] [--per-hour 10] [--date-skew-min 0]
  * [--graph-limit 25] [--graph-unit-ms 10000]`. The Graph limit is the tenant's one budget for
  * v1.0 and beta together; set it below `cloudapi.graphRateLimit` to watch the rate adapt.
  * Point the settings `cloudapi.loginHost`, `cloudapi.graphHost` and `cloudapi.manageHost` at
@@ -20,7 +20,7 @@ if (import.meta.main) {
   const port = Number(flag("port", "9999"));
   const tenantId = flag("tenant", "contoso.onmicrosoft.com");
   const clientId = flag("client", "demo-client");
-  const secret = flag("secret", "demo-secret");
+  const secret = flag("secret", "demo-secret-0123456789");
   const days = Number(flag("days", "2"));
   const now = Date.now();
   const emulator = new CloudEmulator({

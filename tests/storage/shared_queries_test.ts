@@ -421,3 +421,77 @@ Deno.test("many small asynchronous queries through one server with one running s
   }));
   assert.equal(done, 120);
 });
+
+Deno.test("an admin reads, cancels and frees another user's query through another server; a non-admin gets 404", async () => {
+  await using c = await cluster(2);
+  const [a, b] = c.servers;
+  await writeLog(join(c.logs, "rows.log"), 10);
+  await writeLog(join(c.logs, "pairs.log"), 10_000);
+  const token = async (name: string, ...options: string[]) => {
+    const added = await runCli(["user", "add", name, ...options, "--home", c.homes[1]]);
+    assert.equal(added.code, 0, added.stderr);
+    return added.lastLine;
+  };
+  const [bob, carol] = [await token("bob", "--timezone", "Asia/Kolkata"), await token("carol")];
+  const put = await api(a, c.token, "/datastores/logs", {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      type: "FILE",
+      fileStore: { root: c.logs, acl: { users: { bob: ["read", "list"] }, groups: {} } },
+    }),
+  });
+  assert.equal(put.status, 200, await put.text());
+
+  // Bob's runaway query on A, seen and cancelled by the admin through B.
+  const slow = await submitted(a, bob, SLOW_SCRIPT);
+  await waitForStatus(b, c.token, slow, stateIs("RUNNING"));
+  for (const path of ["", "/events"]) {
+    const theirs = await json(await api(b, carol, `/queries/${slow}${path}`));
+    assert.equal(theirs.status, 404, `${path}: ${JSON.stringify(theirs.body)}`);
+  }
+  assert.equal(
+    (await json(await api(b, carol, `/queries/${slow}`, { method: "DELETE" }))).status,
+    404,
+  );
+  const events = await api(b, c.token, `/queries/${slow}/events`);
+  assert.equal(events.status, 200);
+  const cancel = await json(await api(b, c.token, `/queries/${slow}`, { method: "DELETE" }));
+  assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+  assert.equal(cancel.body.queryId, slow);
+  assert.match(await events.text(), /event: state\ndata: \{[^\n]*"to":"CANCELLED"/);
+  assert.equal((await waitForStatus(a, bob, slow, stateIs("CANCELLED"))).state, "CANCELLED");
+
+  // Bob's finished query on A: its status, result and schema for the admin through B.
+  const quick = await submitted(a, bob, QUICK_SCRIPT);
+  const done = await waitForStatus(b, c.token, quick, stateIs("SUCCEEDED", "FAILED"));
+  assert.equal(done.state, "SUCCEEDED", JSON.stringify(done));
+  const rows = await api(b, c.token, `/queries/${quick}/result`);
+  assert.equal(rows.status, 200);
+  assert.deepEqual(await rows.json(), [{ rows: 10 }]);
+  const schema = await json(await api(b, c.token, `/queries/${quick}/result/schema`));
+  assert.equal(schema.status, 200);
+  for (const path of ["", "/result", "/result/schema", "/events"]) {
+    const theirs = await json(await api(b, carol, `/queries/${quick}${path}`));
+    assert.equal(theirs.status, 404, `${path}: ${JSON.stringify(theirs.body)}`);
+  }
+  // A time read by the admin through B as bob reads it through A: in bob's zone.
+  const timed = await submitted(a, bob, "VALUES((t: T('2024-05-01T13:00:00Z')))");
+  await waitForStatus(b, c.token, timed, stateIs("SUCCEEDED"));
+  const bobs = await (await api(a, bob, `/queries/${timed}/result`)).json();
+  assert.deepEqual(bobs, [{ t: "2024-05-01T18:30:00.000+05:30" }]);
+  const admins = await api(b, c.token, `/queries/${timed}/result`);
+  assert.equal(admins.status, 200);
+  assert.deepEqual(await admins.json(), bobs);
+  const freed = await api(b, c.token, `/queries/${quick}`, { method: "DELETE" });
+  assert.equal(freed.status, 204);
+  await freed.body?.cancel();
+  const deadline = Date.now() + 10_000;
+  let onA = 0;
+  while (Date.now() < deadline) {
+    onA = (await json(await api(a, bob, `/queries/${quick}`))).status;
+    if (onA === 410) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(onA, 410);
+});
