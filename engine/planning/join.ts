@@ -115,7 +115,9 @@ export function planJoin(
       report(
         env,
         "TYPE_ERROR",
-        `a join cannot match ${typeToString(lt.type)} and ${typeToString(rt.type)}: left ${lt.label} and right ${rt.label} would never be equal (convert one side, e.g. STRING(...))`,
+        `a join cannot match ${typeToString(lt.type)} and ${
+          typeToString(rt.type)
+        }: left ${lt.label} and right ${rt.label} would never be equal (convert one side, e.g. STRING(...))`,
         c.span,
       );
       return undefined;
