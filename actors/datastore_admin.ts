@@ -9,7 +9,7 @@ import type { User } from "../engine/user.ts";
 import { parseDefinition } from "../connectors/cloudapi/definition.ts";
 import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
 import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";
-import { storeAllows } from "../connectors/store_acl.ts";
+import { definitionAcl, storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
 import { checkConnection, type FamilyCheck } from "../connectors/cloudapi/connection_check.ts";
 
@@ -47,6 +47,17 @@ function isObject(v: unknown): v is Json {
 }
 
 /** What a definition is, or its problems; `name` is the store's name. */
+/** Where each type of definition keeps its store's keys (and its acl). */
+const STORE_KEYS: Readonly<Record<string, string>> = {
+  CLOUDAPI: "cloudapiStore",
+  FILE: "fileStore",
+  AZBLOB: "azblobStore",
+};
+
+function typeOf(json: unknown): string {
+  return isObject(json) && typeof json.type === "string" ? json.type : "";
+}
+
 function validate(name: string, json: unknown):
   | { ok: true; summary: DatastoreSummary; acl?: Parameters<typeof storeAllows>[0] }
   | { ok: false; problems: string[] } {
@@ -165,8 +176,15 @@ export class DatastoreAdmin {
         ? { type: "UNKNOWN", problem: "the stored definition is not valid JSON" }
         : null;
     }
+    // The acl as a query reads it (readableDefinition): a user it names sees the store even when
+    // its definition has a problem (which the store's queries then tell), so that a listing, this
+    // answer and a query agree on which stores exist for them.
     const checked = validate(name, json);
-    if (!user.admin && !(checked.ok && storeAllows(checked.acl, user, "read"))) return null;
+    const acl = checked.ok ? checked.acl : definitionAcl(
+      json,
+      Object.hasOwn(STORE_KEYS, typeOf(json)) ? STORE_KEYS[typeOf(json)] : "",
+    );
+    if (!user.admin && !storeAllows(acl, user, "read")) return null;
     return withoutSecret(json as Json);
   }
 

@@ -151,6 +151,7 @@ Deno.test("a datastore outside one's acl answers like one that does not exist, o
       cloudapiStore: {
         clientId: "11111111-2222-3333-4444-555555555555",
         tenantId: "contoso.onmicrosoft.com",
+        // Too short (its queries are refused for it): alice, in its acl, still sees it listed.
         secret: "s3cret",
         directoryLogs: "audits:audits|2 h|15 min",
         acl,
