@@ -1,6 +1,8 @@
 /**
- * READ_JSON: one row per JSON object. A file is either JSON lines (one value per line) or one
- * JSON array of objects (when its first character is `[`), read as a stream either way.
+ * READ_JSON: one row per JSON object. A file is JSON lines (one value per line), one JSON array
+ * of objects (when its first character is `[`), or objects written across lines (when its first
+ * line is a lone `{`: a pretty-printed object, as an export of one object or `jq` writes them),
+ * read as a stream in every case.
  * Values stay JSON-native (objects are TUPLEs, arrays ARRAYs); the static types are ANY and
  * the result schema comes from the data.
  *
@@ -69,9 +71,10 @@ export async function* readJsonSource(
     if (skipped++ === 0) firstBad = first;
   };
   for (const file of await expectFiles(files, ctx.progress)) {
-    let mode: "unknown" | "lines" | "array" = "unknown";
+    let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
     let line = 0;
     const array = new ArraySplitter();
+    const objects = new ObjectSplitter();
     for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
       if (mode === "unknown") {
         const first = firstNonSpaceByte(bytes, start, end);
@@ -79,9 +82,25 @@ export async function* readJsonSource(
           line += countLines(bytes, start, end);
           continue;
         }
-        mode = bytes[first] === 0x5b /* [ */ ? "array" : "lines";
+        mode = bytes[first] === 0x5b /* [ */
+          ? "array"
+          : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
+          ? "objects"
+          : "lines";
       }
-      if (mode === "array") {
+      if (mode === "objects") {
+        const text = decoder.decode(bytes.subarray(start, end));
+        objects.feed(text, (json) => {
+          const v = parseObject(json);
+          if (v === TOO_DEEP) {
+            records++;
+            if (deep++ === 0) firstDeep = `object ${objects.objects} of '${file.uri}'`;
+          } else if (v) {
+            records++;
+            push(pick(v));
+          } else bad({ uri: file.uri, where: `object ${objects.objects}` });
+        }, () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }));
+      } else if (mode === "array") {
         const text = decoder.decode(bytes.subarray(start, end));
         array.feed(text, 0, text.length, (json) => {
           const v = parseObject(json);
@@ -138,6 +157,9 @@ export async function* readJsonSource(
       if (batch) yield batch;
     }
     if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
+    if (mode === "objects" && objects.open) {
+      bad({ uri: file.uri, where: `the unterminated object ${objects.objects + 1}` });
+    }
   }
   const last = sink.take(true);
   if (last) yield last;
@@ -288,6 +310,71 @@ function countLines(bytes: Uint8Array, start: number, end: number): number {
 
 function isBlank(text: string, start: number, end: number): boolean {
   return firstNonSpace(text, start, end) === -1;
+}
+
+/** Whether bytes[from, the next line end or `end`) are white space. */
+function restOfLineBlank(bytes: Uint8Array, from: number, end: number): boolean {
+  for (let i = from; i < end; i++) {
+    const c = bytes[i];
+    if (c === 0x0a) return true;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
+}
+
+/**
+ * Splits JSON objects written one after another across lines (white space between them) and
+ * streamed in pieces into the texts of the objects, tracking nesting and strings, so that a
+ * large file is read one object at a time. Text between two objects that is not white space is
+ * a stray, told once.
+ */
+class ObjectSplitter {
+  /** Objects handed out so far. */
+  objects = 0;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #inStray = false;
+  #pending = "";
+
+  /** Whether an object has begun and not ended. */
+  get open(): boolean {
+    return this.#depth > 0;
+  }
+
+  feed(text: string, onObject: (json: string) => void, onStray: () => void): void {
+    let from = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === 0x5c /* \ */) this.#escaped = true;
+        else if (c === 0x22 /* " */) this.#inString = false;
+        continue;
+      }
+      if (this.#depth === 0) {
+        if (c === 0x7b /* { */) {
+          this.#depth = 1;
+          this.#inStray = false;
+          from = i;
+        } else if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+        else if (!this.#inStray) {
+          this.#inStray = true;
+          onStray();
+        }
+        continue;
+      }
+      if (c === 0x22) this.#inString = true;
+      else if (c === 0x5b /* [ */ || c === 0x7b) this.#depth++;
+      else if ((c === 0x5d /* ] */ || c === 0x7d /* } */) && --this.#depth === 0) {
+        const json = this.#pending + text.slice(from, i + 1);
+        this.#pending = "";
+        this.objects++;
+        onObject(json);
+      }
+    }
+    if (this.#depth > 0) this.#pending += text.slice(from);
+  }
 }
 
 /**

@@ -150,3 +150,24 @@ Deno.test("READ_JSON over a host file of many read chunks gives every record who
     }
   }
 });
+
+Deno.test("readJsonSource() reads objects written across lines, larger than a chunk, and an unterminated one is skipped", async () => {
+  // Pretty-printed objects (a lone `{` on the first line): 3000 of about 150 bytes, read in pieces
+  // of about 96 KiB, many cut inside an object or a string.
+  const objects = Array.from({ length: 3000 }, (_, i) => ({
+    i,
+    text: `a } { [ ] "quoted" \\ ${"x".repeat(i % 50)}`,
+    nested: { list: [i, { deep: [] }] },
+  }));
+  const text = objects.map((o) => JSON.stringify(o, null, 2)).join("\n") + '\n{\n  "cut": ';
+  await withFiles([text], async (files) => {
+    const ctx = testContext();
+    assert.deepEqual(await rows(files, null, ctx), objects);
+    assert.equal(ctx.warnings.length, 1, JSON.stringify(ctx.warnings));
+    assert.match(ctx.warnings[0].message, /the unterminated object 3001/);
+  });
+  // A file of JSON lines whose first object is on its first line stays JSON lines.
+  await withFiles(['{"a":1}\n{"a":2}\n'], async (files) => {
+    assert.deepEqual(await rows(files, null), [{ a: 1 }, { a: 2 }]);
+  });
+});

@@ -165,8 +165,9 @@ export async function planSourceCall(
         );
       const scan: SourceScan = {
         list: files,
-        // A file that is one JSON array is read whole; JSON lines may be cut.
-        lines: async (file, signal) => (await firstByte(file, signal)) !== 0x5b, /* [ */
+        // A file that is one JSON array, or objects across lines, is read whole; JSON lines may
+        // be cut.
+        lines: (file, signal) => isJsonLines(file, signal),
         read: (shares, ctx, read) =>
           warnAbsentFields(
             name,
@@ -267,21 +268,32 @@ function local(src: string): boolean {
   return !/^cloudapi:/i.test(src);
 }
 
-/** The first byte of `file` that is not white space or a byte order mark, or -1. */
-async function firstByte(file: FileEntry, signal: AbortSignal): Promise<number> {
+/**
+ * Whether `file` reads as JSON lines (read_json_source.ts): its first byte that is not white
+ * space or a byte order mark is not `[` (one array), and not a `{` alone on its line (objects
+ * written across lines). An empty file counts as lines.
+ */
+async function isJsonLines(file: FileEntry, signal: AbortSignal): Promise<boolean> {
   const reader = (await file.open(signal)).getReader();
+  let brace = false;
   try {
     for (let seen = 0; seen < 1 << 20;) {
       const { value, done } = await reader.read();
-      if (done) return -1;
+      if (done) return !brace;
       for (let i = 0; i < value.length; i++, seen++) {
         const c = value[i];
+        if (brace) {
+          if (c === 0x0a) return false;
+          if (c !== 0x20 && c !== 0x0d && c !== 0x09) return true;
+          continue;
+        }
         if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
         if (seen < 3 && (c === 0xef || c === 0xbb || c === 0xbf)) continue;
-        return c;
+        if (c !== 0x7b /* { */) return c !== 0x5b; /* [ */
+        brace = true;
       }
     }
-    return -1;
+    return !brace;
   } finally {
     await reader.cancel().catch(() => {});
   }
