@@ -304,9 +304,9 @@ export const supervisorMachine = setup({
 export type SupervisorRef = ActorRefFrom<typeof supervisorMachine>;
 
 export type Lookup =
-  | { readonly kind: "found"; readonly ref: QueryRef }
+  | { readonly kind: "found"; readonly ref: QueryRef; readonly owner: string }
   /** A synchronous query already answered: only its status is kept. */
-  | { readonly kind: "answered"; readonly status: unknown }
+  | { readonly kind: "answered"; readonly status: unknown; readonly owner: string }
   | { readonly kind: "expired" }
   | { readonly kind: "unknown" };
 
@@ -320,10 +320,14 @@ export function lookupQuery(supervisor: SupervisorRef, queryId: string, user: Us
   const mayUse = (owner: string | undefined) =>
     owner !== undefined && (owner === user.name || user.admin);
   const entry = context.queries.get(queryId);
-  if (entry) return mayUse(entry.owner) ? { kind: "found", ref: entry.ref } : unknown;
+  if (entry) {
+    return mayUse(entry.owner) ? { kind: "found", ref: entry.ref, owner: entry.owner } : unknown;
+  }
   const answered = context.answered.get(queryId, context.now());
   if (answered) {
-    return mayUse(answered.owner) ? { kind: "answered", status: answered.status } : unknown;
+    return mayUse(answered.owner)
+      ? { kind: "answered", status: answered.status, owner: answered.owner }
+      : unknown;
   }
   return mayUse(context.expired.ownerOf(queryId, context.now())) ? { kind: "expired" } : unknown;
 }

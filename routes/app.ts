@@ -85,7 +85,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     const notes = new QueryNotes(supervisor);
     api.route("/", queryListRoutes(notes, deps.sharedQueries));
     api.route("/", queryEventRoutes(queryDeps));
-    api.route("/", queryRoutes(queryDeps, notes));
+    api.route("/", queryRoutes(queryDeps, notes, deps.log));
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));

@@ -36,6 +36,7 @@ import {
 import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 import type { QueryNotes } from "./query_list.ts";
+import type { Logger } from "../home/log.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 import {
   remoteDelete,
@@ -51,7 +52,12 @@ export const QUERIES_PATH = "/API/v1.0/queries";
 /** Results of at most this many items, all in memory, are answered as one string, unstreamed. */
 const SMALL_BODY_ITEMS = 256;
 
-export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
+export function queryRoutes(
+  deps: QueryDeps,
+  notes?: QueryNotes,
+  /** Where an admin's cancel or free of another user's query is told. */
+  log?: Pick<Logger, "info">,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post("/queries", validated(CONTRACTS.submit), async (c) => {
@@ -93,6 +99,14 @@ export function queryRoutes(deps: QueryDeps, notes?: QueryNotes): Hono<AppEnv> {
     const queryId = c.req.param("id");
     const finished = found.kind === "answered" ||
       isFinished(topState(found.ref.getSnapshot().value));
+    const user = c.get("user");
+    if (found.owner !== user.name) {
+      log?.info(
+        `admin '${user.name}' ${
+          finished ? "freed" : "cancelled"
+        } query ${queryId} of user '${found.owner}'`,
+      );
+    }
     if (finished) {
       deps.supervisor.send({ type: "FREE", queryId });
       // Its record goes too, so that the other servers answer 410 at once.
@@ -149,7 +163,11 @@ export function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
 function findAny(
   c: Context<AppEnv>,
   deps: QueryDeps,
-): { kind: "found"; ref: QueryRef } | { kind: "answered"; status: unknown } {
+): { kind: "found"; ref: QueryRef; owner: string } | {
+  kind: "answered";
+  status: unknown;
+  owner: string;
+} {
   const queryId = c.req.param("id") ?? "";
   if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
   const found = lookupQuery(deps.supervisor, queryId, c.get("user"));

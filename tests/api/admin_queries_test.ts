@@ -74,7 +74,8 @@ Deno.test("an admin reads another user's query, its result, schema and events, a
 });
 
 Deno.test("an admin cancels another user's runaway query; a non-admin's DELETE leaves it running", async () => {
-  await using s = await startTestServer();
+  const lines: string[] = [];
+  await using s = await startTestServer({}, { logLine: (line) => lines.push(line) });
   const root = await asAdmin(s);
   await writeBigLog(s);
   const id = await startQuery(s, SLOW_SCRIPT, { user: "bob" });
@@ -96,4 +97,8 @@ Deno.test("an admin cancels another user's runaway query; a non-admin's DELETE l
   assert.equal(res.status, 200);
   assert.equal((await res.json()).queryId, id);
   assert.equal(await bobsQueryWhen(s, id, (st) => FINISHED.includes(st)), "CANCELLED");
+  // Said in the log, as an owner's own cancel is not.
+  const said = lines.filter((l) => l.includes(` INFO admin 'root' cancelled query ${id}`));
+  assert.equal(said.length, 1, lines.join("\n"));
+  assert.match(said[0], /of user 'bob'$/);
 });
