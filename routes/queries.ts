@@ -93,20 +93,22 @@ export function queryRoutes(
   });
 
   app.delete("/queries/:id", async (c) => {
-    const remote = await remoteQuery(c, deps);
-    if (remote) return await remoteDelete(c, deps, remote);
-    const found = findAny(c, deps);
     const queryId = c.req.param("id");
-    const finished = found.kind === "answered" ||
-      isFinished(topState(found.ref.getSnapshot().value));
     const user = c.get("user");
-    if (found.owner !== user.name) {
+    const said = (finished: boolean, owner: string) => {
+      if (owner === user.name) return;
       log?.info(
         `admin '${user.name}' ${
           finished ? "freed" : "cancelled"
-        } query ${queryId} of user '${found.owner}'`,
+        } query ${queryId} of user '${owner}'`,
       );
-    }
+    };
+    const remote = await remoteQuery(c, deps);
+    if (remote) return await remoteDelete(c, deps, remote, said);
+    const found = findAny(c, deps);
+    const finished = found.kind === "answered" ||
+      isFinished(topState(found.ref.getSnapshot().value));
+    said(finished, found.owner);
     if (finished) {
       deps.supervisor.send({ type: "FREE", queryId });
       // Its record goes too, so that the other servers answer 410 at once.

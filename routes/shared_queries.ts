@@ -71,8 +71,11 @@ export async function remoteDelete(
   c: Context<AppEnv>,
   deps: QueryDeps,
   { record }: RemoteQuery,
+  /** Tells an admin's cancel or free of another user's query (as the local DELETE does). */
+  said?: (finished: boolean, owner: string) => void,
 ): Promise<Response> {
   const shared = deps.sharedQueries!;
+  said?.(isFinished(record.status.state), record.owner);
   if (isFinished(record.status.state)) {
     await shared.free(record.queryId);
     return c.body(null, 204);

@@ -461,6 +461,12 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
   assert.equal(cancel.body.queryId, slow);
   assert.match(await events.text(), /event: state\ndata: \{[^\n]*"to":"CANCELLED"/);
   assert.equal((await waitForStatus(a, bob, slow, stateIs("CANCELLED"))).state, "CANCELLED");
+  // The server the admin's DELETE went to says so in its log (its log is written in batches).
+  const said = new RegExp(`INFO admin 'admin' cancelled query ${slow} of user 'bob'`);
+  for (let i = 0; i < 50 && !b.stderr.some((l) => said.test(l)); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(b.stderr.some((l) => said.test(l)), b.stderr.slice(-5).join("\n"));
 
   // Bob's finished query on A: its status, result and schema for the admin through B.
   const quick = await submitted(a, bob, QUICK_SCRIPT);
