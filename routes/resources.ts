@@ -46,6 +46,23 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   file: "application/octet-stream",
 };
 
+/**
+ * The tree's own folders: the root, `/users`, `/shared`, `/system` and each user's home. Deleting
+ * or moving one (`DELETE /resources/?recursive=true` took every user's data, and a user without a
+ * home can run no query, `/user` being the default folder) is refused, whoever asks: delete what
+ * is inside instead.
+ */
+function refuseStructural(resolved: { canonical: string }, what: "deleted" | "moved"): void {
+  const path = resolved.canonical;
+  if (["/", "/users", "/shared", "/system"].includes(path) || /^\/users\/[^/]+$/.test(path)) {
+    throw forbidden(
+      `${path} is ${
+        path.startsWith("/users/") ? "a user's home folder" : "one of the tree's own folders"
+      } and cannot be ${what}; ${what === "deleted" ? "delete" : "move"} what is inside instead`,
+    );
+  }
+}
+
 export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { tree } = deps;
@@ -138,6 +155,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     const user = c.get("user");
     refuseDatastore(resolved);
     await visible(tree, user, resolved);
+    refuseStructural(resolved, "deleted");
     await requireRight(tree, user, resolved, "write");
     const recursive = c.req.query("recursive") === "true";
     await tree.remove(resolved.real, { recursive, preconditions: preconditions(c) })
@@ -154,6 +172,7 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
     refuseDatastore(from);
     refuseDatastore(to);
     await visible(tree, user, from);
+    refuseStructural(from, "moved");
     await requireRight(tree, user, from, "write");
     // A destination the caller may not see answers as a read of it, whether it is there or not.
     if (!mayList(tree, user, to.canonical)) throw noSuchResource(to);

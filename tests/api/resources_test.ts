@@ -197,3 +197,41 @@ Deno.test("DELETE refuses a folder with content unless recursive; POST moveTo re
   assert.equal(gone.status, 204);
   assert.equal((await s.fetch("alice", `${R}/user/d`)).status, 404);
 });
+
+Deno.test("the tree's own folders and a user's home cannot be deleted or moved, even by an admin", async () => {
+  await using s = await startTestServer();
+  await s.write("/users/alice/keep.sx", "VALUES((a: 1))");
+  await s.write("/shared/keep.log", "x\n");
+  const admin = await s.deps.users.add("root", { admin: true });
+  const as = (path: string, init: RequestInit = {}) =>
+    fetch(s.url + path, { ...init, headers: { Authorization: `Bearer ${admin}` } });
+  for (const path of ["/", "/users", "/shared", "/system", "/users/alice"]) {
+    for (const suffix of ["", "?recursive=true"]) {
+      const res = await as(`${R}${path === "/" ? "/" : path}${suffix}`, { method: "DELETE" });
+      assert.equal(res.status, 403, `${path}${suffix}`);
+      const body = await res.json();
+      assert.equal(body.code, "FORBIDDEN");
+      assert.match(body.message, /cannot be deleted; delete what is inside instead/);
+    }
+    if (path === "/") continue;
+    const moved = await as(`${R}${path}?moveTo=/shared/elsewhere`, { method: "POST" });
+    assert.equal(moved.status, 403, `move ${path}`);
+    await moved.body?.cancel();
+  }
+  // Alice's own home, through /user, is hers to fill and empty, not to remove.
+  const own = await s.fetch("alice", `${R}/user?recursive=true`, { method: "DELETE" });
+  assert.equal(own.status, 403);
+  await own.body?.cancel();
+  // Nothing went: her file, the shared one, and her queries (in /user by default) still run.
+  assert.equal(await text(await s.fetch("alice", `${R}/user/keep.sx`)), "VALUES((a: 1))");
+  assert.equal(await text(await as(`${R}/shared/keep.log`)), "x\n");
+  const query = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: "VALUES((a: 1))",
+  });
+  assert.equal(await text(query), '[{"a":1}]');
+  // What is inside a home goes as before.
+  const inside = await s.fetch("alice", `${R}/user/keep.sx`, { method: "DELETE" });
+  assert.equal(inside.status, 204);
+});
