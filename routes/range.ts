@@ -17,7 +17,14 @@ export type RangeResolution =
   | { readonly ok: true; readonly first: number; readonly last: number }
   | { readonly ok: false; readonly message: string };
 
-const RANGE = /^items=(\d{1,15})-(\d{1,15})?$/;
+const RANGE = /^items=(\d+)-(\d+)?$/;
+
+/**
+ * An item index as a number: one past what any result holds reads as the largest safe integer,
+ * so that "to the end" sent as a huge last item is clipped and a huge first item is past the end
+ * (416), not malformed.
+ */
+const index = (digits: string) => Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
 
 /** The range a `Range` header asks for; null when there is none. */
 export function parseRange(header: string | null | undefined): RangeParse {
@@ -29,8 +36,8 @@ export function parseRange(header: string | null | undefined): RangeParse {
       message: `Range '${header}' is not of the form items=<first>-<last> or items=<first>-`,
     };
   }
-  const first = Number(m[1]);
-  const last = m[2] === undefined ? undefined : Number(m[2]);
+  const first = index(m[1]);
+  const last = m[2] === undefined ? undefined : index(m[2]);
   if (last !== undefined && last < first) {
     return { ok: false, message: `Range '${header}': the last item ${last} is before the first` };
   }

@@ -16,6 +16,21 @@ Deno.test("a one-item range items=n-n asks for exactly that item", () => {
   assert.equal(contentRange(0, 0, 10), "items 0-0/10");
 });
 
+Deno.test("a huge last item is clipped and a huge first item is past the end, not malformed", () => {
+  for (const h of ["items=0-9007199254740991", "items=1-99999999999999999999"]) {
+    const r = parseRange(h);
+    assert.ok(r.ok, h);
+    assert.deepEqual(resolveRange(r.range!, 10), {
+      ok: true,
+      first: h.endsWith("991") ? 0 : 1,
+      last: 9,
+    });
+  }
+  const far = parseRange("items=99999999999999999999-");
+  assert.ok(far.ok);
+  assert.equal(resolveRange(far.range!, 10).ok, false);
+});
+
 Deno.test("parseRange() refuses malformed ranges", () => {
   for (const h of ["bytes=0-9", "items=9-3", "items=-5", "items=a-b", "items=1-2,4-5", "items="]) {
     const r = parseRange(h);
