@@ -55,7 +55,8 @@ export function checkPreconditions(current: string | null, p: Preconditions): vo
     throw new ResourceConflict("precondition", "the resource exists (If-None-Match: *)");
   }
   if (p.ifMatch !== undefined) {
-    const wanted = p.ifMatch.split(",").map((t) => t.trim().replace(/^W\//, ""));
+    // Strong comparison (RFC 9110 13.1.1): a weak tag never matches.
+    const wanted = p.ifMatch.split(",").map((t) => t.trim()).filter((t) => !t.startsWith("W/"));
     const ok = current !== null && (wanted.includes("*") || wanted.includes(current));
     if (!ok) {
       throw new ResourceConflict(

@@ -100,6 +100,22 @@ Deno.test("If-Match and If-None-Match guard writes: a stale ETag is 412 and of t
   });
   assert.equal(deleteStale.status, 412);
   await deleteStale.body?.cancel();
+  // If-Match compares strongly (RFC 9110): the current ETag marked weak does not match.
+  const current = (await s.fetch("alice", `${R}/user/a.sx`)).headers.get("ETag")!;
+  for (const method of ["PUT", "DELETE"]) {
+    const weak = await s.fetch("alice", `${R}/user/a.sx`, {
+      method,
+      ...(method === "PUT" ? { body: "VALUES((a: 6))" } : {}),
+      headers: { "If-Match": `W/${current}` },
+    });
+    assert.equal(weak.status, 412, method);
+    await weak.body?.cancel();
+  }
+  const strong = await s.fetch("alice", `${R}/user/a.sx`, {
+    method: "DELETE",
+    headers: { "If-Match": `"nope", ${current}` },
+  });
+  assert.equal(strong.status, 204);
 });
 
 Deno.test("rights hold on every path: bob reads /shared but may not write it, and alice's files are 404 to him", async () => {
