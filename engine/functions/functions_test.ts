@@ -54,6 +54,12 @@ const NORMAL: [string, unknown][] = [
   ["substr('abcdef', 2, 3)", "bcd"],
   ["substr('abcdef', 0, 2)", "a"],
   ["substr('abc', 5)", ""],
+  // Characters, not UTF-16 units: an emoji is one, never cut in half.
+  ["len('héllo😀')", 6],
+  ["substr('😀ab', 2)", "ab"],
+  ["substr('😀ab', 1, 1)", "😀"],
+  ["substr('a😀b😀', 2, 2)", "😀b"],
+  ["substr('a😀b', 0, 2)", "a"],
   ["trim(s)", "Hello, World"],
   ["contains(s, 'World')", true],
   ["starts_with('abc', 'ab')", true],

@@ -11,12 +11,30 @@ const STRING = scalar("STRING");
 const INTEGER = scalar("INTEGER");
 const BOOLEAN = scalar("BOOLEAN");
 
-/** substr with a 1-based start; a start before 1 counts from 1, as SQL does. */
-function substr(s: string, start: number, length?: number): string {
+/**
+ * A UTF-16 surrogate: a character beyond the first 65 536 (an emoji) takes two units, so that
+ * counting or cutting by units would count it twice or cut it in half.
+ */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** The characters (code points) of `s`. */
+function length(s: string): number {
+  if (!SURROGATE.test(s)) return s.length;
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/**
+ * substr with a 1-based start, counted in characters (code points); a start before 1 counts from
+ * 1, as SQL does.
+ */
+function substr(s: string, start: number, count?: number): string {
   const from = Math.max(0, start - 1);
-  if (length === undefined) return s.slice(from);
-  const end = start - 1 + length;
-  return end <= from ? "" : s.slice(from, end);
+  const end = count === undefined ? Infinity : start - 1 + count;
+  if (end <= from) return "";
+  if (!SURROGATE.test(s)) return count === undefined ? s.slice(from) : s.slice(from, end);
+  return Array.from(s).slice(from, end).join("");
 }
 
 /** A RegExp built once per distinct pattern text (for non-constant patterns). */
@@ -63,7 +81,7 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
     signature: "len(s STRING)",
     params: ["STRING"],
     result: returns(INTEGER),
-    compile: strict1((s: string) => s.length),
+    compile: strict1(length),
   },
   {
     name: "substr",
