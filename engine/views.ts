@@ -93,8 +93,12 @@ export async function loadView(
 function coerce(value: Value, given: Type, want: Type, zone: string): Value | undefined {
   if (value === null || given.kind === "NULL" || sameType(given, want)) return value;
   if (isNumeric(given) && isNumeric(want)) {
-    if (want.kind === "DOUBLE" || Number.isInteger(value)) return value;
-    return undefined;
+    if (want.kind === "DOUBLE") return value;
+    if (!Number.isInteger(value)) return undefined;
+    // An INTEGER is 32 bits, as a literal of the API's text is checked: a wider value would
+    // be rendered as another number where the schema says INTEGER (Arrow's Int32).
+    const n = value as number;
+    return want.kind === "INTEGER" && (n < -2147483648 || n > 2147483647) ? undefined : value;
   }
   if (typeof value === "string") {
     const parsed = parseLiteralOfType(value, want, zone);

@@ -52,6 +52,14 @@ Deno.test("a view call with an argument of the wrong type names the argument at 
   assert.equal(diagnostics[0].code, "BAD_ARGUMENT");
   assert.equal(diagnostics[0].line, 2);
   assert.match(diagnostics[0].message, /is not an IPADDR for argument 'ip'/);
+  // An INTEGER is 32 bits at a call as in the API's text: 5000000000 is refused, not rendered
+  // as another number where the schema says INTEGER.
+  const wide = await home.diagnose("@[/user/views/hits.sx](ip: 10.0.0.1, min: 5000000000)");
+  assert.deepEqual(wide.map((d) => d.message), [
+    "'5000000000' is not an INTEGER for argument 'min'",
+  ]);
+  const { rows } = await home.run("@[/user/views/hits.sx](ip: 10.0.0.1, min: 2147483647)");
+  assert.deepEqual(rows, []);
 });
 
 Deno.test("a view that calls itself through another is refused, naming the chain", async () => {
