@@ -65,6 +65,7 @@ export function queryRoutes(
     const idempotencyKey = idempotencyKeyOf(c);
     const { queryId, ref, source } = await submitQuery(c, deps, {
       alwaysFix: false,
+      waitMillis: true,
       idempotencyKey,
       shareResult: true,
     });

@@ -57,8 +57,8 @@ export interface FixedFormat {
   columns?: readonly string[];
 }
 
-/** Parameters that are neither view arguments nor unknown. */
-const RESERVED = new Set(["scriptPath", "acceptContentType", "waitMillis"]);
+/** Parameters that are neither view arguments nor unknown (and `waitMillis` on POST /queries). */
+const RESERVED = new Set(["scriptPath", "acceptContentType"]);
 
 /** A new query id: a random (v4) UUID in lower case, as SpectX's own clients parse them. */
 export function newQueryId(): string {
@@ -89,6 +89,11 @@ export async function submitQuery(
     readonly idempotencyKey?: string;
     /** Servers sharing a KV: store the result for the others (POST /queries). */
     readonly shareResult?: boolean;
+    /**
+     * The API reads `waitMillis` itself (POST /queries); elsewhere (the synchronous API) it is
+     * a view argument like any other, or refused beside a script in the body.
+     */
+    readonly waitMillis?: boolean;
   },
 ): Promise<PreparedQuery> {
   const user = c.get("user");
@@ -111,6 +116,7 @@ export async function submitQuery(
   const args: Record<string, string> = {};
   for (const [name, value] of params) {
     if (RESERVED.has(name) || isOptionName(name)) continue;
+    if (name === "waitMillis" && options.waitMillis) continue;
     if (text !== null) {
       throw badRequest(
         "BAD_PARAMETER",

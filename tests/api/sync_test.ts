@@ -71,3 +71,27 @@ Deno.test("a synchronous query pages by Range and answers a failure with an erro
   assert.equal(body.state, "FAILED");
   assert.equal((body.error as { code: string }).code, "MEMORY_LIMIT");
 });
+
+Deno.test("waitMillis is the asynchronous API's: on the synchronous one it is a view argument, or refused beside a body", async () => {
+  await using s = await startTestServer();
+  await s.write("/users/alice/wait.sx", "init(waitMillis: 5);\nVALUES((a: $waitMillis))");
+  const view = await s.fetch("alice", "/API/v1.0/?scriptPath=/user/wait.sx&waitMillis=7", {
+    method: "POST",
+  });
+  assert.equal(await view.text(), '[{"a":7}]');
+  await expectError(
+    await s.fetch("alice", "/API/v1.0/?scriptPath=/user/wait.sx&waitMillis=x", { method: "POST" }),
+    400,
+    "BAD_ARGUMENT",
+  );
+  const body = await expectError(
+    await s.fetch("alice", "/API/v1.0/?scriptPath=/user&waitMillis=abc", {
+      method: "POST",
+      headers: SCRIPT_TYPE,
+      body: "VALUES((a: 1))",
+    }),
+    400,
+    "BAD_PARAMETER",
+  );
+  assert.match(String(body.message), /unknown query parameter 'waitMillis'/);
+});
