@@ -146,13 +146,12 @@ export interface ScriptCheck {
 
 /**
  * Checks and plans a script without running it (`POST /check`). A view's mandatory `init`
- * arguments have no values while it is being written: their absence is not a mistake here.
+ * arguments have no values while it is being written: they take stand-ins of their types, and
+ * the rest of the script is checked and planned as a query would be. A view the script calls
+ * without its mandatory arguments is a mistake, as when it runs.
  */
 export async function checkScript(text: string, context: QueryContext): Promise<ScriptCheck> {
-  const compiled = await compile({ text }, context);
+  const compiled = await compile({ text }, { ...context, checking: true });
   if (compiled.ok) return { ok: true, diagnostics: [], schema: plannedSchema(compiled.plan) };
-  const diagnostics = compiled.diagnostics.filter((d) =>
-    !(d.code === "BAD_ARGUMENT" && /^missing/.test(d.message))
-  );
-  return { ok: diagnostics.length === 0, diagnostics, schema: null };
+  return { ok: false, diagnostics: compiled.diagnostics, schema: null };
 }

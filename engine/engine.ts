@@ -72,7 +72,9 @@ export async function compile(
     if (!file || !script) return { ok: false, diagnostics };
     env = viewEnv(top, file.canonical, true);
   }
-  const root = await planScript(env, script, { args: { kind: "text", values: context.args } });
+  const root = await planScript(env, script, {
+    args: { kind: "text", values: context.args, ...(context.checking ? { standIns: true } : {}) },
+  });
   if (!root || diagnostics.length > 0) return { ok: false, diagnostics };
   const plan: CompiledPlan = {
     kind: "plan",

@@ -12,6 +12,11 @@ export interface QueryContext {
   /** IANA zone for timestamps without a zone. */
   readonly timeZone: string;
   /** View arguments as given in the query string (strings, parsed by their declared type). */
+  /**
+   * Checking a script, not running it (`POST /check`): the script's own missing mandatory
+   * arguments take stand-in values (engine/views.ts), so that the rest is checked.
+   */
+  readonly checking?: boolean;
   readonly args: Readonly<Record<string, string>>;
   readonly datastores: DatastoreRegistry;
   /** Resolution and rights for every path the script names (tables, views, save). */

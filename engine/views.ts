@@ -9,7 +9,7 @@ import type { Param, Script, Span } from "./ast.ts";
 import { check } from "./front.ts";
 import { parseLiteralOfType } from "./literal.ts";
 import { isNumeric, sameType, scalarByName, type Type, typeToString } from "./types.ts";
-import type { Value } from "./values.ts";
+import { Interval, IpAddr, IpNet, Timestamp, type Value } from "./values.ts";
 import type { Right, TreeFiles } from "./resource_tree.ts";
 import { toText } from "./render.ts";
 import { type PlanEnv, report } from "./planning/env.ts";
@@ -23,7 +23,16 @@ export const SCRIPT_RIGHTS: readonly Right[] = ["execute", "read"];
 
 /** Arguments of a stored script run. */
 export type ArgumentInput =
-  | { readonly kind: "text"; readonly values: Readonly<Record<string, string>> }
+  | {
+    readonly kind: "text";
+    readonly values: Readonly<Record<string, string>>;
+    /**
+     * A missing mandatory argument takes a stand-in value of its type instead of being a
+     * mistake: a view being written (`POST /check`) has no values yet, and the rest of it is
+     * still checked and planned.
+     */
+    readonly standIns?: boolean;
+  }
   | {
     readonly kind: "values";
     readonly values: readonly { name: string; value: Value; type: Type; span: Span }[];
@@ -159,9 +168,33 @@ export function bindArguments(
     }
   }
   for (const p of params) {
-    if (p.kind === "mandatory" && !seen.has(p.name)) {
-      fail(`missing mandatory argument '${p.name}'`);
-    }
+    if (p.kind !== "mandatory" || seen.has(p.name)) continue;
+    if (input.kind === "text" && input.standIns) {
+      const type = declared.get(p.name)!;
+      env.params.set(p.name, { value: standIn(type), type });
+    } else fail(`missing mandatory argument '${p.name}'`);
   }
   return ok;
+}
+
+/** A value of `type` for a mandatory argument not given while a view is checked. */
+function standIn(type: Type): Value {
+  switch (type.kind) {
+    case "BOOLEAN":
+      return false;
+    case "INTEGER":
+    case "LONG":
+    case "DOUBLE":
+      return 1;
+    case "TIMESTAMP":
+      return new Timestamp(0);
+    case "INTERVAL":
+      return new Interval(1000);
+    case "IPADDR":
+      return new IpAddr(4, 0);
+    case "IPNET":
+      return new IpNet(new IpAddr(4, 0), 0);
+    default:
+      return "";
+  }
 }

@@ -39,6 +39,21 @@ Deno.test("POST /check gives the schema of a good script, and a view's missing a
   assert.deepEqual(good.body, { ok: true, diagnostics: [], schema: { a: "INTEGER", B: "STRING" } });
   const view = await post(s, "init(ip::IPADDR);\nVALUES((ip: 10.0.0.1)) | filter(ip = $ip)");
   assert.equal(view.body.ok, true, JSON.stringify(view.body));
+  // The rest of such a view is checked and planned all the same: its schema, and its mistakes.
+  assert.deepEqual(view.body.schema, { ip: "IPADDR" });
+  const wrong = await post(s, "init(ip::IPADDR);\nVALUES((a: 1)) | select(lower(a) as l, b)");
+  assert.equal(wrong.body.ok, false, JSON.stringify(wrong.body));
+  assert.ok(
+    wrong.body.diagnostics.some((d: { line: number; message: string }) =>
+      d.line === 2 && /lower/.test(d.message)
+    ),
+    JSON.stringify(wrong.body.diagnostics),
+  );
+  // A view the script calls without its mandatory argument is a mistake, as when it runs.
+  await s.write("/users/alice/v.sx", "init(ip::IPADDR);\nVALUES((ip: $ip))");
+  const call = await post(s, "@[/user/v.sx]()");
+  assert.equal(call.body.ok, false, JSON.stringify(call.body));
+  assert.match(call.body.diagnostics[0].message, /missing mandatory argument 'ip'/);
   const missingTable = await post(s, "@[/user/none.sxt]");
   assert.equal(missingTable.body.ok, false);
   assert.equal(missingTable.body.diagnostics[0].code, "NOT_FOUND");
