@@ -9,8 +9,9 @@
  *   stats     `{rowsOut, elapsedMillis}`, with progress and once more at the end
  *
  * The stream ends after the finished state. An event's id counts the state changes and warnings
- * sent up to it (`<changes>.<warnings>`), so `Last-Event-ID` resumes without repeating one. A
- * client that goes away unsubscribes; nothing is kept for it.
+ * sent up to it (`<changes>.<warnings>`), so `Last-Event-ID` resumes without repeating one: the
+ * missed changes and warnings come first, then the status. A client that goes away unsubscribes;
+ * nothing is kept for it.
  */
 
 import { Hono } from "hono";
@@ -60,8 +61,9 @@ function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStrea
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const first = ref.getSnapshot().context;
-      let changes = resume?.changes ?? first.stateChanges.length;
-      let warnings = resume?.warnings ?? first.warnings.length;
+      // A position past what the query has (an id this server never sent) resumes from now.
+      let changes = Math.min(resume?.changes ?? Infinity, first.stateChanges.length);
+      let warnings = Math.min(resume?.warnings ?? Infinity, first.warnings.length);
       let progress = first.progress;
       let progressSentAt = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -109,18 +111,19 @@ function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStrea
         clearTimeout(timer);
         subscription.current?.unsubscribe();
       };
+      /** The state changes and warnings not sent yet, in their order. */
+      const missed = () => {
+        const { context } = ref.getSnapshot();
+        while (changes < context.stateChanges.length) {
+          send("state", context.stateChanges[changes++]);
+        }
+        while (warnings < context.warnings.length) send("warning", context.warnings[warnings++]);
+      };
       const update = () => {
         if (closed) return;
         const snapshot = ref.getSnapshot();
         const { context } = snapshot;
-        while (changes < context.stateChanges.length) {
-          const change = context.stateChanges[changes++];
-          send("state", change);
-        }
-        while (warnings < context.warnings.length) {
-          const warning = context.warnings[warnings++];
-          send("warning", warning);
-        }
+        missed();
         if (context.progress !== progress) {
           progress = context.progress;
           const wait = progressSentAt + PROGRESS_EVERY_MS - Date.now();
@@ -133,6 +136,9 @@ function eventStream(ref: QueryRef, resume: Position | undefined): ReadableStrea
           close();
         }
       };
+      // Resumed, the changes the client missed come first, in order, and then the status they
+      // lead to: a client applying events in turn never steps back.
+      if (resume) missed();
       send("status", statusOf(ref));
       subscription.current = ref.subscribe({
         next: update,
