@@ -18,7 +18,12 @@ import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
-import { startSupervisor } from "./actors/supervisor.ts";
+import {
+  idsToRemember,
+  rememberIds,
+  startSupervisor,
+  type SupervisorRef,
+} from "./actors/supervisor.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createScanWorkers } from "./actors/scan_workers.ts";
 import { workerKvPath } from "./actors/worker_tree.ts";
@@ -274,6 +279,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     scanKv: workerKvPath(settings.storage),
   };
   const deps = buildDeps(layout, settings, log, undefined, storage, place);
+  if (deps.supervisor && storage.kind === "files") {
+    await restoreIds(storage, deps.supervisor, log);
+  }
   // Its lease is in the KV before the first query is taken.
   if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
@@ -319,11 +327,46 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       deps.scanWorkers?.close();
       // Its unfinished queries are marked FAILED for the other servers, its lease goes.
       await deps.sharedQueries?.stop();
+      if (deps.supervisor && storage.kind === "files") await saveIds(storage, deps.supervisor, log);
       place?.stop?.();
       storage.close();
     }),
     shutdown: () => server.shutdown(),
   };
+}
+
+/**
+ * Where a server stopping keeps the ids of its queries, so that after a restart they answer 410
+ * rather than 404 (files storage; servers sharing a KV keep their queries' records in it).
+ */
+const REMEMBERED_IDS_KEY = ["engine_data", "remembered_ids.json"];
+
+async function saveIds(storage: Storage, supervisor: SupervisorRef, log: Logger): Promise<void> {
+  try {
+    const ids = idsToRemember(supervisor);
+    await storage.put(REMEMBERED_IDS_KEY, new TextEncoder().encode(JSON.stringify(ids)));
+  } catch (e) {
+    log.warn(`could not keep the query ids for the next start: ${(e as Error).message}`);
+  }
+}
+
+async function restoreIds(storage: Storage, supervisor: SupervisorRef, log: Logger) {
+  try {
+    const stored = await storage.get(REMEMBERED_IDS_KEY);
+    if (!stored) return;
+    const ids = JSON.parse(new TextDecoder().decode(stored.value));
+    const valid = Array.isArray(ids)
+      ? ids.filter((e): e is [string, string, number] =>
+        Array.isArray(e) && typeof e[0] === "string" && typeof e[1] === "string" &&
+        typeof e[2] === "number"
+      )
+      : [];
+    const n = rememberIds(supervisor, valid);
+    if (n > 0) log.info(`remembered ${n} query id(s) of the last run as expired (410)`);
+    await storage.delete(REMEMBERED_IDS_KEY);
+  } catch (e) {
+    log.warn(`could not read the query ids of the last run: ${(e as Error).message}`);
+  }
 }
 
 /** Serves until SIGINT or SIGTERM, then stops gracefully. */

@@ -43,6 +43,11 @@ export class AnsweredQueries {
     return entry && now - entry.at <= this.retentionMs ? entry : undefined;
   }
 
+  /** Every answered query kept, oldest first: `[id, owner, answered at]`. */
+  *entries(): Iterable<readonly [string, string, number]> {
+    for (const [id, entry] of this.#entries) yield [id, entry.owner, entry.at];
+  }
+
   /** Forgets an answered query (DELETE); whether it was kept. */
   forget(queryId: string): boolean {
     return this.#entries.delete(queryId);

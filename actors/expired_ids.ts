@@ -33,6 +33,11 @@ export class ExpiredIds {
     this.#entries.set(queryId, { owner, at: now });
   }
 
+  /** Every id remembered, oldest first: `[id, owner, dropped at]`. */
+  *entries(): Iterable<readonly [string, string, number]> {
+    for (const [id, entry] of this.#entries) yield [id, entry.owner, entry.at];
+  }
+
   /** The owner of an id dropped within the memory, or undefined. */
   ownerOf(queryId: string, now: number): string | undefined {
     const entry = this.#entries.get(queryId);

@@ -411,3 +411,42 @@ export function startSupervisor(
   actor.start();
   return actor;
 }
+
+/** Ids kept across a restart at most: the newest, about 8 MB of JSON. */
+export const REMEMBERED_IDS = 100_000;
+
+/**
+ * The ids a restart would otherwise forget, oldest first, at most `limit` (the newest): those
+ * already expired, and the queries held now (running, finished, answered), whose results go with
+ * the process. A server writes them when it stops and remembers them as expired when it starts
+ * again, so that an id polled across a restart answers 410, not 404 (API.md: for at least
+ * `query.expiredMemory`).
+ */
+export function idsToRemember(
+  supervisor: SupervisorRef,
+  limit = REMEMBERED_IDS,
+): (readonly [string, string, number])[] {
+  const { context } = supervisor.getSnapshot();
+  const now = context.now();
+  const out = [...context.expired.entries(), ...context.answered.entries()]
+    .filter(([, , at]) => now - at <= context.expired.memoryMs);
+  for (const [id, entry] of context.queries) out.push([id, entry.owner, now]);
+  out.sort((a, b) => a[2] - b[2]);
+  return out.slice(-limit);
+}
+
+/** Remembers ids written by idsToRemember as expired (those past the memory are not); how many. */
+export function rememberIds(
+  supervisor: SupervisorRef,
+  ids: readonly (readonly [string, string, number])[],
+): number {
+  const { context } = supervisor.getSnapshot();
+  const now = context.now();
+  let n = 0;
+  for (const [id, owner, at] of ids) {
+    if (now - at > context.expired.memoryMs || context.queries.has(id)) continue;
+    context.expired.remember(id, owner, at);
+    n++;
+  }
+  return n;
+}
