@@ -160,8 +160,9 @@ export function remoteEvents(
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const first = remote.record.status;
-      let changes = resume?.changes ?? (first.stateChanges as unknown[]).length;
-      let warnings = resume?.warnings ?? (first.warnings as unknown[]).length;
+      // As the local stream (query_events.ts): a position past the query's resumes from now.
+      let changes = Math.min(resume?.changes ?? Infinity, (first.stateChanges as unknown[]).length);
+      let warnings = Math.min(resume?.warnings ?? Infinity, (first.warnings as unknown[]).length);
       let progress = first.progress;
       const send = (event: string, data: unknown) => {
         if (closed) return;
@@ -189,11 +190,14 @@ export function remoteEvents(
           // the client went away
         }
       };
-      const update = (status: SharedRecord["status"]) => {
+      const missed = (status: SharedRecord["status"]) => {
         const stateChanges = status.stateChanges as unknown[];
         const warningList = status.warnings as unknown[];
         while (changes < stateChanges.length) send("state", stateChanges[changes++]);
         while (warnings < warningList.length) send("warning", warningList[warnings++]);
+      };
+      const update = (status: SharedRecord["status"]) => {
+        missed(status);
         if (status.progress !== progress) {
           progress = status.progress;
           send("progress", { progress });
@@ -216,6 +220,8 @@ export function remoteEvents(
         }
         if (!closed) timer = setTimeout(poll, REMOTE_POLL_MS);
       };
+      // Resumed, the missed changes first, then the status they lead to.
+      if (resume) missed(first);
       send("status", first);
       update(first);
       if (!closed) timer = setTimeout(poll, REMOTE_POLL_MS);

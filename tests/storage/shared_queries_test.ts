@@ -467,6 +467,14 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.ok(b.stderr.some((l) => said.test(l)), b.stderr.slice(-5).join("\n"));
+  // Resumed through B (the query's record in the KV): the missed changes first, then the status.
+  const resumed = await api(b, c.token, `/queries/${slow}/events`, {
+    headers: { "Last-Event-ID": "1.0" },
+  });
+  const kinds = [...(await resumed.text()).matchAll(/^id: (\S+)\nevent: (\w+)/gm)]
+    .map((m) => `${m[1]} ${m[2]}`);
+  assert.equal(kinds[0], "2.0 state", kinds.join(", "));
+  assert.ok(kinds.indexOf(kinds.find((k) => k.endsWith(" status"))!) > 0, kinds.join(", "));
 
   // Bob's finished query on A: its status, result and schema for the admin through B.
   const quick = await submitted(a, bob, QUICK_SCRIPT);
