@@ -80,6 +80,19 @@ function evaluateArgs(
     );
     return undefined;
   }
+  // Refused when the files are listed too; said here, a script's check (`POST /check`) tells it.
+  const dots = src.value.replace(/^[a-z]+:\/\//i, "").split("/").find((s) =>
+    s === "." || s === ".."
+  );
+  if (dots !== undefined) {
+    report(
+      env,
+      "NOT_FOUND",
+      `${name} src '${src.value}': '${dots}' segments are not allowed`,
+      src.expr.span,
+    );
+    return undefined;
+  }
   const bound = (key: "from" | "to"): number | undefined | false => {
     const v = values.get(key);
     if (!v || v.value === null) return undefined;
