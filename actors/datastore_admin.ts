@@ -48,14 +48,15 @@ function isObject(v: unknown): v is Json {
 
 /** What a definition is, or its problems; `name` is the store's name. */
 /** Where each type of definition keeps its store's keys (and its acl). */
-const STORE_KEYS: Readonly<Record<string, string>> = {
-  CLOUDAPI: "cloudapiStore",
-  FILE: "fileStore",
-  AZBLOB: "azblobStore",
-};
+const STORE_KEYS = new Map([
+  ["CLOUDAPI", "cloudapiStore"],
+  ["FILE", "fileStore"],
+  ["AZBLOB", "azblobStore"],
+]);
 
-function typeOf(json: unknown): string {
-  return isObject(json) && typeof json.type === "string" ? json.type : "";
+/** The key holding a definition's store (and its acl), "" for an unknown type. */
+function storeKeyOf(json: unknown): string {
+  return (isObject(json) && STORE_KEYS.get(json.type as string)) || "";
 }
 
 function validate(name: string, json: unknown):
@@ -180,10 +181,7 @@ export class DatastoreAdmin {
     // its definition has a problem (which the store's queries then tell), so that a listing, this
     // answer and a query agree on which stores exist for them.
     const checked = validate(name, json);
-    const acl = checked.ok ? checked.acl : definitionAcl(
-      json,
-      Object.hasOwn(STORE_KEYS, typeOf(json)) ? STORE_KEYS[typeOf(json)] : "",
-    );
+    const acl = checked.ok ? checked.acl : definitionAcl(json, storeKeyOf(json));
     if (!user.admin && !storeAllows(acl, user, "read")) return null;
     return withoutSecret(json as Json);
   }

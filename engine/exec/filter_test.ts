@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { filterRows } from "./filter.ts";
 import { projectRows } from "./project.ts";
 import { type ExecContext, TimeSlicer } from "./context.ts";
+import { watchLoopGaps } from "../../tests/support/loop_gaps.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values.ts";
 
@@ -20,18 +21,13 @@ const slow = (ms: number) => (row: Row) => {
 async function longestStretch<T>(work: (ctx: ExecContext) => Promise<T>) {
   const signal = new AbortController().signal;
   const slicer = new TimeSlicer(signal);
-  let last = performance.now();
-  let longest = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const gaps = watchLoopGaps(1);
   try {
     const result = await work({ ...testContext(signal), slicer });
-    return { result, longest: Math.max(longest, performance.now() - last) };
+    gaps.stop();
+    return { result, longest: gaps.longest };
   } finally {
-    clearInterval(tick);
+    gaps.stop();
     slicer.stop();
   }
 }

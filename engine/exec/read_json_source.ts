@@ -70,6 +70,17 @@ export async function* readJsonSource(
     records++;
     if (skipped++ === 0) firstBad = first;
   };
+  /** A record of an array or of objects across lines: a row, or counted as skipped. */
+  const take = (json: string, uri: string, where: string) => {
+    const v = parseObject(json);
+    if (v === TOO_DEEP) {
+      records++;
+      if (deep++ === 0) firstDeep = `${where} of '${uri}'`;
+    } else if (v) {
+      records++;
+      push(pick(v));
+    } else bad({ uri, where });
+  };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
     let line = 0;
@@ -90,28 +101,19 @@ export async function* readJsonSource(
       }
       if (mode === "objects") {
         const text = decoder.decode(bytes.subarray(start, end));
-        objects.feed(text, (json) => {
-          const v = parseObject(json);
-          if (v === TOO_DEEP) {
-            records++;
-            if (deep++ === 0) firstDeep = `object ${objects.objects} of '${file.uri}'`;
-          } else if (v) {
-            records++;
-            push(pick(v));
-          } else bad({ uri: file.uri, where: `object ${objects.objects}` });
-        }, () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }));
+        objects.feed(
+          text,
+          (json) => take(json, file.uri, `object ${objects.objects}`),
+          () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
+        );
       } else if (mode === "array") {
         const text = decoder.decode(bytes.subarray(start, end));
-        array.feed(text, 0, text.length, (json) => {
-          const v = parseObject(json);
-          if (v === TOO_DEEP) {
-            records++;
-            if (deep++ === 0) firstDeep = `element ${array.elements} of '${file.uri}'`;
-          } else if (v) {
-            records++;
-            push(pick(v));
-          } else bad({ uri: file.uri, where: `element ${array.elements}` });
-        });
+        array.feed(
+          text,
+          0,
+          text.length,
+          (json) => take(json, file.uri, `element ${array.elements}`),
+        );
         if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
       } else {
         // The byte reader needs each line ended by "\n": the last line of a file may lack it.

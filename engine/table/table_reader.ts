@@ -157,6 +157,7 @@ function rowDecoder(
 ): (text: string, line: number, fail: (what: string) => never) => Row {
   const positions = header.schema.map((f) => header.columns.indexOf(f.name));
   const names = header.schema.map((f) => f.name);
+  // Null for a column that takes any value (STRING, ANY): nothing to check per row.
   const checks = header.schema.map((f) => fits(f.type));
   const width = header.columns.length;
   return (text, line, fail) => {
@@ -180,7 +181,8 @@ function rowDecoder(
         } catch (e) {
           fail(`line ${line}: ${(e as Error).message}`);
         }
-        if (!checks[i](v)) {
+        const check = checks[i];
+        if (check !== null && !check(v)) {
           fail(
             `line ${line}: column ${names[i]} holds a value that is not ${
               typeToString(header.schema[i].type)
@@ -198,13 +200,14 @@ function rowDecoder(
  * Whether a value may stand in a column of `type`: the header's types hold for every row, so
  * that a file written by hand cannot feed the engine an address where it adds numbers. Null
  * fits any column (rows written before a column was added have none); STRING, the type of a
- * column whose data mixed kinds (widen()), and ANY take anything, as the writer stores them.
+ * column whose data mixed kinds (widen()), and ANY take anything, as the writer stores them:
+ * for those, null (nothing to check).
  */
-function fits(type: Type): (v: Value) => boolean {
+function fits(type: Type): ((v: Value) => boolean) | null {
   switch (type.kind) {
     case "STRING":
     case "ANY":
-      return () => true;
+      return null;
     case "NULL":
       return (v) => v === null;
     case "BOOLEAN":
@@ -223,11 +226,11 @@ function fits(type: Type): (v: Value) => boolean {
     case "IPNET":
       return (v) => v === null || v instanceof IpNet;
     case "ARRAY": {
-      const element = fits(type.element);
+      const element = fits(type.element) ?? (() => true);
       return (v) => v === null || (Array.isArray(v) && v.every(element));
     }
     case "TUPLE": {
-      const fields = type.fields.map((f) => [f.name, fits(f.type)] as const);
+      const fields = type.fields.map((f) => [f.name, fits(f.type) ?? (() => true)] as const);
       return (v) =>
         v === null ||
         (isTuple(v) && fields.every(([name, check]) => check(v[name] ?? null)));

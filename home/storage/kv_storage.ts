@@ -14,9 +14,9 @@
  * bytes)"). A value of up to INLINE_BYTES lives in its head. A larger one is written as chunks
  * under a fresh id first (in commits of at most BATCH_BYTES), invisible to readers, and then its
  * head is switched in one atomic commit that checks the version and marks the old value's chunks
- * retired; they are deleted by a later write (or the sweep at start) once retired for
- * `retireMs` (RETIRE_MS), so that a reader streaming the old value (a table read while it is
- * saved again) still finds the rest of it. A reader reads the head, then the chunks of its id;
+ * retired; they are deleted by a later write (which looks at most once a minute) or the sweep at
+ * start, once retired for `retireMs` (RETIRE_MS), so that a reader streaming the old value (a
+ * table read while it is saved again) still finds the rest of it. A reader reads the head, then the chunks of its id;
  * when they are gone (a whole read: it reads the new head again; a stream outliving the
  * retirement: it fails saying so), it never sees half a value or two. The version of a
  * key is its head's versionstamp. With a retention (`expireInMs`) head and chunks get `expireIn`.
@@ -112,6 +112,8 @@ export class KvStorage implements Storage {
   readonly kind = "kv";
 
   readonly #retireMs: number;
+  /** When a write next looks for retired chunks to drop (a KV list: not at every write). */
+  #nextDrop = 0;
 
   /** `where` names the KV in messages; `retireMs`: RETIRE_MS unless a test wants it shorter. */
   constructor(
@@ -318,7 +320,10 @@ export class KvStorage implements Storage {
           continue;
         }
         fresh.length = 0; // switched: the new chunks are in use
-        await this.#dropRetired(doing);
+        if (Date.now() >= this.#nextDrop) {
+          this.#nextDrop = Date.now() + Math.min(this.#retireMs, 60_000);
+          await this.#dropRetired(doing);
+        }
         const last = entries.at(-1)!;
         return { ok: true, version: last.value === null ? null : result.versionstamp };
       }
