@@ -28,7 +28,7 @@
 import { buildDeps, storagePlace } from "./main.ts";
 import { createApp } from "./routes/app.ts";
 import { createLogger, type Logger } from "./home/log.ts";
-import type { Storage } from "./engine/storage.ts";
+import type { Storage } from "./engine/contracts/storage.ts";
 import { homeLayout } from "./home/layout.ts";
 import { loadSettings, type Settings } from "./home/settings.ts";
 import { parseLicense } from "./home/license.ts";

@@ -26,11 +26,11 @@ import {
 import type { Plan } from "../engine/engine.ts";
 import type { QueryRun } from "../engine/exec/query_run.ts";
 import { newQueryStats, type QueryStats } from "../engine/exec/context.ts";
-import type { Diagnostic } from "../engine/diagnostics.ts";
-import type { Schema } from "../engine/types.ts";
-import type { User } from "../engine/user.ts";
-import type { Warning } from "../engine/datastore.ts";
-import { formatLocal } from "../engine/time.ts";
+import type { Diagnostic } from "../engine/front/diagnostics.ts";
+import type { Schema } from "../engine/values/types.ts";
+import type { User } from "../engine/contracts/user.ts";
+import type { Warning } from "../engine/contracts/datastore.ts";
+import { formatLocal } from "../engine/values/time.ts";
 import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
 import {

@@ -19,7 +19,7 @@
 
 import { join } from "node:path";
 import { storageError } from "../engine/table/storage_error.ts";
-import type { Row } from "../engine/values.ts";
+import type { Row } from "../engine/values/values.ts";
 import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
 import { RenderedRows, type RowFrame, sameFrame } from "../engine/exec/rendered.ts";
 
@@ -180,7 +180,7 @@ export class ResultStore {
   }
 
   /**
-   * Adds rows rendered as bytes (engine/render_bytes.ts) at the end of `lane`: row i is
+   * Adds rows rendered as bytes (engine/exec/render_bytes.ts) at the end of `lane`: row i is
    * `bytes[ends[i - 1], ends[i])`. Read back as fragments, like `append` of their texts, but
    * stored as they are: batches of a lane are gathered (copied once) into segments of about
    * RUN_BYTES, never decoded. The store owns `bytes` from now on (its buffer is let go of).

@@ -4,7 +4,7 @@
  * schema and DELETE from any other, with `query.maxRunning` and `query.maxQueued` counted across
  * all of them. With the files storage there is none of this (main.ts makes no SharedQueries).
  *
- * Layout in the storage (engine/storage.ts keys):
+ * Layout in the storage (engine/contracts/storage.ts keys):
  *
  *   queries/q/<id>           the query's record: owner, server, status (as the API shows it),
  *                            schema, fixed format, and where its result is; `expireIn` = the
@@ -33,11 +33,11 @@ import {
   type Storage,
   type StorageKey,
   type StoredValue,
-} from "../engine/storage.ts";
-import type { User } from "../engine/user.ts";
-import type { Diagnostic } from "../engine/diagnostics.ts";
-import { schemaToJson } from "../engine/types.ts";
-import type { Row } from "../engine/values.ts";
+} from "../engine/contracts/storage.ts";
+import type { User } from "../engine/contracts/user.ts";
+import type { Diagnostic } from "../engine/front/diagnostics.ts";
+import { schemaToJson } from "../engine/values/types.ts";
+import type { Row } from "../engine/values/values.ts";
 import { decodeValue, encodeValue } from "../engine/table/sxt_values.ts";
 import type { Logger } from "../home/log.ts";
 import { isFinished, type QueryState, statsOf, topState } from "./query_machine.ts";

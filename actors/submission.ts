@@ -6,10 +6,10 @@
  */
 
 import { compile, plannedSchema } from "../engine/engine.ts";
-import { type QueryContext } from "../engine/query_context.ts";
-import { type ScriptSource } from "../engine/script_source.ts";
-import type { Diagnostic } from "../engine/diagnostics.ts";
-import type { Schema } from "../engine/types.ts";
+import { type QueryContext } from "../engine/contracts/query_context.ts";
+import { type ScriptSource } from "../engine/contracts/script_source.ts";
+import type { Diagnostic } from "../engine/front/diagnostics.ts";
+import type { Schema } from "../engine/values/types.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
 import { idempotentQuery, type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";

@@ -13,7 +13,7 @@
  *   await runShare(task, deps, post, credits);
  */
 
-import type { ResourceTree } from "../engine/resource_tree.ts";
+import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
 import type { ShareMessage } from "../engine/exec/parallel/scan_workers.ts";
 import type { Grant } from "../home/rights.ts";
 import { StorageResourceTree } from "../home/storage_tree.ts";

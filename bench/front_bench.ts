@@ -3,7 +3,7 @@
  * The target is well under 1 ms per check().
  */
 
-import { check } from "../engine/front.ts";
+import { check } from "../engine/front/front.ts";
 
 export const TYPICAL_SCRIPT = `init(ip::IPADDR, since: T('2024-01-01 00:00:00'));   // arguments
 $access = '''IPV4:client ' - ' NSPACE:user ' [' HTTPDATE:time '] "' WORD:method ' '

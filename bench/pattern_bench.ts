@@ -6,9 +6,9 @@
  */
 
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
-import { parseHttpDate } from "../engine/time.ts";
-import { parseIpv4 } from "../engine/ip.ts";
-import { IpAddr, type Row, Timestamp } from "../engine/values.ts";
+import { parseHttpDate } from "../engine/values/time.ts";
+import { parseIpv4 } from "../engine/values/ip.ts";
+import { IpAddr, type Row, Timestamp } from "../engine/values/values.ts";
 import { seededRandom } from "../tests/support/seeded_random.ts";
 
 const MB = Number(Deno.args[0] ?? 50);

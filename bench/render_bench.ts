@@ -1,13 +1,13 @@
 /**
  * Serialising result rows: `deno bench bench/render_bench.ts`. The target is 200 000 JSON rows
  * of five columns well within a second (about 0.9 M rows/s on a laptop core). The output itself
- * is tested in engine/render_test.ts; speed is measured here only, never timed in tests.
+ * is tested in engine/values/render_test.ts; speed is measured here only, never timed in tests.
  */
 
-import { makeCsvRowWriter, makeJsonRowWriter } from "../engine/render.ts";
-import { ByteSink, compileRowBytesWriter } from "../engine/render_bytes.ts";
-import { parseIp } from "../engine/ip.ts";
-import { type Row, Timestamp } from "../engine/values.ts";
+import { makeCsvRowWriter, makeJsonRowWriter } from "../engine/values/render.ts";
+import { ByteSink, compileRowBytesWriter } from "../engine/exec/render_bytes.ts";
+import { parseIp } from "../engine/values/ip.ts";
+import { type Row, Timestamp } from "../engine/values/values.ts";
 
 const COLUMNS = ["time", "client", "status", "path", "bytes"];
 const MS = Date.UTC(2024, 4, 1, 13);

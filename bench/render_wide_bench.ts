@@ -5,9 +5,9 @@
  * `deno bench bench/render_wide_bench.ts`; never timed in tests.
  */
 
-import { ByteSink, compileRowBytesWriter } from "../engine/render_bytes.ts";
-import { parseIp } from "../engine/ip.ts";
-import { type Row, Timestamp } from "../engine/values.ts";
+import { ByteSink, compileRowBytesWriter } from "../engine/exec/render_bytes.ts";
+import { parseIp } from "../engine/values/ip.ts";
+import { type Row, Timestamp } from "../engine/values/values.ts";
 
 const COLUMNS = ["time", "ip", "status", "bytes", "path"];
 const MS = Date.UTC(2024, 4, 1, 13);

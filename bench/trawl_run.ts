@@ -21,8 +21,8 @@ import { MemoryBudget, ProgressMeter } from "../engine/exec/context.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
-import type { FileEntry } from "../engine/datastore.ts";
-import type { IpAddr, Row } from "../engine/values.ts";
+import type { FileEntry } from "../engine/contracts/datastore.ts";
+import type { IpAddr, Row } from "../engine/values/values.ts";
 import { openFile } from "../connectors/file/open_file.ts";
 
 const SCRIPTS = Object.fromEntries(

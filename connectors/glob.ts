@@ -14,7 +14,7 @@
  *   g.base;     // "/shared/logs": walking starts here
  *   g.segments; // matchers for "$yyyy$", "$MM$", "*.log"
  *
- * Segments match through engine/wildcard.ts, not a RegExp: `*a*a*a*a*a*b` against a long file
+ * Segments match through engine/values/wildcard.ts, not a RegExp: `*a*a*a*a*a*b` against a long file
  * name backtracked for minutes.
  */
 
@@ -24,7 +24,7 @@ import {
   STAR,
   type Wildcard,
   type WildcardToken,
-} from "../engine/wildcard.ts";
+} from "../engine/values/wildcard.ts";
 
 export type TimeField = "yyyy" | "MM" | "dd" | "HH" | "mm";
 

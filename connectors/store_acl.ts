@@ -8,8 +8,8 @@
  */
 
 import { z } from "zod";
-import { QueryError } from "../engine/diagnostics.ts";
-import type { User } from "../engine/user.ts";
+import { QueryError } from "../engine/front/diagnostics.ts";
+import type { User } from "../engine/contracts/user.ts";
 
 export type StoreRight = "list" | "execute" | "read" | "write" | "create";
 

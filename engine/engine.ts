@@ -8,19 +8,19 @@
  *   run.schema(); // final once the batches are exhausted
  */
 
-import type { Script } from "./ast.ts";
-import type { Diagnostic } from "./diagnostics.ts";
-import type { Schema } from "./types.ts";
-import { check } from "./front.ts";
-import type { QueryContext } from "./query_context.ts";
-import type { ScriptSource } from "./script_source.ts";
+import type { Script } from "./front/ast.ts";
+import type { Diagnostic } from "./front/diagnostics.ts";
+import type { Schema } from "./values/types.ts";
+import { check } from "./front/front.ts";
+import type { QueryContext } from "./contracts/query_context.ts";
+import type { ScriptSource } from "./contracts/script_source.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
-import { type CompiledPlan, printPlan } from "./plan.ts";
-import { planScript } from "./planner.ts";
+import { type CompiledPlan, printPlan } from "./planning/plan.ts";
+import { planScript } from "./planning/planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import type { PlanEnv } from "./planning/env.ts";
 import { existingFile } from "./planning/paths.ts";
-import { loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
+import { loadView, SCRIPT_RIGHTS, viewEnv } from "./planning/views.ts";
 import { runPlan } from "./exec/run.ts";
 
 export type CompileResult =

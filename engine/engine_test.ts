@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { engineHome } from "../tests/support/engine_home.ts";
 import { compile, execute, explain } from "./engine.ts";
-import { schemaToJson } from "./types.ts";
-import { formatDiagnostic } from "./diagnostics.ts";
+import { schemaToJson } from "./values/types.ts";
+import { formatDiagnostic } from "./front/diagnostics.ts";
 
 Deno.test("compile() and execute() run VALUES | select | filter end to end", async () => {
   await using home = await engineHome();

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { engineHome } from "../tests/support/engine_home.ts";
-import { MAX_EXPR_OPERATORS } from "./parser.ts";
-import { MAX_PIPELINE_OPERATORS } from "./checker.ts";
+import { MAX_EXPR_OPERATORS } from "./front/parser.ts";
+import { MAX_PIPELINE_OPERATORS } from "./front/checker.ts";
 
 function chainOfStreams(n: number): string {
   const lines = ["@s0 = VALUES((a: 1));"];

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { type HomeLayout, readTextIfExists } from "./layout.ts";
 import { type Edition, LicenseError, readLicense } from "./license.ts";
 import { datastoreFiles } from "./datastore_files.ts";
-import type { Storage } from "../engine/storage.ts";
+import type { Storage } from "../engine/contracts/storage.ts";
 
 export interface CloudHomeAccess {
   readonly cloudDir: string;

@@ -1,12 +1,12 @@
 /**
  * The datastore definitions of the home: `<home>/data/system/datastores/<name>.json` with the
- * files storage, the same key in a KV (engine/storage.ts) when several servers share one. Names
+ * files storage, the same key in a KV (engine/contracts/storage.ts) when several servers share one. Names
  * are checked here before they become keys; every write replaces a definition whole.
  */
 
 import { createHash } from "node:crypto";
 import type { HomeLayout } from "./layout.ts";
-import type { Storage, StorageKey } from "../engine/storage.ts";
+import type { Storage, StorageKey } from "../engine/contracts/storage.ts";
 import { FileStorage } from "./storage/file_storage.ts";
 
 /** Store names: letters, digits, `_`, `-`, `.` inside; 1 to 64 of them. */

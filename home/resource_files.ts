@@ -1,6 +1,6 @@
 /**
  * The files of the resource tree on the local disk: stat, list, read with an ETag, write
- * atomically with preconditions, delete, move (the `TreeFiles` of engine/resource_tree.ts for
+ * atomically with preconditions, delete, move (the `TreeFiles` of engine/contracts/resource_tree.ts for
  * home/resource_tree.ts). Rights are the caller's business (routes/resources.ts asks the tree);
  * this module works on host paths the tree resolved.
  *
@@ -17,7 +17,7 @@ import {
   ResourceConflict,
   type TreeFileInfo,
   type TreeFiles,
-} from "../engine/resource_tree.ts";
+} from "../engine/contracts/resource_tree.ts";
 import { openFile } from "../engine/fs/open_file.ts";
 
 export { type Preconditions, ResourceConflict };

@@ -12,7 +12,7 @@
  */
 
 import { join, relative, sep } from "node:path";
-import type { User } from "../engine/user.ts";
+import type { User } from "../engine/contracts/user.ts";
 import type {
   AtomicOutput,
   Preconditions,
@@ -21,8 +21,8 @@ import type {
   Right,
   TreeEntry,
   TreeFileInfo,
-} from "../engine/resource_tree.ts";
-import { MAX_PATH_BYTES, PathError, refuse, splitPath } from "../engine/resource_path.ts";
+} from "../engine/contracts/resource_tree.ts";
+import { MAX_PATH_BYTES, PathError, refuse, splitPath } from "../engine/contracts/resource_path.ts";
 import { type Grant, may } from "./rights.ts";
 import { TREE_ROOTS } from "./layout.ts";
 import { fsTreeFiles } from "./resource_files.ts";

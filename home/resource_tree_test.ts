@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FsResourceTree } from "./resource_tree.ts";
-import { PathError } from "../engine/resource_path.ts";
+import { PathError } from "../engine/contracts/resource_path.ts";
 import { ensureHome } from "./layout.ts";
-import type { User } from "../engine/user.ts";
+import type { User } from "../engine/contracts/user.ts";
 
 const alice: User = { name: "alice", groups: [], admin: false };
 const tree = new FsResourceTree("/home/trawl/data");

@@ -16,11 +16,11 @@
  */
 
 import { z } from "zod";
-import type { Right } from "../engine/resource_tree.ts";
+import type { Right } from "../engine/contracts/resource_tree.ts";
 import { isValidName } from "./users.ts";
-import { isWithin } from "../engine/resource_path.ts";
-import { DATASTORES_FOLDER } from "../engine/datastore.ts";
-import { type User } from "../engine/user.ts";
+import { isWithin } from "../engine/contracts/resource_path.ts";
+import { DATASTORES_FOLDER } from "../engine/contracts/datastore.ts";
+import { type User } from "../engine/contracts/user.ts";
 
 export const RIGHTS: readonly Right[] = ["list", "execute", "read", "write", "create"];
 

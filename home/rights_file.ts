@@ -6,7 +6,7 @@
 
 import { fileVersionSync } from "./file_version.ts";
 import { type Grant, parseRights, RightsError } from "./rights.ts";
-import type { Storage, StorageKey } from "../engine/storage.ts";
+import type { Storage, StorageKey } from "../engine/contracts/storage.ts";
 import { writeFileAtomic } from "../engine/fs/atomic_write.ts";
 
 const CHECK_EVERY_MS = 250;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type Grant, may, parseRights, RIGHTS } from "./rights.ts";
 import { RightsFile } from "./rights_file.ts";
-import type { User } from "../engine/user.ts";
+import type { User } from "../engine/contracts/user.ts";
 
 const alice: User = { name: "alice", groups: ["sec"], admin: false };
 const bob: User = { name: "bob", groups: [], admin: false };

@@ -5,10 +5,10 @@
  */
 
 import { z } from "zod";
-import { INTERVAL_FORM, parseInterval } from "../engine/interval.ts";
+import { INTERVAL_FORM, parseInterval } from "../engine/values/interval.ts";
 import { BYTE_SIZE_FORM, parseByteSize } from "./byte_size.ts";
 import { processTimeZone } from "./time_zone.ts";
-import { isValidZone } from "../engine/time.ts";
+import { isValidZone } from "../engine/values/time.ts";
 import { parseStorageSetting, STORAGE_FORM } from "./storage/open_storage.ts";
 
 /** A settings file or override that cannot be used; the message names every bad key. */

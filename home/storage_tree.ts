@@ -1,5 +1,5 @@
 /**
- * The resource tree in the storage (engine/storage.ts), for servers that share a Deno KV and for
+ * The resource tree in the storage (engine/contracts/storage.ts), for servers that share a Deno KV and for
  * the edge entry, which have no folder of their own. Paths resolve and rights hold exactly as in
  * the files tree (home/resource_tree.ts); a location is the canonical path.
  *
@@ -19,7 +19,7 @@
  */
 
 import { createHash } from "node:crypto";
-import type { User } from "../engine/user.ts";
+import type { User } from "../engine/contracts/user.ts";
 import type {
   AtomicOutput,
   Preconditions,
@@ -28,15 +28,15 @@ import type {
   Right,
   TreeEntry,
   TreeFileInfo,
-} from "../engine/resource_tree.ts";
-import { ResourceConflict } from "../engine/resource_tree.ts";
-import { PathError, refuse } from "../engine/resource_path.ts";
+} from "../engine/contracts/resource_tree.ts";
+import { ResourceConflict } from "../engine/contracts/resource_tree.ts";
+import { PathError, refuse } from "../engine/contracts/resource_path.ts";
 import {
   type CommitEntry,
   MAX_COMMIT_KEYS,
   type Storage,
   type StorageKey,
-} from "../engine/storage.ts";
+} from "../engine/contracts/storage.ts";
 import { type Grant, may } from "./rights.ts";
 import { TREE_ROOTS } from "./layout.ts";
 import { canonicalSegments } from "./resource_tree.ts";
@@ -102,7 +102,7 @@ export class StorageResourceTree implements ResourceTree {
 
   resolve(user: User, path: string, workDir?: string): ResolvedPath {
     const segments = canonicalSegments(user, path, workDir);
-    // The storage keeps no names starting with '.' (engine/storage.ts checkKey).
+    // The storage keeps no names starting with '.' (engine/contracts/storage.ts checkKey).
     const hidden = segments.find((s) => s.startsWith("."));
     if (hidden !== undefined) refuse(path, `a name may not start with '.' ('${hidden}')`);
     const canonical = "/" + segments.join("/");

@@ -2,7 +2,7 @@
 
 import type { Command } from "./command_line.ts";
 import type { UserStore } from "./user_store.ts";
-import type { User } from "../engine/user.ts";
+import type { User } from "../engine/contracts/user.ts";
 
 type UserCommand = Extract<Command, { kind: `user ${string}` }>;
 

@@ -1,5 +1,5 @@
 /**
- * The users, one JSON document in the server's storage (engine/storage.ts): `conf/users.json` of
+ * The users, one JSON document in the server's storage (engine/contracts/storage.ts): `conf/users.json` of
  * the home with the files backend, the key `conf/users.json` of a KV shared by several servers.
  * The CLI or another server changes it while a server runs; the server asks the storage for the
  * document's version on each authentication (with files a synchronous stat, about 4 µs; with KV one
@@ -11,7 +11,7 @@
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type HomeLayout } from "./layout.ts";
-import type { Storage, StorageKey } from "../engine/storage.ts";
+import type { Storage, StorageKey } from "../engine/contracts/storage.ts";
 import { FileStorage } from "./storage/file_storage.ts";
 import {
   hashBytes,
@@ -21,9 +21,9 @@ import {
   sameHashBytes,
   TOKEN_PATTERN,
 } from "./tokens.ts";
-import { isValidZone } from "../engine/time.ts";
+import { isValidZone } from "../engine/values/time.ts";
 import { isValidName, NAME_PATTERN } from "./users.ts";
-import { type User } from "../engine/user.ts";
+import { type User } from "../engine/contracts/user.ts";
 
 /** A request to the store that cannot be carried out (bad name, unknown user, duplicate). */
 export class UserStoreError extends Error {

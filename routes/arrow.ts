@@ -24,10 +24,10 @@
  */
 
 import * as arrow from "apache-arrow";
-import type { Field as TrawlField, Schema as TrawlSchema, Type } from "../engine/types.ts";
-import { Interval, Timestamp, type Value } from "../engine/values.ts";
-import type { Row } from "../engine/values.ts";
-import { type RenderOptions, toText } from "../engine/render.ts";
+import type { Field as TrawlField, Schema as TrawlSchema, Type } from "../engine/values/types.ts";
+import { Interval, Timestamp, type Value } from "../engine/values/values.ts";
+import type { Row } from "../engine/values/values.ts";
+import { type RenderOptions, toText } from "../engine/values/render.ts";
 
 /** A binary format written a batch of rows at a time. */
 export interface BatchWriter {

@@ -5,11 +5,11 @@
  */
 
 import { Hono } from "hono";
-import { FUNCTION_CATALOG } from "../engine/checker_catalog.ts";
-import { KEYWORDS } from "../engine/lexer.ts";
-import { COMMANDS } from "../engine/parser.ts";
+import { FUNCTION_CATALOG } from "../engine/front/checker_catalog.ts";
+import { KEYWORDS } from "../engine/front/lexer.ts";
+import { COMMANDS } from "../engine/front/parser.ts";
 import { MATCHER_NAMES } from "../engine/pattern/parse_pattern.ts";
-import { SOURCE_NAMES } from "../engine/source_catalog.ts";
+import { SOURCE_NAMES } from "../engine/front/source_catalog.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 

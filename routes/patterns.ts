@@ -8,8 +8,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
-import { schemaToJson } from "../engine/types.ts";
-import type { Row } from "../engine/values.ts";
+import { schemaToJson } from "../engine/values/types.ts";
+import type { Row } from "../engine/values/values.ts";
 import type { Settings } from "../home/settings.ts";
 import { badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";

@@ -12,8 +12,8 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { type Schema, schemaToJson } from "../engine/types.ts";
-import type { User } from "../engine/user.ts";
+import { type Schema, schemaToJson } from "../engine/values/types.ts";
+import type { User } from "../engine/contracts/user.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { RenderedRows } from "../engine/exec/rendered.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";

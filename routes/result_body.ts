@@ -4,11 +4,11 @@
  * server), never as one big string.
  */
 
-import type { Row } from "../engine/values.ts";
+import type { Row } from "../engine/values/values.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { BatchWriter } from "./arrow.ts";
 import { RenderedRows, sameFrame } from "../engine/exec/rendered.ts";
-import { ByteSink } from "../engine/render_bytes.ts";
+import { ByteSink } from "../engine/exec/render_bytes.ts";
 import {
   type FormatSpec,
   formatSpec,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import { batchWriterOf, FORMATS, formatSpec, type MediaType } from "./formats.ts";
-import { scalar } from "../engine/types.ts";
+import { scalar } from "../engine/values/types.ts";
 import type { BatchWriter } from "./arrow.ts";
 
 async function* batches(items: readonly StoredItem[]): AsyncGenerator<readonly StoredItem[]> {

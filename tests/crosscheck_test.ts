@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { engineHome } from "./support/engine_home.ts";
-import { IpAddr, Timestamp, type Value } from "../engine/values.ts";
-import { formatIp } from "../engine/ip.ts";
+import { IpAddr, Timestamp, type Value } from "../engine/values/values.ts";
+import { formatIp } from "../engine/values/ip.ts";
 import { seededRandom } from "./support/seeded_random.ts";
 
 const ROWS = 5000;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { compile, execute } from "../engine/engine.ts";
-import { QueryError } from "../engine/diagnostics.ts";
+import { QueryError } from "../engine/front/diagnostics.ts";
 import { openFilesUnder } from "./support/open_files.ts";
 
 const LINE = '10.0.0.5 - ann [01/May/2024:10:00:01 +0000] "GET /index.html HTTP/1.1" 200 5120\n';

@@ -13,8 +13,8 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { check } from "../engine/front.ts";
-import type { Diagnostic } from "../engine/diagnostics.ts";
+import { check } from "../engine/front/front.ts";
+import type { Diagnostic } from "../engine/front/diagnostics.ts";
 
 const DIR = fileURLToPath(new URL("./errors/", import.meta.url));
 const EXPECT = /^\/\/ expect: line (\d+), column (\d+): ([A-Z_]+): (.+)$/;

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { FileEntry } from "../engine/datastore.ts";
+import type { FileEntry } from "../engine/contracts/datastore.ts";
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { watchLoopGaps } from "./support/loop_gaps.ts";
 import { parseSource } from "../engine/exec/parse_source.ts";

@@ -5,10 +5,10 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { check } from "../engine/front.ts";
-import { COMMAND_NAMES, parse } from "../engine/parser.ts";
-import { printScript } from "../engine/printer.ts";
-import { SOURCE_NAMES } from "../engine/source_catalog.ts";
+import { check } from "../engine/front/front.ts";
+import { COMMAND_NAMES, parse } from "../engine/front/parser.ts";
+import { printScript } from "../engine/front/printer.ts";
+import { SOURCE_NAMES } from "../engine/front/source_catalog.ts";
 
 const TOKENS = [
   "init",

@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers } from "../actors/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
-import type { RenderOptions } from "../engine/render.ts";
+import type { RenderOptions } from "../engine/values/render.ts";
 import { formatSpec, rowWriterOf } from "../routes/formats.ts";
 import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
-import type { RowTextFormat } from "../engine/render_bytes.ts";
-import type { Warning } from "../engine/datastore.ts";
+import type { RowTextFormat } from "../engine/exec/render_bytes.ts";
+import type { Warning } from "../engine/contracts/datastore.ts";
 import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
 import {
   ROW_CREDIT,

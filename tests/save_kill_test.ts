@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { scalar, type Schema } from "../engine/types.ts";
-import type { Row } from "../engine/values.ts";
+import { scalar, type Schema } from "../engine/values/types.ts";
+import type { Row } from "../engine/values/values.ts";
 import { readTable } from "../engine/table/table_reader.ts";
 import { writeTable } from "./support/write_table.ts";
 import { hostFiles } from "./support/host_files.ts";

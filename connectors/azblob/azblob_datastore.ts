@@ -10,9 +10,9 @@
  * store's `acl`, as for every store (`read`; `list` too for a pattern with globs).
  */
 
-import type { Datastore, FileEntry, ListOptions } from "../../engine/datastore.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import type { User } from "../../engine/user.ts";
+import type { Datastore, FileEntry, ListOptions } from "../../engine/contracts/datastore.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import type { User } from "../../engine/contracts/user.ts";
 import { compileGlob, matchGlob } from "../glob.ts";
 import { readableDefinition, storeAllows } from "../store_acl.ts";
 import { spanOverlaps, timeSpan } from "../file/path_time.ts";

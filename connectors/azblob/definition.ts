@@ -11,8 +11,8 @@
  */
 
 import { z } from "zod";
-import { NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
-import { isValidZone } from "../../engine/time.ts";
+import { NOT_WHOLE_MILLIS, parseInterval } from "../../engine/values/interval.ts";
+import { isValidZone } from "../../engine/values/time.ts";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
 import { hideSecrets } from "../secret_text.ts";
 

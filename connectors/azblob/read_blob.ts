@@ -9,7 +9,7 @@
  * reports as a file it cannot read.
  */
 
-import type { Warning } from "../../engine/datastore.ts";
+import type { Warning } from "../../engine/contracts/datastore.ts";
 import { blobRequest, type BlobRequestContext } from "./blob_request.ts";
 import { type BlobItem, blobUrl } from "./list_blobs.ts";
 import { BlobServiceRefusal, credentialsError } from "./service_refusal.ts";

@@ -4,7 +4,7 @@
  * account, never the key or the token.
  */
 
-import { QueryError } from "../../engine/diagnostics.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 import type { AzblobDefinition } from "./definition.ts";
 
 export class BlobServiceRefusal extends Error {

@@ -6,7 +6,7 @@
 
 import { cloudRequest, type CloudResponse, type RequestContext } from "./cloud_request.ts";
 import type { CloudHosts } from "./hosts.ts";
-import type { Warning } from "../../engine/datastore.ts";
+import type { Warning } from "../../engine/contracts/datastore.ts";
 
 export interface ApiClient {
   readonly store: string;

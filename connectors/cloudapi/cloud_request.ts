@@ -6,7 +6,7 @@
  * server's clock with ours.
  */
 
-import type { Warning } from "../../engine/datastore.ts";
+import type { Warning } from "../../engine/contracts/datastore.ts";
 import { retryAfterMs } from "../retry_after.ts";
 
 export interface RequestContext {

@@ -5,10 +5,10 @@
  */
 
 import { join } from "node:path";
-import type { Datastore, FileEntry, ListOptions } from "../../engine/datastore.ts";
-import type { User } from "../../engine/user.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import { parseInterval } from "../../engine/interval.ts";
+import type { Datastore, FileEntry, ListOptions } from "../../engine/contracts/datastore.ts";
+import type { User } from "../../engine/contracts/user.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import { parseInterval } from "../../engine/values/interval.ts";
 import { type CloudApiDefinition, parseDefinition } from "./definition.ts";
 import { readableDefinition } from "../store_acl.ts";
 import { type Family, FAMILY_SPECS, logTypeOf } from "./families.ts";
@@ -20,7 +20,7 @@ import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
 import type { LogRecord } from "./hour_store.ts";
 import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.ts";
 import { HourLeases } from "./hour_lease.ts";
-import { type Storage, StorageError } from "../../engine/storage.ts";
+import { type Storage, StorageError } from "../../engine/contracts/storage.ts";
 import type { LogSpec } from "./log_list.ts";
 import { mayNameLog, pathMatcher, splitUri } from "./uri_pattern.ts";
 import { TokenError, TokenProvider, type TokenRequest } from "./token_provider.ts";

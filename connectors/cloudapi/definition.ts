@@ -5,8 +5,8 @@
  */
 
 import { z } from "zod";
-import { INTERVAL_FORM, NOT_WHOLE_MILLIS, parseInterval } from "../../engine/interval.ts";
-import { isValidZone } from "../../engine/time.ts";
+import { INTERVAL_FORM, NOT_WHOLE_MILLIS, parseInterval } from "../../engine/values/interval.ts";
+import { isValidZone } from "../../engine/values/time.ts";
 import { FAMILIES, type Family, FAMILY_SPECS } from "./families.ts";
 import { type LogSpec, parseLogList } from "./log_list.ts";
 import { SUITE_PLANS, type SuitePlan } from "./hosts.ts";

@@ -16,7 +16,7 @@
  */
 
 import { join } from "node:path";
-import { type Storage, StorageError, type StorageKey } from "../../engine/storage.ts";
+import { type Storage, StorageError, type StorageKey } from "../../engine/contracts/storage.ts";
 import { HOUR_MS } from "./refresh_policy.ts";
 import {
   type FileState,

@@ -18,7 +18,7 @@
  * taken once per process, inside that flight.
  */
 
-import type { Storage, StorageKey } from "../../engine/storage.ts";
+import type { Storage, StorageKey } from "../../engine/contracts/storage.ts";
 
 /** This process, as lease holders are named (for a person reading the KV). */
 const OWNER = `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;

@@ -3,7 +3,7 @@
  * separated, e.g. `audits:audits|1 h|15 min, logins:signins|2 h|10 min`.
  */
 
-import { parseInterval } from "../../engine/interval.ts";
+import { parseInterval } from "../../engine/values/interval.ts";
 import { type Family, FAMILY_SPECS } from "./families.ts";
 
 export interface LogSpec {

@@ -1,9 +1,9 @@
 /**
  * Hours in a time zone. Log files are cut at the zone's hour boundaries (so `$HH$` in a URI
- * means the local hour); the local fields come from engine/time.ts, as everywhere else.
+ * means the local hour); the local fields come from engine/values/time.ts, as everywhere else.
  */
 
-import { localParts } from "../../engine/time.ts";
+import { localParts } from "../../engine/values/time.ts";
 
 /** Start (epoch ms) of the local hour that contains `epochMs`. */
 export function hourStart(epochMs: number, zone: string): number {

@@ -12,7 +12,7 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { type StoreAcl, storeAclSchema } from "../store_acl.ts";
-import type { DiagnosticCode } from "../../engine/diagnostics.ts";
+import type { DiagnosticCode } from "../../engine/front/diagnostics.ts";
 
 export interface FileStoreDefinition {
   readonly name: string;

@@ -7,9 +7,9 @@
  */
 
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import type { Datastore, ListOptions } from "../../engine/datastore.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import { checkAbsolutePath, PathError } from "../../engine/resource_path.ts";
+import type { Datastore, ListOptions } from "../../engine/contracts/datastore.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import { checkAbsolutePath, PathError } from "../../engine/contracts/resource_path.ts";
 import { storeAllows } from "../store_acl.ts";
 import { compileGlob } from "../glob.ts";
 import { listLocalFiles, type LocalRoot } from "./local_files.ts";

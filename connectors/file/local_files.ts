@@ -9,7 +9,7 @@
  * being walked are skipped, so loops end; hidden temporary files of a `save` are never listed.
  */
 
-import type { FileEntry, ListOptions } from "../../engine/datastore.ts";
+import type { FileEntry, ListOptions } from "../../engine/contracts/datastore.ts";
 import { isTableTempName } from "../../engine/table/temp_files.ts";
 import type { Glob } from "../glob.ts";
 import { openFile } from "./open_file.ts";

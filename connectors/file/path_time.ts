@@ -5,7 +5,7 @@
  */
 
 import type { TimeCaptures } from "../glob.ts";
-import { localToInstant } from "../../engine/time.ts";
+import { localToInstant } from "../../engine/values/time.ts";
 
 export interface TimeSpan {
   /** Epoch ms of the first instant the fields name. */

@@ -9,11 +9,11 @@ import {
   type Datastore,
   type DatastoreRegistry,
   DATASTORES_FOLDER,
-} from "../../engine/datastore.ts";
-import { isWithin } from "../../engine/resource_path.ts";
-import type { ResourceTree } from "../../engine/resource_tree.ts";
-import type { User } from "../../engine/user.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
+} from "../../engine/contracts/datastore.ts";
+import { isWithin } from "../../engine/contracts/resource_path.ts";
+import type { ResourceTree } from "../../engine/contracts/resource_tree.ts";
+import type { User } from "../../engine/contracts/user.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 import { definitionAcl, noSuchStore, storeAllows } from "../store_acl.ts";
 import { treeStore } from "./tree_store.ts";
 import { hostStore } from "./host_store.ts";
@@ -32,7 +32,7 @@ const STORE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 /**
  * `definitionText`, when given, is where FILE store definitions are read instead of the tree
- * (the server's storage is a KV shared by several servers: engine/storage.ts).
+ * (the server's storage is a KV shared by several servers: engine/contracts/storage.ts).
  */
 export function createDatastoreRegistry(
   tree: ResourceTree,

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createDatastoreRegistry } from "./registry.ts";
 import { alice, collect, makeTempTree } from "../../tests/support/temp_tree.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import type { Datastore } from "../../engine/datastore.ts";
-import type { User } from "../../engine/user.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import type { Datastore } from "../../engine/contracts/datastore.ts";
+import type { User } from "../../engine/contracts/user.ts";
 
 const admin: User = { name: "root", groups: [], admin: true };
 

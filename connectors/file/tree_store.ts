@@ -8,13 +8,13 @@
  *   for await (const f of store.list("/shared/logs/$yyyy$/*.log", options)) ...
  */
 
-import type { Datastore, ListOptions } from "../../engine/datastore.ts";
-import { PathError } from "../../engine/resource_path.ts";
-import { type ResolvedPath, type ResourceTree } from "../../engine/resource_tree.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
+import type { Datastore, ListOptions } from "../../engine/contracts/datastore.ts";
+import { PathError } from "../../engine/contracts/resource_path.ts";
+import { type ResolvedPath, type ResourceTree } from "../../engine/contracts/resource_tree.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 import { compileGlob } from "../glob.ts";
 import { listLocalFiles, listMatches, type LocalRoot, reason } from "./local_files.ts";
-import type { FileEntry } from "../../engine/datastore.ts";
+import type { FileEntry } from "../../engine/contracts/datastore.ts";
 import type { Glob } from "../glob.ts";
 import type { WalkEntry } from "./walk_glob.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { treeStore } from "./tree_store.ts";
 import { alice, bob, collect, makeTempTree } from "../../tests/support/temp_tree.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 
 Deno.test("treeStore lists matching files with size, times and the URI as written", async () => {
   const t = await makeTempTree({

@@ -7,8 +7,8 @@
  *   READ_JSON: field 'stauts' was in none of the 120 records read (it is null in every row)
  */
 
-import type { Warning } from "../datastore.ts";
-import type { Row } from "../values.ts";
+import type { Warning } from "../contracts/datastore.ts";
+import type { Row } from "../values/values.ts";
 import type { BatchStream, ExecContext } from "./context.ts";
 
 /** What a share saw: the records it read and the watched fields none of them had. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { warnAbsentFields } from "./absent_fields.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 
 async function run(
   batches: Row[][],

@@ -10,9 +10,9 @@
  * whose states a worker exports as plain data and the merge takes in (Accumulator.mergeState).
  */
 
-import type { Accumulator, AggregateSpec, Column, Compiled, PlanNode } from "../plan.ts";
-import { Interval, type Row, type Value } from "../values.ts";
-import { estimateBytes } from "../value_ops.ts";
+import type { Accumulator, AggregateSpec, Column, Compiled, PlanNode } from "../planning/plan.ts";
+import { Interval, type Row, type Value } from "../values/values.ts";
+import { estimateBytes } from "../values/value_ops.ts";
 import {
   BATCH_ROWS,
   type BatchStream,

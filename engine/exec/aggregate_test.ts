@@ -4,7 +4,7 @@ import { TimeSlicer } from "./context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { foldSpec } from "../../tests/support/fold_spec.ts";
-import { Interval, IpAddr, type Row } from "../values.ts";
+import { Interval, IpAddr, type Row } from "../values/values.ts";
 
 async function* once(rows: Row[]) {
   yield rows;

@@ -3,10 +3,10 @@
  * and the memory budget. Operators are async generators of batches (`BatchStream`).
  */
 
-import type { FileEntry, Warning } from "../datastore.ts";
-import type { Row } from "../values.ts";
+import type { FileEntry, Warning } from "../contracts/datastore.ts";
+import type { Row } from "../values/values.ts";
 import process from "node:process";
-import { QueryError } from "../diagnostics.ts";
+import { QueryError } from "../front/diagnostics.ts";
 import type { ParallelContext } from "./parallel/scan_workers.ts";
 
 /** A stream of record batches; operators consume one and produce another. */

@@ -1,7 +1,7 @@
 /** `filter(cond)` / `filter_out(cond)`: a row passes when the condition is true (null is false). */
 
-import type { RowFn } from "../plan.ts";
-import type { Row } from "../values.ts";
+import type { RowFn } from "../planning/plan.ts";
+import type { Row } from "../values/values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 /**

@@ -4,7 +4,7 @@ import { projectRows } from "./project.ts";
 import { type ExecContext, TimeSlicer } from "./context.ts";
 import { watchLoopGaps } from "../../tests/support/loop_gaps.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 
 async function* of(...batches: Row[][]) {
   for (const b of batches) yield b;

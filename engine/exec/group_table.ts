@@ -11,9 +11,9 @@
  * indexes an array.
  */
 
-import type { Compiled } from "../plan.ts";
-import { IpAddr, type Row, Timestamp } from "../values.ts";
-import { combineKeys, valueKey } from "../value_ops.ts";
+import type { Compiled } from "../planning/plan.ts";
+import { IpAddr, type Row, Timestamp } from "../values/values.ts";
+import { combineKeys, valueKey } from "../values/value_ops.ts";
 
 /** Single integer keys below this are looked up in an array. */
 export const SMALL_INTS = 1 << 16;

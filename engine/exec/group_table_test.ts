@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { GroupTable } from "./group_table.ts";
 import fc from "fast-check";
-import { IpAddr, type Row } from "../values.ts";
-import { valueKey } from "../value_ops.ts";
+import { IpAddr, type Row } from "../values/values.ts";
+import { valueKey } from "../values/value_ops.ts";
 
 function groups(values: readonly Row[string][]): number[] {
   const table = new GroupTable([{ fn: (row) => row.k, label: "k" }]);

@@ -8,9 +8,9 @@
  * turns in between (TimeSlicer); a `limit` downstream stops the join after the rows it needs.
  */
 
-import type { Compiled } from "../plan.ts";
-import type { Row, Value } from "../values.ts";
-import { combineKeys, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
+import type { Compiled } from "../planning/plan.ts";
+import type { Row, Value } from "../values/values.ts";
+import { combineKeys, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
 import {
   BATCH_ROWS,
   type BatchStream,

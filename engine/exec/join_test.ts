@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { compile, execute } from "../engine.ts";
-import { QueryError } from "../diagnostics.ts";
+import { QueryError } from "../front/diagnostics.ts";
 
 const LEFT = "@l = VALUES((k: null, a: 1), (k: 1, a: 2), (k: null, a: 3));";
 const RIGHT = "@r = VALUES((k: null, b: 'x'), (k: 1, b: 'y'), (k: null, b: 'z'));";

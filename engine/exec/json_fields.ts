@@ -11,7 +11,7 @@
  *   read('{"status":{"code":200}}')   // undefined: parse it
  */
 
-import type { Row, Value } from "../values.ts";
+import type { Row, Value } from "../values/values.ts";
 
 const WS = "[ \\t\\n\\r]*";
 // No backslash: a key then equals its text, and a value's text is the string.

@@ -29,9 +29,9 @@
  * as the word loop over a whole key or value of a log record.
  */
 
-import type { Row, Value } from "../values.ts";
-import { generatedFunction } from "../generated_code.ts";
-import { ShortStrings } from "../short_strings.ts";
+import type { Row, Value } from "../values/values.ts";
+import { generatedFunction } from "../values/generated_code.ts";
+import { ShortStrings } from "../values/short_strings.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

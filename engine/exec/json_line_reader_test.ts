@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { jsonLineReader, type JsonPath, jsonPathReader } from "./json_line_reader.ts";
-import { ShortStrings } from "../short_strings.ts";
-import type { Row } from "../values.ts";
+import { ShortStrings } from "../values/short_strings.ts";
+import type { Row } from "../values/values.ts";
 
 const encoder = new TextEncoder();
 const NAMES = ["status", "a", "", "x y", "constructor"];

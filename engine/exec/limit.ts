@@ -4,7 +4,7 @@
  * so the limit passes its rows on and then reads the rest without passing it.
  */
 
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* limitRows(

@@ -5,9 +5,9 @@
  *   listSource(store.list(uri, options), ctx)
  */
 
-import type { FileEntry } from "../datastore.ts";
-import { type Field, scalar, type Schema } from "../types.ts";
-import { type Row, Timestamp } from "../values.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import { type Field, scalar, type Schema } from "../values/types.ts";
+import { type Row, Timestamp } from "../values/values.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 /** The schema of LIST's rows. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { listSource } from "./list_source.ts";
 import { alice, makeTempTree, testContext } from "../../tests/support/temp_tree.ts";
-import { Timestamp } from "../values.ts";
+import { Timestamp } from "../values/values.ts";
 
 Deno.test("listSource() gives one row per file with uri, size, modified and path_time", async () => {
   const t = await makeTempTree({

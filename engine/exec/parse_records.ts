@@ -14,14 +14,14 @@
  * inside a record belong to it; blank lines at its end, and blank lines between records, do not.
  */
 
-import type { FileEntry } from "../datastore.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
-import type { PushedFilter } from "../plan.ts";
-import type { Row } from "../values.ts";
+import type { PushedFilter } from "../planning/plan.ts";
+import type { Row } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanLines } from "./scan_lines.ts";
 import { unmatchedLines, UnmatchedRecords } from "./unmatched.ts";
-import { scalar, type Schema } from "../types.ts";
+import { scalar, type Schema } from "../values/types.ts";
 
 export interface RecordOptions {
   /** Whether a line begins a record. */

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { fileRecords, parseRecordsSource, type TextRecord } from "./parse_records.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
-import type { FileEntry } from "../datastore.ts";
-import type { Warning } from "../datastore.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import type { Warning } from "../contracts/datastore.ts";
 
 async function withFile<T>(content: string, fn: (file: FileEntry) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-records-" });

@@ -12,10 +12,10 @@
  * WARN per source.
  */
 
-import type { FileEntry } from "../datastore.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
-import type { PushedFilter } from "../plan.ts";
-import type { Row } from "../values.ts";
+import type { PushedFilter } from "../planning/plan.ts";
+import type { Row } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink, SLICE_MS } from "./context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 import { freeBehind } from "../fs/open_file.ts";

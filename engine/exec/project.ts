@@ -1,7 +1,7 @@
 /** `select(...)` without aggregates: one output row per input row. */
 
-import type { Column } from "../plan.ts";
-import type { Row } from "../values.ts";
+import type { Column } from "../planning/plan.ts";
+import type { Row } from "../values/values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 import { ROWS_PER_LOOK } from "./filter.ts";
 

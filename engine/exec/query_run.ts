@@ -1,8 +1,8 @@
 /** A running query as its caller sees it: options in, batches and a schema out. */
 
-import type { Warning } from "../datastore.ts";
-import type { Schema } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { Warning } from "../contracts/datastore.ts";
+import type { Schema } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
 import type { QueryStats } from "./context.ts";
 import type { RenderedRows, RenderRequest } from "./rendered.ts";
 

@@ -13,8 +13,8 @@
  * source that names the first of them.
  */
 
-import type { FileEntry } from "../datastore.ts";
-import type { Row, Value } from "../values.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import type { Row, Value } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
@@ -25,7 +25,7 @@ import {
   jsonPathReader,
 } from "./json_line_reader.ts";
 import { type SkipTally, skipWarning } from "./skip_tally.ts";
-import { generatedFunction } from "../generated_code.ts";
+import { generatedFunction } from "../values/generated_code.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { MAX_JSON_DEPTH, readJsonSource } from "./read_json_source.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
-import type { FileEntry } from "../datastore.ts";
-import type { Row } from "../values.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import type { Row } from "../values/values.ts";
 
 async function withFiles(contents: string[], fn: (files: FileEntry[]) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "trawl-json-" });

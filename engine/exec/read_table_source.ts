@@ -20,10 +20,10 @@
  *   The unset field (`-`) is null, the empty field (`(empty)`) an empty string or array.
  */
 
-import type { FileEntry } from "../datastore.ts";
-import { parseIp, parseNet } from "../ip.ts";
-import { parseTimestamp } from "../time.ts";
-import { Interval, type Row, Timestamp, type Value } from "../values.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import { parseIp, parseNet } from "../values/ip.ts";
+import { parseTimestamp } from "../values/time.ts";
+import { Interval, type Row, Timestamp, type Value } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
 import { scanLines } from "./scan_lines.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readTableSource, type TableFormat } from "./read_table_source.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
-import { IpAddr, type Row, Timestamp } from "../values.ts";
+import { IpAddr, type Row, Timestamp } from "../values/values.ts";
 
 const CSV: TableFormat = { kind: "csv", delimiter: ",", header: true, quote: '"' };
 

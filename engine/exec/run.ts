@@ -6,11 +6,11 @@
  * twice: computed twice, never buffered.
  */
 
-import { assertNever } from "../ast.ts";
-import { childrenOf, type CompiledPlan, type PlanNode } from "../plan.ts";
+import { assertNever } from "../front/ast.ts";
+import { childrenOf, type CompiledPlan, type PlanNode } from "../planning/plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
-import type { Schema } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { Schema } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
 import {
   type BatchStream,
   checkCancelled,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { compile, execute } from "../engine.ts";
-import { schemaToJson } from "../types.ts";
-import { QueryError } from "../diagnostics.ts";
+import { schemaToJson } from "../values/types.ts";
+import { QueryError } from "../front/diagnostics.ts";
 import { smallDisk } from "../../tests/support/small_disk.ts";
 
 Deno.test("save() writes a table that @[path] reads back, and passes the rows on", async () => {

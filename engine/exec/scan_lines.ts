@@ -20,8 +20,8 @@
  * from answering other requests.
  */
 
-import type { FileEntry } from "../datastore.ts";
-import { QueryError } from "../diagnostics.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
+import { QueryError } from "../front/diagnostics.ts";
 import { checkCancelled, type ExecContext } from "./context.ts";
 
 export interface LineChunk {

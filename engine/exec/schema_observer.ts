@@ -4,9 +4,9 @@
  * was seen, so the schema never claims less than the data shows.
  */
 
-import { ANY, type Field, scalar, type Schema, type Type, widen } from "../types.ts";
-import type { Row } from "../values.ts";
-import { typeOfValue } from "../value_ops.ts";
+import { ANY, type Field, scalar, type Schema, type Type, widen } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
+import { typeOfValue } from "../values/value_ops.ts";
 
 function containsAny(t: Type): boolean {
   switch (t.kind) {

@@ -6,7 +6,7 @@
  *   ctx.warn(skipWarning({ kind: "PARSE", count: 3, first: { uri: "/a.log" } }));
  */
 
-import type { Warning } from "../datastore.ts";
+import type { Warning } from "../contracts/datastore.ts";
 
 export interface SkipTally {
   /** The source that skipped: its records and message. */

@@ -12,9 +12,9 @@
  * result is the one stable sort of the whole input would give.
  */
 
-import type { Compiled } from "../plan.ts";
-import type { Row, Value } from "../values.ts";
-import { compareValues, estimateBytes } from "../value_ops.ts";
+import type { Compiled } from "../planning/plan.ts";
+import type { Row, Value } from "../values/values.ts";
+import { compareValues, estimateBytes } from "../values/value_ops.ts";
 import {
   BATCH_ROWS,
   type BatchStream,

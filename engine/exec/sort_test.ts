@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { type SortKeyFn, sortRows } from "./sort.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import { watchLoopGaps } from "../../tests/support/loop_gaps.ts";
-import type { Row } from "../values.ts";
-import { compareValues } from "../value_ops.ts";
+import type { Row } from "../values/values.ts";
+import { compareValues } from "../values/value_ops.ts";
 
 async function* batches(rows: Row[], size: number) {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);

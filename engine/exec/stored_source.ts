@@ -1,12 +1,12 @@
 /**
  * `@[table.sxt]`: the rows of a stored table, read in batches. (Stored scripts `@[x.sx](...)`
- * are inlined by the planner as their own plan; see engine/views.ts.)
+ * are inlined by the planner as their own plan; see engine/planning/views.ts.)
  */
 
 import { CorruptTable, readTable } from "../table/table_reader.ts";
-import type { Row } from "../values.ts";
-import type { TreeFiles } from "../resource_tree.ts";
-import { QueryError } from "../diagnostics.ts";
+import type { Row } from "../values/values.ts";
+import type { TreeFiles } from "../contracts/resource_tree.ts";
+import { QueryError } from "../front/diagnostics.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* storedTableSource(

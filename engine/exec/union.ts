@@ -4,9 +4,9 @@
  * text `STRING(x)` gives, so that the rows agree with the schema.
  */
 
-import { toText } from "../render.ts";
-import type { Schema } from "../types.ts";
-import type { Row, Value } from "../values.ts";
+import { toText } from "../values/render.ts";
+import type { Schema } from "../values/types.ts";
+import type { Row, Value } from "../values/values.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* unionRows(

@@ -6,7 +6,7 @@
  *   line 2 "Connection closed by 203.0.113.77 port 52144 [preauth]", line 7 "…", …
  */
 
-import type { FileEntry, Warning } from "../datastore.ts";
+import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { Extractor } from "../pattern/extractor.ts";
 import { type ExecContext, ProgressMeter } from "./context.ts";

@@ -4,7 +4,7 @@ import { parseSource } from "./parse_source.ts";
 import { shownText, UnmatchedRecords } from "./unmatched.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
-import type { FileEntry } from "../datastore.ts";
+import type { FileEntry } from "../contracts/datastore.ts";
 
 async function warningsOf(pattern: string, contents: string[]): Promise<string[]> {
   const compiled = compilePattern(pattern, { timeZone: "UTC" });

@@ -4,8 +4,8 @@
  * with no match).
  */
 
-import type { RowFn } from "../plan.ts";
-import type { Row } from "../values.ts";
+import type { RowFn } from "../planning/plan.ts";
+import type { Row } from "../values/values.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* unnestRows(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { unnestRows } from "./unnest.ts";
 import { BATCH_ROWS, TimeSlicer } from "./context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 
 async function* of(...batches: Row[][]) {
   for (const b of batches) yield b;

@@ -1,6 +1,6 @@
 /** `VALUES(...)`: rows computed at compile time, handed out in batches. */
 
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
 
 export async function* valuesSource(rows: readonly Row[], ctx: ExecContext): BatchStream {

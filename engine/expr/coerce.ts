@@ -4,12 +4,12 @@
  * compile time for constants and at run time for values of open-schema (ANY) fields.
  */
 
-import { parseInterval } from "../interval.ts";
-import { parseIp, parseNet } from "../ip.ts";
-import { parseTimestamp } from "../time.ts";
-import { typeToString } from "../types.ts";
-import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values.ts";
-import { typeOfValue } from "../value_ops.ts";
+import { parseInterval } from "../values/interval.ts";
+import { parseIp, parseNet } from "../values/ip.ts";
+import { parseTimestamp } from "../values/time.ts";
+import { typeToString } from "../values/types.ts";
+import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values/values.ts";
+import { typeOfValue } from "../values/value_ops.ts";
 
 /** The kinds of argument a function or operator asks for. */
 export type ParamKind =

@@ -4,7 +4,7 @@
  * Unlike types.ts's `widen`, a real clash (IPADDR and STRING) is not papered over.
  */
 
-import { isNumeric, NULL_TYPE, sameType, type Type, widen } from "../types.ts";
+import { isNumeric, NULL_TYPE, sameType, type Type, widen } from "../values/types.ts";
 
 /** The common type, or null when two of the types clash. */
 export function commonType(types: readonly Type[]): Type | null {

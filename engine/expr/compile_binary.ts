@@ -3,14 +3,14 @@
  * and `~`. Typed operands get direct code; ANY operands dispatch at run time (operators.ts).
  */
 
-import type { BinaryOp, Span } from "../ast.ts";
-import type { RowFn } from "../plan.ts";
-import { isNumeric, NULL_TYPE, scalar, type Type, typeToString } from "../types.ts";
-import type { Value } from "../values.ts";
+import type { BinaryOp, Span } from "../front/ast.ts";
+import type { RowFn } from "../planning/plan.ts";
+import { isNumeric, NULL_TYPE, scalar, type Type, typeToString } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 import { coerceValue, describeValue, type ParamKind } from "./coerce.ts";
 import { compatible } from "./common_type.ts";
 import { likeMatcher } from "./like.ts";
-import { compileUserRegex, regexMistake } from "../user_regex.ts";
+import { compileUserRegex, regexMistake } from "../values/user_regex.ts";
 import {
   type ArithOp,
   arithValues,

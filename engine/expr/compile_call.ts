@@ -4,13 +4,13 @@
  * run-time checks for ANY arguments, then the function's own compile step.
  */
 
-import type { Span } from "../ast.ts";
-import { didYouMean } from "../diagnostics.ts";
+import type { Span } from "../front/ast.ts";
+import { didYouMean } from "../front/diagnostics.ts";
 import type { FunctionContext } from "../functions/function_def.ts";
 import { functionArity, FUNCTIONS, lookupFunction } from "../functions/function_registry.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
-import type { RowFn } from "../plan.ts";
-import { isNumeric, scalar, type ScalarKind, type Type, typeToString } from "../types.ts";
+import type { RowFn } from "../planning/plan.ts";
+import { isNumeric, scalar, type ScalarKind, type Type, typeToString } from "../values/types.ts";
 import { coerceValue, describeKind, describeValue, type ParamKind } from "./coerce.ts";
 import { fail, typeError } from "./scope.ts";
 import { constant, folded, type Typed } from "./typed.ts";

@@ -8,10 +8,10 @@
  * compileExpr(cond, scope)({ status: 503 }) // true
  */
 
-import { assertNever, type Expr } from "../ast.ts";
-import { didYouMean, QueryError } from "../diagnostics.ts";
+import { assertNever, type Expr } from "../front/ast.ts";
+import { didYouMean, QueryError } from "../front/diagnostics.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
-import type { RowFn } from "../plan.ts";
+import type { RowFn } from "../planning/plan.ts";
 import {
   ANY,
   type Field,
@@ -21,9 +21,9 @@ import {
   tupleOf,
   type Type,
   typeToString,
-} from "../types.ts";
-import { Interval, isTuple, type Row, type TupleValue, type Value } from "../values.ts";
-import { typeOfValue } from "../value_ops.ts";
+} from "../values/types.ts";
+import { Interval, isTuple, type Row, type TupleValue, type Value } from "../values/values.ts";
+import { typeOfValue } from "../values/value_ops.ts";
 import { describeValue } from "./coerce.ts";
 import { compileBinary } from "./compile_binary.ts";
 import { compileCall } from "./compile_call.ts";

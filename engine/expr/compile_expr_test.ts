@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import type { Expr } from "../ast.ts";
-import { QueryError } from "../diagnostics.ts";
-import { parseIp, parseNet } from "../ip.ts";
-import { parse } from "../parser.ts";
-import { toJsonValue } from "../render.ts";
-import { arrayOf, type Field, scalar, tupleOf, type Type, typeToString } from "../types.ts";
-import { Interval, type Row, Timestamp, type Value } from "../values.ts";
+import type { Expr } from "../front/ast.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import { parseIp, parseNet } from "../values/ip.ts";
+import { parse } from "../front/parser.ts";
+import { toJsonValue } from "../values/render.ts";
+import { arrayOf, type Field, scalar, tupleOf, type Type, typeToString } from "../values/types.ts";
+import { Interval, type Row, Timestamp, type Value } from "../values/values.ts";
 import { compileExpr, constantValue, typeExpr } from "./compile_expr.ts";
 import type { Scope } from "./scope.ts";
 

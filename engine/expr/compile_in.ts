@@ -4,12 +4,12 @@
  * null is null, not false.
  */
 
-import type { Span } from "../ast.ts";
-import { netContains } from "../ip.ts";
-import type { RowFn } from "../plan.ts";
-import { scalar, typeToString } from "../types.ts";
-import { IpAddr, IpNet, type Value } from "../values.ts";
-import { valueKey } from "../value_ops.ts";
+import type { Span } from "../front/ast.ts";
+import { netContains } from "../values/ip.ts";
+import type { RowFn } from "../planning/plan.ts";
+import { scalar, typeToString } from "../values/types.ts";
+import { IpAddr, IpNet, type Value } from "../values/values.ts";
+import { valueKey } from "../values/value_ops.ts";
 import { coerceValue, describeValue, type ParamKind } from "./coerce.ts";
 import { compatible } from "./common_type.ts";
 import { alignConstant } from "./compile_binary.ts";

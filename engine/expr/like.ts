@@ -1,10 +1,10 @@
 /** SQL `like` patterns: `%` any run of characters, `_` one character, `\` escapes either. */
 
-import { compileWildcard, STAR, type WildcardToken } from "../wildcard.ts";
+import { compileWildcard, STAR, type WildcardToken } from "../values/wildcard.ts";
 
 /**
  * A test of whether a whole text matches a like pattern, in time linear in the text for each
- * token of the pattern (engine/wildcard.ts: no regular expression, no backtracking).
+ * token of the pattern (engine/values/wildcard.ts: no regular expression, no backtracking).
  *
  * @example likeMatcher("adm%")("admin") // true
  */

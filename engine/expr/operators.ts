@@ -4,8 +4,8 @@
  * `undefined` means a type clash, which the caller reports with the expression's position.
  */
 
-import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values.ts";
-import { compareValues } from "../value_ops.ts";
+import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values/values.ts";
+import { compareValues } from "../values/value_ops.ts";
 import { coerceValue } from "./coerce.ts";
 
 export type ArithOp = "+" | "-" | "*" | "/" | "%";

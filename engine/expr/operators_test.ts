@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { parseIp, parseNet } from "../ip.ts";
-import { arrayOf, scalar, type Type, typeToString } from "../types.ts";
-import { Interval, Timestamp, type Value } from "../values.ts";
+import { parseIp, parseNet } from "../values/ip.ts";
+import { arrayOf, scalar, type Type, typeToString } from "../values/types.ts";
+import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { commonType } from "./common_type.ts";
 import { likeMatcher } from "./like.ts";
 import { type ArithOp, arithValues, compareAny } from "./operators.ts";

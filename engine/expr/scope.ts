@@ -4,10 +4,10 @@
  * reports a user's mistake: a QueryError carrying the expression's position.
  */
 
-import type { Span } from "../ast.ts";
-import { type DiagnosticCode, QueryError } from "../diagnostics.ts";
-import type { Field, Type } from "../types.ts";
-import type { Value } from "../values.ts";
+import type { Span } from "../front/ast.ts";
+import { type DiagnosticCode, QueryError } from "../front/diagnostics.ts";
+import type { Field, Type } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 
 export interface Scope {
   /** Fields of the input rows by name; null for an open schema (every field is ANY). */

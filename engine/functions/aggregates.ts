@@ -4,10 +4,10 @@
  * of no values are null, count is 0.
  */
 
-import { QueryError } from "../diagnostics.ts";
-import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../types.ts";
-import { Interval, type Value } from "../values.ts";
-import { compareValues, estimateBytes, type ValueKey, valueKey } from "../value_ops.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../values/types.ts";
+import { Interval, type Value } from "../values/values.ts";
+import { compareValues, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
 import { decodeValue, type Encoded, encodeValue } from "../exec/parallel/value_codec.ts";
 
 export interface Accumulator {

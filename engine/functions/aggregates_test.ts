@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { QueryError } from "../diagnostics.ts";
-import { parseIp } from "../ip.ts";
-import { arrayOf, scalar, type Type, typeToString } from "../types.ts";
-import { Interval, Timestamp, type Value } from "../values.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import { parseIp } from "../values/ip.ts";
+import { arrayOf, scalar, type Type, typeToString } from "../values/types.ts";
+import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { AGGREGATES, isAggregate } from "./aggregates.ts";
 
 function aggregate(name: string, values: readonly Value[]): Value {

@@ -5,10 +5,10 @@
 
 import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
 import { inferYear } from "../pattern/year_inference.ts";
-import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../time.ts";
-import { toText } from "../render.ts";
-import { scalar } from "../types.ts";
-import { Interval, Timestamp, type Value } from "../values.ts";
+import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../values/time.ts";
+import { toText } from "../values/render.ts";
+import { scalar } from "../values/types.ts";
+import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { type FunctionDef, returns } from "./function_def.ts";
 
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;

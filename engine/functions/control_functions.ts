@@ -1,7 +1,7 @@
 /** coalesce(a, b, ...) and if(cond, a, b): both evaluate only what they need. */
 
 import { commonType } from "../expr/common_type.ts";
-import { typeToString } from "../types.ts";
+import { typeToString } from "../values/types.ts";
 import type { FunctionDef } from "./function_def.ts";
 
 export const CONTROL_FUNCTIONS: readonly FunctionDef[] = [

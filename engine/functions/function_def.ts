@@ -3,10 +3,10 @@
  * compiler), its result type and its implementation as a row function built once per call site.
  */
 
-import type { Span } from "../ast.ts";
-import type { RowFn } from "../plan.ts";
-import type { Type } from "../types.ts";
-import type { Value } from "../values.ts";
+import type { Span } from "../front/ast.ts";
+import type { RowFn } from "../planning/plan.ts";
+import type { Type } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 import type { ParamKind } from "../expr/coerce.ts";
 
 /** What the compiler knows of one argument. */

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import type { Expr } from "../ast.ts";
-import { QueryError } from "../diagnostics.ts";
-import { parseIp } from "../ip.ts";
-import { parse } from "../parser.ts";
-import { toJsonValue } from "../render.ts";
-import { type Field, scalar, type Type } from "../types.ts";
-import { type Row, Timestamp, type Value } from "../values.ts";
+import type { Expr } from "../front/ast.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import { parseIp } from "../values/ip.ts";
+import { parse } from "../front/parser.ts";
+import { toJsonValue } from "../values/render.ts";
+import { type Field, scalar, type Type } from "../values/types.ts";
+import { type Row, Timestamp, type Value } from "../values/values.ts";
 import { compileExpr } from "../expr/compile_expr.ts";
 import type { Scope } from "../expr/scope.ts";
 

@@ -1,8 +1,8 @@
 /** Network functions: IP(s) NET(s) ip_trunc(ip, bits). */
 
-import { ipTrunc, parseIp, parseNet } from "../ip.ts";
-import { scalar } from "../types.ts";
-import { IpAddr, IpNet, type Value } from "../values.ts";
+import { ipTrunc, parseIp, parseNet } from "../values/ip.ts";
+import { scalar } from "../values/types.ts";
+import { IpAddr, IpNet, type Value } from "../values/values.ts";
 import { type FunctionDef, returns, strict2 } from "./function_def.ts";
 
 /** A constructor from text: a bad constant is a compile-time error, a bad value gives null. */

@@ -1,10 +1,10 @@
 /** String functions: lower upper len substr trim contains starts_with ends_with replace split concat regex_extract
  * regex_replace. */
 
-import { arrayOf, scalar } from "../types.ts";
-import { toText } from "../render.ts";
+import { arrayOf, scalar } from "../values/types.ts";
+import { toText } from "../values/render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
-import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../user_regex.ts";
+import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../values/user_regex.ts";
 import { RE2JS } from "re2js";
 
 const STRING = scalar("STRING");
@@ -50,7 +50,7 @@ function regexCache(ctx: { fail(message: string, argIndex?: number): never }, ar
   };
 }
 
-/** Compiles a user's regular expression (engine/user_regex.ts), reporting a bad one. */
+/** Compiles a user's regular expression (engine/values/user_regex.ts), reporting a bad one. */
 export function compileRegex(
   text: string,
   ctx: { fail(message: string, argIndex?: number): never },

@@ -7,9 +7,9 @@ import {
   localParts,
   parseTimestamp,
   truncate,
-} from "../time.ts";
-import { scalar } from "../types.ts";
-import { type Interval, Timestamp, type Value } from "../values.ts";
+} from "../values/time.ts";
+import { scalar } from "../values/types.ts";
+import { type Interval, Timestamp, type Value } from "../values/values.ts";
 import {
   type FunctionContext,
   type FunctionDef,

@@ -1,6 +1,6 @@
 /**
  * Whether a PARSE pattern's regular expression could backtrack without bound in V8, so that it
- * must run on the linear-time engine (engine/user_regex.ts says why and how it was measured).
+ * must run on the linear-time engine (engine/values/user_regex.ts says why and how it was measured).
  *
  * The expression is sticky (one start per record). A run of unbounded length (INT, WORD,
  * NSPACE, LD, ...) is ambiguous when what follows it lets it end at many places: `LD 'a'` ends
@@ -16,7 +16,7 @@
  */
 
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
-import { regexShape } from "../user_regex.ts";
+import { regexShape } from "../values/user_regex.ts";
 
 /**
  * The characters each unbounded matcher's run may contain; absent: bounded length (a REGEX that

@@ -19,16 +19,16 @@
  * Lines must end with "\n" (the caller gives the expression a last line without one).
  */
 
-import type { Row, Value } from "../values.ts";
-import { IpAddr } from "../values.ts";
+import type { Row, Value } from "../values/values.ts";
+import { IpAddr } from "../values/values.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
-import type { PushedFilter } from "../plan.ts";
+import type { PushedFilter } from "../planning/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
 import { SMALL_INTS } from "../exec/group_table.ts";
 import type { DirectGroups } from "../exec/context.ts";
-import { generatedFunction } from "../generated_code.ts";
-import { ShortStrings } from "../short_strings.ts";
+import { generatedFunction } from "../values/generated_code.ts";
+import { ShortStrings } from "../values/short_strings.ts";
 
 export interface ByteScanner {
   /**
@@ -558,7 +558,7 @@ const TEXT_TRIAL = 1024;
 
 /**
  * The text reader of one field: short texts seen before come from a table of their strings
- * (engine/short_strings.ts: a time of a second, a method, a status text repeat line after
+ * (engine/values/short_strings.ts: a time of a second, a method, a status text repeat line after
  * line); a field whose texts seldom recur (half of the first TEXT_TRIAL or fewer; paths with ids
  * in them) goes on without the table, whose hashing would only cost.
  */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compilePattern } from "./compile_pattern.ts";
 import { parsePattern } from "./parse_pattern.ts";
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 
 const ACCESS =

@@ -18,7 +18,7 @@
  *   gives the JSON's own values (objects become tuples), nested up to 7 levels; KVP gives a tuple
  *   of STRING values (`key=value`, `key="quoted value"`, separated by spaces or tabs).
  * - DQS gives the text between the quotes with `\"`, `\\`, `\n`, `\t` unescaped.
- * - REGEX('...') is inserted as written (JavaScript syntax, engine/user_regex.ts: no
+ * - REGEX('...') is inserted as written (JavaScript syntax, engine/values/user_regex.ts: no
  *   backreferences or lookaround); its own groups are not fields.
  * - A pattern that could backtrack without bound (backtracking.ts: such a REGEX, or a run that
  *   could end at many places followed by another run, as in `LD 'a' NSPACE ' '`) runs on the
@@ -26,16 +26,16 @@
  * - Only EOL crosses a line end (and a REGEX that matches `\n` on purpose).
  */
 
-import type { Field, Schema } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { Field, Schema } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
-import { forRe2, regexShape } from "../user_regex.ts";
+import { forRe2, regexShape } from "../values/user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
-import type { PushedFilter } from "../plan.ts";
+import type { PushedFilter } from "../planning/plan.ts";
 import type { DirectGroups } from "../exec/context.ts";
 import {
   type ExtractCounts,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { IpAddr, type Row, Timestamp } from "../values.ts";
+import { IpAddr, type Row, Timestamp } from "../values/values.ts";
 import { type CompiledPattern, compilePattern } from "./compile_pattern.ts";
 
 function compile(text: string, timeZone = "UTC"): CompiledPattern {

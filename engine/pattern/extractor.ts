@@ -3,10 +3,10 @@
  * form walks a large decoded chunk in place with the sticky expression (no array of lines).
  */
 
-import type { Row } from "../values.ts";
+import type { Row } from "../values/values.ts";
 import { type Converter, identity, type MakeConverter } from "./matchers.ts";
 import { type FileClock, noFileClock } from "./year_inference.ts";
-import { generatedFunction } from "../generated_code.ts";
+import { generatedFunction } from "../values/generated_code.ts";
 
 /**
  * A sticky matcher: `exec` matches at `lastIndex` only and moves it past the match. A sticky

@@ -4,10 +4,10 @@
  * record is one line unless the pattern says otherwise.
  */
 
-import { ANY, arrayOf, scalar, tupleOf, type Type } from "../types.ts";
-import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../time.ts";
-import { parseIp, parseIpv4 } from "../ip.ts";
-import { IpAddr, Timestamp, type Value } from "../values.ts";
+import { ANY, arrayOf, scalar, tupleOf, type Type } from "../values/types.ts";
+import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../values/time.ts";
+import { parseIp, parseIpv4 } from "../values/ip.ts";
+import { IpAddr, Timestamp, type Value } from "../values/values.ts";
 import type { MatcherName } from "./pattern_ast.ts";
 import { timestampMatcher } from "./timestamp_matcher.ts";
 import { type FileClock, inferYear } from "./year_inference.ts";

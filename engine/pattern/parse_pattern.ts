@@ -4,7 +4,7 @@
  * followed by `?` and `:name`. White space only separates elements.
  */
 
-import { editDistance } from "../diagnostics.ts";
+import { editDistance } from "../front/diagnostics.ts";
 import type { MatcherName, PatternElement, PatternError } from "./pattern_ast.ts";
 
 export const MATCHER_NAMES: readonly MatcherName[] = [

@@ -14,7 +14,7 @@
  * Years are counted in the query's time zone.
  */
 
-import { localParts } from "../time.ts";
+import { localParts } from "../values/time.ts";
 
 const DAY = 86_400_000;
 

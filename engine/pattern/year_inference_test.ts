@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Timestamp } from "../values.ts";
+import { Timestamp } from "../values/values.ts";
 import { compilePattern } from "./compile_pattern.ts";
 import { type FileClock, inferYear } from "./year_inference.ts";
 

@@ -3,12 +3,12 @@
  * of stored scripts being planned (for recursion) and the diagnostics collected.
  */
 
-import type { QueryContext } from "../query_context.ts";
-import type { Diagnostic, DiagnosticCode } from "../diagnostics.ts";
-import type { Span } from "../ast.ts";
-import type { PlanNode } from "../plan.ts";
-import type { Schema, Type } from "../types.ts";
-import type { Value } from "../values.ts";
+import type { QueryContext } from "../contracts/query_context.ts";
+import type { Diagnostic, DiagnosticCode } from "../front/diagnostics.ts";
+import type { Span } from "../front/ast.ts";
+import type { PlanNode } from "./plan.ts";
+import type { Schema, Type } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 
 export interface ParamBinding {
   readonly value: Value;

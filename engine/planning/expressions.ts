@@ -3,11 +3,11 @@
  * diagnostics), evaluated as constants, with the fields they read and whether they may be null.
  */
 
-import type { Expr } from "../ast.ts";
-import { QueryError } from "../diagnostics.ts";
-import type { Compiled } from "../plan.ts";
-import type { Field, Schema, Type } from "../types.ts";
-import type { Value } from "../values.ts";
+import type { Expr } from "../front/ast.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import type { Compiled } from "./plan.ts";
+import type { Field, Schema, Type } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 import { type Scope, typeExpr } from "../expr/compile_expr.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { exprLabel } from "./labels.ts";

@@ -4,9 +4,9 @@
  * `left.x` / `right.x` name a side; a bare field belongs to the side that has it.
  */
 
-import type { Expr, Span } from "../ast.ts";
-import type { Compiled, PlanNode } from "../plan.ts";
-import { type Field, type Schema, typeToString } from "../types.ts";
+import type { Expr, Span } from "../front/ast.ts";
+import type { Compiled, PlanNode } from "./plan.ts";
+import { type Field, type Schema, typeToString } from "../values/types.ts";
 import { compatible } from "../expr/common_type.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { fieldsRead, typed } from "./expressions.ts";

@@ -5,12 +5,12 @@
  * the records the pattern does not match (uri, line, record) instead of the parsed ones.
  */
 
-import type { NamedExpr, Span } from "../ast.ts";
+import type { NamedExpr, Span } from "../front/ast.ts";
 import type { SubPatterns } from "../pattern/parse_pattern.ts";
 import { existingFile } from "./paths.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import type { RecordOptions } from "../exec/parse_records.ts";
-import type { Value } from "../values.ts";
+import type { Value } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 export const DEFAULT_MAX_RECORD_LINES = 1000;

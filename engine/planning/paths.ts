@@ -1,9 +1,9 @@
 /** Paths a script names (tables, views, save targets): resolved, with rights checked. */
 
 import { dirname } from "node:path";
-import type { Span } from "../ast.ts";
-import { PathError } from "../resource_path.ts";
-import { type ResolvedPath, type Right, type TreeFiles } from "../resource_tree.ts";
+import type { Span } from "../front/ast.ts";
+import { PathError } from "../contracts/resource_path.ts";
+import { type ResolvedPath, type Right, type TreeFiles } from "../contracts/resource_tree.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 /** Resolves `path` for the query's user; a malformed path becomes a diagnostic. */

@@ -4,10 +4,10 @@
  * output expressions read; the rest of an output expression sees the group's first row.
  */
 
-import type { Command, Expr, SelectItem, Span } from "../ast.ts";
-import type { AggregateSpec, Column, Compiled, PlanNode } from "../plan.ts";
-import { QueryError } from "../diagnostics.ts";
-import { ANY, type Field, type Type } from "../types.ts";
+import type { Command, Expr, SelectItem, Span } from "../front/ast.ts";
+import type { AggregateSpec, Column, Compiled, PlanNode } from "./plan.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import { ANY, type Field, type Type } from "../values/types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { FieldReads, fieldsRead, type Input, typed } from "./expressions.ts";

@@ -4,8 +4,8 @@
  * (so an unknown store or a missing license is a diagnostic) and listed when the plan runs.
  */
 
-import type { NamedExpr, Source } from "../ast.ts";
-import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
+import type { NamedExpr, Source } from "../front/ast.ts";
+import type { Datastore, FileEntry, ListOptions } from "../contracts/datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
@@ -14,16 +14,16 @@ import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { tableFormat } from "./table_options.ts";
-import { QueryError } from "../diagnostics.ts";
-import type { OpenSource, PlanNode, SourceScan } from "../plan.ts";
+import { QueryError } from "../front/diagnostics.ts";
+import type { OpenSource, PlanNode, SourceScan } from "./plan.ts";
 import type { ExecContext } from "../exec/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
-import type { Value } from "../values.ts";
-import { Timestamp } from "../values.ts";
+import type { Value } from "../values/values.ts";
+import { Timestamp } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constant } from "./expressions.ts";
-import { lookupSource, type SourceSignature } from "../source_catalog.ts";
+import { lookupSource, type SourceSignature } from "../front/source_catalog.ts";
 
 type SourceCall = Source & { kind: "sourceCall" };
 

@@ -4,9 +4,9 @@
  * unless given; `''` for none). READ_W3C and READ_ZEEK take none: their headers say it all.
  */
 
-import type { NamedExpr } from "../ast.ts";
+import type { NamedExpr } from "../front/ast.ts";
 import type { TableFormat } from "../exec/read_table_source.ts";
-import type { Value } from "../values.ts";
+import type { Value } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 type Args = ReadonlyMap<string, { value: Value; expr: NamedExpr }>;

@@ -4,10 +4,10 @@
  * is null there.
  */
 
-import type { Source } from "../ast.ts";
-import type { PlanNode } from "../plan.ts";
-import { type Field, widen } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { Source } from "../front/ast.ts";
+import type { PlanNode } from "./plan.ts";
+import { type Field, widen } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constant } from "./expressions.ts";
 

@@ -6,7 +6,7 @@
  *   catch (e) { throw storageError(e, `saving the table '${canonical}'`); }
  */
 
-import { QueryError } from "../diagnostics.ts";
+import { QueryError } from "../front/diagnostics.ts";
 
 const MESSAGES: Readonly<Record<string, (doing: string) => string>> = {
   ENOSPC: (doing) => `no space left on the device while ${doing}; free some space or write less`,

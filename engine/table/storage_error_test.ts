@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { storageError } from "./storage_error.ts";
-import { QueryError } from "../diagnostics.ts";
+import { QueryError } from "../front/diagnostics.ts";
 
 /** The error a real file-system call throws. */
 async function thrown(f: () => Promise<unknown>): Promise<unknown> {

@@ -12,7 +12,7 @@ import {
   schemaToJson,
   tupleOf,
   type Type,
-} from "../types.ts";
+} from "../values/types.ts";
 
 export const MAGIC = "SXT1 ";
 export const VERSION = 1;

@@ -15,8 +15,8 @@
  * | a string starting `~`  | `"~" + the string` (so `"~~x"` is `~x`) |
  */
 
-import type { Row, TupleValue, Value } from "../values.ts";
-import { Interval, IpAddr, IpNet, Timestamp } from "../values.ts";
+import type { Row, TupleValue, Value } from "../values/values.ts";
+import { Interval, IpAddr, IpNet, Timestamp } from "../values/values.ts";
 
 const TILDE = 126; // "~"
 

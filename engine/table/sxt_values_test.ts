@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Interval, IpAddr, IpNet, type Row, Timestamp } from "../values.ts";
+import { Interval, IpAddr, IpNet, type Row, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "./sxt_values.ts";
 
 const row: Row = {

@@ -7,9 +7,17 @@
  */
 
 import { createHash } from "node:crypto";
-import { type Schema, type Type, typeToString } from "../types.ts";
-import type { TreeFiles } from "../resource_tree.ts";
-import { Interval, IpAddr, IpNet, isTuple, type Row, Timestamp, type Value } from "../values.ts";
+import { type Schema, type Type, typeToString } from "../values/types.ts";
+import type { TreeFiles } from "../contracts/resource_tree.ts";
+import {
+  Interval,
+  IpAddr,
+  IpNet,
+  isTuple,
+  type Row,
+  Timestamp,
+  type Value,
+} from "../values/values.ts";
 import { decodeValue } from "./sxt_values.ts";
 import { parseHeader, parseTrailer, type SxtHeader, type SxtTrailer } from "./sxt_format.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { join } from "node:path";
-import { arrayOf, type Field, scalar, type Schema, tupleOf, type Type } from "../types.ts";
-import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values.ts";
+import { arrayOf, type Field, scalar, type Schema, tupleOf, type Type } from "../values/types.ts";
+import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values/values.ts";
 import { createTableWriter } from "./table_writer.ts";
 import { readTable, readTableSchema } from "./table_reader.ts";
 import { writeTable } from "../../tests/support/write_table.ts";

@@ -1,5 +1,5 @@
 /**
- * Writes a stored table atomically through the tree's `openAtomic` (engine/resource_tree.ts):
+ * Writes a stored table atomically through the tree's `openAtomic` (engine/contracts/resource_tree.ts):
  * on the local disk rows go to a hidden temporary file in the same directory, which is synced
  * and renamed over the target only on commit (engine/fs/atomic_write.ts); in a storage tree the
  * table is one value switched in one commit. Until then, and after an abort or a crash, the
@@ -7,9 +7,9 @@
  */
 
 import { createHash } from "node:crypto";
-import type { AtomicOutput, TreeFiles } from "../resource_tree.ts";
-import type { Schema } from "../types.ts";
-import type { Row } from "../values.ts";
+import type { AtomicOutput, TreeFiles } from "../contracts/resource_tree.ts";
+import type { Schema } from "../values/types.ts";
+import type { Row } from "../values/values.ts";
 import { encodeValue } from "./sxt_values.ts";
 import { headerText, MIN_HEADER_BYTES, paddedHeader, trailerText } from "./sxt_format.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The files backend of engine/storage.ts, the default: a key is a path under a root folder (the
+ * The files backend of engine/contracts/storage.ts, the default: a key is a path under a root folder (the
  * home), so `["conf", "users.json"]` is `<home>/conf/users.json` as it always was. Each value is
  * replaced atomically (engine/fs/atomic_write.ts); the version is the file's identity (inode,
  * size, mtime, ctime: a rename makes a new inode), so a change made by another process (the CLI)
@@ -22,7 +22,7 @@ import {
   type StoredValue,
   type WriteOptions,
   type WriteResult,
-} from "../../engine/storage.ts";
+} from "../../engine/contracts/storage.ts";
 import { writeFileAtomic } from "../../engine/fs/atomic_write.ts";
 import { fileVersionSync, versionOf } from "../file_version.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The Deno KV backend of engine/storage.ts: state shared by every server opened on the same KV (a
+ * The Deno KV backend of engine/contracts/storage.ts: state shared by every server opened on the same KV (a
  * local SQLite file with `kv:<path>`, or a remote KV with `kv:<url>`).
  *
  * Layout under the root `["trawl"]`:
@@ -37,7 +37,7 @@ import {
   type StoredValue,
   type WriteOptions,
   type WriteResult,
-} from "../../engine/storage.ts";
+} from "../../engine/contracts/storage.ts";
 
 const ROOT = "trawl";
 /** Values up to this size are kept in their head (the head's other fields take under 200 B). */

@@ -3,7 +3,7 @@
  * `kv:<url>` (Deno KV: a local SQLite file shared by the servers of one machine, or a remote KV).
  */
 
-import type { Storage } from "../../engine/storage.ts";
+import type { Storage } from "../../engine/contracts/storage.ts";
 import { FileStorage } from "./file_storage.ts";
 import { openKvStorage } from "./kv_storage.ts";
 

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { openAzblobStore } from "../../connectors/azblob/azblob_datastore.ts";
-import type { FileEntry, Warning } from "../../engine/datastore.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
+import type { FileEntry, Warning } from "../../engine/contracts/datastore.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 import { type Azurite, DEV_ACCOUNT, DEV_KEY, startAzurite } from "../support/azurite.ts";
 import { alice, collect } from "../support/temp_tree.ts";
 import { withDeadline } from "../support/deadline.ts";

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { ContainerSASPermissions } from "@azure/storage-blob";
 import { openAzblobStore } from "../../connectors/azblob/azblob_datastore.ts";
-import type { FileEntry, ListOptions, Warning } from "../../engine/datastore.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import type { User } from "../../engine/user.ts";
+import type { FileEntry, ListOptions, Warning } from "../../engine/contracts/datastore.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import type { User } from "../../engine/contracts/user.ts";
 import { type Azurite, DEV_ACCOUNT, DEV_KEY, startAzurite } from "../support/azurite.ts";
 import { alice, bob, collect } from "../support/temp_tree.ts";
 

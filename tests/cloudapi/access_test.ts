@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { QueryError } from "../../engine/diagnostics.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
 import { openCloudApiStore } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { parseDefinition } from "../../connectors/cloudapi/definition.ts";
 import { ADMIN, baseStore, harness, HOUR, NOW, SECRET } from "./harness.ts";

@@ -2,7 +2,7 @@
 
 import { join } from "node:path";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
-import type { FileEntry, Warning } from "../../engine/datastore.ts";
+import type { FileEntry, Warning } from "../../engine/contracts/datastore.ts";
 import {
   type CloudApiDeps,
   type CloudApiSettings,
@@ -15,7 +15,7 @@ import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { cloudHomeAccess } from "../../home/cloud_access.ts";
 import { homeLayout } from "../../home/layout.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
-import type { User } from "../../engine/user.ts";
+import type { User } from "../../engine/contracts/user.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 
 export const TENANT = "contoso.onmicrosoft.com";

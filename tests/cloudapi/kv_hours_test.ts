@@ -17,10 +17,10 @@ import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
 import { openKvStorage } from "../../home/storage/kv_storage.ts";
-import type { FileEntry, Warning } from "../../engine/datastore.ts";
-import type { Storage } from "../../engine/storage.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import type { User } from "../../engine/user.ts";
+import type { FileEntry, Warning } from "../../engine/contracts/datastore.ts";
+import type { Storage } from "../../engine/contracts/storage.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import type { User } from "../../engine/contracts/user.ts";
 
 const ADMIN: User = { name: "root", groups: [], admin: true };
 const FROM = NOW - 6 * HOUR - 30 * 60_000; // 06:00, whole hours

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { ADMIN, allRecords, baseStore, harness, HOUR, NOW } from "./harness.ts";
-import type { User } from "../../engine/user.ts";
-import { localParts } from "../../engine/time.ts";
+import type { User } from "../../engine/contracts/user.ts";
+import { localParts } from "../../engine/values/time.ts";
 import { creationTime } from "../../connectors/cloudapi/suite_fetcher.ts";
 
 const DAY_START = Date.UTC(2026, 2, 10); // 2026-03-10 00:00 UTC

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createDatastoreRegistry } from "../../connectors/file/registry.ts";
 import { alice, bob, collect, makeTempTree } from "../support/temp_tree.ts";
-import { QueryError } from "../../engine/diagnostics.ts";
-import type { User } from "../../engine/user.ts";
+import { QueryError } from "../../engine/front/diagnostics.ts";
+import type { User } from "../../engine/contracts/user.ts";
 
 const code = (c: string) => (e: unknown) => e instanceof QueryError && e.diagnostic.code === c;
 const admin: User = { name: "root", groups: [], admin: true };

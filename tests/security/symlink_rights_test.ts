@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { treeStore } from "../../connectors/file/tree_store.ts";
 import { alice, bob, collect, makeTempTree } from "../support/temp_tree.ts";
-import type { User } from "../../engine/user.ts";
+import type { User } from "../../engine/contracts/user.ts";
 
 const admin: User = { name: "root", groups: [], admin: true };
 

@@ -5,7 +5,7 @@
 
 import { strict as assert } from "node:assert";
 import { join } from "node:path";
-import { StorageError } from "../../engine/storage.ts";
+import { StorageError } from "../../engine/contracts/storage.ts";
 import { KvStorage, openKvStorage } from "../../home/storage/kv_storage.ts";
 
 /** A tmpfs of `size` on a new folder, or null where this process may not mount (not root). */

@@ -1,5 +1,5 @@
 /**
- * What every backend of engine/storage.ts must do. A backend's test calls
+ * What every backend of engine/contracts/storage.ts must do. A backend's test calls
  * `runStorageContract(name, { newStorage })`, which registers one Deno test per clause.
  */
 
@@ -9,7 +9,7 @@ import {
   type Storage,
   StorageError,
   type StorageKey,
-} from "../../engine/storage.ts";
+} from "../../engine/contracts/storage.ts";
 
 export interface ContractSubject {
   /** A fresh, empty storage; closed by the test. */

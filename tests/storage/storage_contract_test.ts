@@ -1,4 +1,4 @@
-/** Both backends of engine/storage.ts pass the same contract (tests/storage/storage_contract.ts). */
+/** Both backends of engine/contracts/storage.ts pass the same contract (tests/storage/storage_contract.ts). */
 
 import { runStorageContract } from "./storage_contract.ts";
 import { FileStorage } from "../../home/storage/file_storage.ts";

@@ -1,13 +1,13 @@
 /**
- * What every resource tree (engine/resource_tree.ts) must do with its files, whatever keeps them:
+ * What every resource tree (engine/contracts/resource_tree.ts) must do with its files, whatever keeps them:
  * the local disk (home/resource_tree.ts) or the storage (home/storage_tree.ts). A tree's test
  * calls `runTreeContract(name, { newTree })`, which registers one Deno test per clause.
  */
 
 import { strict as assert } from "node:assert";
-import { ResourceConflict, type ResourceTree } from "../../engine/resource_tree.ts";
-import { PathError } from "../../engine/resource_path.ts";
-import type { User } from "../../engine/user.ts";
+import { ResourceConflict, type ResourceTree } from "../../engine/contracts/resource_tree.ts";
+import { PathError } from "../../engine/contracts/resource_path.ts";
+import type { User } from "../../engine/contracts/user.ts";
 import { TreeTemp } from "./tree_subjects.ts";
 
 export interface TreeSubject {

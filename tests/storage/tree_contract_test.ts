@@ -7,10 +7,10 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { runTreeContract } from "./tree_contract.ts";
 import { fsTreeTemp, kvTreeTemp } from "./tree_subjects.ts";
-import { ResourceConflict } from "../../engine/resource_tree.ts";
-import { PathError } from "../../engine/resource_path.ts";
-import type { User } from "../../engine/user.ts";
-import type { Warning } from "../../engine/datastore.ts";
+import { ResourceConflict } from "../../engine/contracts/resource_tree.ts";
+import { PathError } from "../../engine/contracts/resource_path.ts";
+import type { User } from "../../engine/contracts/user.ts";
+import type { Warning } from "../../engine/contracts/datastore.ts";
 import { treeStore } from "../../connectors/file/tree_store.ts";
 
 runTreeContract("files", { newTree: fsTreeTemp });

@@ -1,7 +1,7 @@
 /** The trees the tree contract runs over: the local disk and the storage tree on a real KV. */
 
 import { join } from "node:path";
-import type { ResourceTree } from "../../engine/resource_tree.ts";
+import type { ResourceTree } from "../../engine/contracts/resource_tree.ts";
 import { FsResourceTree } from "../../home/resource_tree.ts";
 import { StorageResourceTree } from "../../home/storage_tree.ts";
 import { KvStorage } from "../../home/storage/kv_storage.ts";

@@ -9,16 +9,16 @@
 
 import { dirname, join } from "node:path";
 import { compile, execute } from "../../engine/engine.ts";
-import { type QueryContext } from "../../engine/query_context.ts";
-import { type ScriptSource } from "../../engine/script_source.ts";
+import { type QueryContext } from "../../engine/contracts/query_context.ts";
+import { type ScriptSource } from "../../engine/contracts/script_source.ts";
 import { FsResourceTree } from "../../home/resource_tree.ts";
 import type { Grant } from "../../home/rights.ts";
-import type { User } from "../../engine/user.ts";
+import type { User } from "../../engine/contracts/user.ts";
 import { createDatastoreRegistry } from "../../connectors/file/registry.ts";
-import type { Warning } from "../../engine/datastore.ts";
-import { type Diagnostic, formatDiagnostic } from "../../engine/diagnostics.ts";
-import type { Schema } from "../../engine/types.ts";
-import type { Row } from "../../engine/values.ts";
+import type { Warning } from "../../engine/contracts/datastore.ts";
+import { type Diagnostic, formatDiagnostic } from "../../engine/front/diagnostics.ts";
+import type { Schema } from "../../engine/values/types.ts";
+import type { Row } from "../../engine/values/values.ts";
 
 export interface EngineHome extends AsyncDisposable {
   /** The temp folder (the home); the tree is under `<dir>/data`. */

@@ -6,12 +6,12 @@
 import { dirname, join } from "node:path";
 import { FsResourceTree } from "../../home/resource_tree.ts";
 import type { Grant } from "../../home/rights.ts";
-import type { User } from "../../engine/user.ts";
-import type { FileEntry, ListOptions, Warning } from "../../engine/datastore.ts";
+import type { User } from "../../engine/contracts/user.ts";
+import type { FileEntry, ListOptions, Warning } from "../../engine/contracts/datastore.ts";
 import { MemoryBudget, ProgressMeter } from "../../engine/exec/context.ts";
 import { openFile } from "../../connectors/file/open_file.ts";
 import { treeStore } from "../../connectors/file/tree_store.ts";
-import type { Datastore } from "../../engine/datastore.ts";
+import type { Datastore } from "../../engine/contracts/datastore.ts";
 
 export interface TempTree {
   readonly tree: FsResourceTree;

@@ -1,7 +1,7 @@
 /** Writes a whole stream of rows as a stored table, atomically (see engine/table/table_writer.ts), for tests. */
 
-import type { Schema } from "../../engine/types.ts";
-import type { Row } from "../../engine/values.ts";
+import type { Schema } from "../../engine/values/types.ts";
+import type { Row } from "../../engine/values/values.ts";
 import { createTableWriter } from "../../engine/table/table_writer.ts";
 import { hostFiles } from "./host_files.ts";
 

@@ -10,10 +10,10 @@
  * once (Worker.terminate).
  */
 
-import type { FileEntry } from "../../datastore.ts";
-import { QueryError } from "../../diagnostics.ts";
-import type { PlanNode } from "../../plan.ts";
-import type { Row } from "../../values.ts";
+import type { FileEntry } from "../../contracts/datastore.ts";
+import { QueryError } from "../../front/diagnostics.ts";
+import type { PlanNode } from "../../planning/plan.ts";
+import type { Row } from "../../values/values.ts";
 import { Grouping } from "../aggregate.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "../context.ts";
 import {

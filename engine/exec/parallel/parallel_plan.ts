@@ -13,9 +13,9 @@
  * the same node by its number.
  */
 
-import { childrenOf, type PlanNode } from "../../plan.ts";
+import { childrenOf, type PlanNode } from "../../planning/plan.ts";
 import { Grouping } from "../aggregate.ts";
-import type { Type } from "../../types.ts";
+import type { Type } from "../../values/types.ts";
 
 type SourceNode = PlanNode & { kind: "source" };
 

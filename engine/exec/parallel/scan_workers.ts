@@ -6,10 +6,10 @@
  * posts what it made; the query's own thread merges the shares once.
  */
 
-import type { ScriptSource } from "../../script_source.ts";
-import type { Warning } from "../../datastore.ts";
-import type { Diagnostic } from "../../diagnostics.ts";
-import type { User } from "../../user.ts";
+import type { ScriptSource } from "../../contracts/script_source.ts";
+import type { Warning } from "../../contracts/datastore.ts";
+import type { Diagnostic } from "../../front/diagnostics.ts";
+import type { User } from "../../contracts/user.ts";
 import type { FileShare } from "./shares.ts";
 import type { Encoded } from "./value_codec.ts";
 import type { RenderTask } from "../rendered.ts";

@@ -6,10 +6,10 @@
  */
 
 import { compile } from "../../engine.ts";
-import type { FileEntry } from "../../datastore.ts";
-import { QueryError } from "../../diagnostics.ts";
-import type { CompiledPlan, PlanNode } from "../../plan.ts";
-import type { QueryContext } from "../../query_context.ts";
+import type { FileEntry } from "../../contracts/datastore.ts";
+import { QueryError } from "../../front/diagnostics.ts";
+import type { CompiledPlan, PlanNode } from "../../planning/plan.ts";
+import type { QueryContext } from "../../contracts/query_context.ts";
 import { Grouping } from "../aggregate.ts";
 import {
   checkCancelled,

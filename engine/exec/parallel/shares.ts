@@ -13,7 +13,7 @@
  *   // [[{ uri: "a.log", start: 0, end: 50 }], [{ uri: "a.log", start: 50, end: 100 }]]
  */
 
-import type { FileEntry } from "../../datastore.ts";
+import type { FileEntry } from "../../contracts/datastore.ts";
 
 /** Part of one file: bytes [start, end), cut to lines as said above. */
 export interface FileShare {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { FileEntry } from "../../datastore.ts";
+import type { FileEntry } from "../../contracts/datastore.ts";
 import { shareEntry, splitShares } from "./shares.ts";
 
 /** A file in memory read in chunks of `chunk` bytes, from any offset. */

@@ -8,8 +8,8 @@
  *     source PARSE(...)           →         source PARSE(...) reads(client)
  */
 
-import { assertNever } from "../../ast.ts";
-import type { PlanNode } from "../../plan.ts";
+import { assertNever } from "../../front/ast.ts";
+import type { PlanNode } from "../plan.ts";
 import { FieldReads } from "../expressions.ts";
 
 /**

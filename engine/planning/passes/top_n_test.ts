@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { engineHome } from "../../../tests/support/engine_home.ts";
 import { compile, explain } from "../../engine.ts";
-import { QueryError } from "../../diagnostics.ts";
+import { QueryError } from "../../front/diagnostics.ts";
 
 const ROWS = Array.from({ length: 20 }, (_, i) => `(k: ${(i * 7) % 20}, i: ${i})`).join(", ");
 const DATA = `VALUES(${ROWS})`;

@@ -3,7 +3,7 @@
  * `/system/...`, `/user/...` for the caller's own) resolved for a user, with rights, and the
  * file operations on what a path resolved to. Two implementations: the local files under
  * `<home>/data/` (home/resource_tree.ts, where a location is a host path) and a storage-backed
- * tree (home/storage_tree.ts, keys `data/...` of engine/storage.ts, where a location is the
+ * tree (home/storage_tree.ts, keys `data/...` of engine/contracts/storage.ts, where a location is the
  * canonical path). Callers never build a location by hand: they get one from `resolve`,
  * `realPath` or `child`, and hand it back to the same tree's file operations.
  */

@@ -15,7 +15,7 @@
  * | TUPLE     | TupleValue: a plain object keyed by field name |
  * | null      | null                                           |
  *
- * Parsing and formatting live in engine/time.ts and engine/ip.ts.
+ * Parsing and formatting live in engine/values/time.ts and engine/values/ip.ts.
  */
 
 export type Value =

@@ -5,20 +5,20 @@
  * rights) are diagnostics with line and column; planning goes on to report them all.
  */
 
-import type { Command, Expr, Pipeline, Script, Source, Span } from "./ast.ts";
-import { assertNever } from "./ast.ts";
+import type { Command, Expr, Pipeline, Script, Source, Span } from "../front/ast.ts";
+import { assertNever } from "../front/ast.ts";
 import { childrenOf, type PlanNode } from "./plan.ts";
-import { type Field, type Type, widenSchema } from "./types.ts";
-import type { Value } from "./values.ts";
-import { type PlanEnv, report } from "./planning/env.ts";
-import { constant, FieldReads, fieldsRead, typed } from "./planning/expressions.ts";
-import { containsAggregate, planAggregate, planProject } from "./planning/select.ts";
-import { planValues } from "./planning/values.ts";
-import { planJoin } from "./planning/join.ts";
-import { planSave } from "./planning/save.ts";
-import { planSourceCall } from "./planning/source_calls.ts";
-import { existingFile, resolvePath } from "./planning/paths.ts";
-import { CorruptTable, readTableSchema } from "./table/table_reader.ts";
+import { type Field, type Type, widenSchema } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
+import { type PlanEnv, report } from "./env.ts";
+import { constant, FieldReads, fieldsRead, typed } from "./expressions.ts";
+import { containsAggregate, planAggregate, planProject } from "./select.ts";
+import { planValues } from "./values.ts";
+import { planJoin } from "./join.ts";
+import { planSave } from "./save.ts";
+import { planSourceCall } from "./source_calls.ts";
+import { existingFile, resolvePath } from "./paths.ts";
+import { CorruptTable, readTableSchema } from "../table/table_reader.ts";
 import { type ArgumentInput, bindArguments, loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 
 /**

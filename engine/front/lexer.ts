@@ -5,7 +5,7 @@
  */
 
 import type { Diagnostic } from "./diagnostics.ts";
-import { unitMillis } from "./interval.ts";
+import { unitMillis } from "../values/interval.ts";
 
 /** Escapes of regular expressions (`\d`, `\s`, `\.`), for the hint towards raw strings. */
 const REGEX_ESCAPES = "dDwWsSbB.()[]{}+*?|^$/-";

@@ -3,7 +3,7 @@
  * every kind switches on `kind` and lets the compiler check exhaustiveness (see `assertNever`).
  */
 
-import type { Value } from "./values.ts";
+import type { Value } from "../values/values.ts";
 
 /** Where a node starts in the script: 1-based line and column, 0-based offset. */
 export interface Span {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { compileUserRegex, regexShape } from "./user_regex.ts";
-import { engineHome } from "../tests/support/engine_home.ts";
+import { engineHome } from "../../tests/support/engine_home.ts";
 
 const EVIL_LINE = "a".repeat(29) + "!";
 

@@ -1,21 +1,21 @@
 /**
  * The executable plan: a tree of operator nodes, readonly and tagged, built by the planner
- * (engine/planner.ts), rewritten by the passes of engine/planning/passes/ (filters pushed into
+ * (engine/planning/planner.ts), rewritten by the passes of engine/planning/passes/ (filters pushed into
  * sources, top-N sorts, the fields each source reads) and run as it stands by engine/exec/run.ts.
  * Expressions are already compiled to row functions; `label`s keep their text for `printPlan`
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
-import type { SkipTally } from "./exec/skip_tally.ts";
-import { assertNever } from "./ast.ts";
-import type { Schema } from "./types.ts";
-import { typeToString } from "./types.ts";
-import type { Row, Value } from "./values.ts";
-import type { BatchStream, ExecContext } from "./exec/context.ts";
-import type { FileEntry, Warning } from "./datastore.ts";
-import type { ScriptSource } from "./script_source.ts";
-import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
-import type { TreeFiles } from "./resource_tree.ts";
+import type { SkipTally } from "../exec/skip_tally.ts";
+import { assertNever } from "../front/ast.ts";
+import type { Schema } from "../values/types.ts";
+import { typeToString } from "../values/types.ts";
+import type { Row, Value } from "../values/values.ts";
+import type { BatchStream, ExecContext } from "../exec/context.ts";
+import type { FileEntry, Warning } from "../contracts/datastore.ts";
+import type { ScriptSource } from "../contracts/script_source.ts";
+import type { ScanWorkers, ShareQuery } from "../exec/parallel/scan_workers.ts";
+import type { TreeFiles } from "../contracts/resource_tree.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;

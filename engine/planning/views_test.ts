@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { engineHome } from "../tests/support/engine_home.ts";
-import { formatDiagnostic } from "./diagnostics.ts";
+import { engineHome } from "../../tests/support/engine_home.ts";
+import { formatDiagnostic } from "../front/diagnostics.ts";
 
 const VIEW = `init(ip::IPADDR, min: 2);
 VALUES((ip: 10.0.0.1, n: 1), (ip: 10.0.0.1, n: 5), (ip: 10.0.0.2, n: 9))

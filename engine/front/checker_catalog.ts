@@ -4,8 +4,8 @@
  * parameters once, beside its implementation (engine/functions/), and this list is derived.
  */
 
-import { AGGREGATES } from "./functions/aggregates.ts";
-import { functionArity, FUNCTIONS } from "./functions/function_registry.ts";
+import { AGGREGATES } from "../functions/aggregates.ts";
+import { functionArity, FUNCTIONS } from "../functions/function_registry.ts";
 
 export interface FunctionSignature {
   /** Lower case; function names are case-insensitive. */

@@ -18,7 +18,7 @@ import {
   type Source,
   type Statement,
 } from "./ast.ts";
-import { Interval, IpAddr, IpNet, isTuple, Timestamp, type Value } from "./values.ts";
+import { Interval, IpAddr, IpNet, isTuple, Timestamp, type Value } from "../values/values.ts";
 
 /** One line per statement. */
 export function printScript(script: Script): string {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { printExpr, printLiteral, printScript } from "./printer.ts";
 import { parse } from "./parser.ts";
-import { Interval, IpAddr, IpNet, Timestamp } from "./values.ts";
+import { Interval, IpAddr, IpNet, Timestamp } from "../values/values.ts";
 import type { Expr } from "./ast.ts";
 
 const at = { line: 1, column: 1, offset: 0 };

@@ -1,6 +1,6 @@
 /**
  * Types of values (INTEGER, IPADDR, ...), apart from the runtime values themselves
- * (engine/values.ts). A schema is an ordered list of fields; its JSON form is the one of the
+ * (engine/values/values.ts). A schema is an ordered list of fields; its JSON form is the one of the
  * specification: `{"ip": "?IPADDR", "tags": {"ARRAY": "STRING"}, "who": {"?TUPLE": {...}}}`.
  */
 

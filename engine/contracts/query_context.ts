@@ -3,7 +3,7 @@
 import type { User } from "./user.ts";
 import type { ResourceTree } from "./resource_tree.ts";
 import type { DatastoreRegistry } from "./datastore.ts";
-import type { ScanWorkers } from "./exec/parallel/scan_workers.ts";
+import type { ScanWorkers } from "../exec/parallel/scan_workers.ts";
 
 export interface QueryContext {
   readonly user: User;
@@ -14,7 +14,7 @@ export interface QueryContext {
   /** View arguments as given in the query string (strings, parsed by their declared type). */
   /**
    * Checking a script, not running it (`POST /check`): the script's own missing mandatory
-   * arguments take stand-in values (engine/views.ts), so that the rest is checked.
+   * arguments take stand-in values (engine/planning/views.ts), so that the rest is checked.
    */
   readonly checking?: boolean;
   readonly args: Readonly<Record<string, string>>;

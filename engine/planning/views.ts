@@ -5,15 +5,15 @@
  */
 
 import { dirname } from "node:path";
-import type { Param, Script, Span } from "./ast.ts";
-import { check } from "./front.ts";
-import { parseLiteralOfType } from "./literal.ts";
-import { isNumeric, sameType, scalarByName, type Type, typeToString } from "./types.ts";
-import { Interval, IpAddr, IpNet, Timestamp, type Value } from "./values.ts";
-import type { Right, TreeFiles } from "./resource_tree.ts";
-import { toText } from "./render.ts";
-import { type PlanEnv, report } from "./planning/env.ts";
-import { constant } from "./planning/expressions.ts";
+import type { Param, Script, Span } from "../front/ast.ts";
+import { check } from "../front/front.ts";
+import { parseLiteralOfType } from "../values/literal.ts";
+import { isNumeric, sameType, scalarByName, type Type, typeToString } from "../values/types.ts";
+import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values/values.ts";
+import type { Right, TreeFiles } from "../contracts/resource_tree.ts";
+import { toText } from "../values/render.ts";
+import { type PlanEnv, report } from "./env.ts";
+import { constant } from "./expressions.ts";
 
 /**
  * The rights running a stored script takes, at the top or called from another script: execute,

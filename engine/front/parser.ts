@@ -1,5 +1,5 @@
 /**
- * The parser: recursive descent from tokens to the syntax tree of engine/ast.ts. A syntax error
+ * The parser: recursive descent from tokens to the syntax tree of engine/front/ast.ts. A syntax error
  * is reported with what was expected and what was found, and the parser skips to the next `;`,
  * so one pass reports every statement's first error. It never throws.
  */
@@ -20,7 +20,7 @@ import type {
 } from "./ast.ts";
 import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.ts";
 import { describeToken, lex, type Token } from "./lexer.ts";
-import { Interval, IpAddr, IpNet } from "./values.ts";
+import { Interval, IpAddr, IpNet } from "../values/values.ts";
 import { SOURCE_NAMES } from "./source_catalog.ts";
 
 type CommandKind = Command["kind"];
@@ -39,7 +39,7 @@ interface CommandSyntax<K extends CommandKind> {
 }
 
 /**
- * Every command, keyed by its kind in the syntax tree (engine/ast.ts), in the language
+ * Every command, keyed by its kind in the syntax tree (engine/front/ast.ts), in the language
  * reference's order: a kind added to `Command` without an entry here does not compile.
  */
 export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {

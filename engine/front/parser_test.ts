@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { COMMAND_NAMES, COMMANDS, parse } from "./parser.ts";
 import { printScript } from "./printer.ts";
 import type { Command, Expr, Statement } from "./ast.ts";
-import { Interval, IpAddr, IpNet } from "./values.ts";
+import { Interval, IpAddr, IpNet } from "../values/values.ts";
 
 /** The printed form of a script that must parse without any diagnostic. */
 function p(text: string): string {
@@ -145,7 +145,7 @@ Deno.test("parse() reads primaries: literals, fields, params, calls, tuples", ()
   assert.equal(e("1 h 30 min"), "(interval 5400000)");
 });
 
-Deno.test("parse() builds literal values of engine/values.ts", () => {
+Deno.test("parse() builds literal values of engine/values/values.ts", () => {
   assert.deepEqual(firstExpr("192.168.0.1"), {
     kind: "literal",
     value: new IpAddr(4, 0xc0a80001),

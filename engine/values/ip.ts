@@ -1,7 +1,7 @@
 /**
  * IP addresses and networks: parsing (v4 fast and allocation-free, v6 with `::` and an embedded
  * v4 tail), RFC 5952 formatting, containment and truncation. IPv4 bits are uint32 numbers, IPv6
- * bits 128-bit bigints (engine/values.ts).
+ * bits 128-bit bigints (engine/values/values.ts).
  */
 
 import { IpAddr, IpNet } from "./values.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { compileWildcard, literalTokens, STAR, type WildcardToken } from "./wildcard.ts";
-import { seededRandom } from "../tests/support/seeded_random.ts";
+import { seededRandom } from "../../tests/support/seeded_random.ts";
 
 /** The same pattern as an anchored RegExp: the reference the matcher must agree with. */
 function reference(tokens: readonly WildcardToken[]): RegExp {

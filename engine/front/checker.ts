@@ -19,8 +19,8 @@ import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.
 import { FUNCTION_CATALOG, lookupFunction } from "./checker_catalog.ts";
 import { expectedCount } from "./parser.ts";
 import { lookupSource, SOURCE_NAMES } from "./source_catalog.ts";
-import { SCALAR_KINDS, scalarByName } from "./types.ts";
-import { Interval, IpAddr, IpNet } from "./values.ts";
+import { SCALAR_KINDS, scalarByName } from "../values/types.ts";
+import { Interval, IpAddr, IpNet } from "../values/values.ts";
 
 export interface CheckOptions {
   /** `$name`/`@name` bound by statements that did not parse: not reported when used. */

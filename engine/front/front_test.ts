@@ -3,7 +3,7 @@ import { check } from "./front.ts";
 import { printScript } from "./printer.ts";
 import { FUNCTION_CATALOG, lookupFunction } from "./checker_catalog.ts";
 import { lookupSource, SOURCE_CATALOG, SOURCE_NAMES } from "./source_catalog.ts";
-import { functionArity, FUNCTIONS } from "./functions/function_registry.ts";
+import { functionArity, FUNCTIONS } from "../functions/function_registry.ts";
 
 Deno.test("check() returns the script when there is no problem", () => {
   const r = check("READ_JSON(src: '/x') | filter(status = 200)");
