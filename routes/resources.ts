@@ -15,7 +15,11 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { DATASTORES_FOLDER } from "../engine/datastore.ts";
+import {
+  DATASTORES_FOLDER,
+  definitionRefusal,
+  isDatastoreDefinition,
+} from "../engine/datastore.ts";
 import { isWithin } from "../engine/resource_path.ts";
 import type { ResolvedPath, ResourceTree, Right } from "../engine/resource_tree.ts";
 import type { User } from "../engine/user.ts";
@@ -262,10 +266,8 @@ async function requireParent(tree: ResourceTree, user: User, parent: ResolvedPat
 }
 
 function refuseDatastore(resolved: ResolvedPath): void {
-  if (isWithin(resolved.canonical, DATASTORES_FOLDER) && resolved.canonical !== DATASTORES_FOLDER) {
-    throw forbidden(
-      `datastore definitions are read and written through /datastores, not /resources (${resolved.canonical})`,
-    );
+  if (isDatastoreDefinition(resolved.canonical)) {
+    throw forbidden(definitionRefusal(resolved.canonical, "/resources"));
   }
 }
 

@@ -104,5 +104,19 @@ async function fileDatastore(
   }
   const parsed = parseFileStoreDefinition(name, json);
   if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });
-  return hostStore(parsed.definition);
+  return hostStore(parsed.definition, await definitionsOnHost(tree, user));
+}
+
+/**
+ * Where the tree's datastore definitions really are on this host, for a FILE store whose root
+ * holds them (one rooted at the home): it must not read their credentials either.
+ */
+async function definitionsOnHost(tree: ResourceTree, user: User): Promise<string[]> {
+  if (!tree.hostFiles) return [];
+  const folder = tree.resolve(user, DATASTORES_FOLDER).real;
+  try {
+    return [folder, await Deno.realPath(folder)];
+  } catch {
+    return [folder];
+  }
 }

@@ -2,6 +2,7 @@
 
 import { dirname } from "node:path";
 import type { Span } from "../ast.ts";
+import { definitionRefusal, isDatastoreDefinition } from "../datastore.ts";
 import { PathError } from "../resource_path.ts";
 import { type ResolvedPath, type Right, type TreeFiles } from "../resource_tree.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -31,6 +32,10 @@ export async function existingFile(
   const resolved = resolvePath(env, path, options.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
+  if (isDatastoreDefinition(canonical)) {
+    report(env, "FORBIDDEN", definitionRefusal(canonical, "queries"), options.span);
+    return undefined;
+  }
   const { tree, user } = env.query;
   const rights: readonly Right[] = typeof options.right === "string"
     ? [options.right]
