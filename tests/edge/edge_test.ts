@@ -9,6 +9,7 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { REPO_ROOT, startServerProcess } from "../foundation/server_process.ts";
 import { settingsFromEnv } from "../../edge.ts";
+import { TOKEN_PATTERN } from "../../home/tokens.ts";
 
 const EDGE = join(REPO_ROOT, "edge.ts");
 
@@ -329,3 +330,21 @@ async function expectFailedStart(
     await Promise.all(pumps);
   }
 }
+
+Deno.test("the TRAWL_BOOTSTRAP_TOKEN line of docs/deployment.md makes tokens of the server's form", async () => {
+  const doc = await Deno.readTextFile(join(REPO_ROOT, "docs", "deployment.md"));
+  const line = doc.split("\n").find((l) => l.startsWith("export TRAWL_BOOTSTRAP_TOKEN="));
+  assert.ok(line, "docs/deployment.md shows how to make the token");
+  const tokens = new Set<string>();
+  for (let i = 0; i < 20; i++) {
+    const out = await new Deno.Command("bash", {
+      args: ["-c", `${line}\necho "$TRAWL_BOOTSTRAP_TOKEN"`],
+      stdout: "piped",
+    }).output();
+    assert.equal(out.code, 0);
+    const token = new TextDecoder().decode(out.stdout).trim();
+    assert.match(token, TOKEN_PATTERN);
+    tokens.add(token);
+  }
+  assert.equal(tokens.size, 20, "each run makes another token");
+});
