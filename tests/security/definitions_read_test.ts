@@ -3,7 +3,8 @@
  * `/resources` refuses the definitions, and so does every reader of a query. A source naming
  * `/system/datastores` (READ_JSON, READ_CSV, READ_W3C, READ_ZEEK, PARSE, LIST), a stored table,
  * view or pattern file there, and a `save` there are refused naming the rule; a wider glob
- * (`/system/**`, `/**`, a FILE datastore rooted at the home) walks past them without a word.
+ * (`/system/**`, `/**`, a FILE datastore rooted at the home or at the KV's folder) walks past
+ * them, and the KV's files, without a word.
  * On a real server (a child process) with the files storage and with a KV.
  */
 
@@ -40,6 +41,10 @@ const WIDE = [
   "PARSE(pattern: 'LD:line EOL', src: 'file://home/data/system/datastores/*.json')",
   "READ_JSON(src: 'file://home/data/**/*.json')",
   "LIST(src: 'file://home/**')",
+  "PARSE(pattern: 'LD:line EOL', src: 'file://top/**')",
+  "PARSE(pattern: 'LD:line EOL', src: 'file://top/state.kv*')",
+  "READ_CSV(src: 'file://top/**')",
+  "LIST(src: 'file://top/**')",
 ];
 
 for (const storage of ["files", "kv"] as const) {
@@ -87,6 +92,8 @@ for (const storage of ["files", "kv"] as const) {
         azblobStore: { accountName: "devstoreaccount1", sasToken: SAS },
       });
       await put("home", { type: "FILE", fileStore: { root: home } });
+      // The folder of the home and of the KV's file: the KV holds the credentials too.
+      await put("top", { type: "FILE", fileStore: { root } });
       const log = await api.fetch("admin", "/API/v1.0/resources/shared/a.log", {
         method: "PUT",
         body: "one line\n",
@@ -132,7 +139,7 @@ for (const storage of ["files", "kv"] as const) {
       // The definitions are still there for the server, and GET /datastores still lists them.
       const listed = await api.fetch("admin", "/API/v1.0/datastores");
       const names = (await listed.json()).map((d: { name: string }) => d.name).sort();
-      assert.deepEqual(names, ["blob", "corp", "home"]);
+      assert.deepEqual(names, ["blob", "corp", "home", "top"]);
     } finally {
       await Deno.remove(root, { recursive: true });
     }
