@@ -28,7 +28,7 @@
 import { buildDeps, storagePlace } from "./main.ts";
 import { createApp } from "./routes/app.ts";
 import { createLogger, type Logger } from "./home/log.ts";
-import type { Storage } from "./engine/contracts/storage.ts";
+import { type Storage, StorageError } from "./engine/contracts/storage.ts";
 import { homeLayout } from "./home/layout.ts";
 import { loadSettings, type Settings } from "./home/settings.ts";
 import { parseLicense } from "./home/license.ts";
@@ -137,7 +137,36 @@ export default {
     starting.catch(() => {
       if (started === starting) started = undefined;
     });
-    const { app } = await starting;
+    let app;
+    try {
+      ({ app } = await starting);
+    } catch (e) {
+      return await failedStart(e);
+    }
     return await app.fetch(request);
   },
 } satisfies Deno.ServeDefaultExport;
+
+/**
+ * The answer while the edge cannot start, in the API's error form: an environment to fix says
+ * what to set (`500 NOT_CONFIGURED`), a KV not reachable is `503 STORAGE_UNAVAILABLE`, anything
+ * else a bug (`500 INTERNAL`, the details in the log only).
+ */
+async function failedStart(e: unknown): Promise<Response> {
+  const log = createLogger();
+  const [status, code, message] = e instanceof EdgeConfigError
+    ? [500, "NOT_CONFIGURED", e.message]
+    : e instanceof StorageError
+    ? [503, "STORAGE_UNAVAILABLE", e.publicMessage]
+    : [500, "INTERNAL", "the server could not start; its log says why"];
+  if (code === "INTERNAL") log.error("the edge could not start", e);
+  else log.error(`the edge could not start: ${message}`);
+  await log.flush();
+  return new Response(JSON.stringify({ code, message }), {
+    status,
+    headers: {
+      "Content-Type": "application/json; charset=UTF-8",
+      ...(status === 503 ? { "Retry-After": "5" } : {}),
+    },
+  });
+}

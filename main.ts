@@ -3,6 +3,7 @@
  * modules together; see docs/architecture.md.
  */
 
+import { resolve as resolvePath } from "node:path";
 import { Command, parseCommandLine, USAGE, UsageError } from "./home/command_line.ts";
 import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./home/layout.ts";
 import { createLogger, type Logger } from "./home/log.ts";
@@ -80,6 +81,16 @@ export interface Lifetimes {
   readonly pacer: ConnectorPool;
   /** Stately's inspector, when `inspect.statelyUrl` is set. */
   readonly inspector?: { stop(): void };
+}
+
+/**
+ * The host files of a local KV (SQLite's database and its journals): they hold the datastore
+ * definitions' credentials, so no FILE datastore may read them, whatever its root.
+ */
+function kvFiles(storage: Storage): string[] {
+  if (!(storage instanceof KvStorage) || /^https?:/i.test(storage.where)) return [];
+  const file = resolvePath(storage.where);
+  return [file, `${file}-wal`, `${file}-shm`, `${file}-journal`];
 }
 
 /**
@@ -174,6 +185,7 @@ export function buildDeps(
   const datastores = createDatastoreRegistry(
     tree,
     storage.kind === "files" ? undefined : (store) => definitions.read(store),
+    { hiddenHostPaths: kvFiles(storage) },
   );
   const access = {
     ...cloudHomeAccess(home, storage),

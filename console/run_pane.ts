@@ -9,6 +9,7 @@ import { readEvents } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { resultTable } from "./result_table.ts";
 import { chartFor, chartKind } from "./charts.ts";
+import { storedRunPath } from "./stored_run.ts";
 
 /** How many rows the chart looks at, at most. */
 const CHART_ROWS = 5000;
@@ -137,8 +138,15 @@ export function runPane(options: {
       });
     },
     runStored(path, args) {
-      const params = new URLSearchParams({ scriptPath: path, ...args });
-      return submit(`/queries?${params}`, { method: "POST" });
+      let url;
+      try {
+        url = storedRunPath(path, args);
+      } catch (e) {
+        reset();
+        showError(e);
+        return Promise.resolve();
+      }
+      return submit(url, { method: "POST" });
     },
     async follow(queryId) {
       following?.abort();

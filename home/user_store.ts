@@ -11,7 +11,7 @@
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type HomeLayout } from "./layout.ts";
-import type { Storage, StorageKey } from "../engine/contracts/storage.ts";
+import { type Storage, StorageError, type StorageKey } from "../engine/contracts/storage.ts";
 import { FileStorage } from "./storage/file_storage.ts";
 import {
   hashBytes,
@@ -276,19 +276,27 @@ export class UserStore {
     this.#hashes = users.map((u) => hashBytes(u.tokenHash));
   }
 
+  /**
+   * The users of the stored document. A corrupt one is the storage's failure, not a bug (a
+   * StorageError: `503 STORAGE_UNAVAILABLE` to every request that needs a user): its public
+   * message names the document and what is wrong, without a host path.
+   */
   #parse(text: string): StoredUser[] {
+    const corrupt = (what: string, detail: string) =>
+      new StorageError(`${this.file} is ${what}: ${detail}`, {
+        publicMessage: `the users document ${USERS_KEY.join("/")} is ${what} (${detail}); ` +
+          "repair it or restore it from a backup",
+      });
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (e) {
-      throw new UserStoreError(`${this.file} is not valid JSON: ${(e as Error).message}`);
+      throw corrupt("not valid JSON", (e as Error).message);
     }
     const parsed = usersFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new UserStoreError(
-        `${this.file} is not a valid users file: ${issue.path.join(".")}: ${issue.message}`,
-      );
+      throw corrupt("not a valid users file", `${issue.path.join(".")}: ${issue.message}`);
     }
     return parsed.data.users;
   }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UserStore, UserStoreError } from "./user_store.ts";
+import { USERS_KEY, UserStore, UserStoreError } from "./user_store.ts";
+import { KvStorage } from "./storage/kv_storage.ts";
+import { StorageError } from "../engine/storage.ts";
 import { hashToken, newToken, sameHash, TOKEN_PATTERN } from "./tokens.ts";
 import { ensureHome } from "./layout.ts";
 
@@ -117,5 +119,34 @@ Deno.test("UserStore names the file when it is corrupt", () => {
     await assert.rejects(() => new UserStore(file).list(), /users.json is not valid JSON/);
     await Deno.writeTextFile(file, JSON.stringify({ users: [{ name: "x" }] }));
     await assert.rejects(() => new UserStore(file).list(), /not a valid users file: users.0/);
+  });
+});
+
+Deno.test("a corrupt users document in a KV is a StorageError naming it, without a host path", () => {
+  return withHome(async (dir) => {
+    const kv = await Deno.openKv(join(dir, "state.kv"));
+    try {
+      const storage = new KvStorage(kv, "state.kv");
+      const users = new UserStore(storage);
+      for (
+        const [value, problem] of [
+          ["{ broken", /^the users document conf\/users\.json is not valid JSON \(.+\); repair it/],
+          [
+            JSON.stringify({ users: [{ name: "x" }] }),
+            /^the users document conf\/users\.json is not a valid users file \(users\.0\./,
+          ],
+        ] as const
+      ) {
+        await storage.put(USERS_KEY, new TextEncoder().encode(value));
+        await assert.rejects(() => users.authenticate(newToken()), (e: Error) => {
+          assert.ok(e instanceof StorageError, String(e));
+          assert.match(e.publicMessage, problem);
+          assert.ok(!e.publicMessage.includes(dir), e.publicMessage);
+          return true;
+        });
+      }
+    } finally {
+      kv.close();
+    }
   });
 });

@@ -15,16 +15,21 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { DATASTORES_FOLDER } from "../engine/contracts/datastore.ts";
+} from "../engine/contracts/datastore.ts";
 import { isWithin } from "../engine/contracts/resource_path.ts";
 import type { ResolvedPath, ResourceTree, Right } from "../engine/contracts/resource_tree.ts";
 import type { User } from "../engine/contracts/user.ts";
 import { type Preconditions, ResourceConflict } from "../engine/contracts/resource_tree.ts";
+import {
+  DATASTORES_FOLDER,
+  definitionRefusal,
+  isDatastoreDefinition,
+import { TimeSlicer } from "../engine/exec/context.ts";
 import { kindOf, type ResourceInfo } from "../home/resource_files.ts";
 import { RIGHTS } from "../home/rights.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
-import { sendJson } from "./json.ts";
+import { JSON_CONTENT_TYPE } from "./json.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 
 export interface ResourceDeps {
@@ -88,20 +93,30 @@ export function resourceRoutes(deps: ResourceDeps): Hono<AppEnv> {
       user.admin ||
       (file.endsWith(".json") && deps.mayReadStore !== undefined &&
         await deps.mayReadStore(user, file.slice(0, -".json".length)));
-    const entries = [];
-    for (const entry of await tree.list(real)) {
-      const canonical = childPath(resolved.canonical, entry.name);
-      if (!mayList(tree, user, canonical)) continue;
-      if (resolved.canonical === DATASTORES_FOLDER && !(await mayListStore(entry.name))) continue;
-      entries.push({
-        name: entry.name,
-        kind: kindOf(canonical, entry.isFolder),
-        size: entry.size,
-        modified: new Date(entry.modified).toISOString(),
-        rights: RIGHTS.filter((r) => tree.may(user, r, canonical)),
-      });
+    // A folder of 100 000 files is seconds of rights checks: other requests get their turns,
+    // and each entry is written as JSON as it comes (JSON.stringify of the whole array would
+    // be one more long step).
+    const entries: string[] = [];
+    const slicer = new TimeSlicer(new AbortController().signal);
+    let seen = 0;
+    try {
+      for (const entry of await tree.list(real)) {
+        if ((++seen & 255) === 0) await slicer.check();
+        const canonical = childPath(resolved.canonical, entry.name);
+        if (!mayList(tree, user, canonical)) continue;
+        if (resolved.canonical === DATASTORES_FOLDER && !(await mayListStore(entry.name))) continue;
+        entries.push(JSON.stringify({
+          name: entry.name,
+          kind: kindOf(canonical, entry.isFolder),
+          size: entry.size,
+          modified: new Date(entry.modified).toISOString(),
+          rights: RIGHTS.filter((r) => tree.may(user, r, canonical)),
+        }));
+      }
+    } finally {
+      slicer.stop();
     }
-    return sendJson(c, entries);
+    return c.body(`[${entries.join(",")}]`, 200, { "Content-Type": JSON_CONTENT_TYPE });
   });
 
   app.put(
@@ -262,10 +277,8 @@ async function requireParent(tree: ResourceTree, user: User, parent: ResolvedPat
 }
 
 function refuseDatastore(resolved: ResolvedPath): void {
-  if (isWithin(resolved.canonical, DATASTORES_FOLDER) && resolved.canonical !== DATASTORES_FOLDER) {
-    throw forbidden(
-      `datastore definitions are read and written through /datastores, not /resources (${resolved.canonical})`,
-    );
+  if (isDatastoreDefinition(resolved.canonical)) {
+    throw forbidden(definitionRefusal(resolved.canonical, "/resources"));
   }
 }
 

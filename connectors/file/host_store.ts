@@ -17,8 +17,15 @@ import type { FileStoreDefinition } from "./file_store_definition.ts";
 
 const STORE_PREFIX = /^file:\/\/[^/]*/i;
 
-/** The store for `file://<name>/...` over the host folder of the definition. */
-export function hostStore(definition: FileStoreDefinition): Datastore {
+/**
+ * The store for `file://<name>/...` over the host folder of the definition. `hiddenFolders`
+ * (real host paths) are never listed nor read through it, untold: the home's datastore
+ * definitions, for a store whose root holds the home.
+ */
+export function hostStore(
+  definition: FileStoreDefinition,
+  hiddenFolders: readonly string[] = [],
+): Datastore {
   const { name, acl } = definition;
   const prefix = `file://${name}`;
   const root = resolve(definition.root);
@@ -44,6 +51,8 @@ export function hostStore(definition: FileStoreDefinition): Datastore {
         uriOf: (path) => prefix + path,
         mayList: () => storeAllows(acl, user, "list"),
         mayRead: () => storeAllows(acl, user, "read"),
+        hidden: ({ host }) =>
+          hiddenFolders.some((folder) => host === folder || host.startsWith(folder + sep)),
         async realPath(path) {
           realRoot ??= Deno.realPath(root);
           const host = await Deno.realPath(root + path.split("/").join(sep));

@@ -10,6 +10,7 @@
  */
 
 import type { FileEntry, ListOptions } from "../../engine/contracts/datastore.ts";
+import { join } from "node:path";
 import { isTableTempName } from "../../engine/table/temp_files.ts";
 import type { Glob } from "../glob.ts";
 import { openFile } from "./open_file.ts";
@@ -27,6 +28,12 @@ export interface LocalRoot {
    * (with a message naming no host path) when the link leads out of the root.
    */
   realPath(path: string): Promise<{ host: string; logical: string }>;
+  /**
+   * Is this file or folder one no listing shows and nothing reads, whoever asks (the datastore
+   * definitions, engine/datastore.ts)? It is skipped without a warning: its name is not told.
+   * `host` is where it really is (for the storage tree: the canonical path).
+   */
+  hidden?(path: { logical: string; host: string }): boolean;
 }
 
 /** The readable files `glob` matches under `root`; what cannot be read is warned about. */
@@ -37,6 +44,7 @@ export function listLocalFiles(
 ): AsyncGenerator<FileEntry> {
   return listMatches(glob, root, (warn) => localWalkFs(root, warn), options, async (path, uri) => {
     const target = await root.realPath(path);
+    if (root.hidden?.(target)) return null;
     if (target.logical !== path && !root.mayRead(target.logical)) {
       return `'${uri}' links to a file you may not read; skipped`;
     }
@@ -53,11 +61,14 @@ export function listLocalFiles(
   });
 }
 
-/** What a matched file is, to read it; or a warning why it is skipped. Throws: cannot read. */
+/**
+ * What a matched file is, to read it; or a warning why it is skipped; null: skipped untold (a
+ * hidden file). Throws: cannot read.
+ */
 export type OpenMatch = (
   path: string,
   uri: string,
-) => Promise<Omit<FileEntry, "uri" | "pathTime"> | string>;
+) => Promise<Omit<FileEntry, "uri" | "pathTime"> | string | null>;
 
 /**
  * The files `glob` matches through the walk `walkFs` makes (the local disk's or a tree's; it
@@ -94,6 +105,7 @@ export async function* listMatches(
       warn(`cannot read '${uri}' (${reason(e)}); skipped`);
       continue;
     }
+    if (file === null) continue;
     if (typeof file === "string") {
       warn(file);
       continue;
@@ -130,6 +142,7 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
     const uri = root.uriOf(path);
     try {
       const target = await root.realPath(path);
+      if (root.hidden?.(target)) return null;
       const stat = await Deno.stat(target.host);
       // A link must not reach what its target's own rights would refuse.
       if (stat.isDirectory) {
@@ -155,6 +168,7 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
       const out: WalkEntry[] = [];
       try {
         const target = await root.realPath(path);
+        if (root.hidden?.(target)) return null;
         if (target.logical !== path && !root.mayList(target.logical)) {
           warn(`'${uri}' leads to a folder you may not list; skipped`);
           return null;
@@ -166,7 +180,9 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
         listed.set(path, target.host);
         for await (const e of Deno.readDir(target.host)) {
           if (isTableTempName(e.name)) continue; // a save in progress, or a killed one
-          const kind = await kindOf(`${path.replace(/\/$/, "")}/${e.name}`, e);
+          const child = `${path.replace(/\/$/, "")}/${e.name}`;
+          if (root.hidden?.({ logical: child, host: join(target.host, e.name) })) continue;
+          const kind = await kindOf(child, e);
           if (kind) out.push({ name: e.name, kind });
         }
       } catch (e) {
@@ -184,7 +200,9 @@ function localWalkFs(root: LocalRoot, warn: (message: string) => void): WalkFs {
       if (!root.mayList(parent) && !root.mayRead(path) && !root.mayList(path)) return null;
       try {
         if (isTableTempName(path.slice(slash + 1))) return null;
-        return await kindOf(path, await Deno.lstat(root.hostPath(path)));
+        const host = root.hostPath(path);
+        if (root.hidden?.({ logical: path, host })) return null;
+        return await kindOf(path, await Deno.lstat(host));
       } catch {
         return null;
       }

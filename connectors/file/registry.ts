@@ -32,15 +32,22 @@ const STORE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 /**
  * `definitionText`, when given, is where FILE store definitions are read instead of the tree
- * (the server's storage is a KV shared by several servers: engine/contracts/storage.ts).
+ * (the server's storage is a KV shared by several servers: engine/contracts/storage.ts). `hiddenHostPaths`
+ * are files of this host no FILE store reads or lists, whatever its root (the KV's files, which
+ * hold the definitions' credentials); the tree's definitions folder always is.
  */
 export function createDatastoreRegistry(
   tree: ResourceTree,
   definitionText?: (store: string) => Promise<string | null>,
+  options: { readonly hiddenHostPaths?: readonly string[] } = {},
 ): SchemeRegistry {
   const factories = new Map<string, DatastoreFactory>();
   const tree_ = treeStore(tree);
-  factories.set("file", (uri, user) => fileDatastore(tree, uri, user, definitionText));
+  let hidden: Promise<string[]> | undefined;
+  factories.set("file", async (uri, user) => {
+    hidden ??= withRealPaths(options.hiddenHostPaths ?? []);
+    return await fileDatastore(tree, uri, user, { definitionText, hidden: await hidden });
+  });
   return {
     register(scheme, factory) {
       factories.set(scheme.toLowerCase(), factory);
@@ -66,8 +73,12 @@ async function fileDatastore(
   tree: ResourceTree,
   uri: string,
   user: User,
-  definitionText?: (store: string) => Promise<string | null>,
+  options: {
+    readonly definitionText: ((store: string) => Promise<string | null>) | undefined;
+    readonly hidden: readonly string[];
+  },
 ): Promise<Datastore> {
+  const { definitionText } = options;
   const name = uri.slice("file://".length).split("/")[0];
   if (!STORE_NAME.test(name)) {
     throw new QueryError({
@@ -104,5 +115,23 @@ async function fileDatastore(
   }
   const parsed = parseFileStoreDefinition(name, json);
   if (!parsed.ok) throw new QueryError({ code: parsed.code, message: parsed.problem });
-  return hostStore(parsed.definition);
+  // Where the tree's definitions really are on this host, for a store whose root holds them
+  // (one rooted at the home): it must not read their credentials either.
+  const definitions = tree.hostFiles
+    ? await withRealPaths([tree.resolve(user, DATASTORES_FOLDER).real])
+    : [];
+  return hostStore(parsed.definition, [...definitions, ...options.hidden]);
+}
+
+/** `paths` with the real path of each that exists (a link or a folder along the way). */
+async function withRealPaths(paths: readonly string[]): Promise<string[]> {
+  const out = [...paths];
+  for (const path of paths) {
+    try {
+      out.push(await Deno.realPath(path));
+    } catch {
+      // Not there (yet): the path as given is all there is to compare.
+    }
+  }
+  return out;
 }

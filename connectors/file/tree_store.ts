@@ -8,10 +8,15 @@
  *   for await (const f of store.list("/shared/logs/$yyyy$/*.log", options)) ...
  */
 
-import type { Datastore, ListOptions } from "../../engine/contracts/datastore.ts";
-import { PathError } from "../../engine/contracts/resource_path.ts";
+} from "../../engine/contracts/datastore.ts";
+import { isWithin, PathError } from "../../engine/contracts/resource_path.ts";
 import { type ResolvedPath, type ResourceTree } from "../../engine/contracts/resource_tree.ts";
 import { QueryError } from "../../engine/front/diagnostics.ts";
+import {
+  type Datastore,
+  DATASTORES_FOLDER,
+  definitionRefusal,
+  type ListOptions,
 import { compileGlob } from "../glob.ts";
 import { listLocalFiles, listMatches, type LocalRoot, reason } from "./local_files.ts";
 import type { FileEntry } from "../../engine/contracts/datastore.ts";
@@ -23,6 +28,11 @@ export function treeStore(tree: ResourceTree): Datastore {
     list(pattern: string, options: ListOptions) {
       const glob = compileGlob(pattern);
       const base = resolveBase(tree, glob.base, options);
+      // Named, the datastore definitions are refused; a wider glob (`/system/**`) walks past
+      // them untold (root.hidden).
+      if (isWithin(base.canonical, DATASTORES_FOLDER)) {
+        throw new QueryError({ code: "FORBIDDEN", message: definitionRefusal(pattern, "queries") });
+      }
       // Files are named as the user wrote them: `/user/x.log` stays `/user/x.log`.
       const shownBase = glob.base.startsWith("/") ? glob.base : base.canonical;
       const root: LocalRoot = {
@@ -30,6 +40,7 @@ export function treeStore(tree: ResourceTree): Datastore {
         uriOf: (path) => shownBase.replace(/\/$/, "") + path.slice(base.canonical.length),
         mayList: (path) => tree.may(options.user, "list", path),
         mayRead: (path) => tree.may(options.user, "read", path),
+        hidden: ({ logical }) => isWithin(logical, DATASTORES_FOLDER),
         async realPath(path) {
           // No user on it: the rights of both paths are checked by listLocalFiles.
           const target = await tree.realTarget({
@@ -86,7 +97,11 @@ async function* listTreeFiles(
       }
       try {
         const entries = await tree.list(path);
-        return entries.map((e) => ({ name: e.name, kind: e.isFolder ? "dir" : "file" } as const));
+        return entries
+          .filter((e) =>
+            !root.hidden?.({ logical: child(path, e.name), host: child(path, e.name) })
+          )
+          .map((e) => ({ name: e.name, kind: e.isFolder ? "dir" : "file" } as const));
       } catch (e) {
         warn(`cannot list folder '${uri}' (${reason(e)}); skipped`);
         return null;
@@ -98,6 +113,7 @@ async function* listTreeFiles(
       const slash = path.lastIndexOf("/");
       const parent = slash <= 0 ? "/" : path.slice(0, slash);
       if (!root.mayList(parent) && !root.mayRead(path) && !root.mayList(path)) return null;
+      if (root.hidden?.({ logical: path, host: path })) return null;
       try {
         const info = await tree.stat(path);
         return info === null ? null : info.isFolder ? "dir" : "file";
@@ -107,6 +123,7 @@ async function* listTreeFiles(
     },
   });
   return yield* listMatches(glob, root, walkFs, options, async (path) => {
+    if (root.hidden?.({ logical: path, host: path })) return null;
     const info = await tree.stat(path);
     if (!info || info.isFolder) throw new Deno.errors.NotFound();
     return {
@@ -117,4 +134,8 @@ async function* listTreeFiles(
       openAt: (signal, from) => tree.open(path, signal, from),
     };
   });
+}
+
+function child(folder: string, name: string): string {
+  return `${folder.replace(/\/$/, "")}/${name}`;
 }

@@ -5,9 +5,27 @@
  */
 
 import type { User } from "./user.ts";
+import { isWithin } from "./resource_path.ts";
 
 /** Where definitions live that reach beyond the tree; no grant opens them to writing. */
 export const DATASTORES_FOLDER = "/system/datastores";
+
+/**
+ * Is `canonical` in the datastores folder (a definition, or below one)? Definitions hold
+ * credentials (client secrets, SAS tokens, account keys) that are write-only for everyone,
+ * admins included: they are read and written through `/datastores` only, never by a query's
+ * sources, tables, views or `save`, nor through `/resources` (which lists the folder itself).
+ */
+export function isDatastoreDefinition(canonical: string): boolean {
+  return isWithin(canonical, DATASTORES_FOLDER) && canonical !== DATASTORES_FOLDER;
+}
+
+/** Why `canonical` (a datastore definition) is refused to `by`: a query or `/resources`. */
+export function definitionRefusal(canonical: string, by: "queries" | "/resources"): string {
+  return `datastore definitions are read and written through /datastores, not ${
+    by === "queries" ? "by queries" : "/resources"
+  } (${canonical})`;
+}
 
 export interface FileEntry {
   /** The URI as the user would write it: `/shared/logs/a.log`, `cloudapi://store/...`. */

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import type { Span } from "../front/ast.ts";
 import { PathError } from "../contracts/resource_path.ts";
 import { type ResolvedPath, type Right, type TreeFiles } from "../contracts/resource_tree.ts";
+import { definitionRefusal, isDatastoreDefinition } from "../contracts/datastore.ts";
 import { type PlanEnv, report } from "./env.ts";
 
 /** Resolves `path` for the query's user; a malformed path becomes a diagnostic. */
@@ -31,6 +32,10 @@ export async function existingFile(
   const resolved = resolvePath(env, path, options.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
+  if (isDatastoreDefinition(canonical)) {
+    report(env, "FORBIDDEN", definitionRefusal(canonical, "queries"), options.span);
+    return undefined;
+  }
   const { tree, user } = env.query;
   const rights: readonly Right[] = typeof options.right === "string"
     ? [options.right]

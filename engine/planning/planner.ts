@@ -19,6 +19,8 @@ import { planSave } from "./save.ts";
 import { planSourceCall } from "./source_calls.ts";
 import { existingFile, resolvePath } from "./paths.ts";
 import { CorruptTable, readTableSchema } from "../table/table_reader.ts";
+import { MAX_PIPELINE_OPERATORS } from "../front/checker.ts";
+import { operatorCount } from "./operator_count.ts";
 import { type ArgumentInput, bindArguments, loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
 
 /**
@@ -234,7 +236,26 @@ export async function planPipeline(
     }
     node = await planCommand(env, node, command);
   }
-  return node;
+  return node && withinOperatorLimit(env, node, pipeline) ? node : undefined;
+}
+
+/**
+ * The checker bounds a pipeline with the streams it reads; the stored scripts it calls (with
+ * theirs) count here, once planned and before a pass copies a shared node per use: a view that
+ * reads a view twice doubles at each level, and 30 such levels would be 2^29 operators.
+ */
+function withinOperatorLimit(env: PlanEnv, node: PlanNode, pipeline: Pipeline): boolean {
+  const size = operatorCount(node);
+  if (size <= MAX_PIPELINE_OPERATORS) return true;
+  report(
+    env,
+    "SYNTAX_ERROR",
+    `pipeline too long: ${size} operators, counting those of the streams and stored scripts ` +
+      `it reads, more than ${MAX_PIPELINE_OPERATORS}; save an intermediate result as a table, ` +
+      `or combine commands`,
+    pipeline.span,
+  );
+  return false;
 }
 
 async function planCommand(

@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import type { Expr, Span } from "../front/ast.ts";
 import { PathError } from "../contracts/resource_path.ts";
 import type { PlanNode } from "./plan.ts";
+import { definitionRefusal, isDatastoreDefinition } from "../contracts/datastore.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constantString } from "./expressions.ts";
 import { resolvePath } from "./paths.ts";
@@ -22,6 +23,10 @@ export async function planSave(
   const resolved = resolvePath(env, path, save.path.span);
   if (!resolved) return undefined;
   const { canonical } = resolved;
+  if (isDatastoreDefinition(canonical)) {
+    report(env, "FORBIDDEN", definitionRefusal(canonical, "queries"), save.path.span);
+    return undefined;
+  }
   if (!canonical.endsWith(".sxt")) {
     report(
       env,

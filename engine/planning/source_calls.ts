@@ -5,7 +5,14 @@
  */
 
 import type { NamedExpr, Source } from "../front/ast.ts";
-import type { Datastore, FileEntry, ListOptions } from "../contracts/datastore.ts";
+} from "../contracts/datastore.ts";
+import {
+  type Datastore,
+  DATASTORES_FOLDER,
+  definitionRefusal,
+  type FileEntry,
+  type ListOptions,
+import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
@@ -93,6 +100,10 @@ function evaluateArgs(
     );
     return undefined;
   }
+  if (readsDefinitions(env, src.value)) {
+    report(env, "FORBIDDEN", definitionRefusal(src.value, "queries"), src.expr.span);
+    return undefined;
+  }
   const bound = (key: "from" | "to"): number | undefined | false => {
     const v = values.get(key);
     if (!v || v.value === null) return undefined;
@@ -103,6 +114,28 @@ function evaluateArgs(
   const from = bound("from"), to = bound("to");
   if (from === false || to === false) return undefined;
   return { src: src.value, from, to, values };
+}
+
+/**
+ * Does the tree path `src` name the datastore definitions (all it can match is in their folder)?
+ * Said when the script is planned; connectors/file/tree_store.ts refuses it too, and walks a
+ * wider glob past them untold.
+ */
+function readsDefinitions(env: PlanEnv, src: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(src)) return false;
+  const parts = src.split("/").filter((p) => p !== "");
+  // The folders before the first glob, as connectors/glob.ts takes its base.
+  const literal = (p: string) => !/[*?]|\$(yyyy|MM|dd|HH|mm)\$/.test(p);
+  let i = 0;
+  while (i < parts.length - 1 && literal(parts[i])) i++;
+  try {
+    const { tree, user } = env.query;
+    const base = (src.startsWith("/") ? "/" : "") + parts.slice(0, i).join("/");
+    const canonical = tree.resolve(user, base === "" ? env.workDir : base, env.workDir).canonical;
+    return isWithin(canonical, DATASTORES_FOLDER);
+  } catch {
+    return false; // a malformed path is refused when its files are listed
+  }
 }
 
 /**

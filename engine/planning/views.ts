@@ -21,6 +21,12 @@ import { constant } from "./expressions.ts";
  */
 export const SCRIPT_RIGHTS: readonly Right[] = ["execute", "read"];
 
+/**
+ * Stored scripts called one inside another (a script run by its path is the first): each level
+ * nests the plan once more, and the passes over a plan recurse through the nesting.
+ */
+export const MAX_VIEW_DEPTH = 50;
+
 /** Arguments of a stored script run. */
 export type ArgumentInput =
   | {
@@ -76,6 +82,17 @@ export async function loadView(
       caller,
       "RECURSION",
       `the stored script ${file.canonical} calls itself: ${loop}`,
+      span,
+    );
+    return undefined;
+  }
+  if (caller.chain.length >= MAX_VIEW_DEPTH) {
+    report(
+      caller,
+      "RECURSION",
+      `stored scripts nested too deeply: calling ${file.canonical} here makes ` +
+        `${caller.chain.length + 1} stored scripts called one inside another (from ` +
+        `${caller.chain[0]}), more than ${MAX_VIEW_DEPTH}`,
       span,
     );
     return undefined;

@@ -9,6 +9,7 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { REPO_ROOT, startServerProcess } from "../foundation/server_process.ts";
 import { settingsFromEnv } from "../../edge.ts";
+import { TOKEN_PATTERN } from "../../home/tokens.ts";
 
 const EDGE = join(REPO_ROOT, "edge.ts");
 
@@ -250,7 +251,7 @@ Deno.test("edge.ts under deno serve: the API and console with file access to the
   }
 });
 
-Deno.test("edge.ts without TRAWL_STORAGE, or with a malformed bootstrap token, answers 500 and says what to set", async () => {
+Deno.test("edge.ts without TRAWL_STORAGE, or with a malformed bootstrap token, answers 500 NOT_CONFIGURED as JSON saying what to set", async () => {
   const root = await Deno.makeTempDir({ prefix: "trawl-edge-" });
   try {
     await expectFailedStart(
@@ -269,7 +270,7 @@ Deno.test("edge.ts without TRAWL_STORAGE, or with a malformed bootstrap token, a
   }
 });
 
-/** Starts the edge with `env`; its requests answer 500 and its log matches `said`. */
+/** Starts the edge with `env`; its requests answer 500 NOT_CONFIGURED and its answer and log match `said`. */
 async function expectFailedStart(
   root: string,
   env: Record<string, string>,
@@ -300,16 +301,24 @@ async function expectFailedStart(
   });
   try {
     let status = 0;
+    let type: string | null = null;
+    let body = "";
     for (let i = 0; i < 300 && status === 0; i++) {
       try {
         const res = await fetch(`http://127.0.0.1:${port}/healthz`);
         status = res.status;
-        await res.body?.cancel();
+        type = res.headers.get("Content-Type");
+        body = await res.text();
       } catch {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
     assert.equal(status, 500);
+    // The API's error form, saying what to set.
+    assert.equal(type, "application/json; charset=UTF-8");
+    const error = JSON.parse(body);
+    assert.equal(error.code, "NOT_CONFIGURED", body);
+    assert.match(error.message, said);
     for (let i = 0; i < 50 && !said.test(chunks.join("")); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -321,3 +330,21 @@ async function expectFailedStart(
     await Promise.all(pumps);
   }
 }
+
+Deno.test("the TRAWL_BOOTSTRAP_TOKEN line of docs/deployment.md makes tokens of the server's form", async () => {
+  const doc = await Deno.readTextFile(join(REPO_ROOT, "docs", "deployment.md"));
+  const line = doc.split("\n").find((l) => l.startsWith("export TRAWL_BOOTSTRAP_TOKEN="));
+  assert.ok(line, "docs/deployment.md shows how to make the token");
+  const tokens = new Set<string>();
+  for (let i = 0; i < 20; i++) {
+    const out = await new Deno.Command("bash", {
+      args: ["-c", `${line}\necho "$TRAWL_BOOTSTRAP_TOKEN"`],
+      stdout: "piped",
+    }).output();
+    assert.equal(out.code, 0);
+    const token = new TextDecoder().decode(out.stdout).trim();
+    assert.match(token, TOKEN_PATTERN);
+    tokens.add(token);
+  }
+  assert.equal(tokens.size, 20, "each run makes another token");
+});

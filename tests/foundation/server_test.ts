@@ -101,20 +101,28 @@ Deno.test("CLI changes take effect in the running server without a restart", asy
   assert.ok(!log.includes(bob) && !log.includes(replaced.lastLine), "tokens in the log");
 });
 
-Deno.test("an unexpected exception answers 500 INTERNAL with no stack or detail", async () => {
+Deno.test("a corrupt users file answers 503 STORAGE_UNAVAILABLE naming it, with no host path", async () => {
   await using home = await tempHome();
   await using server = await startServerProcess(home.dir);
-  // A users file broken behind the server's back makes authentication fail unexpectedly.
+  // A users file broken behind the server's back: the storage failed, not the server.
   await Deno.writeTextFile(join(home.dir, "conf", "users.json"), "{ broken");
   const res = await whoami(server.url, server.firstToken);
-  assert.equal(res.status, 500);
+  assert.equal(res.status, 503);
   assert.equal(res.headers.get("Content-Type"), "application/json; charset=UTF-8");
+  assert.equal(res.headers.get("Retry-After"), "5");
   const body = await res.json();
   assert.deepEqual(Object.keys(body).sort(), ["code", "message"]);
-  assert.equal(body.code, "INTERNAL");
-  assert.ok(!/users\.json|\.ts|at /.test(body.message), body.message);
-  await server.stop();
-  assert.ok(server.stderr.some((line) => line.includes("ERROR unexpected error in GET")));
+  assert.equal(body.code, "STORAGE_UNAVAILABLE");
+  assert.match(body.message, /^the users document conf\/users\.json is not valid JSON \(/);
+  assert.ok(
+    !body.message.includes(home.dir) && !/\.ts\b|\n\s+at /.test(body.message),
+    body.message,
+  );
+  // Repaired, it answers again.
+  await Deno.writeTextFile(join(home.dir, "conf", "users.json"), '{"users": []}');
+  const after = await whoami(server.url, server.firstToken);
+  assert.equal(after.status, 401);
+  await after.body?.cancel();
 });
 
 Deno.test("a later start prints no token; a bad setting stops the start naming it", async () => {
