@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { USERS_KEY, UserStore, UserStoreError } from "./user_store.ts";
 import { KvStorage } from "./storage/kv_storage.ts";
-import { StorageError } from "../engine/storage.ts";
+import { StorageError } from "../engine/contracts/storage.ts";
 import { hashToken, newToken, sameHash, TOKEN_PATTERN } from "./tokens.ts";
 import { ensureHome } from "./layout.ts";
 

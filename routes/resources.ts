@@ -15,7 +15,6 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-} from "../engine/contracts/datastore.ts";
 import { isWithin } from "../engine/contracts/resource_path.ts";
 import type { ResolvedPath, ResourceTree, Right } from "../engine/contracts/resource_tree.ts";
 import type { User } from "../engine/contracts/user.ts";
@@ -24,6 +23,7 @@ import {
   DATASTORES_FOLDER,
   definitionRefusal,
   isDatastoreDefinition,
+} from "../engine/contracts/datastore.ts";
 import { TimeSlicer } from "../engine/exec/context.ts";
 import { kindOf, type ResourceInfo } from "../home/resource_files.ts";
 import { RIGHTS } from "../home/rights.ts";

@@ -8,7 +8,6 @@
  *   for await (const f of store.list("/shared/logs/$yyyy$/*.log", options)) ...
  */
 
-} from "../../engine/contracts/datastore.ts";
 import { isWithin, PathError } from "../../engine/contracts/resource_path.ts";
 import { type ResolvedPath, type ResourceTree } from "../../engine/contracts/resource_tree.ts";
 import { QueryError } from "../../engine/front/diagnostics.ts";
@@ -17,6 +16,7 @@ import {
   DATASTORES_FOLDER,
   definitionRefusal,
   type ListOptions,
+} from "../../engine/contracts/datastore.ts";
 import { compileGlob } from "../glob.ts";
 import { listLocalFiles, listMatches, type LocalRoot, reason } from "./local_files.ts";
 import type { FileEntry } from "../../engine/contracts/datastore.ts";

@@ -5,13 +5,13 @@
  */
 
 import type { NamedExpr, Source } from "../front/ast.ts";
-} from "../contracts/datastore.ts";
 import {
   type Datastore,
   DATASTORES_FOLDER,
   definitionRefusal,
   type FileEntry,
   type ListOptions,
+} from "../contracts/datastore.ts";
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
