@@ -7,7 +7,7 @@
 
 import { execute, type Plan } from "../engine/engine.ts";
 import { type QueryRun } from "../engine/exec/query_run.ts";
-import type { QueryStats } from "../engine/exec/context.ts";
+import type { QueryStats } from "../engine/plan/context.ts";
 import type { Schema } from "../engine/values/types.ts";
 import type { Row } from "../engine/values/values.ts";
 import { type Diagnostic, QueryError } from "../engine/front/diagnostics.ts";

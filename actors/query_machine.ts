@@ -25,7 +25,7 @@ import {
 } from "xstate";
 import type { Plan } from "../engine/engine.ts";
 import type { QueryRun } from "../engine/exec/query_run.ts";
-import { newQueryStats, type QueryStats } from "../engine/exec/context.ts";
+import { newQueryStats, type QueryStats } from "../engine/plan/context.ts";
 import type { Diagnostic } from "../engine/front/diagnostics.ts";
 import type { Schema } from "../engine/values/types.ts";
 import type { User } from "../engine/contracts/user.ts";

@@ -14,7 +14,7 @@
  */
 
 import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
-import type { ShareMessage } from "../engine/exec/parallel/scan_workers.ts";
+import type { ShareMessage } from "../engine/contracts/scan_workers.ts";
 import type { Grant } from "../home/rights.ts";
 import { StorageResourceTree } from "../home/storage_tree.ts";
 import { openKvStorage } from "../home/storage/kv_storage.ts";

@@ -15,7 +15,7 @@ import { check } from "./front/front.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import type { ScriptSource } from "./contracts/script_source.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
-import { type CompiledPlan, printPlan } from "./planning/plan.ts";
+import { type CompiledPlan, printPlan } from "./plan/plan.ts";
 import { planScript } from "./planning/planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import type { PlanEnv } from "./planning/env.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
-import type { ShareHandle } from "../engine/exec/parallel/scan_workers.ts";
+import type { ShareHandle } from "../engine/contracts/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { toJsonValue } from "../engine/values/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
@@ -229,7 +229,7 @@ Deno.test("a top-N sort over a row pipeline runs in workers and gives one thread
 });
 
 Deno.test("what the workers read is counted in the query's stats, as one thread counts it", async () => {
-  const { newQueryStats } = await import("../engine/exec/context.ts");
+  const { newQueryStats } = await import("../engine/plan/context.ts");
   await using home = await engineHome();
   await writeLogs(home);
   const pool = workers(home.tree.root, 3);

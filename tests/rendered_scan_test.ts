@@ -14,12 +14,8 @@ import { formatSpec, rowWriterOf } from "../routes/formats.ts";
 import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
 import type { RowTextFormat } from "../engine/exec/render_bytes.ts";
 import type { Warning } from "../engine/contracts/datastore.ts";
-import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
-import {
-  ROW_CREDIT,
-  type ShareMessage,
-  type ShareTask,
-} from "../engine/exec/parallel/scan_workers.ts";
+import type { ScanWorkers } from "../engine/contracts/scan_workers.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "../engine/contracts/scan_workers.ts";
 
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes? ' [' HTTPDATE:time '] ' NSPACE:path ` +
   `' ' DQS:agent`;

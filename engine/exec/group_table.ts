@@ -11,7 +11,7 @@
  * indexes an array.
  */
 
-import type { Compiled } from "../planning/plan.ts";
+import type { Compiled } from "../plan/plan.ts";
 import { IpAddr, type Row, Timestamp } from "../values/values.ts";
 import { combineKeys, valueKey } from "../values/value_ops.ts";
 

@@ -3,7 +3,7 @@
 import type { Warning } from "../contracts/datastore.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
-import type { QueryStats } from "./context.ts";
+import type { QueryStats } from "../plan/context.ts";
 import type { RenderedRows, RenderRequest } from "./rendered.ts";
 
 export interface ExecuteOptions {

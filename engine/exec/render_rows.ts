@@ -6,9 +6,9 @@
  * is never made.
  */
 
-import type { PlanNode } from "../planning/plan.ts";
+import type { PlanNode } from "../plan/plan.ts";
 import { ByteSink, compileRowBytesWriter } from "./render_bytes.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 import { frameText, RenderedRows, type RenderTask } from "./rendered.ts";
 
 /** Rows rendered below this many bytes wait for the next batch's. */

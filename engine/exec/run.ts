@@ -7,7 +7,7 @@
  */
 
 import { assertNever } from "../front/ast.ts";
-import { childrenOf, type CompiledPlan, type PlanNode } from "../planning/plan.ts";
+import { childrenOf, type CompiledPlan, type PlanNode } from "../plan/plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
@@ -18,7 +18,7 @@ import {
   MemoryBudget,
   ProgressMeter,
   TimeSlicer,
-} from "./context.ts";
+} from "../plan/context.ts";
 import { valuesSource } from "./values_source.ts";
 import { filterRows } from "./filter.ts";
 import { projectRows } from "./project.ts";
@@ -43,7 +43,7 @@ import {
 import { RenderedRows, type RenderRequest } from "./rendered.ts";
 import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
-import type { ParallelContext } from "./parallel/scan_workers.ts";
+import type { ParallelContext } from "../contracts/scan_workers.ts";
 
 /**
  * Opens `node` as it stands: the plan's passes made every rewrite before it runs. A part of the

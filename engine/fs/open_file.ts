@@ -3,7 +3,7 @@
  * read-ahead), closed at the end, on cancel and on abort.
  */
 
-import { READ_CHUNK_BYTES } from "../exec/context.ts";
+import { READ_CHUNK_BYTES } from "../plan/context.ts";
 
 /**
  * The buffers of chunks these streams made, each for one chunk alone: the reader of the chunk

@@ -12,26 +12,26 @@
 
 import type { FileEntry } from "../../contracts/datastore.ts";
 import { QueryError } from "../../front/diagnostics.ts";
-import type { PlanNode } from "../../planning/plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import type { Row } from "../../values/values.ts";
 import { Grouping } from "../aggregate.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "../context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../../plan/context.ts";
 import {
   ISOLATE_BYTES,
   type ParallelContext,
   type PartialGroups,
   type ShareHandle,
   type ShareMessage,
-} from "./scan_workers.ts";
+} from "../../contracts/scan_workers.ts";
 import { type FileShare, splitShares } from "./shares.ts";
-import { type SkipTally, skipWarning, type TallyWarning } from "../skip_tally.ts";
+import { type SkipTally, skipWarning, type TallyWarning } from "../../plan/skip_tally.ts";
 import {
   type AbsentReport,
   type AbsentTally,
   absentWarnings,
   mergeAbsent,
 } from "../absent_fields.ts";
-import { decodeRow } from "./value_codec.ts";
+import { decodeRow } from "../../values/value_codec.ts";
 import { RenderedRows } from "../rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };

@@ -13,7 +13,7 @@
  * the same node by its number.
  */
 
-import { childrenOf, type PlanNode } from "../../planning/plan.ts";
+import { childrenOf, type PlanNode } from "../../plan/plan.ts";
 import { Grouping } from "../aggregate.ts";
 import type { Type } from "../../values/types.ts";
 

@@ -8,7 +8,7 @@
 import { compile } from "../../engine.ts";
 import type { FileEntry } from "../../contracts/datastore.ts";
 import { QueryError } from "../../front/diagnostics.ts";
-import type { CompiledPlan, PlanNode } from "../../planning/plan.ts";
+import type { CompiledPlan, PlanNode } from "../../plan/plan.ts";
 import type { QueryContext } from "../../contracts/query_context.ts";
 import { Grouping } from "../aggregate.ts";
 import {
@@ -17,11 +17,11 @@ import {
   MemoryBudget,
   newQueryStats,
   ProgressMeter,
-} from "../context.ts";
+} from "../../plan/context.ts";
 import { openNode } from "../run.ts";
 import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
-import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
-import { encodeRow } from "./value_codec.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "../../contracts/scan_workers.ts";
+import { encodeRow } from "../../values/value_codec.ts";
 import { shareEntry } from "./shares.ts";
 import { renderRows } from "../render_rows.ts";
 import type { RenderedRows, RenderTask } from "../rendered.ts";

@@ -5,7 +5,7 @@
  * (splitting scans over workers) is one more entry.
  */
 
-import type { PlanNode } from "../plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { neededFields } from "./needed_fields.ts";
 import { pushFilters } from "./push_filters.ts";
 import { topN } from "./top_n.ts";

@@ -6,15 +6,15 @@
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
-import type { SkipTally } from "../exec/skip_tally.ts";
+import type { SkipTally } from "./skip_tally.ts";
 import { assertNever } from "../front/ast.ts";
 import type { Schema } from "../values/types.ts";
 import { typeToString } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
-import type { BatchStream, ExecContext } from "../exec/context.ts";
+import type { BatchStream, ExecContext } from "./context.ts";
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { ScriptSource } from "../contracts/script_source.ts";
-import type { ScanWorkers, ShareQuery } from "../exec/parallel/scan_workers.ts";
+import type { ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
 
 /** A compiled expression: evaluated once per row. */

@@ -6,13 +6,13 @@
  * posts what it made; the query's own thread merges the shares once.
  */
 
-import type { ScriptSource } from "../../contracts/script_source.ts";
-import type { Warning } from "../../contracts/datastore.ts";
-import type { Diagnostic } from "../../front/diagnostics.ts";
-import type { User } from "../../contracts/user.ts";
-import type { FileShare } from "./shares.ts";
-import type { Encoded } from "./value_codec.ts";
-import type { RenderTask } from "../rendered.ts";
+import type { ScriptSource } from "./script_source.ts";
+import type { Warning } from "./datastore.ts";
+import type { Diagnostic } from "../front/diagnostics.ts";
+import type { User } from "./user.ts";
+import type { FileShare } from "../exec/parallel/shares.ts";
+import type { Encoded } from "../values/value_codec.ts";
+import type { RenderTask } from "../exec/rendered.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;

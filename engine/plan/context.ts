@@ -7,7 +7,7 @@ import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { Row } from "../values/values.ts";
 import process from "node:process";
 import { QueryError } from "../front/diagnostics.ts";
-import type { ParallelContext } from "./parallel/scan_workers.ts";
+import type { ParallelContext } from "../contracts/scan_workers.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
