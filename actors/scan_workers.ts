@@ -14,7 +14,7 @@
  *   workers.close(); // at shutdown: ends the idle workers
  */
 
-import type { ScanWorkers, ShareMessage, ShareTask } from "../engine/contracts/scan_workers.ts";
+import type { ScanWorkers, ShareMessage, ShareTask } from "../engine/mod.ts";
 import type { Grant } from "../home/rights.ts";
 
 export interface ScanWorkerOptions {

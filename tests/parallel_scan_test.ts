@@ -9,7 +9,7 @@ import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
 import type { ShareHandle } from "../engine/contracts/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
-import { toJsonValue } from "../engine/values/render.ts";
+import { toJsonValue } from "../engine/render/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
 
 /** Real workers over the home's tree, counted; every file is cut however small. */

@@ -10,9 +10,8 @@ import type { ScriptSource } from "./script_source.ts";
 import type { Warning } from "./datastore.ts";
 import type { Diagnostic } from "../front/diagnostics.ts";
 import type { User } from "./user.ts";
-import type { FileShare } from "../exec/parallel/shares.ts";
 import type { Encoded } from "../values/value_codec.ts";
-import type { RenderTask } from "../exec/rendered.ts";
+import type { RenderTask } from "../render/rendered.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;
@@ -54,6 +53,15 @@ export interface ShareQuery {
   readonly workDir: string;
   readonly timeZone: string;
   readonly args: Readonly<Record<string, string>>;
+}
+
+/** Part of one file: bytes [start, end), cut to lines (engine/exec/parallel/shares.ts). */
+export interface FileShare {
+  readonly uri: string;
+  readonly start: number;
+  readonly end: number;
+  /** The file's whole size: a share with start 0 and end size is the whole file. */
+  readonly size: number;
 }
 
 export interface ShareTask {

@@ -40,7 +40,7 @@ import {
   topSourceOf,
   workerSafe,
 } from "./parallel/parallel_plan.ts";
-import { RenderedRows, type RenderRequest } from "./rendered.ts";
+import { RenderedRows, type RenderRequest } from "../render/rendered.ts";
 import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
 import type { ParallelContext } from "../contracts/scan_workers.ts";

@@ -25,8 +25,7 @@ import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
-import { SMALL_INTS } from "../exec/group_table.ts";
-import type { DirectGroups } from "../plan/context.ts";
+import { type DirectGroups, SMALL_INTS } from "../plan/context.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import { ShortStrings } from "../values/short_strings.ts";
 

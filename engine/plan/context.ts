@@ -15,9 +15,6 @@ export type BatchStream = AsyncIterable<readonly Row[]>;
 /** Rows per batch that sources aim for. */
 export const BATCH_ROWS = 1024;
 
-/** Bytes a source reads at a time. */
-export const READ_CHUNK_BYTES = 1 << 20;
-
 export interface ExecContext {
   readonly signal: AbortSignal;
   readonly timeZone: string;
@@ -50,6 +47,9 @@ export interface ExecContext {
    */
   readonly direct?: DirectGroups;
 }
+
+/** Single integer keys below this are looked up in an array (DirectGroups.smallInts). */
+export const SMALL_INTS = 1 << 16;
 
 /**
  * A grouping with one key that is a field, and only counts and sums of fields (or rows), as a

@@ -17,13 +17,14 @@ import type { Row } from "../../values/values.ts";
 import { Grouping } from "../aggregate.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "../../plan/context.ts";
 import {
+  type FileShare,
   ISOLATE_BYTES,
   type ParallelContext,
   type PartialGroups,
   type ShareHandle,
   type ShareMessage,
 } from "../../contracts/scan_workers.ts";
-import { type FileShare, splitShares } from "./shares.ts";
+import { splitShares } from "./shares.ts";
 import { type SkipTally, skipWarning, type TallyWarning } from "../../plan/skip_tally.ts";
 import {
   type AbsentReport,
@@ -32,7 +33,7 @@ import {
   mergeAbsent,
 } from "../absent_fields.ts";
 import { decodeRow } from "../../values/value_codec.ts";
-import { RenderedRows } from "../rendered.ts";
+import { RenderedRows } from "../../render/rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };

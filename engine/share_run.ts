@@ -5,27 +5,32 @@
  * warnings are posted as they happen; a failure is posted as its diagnostic.
  */
 
-import { compile } from "../../engine.ts";
-import type { FileEntry } from "../../contracts/datastore.ts";
-import { QueryError } from "../../front/diagnostics.ts";
-import type { CompiledPlan, PlanNode } from "../../plan/plan.ts";
-import type { QueryContext } from "../../contracts/query_context.ts";
-import { Grouping } from "../aggregate.ts";
+import { compile } from "./engine.ts";
+import type { FileEntry } from "./contracts/datastore.ts";
+import { QueryError } from "./front/diagnostics.ts";
+import type { CompiledPlan, PlanNode } from "./plan/plan.ts";
+import type { QueryContext } from "./contracts/query_context.ts";
+import { Grouping } from "./exec/aggregate.ts";
 import {
   checkCancelled,
   type ExecContext,
   MemoryBudget,
   newQueryStats,
   ProgressMeter,
-} from "../../plan/context.ts";
-import { openNode } from "../run.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
-import { ROW_CREDIT, type ShareMessage, type ShareTask } from "../../contracts/scan_workers.ts";
-import { encodeRow } from "../../values/value_codec.ts";
-import { shareEntry } from "./shares.ts";
-import { renderRows } from "../render_rows.ts";
-import type { RenderedRows, RenderTask } from "../rendered.ts";
-import { RenderedBacklog } from "./rendered_backlog.ts";
+} from "./plan/context.ts";
+import { openNode } from "./exec/run.ts";
+import {
+  parallelNodes,
+  rowSourceOf,
+  scanSourceOf,
+  topSourceOf,
+} from "./exec/parallel/parallel_plan.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./contracts/scan_workers.ts";
+import { encodeRow } from "./values/value_codec.ts";
+import { shareEntry } from "./exec/parallel/shares.ts";
+import { renderRows } from "./exec/render_rows.ts";
+import type { RenderedRows, RenderTask } from "./render/rendered.ts";
+import { RenderedBacklog } from "./exec/parallel/rendered_backlog.ts";
 
 /** Consumed bytes are posted at most every this many, and at most every PROGRESS_MS. */
 const PROGRESS_BYTES = 4 << 20;
