@@ -61,7 +61,9 @@ export {
   type RenderOptions,
   toText,
 } from "./render/render.ts";
-export { checkTimePattern, formatLocal, isValidZone } from "./values/time.ts";
+export { isValidZone } from "./values/time.ts";
+export { formatLocal } from "./values/time_format.ts";
+export { checkTimePattern } from "./values/time_pattern.ts";
 export {
   type Field,
   scalar,

@@ -5,7 +5,8 @@
 
 import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
 import { inferYear } from "../pattern/year_inference.ts";
-import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../values/time.ts";
+import { parseTimestamp } from "../values/time_parse.ts";
+import { checkTimePattern, compileTimestampParser } from "../values/time_pattern.ts";
 import { toText } from "../render/render.ts";
 import { scalar } from "../values/types.ts";
 import { Interval, Timestamp, type Value } from "../values/values.ts";

@@ -4,7 +4,7 @@
  * `timestampFormat`; intervals are milliseconds; addresses and networks are strings.
  */
 
-import { compileTimestampFormatter, formatIso } from "../values/time.ts";
+import { compileTimestampFormatter, formatIso } from "../values/time_format.ts";
 import { formatIp, formatNet } from "../values/ip.ts";
 import {
   Interval,

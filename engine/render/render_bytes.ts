@@ -15,7 +15,7 @@
  * result is rendered on every core) and in the query's thread (actors/engine_work.ts).
  */
 
-import { compileTimestampFormatter, formatIso } from "../values/time.ts";
+import { compileTimestampFormatter, formatIso } from "../values/time_format.ts";
 import { formatIp, formatNet } from "../values/ip.ts";
 import { toJsonValue, toText } from "./render.ts";
 import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values/values.ts";
