@@ -1,6 +1,7 @@
 /**
  * A worker's side: compiles the query's script as the server did (same context data, same
- * `now`), finds the parallel node by its number, reads its share of the source's files through
+ * `now`), finds its part of the plan by the number the planner's split gave it
+ * (engine/planning/passes/split_workers.ts), reads its share of the source's files through
  * the node's pipeline into a partial grouping, and posts it. Progress (bytes consumed) and
  * warnings are posted as they happen; a failure is posted as its diagnostic.
  */
@@ -19,12 +20,8 @@ import {
   ProgressMeter,
 } from "./plan/context.ts";
 import { openNode } from "./exec/run.ts";
-import {
-  parallelNodes,
-  rowSourceOf,
-  scanSourceOf,
-  topSourceOf,
-} from "./exec/parallel/parallel_plan.ts";
+import { rowSourceOf, scanSourceOf, topSourceOf } from "./exec/parallel/parallel_plan.ts";
+import { splitWorkers } from "./planning/passes/split_workers.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./contracts/scan_workers.ts";
 import { encodeRow } from "./values/value_codec.ts";
 import { shareEntry } from "./exec/parallel/shares.ts";
@@ -93,7 +90,8 @@ export async function runShare(
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
-    const node = parallelNodes(plan.root, task.render !== undefined)[task.node];
+    // The same pass as the server's compile() splits the same plan alike.
+    const node = splitWorkers(plan.root)?.nodes[task.node];
     const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
     let unreported = 0;

@@ -70,7 +70,8 @@ export interface ShareTask {
   /** The query's `now`, so that the worker's constants are the query's. */
   readonly now: number;
   /**
-   * Which parallel node of the plan (parallelNodes() order) the worker runs: an aggregate's
+   * Which part of the plan the worker runs, by its number in the plan's split over workers
+   * (engine/planning/passes/split_workers.ts, printed by explain()): an aggregate's
    * input into a partial grouping, or a row pipeline whose rows it streams.
    */
   readonly node: number;

@@ -31,15 +31,7 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
-import {
-  parallelNodes,
-  renderable,
-  rendersRoot,
-  rowSourceOf,
-  scanSourceOf,
-  topSourceOf,
-  workerSafe,
-} from "./parallel/parallel_plan.ts";
+import { renderable, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel/parallel_plan.ts";
 import { RenderedRows, type RenderRequest } from "../render/rendered.ts";
 import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
@@ -186,18 +178,20 @@ async function* afterRows(
   yield* rows;
 }
 
-/** The plan's parallel nodes and workers, or nothing when no part of it runs in workers. */
+/**
+ * The plan's parts that run in workers (its split, engine/planning/passes/split_workers.ts) and
+ * the workers, or nothing when no part of it runs in workers.
+ */
 function parallelContext(
   plan: CompiledPlan,
   render: RenderRequest | undefined,
 ): { parallel?: ParallelContext } {
   const p = plan.parallel!;
-  if (!workerSafe(plan.root)) return {};
-  const renderRoot = render !== undefined && rendersRoot(plan.root);
-  const nodes = new Map<object, number>(
-    parallelNodes(plan.root, renderRoot).map((n, i) => [n, i]),
-  );
-  if (nodes.size === 0) return {};
+  const split = plan.split;
+  if (!split) return {};
+  const renderRoot = render !== undefined && split.rootRenders;
+  if (split.rootOnlyRendered && !renderRoot) return {};
+  const nodes = new Map<object, number>(split.nodes.map((n, i) => [n, i]));
   const columns = plan.root.schema.map((f) => f.name);
   return {
     parallel: {
