@@ -9,7 +9,7 @@
 import { compile } from "./engine.ts";
 import type { FileEntry } from "./contracts/datastore.ts";
 import { QueryError } from "./front/diagnostics.ts";
-import type { CompiledPlan, PlanNode } from "./plan/plan.ts";
+import { type CompiledPlan, type PlanNode, printPlan } from "./plan/plan.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import { Grouping } from "./exec/aggregate.ts";
 import {
@@ -94,6 +94,13 @@ export async function runShare(
     const node = splitWorkers(plan.root)?.nodes[task.node];
     const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
+    if (printPlan(node, { schemas: false }) !== task.part) {
+      throw new QueryError({
+        code: "RUNTIME_ERROR",
+        message:
+          "a stored script the query reads changed while it ran (a scan worker planned it otherwise); run it again",
+      });
+    }
     let unreported = 0;
     // What the share read, told with its progress as counts since the last report.
     const stats = newQueryStats();

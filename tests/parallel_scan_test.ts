@@ -293,3 +293,29 @@ Deno.test("a worker stopped mid-share is terminated and a fresh one takes its pl
     pool.close();
   }
 });
+
+Deno.test("a stored script changed between planning and a worker's own planning fails the query, never runs another plan", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  const view = (status: number) =>
+    `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = ${status})`;
+  await home.write("/shared/v.sx", view(200));
+  const pool = workers(home.tree.root, 2);
+  try {
+    const compiled = await compile(
+      { text: "@[/shared/v.sx] | select(count(*) as n)" },
+      home.context({ scanWorkers: pool }),
+    );
+    assert.ok(compiled.ok, JSON.stringify(!compiled.ok && compiled.diagnostics));
+    await home.write("/shared/v.sx", view(404));
+    const run = execute(compiled.plan, { signal: new AbortController().signal });
+    await assert.rejects(
+      async () => {
+        for await (const _ of run.batches) { /* drained */ }
+      },
+      (e: Error) => /a stored script the query reads changed while it ran/.test(e.message),
+    );
+  } finally {
+    pool.close();
+  }
+});

@@ -75,6 +75,12 @@ export interface ShareTask {
    * input into a partial grouping, or a row pipeline whose rows it streams.
    */
   readonly node: number;
+  /**
+   * That part as explain() prints it, without schemas: the worker, which plans the script
+   * again, runs its part only when its own prints the same (a stored script or table changed
+   * since the query was planned fails the query instead of running another plan).
+   */
+  readonly part: string;
   readonly shares: readonly FileShare[];
   /** This worker's part of the query's memory limit. */
   readonly memoryLimit: number;
@@ -126,8 +132,10 @@ export interface ParallelContext {
   readonly query: ShareQuery;
   readonly now: number;
   readonly memoryLimit: number;
-  /** The parallel nodes of the plan (plan nodes, typed loosely here) and their numbers. */
+  /** The parts of the plan that run in workers (plan nodes, typed loosely here), numbered. */
   readonly nodes: ReadonlyMap<object, number>;
+  /** Each part, by its number, as explain() prints it without schemas (ShareTask.part). */
+  readonly parts: readonly string[];
   /**
    * The root's rows are rendered by the workers in this format (rendered.ts); `nulls` gathers
    * which columns held a null in any share.

@@ -151,6 +151,7 @@ class ShareRun {
         query: parallel.query,
         now: parallel.now,
         node: number,
+        part: parallel.parts[number],
         shares: share,
         memoryLimit,
         ...(parallel.render ? { render: parallel.render.task } : {}),
