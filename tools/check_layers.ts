@@ -26,8 +26,8 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
 /**
  * The engine's sub-layers, lowest first: a file in one may import its own row and the rows
  * below, never one above. Folders in one row may import each other (the cycle check still holds
- * for their files). The files at engine/'s root (engine.ts, language.ts, the door mod.ts) stand
- * on all of them. A unit test beside the code may use the whole engine.
+ * for their files). The files at engine/'s root (engine.ts, language.ts, share_run.ts and the door
+ * mod.ts) stand on all of them. A unit test beside the code may use the whole engine.
  */
 export const ENGINE_ORDER: readonly (readonly string[])[] = [
   ["values"],
@@ -51,7 +51,7 @@ export const ENGINE_EXCEPTIONS: Readonly<Record<string, string>> = {
   "engine/front/checker_catalog.ts": "functions",
 };
 
-/** What each layer may import of the engine (besides nothing): the door, or some sub-layers. */
+/** What the other layers may import of the engine: its door, or some of its lower sub-layers. */
 export const ENGINE_DOORS: Readonly<Record<string, readonly string[]>> = {
   routes: ["mod.ts"],
   actors: ["mod.ts"],
