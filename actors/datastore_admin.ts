@@ -5,7 +5,7 @@
  * is one a query can use.
  */
 
-import type { User } from "../engine/contracts/user.ts";
+import type { User } from "../engine/mod.ts";
 import { parseDefinition } from "../connectors/cloudapi/definition.ts";
 import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
 import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";

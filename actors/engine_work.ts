@@ -5,26 +5,30 @@
  * what it opened.
  */
 
-import { execute, type Plan } from "../engine/engine.ts";
-import { type QueryRun } from "../engine/exec/query_run.ts";
-import type { QueryStats } from "../engine/exec/context.ts";
-import type { Schema } from "../engine/values/types.ts";
-import type { Row } from "../engine/values/values.ts";
-import { type Diagnostic, QueryError } from "../engine/front/diagnostics.ts";
-import type { Warning } from "../engine/contracts/datastore.ts";
-import type { Logger } from "../home/log.ts";
-import type { ResultStore } from "./result_store.ts";
-import { frameText, RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
 import {
   ByteSink,
   compileRowBytesWriter,
+  type Diagnostic,
+  execute,
+  frameText,
+  type Plan,
+  QueryError,
+  type QueryRun,
+  type QueryStats,
+  RenderedRows,
+  type RenderRequest,
+  type Row,
   type RowBytesWriter,
-} from "../engine/exec/render_bytes.ts";
+  type Schema,
+  type Warning,
+} from "../engine/mod.ts";
+import type { Logger } from "../home/log.ts";
+import type { ResultStore } from "./result_store.ts";
 
 /**
  * Turns rows into stored fragments for a format fixed at POST; made once the columns are known.
  * With `render`, the fragments are the rows in that text format, written straight into bytes
- * (engine/exec/render_bytes.ts, the same bytes as the row serialiser's text): by the scan workers
+ * (engine/render/render_bytes.ts, the same bytes as the row serialiser's text): by the scan workers
  * when the engine can, else here; the factory is still called once, with the columns.
  */
 export interface FragmentEncoderFactory {

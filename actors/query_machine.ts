@@ -23,14 +23,17 @@ import {
   setup,
   type Snapshot,
 } from "xstate";
-import type { Plan } from "../engine/engine.ts";
-import type { QueryRun } from "../engine/exec/query_run.ts";
-import { newQueryStats, type QueryStats } from "../engine/exec/context.ts";
-import type { Diagnostic } from "../engine/front/diagnostics.ts";
-import type { Schema } from "../engine/values/types.ts";
-import type { User } from "../engine/contracts/user.ts";
-import type { Warning } from "../engine/contracts/datastore.ts";
-import { formatLocal } from "../engine/values/time.ts";
+import {
+  type Diagnostic,
+  formatLocal,
+  newQueryStats,
+  type Plan,
+  type QueryRun,
+  type QueryStats,
+  type Schema,
+  type User,
+  type Warning,
+} from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import type { ResultStore } from "./result_store.ts";
 import {

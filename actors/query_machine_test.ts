@@ -3,8 +3,7 @@ import { createActor, fromCallback, SimulatedClock } from "xstate";
 import { type QueryInput, queryMachine, type QueryReport, topState } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
-import { QueryError } from "../engine/front/diagnostics.ts";
-import { scalar } from "../engine/values/types.ts";
+import { QueryError, scalar } from "../engine/mod.ts";
 import { memoryLogger } from "../home/log.ts";
 
 function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {

@@ -10,7 +10,7 @@
  *   const store = new ResultStore(id, { ..., account: opened.account });
  */
 
-import { QueryError } from "../engine/front/diagnostics.ts";
+import { QueryError } from "../engine/mod.ts";
 import { formatByteSize } from "../home/byte_size.ts";
 
 export interface ResultQuotaLimits {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ResultQuota } from "./result_quota.ts";
-import { QueryError } from "../engine/front/diagnostics.ts";
+import { QueryError } from "../engine/mod.ts";
 
 Deno.test("ResultQuota counts each user's results and refuses one past maxResults, naming it", () => {
   const quota = new ResultQuota({ maxResults: 2, maxBytes: 1000 });

@@ -18,10 +18,15 @@
  */
 
 import { join } from "node:path";
-import { storageError } from "../engine/table/storage_error.ts";
-import type { Row } from "../engine/values/values.ts";
-import { decodeParsedRow, encodeRowObject } from "../engine/table/sxt_values.ts";
-import { RenderedRows, type RowFrame, sameFrame } from "../engine/exec/rendered.ts";
+import {
+  decodeParsedRow,
+  encodeRowObject,
+  RenderedRows,
+  type Row,
+  type RowFrame,
+  sameFrame,
+  storageError,
+} from "../engine/mod.ts";
 
 export type StoredItem = Row | string;
 
@@ -180,7 +185,7 @@ export class ResultStore {
   }
 
   /**
-   * Adds rows rendered as bytes (engine/exec/render_bytes.ts) at the end of `lane`: row i is
+   * Adds rows rendered as bytes (engine/render/render_bytes.ts) at the end of `lane`: row i is
    * `bytes[ends[i - 1], ends[i])`. Read back as fragments, like `append` of their texts, but
    * stored as they are: batches of a lane are gathered (copied once) into segments of about
    * RUN_BYTES, never decoded. The store owns `bytes` from now on (its buffer is let go of).

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { ResultDroppedError, ResultStore, type StoredItem } from "./result_store.ts";
-import { QueryError } from "../engine/front/diagnostics.ts";
+import { IpAddr, IpNet, QueryError, Timestamp } from "../engine/mod.ts";
 import { smallDisk } from "../tests/support/small_disk.ts";
-import { IpAddr, IpNet, Timestamp } from "../engine/values/values.ts";
 
 async function all(store: ResultStore, first = 0, last = store.count - 1): Promise<StoredItem[]> {
   const out: StoredItem[] = [];

@@ -1,13 +1,13 @@
 /**
  * The entry of a scan worker (a Web Worker started by actors/scan_workers.ts): rebuilds the
- * tree and the file datastores, runs its share (engine/exec/parallel/share_run.ts) and posts
+ * tree and the file datastores, runs its share (engine/share_run.ts) and posts
  * what it made. Cloud stores are not registered: plans that read them run no part in workers.
  */
 
 /// <reference lib="deno.worker" />
 
 import { setPriority } from "node:os";
-import { RowCredits, runShare } from "../engine/exec/parallel/share_run.ts";
+import { RowCredits, runShare } from "../engine/mod.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
 import type { ScanWorkerStart } from "./scan_workers.ts";

@@ -1,5 +1,5 @@
 /**
- * The engine's scan workers (engine/exec/parallel/scan_workers.ts) as a pool of Web Workers.
+ * The engine's scan workers (engine/contracts/scan_workers.ts) as a pool of Web Workers.
  * A worker loads the engine once (a few hundred milliseconds on a busy machine) and then runs
  * shares of one query after another: it is taken from the pool for a share and given back
  * when it posted its last message. A share stopped before its end (a cancelled query, a
@@ -14,7 +14,7 @@
  *   workers.close(); // at shutdown: ends the idle workers
  */
 
-import type { ScanWorkers, ShareMessage, ShareTask } from "../engine/exec/parallel/scan_workers.ts";
+import type { ScanWorkers, ShareMessage, ShareTask } from "../engine/mod.ts";
 import type { Grant } from "../home/rights.ts";
 
 export interface ScanWorkerOptions {

@@ -21,7 +21,7 @@
  * tokens only while the grants of all stay under its lower limit.
  */
 
-import type { Storage, StorageKey } from "../engine/contracts/storage.ts";
+import type { Storage, StorageKey } from "../engine/mod.ts";
 import type { BucketLimit } from "../connectors/cloudapi/pacer.ts";
 import { margin } from "./connector_machine.ts";
 

@@ -29,16 +29,17 @@
 
 import {
   type CommitEntry,
+  decodeValue,
+  type Diagnostic,
+  encodeValue,
   MAX_COMMIT_KEYS,
+  type Row,
+  schemaToJson,
   type Storage,
   type StorageKey,
   type StoredValue,
-} from "../engine/contracts/storage.ts";
-import type { User } from "../engine/contracts/user.ts";
-import type { Diagnostic } from "../engine/front/diagnostics.ts";
-import { schemaToJson } from "../engine/values/types.ts";
-import type { Row } from "../engine/values/values.ts";
-import { decodeValue, encodeValue } from "../engine/table/sxt_values.ts";
+  type User,
+} from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import { isFinished, type QueryState, statsOf, topState } from "./query_machine.ts";
 import type { QueryRef, SupervisorRef } from "./supervisor.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { decodePage, encodePage } from "./shared_queries.ts";
-import { Interval, IpAddr, Timestamp } from "../engine/values/values.ts";
+import { Interval, IpAddr, Timestamp } from "../engine/mod.ts";
 import type { StoredItem } from "./result_store.ts";
 
 Deno.test("a page of a shared result gives back every value, absent field and fragment as stored", () => {

@@ -5,11 +5,14 @@
  * submitted to the supervisor with a result store of its own. Routes never call the engine.
  */
 
-import { compile, plannedSchema } from "../engine/engine.ts";
-import { type QueryContext } from "../engine/contracts/query_context.ts";
-import { type ScriptSource } from "../engine/contracts/script_source.ts";
-import type { Diagnostic } from "../engine/front/diagnostics.ts";
-import type { Schema } from "../engine/values/types.ts";
+import {
+  compile,
+  type Diagnostic,
+  plannedSchema,
+  type QueryContext,
+  type Schema,
+  type ScriptSource,
+} from "../engine/mod.ts";
 import type { FragmentEncoderFactory } from "./engine_work.ts";
 import { ResultStore } from "./result_store.ts";
 import { idempotentQuery, type QueryRef, queryRef, type SupervisorRef } from "./supervisor.ts";

@@ -25,7 +25,7 @@ import {
   fromCallback,
   setup,
 } from "xstate";
-import type { User } from "../engine/contracts/user.ts";
+import type { User } from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import {
   type FinishedState,

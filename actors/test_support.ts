@@ -4,12 +4,7 @@
  */
 
 import { fromPromise, waitFor as waitForever } from "xstate";
-import type { Plan } from "../engine/engine.ts";
-import type { QueryRun } from "../engine/exec/query_run.ts";
-import type { Schema } from "../engine/values/types.ts";
-import type { Row } from "../engine/values/values.ts";
-import type { User } from "../engine/contracts/user.ts";
-import type { Warning } from "../engine/contracts/datastore.ts";
+import type { Plan, QueryRun, Row, Schema, User, Warning } from "../engine/mod.ts";
 
 export const ALICE: User = { name: "alice", groups: [], admin: false };
 export const BOB: User = { name: "bob", groups: [], admin: false };

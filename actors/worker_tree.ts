@@ -13,8 +13,7 @@
  *   await runShare(task, deps, post, credits);
  */
 
-import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
-import type { ShareMessage } from "../engine/exec/parallel/scan_workers.ts";
+import type { ResourceTree, ShareMessage } from "../engine/mod.ts";
 import type { Grant } from "../home/rights.ts";
 import { StorageResourceTree } from "../home/storage_tree.ts";
 import { openKvStorage } from "../home/storage/kv_storage.ts";

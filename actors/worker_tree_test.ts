@@ -8,7 +8,7 @@ import {
 } from "./worker_tree.ts";
 import { openKvStorage } from "../home/storage/kv_storage.ts";
 import { StorageResourceTree } from "../home/storage_tree.ts";
-import type { User } from "../engine/contracts/user.ts";
+import type { User } from "../engine/mod.ts";
 
 const bob: User = { name: "bob", groups: ["ops"], admin: false };
 

@@ -6,7 +6,7 @@
  */
 
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
-import { parseHttpDate } from "../engine/values/time.ts";
+import { parseHttpDate } from "../engine/values/time_parse.ts";
 import { parseIpv4 } from "../engine/values/ip.ts";
 import { IpAddr, type Row, Timestamp } from "../engine/values/values.ts";
 import { seededRandom } from "../tests/support/seeded_random.ts";

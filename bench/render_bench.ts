@@ -1,11 +1,11 @@
 /**
  * Serialising result rows: `deno bench bench/render_bench.ts`. The target is 200 000 JSON rows
  * of five columns well within a second (about 0.9 M rows/s on a laptop core). The output itself
- * is tested in engine/values/render_test.ts; speed is measured here only, never timed in tests.
+ * is tested in engine/render/render_test.ts; speed is measured here only, never timed in tests.
  */
 
-import { makeCsvRowWriter, makeJsonRowWriter } from "../engine/values/render.ts";
-import { ByteSink, compileRowBytesWriter } from "../engine/exec/render_bytes.ts";
+import { makeCsvRowWriter, makeJsonRowWriter } from "../engine/render/render.ts";
+import { ByteSink, compileRowBytesWriter } from "../engine/render/render_bytes.ts";
 import { parseIp } from "../engine/values/ip.ts";
 import { type Row, Timestamp } from "../engine/values/values.ts";
 

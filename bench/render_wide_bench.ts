@@ -5,7 +5,7 @@
  * `deno bench bench/render_wide_bench.ts`; never timed in tests.
  */
 
-import { ByteSink, compileRowBytesWriter } from "../engine/exec/render_bytes.ts";
+import { ByteSink, compileRowBytesWriter } from "../engine/render/render_bytes.ts";
 import { parseIp } from "../engine/values/ip.ts";
 import { type Row, Timestamp } from "../engine/values/values.ts";
 

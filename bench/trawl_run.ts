@@ -17,7 +17,7 @@ import { ACCESS_PATTERN, type TaskName, TASKS } from "./engine_bench.ts";
 import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { parseSource } from "../engine/exec/parse_source.ts";
 import { readJsonSource } from "../engine/exec/read_json_source.ts";
-import { MemoryBudget, ProgressMeter } from "../engine/exec/context.ts";
+import { MemoryBudget, ProgressMeter } from "../engine/plan/context.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";

@@ -15,9 +15,10 @@ import { check } from "./front/front.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import type { ScriptSource } from "./contracts/script_source.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
-import { type CompiledPlan, printPlan } from "./planning/plan.ts";
+import { type CompiledPlan, printPlan } from "./plan/plan.ts";
 import { planScript } from "./planning/planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
+import { splitWorkers } from "./planning/passes/split_workers.ts";
 import type { PlanEnv } from "./planning/env.ts";
 import { existingFile } from "./planning/paths.ts";
 import { loadView, SCRIPT_RIGHTS, viewEnv } from "./planning/views.ts";
@@ -76,9 +77,11 @@ export async function compile(
     args: { kind: "text", values: context.args, ...(context.checking ? { standIns: true } : {}) },
   });
   if (!root || diagnostics.length > 0) return { ok: false, diagnostics };
+  const optimized = optimizePlan(root);
+  const split = context.scanWorkers ? splitWorkers(optimized) : undefined;
   const plan: CompiledPlan = {
     kind: "plan",
-    root: optimizePlan(root),
+    root: optimized,
     timeZone: context.timeZone,
     now,
     memoryLimit: context.memoryLimit,
@@ -97,6 +100,7 @@ export async function compile(
         },
       }
       : {}),
+    ...(split ? { split } : {}),
   };
   return { ok: true, plan };
 }
@@ -125,7 +129,11 @@ export function plannedSchema(plan: Plan): Schema {
   return (plan as CompiledPlan).root.schema;
 }
 
-/** The plan as indented text, one operator a line with its output schema (for `explain`). */
+/**
+ * The plan as indented text, one operator a line with its output schema, the parts that run in
+ * scan workers numbered (for `explain`).
+ */
 export function explain(plan: Plan): string {
-  return printPlan((plan as CompiledPlan).root);
+  const compiled = plan as CompiledPlan;
+  return printPlan(compiled.root, compiled.split ? { split: compiled.split } : {});
 }

@@ -12,7 +12,7 @@
 import { Hono } from "hono";
 import type { HomeLayout } from "../home/layout.ts";
 import type { Logger } from "../home/log.ts";
-import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
+import type { DatastoreRegistry, ResourceTree } from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
 import type { UserStore } from "../home/user_store.ts";
 import { requireUser } from "./auth.ts";
@@ -23,7 +23,6 @@ import { requestLog } from "./request_log.ts";
 import { whoamiRoutes } from "./whoami.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { ScanWorkerPool } from "../actors/scan_workers.ts";
-import type { DatastoreRegistry } from "../engine/contracts/datastore.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
 import type { SharedQueries } from "../actors/shared_queries.ts";
 import { queryRoutes } from "./queries.ts";

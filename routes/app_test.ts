@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ensureHome } from "../home/layout.ts";
 import { memoryLogger } from "../home/log.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
-import { PathError } from "../engine/contracts/resource_path.ts";
+import { PathError } from "../engine/mod.ts";
 import { loadSettings } from "../home/settings.ts";
 import { UserStore } from "../home/user_store.ts";
 import { createApp } from "./app.ts";

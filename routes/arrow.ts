@@ -24,10 +24,17 @@
  */
 
 import * as arrow from "apache-arrow";
-import type { Field as TrawlField, Schema as TrawlSchema, Type } from "../engine/values/types.ts";
-import { Interval, Timestamp, type Value } from "../engine/values/values.ts";
-import type { Row } from "../engine/values/values.ts";
-import { type RenderOptions, toText } from "../engine/values/render.ts";
+import {
+  type Field as TrawlField,
+  Interval,
+  type RenderOptions,
+  type Row,
+  type Schema as TrawlSchema,
+  Timestamp,
+  toText,
+  type Type,
+  type Value,
+} from "../engine/mod.ts";
 
 /** A binary format written a batch of rows at a time. */
 export interface BatchWriter {

@@ -6,7 +6,7 @@
 
 import { Hono } from "hono";
 import { checkScript } from "../actors/submission.ts";
-import { schemaToJson } from "../engine/values/types.ts";
+import { schemaToJson } from "../engine/mod.ts";
 import { badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";

@@ -1,6 +1,6 @@
 /** The Hono environment every part of the API shares: what middleware puts on the context. */
 
-import type { User } from "../engine/contracts/user.ts";
+import type { User } from "../engine/mod.ts";
 
 export type AppEnv = {
   Variables: {

@@ -8,9 +8,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { type Diagnostic, formatDiagnostic } from "../engine/front/diagnostics.ts";
-import { PathError } from "../engine/contracts/resource_path.ts";
-import { StorageError } from "../engine/contracts/storage.ts";
+import { type Diagnostic, formatDiagnostic, PathError, StorageError } from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import { sendJson } from "./json.ts";
 

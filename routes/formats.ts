@@ -4,18 +4,20 @@
  * it into an ApiError in one place and tests need no HTTP.
  */
 
-import { checkTimePattern, isValidZone } from "../engine/values/time.ts";
 import {
+  checkTimePattern,
   csvHeader,
+  isValidZone,
   makeCsvRowWriter,
   makeJsonRowWriter,
   type RenderOptions,
+  type Row,
+  type RowTextFormat,
+  type Schema,
   toText,
-} from "../engine/values/render.ts";
-import type { Row } from "../engine/values/values.ts";
-import type { Schema } from "../engine/values/types.ts";
+  tsvEscape,
+} from "../engine/mod.ts";
 import { arrowBatchWriter, type BatchWriter } from "./arrow.ts";
-import { type RowTextFormat, tsvEscape } from "../engine/exec/render_bytes.ts";
 
 /** The serialiser of one row, given the result's columns and how values are rendered. */
 export type RowWriterFactory = (
@@ -37,7 +39,7 @@ export type FormatSpec =
       readonly jsonRows: false;
       readonly row: RowWriterFactory;
       /**
-       * The text format `row` writes, when engine/exec/render_bytes.ts writes the same as bytes:
+       * The text format `row` writes, when engine/render/render_bytes.ts writes the same as bytes:
        * the rows then take that path (a format without it is written by `row` alone).
        */
       readonly text?: RowTextFormat;
@@ -86,7 +88,7 @@ export function batchWriterOf(spec: FormatSpec): BatchWriterFactory | undefined 
 }
 
 /**
- * The text format a format's rows are written in as bytes (engine/exec/render_bytes.ts), or
+ * The text format a format's rows are written in as bytes (engine/render/render_bytes.ts), or
  * undefined for a binary format or a text format written by its `row` only.
  */
 export function rowTextOf(spec: FormatSpec): RowTextFormat | undefined {

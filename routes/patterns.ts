@@ -7,9 +7,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { compilePattern } from "../engine/pattern/compile_pattern.ts";
-import { schemaToJson } from "../engine/values/types.ts";
-import type { Row } from "../engine/values/values.ts";
+import { schemaToJson, tryPattern } from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
 import { badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -40,22 +38,14 @@ export function patternRoutes(settings: Settings): Hono<AppEnv> {
       );
     }
     const zone = queryZone(c.get("user"), settings);
-    const compiled = compilePattern(parsed.data.pattern, { timeZone: zone });
-    if (!compiled.ok) {
-      return sendJson(c, { ok: false, message: compiled.message, offset: compiled.offset });
-    }
-    const { pattern } = compiled;
-    const columns = pattern.fields.map((f) => f.name);
+    const trial = tryPattern(parsed.data.pattern, parsed.data.lines, zone);
+    if (!trial.ok) return sendJson(c, { ok: false, message: trial.message, offset: trial.offset });
     const write = rowWriter(
       { mediaType: "application/x-ndjson", options: { omitHeader: false } },
-      columns,
+      trial.fields.map((f) => f.name),
       zone,
     );
-    const lines = parsed.data.lines.map((line) => {
-      let found: Row | null = null;
-      pattern.extractAll(line, 0, line.length, (row) => found ??= row);
-      return { row: found === null ? null : JSON.parse(write(found)) };
-    });
-    return sendJson(c, { ok: true, fields: schemaToJson(pattern.fields), lines });
+    const lines = trial.rows.map((row) => ({ row: row === null ? null : JSON.parse(write(row)) }));
+    return sendJson(c, { ok: true, fields: schemaToJson(trial.fields), lines });
   });
 }

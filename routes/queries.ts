@@ -12,10 +12,8 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { type Schema, schemaToJson } from "../engine/values/types.ts";
-import type { User } from "../engine/contracts/user.ts";
+import { type RenderedRows, type Schema, schemaToJson, type User } from "../engine/mod.ts";
 import type { StoredItem } from "../actors/result_store.ts";
-import type { RenderedRows } from "../engine/exec/rendered.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
 import { isFinished, topState } from "../actors/query_machine.ts";
 import { queryStatus } from "../actors/shared_queries.ts";

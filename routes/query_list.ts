@@ -8,7 +8,7 @@
  */
 
 import { Hono } from "hono";
-import type { ScriptSource } from "../engine/contracts/script_source.ts";
+import type { ScriptSource } from "../engine/mod.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { SharedQueries } from "../actors/shared_queries.ts";
 import { topState } from "../actors/query_machine.ts";

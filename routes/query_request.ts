@@ -7,13 +7,15 @@
 
 import { dirname } from "node:path";
 import type { Context } from "hono";
-import type { QueryContext } from "../engine/contracts/query_context.ts";
-import type { ScriptSource } from "../engine/contracts/script_source.ts";
-import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
-import type { User } from "../engine/contracts/user.ts";
-import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
+import type {
+  DatastoreRegistry,
+  QueryContext,
+  ResourceTree,
+  ScanWorkers,
+  ScriptSource,
+  User,
+} from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
-import type { DatastoreRegistry } from "../engine/contracts/datastore.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import { idempotentQuery, type QueryRef } from "../actors/supervisor.ts";
 import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";

@@ -15,16 +15,19 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { isWithin } from "../engine/contracts/resource_path.ts";
-import type { ResolvedPath, ResourceTree, Right } from "../engine/contracts/resource_tree.ts";
-import type { User } from "../engine/contracts/user.ts";
-import { type Preconditions, ResourceConflict } from "../engine/contracts/resource_tree.ts";
 import {
   DATASTORES_FOLDER,
   definitionRefusal,
   isDatastoreDefinition,
-} from "../engine/contracts/datastore.ts";
-import { TimeSlicer } from "../engine/exec/context.ts";
+  isWithin,
+  type Preconditions,
+  type ResolvedPath,
+  ResourceConflict,
+  type ResourceTree,
+  type Right,
+  TimeSlicer,
+  type User,
+} from "../engine/mod.ts";
 import { kindOf, type ResourceInfo } from "../home/resource_files.ts";
 import { RIGHTS } from "../home/rights.ts";
 import { ApiError, badRequest, forbidden, notFound } from "./errors.ts";

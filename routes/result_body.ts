@@ -4,11 +4,9 @@
  * server), never as one big string.
  */
 
-import type { Row } from "../engine/values/values.ts";
+import { ByteSink, RenderedRows, type Row, sameFrame } from "../engine/mod.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { BatchWriter } from "./arrow.ts";
-import { RenderedRows, sameFrame } from "../engine/exec/rendered.ts";
-import { ByteSink } from "../engine/exec/render_bytes.ts";
 import {
   type FormatSpec,
   formatSpec,

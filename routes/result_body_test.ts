@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import { batchWriterOf, FORMATS, formatSpec, type MediaType } from "./formats.ts";
-import { scalar } from "../engine/values/types.ts";
+import { scalar } from "../engine/mod.ts";
 import type { BatchWriter } from "./arrow.ts";
 
 async function* batches(items: readonly StoredItem[]): AsyncGenerator<readonly StoredItem[]> {
@@ -55,7 +55,7 @@ Deno.test("bodyShape() writes rows, header and framing as the format's entry say
 });
 
 Deno.test("rendered rows in a body are framed as the same fragments would be, in every format", async () => {
-  const { RenderedRows } = await import("../engine/exec/rendered.ts");
+  const { RenderedRows } = await import("../engine/mod.ts");
   const encoder = new TextEncoder();
   const texts = [
     '{"a":1}',
@@ -113,7 +113,7 @@ Deno.test("rendered rows in a body are framed as the same fragments would be, in
 });
 
 Deno.test("a large framed part goes out whole, in chunks, after what was gathered before it", async () => {
-  const { RenderedRows } = await import("../engine/exec/rendered.ts");
+  const { RenderedRows } = await import("../engine/mod.ts");
   const encoder = new TextEncoder();
   const shape = bodyShape(
     { mediaType: "application/json", options: { omitHeader: false } },

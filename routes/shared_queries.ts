@@ -9,12 +9,15 @@ import type { Context } from "hono";
 import { lookupQuery } from "../actors/supervisor.ts";
 import { isFinished } from "../actors/query_machine.ts";
 import type { SharedRecord } from "../actors/shared_queries.ts";
-import type { Diagnostic } from "../engine/front/diagnostics.ts";
-import { type Schema, schemaFromJson } from "../engine/values/types.ts";
-import type { User } from "../engine/contracts/user.ts";
+import {
+  type Diagnostic,
+  formatDiagnostic,
+  type Schema,
+  schemaFromJson,
+  type User,
+} from "../engine/mod.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { QueryState } from "../actors/query_machine.ts";
-import { formatDiagnostic } from "../engine/front/diagnostics.ts";
 import { ApiError } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";

@@ -11,9 +11,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { describeQuery } from "../actors/submission.ts";
-import type { Diagnostic } from "../engine/front/diagnostics.ts";
-import type { ResourceTree } from "../engine/contracts/resource_tree.ts";
-import { schemaToJson } from "../engine/values/types.ts";
+import { type Diagnostic, type ResourceTree, schemaToJson } from "../engine/mod.ts";
 import { ApiError, badRequest, diagnosticsError, forbidden, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";

@@ -11,7 +11,7 @@ import { compilePattern } from "../engine/pattern/compile_pattern.ts";
 import { watchLoopGaps } from "./support/loop_gaps.ts";
 import { parseSource } from "../engine/exec/parse_source.ts";
 import { filterRows } from "../engine/exec/filter.ts";
-import { MemoryBudget, ProgressMeter } from "../engine/exec/context.ts";
+import { MemoryBudget, ProgressMeter } from "../engine/plan/context.ts";
 
 const LINE = '10.0.0.5 - ann [01/May/2024:10:00:01 +0000] "GET /index.html HTTP/1.1" 200 5120\n';
 const PATTERN =

@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { engineHome } from "./support/engine_home.ts";
-import { toJsonValue } from "../engine/values/render.ts";
+import { toJsonValue } from "../engine/render/render.ts";
 import { schemaToJson } from "../engine/values/types.ts";
 import { QueryError } from "../engine/front/diagnostics.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";

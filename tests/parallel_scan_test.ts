@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
-import type { ShareHandle } from "../engine/exec/parallel/scan_workers.ts";
+import type { ShareHandle } from "../engine/contracts/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
-import { toJsonValue } from "../engine/values/render.ts";
+import { toJsonValue } from "../engine/render/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
 
 /** Real workers over the home's tree, counted; every file is cut however small. */
@@ -229,7 +229,7 @@ Deno.test("a top-N sort over a row pipeline runs in workers and gives one thread
 });
 
 Deno.test("what the workers read is counted in the query's stats, as one thread counts it", async () => {
-  const { newQueryStats } = await import("../engine/exec/context.ts");
+  const { newQueryStats } = await import("../engine/plan/context.ts");
   await using home = await engineHome();
   await writeLogs(home);
   const pool = workers(home.tree.root, 3);
@@ -289,6 +289,32 @@ Deno.test("a worker stopped mid-share is terminated and a fresh one takes its pl
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.equal(pool.idleCount(), 2);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a stored script changed between planning and a worker's own planning fails the query, never runs another plan", async () => {
+  await using home = await engineHome();
+  await writeLogs(home);
+  const view = (status: number) =>
+    `PARSE(pattern: '''${PATTERN}''', src: '/shared/p/*.log') | filter(status = ${status})`;
+  await home.write("/shared/v.sx", view(200));
+  const pool = workers(home.tree.root, 2);
+  try {
+    const compiled = await compile(
+      { text: "@[/shared/v.sx] | select(count(*) as n)" },
+      home.context({ scanWorkers: pool }),
+    );
+    assert.ok(compiled.ok, JSON.stringify(!compiled.ok && compiled.diagnostics));
+    await home.write("/shared/v.sx", view(404));
+    const run = execute(compiled.plan, { signal: new AbortController().signal });
+    await assert.rejects(
+      async () => {
+        for await (const _ of run.batches) { /* drained */ }
+      },
+      (e: Error) => /a stored script the query reads changed while it ran/.test(e.message),
+    );
   } finally {
     pool.close();
   }

@@ -1,5 +1,5 @@
 /**
- * A result rendered by the scan workers (engine/exec/rendered.ts): when the format is fixed
+ * A result rendered by the scan workers (engine/render/rendered.ts): when the format is fixed
  * before the run, a root row pipeline runs in the workers and its rows arrive as bytes of the
  * format, the same bytes as one thread's rows written by the row writers, with the same schema
  * (nulls seen included), warnings and order.
@@ -9,17 +9,13 @@ import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers } from "../actors/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
-import type { RenderOptions } from "../engine/values/render.ts";
+import type { RenderOptions } from "../engine/render/render.ts";
 import { formatSpec, rowWriterOf } from "../routes/formats.ts";
-import { RenderedRows, type RenderRequest } from "../engine/exec/rendered.ts";
-import type { RowTextFormat } from "../engine/exec/render_bytes.ts";
+import { RenderedRows, type RenderRequest } from "../engine/render/rendered.ts";
+import type { RowTextFormat } from "../engine/render/render_bytes.ts";
 import type { Warning } from "../engine/contracts/datastore.ts";
-import type { ScanWorkers } from "../engine/exec/parallel/scan_workers.ts";
-import {
-  ROW_CREDIT,
-  type ShareMessage,
-  type ShareTask,
-} from "../engine/exec/parallel/scan_workers.ts";
+import type { ScanWorkers } from "../engine/contracts/scan_workers.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "../engine/contracts/scan_workers.ts";
 
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes? ' [' HTTPDATE:time '] ' NSPACE:path ` +
   `' ' DQS:agent`;

@@ -7,7 +7,7 @@
 
 import { type Glob, type GlobSegment, matchSegment, type TimeCaptures } from "../glob.ts";
 import { spanOverlaps, timeSpan } from "./path_time.ts";
-import { checkCancelled } from "../../engine/exec/context.ts";
+import { checkCancelled } from "../../engine/plan/context.ts";
 
 export interface WalkEntry {
   readonly name: string;

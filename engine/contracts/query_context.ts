@@ -3,7 +3,7 @@
 import type { User } from "./user.ts";
 import type { ResourceTree } from "./resource_tree.ts";
 import type { DatastoreRegistry } from "./datastore.ts";
-import type { ScanWorkers } from "../exec/parallel/scan_workers.ts";
+import type { ScanWorkers } from "./scan_workers.ts";
 
 export interface QueryContext {
   readonly user: User;

@@ -9,7 +9,7 @@
 
 import type { Warning } from "../contracts/datastore.ts";
 import type { Row } from "../values/values.ts";
-import type { BatchStream, ExecContext } from "./context.ts";
+import type { BatchStream, ExecContext } from "../plan/context.ts";
 
 /** What a share saw: the records it read and the watched fields none of them had. */
 export interface AbsentTally {

@@ -10,7 +10,7 @@
  * whose states a worker exports as plain data and the merge takes in (Accumulator.mergeState).
  */
 
-import type { Accumulator, AggregateSpec, Column, Compiled, PlanNode } from "../planning/plan.ts";
+import type { Accumulator, AggregateSpec, Column, Compiled, PlanNode } from "../plan/plan.ts";
 import { Interval, type Row, type Value } from "../values/values.ts";
 import { estimateBytes } from "../values/value_ops.ts";
 import {
@@ -20,10 +20,10 @@ import {
   type DirectGroups,
   type ExecContext,
   TimeSlicer,
-} from "./context.ts";
+} from "../plan/context.ts";
 import { GroupTable } from "./group_table.ts";
-import { decodeRow, encodeRow } from "./parallel/value_codec.ts";
-import type { PartialGroups } from "./parallel/scan_workers.ts";
+import { decodeRow, encodeRow } from "../values/value_codec.ts";
+import type { PartialGroups } from "../contracts/scan_workers.ts";
 
 export interface AggregateOptions {
   readonly keys: readonly Compiled[];

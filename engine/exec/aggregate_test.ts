@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { aggregateRows, Grouping } from "./aggregate.ts";
-import { TimeSlicer } from "./context.ts";
+import { TimeSlicer } from "../plan/context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { foldSpec } from "../../tests/support/fold_spec.ts";

@@ -1,8 +1,8 @@
 /** `filter(cond)` / `filter_out(cond)`: a row passes when the condition is true (null is false). */
 
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 /**
  * Rows between two looks at the query's time slice inside a batch: a condition may take

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { filterRows } from "./filter.ts";
 import { projectRows } from "./project.ts";
-import { type ExecContext, TimeSlicer } from "./context.ts";
+import { type ExecContext, TimeSlicer } from "../plan/context.ts";
 import { watchLoopGaps } from "../../tests/support/loop_gaps.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values/values.ts";

@@ -11,12 +11,10 @@
  * indexes an array.
  */
 
-import type { Compiled } from "../planning/plan.ts";
+import type { Compiled } from "../plan/plan.ts";
+import { SMALL_INTS } from "../plan/context.ts";
 import { IpAddr, type Row, Timestamp } from "../values/values.ts";
 import { combineKeys, valueKey } from "../values/value_ops.ts";
-
-/** Single integer keys below this are looked up in an array. */
-export const SMALL_INTS = 1 << 16;
 
 export class GroupTable {
   readonly #keys: readonly Compiled[];

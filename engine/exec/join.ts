@@ -8,7 +8,7 @@
  * turns in between (TimeSlicer); a `limit` downstream stops the join after the rows it needs.
  */
 
-import type { Compiled } from "../planning/plan.ts";
+import type { Compiled } from "../plan/plan.ts";
 import type { Row, Value } from "../values/values.ts";
 import { combineKeys, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
 import {
@@ -17,7 +17,7 @@ import {
   checkCancelled,
   type ExecContext,
   TimeSlicer,
-} from "./context.ts";
+} from "../plan/context.ts";
 
 export interface JoinOptions {
   readonly outer: boolean;

@@ -5,7 +5,7 @@
  */
 
 import type { Row } from "../values/values.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export async function* limitRows(
   input: BatchStream,

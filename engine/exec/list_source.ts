@@ -8,7 +8,7 @@
 import type { FileEntry } from "../contracts/datastore.ts";
 import { type Field, scalar, type Schema } from "../values/types.ts";
 import { type Row, Timestamp } from "../values/values.ts";
-import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 /** The schema of LIST's rows. */
 export const LIST_SCHEMA: Schema = [

@@ -16,9 +16,9 @@
 
 import type { FileEntry } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
-import type { PushedFilter } from "../planning/plan.ts";
+import type { PushedFilter } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
-import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../plan/context.ts";
 import { scanLines } from "./scan_lines.ts";
 import { unmatchedLines, UnmatchedRecords } from "./unmatched.ts";
 import { scalar, type Schema } from "../values/types.ts";

@@ -14,12 +14,18 @@
 
 import type { FileEntry } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
-import type { PushedFilter } from "../planning/plan.ts";
+import type { PushedFilter } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
-import { type BatchStream, type ExecContext, expectFiles, RowSink, SLICE_MS } from "./context.ts";
+import {
+  type BatchStream,
+  type ExecContext,
+  expectFiles,
+  RowSink,
+  SLICE_MS,
+} from "../plan/context.ts";
 import { scanByteLines, scanLines } from "./scan_lines.ts";
 import { freeBehind } from "../fs/open_file.ts";
-import { type SkipTally, skipWarning } from "./skip_tally.ts";
+import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 
 const NL = 0x0a;

@@ -6,8 +6,8 @@ import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import type { FileEntry } from "../contracts/datastore.ts";
 import { IpAddr, type Row } from "../values/values.ts";
 import { Grouping } from "./aggregate.ts";
-import type { AggregateSpec, PushedFilter } from "../planning/plan.ts";
-import { newQueryStats } from "./context.ts";
+import type { AggregateSpec, PushedFilter } from "../plan/plan.ts";
+import { newQueryStats } from "../plan/context.ts";
 import { seededRandom } from "../../tests/support/seeded_random.ts";
 import { foldSpec } from "../../tests/support/fold_spec.ts";
 

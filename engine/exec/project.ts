@@ -1,8 +1,8 @@
 /** `select(...)` without aggregates: one output row per input row. */
 
-import type { Column } from "../planning/plan.ts";
+import type { Column } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 import { ROWS_PER_LOOK } from "./filter.ts";
 
 export async function* projectRows(

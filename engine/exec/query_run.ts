@@ -3,8 +3,8 @@
 import type { Warning } from "../contracts/datastore.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
-import type { QueryStats } from "./context.ts";
-import type { RenderedRows, RenderRequest } from "./rendered.ts";
+import type { QueryStats } from "../plan/context.ts";
+import type { RenderedRows, RenderRequest } from "../render/rendered.ts";
 
 export interface ExecuteOptions {
   readonly signal: AbortSignal;
@@ -15,7 +15,7 @@ export interface ExecuteOptions {
   readonly stats?: QueryStats;
   /**
    * The result's text format when fixed before the run: rows made in scan workers may then
-   * arrive rendered (`QueryRun.parts`), see engine/exec/rendered.ts.
+   * arrive rendered (`QueryRun.parts`), see engine/render/rendered.ts.
    */
   readonly render?: RenderRequest;
 }

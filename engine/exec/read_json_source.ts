@@ -15,7 +15,7 @@
 
 import type { FileEntry } from "../contracts/datastore.ts";
 import type { Row, Value } from "../values/values.ts";
-import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../plan/context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
 import {
@@ -24,7 +24,7 @@ import {
   type JsonPath,
   jsonPathReader,
 } from "./json_line_reader.ts";
-import { type SkipTally, skipWarning } from "./skip_tally.ts";
+import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
 /**

@@ -22,9 +22,9 @@
 
 import type { FileEntry } from "../contracts/datastore.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
-import { parseTimestamp } from "../values/time.ts";
+import { parseTimestamp } from "../values/time_parse.ts";
 import { Interval, type Row, Timestamp, type Value } from "../values/values.ts";
-import { type BatchStream, type ExecContext, expectFiles, RowSink } from "./context.ts";
+import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../plan/context.ts";
 import { scanLines } from "./scan_lines.ts";
 
 export type TableFormat =

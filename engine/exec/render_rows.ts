@@ -1,15 +1,15 @@
 /**
- * A node's rows rendered into bytes of a text format (engine/exec/render_bytes.ts), in batches of
+ * A node's rows rendered into bytes of a text format (engine/render/render_bytes.ts), in batches of
  * about 64 KiB (rendered.ts): in a scan worker for the plan's root, or in the query's thread
  * when its result format is fixed. A projection of the result's columns at the top is fused
  * into the writer: each value is computed from the input row and written, and the projected row
  * is never made.
  */
 
-import type { PlanNode } from "../planning/plan.ts";
-import { ByteSink, compileRowBytesWriter } from "./render_bytes.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
-import { frameText, RenderedRows, type RenderTask } from "./rendered.ts";
+import type { PlanNode } from "../plan/plan.ts";
+import { ByteSink, compileRowBytesWriter } from "../render/render_bytes.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
+import { frameText, RenderedRows, type RenderTask } from "../render/rendered.ts";
 
 /** Rows rendered below this many bytes wait for the next batch's. */
 const RENDERED_BYTES = 64 * 1024;

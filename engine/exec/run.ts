@@ -7,7 +7,7 @@
  */
 
 import { assertNever } from "../front/ast.ts";
-import { childrenOf, type CompiledPlan, type PlanNode } from "../planning/plan.ts";
+import { childrenOf, type CompiledPlan, type PlanNode, printPlan } from "../plan/plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
@@ -18,7 +18,7 @@ import {
   MemoryBudget,
   ProgressMeter,
   TimeSlicer,
-} from "./context.ts";
+} from "../plan/context.ts";
 import { valuesSource } from "./values_source.ts";
 import { filterRows } from "./filter.ts";
 import { projectRows } from "./project.ts";
@@ -31,19 +31,11 @@ import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
-import {
-  parallelNodes,
-  renderable,
-  rendersRoot,
-  rowSourceOf,
-  scanSourceOf,
-  topSourceOf,
-  workerSafe,
-} from "./parallel/parallel_plan.ts";
-import { RenderedRows, type RenderRequest } from "./rendered.ts";
+import { renderable, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel/parallel_plan.ts";
+import { RenderedRows, type RenderRequest } from "../render/rendered.ts";
 import { renderRows } from "./render_rows.ts";
 import { parallelAggregate, parallelRows } from "./parallel/parallel_aggregate.ts";
-import type { ParallelContext } from "./parallel/scan_workers.ts";
+import type { ParallelContext } from "../contracts/scan_workers.ts";
 
 /**
  * Opens `node` as it stands: the plan's passes made every rewrite before it runs. A part of the
@@ -186,18 +178,21 @@ async function* afterRows(
   yield* rows;
 }
 
-/** The plan's parallel nodes and workers, or nothing when no part of it runs in workers. */
+/**
+ * The plan's parts that run in workers (its split, engine/planning/passes/split_workers.ts) and
+ * the workers, or nothing when no part of it runs in workers.
+ */
 function parallelContext(
   plan: CompiledPlan,
   render: RenderRequest | undefined,
 ): { parallel?: ParallelContext } {
   const p = plan.parallel!;
-  if (!workerSafe(plan.root)) return {};
-  const renderRoot = render !== undefined && rendersRoot(plan.root);
-  const nodes = new Map<object, number>(
-    parallelNodes(plan.root, renderRoot).map((n, i) => [n, i]),
-  );
-  if (nodes.size === 0) return {};
+  const split = plan.split;
+  if (!split) return {};
+  const renderRoot = render !== undefined && split.rootRenders;
+  if (split.rootOnlyRendered && !renderRoot) return {};
+  const nodes = new Map<object, number>(split.nodes.map((n, i) => [n, i]));
+  const parts = split.nodes.map((n) => printPlan(n, { schemas: false }));
   const columns = plan.root.schema.map((f) => f.name);
   return {
     parallel: {
@@ -207,6 +202,7 @@ function parallelContext(
       now: plan.now,
       memoryLimit: plan.memoryLimit,
       nodes,
+      parts,
       ...(renderRoot && nodes.has(plan.root)
         ? { render: { task: { ...render!, columns }, nulls: columns.map(() => false) } }
         : {}),

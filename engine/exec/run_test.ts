@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { openNode, runPlan } from "./run.ts";
-import { type CompiledPlan, type PlanNode, printPlan, type SourceRead } from "../planning/plan.ts";
-import { type ExecContext, MemoryBudget, ProgressMeter } from "./context.ts";
+import { type CompiledPlan, type PlanNode, printPlan, type SourceRead } from "../plan/plan.ts";
+import { type ExecContext, MemoryBudget, ProgressMeter } from "../plan/context.ts";
 import { scalar, schemaToJson } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
 

@@ -8,7 +8,7 @@ import { createTableWriter } from "../table/table_writer.ts";
 import { storageError } from "../table/storage_error.ts";
 import type { Schema } from "../values/types.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 import { SchemaObserver } from "./schema_observer.ts";
 
 export async function* saveRows(

@@ -22,7 +22,7 @@
 
 import type { FileEntry } from "../contracts/datastore.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import { checkCancelled, type ExecContext } from "./context.ts";
+import { checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export interface LineChunk {
   readonly text: string;

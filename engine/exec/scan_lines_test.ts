@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DECODE_BYTES, scanLines } from "./scan_lines.ts";
-import { READ_CHUNK_BYTES } from "./context.ts";
+import { READ_CHUNK_BYTES } from "../fs/open_file.ts";
 import type { FileEntry } from "../contracts/datastore.ts";
 import { openHostFile, testContext } from "../../tests/support/temp_tree.ts";
 import { openFilesUnder } from "../../tests/support/open_files.ts";

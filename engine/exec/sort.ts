@@ -12,7 +12,7 @@
  * result is the one stable sort of the whole input would give.
  */
 
-import type { Compiled } from "../planning/plan.ts";
+import type { Compiled } from "../plan/plan.ts";
 import type { Row, Value } from "../values/values.ts";
 import { compareValues, estimateBytes } from "../values/value_ops.ts";
 import {
@@ -21,7 +21,7 @@ import {
   checkCancelled,
   type ExecContext,
   TimeSlicer,
-} from "./context.ts";
+} from "../plan/context.ts";
 
 export type SortKeyFn = Compiled & { readonly descending: boolean };
 

@@ -7,7 +7,7 @@ import { CorruptTable, readTable } from "../table/table_reader.ts";
 import type { Row } from "../values/values.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export async function* storedTableSource(
   table: { canonical: string; real: string; files: TreeFiles },

@@ -4,10 +4,10 @@
  * text `STRING(x)` gives, so that the rows agree with the schema.
  */
 
-import { toText } from "../values/render.ts";
+import { toText } from "../render/render.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export async function* unionRows(
   inputs: readonly BatchStream[],

@@ -9,7 +9,7 @@
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { CompiledPattern } from "../pattern/compile_pattern.ts";
 import type { Extractor } from "../pattern/extractor.ts";
-import { type ExecContext, ProgressMeter } from "./context.ts";
+import { type ExecContext, ProgressMeter } from "../plan/context.ts";
 import { scanLines } from "./scan_lines.ts";
 
 /** How many unmatched records a warning shows. */

@@ -4,9 +4,9 @@
  * with no match).
  */
 
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
-import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export async function* unnestRows(
   input: BatchStream,

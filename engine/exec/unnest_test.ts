@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { unnestRows } from "./unnest.ts";
-import { BATCH_ROWS, TimeSlicer } from "./context.ts";
+import { BATCH_ROWS, TimeSlicer } from "../plan/context.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values/values.ts";
 

@@ -1,7 +1,7 @@
 /** `VALUES(...)`: rows computed at compile time, handed out in batches. */
 
 import type { Row } from "../values/values.ts";
-import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "./context.ts";
+import { BATCH_ROWS, type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 
 export async function* valuesSource(rows: readonly Row[], ctx: ExecContext): BatchStream {
   for (let i = 0; i < rows.length; i += BATCH_ROWS) {

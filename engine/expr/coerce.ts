@@ -6,7 +6,7 @@
 
 import { parseInterval } from "../values/interval.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
-import { parseTimestamp } from "../values/time.ts";
+import { parseTimestamp } from "../values/time_parse.ts";
 import { typeToString } from "../values/types.ts";
 import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values/values.ts";
 import { typeOfValue } from "../values/value_ops.ts";

@@ -4,7 +4,7 @@
  */
 
 import type { BinaryOp, Span } from "../front/ast.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import { isNumeric, NULL_TYPE, scalar, type Type, typeToString } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 import { coerceValue, describeValue, type ParamKind } from "./coerce.ts";

@@ -9,7 +9,7 @@ import { didYouMean } from "../front/diagnostics.ts";
 import type { FunctionContext } from "../functions/function_def.ts";
 import { functionArity, FUNCTIONS, lookupFunction } from "../functions/function_registry.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import { isNumeric, scalar, type ScalarKind, type Type, typeToString } from "../values/types.ts";
 import { coerceValue, describeKind, describeValue, type ParamKind } from "./coerce.ts";
 import { fail, typeError } from "./scope.ts";

@@ -11,7 +11,7 @@
 import { assertNever, type Expr } from "../front/ast.ts";
 import { didYouMean, QueryError } from "../front/diagnostics.ts";
 import { AGGREGATES } from "../functions/aggregates.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import {
   ANY,
   type Field,

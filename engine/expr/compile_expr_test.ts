@@ -3,7 +3,7 @@ import type { Expr } from "../front/ast.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
 import { parse } from "../front/parser.ts";
-import { toJsonValue } from "../values/render.ts";
+import { toJsonValue } from "../render/render.ts";
 import { arrayOf, type Field, scalar, tupleOf, type Type, typeToString } from "../values/types.ts";
 import { Interval, type Row, Timestamp, type Value } from "../values/values.ts";
 import { compileExpr, constantValue, typeExpr } from "./compile_expr.ts";

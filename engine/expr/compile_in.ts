@@ -6,7 +6,7 @@
 
 import type { Span } from "../front/ast.ts";
 import { netContains } from "../values/ip.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import { scalar, typeToString } from "../values/types.ts";
 import { IpAddr, IpNet, type Value } from "../values/values.ts";
 import { valueKey } from "../values/value_ops.ts";

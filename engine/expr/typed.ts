@@ -1,7 +1,7 @@
 /** A compiled expression with its static type, and its value when it is a constant. */
 
 import type { Span } from "../front/ast.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import type { Type } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
 

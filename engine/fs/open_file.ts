@@ -3,7 +3,8 @@
  * read-ahead), closed at the end, on cancel and on abort.
  */
 
-import { READ_CHUNK_BYTES } from "../exec/context.ts";
+/** Bytes a source reads at a time. */
+export const READ_CHUNK_BYTES = 1 << 20;
 
 /**
  * The buffers of chunks these streams made, each for one chunk alone: the reader of the chunk

@@ -8,7 +8,7 @@ import { QueryError } from "../front/diagnostics.ts";
 import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../values/types.ts";
 import { Interval, type Value } from "../values/values.ts";
 import { compareValues, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
-import { decodeValue, type Encoded, encodeValue } from "../exec/parallel/value_codec.ts";
+import { decodeValue, type Encoded, encodeValue } from "../values/value_codec.ts";
 
 export interface Accumulator {
   add(v: Value): void;

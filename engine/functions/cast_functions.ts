@@ -5,8 +5,9 @@
 
 import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
 import { inferYear } from "../pattern/year_inference.ts";
-import { checkTimePattern, compileTimestampParser, parseTimestamp } from "../values/time.ts";
-import { toText } from "../values/render.ts";
+import { parseTimestamp } from "../values/time_parse.ts";
+import { checkTimePattern, compileTimestampParser } from "../values/time_pattern.ts";
+import { toText } from "../render/render.ts";
 import { scalar } from "../values/types.ts";
 import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { type FunctionDef, returns } from "./function_def.ts";

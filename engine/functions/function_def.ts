@@ -4,7 +4,7 @@
  */
 
 import type { Span } from "../front/ast.ts";
-import type { RowFn } from "../planning/plan.ts";
+import type { RowFn } from "../plan/plan.ts";
 import type { Type } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 import type { ParamKind } from "../expr/coerce.ts";

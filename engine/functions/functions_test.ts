@@ -3,7 +3,7 @@ import type { Expr } from "../front/ast.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import { parseIp } from "../values/ip.ts";
 import { parse } from "../front/parser.ts";
-import { toJsonValue } from "../values/render.ts";
+import { toJsonValue } from "../render/render.ts";
 import { type Field, scalar, type Type } from "../values/types.ts";
 import { type Row, Timestamp, type Value } from "../values/values.ts";
 import { compileExpr } from "../expr/compile_expr.ts";

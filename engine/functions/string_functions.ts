@@ -2,7 +2,7 @@
  * regex_replace. */
 
 import { arrayOf, scalar } from "../values/types.ts";
-import { toText } from "../values/render.ts";
+import { toText } from "../render/render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
 import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../values/user_regex.ts";
 import { RE2JS } from "re2js";

@@ -1,13 +1,9 @@
 /** Time functions: now() T(s) time_trunc(ts, interval) format_time(ts, pattern [, zone]) hour(ts) day(ts). */
 
-import {
-  checkTimePattern,
-  compileTimestampFormatter,
-  isValidZone,
-  localParts,
-  parseTimestamp,
-  truncate,
-} from "../values/time.ts";
+import { isValidZone, localParts, truncate } from "../values/time.ts";
+import { compileTimestampFormatter } from "../values/time_format.ts";
+import { parseTimestamp } from "../values/time_parse.ts";
+import { checkTimePattern } from "../values/time_pattern.ts";
 import { scalar } from "../values/types.ts";
 import { type Interval, Timestamp, type Value } from "../values/values.ts";
 import {

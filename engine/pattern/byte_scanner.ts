@@ -22,11 +22,10 @@
 import type { Row, Value } from "../values/values.ts";
 import { IpAddr } from "../values/values.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
-import type { PushedFilter } from "../planning/plan.ts";
+import type { PushedFilter } from "../plan/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
-import { SMALL_INTS } from "../exec/group_table.ts";
-import type { DirectGroups } from "../exec/context.ts";
+import { type DirectGroups, SMALL_INTS } from "../plan/context.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import { ShortStrings } from "../values/short_strings.ts";
 

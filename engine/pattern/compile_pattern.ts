@@ -35,8 +35,8 @@ import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import { forRe2, regexShape } from "../values/user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { RE2JS } from "re2js";
-import type { PushedFilter } from "../planning/plan.ts";
-import type { DirectGroups } from "../exec/context.ts";
+import type { PushedFilter } from "../plan/plan.ts";
+import type { DirectGroups } from "../plan/context.ts";
 import {
   type ExtractCounts,
   type ExtractOptions,

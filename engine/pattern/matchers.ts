@@ -5,7 +5,8 @@
  */
 
 import { ANY, arrayOf, scalar, tupleOf, type Type } from "../values/types.ts";
-import { fromLocalParts, MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../values/time.ts";
+import { fromLocalParts } from "../values/time.ts";
+import { MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../values/time_parse.ts";
 import { parseIp, parseIpv4 } from "../values/ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values/values.ts";
 import type { MatcherName } from "./pattern_ast.ts";

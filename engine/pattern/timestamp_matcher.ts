@@ -1,9 +1,9 @@
 /**
  * TIMESTAMP('yyyy-MM-dd HH:mm:ss.SSS'): a regular expression for the text a Java-style time
- * pattern describes (the letters engine/values/time.ts understands), and its parser.
+ * pattern describes (the letters engine/values/time_pattern.ts understands), and its parser.
  */
 
-import { checkTimePattern, compileTimestampParser } from "../values/time.ts";
+import { checkTimePattern, compileTimestampParser } from "../values/time_pattern.ts";
 
 const OFFSET = "(?:[Zz]|[-+]\\d{2}(?::?\\d{2})?)";
 

@@ -6,7 +6,7 @@
 import type { QueryContext } from "../contracts/query_context.ts";
 import type { Diagnostic, DiagnosticCode } from "../front/diagnostics.ts";
 import type { Span } from "../front/ast.ts";
-import type { PlanNode } from "./plan.ts";
+import type { PlanNode } from "../plan/plan.ts";
 import type { Schema, Type } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 

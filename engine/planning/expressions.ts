@@ -5,7 +5,7 @@
 
 import type { Expr } from "../front/ast.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import type { Compiled } from "./plan.ts";
+import type { Compiled } from "../plan/plan.ts";
 import type { Field, Schema, Type } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 import { type Scope, typeExpr } from "../expr/compile_expr.ts";

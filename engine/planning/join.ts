@@ -5,7 +5,7 @@
  */
 
 import type { Expr, Span } from "../front/ast.ts";
-import type { Compiled, PlanNode } from "./plan.ts";
+import type { Compiled, PlanNode } from "../plan/plan.ts";
 import { type Field, type Schema, typeToString } from "../values/types.ts";
 import { compatible } from "../expr/common_type.ts";
 import { type PlanEnv, report } from "./env.ts";

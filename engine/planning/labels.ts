@@ -1,7 +1,7 @@
 /** Short text of an expression for plan labels (`printPlan`, explain). */
 
 import type { Expr } from "../front/ast.ts";
-import { toText } from "../values/render.ts";
+import { toText } from "../render/render.ts";
 
 function literalText(expr: Expr & { kind: "literal" }): string {
   const v = expr.value;

@@ -5,7 +5,7 @@
  * only once planned, and is taken on the shared plan, before any pass copies a node per use.
  */
 
-import { childrenOf, type PlanNode } from "./plan.ts";
+import { childrenOf, type PlanNode } from "../plan/plan.ts";
 
 /**
  * Operators of `root` with every use of a shared node counted, without walking a shared node

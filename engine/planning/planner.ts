@@ -7,7 +7,7 @@
 
 import type { Command, Expr, Pipeline, Script, Source, Span } from "../front/ast.ts";
 import { assertNever } from "../front/ast.ts";
-import { childrenOf, type PlanNode } from "./plan.ts";
+import { childrenOf, type PlanNode } from "../plan/plan.ts";
 import { type Field, type Type, widenSchema } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";

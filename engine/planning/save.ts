@@ -7,7 +7,7 @@
 import { dirname } from "node:path";
 import type { Expr, Span } from "../front/ast.ts";
 import { PathError } from "../contracts/resource_path.ts";
-import type { PlanNode } from "./plan.ts";
+import type { PlanNode } from "../plan/plan.ts";
 import { definitionRefusal, isDatastoreDefinition } from "../contracts/datastore.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constantString } from "./expressions.ts";

@@ -5,7 +5,7 @@
  */
 
 import type { Command, Expr, SelectItem, Span } from "../front/ast.ts";
-import type { AggregateSpec, Column, Compiled, PlanNode } from "./plan.ts";
+import type { AggregateSpec, Column, Compiled, PlanNode } from "../plan/plan.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import { ANY, type Field, type Type } from "../values/types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";

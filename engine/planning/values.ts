@@ -5,7 +5,7 @@
  */
 
 import type { Source } from "../front/ast.ts";
-import type { PlanNode } from "./plan.ts";
+import type { PlanNode } from "../plan/plan.ts";
 import { type Field, widen } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";

@@ -11,7 +11,7 @@ import { parseLiteralOfType } from "../values/literal.ts";
 import { isNumeric, sameType, scalarByName, type Type, typeToString } from "../values/types.ts";
 import { Interval, IpAddr, IpNet, Timestamp, type Value } from "../values/values.ts";
 import type { Right, TreeFiles } from "../contracts/resource_tree.ts";
-import { toText } from "../values/render.ts";
+import { toText } from "../render/render.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { constant } from "./expressions.ts";
 

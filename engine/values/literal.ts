@@ -5,7 +5,7 @@
 
 import { parseInterval } from "./interval.ts";
 import { parseIp, parseNet } from "./ip.ts";
-import { parseTimestamp } from "./time.ts";
+import { parseTimestamp } from "./time_parse.ts";
 import { type Type, typeToString } from "./types.ts";
 import { Interval, Timestamp, type Value } from "./values.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseLiteralOfType } from "./literal.ts";
 import { arrayOf, scalar, type Type } from "./types.ts";
-import { toJsonValue } from "./render.ts";
+import { toJsonValue } from "../render/render.ts";
 
 Deno.test("parseLiteralOfType() reads view arguments of each type", () => {
   const cases: [string, Type, unknown][] = [

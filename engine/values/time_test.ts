@@ -1,18 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  compileTimestampFormatter,
-  compileTimestampParser,
-  formatIso,
-  formatLocal,
-  fromLocalParts,
-  isValidZone,
-  localParts,
-  parseHttpDate,
-  parseIso8601,
-  parseTimestamp,
-  truncate,
-  zoneOffsetMillis,
-} from "./time.ts";
+import { fromLocalParts, isValidZone, localParts, truncate, zoneOffsetMillis } from "./time.ts";
+import { compileTimestampFormatter, formatIso, formatLocal } from "./time_format.ts";
+import { parseHttpDate, parseIso8601, parseTimestamp } from "./time_parse.ts";
+import { compileTimestampParser } from "./time_pattern.ts";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

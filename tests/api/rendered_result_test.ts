@@ -1,5 +1,5 @@
 /**
- * Wide results rendered by the scan workers (engine/exec/rendered.ts) and stored as bytes
+ * Wide results rendered by the scan workers (engine/render/rendered.ts) and stored as bytes
  * (ResultStore.appendRendered): through the API, every text format gives the same body on two
  * workers as on one thread, whole or by item ranges, kept in memory or spilled to disk.
  */

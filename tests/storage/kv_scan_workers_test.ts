@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { type RunningServer, startServer } from "../../main.ts";
 import { runCli } from "../foundation/server_process.ts";
 import { createLogger } from "../../home/log.ts";
-import type { ShareMessage } from "../../engine/exec/parallel/scan_workers.ts";
+import type { ShareMessage } from "../../engine/contracts/scan_workers.ts";
 
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 

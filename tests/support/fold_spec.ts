@@ -1,7 +1,7 @@
 /** A `count` or `sum` aggregate as the planner makes it, for tests of groupings. */
 
 import { AGGREGATES } from "../../engine/functions/aggregates.ts";
-import type { AggregateSpec } from "../../engine/planning/plan.ts";
+import type { AggregateSpec } from "../../engine/plan/plan.ts";
 
 /** `name(field)` (`count(*)` with a null field) into `slot`; `argField` set for a plain field. */
 export function foldSpec(

@@ -8,7 +8,7 @@ import { FsResourceTree } from "../../home/resource_tree.ts";
 import type { Grant } from "../../home/rights.ts";
 import type { User } from "../../engine/contracts/user.ts";
 import type { FileEntry, ListOptions, Warning } from "../../engine/contracts/datastore.ts";
-import { MemoryBudget, ProgressMeter } from "../../engine/exec/context.ts";
+import { MemoryBudget, ProgressMeter } from "../../engine/plan/context.ts";
 import { openFile } from "../../connectors/file/open_file.ts";
 import { treeStore } from "../../connectors/file/tree_store.ts";
 import type { Datastore } from "../../engine/contracts/datastore.ts";

@@ -12,27 +12,28 @@
 
 import type { FileEntry } from "../../contracts/datastore.ts";
 import { QueryError } from "../../front/diagnostics.ts";
-import type { PlanNode } from "../../planning/plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import type { Row } from "../../values/values.ts";
 import { Grouping } from "../aggregate.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "../context.ts";
+import { type BatchStream, checkCancelled, type ExecContext } from "../../plan/context.ts";
 import {
+  type FileShare,
   ISOLATE_BYTES,
   type ParallelContext,
   type PartialGroups,
   type ShareHandle,
   type ShareMessage,
-} from "./scan_workers.ts";
-import { type FileShare, splitShares } from "./shares.ts";
-import { type SkipTally, skipWarning, type TallyWarning } from "../skip_tally.ts";
+} from "../../contracts/scan_workers.ts";
+import { splitShares } from "./shares.ts";
+import { type SkipTally, skipWarning, type TallyWarning } from "../../plan/skip_tally.ts";
 import {
   type AbsentReport,
   type AbsentTally,
   absentWarnings,
   mergeAbsent,
 } from "../absent_fields.ts";
-import { decodeRow } from "./value_codec.ts";
-import { RenderedRows } from "../rendered.ts";
+import { decodeRow } from "../../values/value_codec.ts";
+import { RenderedRows } from "../../render/rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
@@ -150,6 +151,7 @@ class ShareRun {
         query: parallel.query,
         now: parallel.now,
         node: number,
+        part: parallel.parts[number],
         shares: share,
         memoryLimit,
         ...(parallel.render ? { render: parallel.render.task } : {}),

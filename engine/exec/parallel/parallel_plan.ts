@@ -9,11 +9,12 @@
  *     filter / project ...     ← each worker, over its share
  *       source PARSE(...)      ← each worker: its byte ranges
  *
- * Numbered in a fixed walk of the plan, so that a worker that planned the same script finds
- * the same node by its number.
+ * Which nodes run in workers is decided when the script is planned
+ * (engine/planning/passes/split_workers.ts, printed by `explain()`); these are the shapes that
+ * pass looks for and the operators run by.
  */
 
-import { childrenOf, type PlanNode } from "../../planning/plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { Grouping } from "../aggregate.ts";
 import type { Type } from "../../values/types.ts";
 
@@ -53,74 +54,6 @@ export function rowSourceOf(node: PlanNode): SourceNode | null {
         return at.scan ? at : null;
       default:
         return null;
-    }
-  }
-}
-
-/**
- * The parts of the plan that run in workers, numbered in a fixed depth-first walk: mergeable
- * aggregates over row pipelines, and the longest row pipelines elsewhere that filter their rows
- * (whose rows the query's thread takes in order). A pipeline that keeps every row stays in the
- * query's thread: handing each row over from a worker (encoded, cloned, decoded) costs more
- * than reading it here (bench/engine_bench.ts, the wide task: twice as slow on 2 workers).
- * Unless `renderRoot`: the result's rows are rendered where they are made (rendered.ts), so a
- * root that is a row pipeline with a renderable schema runs in the workers whether it filters
- * or not: what crosses over is bytes of the result, not rows.
- */
-export function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
-  const found: PlanNode[] = [];
-  const seen = new Set<PlanNode>();
-  const walk = (node: PlanNode) => {
-    if (seen.has(node)) return;
-    seen.add(node);
-    if (
-      scanSourceOf(node) !== null || topSourceOf(node) !== null ||
-      (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))
-    ) {
-      found.push(node);
-      return;
-    }
-    for (const child of childrenOf(node)) walk(child);
-  };
-  walk(root);
-  return found;
-}
-
-/**
- * Whether a worker can plan this script as the server did: every source reads this host's
- * files (a cloud store is fetched and paced by the server, not by workers).
- */
-export function workerSafe(root: PlanNode): boolean {
-  const seen = new Set<PlanNode>();
-  const walk = (node: PlanNode): boolean => {
-    if (seen.has(node)) return true;
-    seen.add(node);
-    if (node.kind === "source" && /cloudapi:/i.test(node.label)) return false;
-    return childrenOf(node).every(walk);
-  };
-  return walk(root);
-}
-
-/** Whether the plan's root runs in workers that render its rows (`parallelNodes(root, true)`). */
-export function rendersRoot(root: PlanNode): boolean {
-  return rowSourceOf(root) !== null && renderable(root);
-}
-
-/** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */
-function filters(node: PlanNode): boolean {
-  for (let at = node;;) {
-    switch (at.kind) {
-      case "filter":
-        return true;
-      case "project":
-      case "unnest":
-      case "view":
-        at = at.input;
-        continue;
-      case "source":
-        return at.filter !== null;
-      default:
-        return false;
     }
   }
 }

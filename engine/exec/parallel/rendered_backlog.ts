@@ -10,7 +10,7 @@
  * sweep of the results folder at the server's start removes).
  */
 
-import { RenderedRows } from "../rendered.ts";
+import { RenderedRows } from "../../render/rendered.ts";
 
 export class RenderedBacklog {
   /** The file, written through one handle and read through another: neither ever seeks. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { RenderedBacklog } from "./rendered_backlog.ts";
-import { RenderedRows } from "../rendered.ts";
+import { RenderedRows } from "../../render/rendered.ts";
 
 const encoder = new TextEncoder();
 

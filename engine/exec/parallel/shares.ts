@@ -14,15 +14,7 @@
  */
 
 import type { FileEntry } from "../../contracts/datastore.ts";
-
-/** Part of one file: bytes [start, end), cut to lines as said above. */
-export interface FileShare {
-  readonly uri: string;
-  readonly start: number;
-  readonly end: number;
-  /** The file's whole size: a share with start 0 and end size is the whole file. */
-  readonly size: number;
-}
+import type { FileShare } from "../../contracts/scan_workers.ts";
 
 export interface ShareableFile {
   readonly uri: string;

@@ -9,7 +9,7 @@
  */
 
 import { assertNever } from "../../front/ast.ts";
-import type { PlanNode } from "../plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { FieldReads } from "../expressions.ts";
 
 /**

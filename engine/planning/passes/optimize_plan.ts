@@ -1,11 +1,12 @@
 /**
  * The planner's rewrites of a whole plan, run in order by `compile()` after `planScript()`:
  * each pass takes a plan and gives an equivalent one, so the plan `explain()` prints is the plan
- * that runs. Every pass can run on its own, in any order, and twice: a pass a later engine adds
- * (splitting scans over workers) is one more entry.
+ * that runs. Every pass can run on its own, in any order, and twice. The split over scan workers
+ * (split_workers.ts) comes after them, when the query has workers: it rewrites nothing and marks
+ * the parts that run in them.
  */
 
-import type { PlanNode } from "../plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { neededFields } from "./needed_fields.ts";
 import { pushFilters } from "./push_filters.ts";
 import { topN } from "./top_n.ts";

@@ -3,7 +3,7 @@ import { engineHome } from "../../../tests/support/engine_home.ts";
 import { compile, explain } from "../../engine.ts";
 import { check } from "../../front/front.ts";
 import { planScript } from "../planner.ts";
-import { type CompiledPlan, type PlanNode, printPlan, type SourceRead } from "../plan.ts";
+import { type CompiledPlan, type PlanNode, printPlan, type SourceRead } from "../../plan/plan.ts";
 import { runPlan } from "../../exec/run.ts";
 import type { QueryContext } from "../../contracts/query_context.ts";
 import { optimizePlan, PLAN_PASSES } from "./optimize_plan.ts";

@@ -7,7 +7,7 @@
  *     source PARSE(...)           →
  */
 
-import type { PlanNode } from "../plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { rewriteBottomUp } from "./rewrite_bottom_up.ts";
 
 export function pushFilters(root: PlanNode): PlanNode {

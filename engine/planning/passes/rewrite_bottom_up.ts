@@ -1,6 +1,6 @@
 /** The traversal the context-free passes share (push_filters.ts, top_n.ts). */
 
-import { childrenOf, type PlanNode, withChildren } from "../plan.ts";
+import { childrenOf, type PlanNode, withChildren } from "../../plan/plan.ts";
 
 /**
  * Rebuilds `root` bottom up: each node gets its rewritten inputs, then `rule` may replace it.

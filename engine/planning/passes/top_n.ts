@@ -6,7 +6,7 @@
  *     sort bytes desc             →         sort bytes desc (top 10)
  */
 
-import type { PlanNode } from "../plan.ts";
+import type { PlanNode } from "../../plan/plan.ts";
 import { rewriteBottomUp } from "./rewrite_bottom_up.ts";
 
 export function topN(root: PlanNode): PlanNode {

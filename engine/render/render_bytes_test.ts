@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ByteSink, compileRowBytesWriter, type RowTextFormat } from "./render_bytes.ts";
-import {
-  makeCsvRowWriter,
-  makeJsonRowWriter,
-  type RenderOptions,
-  toText,
-} from "../values/render.ts";
+import { makeCsvRowWriter, makeJsonRowWriter, type RenderOptions, toText } from "./render.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
 import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values/values.ts";
 import { tsvEscape } from "./render_bytes.ts";

@@ -7,16 +7,13 @@ import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { Row } from "../values/values.ts";
 import process from "node:process";
 import { QueryError } from "../front/diagnostics.ts";
-import type { ParallelContext } from "./parallel/scan_workers.ts";
+import type { ParallelContext } from "../contracts/scan_workers.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
 
 /** Rows per batch that sources aim for. */
 export const BATCH_ROWS = 1024;
-
-/** Bytes a source reads at a time. */
-export const READ_CHUNK_BYTES = 1 << 20;
 
 export interface ExecContext {
   readonly signal: AbortSignal;
@@ -50,6 +47,9 @@ export interface ExecContext {
    */
   readonly direct?: DirectGroups;
 }
+
+/** Single integer keys below this are looked up in an array (DirectGroups.smallInts). */
+export const SMALL_INTS = 1 << 16;
 
 /**
  * A grouping with one key that is a field, and only counts and sums of fields (or rows), as a

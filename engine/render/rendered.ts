@@ -1,6 +1,6 @@
 /**
  * Result rows that arrive rendered: when a query's result format is fixed before it runs (a
- * text format, engine/exec/render_bytes.ts) and its root is a row pipeline that runs in the scan
+ * text format, engine/render/render_bytes.ts) and its root is a row pipeline that runs in the scan
  * workers, the workers write their rows straight into bytes of that format and the query's
  * thread stores the bytes as they come. No row object crosses the worker boundary and none is
  * made in the query's thread: a wide result is rendered on every core.
@@ -10,7 +10,7 @@
  * columns held a null, which the workers tell when done.
  */
 
-import type { RenderOptions } from "../values/render.ts";
+import type { RenderOptions } from "./render.ts";
 import type { RowTextFormat } from "./render_bytes.ts";
 
 /** The text format a query's rows may be rendered in as they are made. */

@@ -6,15 +6,15 @@
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
-import type { SkipTally } from "../exec/skip_tally.ts";
+import type { SkipTally } from "./skip_tally.ts";
 import { assertNever } from "../front/ast.ts";
 import type { Schema } from "../values/types.ts";
 import { typeToString } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
-import type { BatchStream, ExecContext } from "../exec/context.ts";
+import type { BatchStream, ExecContext } from "./context.ts";
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { ScriptSource } from "../contracts/script_source.ts";
-import type { ScanWorkers, ShareQuery } from "../exec/parallel/scan_workers.ts";
+import type { ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
 
 /** A compiled expression: evaluated once per row. */
@@ -239,6 +239,18 @@ type PlanStep =
     readonly input: PlanNode;
   };
 
+/**
+ * The parts of a plan that run in scan workers (engine/planning/passes/split_workers.ts), in the
+ * order of their numbers: a worker's task (ShareTask.node) names its part by its number.
+ */
+export interface WorkerSplit {
+  readonly nodes: readonly PlanNode[];
+  /** The root is a part, and its workers render its rows when the result has a text format. */
+  readonly rootRenders: boolean;
+  /** The root is the one part only then: a row pipeline that filters nothing runs here else. */
+  readonly rootOnlyRendered: boolean;
+}
+
 /** What `compile` hands out: the root node and what execution needs besides it. */
 export interface CompiledPlan {
   readonly kind: "plan";
@@ -253,6 +265,8 @@ export interface CompiledPlan {
     readonly source: ScriptSource;
     readonly query: ShareQuery;
   };
+  /** The parts that run in the workers; absent: every part runs in the query's thread. */
+  readonly split?: WorkerSplit;
 }
 
 /** `a, b.c, b.d`: the fields a source reads, those read only through members as their paths. */
@@ -371,15 +385,26 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
 
 /**
  * One line per node, inputs indented below, each with its output schema:
- * `filter a > 1  [a INTEGER, b STRING]`.
+ * `filter a > 1  [a INTEGER, b STRING]`; with a `split`, the parts that run in workers say so:
+ * `aggregate keys(s) aggs(count(*)) in workers #0  [...]`.
  */
-export function printPlan(node: PlanNode, options: { schemas?: boolean } = {}): string {
+export function printPlan(
+  node: PlanNode,
+  options: { schemas?: boolean; split?: WorkerSplit } = {},
+): string {
   const lines: string[] = [];
+  const split = options.split;
   const visit = (n: PlanNode, depth: number) => {
     const schema = options.schemas === false
       ? ""
       : `  [${schemaText(n.schema)}${n.open ? (n.schema.length ? ", ..." : "...") : ""}]`;
-    lines.push(`${"  ".repeat(depth)}${headline(n)}${schema}`);
+    const part = split?.nodes.indexOf(n) ?? -1;
+    const where = part < 0
+      ? ""
+      : split!.rootOnlyRendered
+      ? ` in workers #${part} (when its rows are rendered)`
+      : ` in workers #${part}`;
+    lines.push(`${"  ".repeat(depth)}${headline(n)}${where}${schema}`);
     for (const c of childrenOf(n)) visit(c, depth + 1);
   };
   visit(node, 0);

@@ -3,7 +3,7 @@
  * CSV or TSV lines) compiled once per result's columns, writing a whole batch into one growing
  * byte buffer and noting where each row ends. No string per row and, for the common values
  * (numbers, ASCII strings, IPv4 addresses, ISO timestamps), none per value either: the bytes
- * are the same as engine/values/render.ts's row writers give, encoded as UTF-8 (engine/exec/render_bytes_test.ts
+ * are the same as engine/render/render.ts's row writers give, encoded as UTF-8 (engine/render/render_bytes_test.ts
  * checks it value kind by value kind and on generated rows).
  *
  *   const write = compileRowBytesWriter("json", ["time", "ip"], { timeZone: "UTC" });
@@ -15,11 +15,11 @@
  * result is rendered on every core) and in the query's thread (actors/engine_work.ts).
  */
 
-import { compileTimestampFormatter, formatIso } from "../values/time.ts";
+import { compileTimestampFormatter, formatIso } from "../values/time_format.ts";
 import { formatIp, formatNet } from "../values/ip.ts";
-import { toJsonValue, toText } from "../values/render.ts";
+import { toJsonValue, toText } from "./render.ts";
 import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values/values.ts";
-import type { RenderOptions } from "../values/render.ts";
+import type { RenderOptions } from "./render.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
 /** The text formats a result's rows are stored in when its format is fixed. */
@@ -195,7 +195,7 @@ class TimestampWriter {
       : undefined;
   }
 
-  /** The text of `ms` (what engine/values/render.ts writes). */
+  /** The text of `ms` (what engine/render/render.ts writes). */
   text(ms: number): string {
     return this.#format ? this.#format(ms, this.#zone) : formatIso(ms, this.#zone);
   }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { csvHeader, makeCsvRowWriter, makeJsonRowWriter, toJsonValue, toText } from "./render.ts";
-import { parseIp, parseNet } from "./ip.ts";
-import { Interval, type Row, Timestamp } from "./values.ts";
+import { parseIp, parseNet } from "../values/ip.ts";
+import { Interval, type Row, Timestamp } from "../values/values.ts";
 
 const MS = Date.UTC(2024, 4, 1, 13);
 const berlin = { timeZone: "Europe/Berlin" };

@@ -14,7 +14,7 @@
  * | tuple     | [5, { field: encoded }]       |
  */
 
-import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../../values/values.ts";
+import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "./values.ts";
 
 export type Encoded = null | boolean | number | string | bigint | readonly unknown[];
 

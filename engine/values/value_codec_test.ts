@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Interval, IpAddr, IpNet, type Row, Timestamp } from "../../values/values.ts";
+import { Interval, IpAddr, IpNet, type Row, Timestamp } from "./values.ts";
 import { decodeRow, encodeRow } from "./value_codec.ts";
 
 Deno.test("rows keep every kind of value across a structured clone", () => {

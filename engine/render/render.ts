@@ -4,8 +4,8 @@
  * `timestampFormat`; intervals are milliseconds; addresses and networks are strings.
  */
 
-import { compileTimestampFormatter, formatIso } from "./time.ts";
-import { formatIp, formatNet } from "./ip.ts";
+import { compileTimestampFormatter, formatIso } from "../values/time_format.ts";
+import { formatIp, formatNet } from "../values/ip.ts";
 import {
   Interval,
   IpAddr,
@@ -14,7 +14,7 @@ import {
   Timestamp,
   type TupleValue,
   type Value,
-} from "./values.ts";
+} from "../values/values.ts";
 
 export interface RenderOptions {
   /** IANA zone timestamps are shown in. */

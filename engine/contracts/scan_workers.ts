@@ -6,13 +6,12 @@
  * posts what it made; the query's own thread merges the shares once.
  */
 
-import type { ScriptSource } from "../../contracts/script_source.ts";
-import type { Warning } from "../../contracts/datastore.ts";
-import type { Diagnostic } from "../../front/diagnostics.ts";
-import type { User } from "../../contracts/user.ts";
-import type { FileShare } from "./shares.ts";
-import type { Encoded } from "./value_codec.ts";
-import type { RenderTask } from "../rendered.ts";
+import type { ScriptSource } from "./script_source.ts";
+import type { Warning } from "./datastore.ts";
+import type { Diagnostic } from "../front/diagnostics.ts";
+import type { User } from "./user.ts";
+import type { Encoded } from "../values/value_codec.ts";
+import type { RenderTask } from "../render/rendered.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;
@@ -56,16 +55,32 @@ export interface ShareQuery {
   readonly args: Readonly<Record<string, string>>;
 }
 
+/** Part of one file: bytes [start, end), cut to lines (engine/exec/parallel/shares.ts). */
+export interface FileShare {
+  readonly uri: string;
+  readonly start: number;
+  readonly end: number;
+  /** The file's whole size: a share with start 0 and end size is the whole file. */
+  readonly size: number;
+}
+
 export interface ShareTask {
   readonly source: ShareSource;
   readonly query: ShareQuery;
   /** The query's `now`, so that the worker's constants are the query's. */
   readonly now: number;
   /**
-   * Which parallel node of the plan (parallelNodes() order) the worker runs: an aggregate's
+   * Which part of the plan the worker runs, by its number in the plan's split over workers
+   * (engine/planning/passes/split_workers.ts, printed by explain()): an aggregate's
    * input into a partial grouping, or a row pipeline whose rows it streams.
    */
   readonly node: number;
+  /**
+   * That part as explain() prints it, without schemas: the worker, which plans the script
+   * again, runs its part only when its own prints the same (a stored script or table changed
+   * since the query was planned fails the query instead of running another plan).
+   */
+  readonly part: string;
   readonly shares: readonly FileShare[];
   /** This worker's part of the query's memory limit. */
   readonly memoryLimit: number;
@@ -117,8 +132,10 @@ export interface ParallelContext {
   readonly query: ShareQuery;
   readonly now: number;
   readonly memoryLimit: number;
-  /** The parallel nodes of the plan (plan nodes, typed loosely here) and their numbers. */
+  /** The parts of the plan that run in workers (plan nodes, typed loosely here), numbered. */
   readonly nodes: ReadonlyMap<object, number>;
+  /** Each part, by its number, as explain() prints it without schemas (ShareTask.part). */
+  readonly parts: readonly string[];
   /**
    * The root's rows are rendered by the workers in this format (rendered.ts); `nulls` gathers
    * which columns held a null in any share.

@@ -1,31 +1,33 @@
 /**
  * A worker's side: compiles the query's script as the server did (same context data, same
- * `now`), finds the parallel node by its number, reads its share of the source's files through
+ * `now`), finds its part of the plan by the number the planner's split gave it
+ * (engine/planning/passes/split_workers.ts), reads its share of the source's files through
  * the node's pipeline into a partial grouping, and posts it. Progress (bytes consumed) and
  * warnings are posted as they happen; a failure is posted as its diagnostic.
  */
 
-import { compile } from "../../engine.ts";
-import type { FileEntry } from "../../contracts/datastore.ts";
-import { QueryError } from "../../front/diagnostics.ts";
-import type { CompiledPlan, PlanNode } from "../../planning/plan.ts";
-import type { QueryContext } from "../../contracts/query_context.ts";
-import { Grouping } from "../aggregate.ts";
+import { compile } from "./engine.ts";
+import type { FileEntry } from "./contracts/datastore.ts";
+import { QueryError } from "./front/diagnostics.ts";
+import { type CompiledPlan, type PlanNode, printPlan } from "./plan/plan.ts";
+import type { QueryContext } from "./contracts/query_context.ts";
+import { Grouping } from "./exec/aggregate.ts";
 import {
   checkCancelled,
   type ExecContext,
   MemoryBudget,
   newQueryStats,
   ProgressMeter,
-} from "../context.ts";
-import { openNode } from "../run.ts";
-import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
-import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
-import { encodeRow } from "./value_codec.ts";
-import { shareEntry } from "./shares.ts";
-import { renderRows } from "../render_rows.ts";
-import type { RenderedRows, RenderTask } from "../rendered.ts";
-import { RenderedBacklog } from "./rendered_backlog.ts";
+} from "./plan/context.ts";
+import { openNode } from "./exec/run.ts";
+import { rowSourceOf, scanSourceOf, topSourceOf } from "./exec/parallel/parallel_plan.ts";
+import { splitWorkers } from "./planning/passes/split_workers.ts";
+import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./contracts/scan_workers.ts";
+import { encodeRow } from "./values/value_codec.ts";
+import { shareEntry } from "./exec/parallel/shares.ts";
+import { renderRows } from "./exec/render_rows.ts";
+import type { RenderedRows, RenderTask } from "./render/rendered.ts";
+import { RenderedBacklog } from "./exec/parallel/rendered_backlog.ts";
 
 /** Consumed bytes are posted at most every this many, and at most every PROGRESS_MS. */
 const PROGRESS_BYTES = 4 << 20;
@@ -88,9 +90,17 @@ export async function runShare(
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
-    const node = parallelNodes(plan.root, task.render !== undefined)[task.node];
+    // The same pass as the server's compile() splits the same plan alike.
+    const node = splitWorkers(plan.root)?.nodes[task.node];
     const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
     if (!node || !source) throw new Error("the worker found no such parallel node");
+    if (printPlan(node, { schemas: false }) !== task.part) {
+      throw new QueryError({
+        code: "RUNTIME_ERROR",
+        message:
+          "a stored script the query reads changed while it ran (a scan worker planned it otherwise); run it again",
+      });
+    }
     let unreported = 0;
     // What the share read, told with its progress as counts since the last report.
     const stats = newQueryStats();
