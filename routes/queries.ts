@@ -17,8 +17,7 @@ import type { User } from "../engine/user.ts";
 import type { StoredItem } from "../actors/result_store.ts";
 import type { RenderedRows } from "../engine/exec/rendered.ts";
 import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
-import { isFinished, topState } from "../actors/query_machine.ts";
-import { queryStatus } from "../actors/shared_queries.ts";
+import { isFinished, queryStatus, topState } from "../actors/query_machine.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -193,7 +192,7 @@ function findAny(
 
 /** The status object of the specification, with the query's `stats` (API.md). */
 export function statusOf(ref: QueryRef): Record<string, unknown> {
-  return queryStatus(ref);
+  return queryStatus(ref.getSnapshot());
 }
 
 /** Whether the query is (or gets) finished within `millis`; false early if the client goes. */
