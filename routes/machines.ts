@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { MACHINES } from "../actors/statecharts.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { ConnectorStatus } from "../actors/connector_pool.ts";
-import { supervisorNumbers } from "../actors/query_metrics.ts";
+import { supervisorNumbers } from "../actors/supervisor_numbers.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 

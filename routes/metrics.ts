@@ -11,7 +11,8 @@
 
 import { Hono } from "hono";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
-import { heldQueries, type QueryMetrics } from "../actors/query_metrics.ts";
+import type { QueryMetrics } from "../actors/query_metrics.ts";
+import { heldQueries } from "../actors/supervisor_numbers.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { QueryState } from "../actors/query_machine.ts";
 import type { UserStore } from "../home/user_store.ts";
