@@ -4,13 +4,12 @@
  * server sharing the KV, expired, or unknown) and gives a `QueryHandle` with the same methods
  * whatever holds the query; the routes never read an actor or a shared record themselves.
  *
- * The ids live in the stores of the parts that own them: the supervisor (its queries, the
- * statuses of answered ones, the expired ids: actors/supervisor.ts), and with a shared KV the
- * records of every server (actors/shared_queries.ts). The directory is the one reader of those,
- * and keeps what only it needs: what was submitted (script path, excerpt) for `GET /queries`.
+ * A query's id has one home on each server: the supervisor (actors/supervisor.ts), which holds
+ * the actors with what was submitted (for `GET /queries`) and Idempotency-Key, the statuses of
+ * answered synchronous queries and the ids of expired ones; with a shared KV, the records of
+ * every server (actors/shared_queries.ts). The directory is the one reader of both.
  */
 
-import type { ScriptSource } from "../engine/script_source.ts";
 import type { User } from "../engine/user.ts";
 import { topState } from "./query_machine.ts";
 import {
@@ -27,9 +26,6 @@ import type { QueryHandle } from "./query_handle.ts";
 
 export type { QueryHandle } from "./query_handle.ts";
 export type { LiveHandle } from "./query_handles.ts";
-
-/** How much of a script's text the list shows. */
-const EXCERPT_CHARS = 120;
 
 /** What an id is to a user. */
 export type Found =
@@ -56,19 +52,11 @@ export interface QueryListItem {
   readonly excerpt: string;
 }
 
-interface Note {
-  readonly submitted: number;
-  readonly scriptPath: string;
-  readonly excerpt: string;
-}
-
 export type SubmitOutcome =
   | { readonly ok: true; readonly queryId: string; readonly handle: LiveHandle }
   | Exclude<Awaited<ReturnType<typeof compileAndSubmit>>, { ok: true }>;
 
 export class QueryDirectory {
-  readonly #notes = new Map<string, Note>();
-
   constructor(
     readonly supervisor: SupervisorRef,
     readonly shared?: SharedQueries,
@@ -103,17 +91,10 @@ export class QueryDirectory {
   }
 
   /** Compiles and submits a query; a handle on it, or why there is none. */
-  async submit(
-    deps: SubmissionDeps,
-    submission: Submission,
-    /** Noted for `GET /queries` (POST /queries): the script path asked for. */
-    note?: { readonly scriptPath: string },
-  ): Promise<SubmitOutcome> {
+  async submit(deps: SubmissionDeps, submission: Submission): Promise<SubmitOutcome> {
     const submitted = await compileAndSubmit(deps, submission);
     if (!submitted.ok) return submitted;
     const { queryId } = submitted;
-    // The same Idempotency-Key again gives the query noted then: nothing new to note.
-    if (note && queryId === submission.queryId) this.#note(queryId, submission.source, note);
     return { ok: true, queryId, handle: this.#live(queryId, submitted.ref) };
   }
 
@@ -130,12 +111,11 @@ export class QueryDirectory {
   async list(user: User, only?: string): Promise<QueryListItem[]> {
     const visible = (owner: string) =>
       user.admin ? only === undefined || owner === only : owner === user.name;
-    this.#forgetFreed();
     const items: QueryListItem[] = [];
     for (const [queryId, entry] of this.supervisor.getSnapshot().context.queries) {
       if (!visible(entry.owner)) continue;
       const { context, value } = entry.ref.getSnapshot();
-      const note = this.#notes.get(queryId);
+      const { note } = entry;
       const submitted = note?.submitted ?? context.stateChanges[0]?.millis ?? this.now();
       items.push({
         queryId,
@@ -177,23 +157,6 @@ export class QueryDirectory {
         await this.shared?.free(queryId);
       },
     };
-  }
-
-  #note(queryId: string, source: ScriptSource, note: { readonly scriptPath: string }): void {
-    const excerpt = "text" in source
-      ? source.text.trim().split("\n", 1)[0].slice(0, EXCERPT_CHARS)
-      : "path" in source
-      ? source.path
-      : source.table;
-    this.#notes.set(queryId, { submitted: this.now(), scriptPath: note.scriptPath, excerpt });
-    // Forgets freed queries now and then, so the notes stay as many as the queries held.
-    const held = this.supervisor.getSnapshot().context.queries;
-    if (this.#notes.size > 2 * held.size + 64) this.#forgetFreed();
-  }
-
-  #forgetFreed(): void {
-    const held = this.supervisor.getSnapshot().context.queries;
-    for (const id of this.#notes.keys()) if (!held.has(id)) this.#notes.delete(id);
   }
 
   /** The actor of a held query (tests). */

@@ -235,7 +235,8 @@ export async function submitSource(
     ...(request.alwaysFix && format.options.failOnWarning ? { failOnWarning: true } : {}),
     idempotencyKey: request.idempotencyKey,
     shareResult: request.shareResult,
-  }, request.listedAs === undefined ? undefined : { scriptPath: request.listedAs });
+    ...(request.listedAs === undefined ? {} : { listedAs: request.listedAs }),
+  });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
     if ("quotaRefused" in submitted) {
