@@ -1,5 +1,6 @@
 # Mutations of the shared queries (actors/shared_queries.ts and its parts in actors/shared/):
-# issue 29's four, then others of admission, leases, asks, records and result pages.
+# issue 29's four, then others of admission, leases, asks, records and result pages; last, the
+# query directory's local and remote handles (actors/query_directory.ts, query_handles.ts).
 # Sourced by tools/mutation_check.sh, which defines run(): run NAME FILE SED-EXPR TEST-FILES...
 T="actors/shared/slots_test.ts actors/shared/leases_test.ts actors/shared/asks_test.ts actors/shared/records_test.ts actors/shared/result_pages_test.ts actors/shared_queries_test.ts"
 # shellcheck disable=SC2086
@@ -28,4 +29,11 @@ run sq-pages-batch actors/shared/result_pages.ts 's/yield items.slice(i, Math.mi
 run sq-pages-absent actors/shared/result_pages.ts 's/if (values\[j\] !== ABSENT)/if (values[j] !== undefined)/' $T
 run sq-free-asks-own actors/shared_queries.ts 's/if (found \&\& found.record.server !== this.serverId) await/if (found) await/' $T
 run sq-stop-fails actors/shared_queries.ts 's/await this.#fail(id, "the server that ran this query stopped")/await Promise.resolve(id)/' $T
+D="tests/storage/query_handle_contract_test.ts"
+run dir-remote-owner actors/query_directory.ts 's/if (!found || (found.record.owner !== user.name \&\& !user.admin)) return { kind: "unknown" };/if (!found) return { kind: "unknown" };/' $D
+run dir-remote-freed actors/query_directory.ts 's/if (found.record.freed) return { kind: "expired" };//' $D
+run dir-remote-kept actors/query_handles.ts 's/this.kept = !(record.answered \&\& this.finished());/this.kept = true;/' $D
+run dir-live-stop-frees actors/query_handles.ts 's/return { stopped: "freed", status };/return { stopped: "cancelled", status };/' $D
+run dir-events-resume actors/query_event_feed.ts 's/if (resume) missed(first);//' $D
+run dir-remote-zone actors/query_handles.ts 's/if (record.owner === caller.name) return caller;/return caller;/' $D
 }
