@@ -438,3 +438,19 @@ export function statsOf(
   const elapsedMillis = started === undefined ? 0 : Math.max(0, (ended ?? now) - started);
   return { ...context.stats, elapsedMillis };
 }
+
+/** The status object of a query as the API shows it (`state` inside), from its snapshot. */
+export function queryStatus(
+  snapshot: { readonly context: QueryContext; readonly value: unknown },
+): Record<string, unknown> & { state: QueryState } {
+  const { context, value } = snapshot;
+  return {
+    queryId: context.queryId,
+    state: topState(value),
+    progress: context.progress,
+    warnings: context.warnings,
+    stateChanges: context.stateChanges,
+    stats: statsOf(context, context.now()),
+    ...(context.error ? { error: context.error } : {}),
+  };
+}

@@ -1,28 +1,185 @@
-import assert from "node:assert/strict";
-import { decodePage, encodePage } from "./shared_queries.ts";
-import { Interval, IpAddr, Timestamp } from "../engine/mod.ts";
-import type { StoredItem } from "./result_store.ts";
+/**
+ * The facade of the shared queries (actors/shared_queries.ts) with two or three servers on one
+ * KV in memory, their loops driven by hand (`poll`, `sweep`) and their clocks injected: who gets
+ * a slot, in what order, who is taken for dead, whose requests a server answers.
+ */
 
-Deno.test("a page of a shared result gives back every value, absent field and fragment as stored", () => {
-  const items: StoredItem[] = [
-    {
-      n: 1,
-      s: "~U",
-      t: new Timestamp(1714561200000),
-      i: new Interval(90_000),
-      ip: new IpAddr(4, 3232235777),
-      z: null,
-      nan: NaN,
-      list: [1, "two"],
-    },
-    // A field of the schema missing, and one the schema does not name.
-    { n: 2, extra: "x" },
-    "a,serialised,fragment\n",
-    { s: "~~tilde", n: -0 },
+import assert from "node:assert/strict";
+import { SharedQueries, type SharedQueriesOptions } from "./shared_queries.ts";
+import type { SupervisorEvent } from "./supervisor.ts";
+import { ALICE, memoryStorage } from "./test_support.ts";
+import { createLogger } from "../home/log.ts";
+import { Lease } from "./shared/leases.ts";
+import { type Storage } from "../engine/mod.ts";
+
+const SUBMISSION = { shareResult: true } as const;
+
+interface Server {
+  readonly shared: SharedQueries;
+  /** What it told its supervisor. */
+  readonly told: SupervisorEvent[];
+  /** Its clock (ms), moved by the test. */
+  now: number;
+}
+
+async function server(
+  storage: Storage,
+  serverId: string,
+  options: Partial<SharedQueriesOptions> = {},
+): Promise<Server> {
+  const told: SupervisorEvent[] = [];
+  const s: Server = {
+    told,
+    now: 0,
+    shared: undefined as unknown as SharedQueries,
+  };
+  (s as { shared: SharedQueries }).shared = new SharedQueries(storage, {
+    maxRunning: 1,
+    maxQueued: 10,
+    retentionMs: 60_000,
+    expiredMemoryMs: 60_000,
+    leaseMs: 1000,
+    log: createLogger(() => {}),
+    serverId,
+    now: () => s.now,
+    loops: false,
+    ...options,
+  });
+  await s.shared.start({ send: (e) => void told.push(e) });
+  return s;
+}
+
+async function slotsOf(storage: Storage) {
+  const stored = await storage.get(["queries", "slots"]);
+  const slots = JSON.parse(new TextDecoder().decode(stored!.value));
+  const ids = (l?: { id: string }[]) => (l ?? []).map((s) => s.id);
+  return { running: ids(slots.running), queued: ids(slots.queued) };
+}
+
+Deno.test("a new query never takes a free slot ahead of queries already waiting", async () => {
+  await using storage = await memoryStorage();
+  const [a, b, c] = [
+    await server(storage, "a"),
+    await server(storage, "b"),
+    await server(storage, "c"),
   ];
-  const decoded = decodePage(encodePage(items, ["n", "s", "t"]));
-  assert.deepEqual(decoded, items);
-  assert.ok(Object.is((decoded[3] as { n: number }).n, -0));
-  assert.equal("s" in (decoded[1] as object), false);
-  assert.equal("t" in (decoded[1] as object), false);
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  assert.equal(await b.shared.admit("q2", ALICE, SUBMISSION), "queue");
+  // q1 goes: a slot is free, but q2 waits for it (b has not polled yet).
+  await a.shared.release("q1");
+  assert.deepEqual(await slotsOf(storage), { running: [], queued: ["q2"] });
+  assert.equal(await c.shared.admit("q3", ALICE, SUBMISSION), "queue");
+  assert.equal(c.shared.mayRun("q3"), false);
+  assert.deepEqual(await slotsOf(storage), { running: [], queued: ["q2", "q3"] });
+  // b's poll moves q2 in; q3 still waits.
+  await b.shared.poll();
+  assert.equal(b.shared.mayRun("q2"), true);
+  assert.deepEqual(b.told, [{ type: "SLOTS" }]);
+  await c.shared.poll();
+  assert.equal(c.shared.mayRun("q3"), false);
+  assert.deepEqual(await slotsOf(storage), { running: ["q2"], queued: ["q3"] });
+});
+
+Deno.test("a server never promotes its own queued queries ahead of other servers' older ones", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [await server(storage, "a"), await server(storage, "b")];
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  assert.equal(await b.shared.admit("older", ALICE, SUBMISSION), "queue");
+  assert.equal(await a.shared.admit("younger", ALICE, SUBMISSION), "queue");
+  // a frees its slot; its commit carries its promotion, which must leave b's older query first.
+  await a.shared.release("q1");
+  await a.shared.poll();
+  assert.equal(a.shared.mayRun("younger"), false);
+  assert.deepEqual(await slotsOf(storage), { running: [], queued: ["older", "younger"] });
+  await b.shared.poll();
+  assert.equal(b.shared.mayRun("older"), true);
+  await a.shared.poll();
+  assert.equal(a.shared.mayRun("younger"), false);
+});
+
+Deno.test("a server that renews its lease is not taken for dead after cluster.lease; one that stops renewing is, and its queries fail", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [await server(storage, "a"), await server(storage, "b")];
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  const aLease = new Lease(storage, "a", 1000, () => 0);
+  await b.shared.sweep();
+  for (const at of [900, 1800, 2700]) {
+    await aLease.renew();
+    b.now = at;
+    await b.shared.sweep();
+  }
+  assert.equal((await b.shared.record("q1"))!.record.status.state, "QUEUED");
+  assert.deepEqual((await slotsOf(storage)).running, ["q1"]);
+  // No renewal for longer than the lease: dead, its query FAILED, its slot free.
+  b.now = 3701;
+  await b.shared.sweep();
+  const failed = (await b.shared.record("q1"))!.record;
+  assert.equal(failed.status.state, "FAILED");
+  assert.match(JSON.stringify(failed.status.error), /stopped responding/);
+  assert.deepEqual(await slotsOf(storage), { running: [], queued: [] });
+});
+
+Deno.test("a server answers the cancel and free requests for its own queries only; another server's stay for it", async () => {
+  await using storage = await memoryStorage();
+  const [a, b, c] = [
+    await server(storage, "a", { maxRunning: 5 }),
+    await server(storage, "b", { maxRunning: 5 }),
+    await server(storage, "c", { maxRunning: 5 }),
+  ];
+  await a.shared.admit("qa", ALICE, SUBMISSION);
+  await b.shared.admit("qb", ALICE, SUBMISSION);
+  await c.shared.askCancel("qb");
+  await c.shared.askCancel("qa");
+  await a.shared.poll();
+  assert.deepEqual(a.told, [{ type: "CANCEL", queryId: "qa" }]);
+  await b.shared.poll();
+  assert.deepEqual(b.told, [{ type: "CANCEL", queryId: "qb" }]);
+});
+
+Deno.test("freeing a query: its record becomes a tombstone everywhere; its owner is asked to drop it only by another server", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [
+    await server(storage, "a", { maxRunning: 5 }),
+    await server(storage, "b", { maxRunning: 5 }),
+  ];
+  await a.shared.admit("mine", ALICE, SUBMISSION);
+  await a.shared.admit("asked", ALICE, SUBMISSION);
+  await a.shared.free("mine");
+  assert.equal((await b.shared.record("mine"))!.record.freed, true);
+  assert.equal(await storage.get(["queries", "ask", "mine"]), null);
+  await b.shared.free("asked");
+  assert.notEqual(await storage.get(["queries", "ask", "asked"]), null);
+  await a.shared.poll();
+  assert.deepEqual(a.told, [{ type: "FREE", queryId: "asked" }]);
+});
+
+Deno.test("admission counts maxRunning and maxQueued across servers; a full queue is refused and writes nothing", async () => {
+  await using storage = await memoryStorage();
+  const options = { maxRunning: 1, maxQueued: 1 };
+  const [a, b] = [await server(storage, "a", options), await server(storage, "b", options)];
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  assert.equal(await b.shared.admit("q2", ALICE, SUBMISSION), "queue");
+  assert.equal(await a.shared.admit("q3", ALICE, SUBMISSION), "full");
+  assert.equal(await b.shared.record("q3"), null);
+  assert.deepEqual(await slotsOf(storage), { running: ["q1"], queued: ["q2"] });
+  assert.equal(a.shared.mayRun("q1"), true);
+  assert.equal(b.shared.mayRun("q2"), false);
+});
+
+Deno.test("a stopping server fails its unfinished queries at once and frees their slots", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [await server(storage, "a"), await server(storage, "b")];
+  await a.shared.admit("q1", ALICE, SUBMISSION);
+  await b.shared.admit("q2", ALICE, SUBMISSION);
+  await a.shared.stop();
+  const failed = (await b.shared.record("q1"))!.record;
+  assert.equal(failed.status.state, "FAILED");
+  assert.deepEqual(failed.status.error, {
+    code: "RUNTIME_ERROR",
+    message: "the server that ran this query stopped",
+  });
+  assert.deepEqual((await slotsOf(storage)).running, []);
+  assert.equal(await storage.get(["queries", "server", "a"]), null);
+  await b.shared.poll();
+  assert.equal(b.shared.mayRun("q2"), true);
 });

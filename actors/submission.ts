@@ -47,6 +47,8 @@ export interface Submission {
   readonly idempotencyKey?: string;
   /** Servers sharing a KV: whether the result is stored for the others (not for sync queries). */
   readonly shareResult?: boolean;
+  /** Listed by `GET /queries` with this script path and its first line (POST /queries). */
+  readonly listedAs?: string;
 }
 
 export type SubmissionResult =
@@ -73,11 +75,7 @@ export async function compileAndSubmit(
     const admitted = await shared.admit(queryId, submission.context.user, {
       // What GET /queries shows of it on the other servers.
       scriptPath: "path" in source ? source.path : submission.context.workDir,
-      excerpt: "text" in source
-        ? source.text.trim().split("\n", 1)[0].slice(0, 120)
-        : "path" in source
-        ? source.path
-        : source.table,
+      excerpt: excerptOf(source),
       fixedFormat: submission.fixedFormat,
       shareResult: submission.shareResult ?? false,
     });
@@ -105,6 +103,13 @@ export async function compileAndSubmit(
     ...(submission.idempotencyKey === undefined
       ? {}
       : { idempotencyKey: submission.idempotencyKey }),
+    ...(submission.listedAs === undefined ? {} : {
+      note: {
+        submitted: Date.now(),
+        scriptPath: submission.listedAs,
+        excerpt: excerptOf(submission.source),
+      },
+    }),
   });
   const ref = queryRef(deps.supervisor, queryId);
   if (ref) {
@@ -124,6 +129,18 @@ export async function compileAndSubmit(
   }
   const { maxQueued } = deps.supervisor.getSnapshot().context;
   return { ok: false, queueFull: true, maxQueued };
+}
+
+/** How much of a script's text `GET /queries` shows. */
+const EXCERPT_CHARS = 120;
+
+/** What `GET /queries` shows of a script: its first line, or the stored script's path. */
+function excerptOf(source: ScriptSource): string {
+  return "text" in source
+    ? source.text.trim().split("\n", 1)[0].slice(0, EXCERPT_CHARS)
+    : "path" in source
+    ? source.path
+    : source.table;
 }
 
 /**

@@ -76,6 +76,17 @@ interface Entry {
   readonly owner: string;
   /** The client's Idempotency-Key, kept in `keys` for as long as the query is held. */
   readonly key?: string;
+  /** What was submitted, for `GET /queries` (POST /queries; held as long as the query). */
+  readonly note?: QueryNote;
+}
+
+/** What `GET /queries` shows of a submitted query besides its state. */
+export interface QueryNote {
+  /** Milliseconds since the epoch. */
+  readonly submitted: number;
+  readonly scriptPath: string;
+  /** The script's first line, or the stored script's path. */
+  readonly excerpt: string;
 }
 
 /**
@@ -106,6 +117,7 @@ export type SupervisorEvent =
     readonly input: Omit<QueryInput, "retentionMs" | "now" | "log" | "supervisor">;
     /** The client's Idempotency-Key: a second SUBMIT with the same key and owner is refused. */
     readonly idempotencyKey?: string;
+    readonly note?: QueryNote;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
   | { readonly type: "TOUCH"; readonly queryId: string }
@@ -175,7 +187,7 @@ export const supervisorMachine = setup({
       const key = event.idempotencyKey === undefined
         ? undefined
         : keyOf(owner, event.idempotencyKey);
-      queriesOf(context).set(queryId, { ref, owner, key });
+      queriesOf(context).set(queryId, { ref, owner, key, note: event.note });
       if (key !== undefined) keysOf(context).set(key, queryId);
       waitingOf(context).push(queryId);
       ref.start();

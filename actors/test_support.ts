@@ -5,6 +5,7 @@
 
 import { fromPromise, waitFor as waitForever } from "xstate";
 import type { Plan, QueryRun, Row, Schema, User, Warning } from "../engine/mod.ts";
+import { type KvStorage, openKvStorage } from "../home/storage/kv_storage.ts";
 
 export const ALICE: User = { name: "alice", groups: [], admin: false };
 export const BOB: User = { name: "bob", groups: [], admin: false };
@@ -66,3 +67,9 @@ export function fakeEngine(options: FakeRunOptions) {
  */
 export const waitFor: typeof waitForever = (actor, predicate, options) =>
   waitForever(actor, predicate, { timeout: 10_000, ...options });
+
+/** A Deno KV storage in memory, closed when the test's `await using` ends. */
+export async function memoryStorage(): Promise<KvStorage & AsyncDisposable> {
+  const storage = await openKvStorage(":memory:");
+  return Object.assign(storage, { [Symbol.asyncDispose]: () => Promise.resolve(storage.close()) });
+}

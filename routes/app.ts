@@ -35,7 +35,8 @@ import { datastoreRoutes } from "./datastores.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { ConnectorStatus } from "../actors/connector_pool.ts";
 import { queryEventRoutes } from "./query_events.ts";
-import { queryListRoutes, QueryNotes } from "./query_list.ts";
+import { queryListRoutes } from "./query_list.ts";
+import { QueryDirectory } from "../actors/query_directory.ts";
 import { languageRoutes } from "./language.ts";
 import { machineRoutes } from "./machines.ts";
 import { patternRoutes } from "./patterns.ts";
@@ -65,6 +66,8 @@ export interface AppDeps {
   readonly resultQuota?: ResultQuota;
   /** Servers sharing a KV: the registry of queries across them (actors/shared_queries.ts). */
   readonly sharedQueries?: SharedQueries;
+  /** How often a silent events stream gets a comment (routes/query_events.ts; tests). */
+  readonly heartbeatMs?: number;
   /** What /metrics shows besides the supervisor's gauges. */
   readonly metrics?: {
     readonly queries?: QueryMetrics;
@@ -80,11 +83,17 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   api.route("/", whoamiRoutes(deps));
   const { supervisor, datastores } = deps;
   if (supervisor && datastores) {
-    const queryDeps = { ...deps, supervisor, datastores, resultsDir: deps.home.resultsDir };
-    const notes = new QueryNotes(supervisor);
-    api.route("/", queryListRoutes(notes, deps.sharedQueries));
-    api.route("/", queryEventRoutes(queryDeps));
-    api.route("/", queryRoutes(queryDeps, notes, deps.log));
+    const directory = new QueryDirectory(supervisor, deps.sharedQueries);
+    const queryDeps = {
+      ...deps,
+      supervisor,
+      datastores,
+      resultsDir: deps.home.resultsDir,
+      directory,
+    };
+    api.route("/", queryListRoutes(directory));
+    api.route("/", queryEventRoutes(queryDeps, { heartbeatMs: deps.heartbeatMs }));
+    api.route("/", queryRoutes(queryDeps, deps.log));
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));

@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import { MACHINES } from "../actors/statecharts.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
 import type { ConnectorStatus } from "../actors/connector_pool.ts";
+import { supervisorNumbers } from "../actors/supervisor_numbers.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 
@@ -21,17 +22,7 @@ export function machineRoutes(
     Object.entries(MACHINES).map(([name, machine]) => [name, machine.toJSON()]),
   );
   return new Hono<AppEnv>().get("/machines", (c) => {
-    const snapshot = supervisor?.getSnapshot();
-    const live = snapshot && {
-      supervisor: {
-        state: snapshot.value,
-        held: snapshot.context.queries.size,
-        waiting: snapshot.context.waiting.length,
-        active: snapshot.context.active.size,
-        maxRunning: snapshot.context.maxRunning,
-        maxQueued: snapshot.context.maxQueued,
-      },
-    };
+    const live = supervisor && { supervisor: supervisorNumbers(supervisor) };
     // Tenants and store names are the admins' business.
     const pool = c.get("user").admin && connectors ? { connectors: connectors.status() } : {};
     return sendJson(c, { machines: definitions, live: { ...live, ...pool } });

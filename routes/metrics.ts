@@ -12,8 +12,9 @@
 import { Hono } from "hono";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
 import type { QueryMetrics } from "../actors/query_metrics.ts";
+import { heldQueries } from "../actors/supervisor_numbers.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
-import { type QueryState, topState } from "../actors/query_machine.ts";
+import type { QueryState } from "../actors/query_machine.ts";
 import type { UserStore } from "../home/user_store.ts";
 import type { AppEnv } from "./env.ts";
 import { requireUser } from "./auth.ts";
@@ -62,19 +63,14 @@ export function metricsText(deps: MetricsDeps): string {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
   };
   if (deps.supervisor) {
-    const byState = new Map<QueryState, number>(STATES.map((s) => [s, 0]));
-    let bytes = 0;
-    const { queries } = deps.supervisor.getSnapshot().context;
-    for (const { ref } of queries.values()) {
-      const snapshot = ref.getSnapshot();
-      const state = topState(snapshot.value);
-      byState.set(state, (byState.get(state) ?? 0) + 1);
-      bytes += snapshot.context.store.bytes;
-    }
+    const held = heldQueries(deps.supervisor);
+    const bytes = held.resultBytes;
     metric("trawl_queries", "gauge", "Queries held by the server, by state.");
-    for (const [state, n] of byState) out.push(`trawl_queries{state="${state}"} ${n}`);
+    for (const state of STATES) {
+      out.push(`trawl_queries{state="${state}"} ${held.byState.get(state) ?? 0}`);
+    }
     metric("trawl_retained_queries", "gauge", "Queries held (running or keeping a result).");
-    out.push(`trawl_retained_queries ${queries.size}`);
+    out.push(`trawl_retained_queries ${held.held}`);
     metric(
       "trawl_retained_result_bytes",
       "gauge",

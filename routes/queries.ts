@@ -7,16 +7,17 @@
  *   GET    /queries/<id>/result           rows in the chosen format, Range by items
  *   GET    /queries/<id>/result/schema    always JSON
  *
- * Handlers only send events to the supervisor and read snapshots.
+ * Handlers find the query in the query directory (actors/query_directory.ts), wherever it is
+ * (this server, or another sharing the KV), and use its handle.
  */
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { type RenderedRows, type Schema, schemaToJson, type User } from "../engine/mod.ts";
-import type { StoredItem } from "../actors/result_store.ts";
-import { lookupQuery, type QueryRef } from "../actors/supervisor.ts";
-import { isFinished, topState } from "../actors/query_machine.ts";
-import { queryStatus } from "../actors/shared_queries.ts";
+import { type Diagnostic, formatDiagnostic, schemaToJson } from "../engine/mod.ts";
+import type { QueryState } from "../actors/query_machine.ts";
+import type { QueryHandle, ResultItems } from "../actors/query_handle.ts";
+import { columnsOf } from "../actors/engine_work.ts";
+import type { Logger } from "../home/log.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -32,18 +33,7 @@ import {
   waitMillisOf,
 } from "./query_request.ts";
 import { batchBody, bodyShape, resultBody, smallBatchBody, smallBody } from "./result_body.ts";
-import { columnsOf } from "../actors/engine_work.ts";
-import type { QueryNotes } from "./query_list.ts";
-import type { Logger } from "../home/log.ts";
 import { CONTRACTS, validated } from "./contract.ts";
-import {
-  remoteDelete,
-  remoteItems,
-  remoteQuery,
-  remoteStatus,
-  requireRemoteResult,
-  requireSucceededState,
-} from "./shared_queries.ts";
 
 export const QUERIES_PATH = "/API/v1.0/queries";
 
@@ -52,7 +42,6 @@ const SMALL_BODY_ITEMS = 256;
 
 export function queryRoutes(
   deps: QueryDeps,
-  notes?: QueryNotes,
   /** Where an admin's cancel or free of another user's query is told. */
   log?: Pick<Logger, "info">,
 ): Hono<AppEnv> {
@@ -61,123 +50,71 @@ export function queryRoutes(
   app.post("/queries", validated(CONTRACTS.submit), async (c) => {
     const waitMillis = waitMillisOf(new URL(c.req.url).searchParams);
     const idempotencyKey = idempotencyKeyOf(c);
-    const { queryId, ref, source } = await submitQuery(c, deps, {
+    const { queryId, handle } = await submitQuery(c, deps, {
       alwaysFix: false,
       waitMillis: true,
       idempotencyKey,
       shareResult: true,
+      listed: true,
     });
-    // A repeated Idempotency-Key answers the noted query again: nothing new to note.
-    if (source) {
-      notes?.note(queryId, source, new URL(c.req.url).searchParams.get("scriptPath") ?? "");
-    }
-    if (waitMillis !== undefined && await finishesWithin(ref, waitMillis, c.req.raw.signal)) {
-      return sendJson(c, statusOf(ref), 200, { Location: `${QUERIES_PATH}/${queryId}/result` });
+    if (waitMillis !== undefined && await handle.settled(waitMillis, c.req.raw.signal)) {
+      return sendJson(c, handle.status(), 200, {
+        Location: `${QUERIES_PATH}/${queryId}/result`,
+      });
     }
     return sendJson(c, { queryId }, 201, { Location: `${QUERIES_PATH}/${queryId}` });
   });
 
   app.get("/queries/:id", async (c) => {
-    // Another server's query (servers sharing a KV): answered from its record.
-    const remote = await remoteQuery(c, deps);
-    if (remote) return remoteStatus(c, remote);
-    const found = findAny(c, deps);
-    if (found.kind === "answered") return sendJson(c, found.status);
-    const ref = found.ref;
-    const snapshot = ref.getSnapshot();
-    const headers: Record<string, string> = isFinished(topState(snapshot.value))
-      ? { Location: `${QUERIES_PATH}/${c.req.param("id")}/result` }
+    const handle = await findHandle(c, deps);
+    // A finished query's result is there (not for one answered synchronously: not kept).
+    const headers: Record<string, string> = handle.finished() && handle.kept
+      ? { Location: `${QUERIES_PATH}/${handle.queryId}/result` }
       : {};
-    return sendJson(c, statusOf(ref), 200, headers);
+    return sendJson(c, handle.status(), 200, headers);
   });
 
   app.delete("/queries/:id", async (c) => {
-    const queryId = c.req.param("id");
     const user = c.get("user");
-    const said = (finished: boolean, owner: string) => {
-      if (owner === user.name) return;
+    const handle = await findHandle(c, deps);
+    const { stopped, status } = await handle.stop();
+    if (handle.owner !== user.name) {
       log?.info(
-        `admin '${user.name}' ${
-          finished ? "freed" : "cancelled"
-        } query ${queryId} of user '${owner}'`,
+        `admin '${user.name}' ${stopped} query ${handle.queryId} of user '${handle.owner}'`,
       );
-    };
-    const remote = await remoteQuery(c, deps);
-    if (remote) return await remoteDelete(c, deps, remote, said);
-    const found = findAny(c, deps);
-    const finished = found.kind === "answered" ||
-      isFinished(topState(found.ref.getSnapshot().value));
-    said(finished, found.owner);
-    if (finished) {
-      deps.supervisor.send({ type: "FREE", queryId });
-      // Its record goes too, so that the other servers answer 410 at once.
-      await deps.sharedQueries?.free(queryId);
-      return c.body(null, 204);
     }
-    const ref = found.ref;
-    deps.supervisor.send({ type: "CANCEL", queryId });
-    return sendJson(c, statusOf(ref));
+    if (stopped === "freed") return c.body(null, 204);
+    return sendJson(c, status);
   });
 
   app.get("/queries/:id/result", validated(CONTRACTS.result), async (c) => {
-    const remote = await remoteQuery(c, deps);
-    if (remote) {
-      requireRemoteResult(remote);
-      return itemsResponse(c, deps, remoteItems(deps, c, remote));
-    }
-    const ref = findQuery(c, deps);
-    requireSucceeded(ref);
+    const handle = await findHandle(c, deps);
     // The retention counts from the end of the last request naming the query: a long read's
     // end, not its start (while it reads, the supervisor keeps the result).
-    const queryId = c.req.param("id");
-    return resultResponse(c, deps, ref, () => deps.supervisor.send({ type: "TOUCH", queryId }));
+    return itemsResponse(c, deps, resultItems(handle), () => handle.touch());
   });
 
   app.get("/queries/:id/result/schema", async (c) => {
-    const remote = await remoteQuery(c, deps);
-    if (remote) {
-      requireRemoteResult(remote);
-      return sendJson(c, remote.record.schema ?? {});
-    }
-    const ref = findQuery(c, deps);
-    requireSucceeded(ref);
-    return sendJson(c, schemaToJson(ref.getSnapshot().context.schema ?? []));
+    const handle = await findHandle(c, deps);
+    return sendJson(c, schemaToJson(resultItems(handle).schema));
   });
 
   return app;
 }
 
-/** The caller's query named in the path (TOUCHing it), or 404 / 410. */
-export function findQuery(c: Context<AppEnv>, deps: QueryDeps): QueryRef {
-  const found = findAny(c, deps);
-  if (found.kind === "found") return found.ref;
-  throw new ApiError(
-    410,
-    "QUERY_EXPIRED",
-    `query ${
-      c.req.param("id")
-    } was answered synchronously: its result is not kept, only its status`,
-  );
-}
-
-/** The caller's query, or the status of their answered synchronous query; else 404 / 410. */
-function findAny(
-  c: Context<AppEnv>,
-  deps: QueryDeps,
-): { kind: "found"; ref: QueryRef; owner: string } | {
-  kind: "answered";
-  status: unknown;
-  owner: string;
-} {
+/**
+ * The caller's query named in the path, wherever it is (the query directory); 404 for an id
+ * that is not theirs or not known, 410 for one that expired or was freed.
+ */
+export async function findHandle(c: Context<AppEnv>, deps: QueryDeps): Promise<QueryHandle> {
   const queryId = c.req.param("id") ?? "";
   if (!QUERY_ID.test(queryId)) throw notFound(`no such query: '${queryId}'`);
-  const found = lookupQuery(deps.supervisor, queryId, c.get("user"));
+  const found = await deps.directory.find(c.get("user"), queryId);
   switch (found.kind) {
+    case "live":
     case "answered":
-      return found;
-    case "found":
-      deps.supervisor.send({ type: "TOUCH", queryId });
-      return found;
+    case "remote":
+      return found.handle;
     case "expired":
       throw new ApiError(
         410,
@@ -189,76 +126,61 @@ function findAny(
   }
 }
 
-/** The status object of the specification, with the query's `stats` (API.md). */
-export function statusOf(ref: QueryRef): Record<string, unknown> {
-  return queryStatus(ref);
-}
-
-/** Whether the query is (or gets) finished within `millis`; false early if the client goes. */
-async function finishesWithin(
-  ref: QueryRef,
-  millis: number,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const done = () => isFinished(topState(ref.getSnapshot().value));
-  if (done() || millis === 0) return done();
-  const { promise, resolve } = Promise.withResolvers<boolean>();
-  const timer = setTimeout(() => resolve(false), millis);
-  const gone = () => resolve(false);
-  signal.addEventListener("abort", gone, { once: true });
-  const subscription = ref.subscribe((s) => {
-    if (isFinished(topState(s.value))) resolve(true);
-  });
-  try {
-    return await promise;
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", gone);
-    subscription.unsubscribe();
-  }
-}
-
-/** 409 unless the query has SUCCEEDED: QUERY_NOT_FINISHED, QUERY_FAILED or QUERY_CANCELLED. */
-export function requireSucceeded(ref: QueryRef): void {
-  const { context, value } = ref.getSnapshot();
-  requireSucceededState(context.queryId, topState(value), context.error);
+/** 410 for a query answered synchronously: only its status is kept. */
+export function requireKept(handle: QueryHandle): void {
+  if (handle.kept) return;
+  throw new ApiError(
+    410,
+    "QUERY_EXPIRED",
+    `query ${handle.queryId} was answered synchronously: its result is not kept, only its status`,
+  );
 }
 
 /**
- * The rows of a succeeded query as the response: the format fixed at POST or negotiated now,
- * the Range, and a streamed body. `onClose` runs when the body is done (the synchronous API
- * frees the query then).
+ * The result of a query that has SUCCEEDED; else 409 (QUERY_NOT_FINISHED, QUERY_FAILED or
+ * QUERY_CANCELLED), or 410 when it was not kept.
  */
-export function resultResponse(
-  c: Context<AppEnv>,
-  deps: QueryDeps,
-  ref: QueryRef,
-  onClose?: () => void,
-): Response {
-  const { context } = ref.getSnapshot();
-  const store = context.store;
-  return itemsResponse(c, deps, {
-    count: store.count,
-    schema: context.schema ?? [],
-    fixed: context.fixedFormat as FixedFormat | undefined,
-    owner: context.owner,
-    inMemory: (first, last) => store.inMemory(first, last),
-    read: (first, last) => store.read(first, last),
-    readParts: (first, last) => store.readParts(first, last),
-  }, onClose);
+export function resultItems(handle: QueryHandle): ResultItems {
+  const result = handle.result();
+  if (result.ok) return result.items;
+  const { queryId } = handle;
+  switch (result.why) {
+    case "not-kept":
+      requireKept(handle);
+      throw new Error(`query ${queryId} has no result but is kept`);
+    case "not-stored":
+      throw new ApiError(
+        410,
+        "QUERY_EXPIRED",
+        `the result of query ${queryId} could not be stored for the other servers; the server that ran it has it`,
+      );
+    case "state":
+      throw stateError(queryId, result.state, result.error);
+  }
 }
 
-/** The items of a result, wherever they are: a local store or the shared storage. */
-export interface ResultItems {
-  readonly count: number;
-  readonly schema: Schema;
-  readonly fixed: FixedFormat | undefined;
-  readonly owner: User;
-  /** The items when they are all at hand (a small result), else undefined. */
-  inMemory(first: number, last: number): readonly StoredItem[] | undefined;
-  read(first: number, last: number): AsyncIterable<readonly StoredItem[]>;
-  /** As `read`, rows stored rendered as their bytes (ResultStore.readParts); absent: `read`. */
-  readParts?(first: number, last: number): AsyncIterable<readonly StoredItem[] | RenderedRows>;
+/** Why a query in `state` has no result (409). */
+function stateError(queryId: string, state: QueryState, error: Diagnostic | undefined): ApiError {
+  switch (state) {
+    case "FAILED":
+      return new ApiError(
+        409,
+        "QUERY_FAILED",
+        `query ${queryId} failed: ${error ? formatDiagnostic(error) : "unknown error"}`,
+        { extra: { state, error } },
+      );
+    case "CANCELLED":
+      return new ApiError(409, "QUERY_CANCELLED", `query ${queryId} was cancelled`, {
+        extra: { state },
+      });
+    default:
+      return new ApiError(
+        409,
+        "QUERY_NOT_FINISHED",
+        `query ${queryId} is ${state}; its result is there once it has SUCCEEDED`,
+        { extra: { state } },
+      );
+  }
 }
 
 /** The response of `items` for the request's format and Range (see resultResponse). */
@@ -268,7 +190,7 @@ export function itemsResponse(
   items: ResultItems,
   onClose?: () => void,
 ): Response {
-  const { fixed } = items;
+  const fixed = items.fixed as FixedFormat | undefined;
   let format: ResultFormat;
   if (fixed) format = fixed.format;
   else {

@@ -17,8 +17,8 @@ import type {
 } from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
 import type { SupervisorRef } from "../actors/supervisor.ts";
-import { idempotentQuery, type QueryRef } from "../actors/supervisor.ts";
-import { compileAndSubmit, type SubmissionDeps } from "../actors/submission.ts";
+import type { SubmissionDeps } from "../actors/submission.ts";
+import type { LiveHandle, QueryDirectory } from "../actors/query_directory.ts";
 import type { ResultQuota } from "../actors/result_quota.ts";
 import type { SharedQueries } from "../actors/shared_queries.ts";
 import type { FragmentEncoderFactory } from "../actors/engine_work.ts";
@@ -47,6 +47,8 @@ export interface QueryDeps {
   readonly scanWorkers?: ScanWorkers;
   /** Servers sharing a KV: the queries' registry across them (actors/shared_queries.ts). */
   readonly sharedQueries?: SharedQueries;
+  /** Where the routes find a query by its id, wherever it is (actors/query_directory.ts). */
+  readonly directory: QueryDirectory;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -72,11 +74,9 @@ export const QUERY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}
 
 export interface PreparedQuery {
   readonly queryId: string;
-  readonly ref: QueryRef;
+  readonly handle: LiveHandle;
   readonly format: ResultFormat;
   readonly fixed?: FixedFormat;
-  /** The script as submitted (its text, or its stored path), for the query list. */
-  readonly source?: ScriptSource;
 }
 
 /**
@@ -96,17 +96,19 @@ export async function submitQuery(
      * a view argument like any other, or refused beside a script in the body.
      */
     readonly waitMillis?: boolean;
+    /** Listed by `GET /queries` with its script path and first line (POST /queries). */
+    readonly listed?: boolean;
   },
 ): Promise<PreparedQuery> {
   const user = c.get("user");
   const key = options.idempotencyKey;
-  const held = key === undefined ? undefined : idempotentQuery(deps.supervisor, user, key);
+  const held = key === undefined ? undefined : deps.directory.idempotent(user, key);
   const url = new URL(c.req.url);
   const params = url.searchParams;
   const choice = negotiateFormat(params, c.req.header("Accept"));
   if (!choice.ok) throw new ApiError(choice.status, choice.code, choice.message);
   // The same key again: the query it started is the answer, nothing is read or compiled.
-  if (held) return { ...held, format: choice.format };
+  if (held) return { queryId: held.queryId, handle: held, format: choice.format };
   const scriptPath = params.get("scriptPath");
   if (scriptPath === null || scriptPath === "") {
     throw badRequest("BAD_PARAMETER", "missing query parameter 'scriptPath'");
@@ -147,6 +149,7 @@ export async function submitQuery(
     alwaysFix: options.alwaysFix,
     idempotencyKey: key,
     shareResult: options.shareResult,
+    ...(options.listed ? { listedAs: scriptPath } : {}),
   });
 }
 
@@ -193,6 +196,8 @@ export async function submitSource(
     readonly alwaysFix: boolean;
     readonly idempotencyKey?: string;
     readonly shareResult?: boolean;
+    /** The script path `GET /queries` shows (POST /queries); absent: shown without one. */
+    readonly listedAs?: string;
   },
 ): Promise<PreparedQuery> {
   const queryId = newQueryId();
@@ -222,7 +227,7 @@ export async function submitSource(
       },
     })
     : undefined;
-  const submitted = await compileAndSubmit(submissionDeps(deps), {
+  const submitted = await deps.directory.submit(submissionDeps(deps), {
     queryId,
     source: request.source,
     context: request.context,
@@ -232,6 +237,7 @@ export async function submitSource(
     ...(request.alwaysFix && format.options.failOnWarning ? { failOnWarning: true } : {}),
     idempotencyKey: request.idempotencyKey,
     shareResult: request.shareResult,
+    ...(request.listedAs === undefined ? {} : { listedAs: request.listedAs }),
   });
   if (!submitted.ok) {
     if ("diagnostics" in submitted) throw diagnosticsError(submitted.diagnostics);
@@ -247,7 +253,7 @@ export async function submitSource(
       { headers: { "Retry-After": "1" } },
     );
   }
-  return { queryId: submitted.queryId, ref: submitted.ref, format, fixed, source: request.source };
+  return { queryId: submitted.queryId, handle: submitted.handle, format, fixed };
 }
 
 /** What the actors' front desk needs from the app's dependencies. */

@@ -8,14 +8,12 @@
  */
 
 import { type Context, Hono } from "hono";
-import { waitFor } from "xstate";
-import { isFinished, topState } from "../actors/query_machine.ts";
-import type { QueryRef } from "../actors/supervisor.ts";
+import type { LiveHandle } from "../actors/query_directory.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
 import { type QueryDeps, submitQuery } from "./query_request.ts";
-import { requireSucceeded, resultResponse, statusOf } from "./queries.ts";
+import { itemsResponse, resultItems } from "./queries.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 
 export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
@@ -24,8 +22,8 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
     // A malformed Range is refused before anything runs.
     const range = parseRange(c.req.header("Range"));
     if (!range.ok) throw badRequest("BAD_PARAMETER", range.message);
-    const { queryId, ref } = await submitQuery(c, deps, { alwaysFix: true });
-    return await answerWhenFinished(c, deps, queryId, ref);
+    const { handle } = await submitQuery(c, deps, { alwaysFix: true });
+    return await answerWhenFinished(c, deps, handle);
   });
   return app;
 }
@@ -42,31 +40,23 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
 export async function answerWhenFinished(
   c: Context<AppEnv>,
   deps: QueryDeps,
-  queryId: string,
-  ref: QueryRef,
+  handle: LiveHandle,
 ): Promise<Response> {
-  // Once answered, only the status is kept (its warnings, for the retention period).
-  const answered = () => deps.supervisor.send({ type: "ANSWERED", queryId, status: statusOf(ref) });
-  const gone = () => deps.supervisor.send({ type: "CANCEL", queryId });
   const signal = c.req.raw.signal;
-  signal.addEventListener("abort", gone, { once: true });
-  try {
-    await waitFor(ref, (s) => isFinished(topState(s.value)), { timeout: Infinity });
-  } finally {
-    signal.removeEventListener("abort", gone);
-  }
+  await handle.finishedUnless(signal);
   if (signal.aborted) {
     // Nobody is left to read its id: the cancelled query is freed at once.
-    deps.supervisor.send({ type: "FREE", queryId });
+    handle.drop();
     // No one hears this answer; 499 is what logs call a request the client closed.
     return new Response(null, { status: 499 });
   }
-  const { warnings, error } = ref.getSnapshot().context;
-  const headers = { "Trawl-Query-Id": queryId, "Trawl-Warnings": String(warnings.length) };
+  // Once answered, only the status is kept (its warnings, for the retention period).
+  const answered = () => handle.answered();
+  const { warnings, error } = handle.outcome();
+  const headers = { "Trawl-Query-Id": handle.queryId, "Trawl-Warnings": String(warnings.length) };
   let response: Response;
   try {
-    requireSucceeded(ref);
-    response = resultResponse(c, deps, ref, answered);
+    response = itemsResponse(c, deps, resultItems(handle), answered);
   } catch (e) {
     answered();
     if (e instanceof ApiError) {

@@ -56,7 +56,7 @@ export function tableRoutes(deps: QueryDeps): Hono<AppEnv> {
       if (e instanceof ApiError && diagnostics) throw tableError(path, diagnostics);
       throw e;
     }
-    return await answerWhenFinished(c, deps, submitted.queryId, submitted.ref);
+    return await answerWhenFinished(c, deps, submitted.handle);
   });
   return app;
 }
