@@ -97,3 +97,30 @@ Deno.test("the request log names the client's address, never the Trawl-Client-Ad
   assert.match(logged[1], /whoami 401 \d+ms - 127\.0\.0\.1$/);
   assert.ok(!lines.some((l) => /203\.0\.113|198\.51\.100/.test(l)), lines.join("\n"));
 });
+
+Deno.test("an answer to HEAD has no body: the next request on the connection is answered", async () => {
+  await using s = await startTestServer();
+  using client = await RawClient.open(s.url);
+  await client.send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  assert.equal((await client.answer(10_000, { noBody: true }))?.status, 200);
+  // Were the HEAD's answer read as having a body, the front would wait for it for ever.
+  await client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  const next = await client.answer(5000);
+  assert.equal(next?.status, 200);
+});
+
+Deno.test("Expect: 100-continue: the interim answer is passed on and the body then read", async () => {
+  await using s = await startTestServer();
+  using client = await RawClient.open(s.url);
+  const body = JSON.stringify({ pattern: "INT:n", lines: ["5"] });
+  await client.send(
+    `POST /API/v1.0/patterns/try HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.tokens.alice}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+      `Expect: 100-continue\r\n\r\n`,
+  );
+  assert.equal((await client.answer())?.status, 100);
+  await client.send(body);
+  const answer = await client.answer();
+  assert.equal(answer?.status, 200);
+  assert.deepEqual(JSON.parse(answer!.body).lines, [{ row: { n: 5 } }]);
+});

@@ -29,15 +29,20 @@ export class RawClient implements Disposable {
     for (let at = 0; at < bytes.length;) at += await this.conn.write(bytes.subarray(at));
   }
 
-  /** The next answer (Content-Length bodies only), or null if the server closed first. */
-  async answer(ms = 10_000): Promise<RawAnswer | null> {
+  /**
+   * The next answer (Content-Length bodies only; none for `noBody`, an answer to HEAD), or null
+   * if the server closed first or `ms` passed.
+   */
+  async answer(ms = 10_000, options: { noBody?: boolean } = {}): Promise<RawAnswer | null> {
     const deadline = Date.now() + ms;
     while (true) {
       const text = decoder.decode(this.#rest);
       const end = text.indexOf("\r\n\r\n");
       if (end >= 0) {
         const head = text.slice(0, end);
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        const length = options.noBody
+          ? 0
+          : Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
         if (text.length >= end + 4 + length) {
           this.#rest = this.#rest.subarray(end + 4 + length);
           return {
