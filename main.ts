@@ -319,6 +319,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: settings["wgui.port"],
     maxConnections,
     headersTimeoutMs: settings["server.headersTimeout"],
+    bodyTimeoutMs: settings["server.bodyTimeout"],
     idleTimeoutMs: settings["server.idleTimeout"],
     log,
     signal: options.signal,

@@ -2,10 +2,12 @@
  * Running a query and following it: `POST /queries` (a script in the body, or a stored script
  * with its arguments), then its events stream for the state, progress, warnings and stats live;
  * "Cancel" while it runs; once it has succeeded, its rows in the table, downloads, and a chart.
+ * A cut events stream is opened again with `Last-Event-ID` (console/sse.ts), and should that
+ * fail the query's status is asked for: a query followed is never shown as not started.
  */
 
-import { api, apiJson, FINISHED, type QueryStatus } from "./api.ts";
-import { readEvents } from "./sse.ts";
+import { api, ApiFailure, apiJson, FINISHED, type QueryStatus } from "./api.ts";
+import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { resultTable } from "./result_table.ts";
 import { chartFor, chartKind } from "./charts.ts";
@@ -155,9 +157,19 @@ export function runPane(options: {
       current = queryId;
       element.dataset.queryId = queryId;
       let finished: QueryStatus | null = null;
+      const open = async (lastEventId: string | null) =>
+        (await api(`/queries/${queryId}/events`, {
+          signal: abort.signal,
+          headers: lastEventId === null ? {} : { "Last-Event-ID": lastEventId },
+        })).body!;
+      let lost: unknown = null;
       try {
-        const res = await api(`/queries/${queryId}/events`, { signal: abort.signal });
-        for await (const ev of readEvents(res.body!)) {
+        const events = resumedEvents(open, {
+          finished: endsQuery,
+          isFinal: (e) => e instanceof ApiFailure,
+          signal: abort.signal,
+        });
+        for await (const ev of events) {
           const data = JSON.parse(ev.data);
           switch (ev.event) {
             case "status": {
@@ -184,15 +196,21 @@ export function runPane(options: {
         }
       } catch (e) {
         if (abort.signal.aborted) return;
-        showError(e);
-        return;
+        if (e instanceof ApiFailure) return showError(e);
+        lost = e;
       }
       if (current !== queryId) return;
-      const st = finished ?? await apiJson<QueryStatus>(`/queries/${queryId}`);
+      let st = finished;
+      try {
+        st ??= await apiJson<QueryStatus>(`/queries/${queryId}`);
+      } catch (e) {
+        return showError(lost ?? e);
+      }
       setState(queryId, st.state);
       progress.value = st.progress;
       if (st.state === "SUCCEEDED") await showResult(queryId);
       else if (st.error) fill(error, st.error.message);
+      else if (lost) fill(error, `lost the query's events: ${(lost as Error).message}`);
     },
     async cancel() {
       if (!current) return;
@@ -204,6 +222,12 @@ export function runPane(options: {
     },
   };
   return pane;
+}
+
+/** The event after which a query's stream ends: its finished status or state. */
+function endsQuery(ev: ServerEvent): boolean {
+  if (ev.event === "status") return FINISHED.has(JSON.parse(ev.data).state);
+  return ev.event === "state" && FINISHED.has(JSON.parse(ev.data).to);
 }
 
 function warningItem(w: { time: string; level: string; message: string }): HTMLElement {

@@ -217,6 +217,11 @@ export const SETTINGS = {
     "10 sec",
     "time to send a request's headers before the connection is closed",
   ),
+  "server.bodyTimeout": setting(
+    interval,
+    "30 sec",
+    "longest wait for the next bytes of a request's body before it is answered 408 and closed",
+  ),
   "server.idleTimeout": setting(
     interval,
     "30 sec",

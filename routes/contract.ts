@@ -160,9 +160,14 @@ export const CONTRACTS = {
     method: "post",
     path: `${API}/patterns/try`,
     summary: "a PARSE pattern tried on sample lines: each line's fields, or no match",
+    body: {
+      contentType: ["application/json"],
+      schema: z.object({ pattern: z.string(), lines: z.array(z.string()).max(1000) }),
+    },
     responses: {
       "200": { description: "per line, its fields or null" },
       "400": err("the pattern does not compile"),
+      "413": err("a body over 1 MiB"),
     },
   },
   openapi: {

@@ -1,19 +1,30 @@
 /**
- * The HTTP server with its connections bounded: Deno.serve has no limit on connections and no
- * timeout for unfinished headers, and an accept that fails for want of file descriptors ends
- * its `finished` (and the process with it). So the TCP port is ours: a front accepts each
- * connection, counts it, and hands it to Deno.serve (listening on a private Unix socket) only
- * once its first request's headers are complete; from then on it copies bytes both ways.
+ * The HTTP server with its connections bounded. Deno.serve has no limit on connections and no
+ * deadline for a client that owes bytes, and an accept that fails for want of file descriptors
+ * ends its `finished` (and the process with it). So the TCP port is ours: a front accepts each
+ * connection, counts it, reads each request through llhttp (routes/front/http_parser.ts) and
+ * hands it to Deno.serve, listening on a private Unix socket, one request at a time; the back
+ * end's answer is read through llhttp too, so the front always knows who owes bytes:
  *
+ *   phase      who owes          deadline
+ *   head       the client        `headersTimeoutMs` from the request's first byte (each request
+ *                                its own clock; header bytes counted per request, 64 KiB at most)
+ *   body       the client        `bodyTimeoutMs` between two reads of the body (408, closed)
+ *   response   the server        none: a query may take minutes, an events stream hours
+ *   idle       nobody            `idleTimeoutMs` from the end of the last response
+ *   linger     nobody            2 s: answered before its body was read, the rest is discarded
+ *
+ * - Each request's head reaches the back end with a `Trawl-Client-Address` header naming the
+ *   client's address (routes/front/request_head.ts); a client's own such header is dropped.
+ * - What llhttp refuses (duplicate Content-Length, Content-Length with Transfer-Encoding,
+ *   obs-fold, bare LF, ...) is answered 400 and closed. A second request sent before the first
+ *   is answered (pipelining) waits in the front until the answer has been sent.
+ * - HTTP/2 with prior knowledge (`PRI * HTTP/2.0`) is answered the HTTP/2 way (SETTINGS, then
+ *   GOAWAY with HTTP_1_1_REQUIRED) and closed.
  * - `maxConnections` (`server.maxConnections`, which main.ts lowers to what the process's file
- *   descriptor limit allows, `connectionsAllowedByFds`): when full, the connection waiting
- *   longest for headers or idle longest is closed to make room; without one, the new connection
- *   gets a 503 naming the setting.
- * - `headersTimeoutMs` (`server.headersTimeout`): a request whose headers are not complete
- *   within it is closed, the first as well as later ones on a kept-alive connection.
- * - `idleTimeoutMs` (`server.idleTimeout`): a connection whose last response has been sent and
- *   that says nothing more for so long is closed. A request being answered has no limit here:
- *   a synchronous query may take minutes before its first byte.
+ *   descriptor limit allows, `connectionsAllowedByFds`): when full, the connection that owes
+ *   the server nothing it is serving (head, idle or linger) longest is closed to make room;
+ *   without one, the new connection gets a 503 naming the setting.
  * - An accept that fails (EMFILE) never ends the server: it closes an idle connection if there
  *   is one, waits a moment and accepts again.
  *
@@ -23,10 +34,15 @@
 
 import { join } from "node:path";
 import type { Logger } from "../home/log.ts";
+import { HttpParser, type ParseStep } from "./front/http_parser.ts";
+import { CLIENT_ADDRESS_HEADER, forwardedHead } from "./front/request_head.ts";
+import { HTTP2_PREFACE_START, HTTP2_REFUSAL, looksLikeHttp2, refusal } from "./front/refusals.ts";
 
 export interface ConnectionLimits {
   readonly maxConnections: number;
   readonly headersTimeoutMs: number;
+  /** Longest wait for the next bytes of a request's body (`server.bodyTimeout`). */
+  readonly bodyTimeoutMs: number;
   readonly idleTimeoutMs: number;
 }
 
@@ -48,26 +64,44 @@ export interface GuardedServer {
   shutdown(): Promise<void>;
 }
 
-/** Headers larger than this are refused (431), as most servers do. */
+/** A request's head larger than this is refused (431), as most servers do. */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** Bytes of later requests held while a response is owed (pipelining); more closes. */
+const MAX_HELD_BYTES = 64 * 1024;
+/** How long the rest of a body answered early is read and discarded before closing. */
+const LINGER_MS = 2000;
 /** File descriptors kept for everything but connections: results, tables, logs. */
 const RESERVED_FDS = 128;
-const CRLFCRLF = [13, 10, 13, 10];
 /** The most a connection's copy reads at once (it starts at 64 KiB). */
 const PUMP_MAX = 256 * 1024;
 
-/** Where a connection is: reading headers, a request being answered, or idle after one. */
-type Phase = "headers" | "request" | "idle";
+const latin1 = new TextDecoder("latin1");
+
+/** Who owes bytes on a connection; see the table above. */
+type Phase = "head" | "body" | "response" | "idle" | "linger";
 
 interface Connection {
   readonly socket: Deno.TcpConn;
+  /** The client's address, as the back end is told it. */
+  readonly address: string;
   phase: Phase;
-  /** When the current phase began (headers: the request's first byte, idle: the response's last). */
+  /** When the current phase's clock started (head: the request's first byte; body: the last read). */
   since: number;
-  /** The last bytes seen while reading headers, to find `\r\n\r\n` across reads. */
-  tail: number[];
-  headerBytes: number;
+  /** The current request's head so far, and its size. */
+  head: Uint8Array[];
+  headBytes: number;
+  /** Bytes of later requests received while a response is owed. */
+  held: Uint8Array[];
+  heldBytes: number;
+  /** Bytes of the current response have been sent to the client. */
+  answering: boolean;
+  readonly requests: HttpParser;
+  readonly responses: HttpParser;
   backend?: Deno.UnixConn;
+  /** Copies the back end's answers to the client; set with the back end. */
+  answers?: Promise<void>;
+  /** The client's bytes are handled one read at a time, in order. */
+  work: Promise<void>;
   closed: boolean;
   /** Settles when the connection has been closed, whatever ended it. */
   ended?: Promise<void>;
@@ -75,7 +109,7 @@ interface Connection {
 
 /** Serves `handler` on hostname:port with the limits above. */
 export async function serveGuarded(
-  handler: Deno.ServeHandler<Deno.UnixAddr>,
+  handler: Deno.ServeHandler<Deno.NetAddr>,
   options: GuardedServerOptions,
 ): Promise<GuardedServer> {
   const { log, maxConnections } = options;
@@ -97,8 +131,19 @@ export async function serveGuarded(
       return new Response(null, { status: 500 });
     },
   };
+  // Only the front reaches the back end's socket, so the address header is the front's: the
+  // handler is told it as the peer, as Deno.serve would tell it the TCP peer.
+  const served = (request: Request, info: Deno.ServeHandlerInfo<Deno.UnixAddr>) =>
+    handler(request, {
+      ...info,
+      remoteAddr: {
+        transport: "tcp",
+        hostname: request.headers.get(CLIENT_ADDRESS_HEADER) ?? "",
+        port: 0,
+      },
+    });
   // The back end: Deno.serve on the private socket, started again should it ever fail.
-  let backend = Deno.serve(backendOptions, handler);
+  let backend = Deno.serve(backendOptions, served);
   const backendLoop = (async () => {
     while (true) {
       try {
@@ -110,7 +155,7 @@ export async function serveGuarded(
       await delay(100);
       await Deno.remove(socketPath).catch(() => {});
       if (stopping) return;
-      backend = Deno.serve(backendOptions, handler);
+      backend = Deno.serve(backendOptions, served);
     }
   })();
 
@@ -120,56 +165,246 @@ export async function serveGuarded(
     open.delete(conn);
     closeQuietly(conn.socket);
     if (conn.backend) closeQuietly(conn.backend);
+    conn.requests.close();
+    conn.responses.close();
   };
 
-  /**
-   * Closes the connection that has waited longest for headers or been idle longest (one that
-   * received bytes within the last second may be streaming a response, and is left alone).
-   */
+  /** Answers the client itself and closes the connection; nothing more is read meanwhile. */
+  const refuse = async (conn: Connection, answer: Uint8Array) => {
+    conn.phase = "linger";
+    conn.since = Date.now();
+    await sendAndClose(conn.socket, answer);
+    close(conn);
+  };
+
+  /** Closes the connection that owes the server nothing it serves (head, idle, linger) longest. */
   const evictOne = (): boolean => {
-    const now = Date.now();
     let victim: Connection | undefined;
     for (const conn of open) {
-      if (conn.phase === "request" || (conn.phase === "idle" && now - conn.since < 1000)) continue;
+      if (conn.phase === "body" || conn.phase === "response") continue;
       if (!victim || conn.since < victim.since) victim = conn;
     }
     if (victim) close(victim);
     return victim !== undefined;
   };
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const conn of open) {
-      if (
-        (conn.phase === "headers" && now - conn.since > options.headersTimeoutMs) ||
-        (conn.phase === "idle" && now - conn.since > options.idleTimeoutMs)
-      ) close(conn);
+  /** The deadline of each phase in which the client owes bytes, and of idleness. */
+  const overdue = (conn: Connection, now: number): boolean => {
+    const waited = now - conn.since;
+    switch (conn.phase) {
+      case "head":
+        return waited > options.headersTimeoutMs;
+      case "body":
+        return waited > options.bodyTimeoutMs;
+      case "idle":
+        return waited > options.idleTimeoutMs;
+      case "linger":
+        return waited > LINGER_MS;
+      case "response":
+        return false;
     }
-  }, Math.max(50, Math.min(1000, options.headersTimeoutMs / 4, options.idleTimeoutMs / 4)));
+  };
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const conn of open) {
+        if (!overdue(conn, now)) continue;
+        if (conn.phase === "body" && !conn.answering) {
+          refuse(
+            conn,
+            refusal(
+              408,
+              `the request's body did not come within ${options.bodyTimeoutMs} ms (server.bodyTimeout)`,
+            ),
+          );
+        } else close(conn);
+      }
+    },
+    Math.max(
+      50,
+      Math.min(
+        1000,
+        options.headersTimeoutMs / 4,
+        options.bodyTimeoutMs / 4,
+        options.idleTimeoutMs / 4,
+      ),
+    ),
+  );
 
+  /** Reads the client's bytes until it goes away or the connection is closed. */
   const serveConnection = async (conn: Connection) => {
     try {
-      const first = await readHeaders(conn);
-      if (first === null) return;
-      conn.backend = await Deno.connect({ transport: "unix", path: socketPath });
-      if (conn.closed) return;
-      await writeAll(conn.backend, first);
-      // A client that stops sending may still be owed an answer (its end is passed on as a
-      // half-close); a client that fails closes the connection, which cancels its request.
-      pump(conn.socket, conn.backend, (bytes) => fromClient(conn, bytes)).catch(() => close(conn));
-      // When the back end is done with the connection (Connection: close, an error, shutdown),
-      // so is the client.
-      await pump(conn.backend, conn.socket, () => {
-        conn.phase = "idle";
-        conn.since = Date.now();
-      });
+      let buffer = new Uint8Array(64 * 1024);
+      while (!conn.closed) {
+        const n = await conn.socket.read(buffer);
+        if (n === null) break;
+        const bytes = buffer.slice(0, n);
+        conn.work = conn.work.then(() => fromClient(conn, bytes));
+        await conn.work;
+        // A large body fills the buffer on every read: fewer, larger reads and writes for it.
+        if (n === buffer.length && n < PUMP_MAX) buffer = new Uint8Array(4 * buffer.length);
+      }
+      // The client has stopped sending. One that is owed an answer still gets it (its end is
+      // passed on as a half-close); otherwise there is nothing left to do.
+      if (!conn.closed && conn.phase === "response" && conn.backend) {
+        await conn.backend.closeWrite().catch(() => {});
+        await conn.answers;
+      }
     } catch (e) {
       if (isTooManyFiles(e)) {
-        await refuse(conn.socket, 503, "the server has no file descriptors left; retry later");
+        await refuse(conn, refusal(503, "the server has no file descriptors left; retry later"));
       }
       // Anything else: the client or the back end went away; nothing to tell.
     } finally {
       close(conn);
+    }
+  };
+
+  /** Follows the client's bytes through llhttp: heads, bodies, ends of requests. */
+  const fromClient = async (conn: Connection, bytes: Uint8Array): Promise<void> => {
+    let rest = bytes;
+    while (!conn.closed) {
+      if (conn.phase === "linger") return;
+      if (conn.phase === "response") {
+        // The next request waits until this one is answered (pipelining).
+        if (rest.length === 0) return;
+        conn.held.push(rest);
+        conn.heldBytes += rest.length;
+        if (conn.heldBytes > MAX_HELD_BYTES) close(conn);
+        return;
+      }
+      if (conn.phase === "idle") {
+        if (rest.length === 0) return;
+        // A new request: its own clock and its own count of header bytes.
+        conn.phase = "head";
+        conn.since = Date.now();
+        conn.head = [];
+        conn.headBytes = 0;
+      }
+      const step: ParseStep = conn.requests.execute(rest);
+      switch (step.kind) {
+        case "more":
+          if (conn.phase === "head") return headBytes(conn, rest);
+          conn.since = Date.now();
+          if (rest.length > 0) await writeAll(conn.backend!, rest);
+          return;
+        case "head": {
+          headBytes(conn, rest.subarray(0, step.at));
+          if (conn.phase !== "head") return; // refused
+          await sendHead(conn);
+          conn.phase = "body";
+          conn.since = Date.now();
+          // Even when nothing follows: a request without a body completes on this empty call.
+          rest = rest.subarray(step.at);
+          continue;
+        }
+        case "complete":
+          if (step.at > 0) await writeAll(conn.backend!, rest.subarray(0, step.at));
+          // The back end may have answered (and the answer ended) before the body came whole.
+          if (conn.phase === "body") conn.phase = "response";
+          rest = rest.subarray(step.at);
+          if (rest.length === 0) return;
+          continue;
+        case "http2":
+          return await refuse(conn, HTTP2_REFUSAL);
+        case "error":
+          if (conn.phase === "head" || !conn.answering) {
+            const message = `the request is not valid HTTP/1.1: ${step.reason}`;
+            return await refuse(conn, refusal(400, message));
+          }
+          return close(conn);
+      }
+    }
+  };
+
+  /** Counts a request's head bytes (431 past the limit) and catches an HTTP/2 preface early. */
+  const headBytes = (conn: Connection, bytes: Uint8Array) => {
+    conn.head.push(bytes);
+    conn.headBytes += bytes.length;
+    if (conn.headBytes > MAX_HEADER_BYTES) {
+      refuse(conn, refusal(431, `the request's headers exceed ${MAX_HEADER_BYTES} bytes`));
+      return;
+    }
+    // Told apart from HTTP/1.1 at its first line, without waiting for the rest of the preface.
+    if (conn.headBytes <= 2 * HTTP2_PREFACE_START.length) {
+      const start = latin1.decode(concat(conn.head));
+      if (start.length >= HTTP2_PREFACE_START.length && looksLikeHttp2(start)) {
+        refuse(conn, HTTP2_REFUSAL);
+      }
+    }
+  };
+
+  /** Hands a request's head to the back end (connecting to it on the first request). */
+  const sendHead = async (conn: Connection) => {
+    const head = forwardedHead(concat(conn.head), conn.address);
+    conn.head = [];
+    conn.answering = false;
+    conn.responses.answersHead = conn.requests.headRequest;
+    if (!conn.backend) {
+      conn.backend = await Deno.connect({ transport: "unix", path: socketPath });
+      if (conn.closed) return closeQuietly(conn.backend);
+      conn.answers = copyAnswers(conn, conn.backend);
+    }
+    await writeAll(conn.backend, head);
+  };
+
+  /**
+   * Copies the back end's answers to the client, following them through llhttp: the end of
+   * an answer makes the connection idle (or lingering, if the body was not read whole), and
+   * lets a held request go on. When the back end is done with the connection, so is the client.
+   */
+  const copyAnswers = async (conn: Connection, from: Deno.UnixConn) => {
+    try {
+      let buffer = new Uint8Array(64 * 1024);
+      while (!conn.closed) {
+        const n = await from.read(buffer);
+        if (n === null) {
+          if (conn.phase === "response" || conn.phase === "body") conn.responses.finish();
+          break;
+        }
+        let rest = buffer.subarray(0, n);
+        while (rest.length > 0 && !conn.closed) {
+          if (conn.phase !== "response" && conn.phase !== "body") return; // owed nothing: closed
+          const step = conn.responses.execute(rest);
+          if (step.kind === "more") {
+            conn.answering = true;
+            await writeAll(conn.socket, rest);
+            break;
+          }
+          if (step.kind !== "complete") return; // the back end's own answer unreadable
+          conn.answering = true;
+          await writeAll(conn.socket, rest.subarray(0, step.at));
+          rest = rest.subarray(step.at);
+          if (step.status === 101) return; // no upgrade is served
+          if (step.status >= 200) await answered(conn);
+        }
+        if (n === buffer.length && n < PUMP_MAX) buffer = new Uint8Array(4 * buffer.length);
+      }
+    } catch {
+      /* the client or the back end went away */
+    } finally {
+      // A lingering connection is closed by its deadline (or the client's end).
+      if (conn.phase !== "linger") close(conn);
+    }
+  };
+
+  /** An answer has been sent whole. */
+  const answered = async (conn: Connection) => {
+    if (conn.phase === "body") {
+      // Answered before its body came (a 413 from Content-Length): read and drop the rest a
+      // moment, so that the client reads the answer rather than a reset, then close.
+      conn.phase = "linger";
+      conn.since = Date.now();
+      await conn.socket.closeWrite().catch(() => {});
+      return;
+    }
+    conn.phase = "idle";
+    conn.since = Date.now();
+    if (conn.held.length > 0) {
+      const held = concat(conn.held);
+      conn.held = [];
+      conn.heldBytes = 0;
+      conn.work = conn.work.then(() => fromClient(conn, held)).catch(() => close(conn));
     }
   };
 
@@ -185,19 +420,28 @@ export async function serveGuarded(
         continue;
       }
       if (open.size >= maxConnections && !evictOne()) {
-        refuse(
+        sendAndClose(
           socket,
-          503,
-          `the server holds its maximum of ${maxConnections} connections (server.maxConnections); retry later`,
+          refusal(
+            503,
+            `the server holds its maximum of ${maxConnections} connections (server.maxConnections); retry later`,
+          ),
         ).finally(() => closeQuietly(socket));
         continue;
       }
       const conn: Connection = {
         socket,
-        phase: "headers",
+        address: socket.remoteAddr.hostname,
+        phase: "head",
         since: Date.now(),
-        tail: [],
-        headerBytes: 0,
+        head: [],
+        headBytes: 0,
+        held: [],
+        heldBytes: 0,
+        answering: false,
+        requests: new HttpParser("request"),
+        responses: new HttpParser("response"),
+        work: Promise.resolve(),
         closed: false,
       };
       open.add(conn);
@@ -213,13 +457,10 @@ export async function serveGuarded(
         listener.close();
       } catch { /* closed already */ }
       await acceptLoop;
-      // Connections reading headers, or idle after a response, have no request to finish; the
-      // others end when the back end has answered them.
-      const now = Date.now();
+      // Connections that owe the server nothing it is serving have no request to finish; the
+      // others end when the back end has answered them (or their body's deadline passes).
       for (const conn of open) {
-        if (conn.phase === "headers" || (conn.phase === "idle" && now - conn.since >= 1000)) {
-          close(conn);
-        }
+        if (conn.phase !== "body" && conn.phase !== "response") close(conn);
       }
       await backend.shutdown();
       await backendLoop;
@@ -241,98 +482,17 @@ export async function serveGuarded(
     finished,
     shutdown,
   };
-
-  /**
-   * Reads until the first request's headers are complete; returns what was read, or null when
-   * the client went away (or was closed: timeout, eviction) first.
-   */
-  async function readHeaders(conn: Connection): Promise<Uint8Array | null> {
-    const chunks: Uint8Array[] = [];
-    const buffer = new Uint8Array(16 * 1024);
-    while (conn.phase === "headers") {
-      const n = await conn.socket.read(buffer);
-      if (n === null || conn.closed) return null;
-      chunks.push(buffer.slice(0, n));
-      fromClient(conn, buffer.subarray(0, n));
-      if (conn.closed) return null;
-    }
-    return concat(chunks);
-  }
-
-  /** Follows the client's bytes: a new request begins after a response, its headers end. */
-  function fromClient(conn: Connection, bytes: Uint8Array): void {
-    if (conn.phase === "idle") {
-      conn.phase = "headers";
-      conn.since = Date.now();
-      conn.tail = [];
-      conn.headerBytes = 0;
-    }
-    if (conn.phase !== "headers") return;
-    const end = headerEnd(conn.tail, bytes);
-    if (end >= 0) {
-      conn.phase = "request";
-      return;
-    }
-    conn.headerBytes += bytes.length;
-    conn.tail = [...conn.tail, ...bytes.subarray(Math.max(0, bytes.length - 3))].slice(-3);
-    if (conn.headerBytes > MAX_HEADER_BYTES) {
-      refuse(conn.socket, 431, `the request's headers exceed ${MAX_HEADER_BYTES} bytes`)
-        .finally(() => close(conn));
-    }
-  }
-}
-
-/** The index just past `\r\n\r\n` in `tail` + `bytes`, or -1. */
-function headerEnd(tail: readonly number[], bytes: Uint8Array): number {
-  let matched = 0;
-  // How much of CRLFCRLF the tail already ends with.
-  for (let k = Math.min(3, tail.length); k > 0; k--) {
-    if (tail.slice(-k).every((b, i) => b === CRLFCRLF[i])) {
-      matched = k;
-      break;
-    }
-  }
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (b === CRLFCRLF[matched]) matched++;
-    else matched = b === 13 ? 1 : 0;
-    if (matched === 4) return i + 1;
-  }
-  return -1;
-}
-
-/** Copies `from` to `to` until `from` ends, then half-closes `to`. */
-async function pump(
-  from: Deno.Conn,
-  to: Deno.Conn,
-  seen: (bytes: Uint8Array) => void,
-): Promise<void> {
-  let buffer = new Uint8Array(64 * 1024);
-  while (true) {
-    const n = await from.read(buffer);
-    if (n === null) break;
-    seen(buffer.subarray(0, n));
-    await writeAll(to, buffer.subarray(0, n));
-    // A large body fills the buffer on every read: fewer, larger reads and writes for it.
-    if (n === buffer.length && n < PUMP_MAX) buffer = new Uint8Array(4 * buffer.length);
-  }
-  await to.closeWrite().catch(() => {});
 }
 
 async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) at += await to.write(bytes.subarray(at));
 }
 
-/** Answers a connection that will not be served with a JSON error, as the API's errors are. */
-async function refuse(socket: Deno.Conn, status: 431 | 503, message: string): Promise<void> {
-  const code = status === 503 ? "SERVICE_UNAVAILABLE" : "HEADERS_TOO_LARGE";
-  const body = JSON.stringify({ code, message });
-  const reason = status === 503 ? "Service Unavailable" : "Request Header Fields Too Large";
-  const text = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=UTF-8\r\n` +
-    `Content-Length: ${new TextEncoder().encode(body).length}\r\nConnection: close\r\n` +
-    (status === 503 ? "Retry-After: 1\r\n" : "") + `\r\n${body}`;
+/** Writes a last answer (giving up after a second: the client may not read) and half-closes. */
+async function sendAndClose(socket: Deno.Conn, bytes: Uint8Array): Promise<void> {
   try {
-    await Promise.race([writeAll(socket, new TextEncoder().encode(text)), delay(1000)]);
+    await Promise.race([writeAll(socket, bytes), delay(1000)]);
+    await socket.closeWrite();
   } catch { /* gone */ }
 }
 

@@ -11,6 +11,7 @@ async function guarded(limits: { max: number; headersMs: number; idleMs: number 
     port: 0,
     maxConnections: limits.max,
     headersTimeoutMs: limits.headersMs,
+    bodyTimeoutMs: 60_000,
     idleTimeoutMs: limits.idleMs,
     log: memoryLogger(),
   });
@@ -87,6 +88,7 @@ Deno.test("serveGuarded() makes room by closing the oldest idle connection, else
     port: 0,
     maxConnections: 2,
     headersTimeoutMs: 60_000,
+    bodyTimeoutMs: 60_000,
     idleTimeoutMs: 60_000,
     log: memoryLogger(),
   });
@@ -122,6 +124,7 @@ Deno.test("serveGuarded() shutdown lets a response being sent finish, then stops
     port: 0,
     maxConnections: 10,
     headersTimeoutMs: 60_000,
+    bodyTimeoutMs: 60_000,
     idleTimeoutMs: 60_000,
     log: memoryLogger(),
   });

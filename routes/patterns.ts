@@ -3,17 +3,22 @@
  * each sample line, for developing a pattern as one types (the console's pattern pane):
  * `200 {"ok": true, "fields": {name: type}, "lines": [{"row": {...}} | {"row": null}]}`, or
  * `{"ok": false, "message", "offset"}` when the pattern itself is wrong. Nothing is read or kept.
+ * A body over 1 MiB is `413 PAYLOAD_TOO_LARGE`, from its Content-Length before it is read.
  */
 
 import { Hono } from "hono";
 import { z } from "zod";
 import { schemaToJson, tryPattern } from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
-import { badRequest } from "./errors.ts";
+import { bodyLimit } from "hono/body-limit";
+import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
 import { queryZone } from "./query_request.ts";
 import { rowWriter } from "./result_body.ts";
+
+/** The largest body read: samples typed or pasted into the console's pattern pane. */
+export const MAX_TRY_BYTES = 1024 * 1024;
 
 const TryRequest = z.object({
   pattern: z.string().max(64 * 1024),
@@ -21,7 +26,17 @@ const TryRequest = z.object({
 });
 
 export function patternRoutes(settings: Settings): Hono<AppEnv> {
-  return new Hono<AppEnv>().post("/patterns/try", async (c) => {
+  const limit = bodyLimit({
+    maxSize: MAX_TRY_BYTES,
+    onError: () => {
+      throw new ApiError(
+        413,
+        "PAYLOAD_TOO_LARGE",
+        `POST /patterns/try takes a body of at most ${MAX_TRY_BYTES} bytes`,
+      );
+    },
+  });
+  return new Hono<AppEnv>().post("/patterns/try", limit, async (c) => {
     let body: unknown;
     try {
       body = await c.req.json();

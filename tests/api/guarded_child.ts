@@ -12,6 +12,7 @@ const server = await serveGuarded(() => new Response("ok"), {
   port: 0,
   maxConnections: 100_000,
   headersTimeoutMs: 60_000,
+  bodyTimeoutMs: 60_000,
   idleTimeoutMs: 60_000,
   log: createLogger((line) => console.error(line)),
 });

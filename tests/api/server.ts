@@ -88,6 +88,7 @@ export async function startTestServer(
       port: 0,
       maxConnections: Math.min(settings["server.maxConnections"], connectionsAllowedByFds()),
       headersTimeoutMs: settings["server.headersTimeout"],
+      bodyTimeoutMs: settings["server.bodyTimeout"],
       idleTimeoutMs: settings["server.idleTimeout"],
       log,
     });
