@@ -40,7 +40,7 @@ export function createDatastoreRegistry(
 ): SchemeRegistry {
   const factories = new Map<string, DatastoreFactory>();
   const tree_ = treeStore(tree);
-  factories.set("file", (uri, user) => fileDatastore(tree, uri, user, definitionText));
+  factories.set("file", fileStoreFactory(tree, definitionText));
   return {
     register(scheme, factory) {
       factories.set(scheme.toLowerCase(), factory);
@@ -60,6 +60,14 @@ export function createDatastoreRegistry(
       return await factory(uri, user);
     },
   };
+}
+
+/** The factory of `file://<store>/...` URIs (connectors/file/file_kind.ts registers it too). */
+export function fileStoreFactory(
+  tree: ResourceTree,
+  definitionText?: (store: string) => Promise<string | null>,
+): DatastoreFactory {
+  return (uri, user) => fileDatastore(tree, uri, user, definitionText);
 }
 
 async function fileDatastore(

@@ -5,7 +5,7 @@
  */
 
 import type { NamedExpr, Source } from "../ast.ts";
-import type { Datastore, FileEntry, ListOptions } from "../datastore.ts";
+import { type Datastore, type FileEntry, type ListOptions, readsHostFiles } from "../datastore.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { parseSource } from "../exec/parse_source.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
@@ -198,7 +198,7 @@ export async function planSourceCall(
         label,
         start,
         ...TAKES_ALL,
-        ...(local(args.src) ? { scan } : {}),
+        ...(readsHostFiles(args.src) ? { scan } : {}),
       };
     }
     case "READ_CSV":
@@ -272,13 +272,8 @@ async function planParse(
     label: `PARSE(src: '${args.src}')`,
     start,
     ...TAKES_ALL,
-    ...(scan && local(args.src) ? { scan } : {}),
+    ...(scan && readsHostFiles(args.src) ? { scan } : {}),
   };
-}
-
-/** Whether `src` names files of this host (a cloud store is fetched by the server only). */
-function local(src: string): boolean {
-  return !/^cloudapi:/i.test(src);
 }
 
 /**

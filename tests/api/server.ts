@@ -12,6 +12,7 @@ import { createLogger } from "../../home/log.ts";
 import { loadSettings } from "../../home/settings.ts";
 import type { Grant } from "../../home/rights.ts";
 import { buildDeps } from "../../main.ts";
+import type { DatastoreKind } from "../../connectors/datastore_kind.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
@@ -36,6 +37,8 @@ export async function startTestServer(
     readonly grants?: readonly Grant[];
     /** Receives every server log line (by default only ERROR lines are printed). */
     readonly logLine?: (line: string) => void;
+    /** More datastore kinds, registered as main.ts registers its own. */
+    readonly kinds?: readonly DatastoreKind[];
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
@@ -59,6 +62,7 @@ export async function startTestServer(
       if (line.includes(" ERROR ")) console.error(line);
     });
     const deps = buildDeps(home, settings, log);
+    for (const kind of options.kinds ?? []) deps.datastoreKinds.register(kind);
     stops.push(
       () => deps.supervisor?.stop(),
       () => deps.lifetimes.pacer.stop(),

@@ -14,6 +14,7 @@
  */
 
 import { childrenOf, type PlanNode } from "../../plan.ts";
+import { readsHostFiles } from "../../datastore.ts";
 import { Grouping } from "../aggregate.ts";
 import type { Type } from "../../types.ts";
 
@@ -95,7 +96,7 @@ export function workerSafe(root: PlanNode): boolean {
   const walk = (node: PlanNode): boolean => {
     if (seen.has(node)) return true;
     seen.add(node);
-    if (node.kind === "source" && /cloudapi:/i.test(node.label)) return false;
+    if (node.kind === "source" && !sourceReadsHostFiles(node.label)) return false;
     return childrenOf(node).every(walk);
   };
   return walk(root);
@@ -104,6 +105,12 @@ export function workerSafe(root: PlanNode): boolean {
 /** Whether the plan's root runs in workers that render its rows (`parallelNodes(root, true)`). */
 export function rendersRoot(root: PlanNode): boolean {
   return rowSourceOf(root) !== null && renderable(root);
+}
+
+/** Whether a source's label (`PARSE(src: '...')`) names only this host's files. */
+function sourceReadsHostFiles(label: string): boolean {
+  const src = /\(src: '(.*)'\)$/s.exec(label)?.[1];
+  return src === undefined ? !/:\/\//.test(label) : readsHostFiles(src);
 }
 
 /** Whether a row pipeline drops rows: a filter in it, or one pushed into its source. */
