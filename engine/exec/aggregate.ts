@@ -22,7 +22,7 @@ import {
   TimeSlicer,
 } from "./context.ts";
 import { GroupTable } from "./group_table.ts";
-import { decodeRow, encodeRow } from "./parallel/value_codec.ts";
+import { decodeRow, encodeRow } from "../table/sxt_values.ts";
 import type { PartialGroups } from "./parallel/scan_workers.ts";
 
 export interface AggregateOptions {

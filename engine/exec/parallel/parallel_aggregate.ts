@@ -31,7 +31,7 @@ import {
   absentWarnings,
   mergeAbsent,
 } from "../absent_fields.ts";
-import { decodeRow } from "./value_codec.ts";
+import { decodeRow } from "../../table/sxt_values.ts";
 import { RenderedRows } from "../rendered.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };

@@ -11,7 +11,6 @@ import type { Warning } from "../../datastore.ts";
 import type { Diagnostic } from "../../diagnostics.ts";
 import type { User } from "../../user.ts";
 import type { FileShare } from "./shares.ts";
-import type { Encoded } from "./value_codec.ts";
 import type { RenderTask } from "../rendered.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
@@ -79,7 +78,7 @@ export type ShareMessage =
   | { readonly kind: "warning"; readonly warning: Warning }
   | { readonly kind: "groups"; readonly groups: PartialGroups }
   /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
-  | { readonly kind: "rows"; readonly rows: readonly Record<string, Encoded>[] }
+  | { readonly kind: "rows"; readonly rows: readonly Record<string, unknown>[] }
   /** A batch of the root's rows rendered (ShareTask.render): bytes, row i ending at ends[i]. */
   | {
     readonly kind: "rendered";
@@ -105,7 +104,7 @@ export interface ShareStats {
  * (Accumulator.exportState), null for the folded ones.
  */
 export interface PartialGroups {
-  readonly firsts: readonly Record<string, Encoded>[];
+  readonly firsts: readonly Record<string, unknown>[];
   readonly folds: readonly ({ readonly values: Float64Array; readonly flags: Uint8Array } | null)[];
   readonly states: readonly (readonly unknown[] | null)[];
 }

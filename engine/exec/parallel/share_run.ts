@@ -21,7 +21,7 @@ import {
 import { openNode } from "../run.ts";
 import { parallelNodes, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel_plan.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./scan_workers.ts";
-import { encodeRow } from "./value_codec.ts";
+import { encodeRow } from "../../table/sxt_values.ts";
 import { shareEntry } from "./shares.ts";
 import { renderRows } from "../render_rows.ts";
 import type { RenderedRows, RenderTask } from "../rendered.ts";
