@@ -11,6 +11,7 @@ import type {
   ConnectionCheck,
   DatastoreKind,
   DatastoreKinds,
+  KindDescription,
 } from "../connectors/datastore_kind.ts";
 import { definitionAcl, storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
@@ -24,16 +25,6 @@ export interface DatastoreSummary {
   readonly logs: readonly string[];
   /** Admins only: why the stored definition cannot be used. */
   readonly problem?: string;
-}
-
-/** What the API says of a kind (`GET /datastore-kinds`): its record without the functions. */
-export interface KindDescription {
-  readonly type: string;
-  readonly scheme: string;
-  readonly storeKey: string;
-  readonly description: string;
-  readonly secretKeys: readonly string[];
-  readonly boundKeys: readonly string[];
 }
 
 /** A definition that cannot be stored or used; each problem names the key (never the secret). */
@@ -67,14 +58,7 @@ export class DatastoreAdmin {
 
   /** The kinds, as the API describes them. */
   describeKinds(): KindDescription[] {
-    return this.kinds.list().map((k) => ({
-      type: k.type,
-      scheme: k.scheme,
-      storeKey: k.storeKey,
-      description: k.description,
-      secretKeys: k.secretKeys,
-      boundKeys: k.boundKeys,
-    }));
+    return this.kinds.describe();
   }
 
   /** The types a definition may have, sorted. */

@@ -35,7 +35,8 @@ export type KindCheck =
   })
   | { readonly ok: false; readonly problems: readonly string[] };
 
-export interface DatastoreKind {
+/** What the API says of a kind (`GET /datastore-kinds`): its record without the functions. */
+export interface KindDescription {
   /** The definition's `type`: `"AZBLOB"`. */
   readonly type: string;
   /** The scheme of its sources' URIs: `"azblob"` for `azblob://<store>/...`. */
@@ -56,6 +57,10 @@ export interface DatastoreKind {
    * goes where it was entered for.
    */
   readonly boundKeys: readonly string[];
+}
+
+/** A kind: its description, how its definitions are checked, and how its URIs are served. */
+export interface DatastoreKind extends KindDescription {
   /** Checks a whole definition (`{"type": ..., <storeKey>: {...}}`) of the store `name`. */
   check(name: string, json: unknown): KindCheck;
   /** Serves the scheme's URIs. */
@@ -87,5 +92,17 @@ export class DatastoreKinds {
   /** Every kind, sorted by type. */
   list(): DatastoreKind[] {
     return this.types().map((t) => this.#kinds.get(t)!);
+  }
+
+  /** Every kind as the API describes it, sorted by type. */
+  describe(): KindDescription[] {
+    return this.list().map(({ type, scheme, storeKey, description, secretKeys, boundKeys }) => ({
+      type,
+      scheme,
+      storeKey,
+      description,
+      secretKeys,
+      boundKeys,
+    }));
   }
 }

@@ -78,14 +78,8 @@ Deno.test("a toy kind registered with one call is in the contract's enum, checke
     ["AZBLOB", "CLOUDAPI", "FILE", "TOY"],
   );
   const kinds = await (await call("/API/v1.0/datastore-kinds")).json();
-  assert.deepEqual(kinds.find((k: { type: string }) => k.type === "TOY"), {
-    type: "TOY",
-    scheme: "toy",
-    storeKey: "toyStore",
-    description: "a toy for the test",
-    secretKeys: ["password"],
-    boundKeys: ["host"],
-  });
+  const { check: _, factory: __, ...described } = toyKind(definitions);
+  assert.deepEqual(kinds.find((k: { type: string }) => k.type === "TOY"), described);
 
   // Refused by its own check, naming the key; an unknown type names the toy among the kinds.
   const bad = await call(`${D}/play`, {
