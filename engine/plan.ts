@@ -16,6 +16,7 @@ import type { FileEntry, Warning } from "./datastore.ts";
 import type { ScriptSource } from "./script_source.ts";
 import type { ScanWorkers, ShareQuery } from "./exec/parallel/scan_workers.ts";
 import type { TreeFiles } from "./resource_tree.ts";
+import type { EngineLimits } from "./engine_limits.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
@@ -246,7 +247,7 @@ export interface CompiledPlan {
   readonly timeZone: string;
   /** Query time for `now()`, fixed at compile time so constants and rows agree. */
   readonly now: number;
-  readonly memoryLimit: number;
+  readonly limits: EngineLimits;
   /** Where the scans may run in workers: the workers, and what they compile to plan alike. */
   readonly parallel?: {
     readonly workers: ScanWorkers;

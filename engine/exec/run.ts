@@ -205,7 +205,7 @@ function parallelContext(
       source: p.source,
       query: p.query,
       now: plan.now,
-      memoryLimit: plan.memoryLimit,
+      limits: plan.limits,
       nodes,
       ...(renderRoot && nodes.has(plan.root)
         ? { render: { task: { ...render!, columns }, nulls: columns.map(() => false) } }
@@ -229,7 +229,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     now: plan.now,
     warn,
     progress,
-    memory: new MemoryBudget(plan.memoryLimit),
+    memory: new MemoryBudget(plan.limits.memoryLimit),
     ...(plan.parallel ? parallelContext(plan, options.render) : {}),
     stats: options.stats,
     slicer: new TimeSlicer(options.signal),

@@ -33,6 +33,7 @@ import {
 } from "../absent_fields.ts";
 import { decodeRow } from "../../table/sxt_values.ts";
 import { RenderedRows } from "../rendered.ts";
+import { shareLimits } from "../../engine_limits.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
@@ -143,7 +144,7 @@ class ShareRun {
     this.done = shares.map(() => false);
     this.groups = shares.map(() => undefined);
     ctx.signal.addEventListener("abort", this.#stop, { once: true });
-    const memoryLimit = Math.floor(parallel.memoryLimit / shares.length);
+    const limits = shareLimits(parallel.limits, shares.length);
     shares.forEach((share, k) => {
       this.handles.push(parallel.workers.start({
         source: parallel.source,
@@ -151,7 +152,7 @@ class ShareRun {
         now: parallel.now,
         node: number,
         shares: share,
-        memoryLimit,
+        limits,
         ...(parallel.render ? { render: parallel.render.task } : {}),
       }, (m) => this.#hear(k, m)));
     });

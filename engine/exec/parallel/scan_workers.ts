@@ -12,6 +12,7 @@ import type { Diagnostic } from "../../diagnostics.ts";
 import type { User } from "../../user.ts";
 import type { FileShare } from "./shares.ts";
 import type { RenderTask } from "../rendered.ts";
+import type { EngineLimits } from "../../engine_limits.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;
@@ -66,8 +67,8 @@ export interface ShareTask {
    */
   readonly node: number;
   readonly shares: readonly FileShare[];
-  /** This worker's part of the query's memory limit. */
-  readonly memoryLimit: number;
+  /** This worker's part of the query's limits (shareLimits). */
+  readonly limits: EngineLimits;
   /** The node is the plan's root and its rows are posted rendered in this format. */
   readonly render?: RenderTask;
 }
@@ -115,7 +116,7 @@ export interface ParallelContext {
   readonly source: ShareSource;
   readonly query: ShareQuery;
   readonly now: number;
-  readonly memoryLimit: number;
+  readonly limits: EngineLimits;
   /** The parallel nodes of the plan (plan nodes, typed loosely here) and their numbers. */
   readonly nodes: ReadonlyMap<object, number>;
   /**

@@ -74,7 +74,7 @@ export interface ShareRunOptions {
 
 export async function runShare(
   task: ShareTask,
-  context: Omit<QueryContext, "memoryLimit" | "user" | "workDir" | "timeZone" | "args">,
+  context: Omit<QueryContext, "limits" | "user" | "workDir" | "timeZone" | "args">,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
   credits: RowCredits = new RowCredits(),
   signal: AbortSignal = new AbortController().signal,
@@ -84,7 +84,7 @@ export async function runShare(
     const compiled = await compile(task.source, {
       ...context,
       ...task.query,
-      memoryLimit: task.memoryLimit,
+      limits: task.limits,
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
@@ -124,7 +124,7 @@ export async function runShare(
       now: plan.now,
       warn: (warning) => post({ kind: "warning", warning }),
       progress,
-      memory: new MemoryBudget(task.memoryLimit),
+      memory: new MemoryBudget(task.limits.memoryLimit),
       stats,
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
