@@ -20,7 +20,10 @@ const toyStore = z.object({
   acl: z.unknown().optional(),
 }).strict();
 
-/** Serves `toy://<store>/lines.json`: one JSON line naming the store's host. */
+/** Lines of `toy://<store>/lines.json`: over 1 MiB, so that a scan worker would take it. */
+const LINES = 60_000;
+
+/** Serves `toy://<store>/lines.json`: JSON lines naming the store's host. */
 function toyKind(definitions: Map<string, string>): DatastoreKind {
   return {
     type: "TOY",
@@ -43,7 +46,7 @@ function toyKind(definitions: Map<string, string>): DatastoreKind {
       const name = uri.slice("toy://".length).split("/")[0];
       const json = readableDefinition(name, definitions.get(name) ?? null, "toyStore", user);
       const host = (json as { toyStore: { host: string } }).toyStore.host;
-      const bytes = new TextEncoder().encode(JSON.stringify({ host }) + "\n");
+      const bytes = new TextEncoder().encode((JSON.stringify({ host }) + "\n").repeat(LINES));
       return Promise.resolve({
         async *list(_pattern, options) {
           if (!storeAllows(definitionAcl(json, "toyStore"), options.user, "read")) return;
@@ -63,7 +66,10 @@ function toyKind(definitions: Map<string, string>): DatastoreKind {
 Deno.test("a toy kind registered with one call is in the contract's enum, checked by the admin, its secret hidden and bound, read by a query", async () => {
   // What the toy's factory reads; the admin's files are the server's (the test copies them).
   const definitions = new Map<string, string>();
-  await using s = await startTestServer({}, { kinds: [toyKind(definitions)] });
+  // With scan workers: a source of a kind they do not have is read by the server itself.
+  await using s = await startTestServer({ "query.workers": "2" }, {
+    kinds: [toyKind(definitions)],
+  });
   const admin = await s.deps.users.add("root", { admin: true });
   const call = (path: string, init: RequestInit = {}) =>
     fetch(s.url + path, {
@@ -121,8 +127,8 @@ Deno.test("a toy kind registered with one call is in the contract's enum, checke
   const res = await fetch(`${s.url}/API/v1.0/?scriptPath=/user`, {
     method: "POST",
     headers: { Authorization: `Bearer ${admin}`, "Content-Type": "text/vnd.engine.script" },
-    body: "READ_JSON(src: 'toy://play/lines.json') | select(host)",
+    body: "READ_JSON(src: 'toy://play/lines.json') | select(host, count(*) as n) | group(host)",
   });
   assert.equal(res.status, 200, await res.clone().text());
-  assert.deepEqual(await res.json(), [{ host: "toy.example" }]);
+  assert.deepEqual(await res.json(), [{ host: "toy.example", n: LINES }]);
 });
