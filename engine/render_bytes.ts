@@ -18,9 +18,9 @@
  */
 
 import { compileTimestampFormatter, formatIso } from "./time.ts";
-import { formatIp, formatNet } from "./ip.ts";
+import { formatIp } from "./ip.ts";
 import { toJsonValue, toText } from "./render.ts";
-import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "./values.ts";
+import { Interval, IpAddr, type Row, Timestamp, type Value } from "./values.ts";
 import type { RenderOptions } from "./render.ts";
 import { generatedFunction } from "./generated_code.ts";
 
@@ -279,33 +279,8 @@ function csvQuoted(sink: ByteSink, s: string): void {
   sink.byte(0x22);
 }
 
-function csvValueWriter(opts: RenderOptions): ValueWriter {
-  const ts = new TimestampWriter(opts);
-  return (sink, v) => {
-    if (v === null || v === undefined) return;
-    switch (typeof v) {
-      case "string":
-        return csvQuoted(sink, v);
-      case "number":
-        if (Number.isFinite(v)) sink.number(v);
-        return;
-      case "boolean":
-        return sink.text(v ? "true" : "false");
-    }
-    if (v instanceof Interval) return sink.number(v.ms);
-    if (v instanceof Timestamp) {
-      sink.byte(0x22);
-      if (ts.iso(sink, v.ms)) return sink.byte(0x22);
-      sink.at--;
-      return csvQuoted(sink, ts.text(v.ms));
-    }
-    if (v instanceof IpAddr && v.version === 4) {
-      sink.byte(0x22);
-      sink.ipv4(v.bits as number);
-      return sink.byte(0x22);
-    }
-    csvQuoted(sink, v instanceof IpAddr ? formatIp(v) : toText(v, opts)!);
-  };
+function tsvCell(sink: ByteSink, s: string): void {
+  sink.text(tsvEscape(s));
 }
 
 /** A TSV cell: no quoting; a tab, a line end or a backslash inside is escaped (`\t \n \r \\`). */
@@ -318,27 +293,41 @@ export function tsvEscape(text: string): string {
     : text;
 }
 
-function tsvValueWriter(opts: RenderOptions): ValueWriter {
-  const ts = new TimestampWriter(opts);
-  return (sink, v) => {
-    if (v === null || v === undefined) return;
-    switch (typeof v) {
-      case "string":
-        return sink.text(tsvEscape(v));
-      case "number":
-        if (Number.isFinite(v)) sink.number(v);
-        return;
-      case "boolean":
-        return sink.text(v ? "true" : "false");
-    }
-    if (v instanceof Timestamp) {
-      if (!ts.iso(sink, v.ms)) sink.text(tsvEscape(ts.text(v.ms)));
-      return;
-    }
-    if (v instanceof IpAddr && v.version === 4) return sink.ipv4(v.bits as number);
-    if (v instanceof IpNet) return sink.text(formatNet(v));
-    const text = toText(v, opts);
-    if (text !== null) sink.text(tsvEscape(text));
+/**
+ * The value writer of a delimited format: CSV (`quoted`: texts, timestamps and addresses in
+ * `"`, a `"` inside doubled) or TSV (bare, escaped); numbers and booleans bare, null empty.
+ */
+function delimitedValueWriter(quoted: boolean): (opts: RenderOptions) => ValueWriter {
+  const cell = quoted ? csvQuoted : tsvCell;
+  return (opts) => {
+    const ts = new TimestampWriter(opts);
+    return (sink, v) => {
+      if (v === null || v === undefined) return;
+      switch (typeof v) {
+        case "string":
+          return cell(sink, v);
+        case "number":
+          if (Number.isFinite(v)) sink.number(v);
+          return;
+        case "boolean":
+          return sink.text(v ? "true" : "false");
+      }
+      if (v instanceof Interval) return sink.number(v.ms);
+      if (v instanceof Timestamp) {
+        // ISO text needs neither doubling nor escaping: written in place, quotes around it.
+        if (quoted) sink.byte(0x22);
+        if (ts.iso(sink, v.ms)) return quoted ? sink.byte(0x22) : undefined;
+        if (quoted) sink.at--;
+        return cell(sink, ts.text(v.ms));
+      }
+      if (v instanceof IpAddr && v.version === 4) {
+        if (quoted) sink.byte(0x22);
+        sink.ipv4(v.bits as number);
+        return quoted ? sink.byte(0x22) : undefined;
+      }
+      const text = toText(v, opts);
+      if (text !== null) cell(sink, text);
+    };
   };
 }
 
@@ -383,13 +372,13 @@ const TEXT_FORMATS: Readonly<Record<RowTextFormat, TextFormat>> = {
     header: () => "",
   },
   csv: {
-    value: csvValueWriter,
+    value: delimitedValueWriter(true),
     prefix: (_column, i, lead) => i === 0 ? lead : ";",
     close: () => "",
     header: (columns) => columns.map((c) => '"' + c.replaceAll('"', '""') + '"').join(";") + "\n",
   },
   tsv: {
-    value: tsvValueWriter,
+    value: delimitedValueWriter(false),
     prefix: (_column, i, lead) => i === 0 ? lead : "\t",
     close: () => "",
     header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
