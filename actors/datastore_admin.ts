@@ -11,6 +11,7 @@ import type {
   ConnectionCheck,
   DatastoreKind,
   DatastoreKinds,
+  KindCheck,
   KindDescription,
 } from "../connectors/datastore_kind.ts";
 import { definitionAcl, storeAllows } from "../connectors/store_acl.ts";
@@ -195,7 +196,7 @@ export class DatastoreAdmin {
 
   /** What a definition is, by its kind's own check, or its problems. */
   #validate(name: string, json: unknown):
-    | (Exclude<ReturnType<DatastoreKind["check"]>, { ok: false }> & { kind: DatastoreKind })
+    | (Extract<KindCheck, { ok: true }> & { kind: DatastoreKind })
     | { ok: false; problems: readonly string[] } {
     const type = isObject(json) ? json.type : undefined;
     const kind = this.kinds.of(type);

@@ -71,12 +71,12 @@ export interface DatastoreKind extends KindDescription {
 export class DatastoreKinds {
   readonly #kinds = new Map<string, DatastoreKind>();
 
-  constructor(private readonly registry?: SchemeRegistry) {}
+  constructor(private readonly registry: SchemeRegistry) {}
 
   /** Adds `kind` (a later one of the same type replaces it) and serves its scheme. */
   register(kind: DatastoreKind): void {
     this.#kinds.set(kind.type, kind);
-    this.registry?.register(kind.scheme, kind.factory);
+    this.registry.register(kind.scheme, kind.factory);
   }
 
   /** The kind whose `type` this is, if any. */
