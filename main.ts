@@ -30,8 +30,11 @@ import { createScanWorkers } from "./actors/scan_workers.ts";
 import { workerKvPath } from "./actors/worker_tree.ts";
 import { QueryMetrics } from "./actors/query_metrics.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
-import { cloudApiFactory, cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
-import { azblobFactory } from "./connectors/azblob/azblob_datastore.ts";
+import { cloudApiSettings } from "./connectors/cloudapi/cloudapi_datastore.ts";
+import { DatastoreKinds } from "./connectors/datastore_kind.ts";
+import { fileKind } from "./connectors/file/file_kind.ts";
+import { cloudApiKind } from "./connectors/cloudapi/cloudapi_kind.ts";
+import { azblobKind } from "./connectors/azblob/azblob_kind.ts";
 import { TokenProvider } from "./connectors/cloudapi/token_provider.ts";
 import { FetchFlights } from "./connectors/cloudapi/fetch_flights.ts";
 import { SubscriptionMemory } from "./connectors/cloudapi/subscriptions.ts";
@@ -157,7 +160,7 @@ export function buildDeps(
   /** Where the state lives (the `storage` setting); the home's files by default. */
   storage: Storage = new FileStorage(home.dir),
   place?: TreePlace,
-): AppDeps & { readonly lifetimes: Lifetimes } {
+): AppDeps & { readonly lifetimes: Lifetimes; readonly datastoreKinds: DatastoreKinds } {
   let rights: { grants(): readonly Grant[] };
   let tree: ResourceTree;
   if (place) {
@@ -184,11 +187,11 @@ export function buildDeps(
   if (storage.kind !== "files") lifetimes.pacer.share(new SharedBuckets(storage));
   // With the files storage the definitions are read through the tree (links checked), as always.
   const definitions = datastoreFiles(home, storage);
-  const datastores = createDatastoreRegistry(
-    tree,
-    storage.kind === "files" ? undefined : (store) => definitions.read(store),
-    { hiddenHostPaths: kvFiles(storage) },
-  );
+  const fileDefinitions = storage.kind === "files"
+    ? undefined
+    : (store: string) => definitions.read(store);
+  const hiddenHostPaths = kvFiles(storage);
+  const datastores = createDatastoreRegistry(tree, fileDefinitions, { hiddenHostPaths });
   const access = {
     ...cloudHomeAccess(home, storage),
     ...(place?.edition ? { edition: place.edition } : {}),
@@ -198,21 +201,18 @@ export function buildDeps(
   const sharedQueries = storage.kind === "kv"
     ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
     : undefined;
-  datastores.register(
-    "cloudapi",
-    cloudApiFactory({
-      ...access,
-      settings: cloudApiSettings(settings),
-      tokens: lifetimes.tokens,
-      pacer: lifetimes.pacer,
-      flights: new FetchFlights(),
-      subscriptions: new SubscriptionMemory(),
-    }),
-  );
-  datastores.register(
-    "azblob",
-    azblobFactory({ definitionText: access.definitionText }),
-  );
+  // Each kind of datastore: one line (connectors/README.md).
+  const kinds = new DatastoreKinds(datastores);
+  kinds.register(fileKind(tree, fileDefinitions, hiddenHostPaths));
+  kinds.register(cloudApiKind({
+    ...access,
+    settings: cloudApiSettings(settings),
+    tokens: lifetimes.tokens,
+    pacer: lifetimes.pacer,
+    flights: new FetchFlights(),
+    subscriptions: new SubscriptionMemory(),
+  }));
+  kinds.register(azblobKind({ definitionText: access.definitionText }));
   const supervisor = startSupervisor(limits, {
     log,
     inspect: inspector?.inspect,
@@ -233,11 +233,8 @@ export function buildDeps(
     log,
     datastores,
     connectors: lifetimes.pacer,
-    datastoreAdmin: new DatastoreAdmin(definitions, {
-      tokens: lifetimes.tokens,
-      hosts: cloudApiSettings(settings),
-      publisher: settings["cloudapi.publisherIdentifier"],
-    }),
+    datastoreKinds: kinds,
+    datastoreAdmin: new DatastoreAdmin(definitions, kinds),
     resultQuota: new ResultQuota({
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],

@@ -1,17 +1,21 @@
 /**
  * Managing datastore definitions (docs/api.md, "Datastores"): list, read without the secret,
  * validate and store as a query would read them, delete. The definitions are files of the home
- * (home/datastore_files.ts); validation is the connectors' own, so a definition the API accepts
- * is one a query can use.
+ * (home/datastore_files.ts); which types exist, how each is validated, which keys are secret and
+ * which keys a kept secret is bound to are the kinds' own (connectors/datastore_kind.ts), so a
+ * definition the API accepts is one a query can use, and a new kind needs no change here.
  */
 
 import type { User } from "../engine/mod.ts";
-import { parseDefinition } from "../connectors/cloudapi/definition.ts";
-import { parseFileStoreDefinition } from "../connectors/file/file_store_definition.ts";
-import { AZBLOB_SECRET_KEYS, parseAzblobDefinition } from "../connectors/azblob/definition.ts";
+import type {
+  ConnectionCheck,
+  DatastoreKind,
+  DatastoreKinds,
+  KindCheck,
+  KindDescription,
+} from "../connectors/datastore_kind.ts";
 import { definitionAcl, storeAllows } from "../connectors/store_acl.ts";
 import { type DatastoreFiles, STORE_NAME } from "../home/datastore_files.ts";
-import { checkConnection, type FamilyCheck } from "../connectors/cloudapi/connection_check.ts";
 
 export interface DatastoreSummary {
   readonly name: string;
@@ -32,78 +36,10 @@ export class DatastoreProblems extends Error {
   }
 }
 
-export const DATASTORE_TYPES = ["AZBLOB", "CLOUDAPI", "FILE"] as const;
-
-const LOG_IDS: Readonly<Record<string, string>> = {
-  directory: "directory_service",
-  activity: "cloud_activity",
-  suite: "productivity_suite",
-};
-
 type Json = Record<string, unknown>;
 
 function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** What a definition is, or its problems; `name` is the store's name. */
-/** Where each type of definition keeps its store's keys (and its acl). */
-const STORE_KEYS = new Map([
-  ["CLOUDAPI", "cloudapiStore"],
-  ["FILE", "fileStore"],
-  ["AZBLOB", "azblobStore"],
-]);
-
-/** The key holding a definition's store (and its acl), "" for an unknown type. */
-function storeKeyOf(json: unknown): string {
-  return (isObject(json) && STORE_KEYS.get(json.type as string)) || "";
-}
-
-function validate(name: string, json: unknown):
-  | { ok: true; summary: DatastoreSummary; acl?: Parameters<typeof storeAllows>[0] }
-  | { ok: false; problems: string[] } {
-  const type = isObject(json) ? json.type : undefined;
-  if (type === "CLOUDAPI") {
-    const parsed = parseDefinition(name, json);
-    if (!parsed.ok) return { ok: false, problems: parsed.problems };
-    const def = parsed.definition;
-    return {
-      ok: true,
-      acl: def.acl,
-      summary: {
-        name,
-        type,
-        families: [...new Set(def.logs.map((l) => l.family))],
-        logs: def.logs.map((l) => `${LOG_IDS[l.family]}/${l.uriName}`),
-      },
-    };
-  }
-  if (type === "FILE") {
-    const parsed = parseFileStoreDefinition(name, json);
-    if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
-    return {
-      ok: true,
-      acl: parsed.definition.acl,
-      summary: { name, type, families: [], logs: [] },
-    };
-  }
-  if (type === "AZBLOB") {
-    const parsed = parseAzblobDefinition(name, json);
-    if (!parsed.ok) return { ok: false, problems: parsed.problems };
-    return {
-      ok: true,
-      acl: parsed.definition.acl,
-      summary: { name, type, families: [], logs: [] },
-    };
-  }
-  return {
-    ok: false,
-    problems: [
-      `datastore '${name}': key 'type' must be one of ${DATASTORE_TYPES.join(", ")}, found ${
-        typeof type === "string" ? JSON.stringify(type.slice(0, 40)) : "none"
-      }`,
-    ],
-  };
 }
 
 /** A PUT with `If-Match` found another definition (written meanwhile): nothing was written. */
@@ -117,21 +53,36 @@ export class DefinitionChanged extends Error {
 export class DatastoreAdmin {
   constructor(
     private readonly files: DatastoreFiles,
-    /** For "Test connection": the process's token provider and the cloud hosts' overrides. */
-    private readonly cloud?: Parameters<typeof checkConnection>[1],
+    /** The kinds of store there are (main.ts registers them). */
+    private readonly kinds: DatastoreKinds,
   ) {}
 
+  /** The kinds, as the API describes them. */
+  describeKinds(): KindDescription[] {
+    return this.kinds.describe();
+  }
+
+  /** The types a definition may have, sorted. */
+  types(): string[] {
+    return this.kinds.types();
+  }
+
   /**
-   * Tests a stored CLOUDAPI definition: a token per API and one cheap read per enabled family
-   * (connectors/cloudapi/connection_check.ts). Null when there is no such store.
+   * Tests a stored definition of a kind that has a test (CLOUDAPI: a token per API and one cheap
+   * read per enabled family). Null when there is no such store.
    */
-  async test(name: string): Promise<readonly FamilyCheck[] | null> {
+  async test(name: string): Promise<readonly ConnectionCheck[] | null> {
     const text = await this.read(name);
     if (text === null) return null;
-    const parsed = parseDefinition(name, safeParse(text) ?? null);
-    if (!parsed.ok) throw new DatastoreProblems(parsed.problems);
-    if (!this.cloud) throw new DatastoreProblems([`datastore '${name}': no cloud access here`]);
-    return await checkConnection(parsed.definition, this.cloud);
+    const json = safeParse(text) ?? null;
+    const checked = this.#validate(name, json);
+    if (!checked.ok) throw new DatastoreProblems(checked.problems);
+    if (!checked.test) {
+      throw new DatastoreProblems([
+        `datastore '${name}': a ${checked.kind.type} store has no connection test`,
+      ]);
+    }
+    return await checked.test();
   }
 
   /** The stores `user` may read (admins: all, with the problem of any that cannot be used). */
@@ -140,29 +91,31 @@ export class DatastoreAdmin {
     for (const name of await this.files.names()) {
       const text = await this.files.read(name);
       if (text === null) continue;
-      let checked;
+      let json: unknown;
       try {
-        checked = validate(name, JSON.parse(text));
+        json = JSON.parse(text);
       } catch {
-        checked = { ok: false as const, problems: [`datastore '${name}': not valid JSON`] };
+        if (user.admin) out.push(unusable(name, `datastore '${name}': not valid JSON`));
+        continue;
       }
+      const checked = this.#validate(name, json);
       if (checked.ok) {
-        if (storeAllows(checked.acl, user, "read")) out.push(checked.summary);
-      } else if (user.admin) {
-        out.push({
-          name,
-          type: "UNKNOWN",
-          families: [],
-          logs: [],
-          problem: checked.problems.join("; "),
-        });
-      }
+        const acl = definitionAcl(json, checked.kind.storeKey);
+        if (storeAllows(acl, user, "read")) {
+          out.push({
+            name,
+            type: checked.kind.type,
+            families: checked.families,
+            logs: checked.logs,
+          });
+        }
+      } else if (user.admin) out.push(unusable(name, checked.problems.join("; ")));
     }
     return out;
   }
 
   /**
-   * The definition as stored, without the secret (`secretSet` says whether one is kept); null
+   * The definition as stored, without its secrets (`<key>Set` says whether one is kept); null
    * when there is none or `user` may not read it (the same answer, so names do not leak).
    */
   async get(user: User, name: string): Promise<Json | null> {
@@ -180,17 +133,18 @@ export class DatastoreAdmin {
     // The acl as a query reads it (readableDefinition): a user it names sees the store even when
     // its definition has a problem (which the store's queries then tell), so that a listing, this
     // answer and a query agree on which stores exist for them.
-    const checked = validate(name, json);
-    const acl = checked.ok ? checked.acl : definitionAcl(json, storeKeyOf(json));
+    const kind = isObject(json) ? this.kinds.of(json.type) : undefined;
+    const acl = kind ? definitionAcl(json, kind.storeKey) : undefined;
     if (!user.admin && !storeAllows(acl, user, "read")) return null;
-    return withoutSecret(json as Json);
+    return this.#withoutSecrets(json as Json);
   }
 
   /**
-   * Validates and stores a definition (admins; the route checks). A CLOUDAPI definition without
-   * `secret` keeps the stored one. With `ifMatch` (an ETag of `getVersioned`) it replaces only
-   * that definition, else throws DefinitionChanged. Without, a definition written meanwhile (by
-   * another server on a shared storage) is merged with again, so no kept secret is lost.
+   * Validates and stores a definition (admins; the route checks). A definition without any of its
+   * kind's secret keys keeps the stored secrets, unless it changes a key they are bound to
+   * (DatastoreProblems naming the key). With `ifMatch` (an ETag of `getVersioned`) it replaces
+   * only that definition, else throws DefinitionChanged. Without, a definition written meanwhile
+   * (by another server on a shared storage) is merged with again, so no kept secret is lost.
    * Returns whether the store is new and its new ETag.
    */
   async put(
@@ -229,24 +183,6 @@ export class DatastoreAdmin {
     return (await this.files.readVersioned(name))?.etag ?? null;
   }
 
-  /** The definition to store: `json` with the credentials kept from `previous`, validated. */
-  #merged(name: string, json: Json, previous: string | null): Json {
-    const body = structuredClone(json);
-    const store = body.cloudapiStore;
-    if (body.type === "CLOUDAPI" && isObject(store)) {
-      delete store.secretSet;
-      if (store.secret === undefined && previous !== null) {
-        const old = safeParse(previous);
-        const oldSecret = isObject(old?.cloudapiStore) ? old.cloudapiStore.secret : undefined;
-        if (typeof oldSecret === "string") store.secret = oldSecret;
-      }
-    }
-    keepAzblobCredentials(body, previous);
-    const checked = validate(name, body);
-    if (!checked.ok) throw new DatastoreProblems(checked.problems);
-    return body;
-  }
-
   /** False when there was no such store. */
   remove(name: string): Promise<boolean> {
     if (!STORE_NAME.test(name)) return Promise.resolve(false);
@@ -257,6 +193,82 @@ export class DatastoreAdmin {
   read(name: string): Promise<string | null> {
     return STORE_NAME.test(name) ? this.files.read(name) : Promise.resolve(null);
   }
+
+  /** What a definition is, by its kind's own check, or its problems. */
+  #validate(name: string, json: unknown):
+    | (Extract<KindCheck, { ok: true }> & { kind: DatastoreKind })
+    | { ok: false; problems: readonly string[] } {
+    const type = isObject(json) ? json.type : undefined;
+    const kind = this.kinds.of(type);
+    if (!kind) {
+      return {
+        ok: false,
+        problems: [
+          `datastore '${name}': key 'type' must be one of ${this.kinds.types().join(", ")}, ` +
+          `found ${typeof type === "string" ? JSON.stringify(type.slice(0, 40)) : "none"}`,
+        ],
+      };
+    }
+    const checked = kind.check(name, json);
+    return checked.ok ? { ...checked, kind } : checked;
+  }
+
+  /**
+   * The definition to store: `json` with the secrets kept from `previous` when it gives none
+   * (and changes no key they are bound to), validated.
+   */
+  #merged(name: string, json: Json, previous: string | null): Json {
+    const body = structuredClone(json);
+    const kind = this.kinds.of(body.type);
+    const store = kind ? body[kind.storeKey] : undefined;
+    if (kind && isObject(store)) {
+      for (const key of kind.secretKeys) delete store[`${key}Set`];
+      const given = kind.secretKeys.some((k) => store[k] !== undefined);
+      const old = previous === null ? undefined : safeParse(previous)?.[kind.storeKey];
+      const kept = isObject(old) ? kind.secretKeys.filter((k) => typeof old[k] === "string") : [];
+      if (!given && isObject(old) && kept.length > 0) {
+        const moved = kind.boundKeys.filter((k) => !sameValue(store[k], old[k]));
+        if (moved.length > 0) throw new DatastoreProblems(moved.map((k) => rebind(name, k, kind)));
+        for (const key of kept) store[key] = old[key];
+      }
+    }
+    const checked = this.#validate(name, body);
+    if (!checked.ok) throw new DatastoreProblems(checked.problems);
+    return body;
+  }
+
+  /** `json` with the secret keys of every kind's store object replaced by `<key>Set`. */
+  #withoutSecrets(json: Json): Json {
+    const copy = structuredClone(json);
+    // Every kind's store key, whatever the type says: a secret under a mistyped definition
+    // stays hidden too.
+    for (const kind of this.kinds.list()) {
+      const store = copy[kind.storeKey];
+      if (!isObject(store)) continue;
+      for (const key of kind.secretKeys) {
+        const set = typeof store[key] === "string" && store[key] !== "";
+        delete store[key];
+        store[`${key}Set`] = set;
+      }
+    }
+    return copy;
+  }
+}
+
+function unusable(name: string, problem: string): DatastoreSummary {
+  return { name, type: "UNKNOWN", families: [], logs: [], problem };
+}
+
+/** The problem of a bound key changed without the secret given again. */
+function rebind(name: string, key: string, kind: DatastoreKind): string {
+  const secrets = kind.secretKeys.map((k) => `'${k}'`).join(" or ");
+  return `datastore '${name}': key '${key}' changed: give ${secrets} again (a stored ` +
+    `credential is only sent where it was entered for; its value is not shown)`;
+}
+
+/** Equal as JSON values (absent and undefined alike). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function safeParse(text: string): Json | undefined {
@@ -266,39 +278,4 @@ function safeParse(text: string): Json | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * An AZBLOB definition without `accountKey` and `sasToken` keeps the stored credential (GET
- * shows neither, so what it shows can be PUT back); one given replaces both.
- */
-function keepAzblobCredentials(body: Json, previous: string | null): void {
-  const store = body.azblobStore;
-  if (body.type !== "AZBLOB" || !isObject(store)) return;
-  for (const key of AZBLOB_SECRET_KEYS) delete store[`${key}Set`];
-  if (AZBLOB_SECRET_KEYS.some((k) => store[k] !== undefined) || previous === null) return;
-  const old = safeParse(previous)?.azblobStore;
-  if (!isObject(old)) return;
-  for (const key of AZBLOB_SECRET_KEYS) {
-    if (typeof old[key] === "string") store[key] = old[key];
-  }
-}
-
-function withoutSecret(json: Json): Json {
-  const copy = structuredClone(json);
-  const azblob = copy.azblobStore;
-  if (isObject(azblob)) {
-    for (const key of AZBLOB_SECRET_KEYS) {
-      const set = typeof azblob[key] === "string" && azblob[key] !== "";
-      delete azblob[key];
-      azblob[`${key}Set`] = set;
-    }
-  }
-  const store = copy.cloudapiStore;
-  if (isObject(store)) {
-    const set = typeof store.secret === "string" && store.secret !== "";
-    delete store.secret;
-    store.secretSet = set;
-  }
-  return copy;
 }

@@ -113,7 +113,7 @@ async function viaEngine(task: Task): Promise<Row[]> {
       args: {},
       datastores: createDatastoreRegistry(tree),
       tree,
-      memoryLimit: 1 << 30,
+      limits: { memoryLimit: 1 << 30 },
     });
     if (!compiled.ok) {
       throw new Error(`engine: ${compiled.diagnostics.map((d) => d.message).join("; ")}`);

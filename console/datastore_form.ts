@@ -1,8 +1,11 @@
 /**
- * Defining a cloud datastore (admins): the specification's form, field by field, written with
- * `PUT /datastores/<name>` and checked by the server, whose messages appear beside the fields
- * they name; "Test connection" asks `POST /datastores/<name>/test` for each family's answer.
- * The secret is write-only: the form shows whether one is set, never its value.
+ * Defining a datastore (admins). The kinds there are come from the server
+ * (`GET /datastore-kinds`: type, store key, secret and bound keys), never from a list here. A
+ * CLOUDAPI store gets the specification's form, field by field; any other kind its settings as
+ * JSON and one write-only field per secret key. Written with `PUT /datastores/<name>` and
+ * checked by the server, whose messages appear beside the fields they name; "Test connection"
+ * asks `POST /datastores/<name>/test` for each family's answer. Secrets are write-only: the
+ * form shows whether one is set, never its value.
  */
 
 import { api, ApiFailure, apiJson } from "./api.ts";
@@ -21,6 +24,18 @@ const FAMILIES: readonly Family[] = [
 ];
 
 const PLANS = ["ent", "gcc", "gcc_high", "dod"];
+
+/** A kind of datastore as `GET /datastore-kinds` describes it. */
+interface Kind {
+  readonly type: string;
+  readonly storeKey: string;
+  readonly description: string;
+  readonly secretKeys: readonly string[];
+  readonly boundKeys: readonly string[];
+}
+
+/** The kind with the specification's own form; other kinds are edited as JSON. */
+const CLOUD = "CLOUDAPI";
 
 type Field = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
@@ -79,10 +94,20 @@ export function datastoreForm() {
   const status = h("div", { role: "status", className: "form-status", "aria-live": "polite" });
   const results = h("ul", { className: "test-results", "aria-label": "Connection test" });
   const storeList = h("ul", { className: "store-list" });
-  const form = h(
-    "form",
-    { className: "datastore-form", "aria-label": "Datastore", noValidate: true },
-    field("storeName", "Store name", text()),
+  // Any other kind: its settings as JSON, and one write-only field per secret key.
+  const kindSelect = h("select", { id: "ds-kind", name: "kind" });
+  const kindHint = h("small", { id: "ds-kind-hint" });
+  const settingsInput = h("textarea", { rows: 6, placeholder: '{"root": "/var/log/web"}' });
+  const secretFields = h("div", { className: "secret-fields" });
+  const otherFields = h(
+    "div",
+    { hidden: true },
+    field("settings", "Settings (JSON)", settingsInput, "the store's keys, secrets left out"),
+    secretFields,
+  );
+  const cloudFields = h(
+    "div",
+    {},
     field("clientId", "Application (client) ID", text()),
     field("tenantId", "Directory (tenant) ID", text("contoso.onmicrosoft.com")),
     h(
@@ -115,6 +140,20 @@ export function datastoreForm() {
     field("connectTimeout", "Connect Timeout", text("10 s")),
     field("readTimeout", "Read Timeout", text("60 s")),
     field("maxErrorRetries", "Max Error Retries", h("input", { type: "number", min: 0 })),
+  );
+  const form = h(
+    "form",
+    { className: "datastore-form", "aria-label": "Datastore", noValidate: true },
+    field("storeName", "Store name", text()),
+    h(
+      "div",
+      { className: "field" },
+      h("label", { htmlFor: kindSelect.id }, "Kind"),
+      kindSelect,
+      kindHint,
+    ),
+    cloudFields,
+    otherFields,
     h(
       "div",
       { className: "buttons" },
@@ -124,11 +163,68 @@ export function datastoreForm() {
     status,
     results,
   );
+  let kinds: Kind[] = [];
+  /** The secret fields of the kind shown (not CLOUDAPI's, which has its own). */
+  const secretInputs = new Map<string, { input: HTMLInputElement; state: HTMLElement }>();
+  const kindOf = (type: string) => kinds.find((k) => k.type === type);
+  const showKind = (type: string) => {
+    kindSelect.value = type;
+    const kind = kindOf(type);
+    const bound = kind && kind.boundKeys.length > 0
+      ? ` Changing ${kind.boundKeys.join(", ")} needs the secret again.`
+      : "";
+    fill(kindHint, kind ? kind.description + "." + bound : "");
+    cloudFields.hidden = type !== CLOUD;
+    otherFields.hidden = type === CLOUD;
+    for (const [key, { input }] of secretInputs) {
+      if (fields.get(key)?.input === input) fields.delete(key);
+    }
+    secretInputs.clear();
+    fill(
+      secretFields,
+      ...(type === CLOUD ? [] : kind?.secretKeys ?? []).map((key) => {
+        const input = h("input", { type: "password", autocomplete: "off" });
+        const state = h("span", { className: "secret-state", id: `ds-${key}-state` }, "(not set)");
+        secretInputs.set(key, { input, state });
+        // Registered under the key itself, so the server's messages naming it land beside it.
+        const row = field(key, key, input, "write-only: leave empty to keep the stored one");
+        row.append(" ", state);
+        return row;
+      }),
+    );
+  };
+  kindSelect.addEventListener("change", () => showKind(kindSelect.value));
+  const loadKinds = async () => {
+    kinds = await apiJson<Kind[]>("/datastore-kinds");
+    fill(kindSelect, ...kinds.map((k) => h("option", { value: k.type }, k.type)));
+    showKind(kindOf(CLOUD) ? CLOUD : kinds[0]?.type ?? "");
+  };
   const value = (key: string) => fields.get(key)!.input.value.trim();
   (fields.get("hourIn")!.input as HTMLSelectElement).value = "path";
   (fields.get("logTypeIn")!.input as HTMLSelectElement).value = "name";
 
   const definition = (): Record<string, unknown> => {
+    const kind = kindOf(kindSelect.value);
+    if (!kind) throw new FieldProblem("storeName", "the server offers no kind of store");
+    if (kind.type !== CLOUD) return otherDefinition(kind);
+    return cloudDefinition();
+  };
+  const otherDefinition = (kind: Kind): Record<string, unknown> => {
+    let store: Record<string, unknown>;
+    try {
+      store = value("settings") ? JSON.parse(value("settings")) : {};
+    } catch {
+      throw new FieldProblem("settings", "the settings are not valid JSON");
+    }
+    if (typeof store !== "object" || store === null || Array.isArray(store)) {
+      throw new FieldProblem("settings", "the settings are a JSON object");
+    }
+    for (const [key, { input }] of secretInputs) {
+      if (input.value !== "") store[key] = input.value;
+    }
+    return { type: kind.type, [kind.storeKey]: store };
+  };
+  const cloudDefinition = (): Record<string, unknown> => {
     const store: Record<string, unknown> = {
       clientId: value("clientId"),
       tenantId: value("tenantId"),
@@ -159,7 +255,7 @@ export function datastoreForm() {
         throw new FieldProblem("acl", "the ACL is not valid JSON");
       }
     }
-    return { type: "CLOUDAPI", cloudapiStore: store };
+    return { type: CLOUD, cloudapiStore: store };
   };
   const clearMessages = () => {
     for (const { message, input } of fields.values()) {
@@ -214,8 +310,16 @@ export function datastoreForm() {
       return false;
     }
     fill(status, `Saved ${name}.`);
-    (fields.get("secret")!.input as HTMLInputElement).value = "";
-    fill(secretState, "(set)");
+    if (kindSelect.value === CLOUD) {
+      (fields.get("secret")!.input as HTMLInputElement).value = "";
+      fill(secretState, "(set)");
+    } else {
+      const given = [...secretInputs.values()].filter((s) => s.input.value !== "");
+      for (const s of given.length > 0 ? secretInputs.values() : []) {
+        fill(s.state, s.input.value !== "" ? "(set)" : "(not set)");
+      }
+      for (const s of secretInputs.values()) s.input.value = "";
+    }
     await listStores();
     return true;
   };
@@ -246,11 +350,24 @@ export function datastoreForm() {
   };
   const load = async (name: string) => {
     clearMessages();
-    const def = await apiJson<{ cloudapiStore?: Record<string, unknown> }>(
+    const def = await apiJson<Record<string, unknown>>(
       `/datastores/${encodeURIComponent(name)}`,
     );
-    const s = def.cloudapiStore ?? {};
     fields.get("storeName")!.input.value = name;
+    const kind = kindOf(String(def.type));
+    if (kind && kind.type !== CLOUD) {
+      showKind(kind.type);
+      const store = { ...(def[kind.storeKey] ?? {}) as Record<string, unknown> };
+      for (const key of kind.secretKeys) {
+        const entry = secretInputs.get(key);
+        if (entry) fill(entry.state, store[`${key}Set`] ? "(set)" : "(not set)");
+        delete store[`${key}Set`];
+      }
+      settingsInput.value = JSON.stringify(store, null, 2);
+      return;
+    }
+    showKind(CLOUD);
+    const s = (def.cloudapiStore ?? {}) as Record<string, unknown>;
     for (const [key, { input }] of fields) {
       const v = s[key];
       if (key === "acl") input.value = v ? JSON.stringify(v) : "";
@@ -264,14 +381,16 @@ export function datastoreForm() {
   };
   const listStores = async () => {
     try {
+      if (kinds.length === 0) await loadKinds();
       const stores = await apiJson<{ name: string; type: string }[]>("/datastores");
       fill(
         storeList,
-        ...stores.filter((s) => s.type === "CLOUDAPI").map((s) =>
+        ...stores.filter((s) => kindOf(s.type)).map((s) =>
           h(
             "li",
             {},
             h("button", { type: "button", onclick: () => load(s.name) }, `Open ${s.name}`),
+            ` ${s.type}`,
           )
         ),
       );

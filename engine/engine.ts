@@ -84,7 +84,7 @@ export async function compile(
     root: optimized,
     timeZone: context.timeZone,
     now,
-    memoryLimit: context.memoryLimit,
+    limits: context.limits,
     // Even one worker: a large scan then runs apart from the thread that answers requests.
     ...(context.scanWorkers
       ? {

@@ -45,9 +45,10 @@ export type { QueryRun } from "./exec/query_run.ts";
 export {
   ByteSink,
   compileRowBytesWriter,
+  compileRowTextWriter,
+  headerText,
   type RowBytesWriter,
   type RowTextFormat,
-  tsvEscape,
 } from "./render/render_bytes.ts";
 export {
   frameText,
@@ -60,13 +61,7 @@ export { type Diagnostic, formatDiagnostic, QueryError } from "./front/diagnosti
 export { newQueryStats, type QueryStats, TimeSlicer } from "./plan/context.ts";
 export { storageError } from "./table/storage_error.ts";
 export { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "./table/sxt_values.ts";
-export {
-  csvHeader,
-  makeCsvRowWriter,
-  makeJsonRowWriter,
-  type RenderOptions,
-  toText,
-} from "./render/render.ts";
+export { type RenderOptions, toText } from "./render/render.ts";
 export { isValidZone } from "./values/time.ts";
 export { formatLocal } from "./values/time_format.ts";
 export { checkTimePattern } from "./values/time_pattern.ts";

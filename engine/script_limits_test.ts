@@ -141,8 +141,14 @@ Deno.test("query.maxScriptBytes counts a view's text at every call", async () =>
   await home.write("/user/v.sx", view);
   const script = "@[v.sx] | union(@[v.sx], @[v.sx])";
   const within = script.length + 3 * view.length;
-  assert.equal((await home.run(script, { maxScriptBytes: within })).rows.length, 3);
-  const [d] = await home.diagnose(script, { maxScriptBytes: within - 1 });
+  assert.equal(
+    (await home.run(script, { limits: { memoryLimit: 256 * 1024 * 1024, maxScriptBytes: within } }))
+      .rows.length,
+    3,
+  );
+  const [d] = await home.diagnose(script, {
+    limits: { memoryLimit: 256 * 1024 * 1024, maxScriptBytes: within - 1 },
+  });
   assert.equal(d.code, "BAD_ARGUMENT");
   assert.match(d.message, /query\.maxScriptBytes/);
 });

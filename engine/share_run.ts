@@ -23,11 +23,11 @@ import { openNode } from "./exec/run.ts";
 import { rowSourceOf, scanSourceOf, topSourceOf } from "./exec/parallel/parallel_plan.ts";
 import { splitWorkers } from "./planning/passes/split_workers.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./contracts/scan_workers.ts";
-import { encodeRow } from "./values/value_codec.ts";
 import { shareEntry } from "./exec/parallel/shares.ts";
 import { renderRows } from "./exec/render_rows.ts";
 import type { RenderedRows, RenderTask } from "./render/rendered.ts";
 import { RenderedBacklog } from "./exec/parallel/rendered_backlog.ts";
+import { encodeRow } from "./table/sxt_values.ts";
 
 /** Consumed bytes are posted at most every this many, and at most every PROGRESS_MS. */
 const PROGRESS_BYTES = 4 << 20;
@@ -76,7 +76,7 @@ export interface ShareRunOptions {
 
 export async function runShare(
   task: ShareTask,
-  context: Omit<QueryContext, "memoryLimit" | "user" | "workDir" | "timeZone" | "args">,
+  context: Omit<QueryContext, "limits" | "user" | "workDir" | "timeZone" | "args">,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
   credits: RowCredits = new RowCredits(),
   signal: AbortSignal = new AbortController().signal,
@@ -86,7 +86,7 @@ export async function runShare(
     const compiled = await compile(task.source, {
       ...context,
       ...task.query,
-      memoryLimit: task.memoryLimit,
+      limits: task.limits,
     }, { now: task.now });
     if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
     const plan = compiled.plan as CompiledPlan;
@@ -134,7 +134,7 @@ export async function runShare(
       now: plan.now,
       warn: (warning) => post({ kind: "warning", warning }),
       progress,
-      memory: new MemoryBudget(task.memoryLimit),
+      memory: new MemoryBudget(task.limits.memoryLimit),
       stats,
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };

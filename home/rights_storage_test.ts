@@ -3,13 +3,13 @@ import { join } from "node:path";
 import { RIGHTS_KEY, StorageRights } from "./rights_file.ts";
 import { RightsError } from "./rights.ts";
 import { KvStorage } from "./storage/kv_storage.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const text = (s: string) => new TextEncoder().encode(s);
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits (up to 5 s: the machine may be loaded) until `done()`. */
 async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !done(); i++) await wait(50);
+  for (let i = 0; i < 100 && !done(); i++) await sleep(50);
 }
 
 Deno.test("StorageRights: a change through another writer holds within the check period; a bad document is reported once and the grants stay", async () => {
@@ -31,7 +31,7 @@ Deno.test("StorageRights: a change through another writer holds within the check
     await other.put(RIGHTS_KEY, text(`[{"path": "/etc", "user": "bob", "rights": ["write"]}]`));
     await until(() => errors.length > 0);
     // Several more checks: the same bad version is not reported again.
-    await wait(1000);
+    await sleep(1000);
     assert.deepEqual(rights.grants(), [grant], "the previous grants stay");
     assert.equal(errors.length, 1, errors.map((e) => e.message).join("\n"));
     assert.ok(errors[0] instanceof RightsError);

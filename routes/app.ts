@@ -134,7 +134,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Before the token check: the description needs none.
   let openApi: string | undefined;
   app.get(`${API_PREFIX}/openapi.json`, (c) => {
-    openApi ??= JSON.stringify(openApiDocument("1.0"));
+    openApi ??= JSON.stringify(
+      openApiDocument("1.0", { datastoreTypes: deps.datastoreAdmin?.types() ?? [] }),
+    );
     return c.body(openApi, 200, { "Content-Type": "application/json; charset=UTF-8" });
   });
   // Also matches the prefix itself (the synchronous `POST /API/v1.0/`).

@@ -30,7 +30,12 @@ export interface RouteContract {
   /** No token needed. */
   readonly open?: boolean;
   readonly query?: z.ZodObject;
-  readonly body?: { readonly contentType: readonly string[]; readonly schema: z.ZodType };
+  readonly body?: {
+    readonly contentType: readonly string[];
+    readonly schema: z.ZodType;
+    /** The schema the document shows, given the registered datastore kinds' types. */
+    readonly withKinds?: (datastoreTypes: [string, ...string[]]) => z.ZodType;
+  };
   readonly responses: Readonly<Record<string, Answer>>;
 }
 
@@ -301,6 +306,24 @@ export const CONTRACTS = {
       },
     },
   },
+  datastoreKinds: {
+    method: "get",
+    path: `${API}/datastore-kinds`,
+    summary: "the kinds of datastore there are: type, scheme, store key, secret and bound keys",
+    responses: {
+      "200": {
+        description: "a list, sorted by type",
+        schema: z.array(z.object({
+          type: z.string(),
+          scheme: z.string(),
+          storeKey: z.string(),
+          description: z.string(),
+          secretKeys: z.array(z.string()),
+          boundKeys: z.array(z.string()),
+        })),
+      },
+    },
+  },
   datastores: {
     method: "get",
     path: `${API}/datastores`,
@@ -319,7 +342,9 @@ export const CONTRACTS = {
     summary: "define a datastore (admins)",
     body: {
       contentType: ["application/json"],
-      schema: z.object({ type: z.enum(["CLOUDAPI", "FILE", "AZBLOB"]) }).loose(),
+      // The enum of `type` is the registered kinds' (openApiDocument's `datastoreTypes`).
+      schema: z.object({ type: z.string() }).loose(),
+      withKinds: (types) => z.object({ type: z.enum(types) }).loose(),
     },
     responses: {
       "200": { description: "replaced" },
@@ -399,6 +424,14 @@ export function validated(contract: RouteContract) {
   });
 }
 
+/** A contract's body schema as the document shows it (with the kinds' types where it takes them). */
+function bodySchema(contract: RouteContract, types: readonly string[]): z.ZodType {
+  const body = contract.body!;
+  return body.withKinds && types.length > 0
+    ? body.withKinds(types as [string, ...string[]])
+    : body.schema;
+}
+
 /** JSON Schema (2020-12, as OpenAPI 3.1 takes it) of a zod schema, without `$schema`. */
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input" }) as Record<
@@ -408,8 +441,15 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
-/** The OpenAPI 3.1 document of every contract. */
-export function openApiDocument(version: string): Record<string, unknown> {
+/**
+ * The OpenAPI 3.1 document of every contract; `datastoreTypes` (the registered kinds') are the
+ * enum of a datastore definition's `type`.
+ */
+export function openApiDocument(
+  version: string,
+  options: { readonly datastoreTypes?: readonly string[] } = {},
+): Record<string, unknown> {
+  const types = options.datastoreTypes ?? [];
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, contract] of Object.entries(CONTRACTS) as [string, RouteContract][]) {
     const parameters: Record<string, unknown>[] = [];
@@ -451,7 +491,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
             content: Object.fromEntries(
               contract.body.contentType.map((
                 t,
-              ) => [t, { schema: jsonSchema(contract.body!.schema) }]),
+              ) => [t, { schema: jsonSchema(bodySchema(contract, types)) }]),
             ),
           },
         }

@@ -1,9 +1,11 @@
 /**
  * Datastore definitions over HTTP (docs/api.md, "Datastores"):
  *
+ *   GET    /datastore-kinds      the kinds of store there are (type, secret and bound keys)
  *   GET    /datastores           the stores the caller may read
  *   GET    /datastores/<name>    the definition without the secret (`secretSet`), with an ETag
- *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one;
+ *   PUT    /datastores/<name>    admins: validated as at query time; no secret keeps the stored one
+ *                                (unless a key it is bound to changed: 400);
  *                                `If-Match` replaces only that version (else 412)
  *   DELETE /datastores/<name>    admins
  *   POST   /datastores/<name>/test  admins: a token per API, one cheap read per enabled family
@@ -25,6 +27,8 @@ const MAX_DEFINITION_BYTES = 64 * 1024;
 
 export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+
+  app.get("/datastore-kinds", (c) => sendJson(c, admin.describeKinds()));
 
   app.get("/datastores", async (c) => sendJson(c, await admin.list(c.get("user"))));
 

@@ -6,16 +6,13 @@
 
 import {
   checkTimePattern,
-  csvHeader,
+  compileRowTextWriter,
+  headerText,
   isValidZone,
-  makeCsvRowWriter,
-  makeJsonRowWriter,
   type RenderOptions,
   type Row,
   type RowTextFormat,
   type Schema,
-  toText,
-  tsvEscape,
 } from "../engine/mod.ts";
 import { arrowBatchWriter, type BatchWriter } from "./arrow.ts";
 
@@ -28,8 +25,8 @@ export type RowWriterFactory = (
 /**
  * One result format: everything the negotiation and the body writer know of it. A format is
  * one entry of `FORMATS`; nothing else names a media type. A format either has rows as JSON
- * objects, or says how it writes a row (and its header): a text format cannot fall back to JSON
- * rows by omission.
+ * objects, or names the text format of engine/render_bytes.ts its rows (and header) are written
+ * in, or writes batches: a text format cannot fall back to JSON rows by omission.
  */
 export type FormatSpec =
   & FormatFraming
@@ -37,21 +34,15 @@ export type FormatSpec =
     | { readonly jsonRows: true }
     | {
       readonly jsonRows: false;
-      readonly row: RowWriterFactory;
-      /**
-       * The text format `row` writes, when engine/render/render_bytes.ts writes the same as bytes:
-       * the rows then take that path (a format without it is written by `row` alone).
-       */
-      readonly text?: RowTextFormat;
-      /** Text before everything else, from the columns; left out with `opt.omitHeader=true`. */
-      readonly header?: (columns: readonly string[]) => string;
+      /** Rows and header as engine/render/render_bytes.ts writes this text format (left out with `opt.omitHeader=true`). */
+      readonly text: RowTextFormat;
       readonly batches?: undefined;
     }
     | {
       /** A binary format: written a batch of rows at a time, from the result's schema. */
       readonly jsonRows: false;
       readonly batches: BatchWriterFactory;
-      readonly row?: undefined;
+      readonly text?: undefined;
     }
   );
 
@@ -77,8 +68,8 @@ interface FormatFraming {
 
 /** How a format writes a row: its own writer, or one JSON object per row. */
 export function rowWriterOf(spec: FormatSpec): RowWriterFactory {
-  if (spec.jsonRows) return makeJsonRowWriter;
-  if (spec.row) return spec.row;
+  const text = rowTextOf(spec);
+  if (text) return (columns, render) => compileRowTextWriter(text, columns, render);
   throw new Error("a binary format is written in batches, not rows (formatSpec(...).batches)");
 }
 
@@ -88,17 +79,17 @@ export function batchWriterOf(spec: FormatSpec): BatchWriterFactory | undefined 
 }
 
 /**
- * The text format a format's rows are written in as bytes (engine/render/render_bytes.ts), or
- * undefined for a binary format or a text format written by its `row` only.
+ * The text format a format's rows are written in (engine/render/render_bytes.ts), or undefined for a
+ * binary format.
  */
 export function rowTextOf(spec: FormatSpec): RowTextFormat | undefined {
-  if (spec.jsonRows) return "json";
-  return spec.row ? spec.text : undefined;
+  return spec.jsonRows ? "json" : spec.text;
 }
 
 /** The header of a format for the columns ("" when it has none). */
 export function headerOf(spec: FormatSpec, columns: readonly string[]): string {
-  return !spec.jsonRows && spec.row && spec.header ? spec.header(columns) : "";
+  const text = rowTextOf(spec);
+  return text ? headerText(text, columns) : "";
 }
 
 /** Every result format offered, the first being the default (API.md, "Result formats"). */
@@ -137,9 +128,7 @@ export const FORMATS = {
     aliases: [],
     contentType: "application/csv; charset=UTF-8",
     jsonRows: false,
-    row: makeCsvRowWriter,
     text: "csv",
-    header: (columns) => csvHeader(columns) + "\n",
     start: "",
     separator: "",
     before: "",
@@ -150,9 +139,7 @@ export const FORMATS = {
     aliases: ["application/tsv"],
     contentType: "text/tab-separated-values; charset=UTF-8",
     jsonRows: false,
-    row: makeTsvRowWriter,
     text: "tsv",
-    header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
     start: "",
     separator: "",
     before: "",
@@ -173,21 +160,6 @@ export const FORMATS = {
 } satisfies Record<string, FormatSpec>;
 
 export type MediaType = keyof typeof FORMATS;
-
-/** A serialiser of one row to a TSV line (without its end): cells as in CSV, null empty. */
-function makeTsvRowWriter(columns: readonly string[], render: RenderOptions): (row: Row) => string {
-  return (row) => {
-    let out = "";
-    for (let i = 0; i < columns.length; i++) {
-      if (i > 0) out += "\t";
-      const v = row[columns[i]];
-      if (v === null || v === undefined) continue;
-      const text = typeof v === "string" ? v : toText(v, render);
-      if (text !== null) out += tsvEscape(text);
-    }
-    return out;
-  };
-}
 
 /** The format of a media type (an entry of `FORMATS`). */
 export function formatSpec(mediaType: MediaType): FormatSpec {

@@ -177,8 +177,11 @@ export function queryContext(
     args,
     datastores: deps.datastores,
     tree: deps.tree,
-    memoryLimit: deps.settings["query.memoryLimit"],
-    maxScriptBytes: deps.settings["query.maxScriptBytes"],
+    // Every per-query limit of the settings, in one object (engine/engine_limits.ts).
+    limits: {
+      memoryLimit: deps.settings["query.memoryLimit"],
+      maxScriptBytes: deps.settings["query.maxScriptBytes"],
+    },
     ...(deps.scanWorkers ? { scanWorkers: deps.scanWorkers } : {}),
   };
 }

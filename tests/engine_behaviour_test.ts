@@ -110,7 +110,7 @@ Deno.test("group and join state past the memory budget fail with MEMORY_LIMIT to
      PARSE(pattern: ${ID}, src: '/shared/ids.log') | join(@r on left.n = right.n)`,
   ];
   for (const text of scripts) {
-    const compiled = await compile({ text }, home.context({ memoryLimit: 64 * 1024 }));
+    const compiled = await compile({ text }, home.context({ limits: { memoryLimit: 64 * 1024 } }));
     assert.ok(compiled.ok, text);
     const run = execute(compiled.plan, { signal: new AbortController().signal });
     await assert.rejects(
@@ -129,7 +129,7 @@ Deno.test("a sort past the memory budget fails with MEMORY_LIMIT naming the sett
   await using home = await bigLogHome(20_000);
   const compiled = await compile(
     { text: `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | sort(bytes)` },
-    home.context({ memoryLimit: 64 * 1024 }),
+    home.context({ limits: { memoryLimit: 64 * 1024 } }),
   );
   assert.ok(compiled.ok);
   const run = execute(compiled.plan, { signal: new AbortController().signal });

@@ -30,6 +30,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
  * mod.ts) stand on all of them. A unit test beside the code may use the whole engine.
  */
 export const ENGINE_ORDER: readonly (readonly string[])[] = [
+  ["util"],
   ["values"],
   ["render"],
   ["front"],
@@ -56,8 +57,8 @@ export const ENGINE_DOORS: Readonly<Record<string, readonly string[]>> = {
   routes: ["mod.ts"],
   actors: ["mod.ts"],
   // They implement the contracts, and read with the values, the diagnostics and the files below.
-  connectors: ["values", "contracts", "front", "table", "fs", "plan"],
-  home: ["values", "contracts", "front", "table", "fs", "plan"],
+  connectors: ["util", "values", "contracts", "front", "table", "fs", "plan"],
+  home: ["util", "values", "contracts", "front", "table", "fs", "plan"],
 };
 
 /** Folders outside the layers: they may import anything, and nothing in a layer imports them. */

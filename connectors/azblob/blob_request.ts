@@ -8,6 +8,7 @@
 import { retryAfterMs } from "../retry_after.ts";
 import { authorize } from "./authorize.ts";
 import type { AzblobDefinition } from "./definition.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 export interface BlobRequestContext {
   readonly def: AzblobDefinition;
@@ -120,21 +121,6 @@ async function attempt(
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** The kind of a network error, without the URL (and so the SAS token) fetch may put in it. */

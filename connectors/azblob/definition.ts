@@ -172,7 +172,27 @@ function checkEndpoint(text: string | undefined, account: string, problems: stri
     );
     return "";
   }
+  if (isLinkLocal(url.hostname)) {
+    problems.push(
+      `key 'endpoint' has value ${JSON.stringify(text.slice(0, 200))}: a link-local address ` +
+        `(169.254.0.0/16, fe80::/10) is no blob service but a host's own (a cloud's metadata ` +
+        `service): refused`,
+    );
+    return "";
+  }
   return url.href.replace(/\/+$/, "");
+}
+
+/**
+ * Whether a URL's host (as `URL` normalised it: IPv4 in dotted decimal, IPv6 in brackets) is
+ * link-local. A name that resolves to such an address is not seen here.
+ */
+function isLinkLocal(hostname: string): boolean {
+  if (/^169\.254\.\d+\.\d+$/.test(hostname)) return true;
+  const v6 = /^\[(.*)\]$/.exec(hostname)?.[1].toLowerCase();
+  if (v6 === undefined) return false;
+  // fe80::/10, and IPv4-mapped 169.254.x.x (::ffff:a9fe:xxxx).
+  return /^fe[89ab][0-9a-f]:/.test(v6) || /^::ffff:a9fe:/.test(v6);
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

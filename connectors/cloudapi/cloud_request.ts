@@ -8,6 +8,7 @@
 
 import type { Warning } from "../../engine/contracts/datastore.ts";
 import { retryAfterMs } from "../retry_after.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 export interface RequestContext {
   /** The store, for messages. */
@@ -313,20 +314,4 @@ export function redactUrl(url: string): string {
 export function errorText(e: unknown): string {
   const text = e instanceof Error ? e.message : String(e);
   return text.replace(/https?:\/\/[^\s)]+/g, (url) => redactUrl(url));
-}
-
-/** Sleeps `ms`, ending early (rejecting) when the signal aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -19,6 +19,7 @@
  */
 
 import type { Storage, StorageKey } from "../../engine/contracts/storage.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 /** This process, as lease holders are named (for a person reading the KV). */
 const OWNER = `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
@@ -159,19 +160,4 @@ function leaseOf(bytes: Uint8Array): Lease {
     if (typeof lease?.until === "number") return lease;
   } catch { /* not a lease: free */ }
   return { owner: "", until: 0 };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

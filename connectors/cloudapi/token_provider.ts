@@ -18,6 +18,7 @@ import { createHash } from "node:crypto";
 import type { CloudHosts } from "./hosts.ts";
 import { retryAfterMs } from "../retry_after.ts";
 import { hideSecrets } from "../secret_text.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 export interface TokenRequest {
   readonly store: string;
@@ -198,7 +199,7 @@ export function fetchNetworkClient(
         text = await res.text();
       } catch (e) {
         if (attempt >= retry.maxErrorRetries) throw e;
-        await delay(retry.backoffMs * 2 ** attempt);
+        await sleep(retry.backoffMs * 2 ** attempt);
         continue;
       }
       const wait = retryAfterMs(res.headers, Date.now());
@@ -206,7 +207,7 @@ export function fetchNetworkClient(
         (res.status === 429 || res.status >= 500) && attempt < retry.maxErrorRetries &&
         (wait ?? 0) <= MAX_TOKEN_WAIT_MS
       ) {
-        await delay(wait ?? retry.backoffMs * 2 ** attempt);
+        await sleep(wait ?? retry.backoffMs * 2 ** attempt);
         continue;
       }
       return answer<T>(res, text);
@@ -251,10 +252,6 @@ function metadata(base: string, tenant: string): Record<string, unknown> {
     response_types_supported: ["code"],
     scopes_supported: ["openid"],
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A claim of a JWT access token's payload; undefined when the token is not a JWT. */

@@ -43,11 +43,7 @@ export function createDatastoreRegistry(
 ): SchemeRegistry {
   const factories = new Map<string, DatastoreFactory>();
   const tree_ = treeStore(tree);
-  let hidden: Promise<string[]> | undefined;
-  factories.set("file", async (uri, user) => {
-    hidden ??= withRealPaths(options.hiddenHostPaths ?? []);
-    return await fileDatastore(tree, uri, user, { definitionText, hidden: await hidden });
-  });
+  factories.set("file", fileStoreFactory(tree, definitionText, options.hiddenHostPaths));
   return {
     register(scheme, factory) {
       factories.set(scheme.toLowerCase(), factory);
@@ -66,6 +62,22 @@ export function createDatastoreRegistry(
       }
       return await factory(uri, user);
     },
+  };
+}
+
+/**
+ * The factory of `file://<store>/...` URIs (connectors/file/file_kind.ts registers it too):
+ * `hiddenHostPaths` are files of this host no FILE store reads or lists, whatever its root.
+ */
+export function fileStoreFactory(
+  tree: ResourceTree,
+  definitionText?: (store: string) => Promise<string | null>,
+  hiddenHostPaths: readonly string[] = [],
+): DatastoreFactory {
+  let hidden: Promise<string[]> | undefined;
+  return async (uri, user) => {
+    hidden ??= withRealPaths(hiddenHostPaths);
+    return await fileDatastore(tree, uri, user, { definitionText, hidden: await hidden });
   };
 }
 

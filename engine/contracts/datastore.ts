@@ -27,6 +27,16 @@ export function definitionRefusal(canonical: string, by: "queries" | "/resources
   } (${canonical})`;
 }
 
+/**
+ * Whether a source URI names files of this host (a tree path, or `file://` a FILE store), which
+ * a scan worker opens itself; any other scheme (`cloudapi://`, `azblob://`, a kind added later)
+ * is fetched and paced by the server only.
+ */
+export function readsHostFiles(uri: string): boolean {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(uri)?.[1];
+  return scheme === undefined || scheme.toLowerCase() === "file";
+}
+
 export interface FileEntry {
   /** The URI as the user would write it: `/shared/logs/a.log`, `cloudapi://store/...`. */
   readonly uri: string;

@@ -4,6 +4,7 @@ import type { User } from "./user.ts";
 import type { ResourceTree } from "./resource_tree.ts";
 import type { DatastoreRegistry } from "./datastore.ts";
 import type { ScanWorkers } from "./scan_workers.ts";
+import type { EngineLimits } from "./engine_limits.ts";
 
 export interface QueryContext {
   readonly user: User;
@@ -21,14 +22,8 @@ export interface QueryContext {
   readonly datastores: DatastoreRegistry;
   /** Resolution and rights for every path the script names (tables, views, save). */
   readonly tree: ResourceTree;
-  /** Bytes the group and sort state of one query may take (query.memoryLimit). */
-  readonly memoryLimit: number;
-  /**
-   * Bytes of script text one query may compile, its own and every stored script it calls
-   * together (query.maxScriptBytes): the front end runs in the server's thread, in one go per
-   * script. Absent: no bound (a scan worker planning again what the server already planned).
-   */
-  readonly maxScriptBytes?: number;
+  /** The query's limits (memory, script size), handed on to its plan and its workers. */
+  readonly limits: EngineLimits;
   /** Workers the query's scans may run on (query.workers); absent: all in this thread. */
   readonly scanWorkers?: ScanWorkers;
 }

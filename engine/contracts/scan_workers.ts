@@ -10,8 +10,8 @@ import type { ScriptSource } from "./script_source.ts";
 import type { Warning } from "./datastore.ts";
 import type { Diagnostic } from "../front/diagnostics.ts";
 import type { User } from "./user.ts";
-import type { Encoded } from "../values/value_codec.ts";
 import type { RenderTask } from "../render/rendered.ts";
+import type { EngineLimits } from "./engine_limits.ts";
 
 /** What a worker compiles: the query's own source (a script, a stored script or a table). */
 export type ShareSource = ScriptSource;
@@ -82,8 +82,8 @@ export interface ShareTask {
    */
   readonly part: string;
   readonly shares: readonly FileShare[];
-  /** This worker's part of the query's memory limit. */
-  readonly memoryLimit: number;
+  /** This worker's part of the query's limits (shareLimits). */
+  readonly limits: EngineLimits;
   /** The node is the plan's root and its rows are posted rendered in this format. */
   readonly render?: RenderTask;
 }
@@ -94,7 +94,7 @@ export type ShareMessage =
   | { readonly kind: "warning"; readonly warning: Warning }
   | { readonly kind: "groups"; readonly groups: PartialGroups }
   /** A batch of a row pipeline's rows (encoded); at most ROW_CREDIT ahead of the credits. */
-  | { readonly kind: "rows"; readonly rows: readonly Record<string, Encoded>[] }
+  | { readonly kind: "rows"; readonly rows: readonly Record<string, unknown>[] }
   /** A batch of the root's rows rendered (ShareTask.render): bytes, row i ending at ends[i]. */
   | {
     readonly kind: "rendered";
@@ -120,7 +120,7 @@ export interface ShareStats {
  * (Accumulator.exportState), null for the folded ones.
  */
 export interface PartialGroups {
-  readonly firsts: readonly Record<string, Encoded>[];
+  readonly firsts: readonly Record<string, unknown>[];
   readonly folds: readonly ({ readonly values: Float64Array; readonly flags: Uint8Array } | null)[];
   readonly states: readonly (readonly unknown[] | null)[];
 }
@@ -131,7 +131,7 @@ export interface ParallelContext {
   readonly source: ShareSource;
   readonly query: ShareQuery;
   readonly now: number;
-  readonly memoryLimit: number;
+  readonly limits: EngineLimits;
   /** The parts of the plan that run in workers (plan nodes, typed loosely here), numbered. */
   readonly nodes: ReadonlyMap<object, number>;
   /** Each part, by its number, as explain() prints it without schemas (ShareTask.part). */

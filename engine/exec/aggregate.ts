@@ -22,8 +22,8 @@ import {
   TimeSlicer,
 } from "../plan/context.ts";
 import { GroupTable } from "./group_table.ts";
-import { decodeRow, encodeRow } from "../values/value_codec.ts";
 import type { PartialGroups } from "../contracts/scan_workers.ts";
+import { decodeRow, encodeRow } from "../table/sxt_values.ts";
 
 export interface AggregateOptions {
   readonly keys: readonly Compiled[];

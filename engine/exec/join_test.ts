@@ -92,7 +92,10 @@ Deno.test("rows a join multiplies into a build side fail with MEMORY_LIMIT", asy
   const text = `@a = ${ROWS};
 @b = @a | join(@a on left.k = right.k) | select(k, i);
 @a | join(@b on left.k = right.k)`;
-  const compiled = await compile({ text }, home.context({ memoryLimit: 4 * 1024 * 1024 }));
+  const compiled = await compile(
+    { text },
+    home.context({ limits: { memoryLimit: 4 * 1024 * 1024 } }),
+  );
   assert.ok(compiled.ok);
   const run = execute(compiled.plan, { signal: new AbortController().signal });
   await assert.rejects(
@@ -105,7 +108,10 @@ Deno.test("rows a join multiplies into a build side fail with MEMORY_LIMIT", asy
 
 Deno.test("the row-multiplying join without a limit fails with MEMORY_LIMIT under a small limit", async () => {
   await using home = await engineHome();
-  const compiled = await compile({ text: SQUARED }, home.context({ memoryLimit: 256 * 1024 }));
+  const compiled = await compile(
+    { text: SQUARED },
+    home.context({ limits: { memoryLimit: 256 * 1024 } }),
+  );
   assert.ok(compiled.ok);
   const run = execute(compiled.plan, { signal: new AbortController().signal });
   const started = performance.now();
@@ -123,7 +129,7 @@ Deno.test("a joined batch is charged to the memory budget while the consumer hol
   // The build side (1000 small rows) fits; one batch of joined rows does not.
   const compiled = await compile(
     { text: `@a = ${ROWS}; @a | join(@a on left.k = right.k)` },
-    home.context({ memoryLimit: 160 * 1024 }),
+    home.context({ limits: { memoryLimit: 160 * 1024 } }),
   );
   assert.ok(compiled.ok);
   const run = execute(compiled.plan, { signal: new AbortController().signal });

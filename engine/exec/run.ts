@@ -200,7 +200,7 @@ function parallelContext(
       source: p.source,
       query: p.query,
       now: plan.now,
-      memoryLimit: plan.memoryLimit,
+      limits: plan.limits,
       nodes,
       parts,
       ...(renderRoot && nodes.has(plan.root)
@@ -225,7 +225,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     now: plan.now,
     warn,
     progress,
-    memory: new MemoryBudget(plan.memoryLimit),
+    memory: new MemoryBudget(plan.limits.memoryLimit),
     ...(plan.parallel ? parallelContext(plan, options.render) : {}),
     stats: options.stats,
     slicer: new TimeSlicer(options.signal),

@@ -141,7 +141,7 @@ Deno.test("runPlan() resolves ANY and the fields of an open schema from the data
     root: node,
     timeZone: "UTC",
     now: 0,
-    memoryLimit: 1 << 20,
+    limits: { memoryLimit: 1 << 20 },
   };
   const run = runPlan(plan, { signal: new AbortController().signal });
   assert.equal((await drain(run.batches)).length, 3);

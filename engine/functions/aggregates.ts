@@ -8,7 +8,7 @@ import { QueryError } from "../front/diagnostics.ts";
 import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../values/types.ts";
 import { Interval, type Value } from "../values/values.ts";
 import { compareValues, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
-import { decodeValue, type Encoded, encodeValue } from "../values/value_codec.ts";
+import { decodeValue, encodeValue } from "../table/sxt_values.ts";
 
 export interface Accumulator {
   add(v: Value): void;
@@ -156,7 +156,7 @@ function extremeAccumulator(sign: 1 | -1): Accumulator {
     result: () => best,
     exportState: () => encodeValue(best),
     // The earlier best wins a tie, as in one pass.
-    mergeState: (state) => add(decodeValue(state as Encoded)),
+    mergeState: (state) => add(decodeValue(state)),
   };
 }
 
@@ -169,7 +169,7 @@ function firstAccumulator(): Accumulator {
     result: () => first,
     exportState: () => encodeValue(first),
     mergeState(state) {
-      if (first === null) first = decodeValue(state as Encoded);
+      if (first === null) first = decodeValue(state);
     },
   };
 }
@@ -183,7 +183,7 @@ function lastAccumulator(): Accumulator {
     result: () => last,
     exportState: () => encodeValue(last),
     mergeState(state) {
-      const v = decodeValue(state as Encoded);
+      const v = decodeValue(state);
       if (v !== null) last = v;
     },
   };
@@ -204,7 +204,7 @@ function arrayAccumulator(): Accumulator {
     },
     exportState: () => items.map(encodeValue),
     mergeState(state) {
-      for (const e of state as Encoded[]) {
+      for (const e of state as unknown[]) {
         const v = decodeValue(e);
         items.push(v);
         bytes += 8 + estimateBytes(v);

@@ -16,6 +16,7 @@ import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { ScriptSource } from "../contracts/script_source.ts";
 import type { ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
+import type { EngineLimits } from "../contracts/engine_limits.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
@@ -258,7 +259,7 @@ export interface CompiledPlan {
   readonly timeZone: string;
   /** Query time for `now()`, fixed at compile time so constants and rows agree. */
   readonly now: number;
-  readonly memoryLimit: number;
+  readonly limits: EngineLimits;
   /** Where the scans may run in workers: the workers, and what they compile to plan alike. */
   readonly parallel?: {
     readonly workers: ScanWorkers;

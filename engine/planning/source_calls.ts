@@ -11,6 +11,7 @@ import {
   definitionRefusal,
   type FileEntry,
   type ListOptions,
+  readsHostFiles,
 } from "../contracts/datastore.ts";
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
@@ -231,7 +232,7 @@ export async function planSourceCall(
         label,
         start,
         ...TAKES_ALL,
-        ...(local(args.src) ? { scan } : {}),
+        ...(readsHostFiles(args.src) ? { scan } : {}),
       };
     }
     case "READ_CSV":
@@ -305,13 +306,8 @@ async function planParse(
     label: `PARSE(src: '${args.src}')`,
     start,
     ...TAKES_ALL,
-    ...(scan && local(args.src) ? { scan } : {}),
+    ...(scan && readsHostFiles(args.src) ? { scan } : {}),
   };
-}
-
-/** Whether `src` names files of this host (a cloud store is fetched by the server only). */
-function local(src: string): boolean {
-  return !/^cloudapi:/i.test(src);
 }
 
 /**

@@ -98,7 +98,7 @@ export async function loadView(
     return undefined;
   }
   const bytes = (await file.files.read(file.real)).bytes;
-  const limit = caller.query.maxScriptBytes;
+  const limit = caller.query.limits.maxScriptBytes;
   caller.scriptBytes.used += bytes.length;
   if (limit !== undefined && caller.scriptBytes.used > limit) {
     report(

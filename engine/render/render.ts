@@ -1,6 +1,6 @@
 /**
- * Rendering values for results (API.md, "Result formats"): JSON values, CSV cells and fast
- * whole-row writers. Timestamps are ISO 8601 with the numeric offset of the zone, or follow
+ * Rendering values for results (API.md, "Result formats"): JSON values and CSV cells (whole rows
+ * are written by engine/render_bytes.ts). Timestamps are ISO 8601 with the numeric offset of the zone, or follow
  * `timestampFormat`; intervals are milliseconds; addresses and networks are strings.
  */
 
@@ -10,7 +10,6 @@ import {
   Interval,
   IpAddr,
   IpNet,
-  type Row,
   Timestamp,
   type TupleValue,
   type Value,
@@ -78,91 +77,4 @@ function textValue(v: Value, ts: TimestampText): string | null {
 /** The text of a value for a CSV cell: JSON renderings as text, arrays and tuples as JSON; null → null. */
 export function toText(v: Value, opts: RenderOptions): string | null {
   return textValue(v, timestampRenderer(opts));
-}
-
-/**
- * A serialiser of one row to a JSON object text, for the result path: keys are quoted once,
- * numbers and booleans written directly, strings through JSON.stringify.
- */
-export function makeJsonRowWriter(
-  columns: readonly string[],
-  opts: RenderOptions,
-): (row: Row) => string {
-  const ts = timestampRenderer(opts);
-  const plainIso = !opts.timestampFormat;
-  const prefixes = columns.map((c, i) => (i === 0 ? "{" : ",") + JSON.stringify(c) + ":");
-  const n = columns.length;
-  if (n === 0) return () => "{}";
-  return (row) => {
-    let out = "";
-    for (let i = 0; i < n; i++) {
-      out += prefixes[i];
-      const v = row[columns[i]];
-      if (v === null || v === undefined) {
-        out += "null";
-        continue;
-      }
-      switch (typeof v) {
-        case "string":
-          out += JSON.stringify(v);
-          continue;
-        case "number":
-          out += Number.isFinite(v) ? v : "null";
-          continue;
-        case "boolean":
-          out += v ? "true" : "false";
-          continue;
-      }
-      if (v instanceof Timestamp) {
-        // ISO text never needs escaping; a user pattern may hold quotes.
-        out += plainIso ? '"' + ts(v.ms) + '"' : JSON.stringify(ts(v.ms));
-      } else if (v instanceof Interval) out += v.ms;
-      else if (v instanceof IpAddr) out += '"' + formatIp(v) + '"';
-      else out += JSON.stringify(jsonValue(v, ts));
-    }
-    return out + "}";
-  };
-}
-
-function csvQuote(s: string): string {
-  return '"' + (s.includes('"') ? s.replaceAll('"', '""') : s) + '"';
-}
-
-/** The CSV header line (without the line end): quoted column names separated by `;`. */
-export function csvHeader(columns: readonly string[]): string {
-  return columns.map(csvQuote).join(";");
-}
-
-/**
- * A serialiser of one row to a CSV line (without the line end): `;` separated, text quoted
- * with `"` doubled inside, numbers and booleans bare, null empty.
- */
-export function makeCsvRowWriter(
-  columns: readonly string[],
-  opts: RenderOptions,
-): (row: Row) => string {
-  const ts = timestampRenderer(opts);
-  const n = columns.length;
-  return (row) => {
-    let out = "";
-    for (let i = 0; i < n; i++) {
-      if (i > 0) out += ";";
-      const v = row[columns[i]];
-      if (v === null || v === undefined) continue;
-      switch (typeof v) {
-        case "string":
-          out += csvQuote(v);
-          continue;
-        case "number":
-          if (Number.isFinite(v)) out += v;
-          continue;
-        case "boolean":
-          out += v ? "true" : "false";
-          continue;
-      }
-      if (v instanceof Interval) out += v.ms;
-      else out += csvQuote(textValue(v, ts)!);
-    }
-    return out;
-  };
 }

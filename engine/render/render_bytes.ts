@@ -2,9 +2,10 @@
  * Result rows rendered straight into UTF-8 bytes: the writer of a text format (JSON objects,
  * CSV or TSV lines) compiled once per result's columns, writing a whole batch into one growing
  * byte buffer and noting where each row ends. No string per row and, for the common values
- * (numbers, ASCII strings, IPv4 addresses, ISO timestamps), none per value either: the bytes
- * are the same as engine/render/render.ts's row writers give, encoded as UTF-8 (engine/render/render_bytes_test.ts
- * checks it value kind by value kind and on generated rows).
+ * (numbers, ASCII strings, IPv4 addresses, ISO timestamps), none per value either. It is the
+ * one writer of rows as text: `compileRowTextWriter` gives a row's string through it, and each
+ * format is one entry of `TEXT_FORMATS` (engine/render/render_bytes_test.ts checks the bytes against
+ * API.md's forms value kind by value kind and on generated rows).
  *
  *   const write = compileRowBytesWriter("json", ["time", "ip"], { timeZone: "UTC" });
  *   const sink = new ByteSink();
@@ -12,13 +13,14 @@
  *   write(rows, sink, ends); // sink.bytes[0, sink.at): the rows back to back; ends[i]: row i's end
  *
  * Used where rows become a result's stored fragments: in the scan workers (so that a wide
- * result is rendered on every core) and in the query's thread (actors/engine_work.ts).
+ * result is rendered on every core) and in the query's thread (actors/engine_work.ts); as
+ * strings where a body gathers text (routes/formats.ts `rowWriterOf`).
  */
 
 import { compileTimestampFormatter, formatIso } from "../values/time_format.ts";
-import { formatIp, formatNet } from "../values/ip.ts";
+import { formatIp } from "../values/ip.ts";
 import { toJsonValue, toText } from "./render.ts";
-import { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "../values/values.ts";
+import { Interval, IpAddr, type Row, Timestamp, type Value } from "../values/values.ts";
 import type { RenderOptions } from "./render.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
@@ -277,33 +279,8 @@ function csvQuoted(sink: ByteSink, s: string): void {
   sink.byte(0x22);
 }
 
-function csvValueWriter(opts: RenderOptions): ValueWriter {
-  const ts = new TimestampWriter(opts);
-  return (sink, v) => {
-    if (v === null || v === undefined) return;
-    switch (typeof v) {
-      case "string":
-        return csvQuoted(sink, v);
-      case "number":
-        if (Number.isFinite(v)) sink.number(v);
-        return;
-      case "boolean":
-        return sink.text(v ? "true" : "false");
-    }
-    if (v instanceof Interval) return sink.number(v.ms);
-    if (v instanceof Timestamp) {
-      sink.byte(0x22);
-      if (ts.iso(sink, v.ms)) return sink.byte(0x22);
-      sink.at--;
-      return csvQuoted(sink, ts.text(v.ms));
-    }
-    if (v instanceof IpAddr && v.version === 4) {
-      sink.byte(0x22);
-      sink.ipv4(v.bits as number);
-      return sink.byte(0x22);
-    }
-    csvQuoted(sink, v instanceof IpAddr ? formatIp(v) : toText(v, opts)!);
-  };
+function tsvCell(sink: ByteSink, s: string): void {
+  sink.text(tsvEscape(s));
 }
 
 /** A TSV cell: no quoting; a tab, a line end or a backslash inside is escaped (`\t \n \r \\`). */
@@ -316,27 +293,41 @@ export function tsvEscape(text: string): string {
     : text;
 }
 
-function tsvValueWriter(opts: RenderOptions): ValueWriter {
-  const ts = new TimestampWriter(opts);
-  return (sink, v) => {
-    if (v === null || v === undefined) return;
-    switch (typeof v) {
-      case "string":
-        return sink.text(tsvEscape(v));
-      case "number":
-        if (Number.isFinite(v)) sink.number(v);
-        return;
-      case "boolean":
-        return sink.text(v ? "true" : "false");
-    }
-    if (v instanceof Timestamp) {
-      if (!ts.iso(sink, v.ms)) sink.text(tsvEscape(ts.text(v.ms)));
-      return;
-    }
-    if (v instanceof IpAddr && v.version === 4) return sink.ipv4(v.bits as number);
-    if (v instanceof IpNet) return sink.text(formatNet(v));
-    const text = toText(v, opts);
-    if (text !== null) sink.text(tsvEscape(text));
+/**
+ * The value writer of a delimited format: CSV (`quoted`: texts, timestamps and addresses in
+ * `"`, a `"` inside doubled) or TSV (bare, escaped); numbers and booleans bare, null empty.
+ */
+function delimitedValueWriter(quoted: boolean): (opts: RenderOptions) => ValueWriter {
+  const cell = quoted ? csvQuoted : tsvCell;
+  return (opts) => {
+    const ts = new TimestampWriter(opts);
+    return (sink, v) => {
+      if (v === null || v === undefined) return;
+      switch (typeof v) {
+        case "string":
+          return cell(sink, v);
+        case "number":
+          if (Number.isFinite(v)) sink.number(v);
+          return;
+        case "boolean":
+          return sink.text(v ? "true" : "false");
+      }
+      if (v instanceof Interval) return sink.number(v.ms);
+      if (v instanceof Timestamp) {
+        // ISO text needs neither doubling nor escaping: written in place, quotes around it.
+        if (quoted) sink.byte(0x22);
+        if (ts.iso(sink, v.ms)) return quoted ? sink.byte(0x22) : undefined;
+        if (quoted) sink.at--;
+        return cell(sink, ts.text(v.ms));
+      }
+      if (v instanceof IpAddr && v.version === 4) {
+        if (quoted) sink.byte(0x22);
+        sink.ipv4(v.bits as number);
+        return quoted ? sink.byte(0x22) : undefined;
+      }
+      const text = toText(v, opts);
+      if (text !== null) cell(sink, text);
+    };
   };
 }
 
@@ -357,6 +348,43 @@ export interface RowBytesSource {
   readonly trail?: string;
 }
 
+/** What a text format writes around and for its values; one entry per `RowTextFormat`. */
+interface TextFormat {
+  /** The writer of one column's values (one per column: its own caches and type feedback). */
+  readonly value: (opts: RenderOptions) => ValueWriter;
+  /** Text before column `i`'s value; `lead` is the frame's text before a row. */
+  readonly prefix: (column: string, i: number, lead: string) => string;
+  /** Text after a row's last value (before the frame's `trail`). */
+  readonly close: (columnCount: number) => string;
+  /** The header of a result with these columns, with its line end; "" for none. */
+  readonly header: (columns: readonly string[]) => string;
+}
+
+/**
+ * Every text format's writer, keyed by the format: a format added to `RowTextFormat` fails to
+ * compile until it has its entry here.
+ */
+const TEXT_FORMATS: Readonly<Record<RowTextFormat, TextFormat>> = {
+  json: {
+    value: jsonValueWriter,
+    prefix: (column, i, lead) => (i === 0 ? lead + "{" : ",") + JSON.stringify(column) + ":",
+    close: (n) => n === 0 ? "{}" : "}",
+    header: () => "",
+  },
+  csv: {
+    value: delimitedValueWriter(true),
+    prefix: (_column, i, lead) => i === 0 ? lead : ";",
+    close: () => "",
+    header: (columns) => columns.map((c) => '"' + c.replaceAll('"', '""') + '"').join(";") + "\n",
+  },
+  tsv: {
+    value: delimitedValueWriter(false),
+    prefix: (_column, i, lead) => i === 0 ? lead : "\t",
+    close: () => "",
+    header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
+  },
+};
+
 /**
  * The writer of rows of `columns` in a text format, compiled for those columns: the loop over a
  * row's values is generated code with the column names as constants, so that each column's
@@ -368,26 +396,11 @@ export function compileRowBytesWriter(
   opts: RenderOptions,
   source: RowBytesSource = {},
 ): RowBytesWriter {
-  const make = format === "json"
-    ? jsonValueWriter
-    : format === "csv"
-    ? csvValueWriter
-    : tsvValueWriter;
-  // One writer per column: each keeps its own timestamp cache and its own type feedback.
-  const writers = columns.map(() => make(opts));
-  const separator = format === "csv" ? ";" : "\t";
+  const text = TEXT_FORMATS[format];
+  const writers = columns.map(() => text.value(opts));
   const lead = source.lead ?? "";
-  const trail = (format === "json" ? (columns.length === 0 ? "{}" : "}") : "") +
-    (source.trail ?? "");
-  const prefixes = columns.map((c, i) =>
-    encoder.encode(
-      format === "json"
-        ? (i === 0 ? lead + "{" : ",") + JSON.stringify(c) + ":"
-        : i === 0
-        ? lead
-        : separator,
-    )
-  );
+  const trail = text.close(columns.length) + (source.trail ?? "");
+  const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
   const lines: string[] = [];
   if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
   columns.forEach((c, i) => {
@@ -421,10 +434,33 @@ export function compileRowBytesWriter(
   ) as RowBytesWriter;
 }
 
-/** The header line of a CSV or TSV result (with its line end); "" for JSON. */
+/**
+ * One row as a string, through the same compiled writer (for bodies that gather text): the
+ * only text writer of rows, so that a row reads the same whichever way it goes out.
+ *
+ *   const write = compileRowTextWriter("csv", ["a", "b"], { timeZone: "UTC" });
+ *   write({ a: 1, b: "x" }); // '1;"x"'
+ */
+export function compileRowTextWriter(
+  format: RowTextFormat,
+  columns: readonly string[],
+  opts: RenderOptions,
+): (row: Row) => string {
+  const write = compileRowBytesWriter(format, columns, opts);
+  const sink = new ByteSink(1024);
+  const ends: number[] = [];
+  const one: Row[] = [{}];
+  const decoder = new TextDecoder();
+  return (row) => {
+    sink.at = 0;
+    ends.length = 0;
+    one[0] = row;
+    write(one, sink, ends);
+    return decoder.decode(sink.bytes.subarray(0, sink.at));
+  };
+}
+
+/** The header line of a result in a text format (with its line end); "" for JSON. */
 export function headerText(format: RowTextFormat, columns: readonly string[]): string {
-  if (format === "csv") {
-    return columns.map((c) => '"' + c.replaceAll('"', '""') + '"').join(";") + "\n";
-  }
-  return format === "tsv" ? columns.map(tsvEscape).join("\t") + "\n" : "";
+  return TEXT_FORMATS[format].header(columns);
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { csvHeader, makeCsvRowWriter, makeJsonRowWriter, toJsonValue, toText } from "./render.ts";
+import { type RenderOptions, toJsonValue, toText } from "./render.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
 import { Interval, type Row, Timestamp } from "../values/values.ts";
+import { compileRowTextWriter, headerText } from "./render_bytes.ts";
 
 const MS = Date.UTC(2024, 4, 1, 13);
 const berlin = { timeZone: "Europe/Berlin" };
@@ -21,6 +22,11 @@ const row: Row = {
   n: null,
 };
 const columns = Object.keys(row).concat(["missing"]);
+
+const jsonRow = (columns: readonly string[], opts: RenderOptions) =>
+  compileRowTextWriter("json", columns, opts);
+const csvRow = (columns: readonly string[], opts: RenderOptions) =>
+  compileRowTextWriter("csv", columns, opts);
 
 Deno.test("toJsonValue() renders every kind as API.md says", () => {
   assert.deepEqual(toJsonValue(row, berlin), {
@@ -43,24 +49,24 @@ Deno.test("toJsonValue() renders every kind as API.md says", () => {
   );
 });
 
-Deno.test("makeJsonRowWriter() writes the same object JSON.stringify of toJsonValue would", () => {
-  const write = makeJsonRowWriter(columns, berlin);
+Deno.test("a JSON row writes the same object JSON.stringify of toJsonValue would", () => {
+  const write = jsonRow(columns, berlin);
   const expected = { ...(toJsonValue(row, berlin) as object), missing: null };
   assert.equal(write(row), JSON.stringify(expected));
   assert.deepEqual(JSON.parse(write(row)), expected);
-  assert.equal(makeJsonRowWriter([], berlin)({}), "{}");
-  const quoted = makeJsonRowWriter(["t"], { timeZone: "UTC", timestampFormat: `'"'yyyy` });
+  assert.equal(jsonRow([], berlin)({}), "{}");
+  const quoted = jsonRow(["t"], { timeZone: "UTC", timestampFormat: `'"'yyyy` });
   assert.equal(quoted({ t: new Timestamp(MS) }), '{"t":"\\"2024"}');
 });
 
-Deno.test("makeCsvRowWriter() quotes text, leaves numbers bare and nulls empty", () => {
-  const write = makeCsvRowWriter(["i", "s", "b", "t", "iv", "ip", "arr", "n", "inf"], berlin);
+Deno.test("a CSV row quotes text, leaves numbers bare and nulls empty", () => {
+  const write = csvRow(["i", "s", "b", "t", "iv", "ip", "arr", "n", "inf"], berlin);
   assert.equal(
     write(row),
     '42;"say ""hi"";\n";true;"2024-05-01T15:00:00.000+02:00";90000;"2001:db8::1";' +
       '"[1,""x"",null]";;',
   );
-  assert.equal(csvHeader(["a", 'b"c']), '"a";"b""c"');
+  assert.equal(headerText("csv", ["a", 'b"c']), '"a";"b""c"\n');
 });
 
 Deno.test("toText() gives CSV cell text, and null for null", () => {
@@ -71,9 +77,9 @@ Deno.test("toText() gives CSV cell text, and null for null", () => {
   assert.equal(toText(false, berlin), "false");
 });
 
-Deno.test("makeJsonRowWriter() writes each of many varied rows as JSON.stringify of toJsonValue", () => {
+Deno.test("a JSON row writes each of many varied rows as JSON.stringify of toJsonValue", () => {
   const columns = ["time", "client", "status", "path", "bytes", "note"];
-  const write = makeJsonRowWriter(columns, berlin);
+  const write = jsonRow(columns, berlin);
   const notes = [null, "", "plain", 'quote " and \\', "line\nbreak\ttab", "é ✓ \u2028", "\u0000"];
   for (let i = 0; i < 2000; i++) {
     const r: Row = {

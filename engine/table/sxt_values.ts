@@ -1,6 +1,8 @@
 /**
- * The one lossless JSON form of values: a `.sxt` row line (docs/sxt-format.md) and a result
- * spilled to disk (actors/result_store.ts) both use it. The encoding describes itself, so a row
+ * The one lossless JSON form of values: a `.sxt` row line (docs/sxt-format.md), a result
+ * spilled to disk (actors/result_store.ts) and rows and aggregate states crossing to and from a
+ * scan worker (`encodeRow`/`decodeRow`: `postMessage` clones plain data only, so a Timestamp
+ * would arrive as `{ ms }`) all use it. The encoding describes itself, so a row
  * decodes the same whatever the schema says: a table whose schema widened while it was written
  * (READ_JSON) still reads back exactly. JSON carries booleans, finite
  * numbers, strings, arrays and tuples (objects); everything else is a string with a `~` tag:
@@ -64,6 +66,20 @@ export function decodeParsedRow(parsed: Record<string, unknown>): Row {
     ) parsed[k] = decodeValue(v);
   }
   return parsed as Row;
+}
+
+/** A row's fields as plain data (`encodeValue` each, keys in their order), for a clone. */
+export function encodeRow(row: Row): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(row)) out[k] = encodeValue(row[k]);
+  return out;
+}
+
+/** The row of an `encodeRow` result (a new object: the encoded one is left as it is). */
+export function decodeRow(encoded: Readonly<Record<string, unknown>>): Row {
+  const out: Row = {};
+  for (const k of Object.keys(encoded)) out[k] = decodeValue(encoded[k]);
+  return out;
 }
 
 /** The JSON-ready form of a value. */

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { Interval, IpAddr, IpNet, type Row, Timestamp } from "../values/values.ts";
-import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "./sxt_values.ts";
+import {
+  decodeParsedRow,
+  decodeRow,
+  decodeValue,
+  encodeRow,
+  encodeRowObject,
+  encodeValue,
+} from "./sxt_values.ts";
 
 const row: Row = {
   n: 1.5,
@@ -39,4 +46,25 @@ Deno.test("encodeRowObject() writes each value as encodeValue does", () => {
 Deno.test("encodeRowObject() leaves out undefined fields, as JSON.stringify does", () => {
   const sparse = { a: 1, b: undefined } as unknown as Row;
   assert.equal(encodeRowObject(sparse), '{"a":1}');
+});
+
+Deno.test("encodeRow()/decodeRow(): rows keep every kind of value across a structured clone (worker messages)", () => {
+  const row: Row = {
+    n: null,
+    b: true,
+    x: -1.5,
+    s: "é",
+    t: new Timestamp(1714521600123),
+    i: new Interval(-5000),
+    v4: new IpAddr(4, 0x0a000001),
+    v6: new IpAddr(6, 1n << 100n),
+    net: new IpNet(new IpAddr(4, 0x0a000000), 8),
+    a: [1, [new Timestamp(0)], { k: null }],
+    o: { "__proto__x": 1, nested: { t: new Timestamp(5) }, arr: [] },
+    "0": "key order",
+  };
+  const back = decodeRow(structuredClone(encodeRow(row)));
+  assert.deepEqual(back, row);
+  assert.ok(back.t instanceof Timestamp && back.v6 instanceof IpAddr && back.net instanceof IpNet);
+  assert.deepEqual(Object.keys(back), Object.keys(row));
 });

@@ -47,7 +47,7 @@ Deno.test("an admin defines a CLOUDAPI store; GET shows it without the secret an
   // Round trip: what GET shows goes back as is, and the secret stays.
   const again = await admin(
     `${D}/corp`,
-    put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, suitePlan: "gcc" } }),
+    put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, suiteTimeWindow: "3 days" } }),
   );
   assert.equal(again.status, 200);
   await again.body?.cancel();
@@ -55,7 +55,7 @@ Deno.test("an admin defines a CLOUDAPI store; GET shows it without the secret an
     await Deno.readTextFile(join(s.home, "data", "system", "datastores", "corp.json")),
   );
   assert.equal(stored.cloudapiStore.secret, SECRET);
-  assert.equal(stored.cloudapiStore.suitePlan, "gcc");
+  assert.equal(stored.cloudapiStore.suiteTimeWindow, "3 days");
   assert.equal("secretSet" in stored.cloudapiStore, false);
   const list = await (await admin(D)).json();
   assert.deepEqual(list, [{
@@ -64,6 +64,44 @@ Deno.test("an admin defines a CLOUDAPI store; GET shows it without the secret an
     families: ["directory", "suite"],
     logs: ["directory_service/audits", "productivity_suite/exchange"],
   }]);
+});
+
+Deno.test("a kept secret is bound to its tenant, client and plan: changing one without the secret is 400 naming the key, and nothing is stored", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  assert.equal((await admin(`${D}/corp`, put(cloudStore()))).status, 201);
+  const file = join(s.home, "data", "system", "datastores", "corp.json");
+  const before = await Deno.readTextFile(file);
+  const shown = await (await admin(`${D}/corp`)).json();
+  for (
+    const [key, value] of [
+      ["tenantId", "fabrikam.onmicrosoft.com"],
+      ["clientId", "99999999-2222-3333-4444-555555555555"],
+      ["suitePlan", "gcc_high"],
+    ]
+  ) {
+    const res = await admin(
+      `${D}/corp`,
+      put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, [key]: value } }),
+    );
+    assert.equal(res.status, 400, key);
+    const body = await res.json();
+    assert.equal(body.code, "BAD_DATASTORE");
+    assert.equal(body.problems.length, 1);
+    assert.match(body.problems[0], new RegExp(`key '${key}' changed: give 'secret' again`));
+    assert.ok(!JSON.stringify(body).includes(SECRET));
+    assert.equal(await Deno.readTextFile(file), before, "nothing is stored");
+  }
+  // With the secret given again, the same change is stored.
+  const moved = await admin(
+    `${D}/corp`,
+    put(cloudStore({ tenantId: "fabrikam.onmicrosoft.com", secret: SECRET + "-2" })),
+  );
+  assert.equal(moved.status, 200);
+  await moved.body?.cancel();
+  const stored = JSON.parse(await Deno.readTextFile(file));
+  assert.equal(stored.cloudapiStore.tenantId, "fabrikam.onmicrosoft.com");
+  assert.equal(stored.cloudapiStore.secret, SECRET + "-2");
 });
 
 Deno.test("a definition with mistakes is 400 BAD_DATASTORE naming each key, never the secret, and nothing is stored", async () => {

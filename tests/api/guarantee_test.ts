@@ -23,6 +23,7 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { type ApiClient, FINISHED, pollUntil, SCRIPT_TYPE, startQuery, status } from "./client.ts";
 import { runCli, startServerProcess } from "../foundation/server_process.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 /** The guarantee. */
 const ANSWER_P99_MS = 100;
@@ -65,8 +66,6 @@ function summary(name: string, times: readonly number[]): string {
     percentile(times, 0.99).toFixed(0)
   } ms, max ${Math.max(...times).toFixed(0)} ms`;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Bob's requests: `/healthz`, and a one-row synchronous query. */
 const OTHERS = {

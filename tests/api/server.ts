@@ -14,6 +14,7 @@ import type { Grant } from "../../home/rights.ts";
 import { buildDeps, type Lifetimes } from "../../main.ts";
 import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
+import type { DatastoreKind } from "../../connectors/datastore_kind.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
@@ -40,6 +41,8 @@ export async function startTestServer(
     readonly logLine?: (line: string) => void;
     /** The queries' delays (`query.retention`): a SimulatedClock the test advances. */
     readonly clock?: Lifetimes["clock"];
+    /** More datastore kinds, registered as main.ts registers its own. */
+    readonly kinds?: readonly DatastoreKind[];
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
@@ -72,6 +75,7 @@ export async function startTestServer(
         clock: options.clock,
       },
     );
+    for (const kind of options.kinds ?? []) deps.datastoreKinds.register(kind);
     stops.push(
       () => deps.supervisor?.stop(),
       () => deps.lifetimes.pacer.stop(),

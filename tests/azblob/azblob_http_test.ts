@@ -173,3 +173,69 @@ Deno.test("a wrong account key fails the query with BAD_DATASTORE naming the sto
   }
   assert.ok(lines.length > 0);
 });
+
+Deno.test("a kept account key is bound to its endpoint and account: moving either without the key is 400, and the other host hears nothing", async () => {
+  await using az = await startAzurite();
+  await az.upload(SIGNINS, `${TENANT}/y=2024/m=05/d=01/h=13/m=00/PT1H.json`, "{}\n");
+  // Another host on loopback, as an attacker's would be: it notes every request it gets.
+  const heard: string[] = [];
+  await using other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    heard.push(`${req.method} ${req.url} ${req.headers.get("authorization") ?? ""}`);
+    return new Response("<EnumerationResults/>", { status: 200 });
+  });
+  const elsewhere = `http://127.0.0.1:${other.addr.port}/${DEV_ACCOUNT}`;
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  assert.equal((await admin(`${D}/arch`, put(store(az.endpoint)))).status, 201);
+  const file = join(s.home, "data", "system", "datastores", "arch.json");
+  const before = await Deno.readTextFile(file);
+  const shown = await (await admin(`${D}/arch`)).json();
+  for (
+    const [key, value] of [["endpoint", elsewhere], ["accountName", "otheraccount"]]
+  ) {
+    const res = await admin(
+      `${D}/arch`,
+      put({ ...shown, azblobStore: { ...shown.azblobStore, [key]: value } }),
+    );
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.code, "BAD_DATASTORE");
+    assert.deepEqual(body.problems, [
+      `datastore 'arch': key '${key}' changed: give 'accountKey' or 'sasToken' again (a stored ` +
+      `credential is only sent where it was entered for; its value is not shown)`,
+    ]);
+    assert.equal(await Deno.readTextFile(file), before, "nothing is stored");
+  }
+  // The store still reads where it was defined for; the other host heard nothing.
+  const res = await sync(s, "alice", `LIST(src: 'azblob://arch/${SIGNINS}/**')`);
+  const listed = await res.text();
+  assert.equal(res.status, 200, listed);
+  assert.equal(JSON.parse(listed).length, 1);
+  assert.deepEqual(heard, []);
+  // With a credential given again the move is the admin's to make.
+  const moved = await admin(
+    `${D}/arch`,
+    put(store(elsewhere, { accountKey: undefined, sasToken: "sv=2021-12-02&sig=other" })),
+  );
+  assert.equal(moved.status, 200, await moved.text());
+});
+
+Deno.test("an AZBLOB endpoint on a link-local address (a cloud's metadata service) is refused", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  for (
+    const endpoint of [
+      "http://169.254.169.254/devstoreaccount1",
+      "http://2852039166/x", // 169.254.169.254 as one number
+      "http://[fe80::1]/x",
+      "http://[::ffff:169.254.169.254]/x",
+    ]
+  ) {
+    const res = await admin(`${D}/meta`, put(store(endpoint)));
+    const body = await res.json();
+    assert.equal(res.status, 400, endpoint);
+    assert.match(body.message, /key 'endpoint' .*link-local/, endpoint);
+    assert.ok(!JSON.stringify(body).includes(DEV_KEY));
+  }
+  assert.deepEqual(await (await admin(D)).json(), []);
+});

@@ -339,6 +339,28 @@ Deno.test({
       },
     );
 
+    await t.step(
+      "defines a store of another kind the server offers, its secrets write-only fields",
+      async () => {
+        // The kinds come from the server: AZBLOB's secret keys become password fields.
+        await page.getByLabel("Kind").selectOption("AZBLOB");
+        assert.equal(await page.getByLabel("accountKey").getAttribute("type"), "password");
+        assert.equal(await page.getByLabel("sasToken").getAttribute("type"), "password");
+        await page.getByText(/Changing endpoint, accountName needs the secret again/).waitFor();
+        await page.getByLabel("Kind").selectOption("FILE");
+        await page.getByLabel("Store name").fill("weblogs");
+        await page.getByLabel("Settings (JSON)").fill('{"root": "relative/folder"}');
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByRole("alert").filter({ hasText: "absolute folder" }).waitFor();
+        await page.getByLabel("Settings (JSON)").fill(JSON.stringify({ root: Deno.cwd() }));
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByText("Saved weblogs.").waitFor();
+        await page.getByRole("button", { name: "Open weblogs" }).waitFor();
+        const stored = await (await asRoot(`${API}/datastores/weblogs`)).json();
+        assert.deepEqual(stored, { type: "FILE", fileStore: { root: Deno.cwd() } });
+      },
+    );
+
     await t.step("opens a stored table from the tree", async () => {
       const saved = await asRoot(`${API}/?scriptPath=/user`, {
         method: "POST",

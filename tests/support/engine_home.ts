@@ -65,7 +65,7 @@ export async function engineHome(options: EngineHomeOptions = {}): Promise<Engin
     args: {},
     datastores,
     tree,
-    memoryLimit: options.memoryLimit ?? 256 * 1024 * 1024,
+    limits: { memoryLimit: options.memoryLimit ?? 256 * 1024 * 1024 },
     ...overrides,
   });
   const toSource = (s: string | ScriptSource) => (typeof s === "string" ? { text: s } : s);

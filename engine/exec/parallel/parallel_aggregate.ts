@@ -32,8 +32,9 @@ import {
   absentWarnings,
   mergeAbsent,
 } from "../absent_fields.ts";
-import { decodeRow } from "../../values/value_codec.ts";
 import { RenderedRows } from "../../render/rendered.ts";
+import { decodeRow } from "../../table/sxt_values.ts";
+import { shareLimits } from "../../contracts/engine_limits.ts";
 
 type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
@@ -144,7 +145,7 @@ class ShareRun {
     this.done = shares.map(() => false);
     this.groups = shares.map(() => undefined);
     ctx.signal.addEventListener("abort", this.#stop, { once: true });
-    const memoryLimit = Math.floor(parallel.memoryLimit / shares.length);
+    const limits = shareLimits(parallel.limits, shares.length);
     shares.forEach((share, k) => {
       this.handles.push(parallel.workers.start({
         source: parallel.source,
@@ -153,7 +154,7 @@ class ShareRun {
         node: number,
         part: parallel.parts[number],
         shares: share,
-        memoryLimit,
+        limits,
         ...(parallel.render ? { render: parallel.render.task } : {}),
       }, (m) => this.#hear(k, m)));
     });

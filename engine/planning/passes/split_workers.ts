@@ -9,6 +9,7 @@
  *       source PARSE(...)      ← each worker: its byte ranges
  */
 
+import { readsHostFiles } from "../../contracts/datastore.ts";
 import { childrenOf, type PlanNode, type WorkerSplit } from "../../plan/plan.ts";
 import {
   renderable,
@@ -69,10 +70,16 @@ function workerSafe(root: PlanNode): boolean {
   const walk = (node: PlanNode): boolean => {
     if (seen.has(node)) return true;
     seen.add(node);
-    if (node.kind === "source" && /cloudapi:/i.test(node.label)) return false;
+    if (node.kind === "source" && !sourceReadsHostFiles(node.label)) return false;
     return childrenOf(node).every(walk);
   };
   return walk(root);
+}
+
+/** Whether a source's label (`PARSE(src: '...')`) names only this host's files. */
+function sourceReadsHostFiles(label: string): boolean {
+  const src = /\(src: '(.*)'\)$/s.exec(label)?.[1];
+  return src === undefined ? !/:\/\//.test(label) : readsHostFiles(src);
 }
 
 /** Whether the root's rows may be rendered by the workers that make them (`parallelNodes(root, true)`). */
