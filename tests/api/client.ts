@@ -48,12 +48,16 @@ export async function status(s: ApiClient, id: string, user = "alice"): Promise<
   return await res.json();
 }
 
-/** Polls the status until `done` holds (every 10 ms, at most `timeoutMs`). */
+/**
+ * Polls the status until `done` holds (every 10 ms, at most `timeoutMs`). The bound only catches
+ * a query that never gets there: it is generous, since a busy machine (CI beside other work) can
+ * take a scan of a few MB many seconds, and a test that fails for a slow machine is a flaky test.
+ */
 export async function pollUntil(
   s: ApiClient,
   id: string,
   done: (st: Status) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<Status> {
   const until = Date.now() + timeoutMs;
   for (;;) {
