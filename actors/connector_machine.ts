@@ -15,7 +15,7 @@ interface Waiter {
   readonly id: number;
   readonly grant: () => void;
   /** The token stays spent until RELEASE says its request completed. */
-  readonly tracked?: boolean;
+  readonly tracked?: boolean | undefined;
 }
 
 /** A spent token: when it was granted, or when its request completed; in flight until then. */

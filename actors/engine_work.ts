@@ -57,7 +57,7 @@ export function startEngine(plan: Plan, signal: AbortSignal, report: EngineRepor
 export async function drainEngine(
   run: QueryRun,
   store: ResultStore,
-  options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory },
+  options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory | undefined },
 ): Promise<Schema> {
   let encode: ((row: Row) => string) | undefined;
   const render = options.encoder?.render;

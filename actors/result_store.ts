@@ -34,7 +34,7 @@ export interface ResultStoreOptions {
    * Charged with every byte stored (in memory or on disk), released when the store is dropped:
    * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
    */
-  readonly account?: { charge(bytes: number): void; close(): void };
+  readonly account?: { charge(bytes: number): void; close(): void } | undefined;
 }
 
 /** A read cut short because the result was dropped (freed) meanwhile: the body must break. */

@@ -117,5 +117,6 @@ export async function writeStatecharts(dir: URL = STATECHARTS_DIR): Promise<stri
 }
 
 if (import.meta.main) {
+  // deno-lint-ignore no-console
   for (const path of await writeStatecharts()) console.log(`wrote ${path}`);
 }

@@ -25,7 +25,7 @@ export interface SubmissionDeps {
   /** `server.timeZone`, for the local times of warnings. */
   readonly serverTimeZone: string;
   /** Each user's share of the results held; none: no per-user limit. */
-  readonly quota?: ResultQuota;
+  readonly quota?: ResultQuota | undefined;
   /** Servers sharing a KV: admission counted across them, the query's record shared. */
   readonly shared?: SharedQueries;
 }
@@ -35,15 +35,15 @@ export interface Submission {
   readonly source: ScriptSource;
   readonly context: QueryContext;
   /** Serialises rows while the query runs, when the format was fixed at submission. */
-  readonly encoder?: FragmentEncoderFactory;
+  readonly encoder?: FragmentEncoderFactory | undefined;
   /** Whatever the route needs back about a fixed format; kept with the query. */
   readonly fixedFormat?: unknown;
   /** A WARN or ERROR warning fails the query (QueryInput.failOnWarning). */
   readonly failOnWarning?: boolean;
   /** The client's Idempotency-Key: a query already held under it is answered instead. */
-  readonly idempotencyKey?: string;
+  readonly idempotencyKey?: string | undefined;
   /** Servers sharing a KV: whether the result is stored for the others (not for sync queries). */
-  readonly shareResult?: boolean;
+  readonly shareResult?: boolean | undefined;
 }
 
 export type SubmissionResult =

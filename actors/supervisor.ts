@@ -75,7 +75,7 @@ interface Entry {
   readonly ref: QueryRef;
   readonly owner: string;
   /** The client's Idempotency-Key, kept in `keys` for as long as the query is held. */
-  readonly key?: string;
+  readonly key?: string | undefined;
 }
 
 /**

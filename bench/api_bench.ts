@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * HTTP API benchmarks, not part of CI: `deno run -A bench/api_bench.ts [--seconds 5]
  * [--rounds 3] [--connections 32] [--rows 2000000] [--parts 1,2,3,4] [--set key=value]`. Prints one table, each figure beside the

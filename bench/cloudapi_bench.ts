@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The cloud connector against the emulator, with limits low enough to bind:
  *

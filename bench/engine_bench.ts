@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The engine benchmark of issue 9, side by side in one run (by hand, never in CI):
  *
@@ -168,7 +169,7 @@ async function node(script: string, args: string[]): Promise<Run> {
 interface Server {
   readonly url: string;
   readonly pid: number;
-  readonly token?: string;
+  readonly token?: string | undefined;
   stop(): Promise<void>;
 }
 

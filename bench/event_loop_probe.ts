@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Which queries hold the server's event loop (issue 10's guarantee): a real server on loopback
  * (tests/api/server.ts, in this process, `query.workers=1` unless `--workers`), one query of each

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Events stream latency (issue 13's benchmark): how long after a query's state changes its
  * `GET /queries/<id>/events` client hears of it. A real server on loopback (tests/api/server.ts);

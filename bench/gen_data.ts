@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Writes the engine benchmark's data: the same seeded web-server events as a combined-format
  * access log (`bench/data/access.log`) and as JSON lines (`bench/data/events.jsonl`), and

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * PARSE speed: the compiled pattern against a hand-written one-RegExp script over a generated,
  * seeded 50 MB combined access log. Run: deno run --allow-all bench/pattern_bench.ts [MB]

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The hand-written baseline: what a careful programmer writes for one task with no engine at
  * all (1 MiB reads, one RegExp or JSON.parse per line, a Map). Prints `{ ms, result }`.

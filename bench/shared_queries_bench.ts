@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Queries shared by servers on one Deno KV file (actors/shared_queries.ts), by hand, not in CI:
  *

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The API with `storage=files` against `storage=kv:<file>` (by hand, not in CI):
  *

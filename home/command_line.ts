@@ -75,7 +75,7 @@ function parseOverrides(sets: readonly string[]): Record<string, string> {
 /** Parses `args` (without the program name); `env` supplies TRAWL_HOME. */
 export function parseCommandLine(
   args: readonly string[],
-  env: { readonly TRAWL_HOME?: string } = {},
+  env: { readonly TRAWL_HOME?: string | undefined } = {},
 ): Command {
   const [command, ...rest] = args;
   const homeOf = (home: string | undefined) => home ?? (env.TRAWL_HOME || "./trawl-home");

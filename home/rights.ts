@@ -27,8 +27,8 @@ export const RIGHTS: readonly Right[] = ["list", "execute", "read", "write", "cr
 export interface Grant {
   /** Canonical path without a trailing slash: `/shared/team`. */
   readonly path: string;
-  readonly user?: string;
-  readonly group?: string;
+  readonly user?: string | undefined;
+  readonly group?: string | undefined;
   readonly rights: readonly Right[];
 }
 

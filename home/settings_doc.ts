@@ -40,6 +40,7 @@ if (import.meta.main) {
   const before = await Deno.readTextFile(README);
   const after = withSettingsTable(before);
   if (after !== before) await Deno.writeTextFile(README, after);
+  // deno-lint-ignore no-console
   console.log(
     after === before
       ? "README.md: settings table up to date"

@@ -73,7 +73,7 @@ Deno.test("the API refuses a missing, malformed or unknown token with 401", asyn
   ];
   for (const headers of attempts) {
     for (const path of ["/API/v1.0/whoami", "/API/v1.0/", "/API/v1.0/no-such-thing"]) {
-      const res = await t.app.request(path, { headers });
+      const res = await t.app.request(path, { headers: headers ?? {} });
       await errorOf(res, 401, "UNAUTHENTICATED");
       assert.match(res.headers.get("WWW-Authenticate") ?? "", /^Bearer/);
     }

@@ -16,7 +16,7 @@ import { sendJson } from "./json.ts";
 
 export interface ApiErrorOptions {
   /** Fields added to the body beside code and message (e.g. `line`, `state`). */
-  readonly extra?: Readonly<Record<string, unknown>>;
+  readonly extra?: Readonly<Record<string, unknown>> | undefined;
   /** Headers of the answer (e.g. `WWW-Authenticate`, `Retry-After`). */
   readonly headers?: Readonly<Record<string, string>>;
 }

@@ -207,8 +207,8 @@ export function mediaTypeNamed(name: string): MediaType | undefined {
 
 export interface FormatOptions {
   /** IANA zone for TIMESTAMP values; undefined means the query's zone (the user's, else `server.timeZone`). */
-  readonly timeZone?: string;
-  readonly timestampFormat?: string;
+  readonly timeZone?: string | undefined;
+  readonly timestampFormat?: string | undefined;
   readonly omitHeader: boolean;
   /** `opt.failOnWarning=true`: a synchronous answer with a WARN or ERROR warning is a 409. */
   readonly failOnWarning?: boolean;

@@ -56,7 +56,7 @@ export class QueryNotes {
   /** The retained queries `user` may see (all for `admin`, or those of `only`), newest first. */
   list(
     user: string,
-    options: { readonly admin: boolean; readonly only?: string },
+    options: { readonly admin: boolean; readonly only?: string | undefined },
   ): QueryListItem[] {
     this.#forgetFreed();
     const items: QueryListItem[] = [];

@@ -42,9 +42,9 @@ export interface QueryDeps {
   /** Each user's share of the results held (query.maxResultsPerUser, ...). */
   readonly resultQuota?: ResultQuota;
   /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
-  readonly scanWorkers?: ScanWorkers;
+  readonly scanWorkers?: ScanWorkers | undefined;
   /** Servers sharing a KV: the queries' registry across them (actors/shared_queries.ts). */
-  readonly sharedQueries?: SharedQueries;
+  readonly sharedQueries?: SharedQueries | undefined;
 }
 
 export const SCRIPT_CONTENT_TYPE = "text/vnd.engine.script";
@@ -72,7 +72,7 @@ export interface PreparedQuery {
   readonly queryId: string;
   readonly ref: QueryRef;
   readonly format: ResultFormat;
-  readonly fixed?: FixedFormat;
+  readonly fixed?: FixedFormat | undefined;
   /** The script as submitted (its text, or its stored path), for the query list. */
   readonly source?: ScriptSource;
 }
@@ -86,9 +86,9 @@ export async function submitQuery(
   deps: QueryDeps,
   options: {
     readonly alwaysFix: boolean;
-    readonly idempotencyKey?: string;
+    readonly idempotencyKey?: string | undefined;
     /** Servers sharing a KV: store the result for the others (POST /queries). */
-    readonly shareResult?: boolean;
+    readonly shareResult?: boolean | undefined;
     /**
      * The API reads `waitMillis` itself (POST /queries); elsewhere (the synchronous API) it is
      * a view argument like any other, or refused beside a script in the body.
@@ -189,8 +189,8 @@ export async function submitSource(
     readonly context: QueryContext;
     readonly choice: { readonly format: ResultFormat; readonly explicit: boolean };
     readonly alwaysFix: boolean;
-    readonly idempotencyKey?: string;
-    readonly shareResult?: boolean;
+    readonly idempotencyKey?: string | undefined;
+    readonly shareResult?: boolean | undefined;
   },
 ): Promise<PreparedQuery> {
   const queryId = newQueryId();

@@ -6,7 +6,7 @@
 export interface ItemRange {
   readonly first: number;
   /** Inclusive; undefined means to the end. */
-  readonly last?: number;
+  readonly last?: number | undefined;
 }
 
 export type RangeParse =

@@ -36,7 +36,7 @@ export interface ResourceDeps {
    * those, as `GET /datastores` does: a store one may not use is as one that does not exist.
    * Without it, only admins see the definitions listed.
    */
-  readonly mayReadStore?: (user: User, name: string) => Promise<boolean>;
+  readonly mayReadStore?: ((user: User, name: string) => Promise<boolean>) | undefined;
 }
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {

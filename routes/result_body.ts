@@ -66,7 +66,7 @@ const CHUNK_CHARS = 64 * 1024;
  */
 export function resultBody(
   items: AsyncIterable<readonly StoredItem[] | RenderedRows>,
-  options: BodyShape & { readonly onClose?: () => void },
+  options: BodyShape & { readonly onClose?: (() => void) | undefined },
 ): ReadableStream<Uint8Array> {
   const { framing, write } = options;
   const encoder = new TextEncoder();

@@ -35,7 +35,7 @@ export const SAMPLES_MODIFIED = new Date("2025-01-15T12:00:00Z");
  * it produces.
  */
 export function goldenMode(
-  env: { readonly UPDATE_GOLDEN?: string; readonly CI?: string },
+  env: { readonly UPDATE_GOLDEN?: string | undefined; readonly CI?: string | undefined },
 ): { update: boolean; refused?: string } {
   const update = env.UPDATE_GOLDEN !== undefined && env.UPDATE_GOLDEN !== "";
   const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0";

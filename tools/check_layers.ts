@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Fails on an import cycle or on an import against the layer order
  * `main.ts → routes → actors → engine ← connectors` (see docs/architecture.md).

@@ -22,17 +22,17 @@ export interface AzblobDefinition {
   readonly endpoint: string;
   readonly accountName: string;
   /** Exactly one of the two is set. */
-  readonly accountKey?: string;
+  readonly accountKey?: string | undefined;
   /** Without the leading `?`. */
-  readonly sasToken?: string;
+  readonly sasToken?: string | undefined;
   /** Undefined: the first segment of a URI's path names the container. */
-  readonly container?: string;
+  readonly container?: string | undefined;
   /** The zone of the time fields of blob names (Azure writes its archives in UTC). */
   readonly timeZone: string;
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
   readonly maxErrorRetries: number;
-  readonly acl?: StoreAcl;
+  readonly acl?: StoreAcl | undefined;
 }
 
 /** Keys whose values no message may show. */

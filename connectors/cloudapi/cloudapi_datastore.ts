@@ -39,7 +39,7 @@ export interface CloudApiSettings extends HostOverrides {
    * The server's zone (`server.timeZone`): where a store without `timeZone` cuts its hours.
    * The process's zone when absent.
    */
-  readonly serverTimeZone?: string;
+  readonly serverTimeZone?: string | undefined;
   /**
    * The provider's limit of one tenant's Graph `auditLogs` requests (directory and activity
    * logs together), the ceiling the adaptive rate stays under.

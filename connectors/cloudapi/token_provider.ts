@@ -32,7 +32,7 @@ export interface TokenRequest {
   /** Retries of a failed token request (network, 429, 5xx); the store's `maxErrorRetries`. */
   readonly maxErrorRetries?: number;
   /** First retry delay, doubling; 500 ms when absent. */
-  readonly backoffMs?: number;
+  readonly backoffMs?: number | undefined;
 }
 
 /** A token that could not be got; the message is safe to show. */
@@ -218,8 +218,8 @@ export function fetchNetworkClient(
     return fetch(url, {
       method,
       headers,
-      body: method === "POST" ? options?.body : undefined,
-      signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
+      body: method === "POST" ? options?.body ?? null : null,
+      signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : null,
     });
   }
   function answer<T>(res: Response, text: string): NetworkResponse<T> {
@@ -279,7 +279,7 @@ async function issuerTenant(req: TokenRequest): Promise<string | undefined> {
   }/v2.0/.well-known/openid-configuration`;
   const res = await fetch(url, {
     headers: req.userAgent ? { "User-Agent": req.userAgent } : {},
-    signal: req.timeoutMs ? AbortSignal.timeout(req.timeoutMs) : undefined,
+    signal: req.timeoutMs ? AbortSignal.timeout(req.timeoutMs) : null,
   });
   const body = await res.json().catch(() => undefined) as { issuer?: unknown } | undefined;
   const issuer = typeof body?.issuer === "string" ? body.issuer : "";

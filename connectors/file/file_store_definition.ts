@@ -18,7 +18,7 @@ export interface FileStoreDefinition {
   readonly name: string;
   /** Absolute host folder the store's paths are under. */
   readonly root: string;
-  readonly acl?: StoreAcl;
+  readonly acl?: StoreAcl | undefined;
 }
 
 const definitionSchema = z.object({

@@ -23,8 +23,8 @@ export interface WalkFs {
 
 export interface WalkOptions {
   readonly timeZone: string;
-  readonly from?: number;
-  readonly to?: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
   readonly signal: AbortSignal;
 }
 

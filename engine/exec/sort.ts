@@ -63,7 +63,7 @@ export async function* sortRows(
   keys: readonly SortKeyFn[],
   ctx: ExecContext,
   options: {
-    keep?: number;
+    keep?: number | undefined;
     /** Tests make runs and the insertion buffer small, so that small inputs take every path. */
     runRows?: number;
     insertTop?: number;

@@ -119,7 +119,7 @@ export interface SourceScan {
  */
 interface Shape {
   readonly schema: Schema;
-  readonly open?: boolean;
+  readonly open?: boolean | undefined;
 }
 
 export type PlanNode = Shape & PlanStep;

@@ -40,8 +40,8 @@ const TAKES_NOTHING = {
 
 interface CallArgs {
   readonly src: string;
-  readonly from?: number;
-  readonly to?: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
   readonly values: ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
 }
 

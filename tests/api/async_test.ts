@@ -51,7 +51,7 @@ Deno.test("an async query goes through every state and its result comes in each 
       const r = await s.fetch(
         "alice",
         `/API/v1.0/queries/${id}/result${how.query ?? ""}`,
-        { headers: how.headers },
+        { headers: how.headers ?? {} },
       );
       assert.equal(r.status, 200);
       assert.equal(r.headers.get("Content-Type"), `${type}; charset=UTF-8`);
@@ -251,7 +251,7 @@ Deno.test("another user's query id answers 404 to every endpoint", async () => {
     ]]
   ) {
     await expectError(
-      await s.fetch("bob", `/API/v1.0/queries/${id}${path}`, { method }),
+      await s.fetch("bob", `/API/v1.0/queries/${id}${path}`, { method: method! }),
       404,
       "NOT_FOUND",
     );

@@ -211,6 +211,7 @@ async function assertGuarantee(s: ApiClient, script: string): Promise<void> {
   }
   const cancelled = await attack.cancel();
   report += `; CANCELLED ${cancelled.ms.toFixed(0)} ms after the DELETE${bound.note}`;
+  // deno-lint-ignore no-console
   console.log(report);
   assert.equal(cancelled.state, "CANCELLED", report);
   assert.ok(held, report);
@@ -314,6 +315,7 @@ Deno.test("while a large synchronous answer is read slowly, others are answered 
   stop = true;
   await reader;
   report += `; ${(bytes / 1e6).toFixed(1)} MB read${bound.note}`;
+  // deno-lint-ignore no-console
   console.log(report);
   assert.ok(held, report);
   await OTHERS.healthz(s);

@@ -35,7 +35,7 @@ export async function startTestServer(
   options: {
     readonly grants?: readonly Grant[];
     /** Receives every server log line (by default only ERROR lines are printed). */
-    readonly logLine?: (line: string) => void;
+    readonly logLine?: ((line: string) => void) | undefined;
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
@@ -56,6 +56,7 @@ export async function startTestServer(
     });
     const log = createLogger((line) => {
       options.logLine?.(line);
+      // deno-lint-ignore no-console
       if (line.includes(" ERROR ")) console.error(line);
     });
     const deps = buildDeps(home, settings, log);

@@ -51,7 +51,7 @@ export interface Fault {
 /** A fault that hit a request. */
 export interface FiredFault {
   readonly kind: FaultKind;
-  readonly match?: string;
+  readonly match?: string | undefined;
   /** The request's path and query string. */
   readonly url: string;
 }

@@ -34,6 +34,7 @@ if (import.meta.main) {
     dateSkewMs: Number(flag("date-skew-min", "0")) * 60_000,
   });
   await emulator.start(port);
+  // deno-lint-ignore no-console
   console.log(
     `cloud API emulator on ${emulator.url} (tenant ${tenantId}, GUID ${
       emulator.guidOf(tenantId)
