@@ -32,8 +32,8 @@ Deno.test("10 000-term chains and 5 000-command pipelines are refused with the l
   for (const [text, message] of cases) {
     const diagnostics = await home.diagnose(text);
     assert.equal(diagnostics.length, 1, `${text.slice(0, 60)}: ${JSON.stringify(diagnostics)}`);
-    assert.equal(diagnostics[0].code, "SYNTAX_ERROR");
-    assert.match(diagnostics[0].message, message);
+    assert.equal(diagnostics[0]!.code, "SYNTAX_ERROR");
+    assert.match(diagnostics[0]!.message, message);
   }
 });
 
@@ -42,9 +42,9 @@ Deno.test("the diagnostic points at the operator or command past the limit", asy
   const prefix = "VALUES((a: 1)) | select(";
   const [d] = await home.diagnose(`${prefix}${Array(1100).fill("1").join(" + ")} as x)`);
   // Terms are "1 + ": the 1001st '+' follows 1001 terms.
-  assert.deepEqual([d.line, d.column], [1, prefix.length + 1001 * 4 - 1]);
+  assert.deepEqual([d!.line, d!.column], [1, prefix.length + 1001 * 4 - 1]);
   const [p] = await home.diagnose(chainOfStreams(1200));
-  assert.equal(p.line, MAX_PIPELINE_OPERATORS + 1);
+  assert.equal(p!.line, MAX_PIPELINE_OPERATORS + 1);
 });
 
 Deno.test("scripts at the limits compile and run", async () => {

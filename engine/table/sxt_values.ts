@@ -90,7 +90,7 @@ export function encodeValue(v: Value): unknown {
 
 function encodeTuple(t: TupleValue): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(t)) out[k] = encodeValue(t[k]);
+  for (const k of Object.keys(t)) out[k] = encodeValue(t[k]!);
   return out;
 }
 

@@ -97,7 +97,7 @@ export function makeJsonRowWriter(
     let out = "";
     for (let i = 0; i < n; i++) {
       out += prefixes[i];
-      const v = row[columns[i]];
+      const v = row[columns[i]!];
       if (v === null || v === undefined) {
         out += "null";
         continue;
@@ -147,7 +147,7 @@ export function makeCsvRowWriter(
     let out = "";
     for (let i = 0; i < n; i++) {
       if (i > 0) out += ";";
-      const v = row[columns[i]];
+      const v = row[columns[i]!];
       if (v === null || v === undefined) continue;
       switch (typeof v) {
         case "string":

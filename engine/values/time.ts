@@ -385,7 +385,7 @@ function monthAt(text: string, i: number): number {
     b = text.charCodeAt(i + 1) | 32,
     c = text.charCodeAt(i + 2) | 32;
   for (let m = 0; m < 12; m++) {
-    const n = MONTHS_SHORT[m];
+    const n = MONTHS_SHORT[m]!;
     if ((n.charCodeAt(0) | 32) === a && n.charCodeAt(1) === b && n.charCodeAt(2) === c) {
       return m + 1;
     }
@@ -427,7 +427,7 @@ function tokenizePattern(pattern: string): PatternToken[] {
   const out: PatternToken[] = [];
   let i = 0;
   while (i < pattern.length) {
-    const c = pattern[i];
+    const c = pattern[i]!;
     if (c === "'") {
       if (pattern[i + 1] === "'") {
         out.push({ kind: "literal", text: "'" });
@@ -551,7 +551,7 @@ function fieldParser(letter: string, count: number): FieldParser {
           const m = monthAt(text, i);
           if (m < 0) return -1;
           if (count >= 4) {
-            const name = MONTHS_LONG[m - 1];
+            const name = MONTHS_LONG[m - 1]!;
             if (text.slice(i, i + name.length).toLowerCase() === name.toLowerCase()) {
               st.month = m;
               return i + name.length;
@@ -685,8 +685,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
     case "u":
       return count === 2 ? (p) => pad(((p.year % 100) + 100) % 100, 2) : (p) => pad(p.year, count);
     case "M":
-      if (count >= 4) return (p) => MONTHS_LONG[p.month - 1];
-      if (count === 3) return (p) => MONTHS_SHORT[p.month - 1];
+      if (count >= 4) return (p) => MONTHS_LONG[p.month - 1]!;
+      if (count === 3) return (p) => MONTHS_SHORT[p.month - 1]!;
       return (p) => pad(p.month, count);
     case "d":
       return (p) => pad(p.day, count);
@@ -707,8 +707,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
       return (p) => (p.hour < 12 ? "AM" : "PM");
     case "E":
       return count >= 4
-        ? (p) => WEEKDAYS_LONG[p.weekday - 1]
-        : (p) => WEEKDAYS_SHORT[p.weekday - 1];
+        ? (p) => WEEKDAYS_LONG[p.weekday - 1]!
+        : (p) => WEEKDAYS_SHORT[p.weekday - 1]!;
     case "Z":
       return (_p, o) => formatOffset(o, count >= 4, false);
     case "X":

@@ -26,7 +26,7 @@ export function encodeValue(v: Value): Encoded {
   if (v instanceof IpNet) return [3, v.address.version, v.address.bits, v.prefix];
   if (Array.isArray(v)) return [4, ...v.map(encodeValue)];
   const out: Record<string, Encoded> = {};
-  for (const k of Object.keys(v)) out[k] = encodeValue((v as Record<string, Value>)[k]);
+  for (const k of Object.keys(v)) out[k] = encodeValue((v as Record<string, Value>)[k]!);
   return [5, out];
 }
 
@@ -47,7 +47,7 @@ export function decodeValue(e: Encoded): Value {
     default: {
       const fields = a[1] as Record<string, Encoded>;
       const out: Record<string, Value> = {};
-      for (const k of Object.keys(fields)) out[k] = decodeValue(fields[k]);
+      for (const k of Object.keys(fields)) out[k] = decodeValue(fields[k]!);
       return out;
     }
   }
@@ -56,12 +56,12 @@ export function decodeValue(e: Encoded): Value {
 /** A row's fields, encoded; keys keep their order. */
 export function encodeRow(row: Row): Record<string, Encoded> {
   const out: Record<string, Encoded> = {};
-  for (const k of Object.keys(row)) out[k] = encodeValue(row[k]);
+  for (const k of Object.keys(row)) out[k] = encodeValue(row[k]!);
   return out;
 }
 
 export function decodeRow(row: Record<string, Encoded>): Row {
   const out: Row = {};
-  for (const k of Object.keys(row)) out[k] = decodeValue(row[k]);
+  for (const k of Object.keys(row)) out[k] = decodeValue(row[k]!);
   return out;
 }
