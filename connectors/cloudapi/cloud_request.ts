@@ -286,7 +286,7 @@ export function errorMessage(res: CloudResponse): string {
   const err = (res.body as { error?: { message?: unknown } } | undefined)?.error;
   // Some answers carry a whole .NET stack trace: its first line says what went wrong.
   const msg = typeof err?.message === "string"
-    ? err.message.split(/\r?\n/)[0].slice(0, 500)
+    ? err.message.split(/\r?\n/)[0]!.slice(0, 500)
     : res.text.slice(0, 200);
   return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
 }

@@ -290,7 +290,7 @@ function describe(e: unknown): string {
   if (e && typeof e === "object") {
     const o = e as { errorCode?: string; errorMessage?: string; message?: string };
     const text = o.errorMessage || o.message || String(e);
-    return o.errorCode ? `${o.errorCode}: ${text.split("\n")[0]}` : text.split("\n")[0];
+    return o.errorCode ? `${o.errorCode}: ${text.split("\n")[0]}` : text.split("\n")[0]!;
   }
   return String(e);
 }

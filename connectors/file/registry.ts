@@ -68,7 +68,7 @@ async function fileDatastore(
   user: User,
   definitionText?: (store: string) => Promise<string | null>,
 ): Promise<Datastore> {
-  const name = uri.slice("file://".length).split("/")[0];
+  const name = uri.slice("file://".length).split("/")[0]!;
   if (!STORE_NAME.test(name)) {
     throw new QueryError({
       code: "NOT_FOUND",
