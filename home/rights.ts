@@ -66,7 +66,7 @@ export function parseRights(text: string, source = "rights.json"): Grant[] {
   }
   const parsed = rightsFileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const issue = parsed.error.issues[0]!;
     throw new RightsError(`${source}: entry ${issue.path.join(".")}: ${issue.message}`);
   }
   return parsed.data;
