@@ -178,7 +178,7 @@ function makeTsvRowWriter(columns: readonly string[], render: RenderOptions): (r
     let out = "";
     for (let i = 0; i < columns.length; i++) {
       if (i > 0) out += "\t";
-      const v = row[columns[i]];
+      const v = row[columns[i]!];
       if (v === null || v === undefined) continue;
       const text = typeof v === "string" ? v : toText(v, render);
       if (text !== null) out += tsvEscape(text);
@@ -189,7 +189,7 @@ function makeTsvRowWriter(columns: readonly string[], render: RenderOptions): (r
 
 /** The format of a media type (an entry of `FORMATS`). */
 export function formatSpec(mediaType: MediaType): FormatSpec {
-  return (FORMATS as Record<string, FormatSpec>)[mediaType];
+  return (FORMATS as Record<string, FormatSpec>)[mediaType]!;
 }
 
 /** The offered media types, in the order of `FORMATS` (read per call: the table is the truth). */
@@ -253,14 +253,14 @@ export function negotiateFormat(
   let explicit = options.explicit;
   if (param !== null) {
     explicit = true;
-    mediaType = mediaTypeNamed(param.split(";")[0]);
+    mediaType = mediaTypeNamed(param.split(";")[0]!);
     if (!mediaType) return notAcceptable(`acceptContentType '${param}'`);
   } else if (accept && accept.trim() !== "") {
     const chosen = chooseFromAccept(accept);
     if (chosen === null) return notAcceptable(`Accept '${accept}'`);
     mediaType = chosen.mediaType;
     explicit ||= !chosen.wildcardOnly;
-  } else mediaType = mediaTypes()[0];
+  } else mediaType = mediaTypes()[0]!;
   return { ok: true, format: { mediaType, options: options.value }, explicit };
 }
 
@@ -353,14 +353,14 @@ function chooseFromAccept(accept: string): AcceptChoice | null {
     let q = 1;
     for (const p of paramParts) {
       const [k, v] = p.split("=").map((s) => s.trim());
-      if (k.toLowerCase() === "q") {
+      if (k!.toLowerCase() === "q") {
         const n = Number(v);
         q = Number.isFinite(n) ? n : 0;
       }
     }
     if (q <= 0) continue;
-    const named = mediaTypeNamed(range);
-    const wildcardType = wildcardMatch(range);
+    const named = mediaTypeNamed(range!);
+    const wildcardType = wildcardMatch(range!);
     const matched: [MediaType, number, boolean] | undefined = named
       ? [named, 1, false]
       : wildcardType

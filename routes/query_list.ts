@@ -43,7 +43,7 @@ export class QueryNotes {
 
   note(queryId: string, source: ScriptSource, scriptPath: string): void {
     const excerpt = "text" in source
-      ? source.text.trim().split("\n", 1)[0].slice(0, EXCERPT_CHARS)
+      ? source.text.trim().split("\n", 1)[0]!.slice(0, EXCERPT_CHARS)
       : "path" in source
       ? source.path
       : source.table;

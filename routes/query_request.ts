@@ -274,7 +274,7 @@ export async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<
     if (bytes.length > maxBytes) throw tooLarge(maxBytes);
   } else bytes = await readCapped(body, maxBytes);
   if (bytes.length === 0) return null;
-  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+  const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!SCRIPT_CONTENT_TYPES.has(type)) {
     throw badRequest(
       "BAD_PARAMETER",
@@ -408,7 +408,7 @@ export function waitMillisOf(params: URLSearchParams): number | undefined {
   const all = params.getAll("waitMillis");
   if (all.length === 0) return undefined;
   if (all.length > 1) throw badRequest("BAD_PARAMETER", "query parameter 'waitMillis' given twice");
-  const text = all[0];
+  const text = all[0]!;
   const n = Number(text);
   if (!/^\d{1,6}$/.test(text) || n > MAX_WAIT_MILLIS) {
     throw badRequest(

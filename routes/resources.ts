@@ -281,7 +281,7 @@ async function sendFile(c: Context<AppEnv>, tree: ResourceTree, resolved: Resolv
   if (c.req.header("If-None-Match") === etag) return c.body(null, 304, { ETag: etag });
   return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
     ETag: etag,
-    "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file,
+    "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file!,
     "Last-Modified": new Date(info.modified).toUTCString(),
   });
 }
