@@ -80,7 +80,7 @@ function untilNextToken(ctx: ConnectorContext): number {
   // The (n - limit + 1)-th token to come back frees a place; in-flight ones come back last,
   // and their RELEASE wakes the bucket by itself.
   const returns = back.map((t) => t.inFlight ? Infinity : t.at + window).sort((a, b) => a - b);
-  const next = returns[back.length - ctx.limit];
+  const next = returns[back.length - ctx.limit]!;
   return next === Infinity ? ctx.unitMs : Math.max(1, next - now);
 }
 

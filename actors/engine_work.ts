@@ -99,7 +99,7 @@ export async function drainEngine(
     } else if (options.encoder) {
       encode ??= options.encoder(columnsOf(run.schema(), batch));
       const out = new Array<string>(batch.length);
-      for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]);
+      for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]!);
       await store.append(out);
     } else await store.append(batch);
   }

@@ -71,7 +71,7 @@ export async function compileAndSubmit(
       // What GET /queries shows of it on the other servers.
       scriptPath: "path" in source ? source.path : submission.context.workDir,
       excerpt: "text" in source
-        ? source.text.trim().split("\n", 1)[0].slice(0, 120)
+        ? source.text.trim().split("\n", 1)[0]!.slice(0, 120)
         : "path" in source
         ? source.path
         : source.table,

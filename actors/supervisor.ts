@@ -186,7 +186,7 @@ export const supervisorMachine = setup({
       const active = activeOf(context);
       const { gate } = context;
       for (let i = 0; active.size < context.maxRunning && i < waiting.length;) {
-        const id = waiting[i];
+        const id = waiting[i]!;
         // Not yet let through by the gate: it keeps its place, later ones may go.
         if (gate && !gate.mayRun(id)) {
           i++;
