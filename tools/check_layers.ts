@@ -85,8 +85,8 @@ export function findProblems(graph: ReadonlyMap<string, readonly string[]>): Pro
           kind: "unknown",
           message: `${from}: '${source}' is in no layer (add it to LAYERS)`,
         });
-      } else if (!LAYERS[source].includes(target)) {
-        const allowed = LAYERS[source].join(", ") || "nothing outside itself";
+      } else if (!LAYERS[source]!.includes(target)) {
+        const allowed = LAYERS[source]!.join(", ") || "nothing outside itself";
         problems.push({
           kind: "layer",
           message: `${from} imports ${to}: ${source} may import ${allowed}`,
@@ -149,7 +149,7 @@ function pathThrough(graph: ReadonlyMap<string, readonly string[]>, component: s
     for (const to of graph.get(node) ?? []) {
       if (to === start) {
         const cycle = [node];
-        while (cycle[0] !== start) cycle.unshift(previous.get(cycle[0])!);
+        while (cycle[0] !== start) cycle.unshift(previous.get(cycle[0]!)!);
         return cycle;
       }
       if (members.has(to) && !previous.has(to)) {

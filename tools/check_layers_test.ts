@@ -5,7 +5,7 @@ Deno.test("findProblems() refuses an engine file importing a route", () => {
   const graph = new Map([["engine/values.ts", ["routes/app.ts"]], ["routes/app.ts", []]]);
   const problems = findProblems(graph);
   assert.deepEqual(problems.map((p) => p.kind), ["layer"]);
-  assert.match(problems[0].message, /engine\/values\.ts imports routes\/app\.ts/);
+  assert.match(problems[0]!.message, /engine\/values\.ts imports routes\/app\.ts/);
 });
 
 Deno.test("findProblems() lets a layer import what it stands on, and tests import anything", () => {
