@@ -108,8 +108,8 @@ export function makeByteScanner(
     const el = elements[e]!;
     if (el.kind === "choice") return null;
     if (el.kind === "literal") {
-      code += literalCode(bytesOf(el.text!), "i", "return undefined;") +
-        `i += ${el.text!.length};\n`;
+      code += literalCode(bytesOf(el.text), "i", "return undefined;") +
+        `i += ${el.text.length};\n`;
       continue;
     }
     const next = elements[e + 1];
@@ -117,30 +117,30 @@ export function makeByteScanner(
     const follow = next === undefined ? null : bytesOf(next.text);
     // A greedy run that could also take the literal's first byte would need backtracking;
     // only NSPACE handles it (by trying the literal at each end, longest first).
-    if (follow !== null && el.matcher! !== "NSPACE" && mayContinue(el.matcher!, follow[0]!)) {
+    if (follow !== null && el.matcher !== "NSPACE" && mayContinue(el.matcher, follow[0]!)) {
       return null;
     }
-    const slot = el.name! === null ? -1 : slotOf.get(el.name!) ?? -1;
+    const slot = el.name === null ? -1 : slotOf.get(el.name) ?? -1;
     if (slot >= 0) {
-      found.add(el.name!!);
-      converters[slot] = matcherSpec(el.matcher!, el.argument!, timeZone).makeConverter(
+      found.add(el.name!);
+      converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter(
         noFileClock(),
       );
-      outputs[slot] = el.matcher! === "INT"
+      outputs[slot] = el.matcher === "INT"
         ? "int"
-        : el.matcher! === "LONG"
+        : el.matcher === "LONG"
         ? "long"
-        : el.matcher! === "IPV4" || el.matcher! === "IPADDR"
+        : el.matcher === "IPV4" || el.matcher === "IPADDR"
         ? "ipv4"
         : "text";
     }
     let body: string;
-    if (el.matcher! === "NSPACE" && follow !== null && isNonSpace(follow[0]!)) {
+    if (el.matcher === "NSPACE" && follow !== null && isNonSpace(follow[0]!)) {
       // Absent, the literal would have to be tried where the run was: left to the expression.
       if (el.optional) return null;
       body = runBeforeLiteralCode(slot, follow);
       e++; // the literal is part of the step
-    } else body = matcherCode(el.matcher!, slot);
+    } else body = matcherCode(el.matcher, slot);
     // `r`: the offset after the element, NO_MATCH or DEFER.
     code += `r = ${NO_MATCH};\nm${e}: {\n${body}}\n`;
     if (!el.optional) code += `if (r < 0) return undefined;\ni = r;\n`;
@@ -149,7 +149,7 @@ export function makeByteScanner(
       code += `if (r >= 0) i = r;\nelse {\n`;
       if (slot >= 0) code += `s${slot} = -1;\n`;
       // `(?:body|-)?`: the dash is tried after the body, before nothing.
-      if (DASH_ABSENT.has(el.matcher!)) code += `if (b[i] === ${DASH}) i++;\n`;
+      if (DASH_ABSENT.has(el.matcher)) code += `if (b[i] === ${DASH}) i++;\n`;
       code += "}\n";
     }
   }

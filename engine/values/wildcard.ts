@@ -124,7 +124,7 @@ function matchTokens(tokens: readonly WildcardToken[], text: string, at: number[
             break;
           }
           case "char":
-            ok = text.codePointAt(p) === token.code!;
+            ok = text.codePointAt(p) === token.code;
             break;
         }
         if (ok) {
