@@ -133,8 +133,8 @@ Deno.test("each request is logged in one line without token or query string", as
   await t.app.request("/API/v1.0/whoami");
   const requests = t.log.lines.filter((l) => l.includes(" INFO "));
   assert.equal(requests.length, 2);
-  assert.match(requests[0], /INFO GET \/API\/v1\.0\/whoami 200 \d+ms alice$/);
-  assert.match(requests[1], /INFO GET \/API\/v1\.0\/whoami 401 \d+ms -$/);
+  assert.match(requests[0]!, /INFO GET \/API\/v1\.0\/whoami 200 \d+ms alice$/);
+  assert.match(requests[1]!, /INFO GET \/API\/v1\.0\/whoami 401 \d+ms -$/);
   assert.ok(t.log.lines.every((l) => !l.includes(t.token) && !l.includes("s3cret")));
 });
 
