@@ -41,7 +41,7 @@ Deno.test("an async query goes through every state and its result comes in each 
     "RUNNING>SUCCEEDED",
   ]);
   for (let i = 1; i < st.stateChanges.length; i++) {
-    assert.ok(st.stateChanges[i].millis >= st.stateChanges[i - 1].millis);
+    assert.ok(st.stateChanges[i]!.millis >= st.stateChanges[i - 1]!.millis);
   }
   const res = await s.fetch("alice", `/API/v1.0/queries/${id}`);
   assert.equal(res.headers.get("Location"), `/API/v1.0/queries/${id}/result`);

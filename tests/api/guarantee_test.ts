@@ -57,7 +57,7 @@ async function writeRows(s: TestServer): Promise<void> {
 
 function percentile(times: readonly number[], p: number): number {
   const sorted = [...times].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 function summary(name: string, times: readonly number[]): string {
@@ -334,6 +334,6 @@ for (
   Deno.test(`with the scan on 2 workers, while ${what}, others are answered within 100 ms (p99) and a DELETE cancels it within 200 ms`, async () => {
     await using s = await startTestServer({ "query.workers": "2" });
     await writeRows(s);
-    await assertGuarantee(s, script);
+    await assertGuarantee(s, script!);
   });
 }

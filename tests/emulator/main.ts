@@ -13,7 +13,7 @@ import { CloudEmulator } from "./emulator.ts";
 
 function flag(name: string, fallback: string): string {
   const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1] : fallback;
+  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1]! : fallback;
 }
 
 if (import.meta.main) {

@@ -40,7 +40,7 @@ async function othersWhile(s: TestServer, done: () => boolean): Promise<number[]
 
 function percentile(times: number[], p: number): number {
   const sorted = [...times].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 Deno.test("a join multiplying rows leaves other users served and stops on DELETE", async () => {
