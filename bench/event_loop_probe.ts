@@ -58,7 +58,7 @@ const ATTACKS: Record<string, string> = {
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0
     ? NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 async function writeData(s: TestServer): Promise<void> {

@@ -17,7 +17,7 @@ const { values } = parseArgs({ args: Deno.args, options: { queries: { type: "str
 const QUERIES = Math.min(1000, Number(values.queries ?? 200));
 
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 await using s = await startTestServer({ "query.retention": "30 s" });

@@ -36,7 +36,7 @@ async function access() {
       const m = re.exec(line);
       if (m === null || m[2] !== "200") continue;
       const bytes = m[3] === "-" ? 0 : Number(m[3]);
-      totals.set(m[1], (totals.get(m[1]) ?? 0) + bytes);
+      totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + bytes);
     }
   }
   return [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10);
