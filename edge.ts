@@ -81,7 +81,7 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
   };
   if (!("query.resultMemoryBytes" in overrides)) {
     // Results in memory only (a spill would need a disk); the per-user quota bounds them.
-    overrides["query.resultMemoryBytes"] = overrides["query.maxResultBytesPerUser"];
+    overrides["query.resultMemoryBytes"] = overrides["query.maxResultBytesPerUser"]!;
   }
   const { settings, warnings } = loadSettings(null, overrides);
   warnings.forEach((w) => log.warn(w));

@@ -115,7 +115,7 @@ export interface TreePlace {
    * The KV file scan workers open to read this tree (actors/worker_tree.ts workerKvPath);
    * absent: the queries of this server scan on one thread (the edge, a remote KV).
    */
-  readonly scanKv?: string;
+  readonly scanKv?: string | undefined;
 }
 
 /**
@@ -260,6 +260,7 @@ export function buildDeps(
 
 /** Starts the server; throws SettingsError or RightsError for a home it cannot run with. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  // deno-lint-ignore no-console
   const out = options.out ?? ((line: string) => console.log(line));
   const log = options.log ?? createLogger();
   const layout = homeLayout(options.home);
@@ -413,12 +414,14 @@ export async function main(args: readonly string[]): Promise<number> {
     command = parseCommandLine(args, { TRAWL_HOME: Deno.env.get("TRAWL_HOME") });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
+    // deno-lint-ignore no-console
     console.error(`error: ${e.message}\n\n${USAGE}`);
     return 2;
   }
   try {
     switch (command.kind) {
       case "help":
+        // deno-lint-ignore no-console
         console.log(USAGE);
         return 0;
       case "serve":
@@ -433,8 +436,10 @@ export async function main(args: readonly string[]): Promise<number> {
         const storage = await openStorage(settings.storage, home.dir);
         try {
           if (command.kind === "rights show" || command.kind === "rights set") {
+            // deno-lint-ignore no-console
             await runRightsCommand(command, home.rightsFile, storage, (l) => console.log(l));
           } else {
+            // deno-lint-ignore no-console
             await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
           }
         } finally {
@@ -449,6 +454,7 @@ export async function main(args: readonly string[]): Promise<number> {
       e instanceof StorageError ||
       e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.PermissionDenied
     ) {
+      // deno-lint-ignore no-console
       console.error(`error: ${e.message}`);
       return 1;
     }

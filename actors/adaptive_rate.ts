@@ -99,7 +99,7 @@ export class AdaptiveRate {
     const since = now - 2 * this.#configured.unitMs;
     for (const list of [this.#grants, this.#throttles]) {
       let old = 0;
-      while (old < list.length && list[old] <= since) old++;
+      while (old < list.length && list[old]! <= since) old++;
       if (old > 0) list.splice(0, old);
     }
   }

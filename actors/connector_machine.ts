@@ -15,7 +15,7 @@ interface Waiter {
   readonly id: number;
   readonly grant: () => void;
   /** The token stays spent until RELEASE says its request completed. */
-  readonly tracked?: boolean;
+  readonly tracked?: boolean | undefined;
 }
 
 /** A spent token: when it was granted, or when its request completed; in flight until then. */
@@ -80,7 +80,7 @@ function untilNextToken(ctx: ConnectorContext): number {
   // The (n - limit + 1)-th token to come back frees a place; in-flight ones come back last,
   // and their RELEASE wakes the bucket by itself.
   const returns = back.map((t) => t.inFlight ? Infinity : t.at + window).sort((a, b) => a - b);
-  const next = returns[back.length - ctx.limit];
+  const next = returns[back.length - ctx.limit]!;
   return next === Infinity ? ctx.unitMs : Math.max(1, next - now);
 }
 

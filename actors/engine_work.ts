@@ -61,7 +61,7 @@ export function startEngine(plan: Plan, signal: AbortSignal, report: EngineRepor
 export async function drainEngine(
   run: QueryRun,
   store: ResultStore,
-  options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory },
+  options: { readonly signal: AbortSignal; readonly encoder?: FragmentEncoderFactory | undefined },
 ): Promise<Schema> {
   let encode: ((row: Row) => string) | undefined;
   const render = options.encoder?.render;
@@ -103,7 +103,7 @@ export async function drainEngine(
     } else if (options.encoder) {
       encode ??= options.encoder(columnsOf(run.schema(), batch));
       const out = new Array<string>(batch.length);
-      for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]);
+      for (let i = 0; i < batch.length; i++) out[i] = encode(batch[i]!);
       await store.append(out);
     } else await store.append(batch);
   }

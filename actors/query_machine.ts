@@ -76,7 +76,7 @@ export interface QueryInput {
   readonly plan: Plan;
   readonly store: ResultStore;
   /** Set when the format was fixed at POST: rows are stored serialised. */
-  readonly encoder?: FragmentEncoderFactory;
+  readonly encoder?: FragmentEncoderFactory | undefined;
   /** What the fixed format was, for answering fetches (opaque to the machine). */
   readonly fixedFormat?: unknown;
   /**
@@ -136,7 +136,7 @@ interface DrainInput {
   readonly run: QueryRun;
   readonly store: ResultStore;
   readonly abort: AbortController;
-  readonly encoder?: FragmentEncoderFactory;
+  readonly encoder?: FragmentEncoderFactory | undefined;
   readonly log: Logger;
 }
 

@@ -50,7 +50,7 @@ Deno.test("a query goes NEW, QUEUED, SCHEDULED, RUNNING, SUCCEEDED with every ch
     ["SCHEDULED", "RUNNING"],
     ["RUNNING", "SUCCEEDED"],
   ]);
-  for (let i = 1; i < changes.length; i++) assert.ok(changes[i].millis > changes[i - 1].millis);
+  for (let i = 1; i < changes.length; i++) assert.ok(changes[i]!.millis > changes[i - 1]!.millis);
   assert.equal(done.context.progress, 1);
   assert.deepEqual(done.context.schema, schema);
   assert.equal(store.count, 2);
@@ -67,7 +67,7 @@ Deno.test("progress never decreases and warnings carry a local time and level", 
   actor.send({ type: "ACCEPT" });
   actor.send({ type: "SCHEDULE" });
   const done = await waitFor(actor, (s) => topState(s.value) === "SUCCEEDED");
-  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1]);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! >= seen[i - 1]!);
   assert.deepEqual(done.context.warnings, [
     { time: "2024-05-01T15:00:00.250", level: "WARN", message: "file x skipped" },
   ]);
@@ -128,7 +128,7 @@ Deno.test("an internal error of the engine ends FAILED, logged with its stack bu
   assert.doesNotMatch(done.context.error?.message ?? "", /secret detail/);
   assert.equal(log.lines.length, 1);
   assert.match(
-    log.lines[0],
+    log.lines[0]!,
     /ERROR a query failed through an internal error\n\s+TypeError: secret detail/,
   );
 });

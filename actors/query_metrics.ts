@@ -43,8 +43,8 @@ export class QueryMetrics {
   finished(query: FinishedQuery): void {
     const seconds = query.elapsedMillis / 1000;
     let i = 0;
-    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]) i++;
-    this.#buckets[i]++;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    this.#buckets[i]!++;
     this.#durationSum += seconds;
     this.#finished[query.state]++;
     this.#bytesRead += query.bytesRead;

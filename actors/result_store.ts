@@ -39,7 +39,7 @@ export interface ResultStoreOptions {
    * Charged with every byte stored (in memory or on disk), released when the store is dropped:
    * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
    */
-  readonly account?: { charge(bytes: number): void; close(): void };
+  readonly account?: { charge(bytes: number): void; close(): void } | undefined;
 }
 
 /** A read cut short because the result was dropped (freed) meanwhile: the body must break. */
@@ -162,14 +162,14 @@ export class ResultStore {
     if (this.#memoryBytes + headBytes <= this.options.memoryBytes) {
       this.#charge(headBytes);
       this.#memoryBytes += headBytes;
-      for (let i = 0; i < items.length; i++) this.#head.push(items[i]);
+      for (let i = 0; i < items.length; i++) this.#head.push(items[i]!);
     } else {
       // Rendered rows of lane 0 before these go first.
       const run = this.#flushRun(0);
       if (run) writes.push(run);
       // Encoded at once, so that the rows die young (see the file's comment).
       for (let i = 0; i < items.length; i++) {
-        const cut = this.#encode(items[i]);
+        const cut = this.#encode(items[i]!);
         if (cut) writes.push(cut);
         if (this.#pendingCount === SEGMENT_ITEMS) {
           const write = this.#cut();
@@ -181,7 +181,7 @@ export class ResultStore {
     this.#laneZero += items.length;
     // Every write is handed back, so that a failed one is heard (and never unhandled).
     if (writes.length === 0) return Promise.resolve();
-    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
+    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
   }
 
   /**
@@ -215,7 +215,7 @@ export class ResultStore {
       const cut = this.#cut();
       if (cut) writes.push(cut);
     }
-    const length = ends[n - 1];
+    const length = ends[n - 1]!;
     // Counted now, not when its run is kept: the owner's share counts every byte held.
     this.#charge(length);
     let run = this.#runs.get(lane);
@@ -236,7 +236,7 @@ export class ResultStore {
       run.buffer = grown;
     }
     run.buffer.set(bytes.subarray(0, length), run.bytes);
-    for (let i = 0; i < n; i++) run.ends.push(run.bytes + ends[i]);
+    for (let i = 0; i < n; i++) run.ends.push(run.bytes + ends[i]!);
     run.bytes += length;
     // Copied: its memory goes now, not at a collection the thread seldom runs.
     release(bytes);
@@ -247,7 +247,7 @@ export class ResultStore {
     this.#count += n;
     if (lane === 0) this.#laneZero += n;
     if (writes.length === 0) return Promise.resolve();
-    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => {});
+    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
   }
 
   /**
@@ -274,7 +274,7 @@ export class ResultStore {
   /** Orders the segments lane after lane (as they came within a lane) and numbers their items. */
   #place(): void {
     const segments = this.#segments;
-    if (segments.some((s, i) => i > 0 && s.lane < segments[i - 1].lane)) {
+    if (segments.some((s, i) => i > 0 && s.lane < segments[i - 1]!.lane)) {
       // A stable sort: within a lane, the order they came in.
       segments.sort((a, b) => a.lane - b.lane);
     }
@@ -353,7 +353,7 @@ export class ResultStore {
       /** Where the file's position is (a read goes on from where the last ended: no seek). */
       let position = -1;
       for (let k = 0; k < segments.length; k++) {
-        const s = segments[k];
+        const s = segments[k]!;
         if (s.first + s.count <= first || s.first > last) continue;
         // Never a shorter document that looks whole: the body breaks instead.
         if (this.#dropped) throw new ResultDroppedError(this.queryId);
@@ -367,11 +367,11 @@ export class ResultStore {
           let length = s.length;
           while (
             end + 1 < segments.length && from === 0 && to === s.count - 1 && length < READ_BYTES &&
-            isNextInFile(segments[end], segments[end + 1]) &&
-            segments[end + 1].first + segments[end + 1].count - 1 <= last
+            isNextInFile(segments[end]!, segments[end + 1]!) &&
+            segments[end + 1]!.first + segments[end + 1]!.count - 1 <= last
           ) {
             end++;
-            length += segments[end].length;
+            length += segments[end]!.length;
           }
           file ??= await Deno.open(this.path, { read: true });
           if (!buffer || buffer.length < length) {
@@ -639,9 +639,9 @@ function renderedPart(
   to: number,
   frame: RowFrame | undefined,
 ) {
-  const start = from === 0 ? 0 : ends[from - 1];
+  const start = from === 0 ? 0 : ends[from - 1]!;
   const part = ends.slice(from, to + 1);
-  if (start > 0) { for (let i = 0; i < part.length; i++) part[i] -= start; }
+  if (start > 0) { for (let i = 0; i < part.length; i++) part[i]! -= start; }
   // A view, not a copy: the part is written out at once.
   return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part, frame);
 }
@@ -669,14 +669,14 @@ function decodeRendered(
   if (text.length === bytes.length) {
     // ASCII: byte offsets are the text's.
     for (let i = 0; i < ends.length; i++) {
-      out[i] = text.slice(start + lead, ends[i] - trail);
-      start = ends[i];
+      out[i] = text.slice(start + lead, ends[i]! - trail);
+      start = ends[i]!;
     }
     return out;
   }
   for (let i = 0; i < ends.length; i++) {
-    out[i] = decoder.decode(bytes.subarray(start + lead, ends[i] - trail));
-    start = ends[i];
+    out[i] = decoder.decode(bytes.subarray(start + lead, ends[i]! - trail));
+    start = ends[i]!;
   }
   return out;
 }
@@ -687,8 +687,8 @@ function utf16Ends(bytes: Uint8Array, byteEnds: Uint32Array): Uint32Array {
   let units = 0;
   let at = 0;
   for (let i = 0; i < byteEnds.length; i++) {
-    for (const end = byteEnds[i]; at < end; at++) {
-      const b = bytes[at];
+    for (const end = byteEnds[i]!; at < end; at++) {
+      const b = bytes[at]!;
       // A lead byte starts a character: one unit, two for a 4-byte one (a surrogate pair).
       if ((b & 0xc0) !== 0x80) units += b >= 0xf0 ? 2 : 1;
     }
@@ -732,10 +732,10 @@ function joinedPart(bytes: Uint8Array<ArrayBuffer>, segments: readonly Segment[]
   let base = 0;
   for (const s of segments) {
     const own = s.byteEnds!;
-    for (let i = 0; i < own.length; i++) ends[at++] = base + own[i];
+    for (let i = 0; i < own.length; i++) ends[at++] = base + own[i]!;
     base += s.length;
   }
-  return new RenderedRows(bytes, ends, segments[0].frame);
+  return new RenderedRows(bytes, ends, segments[0]!.frame);
 }
 
 // A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in
@@ -755,7 +755,7 @@ function decodeSegment(
     let start = 0;
     for (let i = 0; i < ends.length; i++) {
       fragments[i] = text.slice(start, ends[i]);
-      start = ends[i];
+      start = ends[i]!;
     }
     return fragments;
   }

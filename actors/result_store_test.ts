@@ -51,7 +51,7 @@ Deno.test("ResultStore gives back NaN, -0, infinities and strings starting with 
   const store = new ResultStore("q5", { memoryBytes: 100, spillDir: dir });
   const rows = Array.from({ length: 3000 }, (_, i) => ({
     i,
-    odd: [NaN, -0, Infinity, -Infinity][i % 4],
+    odd: [NaN, -0, Infinity, -Infinity][i % 4]!,
     s: i % 2 === 0 ? "~T1" : "~",
   }));
   await store.append(rows);
@@ -219,10 +219,10 @@ Deno.test("ResultStore keeps rendered rows as their bytes among other items, in 
     assert.equal(store.spilled, memoryBytes === 2048);
     assert.deepEqual(await all(store), texts);
     for (const [a, b] of [[0, 2], [2, 3], [700, 2203], [1000, 1000], [4200, texts.length - 1]]) {
-      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b! + 1), `${a}-${b}`);
       // readParts: the same items, rendered ones as bytes cut at their ends.
       const got: StoredItem[] = [];
-      for await (const part of store.readParts(a, b)) {
+      for await (const part of store.readParts(a!, b!)) {
         if (Array.isArray(part)) got.push(...part);
         else {
           const p = part as { bytes: Uint8Array; ends: Uint32Array };
@@ -233,7 +233,7 @@ Deno.test("ResultStore keeps rendered rows as their bytes among other items, in 
           }
         }
       }
-      assert.deepEqual(got, texts.slice(a, b + 1), `parts ${a}-${b}`);
+      assert.deepEqual(got, texts.slice(a, b! + 1), `parts ${a}-${b}`);
     }
     await store.drop();
     await Deno.remove(dir, { recursive: true });
@@ -258,10 +258,10 @@ Deno.test("ResultStore keeps rows rendered with their frame: read as bare texts,
     }
     assert.equal(store.spilled, memoryBytes === 2048);
     for (const [a, b] of [[0, texts.length - 1], [3, 7], [905, 3000], [2404, texts.length - 1]]) {
-      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b! + 1), `${a}-${b}`);
       // readParts: rendered parts keep their frame, every row with it.
       const got: string[] = [];
-      for await (const part of store.readParts(a, b)) {
+      for await (const part of store.readParts(a!, b!)) {
         if (Array.isArray(part)) {
           got.push(...(part as string[]).map(framed));
           continue;
@@ -274,7 +274,7 @@ Deno.test("ResultStore keeps rows rendered with their frame: read as bare texts,
           start = end;
         }
       }
-      assert.deepEqual(got, texts.slice(a, b + 1).map(framed), `parts ${a}-${b}`);
+      assert.deepEqual(got, texts.slice(a, b! + 1).map(framed), `parts ${a}-${b}`);
     }
     await store.drop();
     await Deno.remove(dir, { recursive: true });
@@ -301,7 +301,7 @@ Deno.test("ResultStore places rendered lanes one after the other, whatever order
     const order: [number, number][] = [[1, 0], [0, 0], [2, 0], [1, 1], [1, 2], [0, 1], [2, 1]];
     order.push([0, 2], [2, 2], [0, 3], [2, 3], [1, 3]);
     for (const [lane, b] of order) {
-      const [bytes, ends] = rendered(lanes[lane][b].map((t) => frame.separator + t));
+      const [bytes, ends] = rendered(lanes[lane]![b]!.map((t) => frame.separator + t));
       if (lane !== 0 || b !== 0) given += bytes.length;
       await store.appendRendered(bytes, ends, frame, lane);
       // Every byte is counted as it comes, before its lane's run is kept.
@@ -310,12 +310,12 @@ Deno.test("ResultStore places rendered lanes one after the other, whatever order
     const before = charged;
     const texts = lanes.flat(2);
     assert.equal(store.count, texts.length);
-    assert.deepEqual(store.inMemory(0, 9), lanes[0][0], "lane 0's first batch kept as texts");
+    assert.deepEqual(store.inMemory(0, 9), lanes[0]![0], "lane 0's first batch kept as texts");
     assert.deepEqual(await all(store), texts);
     assert.equal(store.spilled, memoryBytes === 4096);
     assert.equal(charged, before, "nothing counted twice when the runs were kept");
     for (const [a, b] of [[5, 3020], [3009, 3010], [9000, 21_000], [20_000, texts.length - 1]]) {
-      assert.deepEqual(await all(store, a, b), texts.slice(a, b + 1), `${a}-${b}`);
+      assert.deepEqual(await all(store, a, b), texts.slice(a, b! + 1), `${a}-${b}`);
     }
     await store.drop();
     await Deno.remove(dir, { recursive: true });

@@ -67,7 +67,7 @@ interface LocalBucket {
   readonly queue: Waiter[];
   pumping: boolean;
   /** Ends the pump's sleep early (the last waiter went away, or stop()). */
-  wake?: () => void;
+  wake?: (() => void) | undefined;
 }
 
 export class SharedBuckets {

@@ -41,7 +41,7 @@ Deno.test("two servers' shared buckets on one KV grant no more than the limit in
     ]);
     grants.sort((x, y) => x - y);
     for (let i = limit.limit; i < grants.length; i++) {
-      assert.ok(grants[i] - grants[i - limit.limit] >= limit.unitMs, `window ${i}: ${grants}`);
+      assert.ok(grants[i]! - grants[i - limit.limit]! >= limit.unitMs, `window ${i}: ${grants}`);
     }
     // 24 tokens at 5 per 400 ms (and a margin): four full windows, and not many more.
     const took = Date.now() - started;

@@ -82,7 +82,7 @@ function eventLabel(type: string): string {
   const after = /^xstate\.after\.([^.]+)\./.exec(type);
   if (after) return `after ${after[1]}`;
   const done = /^xstate\.(done|error)\.actor\.(.+)$/.exec(type);
-  if (done) return `${done[1] === "done" ? "done" : "error"}: ${done[2].replace(/^0\./, "")}`;
+  if (done) return `${done[1] === "done" ? "done" : "error"}: ${done[2]!.replace(/^0\./, "")}`;
   return type;
 }
 
@@ -117,5 +117,6 @@ export async function writeStatecharts(dir: URL = STATECHARTS_DIR): Promise<stri
 }
 
 if (import.meta.main) {
+  // deno-lint-ignore no-console
   for (const path of await writeStatecharts()) console.log(`wrote ${path}`);
 }

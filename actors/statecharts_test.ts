@@ -13,7 +13,7 @@ Deno.test("the committed statecharts match the machines (run `deno task statecha
 });
 
 Deno.test("the query statechart shows every state and the CANCEL paths", () => {
-  const text = renderStatechart("query", MACHINES.query);
+  const text = renderStatechart("query", MACHINES.query!);
   for (const s of ["NEW", "QUEUED", "SCHEDULED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]) {
     assert.match(text, new RegExp(`\\b${s}\\b`));
   }

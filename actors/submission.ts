@@ -28,7 +28,7 @@ export interface SubmissionDeps {
   /** `server.timeZone`, for the local times of warnings. */
   readonly serverTimeZone: string;
   /** Each user's share of the results held; none: no per-user limit. */
-  readonly quota?: ResultQuota;
+  readonly quota?: ResultQuota | undefined;
   /** Servers sharing a KV: admission counted across them, the query's record shared. */
   readonly shared?: SharedQueries;
 }
@@ -38,15 +38,15 @@ export interface Submission {
   readonly source: ScriptSource;
   readonly context: QueryContext;
   /** Serialises rows while the query runs, when the format was fixed at submission. */
-  readonly encoder?: FragmentEncoderFactory;
+  readonly encoder?: FragmentEncoderFactory | undefined;
   /** Whatever the route needs back about a fixed format; kept with the query. */
   readonly fixedFormat?: unknown;
   /** A WARN or ERROR warning fails the query (QueryInput.failOnWarning). */
   readonly failOnWarning?: boolean;
   /** The client's Idempotency-Key: a query already held under it is answered instead. */
-  readonly idempotencyKey?: string;
+  readonly idempotencyKey?: string | undefined;
   /** Servers sharing a KV: whether the result is stored for the others (not for sync queries). */
-  readonly shareResult?: boolean;
+  readonly shareResult?: boolean | undefined;
   /** Listed by `GET /queries` with this script path and its first line (POST /queries). */
   readonly listedAs?: string;
 }
@@ -137,7 +137,7 @@ const EXCERPT_CHARS = 120;
 /** What `GET /queries` shows of a script: its first line, or the stored script's path. */
 function excerptOf(source: ScriptSource): string {
   return "text" in source
-    ? source.text.trim().split("\n", 1)[0].slice(0, EXCERPT_CHARS)
+    ? source.text.trim().split("\n", 1)[0]!.slice(0, EXCERPT_CHARS)
     : "path" in source
     ? source.path
     : source.table;

@@ -75,9 +75,9 @@ interface Entry {
   readonly ref: QueryRef;
   readonly owner: string;
   /** The client's Idempotency-Key, kept in `keys` for as long as the query is held. */
-  readonly key?: string;
+  readonly key?: string | undefined;
   /** What was submitted, for `GET /queries` (POST /queries; held as long as the query). */
-  readonly note?: QueryNote;
+  readonly note?: QueryNote | undefined;
 }
 
 /** What `GET /queries` shows of a submitted query besides its state. */
@@ -198,7 +198,7 @@ export const supervisorMachine = setup({
       const active = activeOf(context);
       const { gate } = context;
       for (let i = 0; active.size < context.maxRunning && i < waiting.length;) {
-        const id = waiting[i];
+        const id = waiting[i]!;
         // Not yet let through by the gate: it keeps its place, later ones may go.
         if (gate && !gate.mayRun(id)) {
           i++;

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * HTTP API benchmarks, not part of CI: `deno run -A bench/api_bench.ts [--seconds 5]
  * [--rounds 3] [--connections 32] [--rows 2000000] [--parts 1,2,3,4] [--set key=value]`. Prints one table, each figure beside the
@@ -128,7 +129,7 @@ async function startServer(home: string): Promise<Server> {
     env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
   }).spawn();
   const lines = await readLinesUntil(child.stdout, (l) => l.includes("listening on"));
-  const url = /listening on (http:\/\/\S+?)\/?$/.exec(lines.at(-1)!)![1];
+  const url = /listening on (http:\/\/\S+?)\/?$/.exec(lines.at(-1)!)![1]!;
   return {
     url,
     pid: child.pid,
@@ -153,7 +154,7 @@ async function startHello(): Promise<Server> {
   }).spawn();
   const lines = await readLinesUntil(child.stdout, (l) => l.includes("listening on"));
   return {
-    url: /listening on (\S+)/.exec(lines.at(-1)!)![1],
+    url: /listening on (\S+)/.exec(lines.at(-1)!)![1]!,
     pid: child.pid,
     token: undefined,
     async stop() {
@@ -227,11 +228,11 @@ async function load(
 }
 
 function median<T>(items: readonly T[], by: (t: T) => number): T {
-  return [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)];
+  return [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)]!;
 }
 
 function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 /** Milliseconds of `n` requests made one after another, sorted. */
@@ -422,7 +423,7 @@ async function benchLarge(home: string, token: string, rows: Row[]): Promise<voi
       ["JSON", "application/json", "identity"],
       ["CSV", "application/csv", "identity"],
       ["Arrow", "application/vnd.apache.arrow.stream", "identity"],
-    ];
+    ] as const;
     for (const [name, type, encoding] of fetches) {
       const t = performance.now();
       // An explicit Accept-Encoding: fetch then hands the body over as it came (not decoded).
@@ -546,7 +547,7 @@ async function benchInProcess(dir: string, rows: Row[]): Promise<void> {
       times.sort((a, b) => a - b);
       rows.push({
         measure: `4. in process, ${name}: CPU µs/request`,
-        value: `${times[0].toFixed(0)} best, ${times[4].toFixed(0)} median`,
+        value: `${times[0]!.toFixed(0)} best, ${times[4]!.toFixed(0)} median`,
         target: "",
       });
     }
@@ -566,9 +567,9 @@ function printTable(rows: readonly Row[]): void {
     Math.max(...rows.map((r) => r.target.length), 6),
   ];
   const line = (a: string, b: string, c: string, d: string) =>
-    `${a.padEnd(w[0])}  ${b.padStart(w[1])}  ${c.padEnd(w[2])}  ${d}`;
+    `${a.padEnd(w[0]!)}  ${b.padStart(w[1]!)}  ${c.padEnd(w[2]!)}  ${d}`;
   console.log(line("measure", "value", "target", "ratio"));
-  console.log("-".repeat(w[0] + w[1] + w[2] + 16));
+  console.log("-".repeat(w[0]! + w[1]! + w[2]! + 16));
   for (const r of rows) {
     const ratio = r.ratio === undefined
       ? ""

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The cloud connector against the emulator, with limits low enough to bind:
  *
@@ -23,12 +24,12 @@ const arg = (name: string, fallback: number) => {
 
 /** Requests per second over the whole windows from `start`, and the busiest window. */
 function rate(times: number[], unitMs: number, start = times[0]) {
-  const from = times.filter((t) => t >= start);
-  const windows = Math.max(1, Math.floor((from[from.length - 1] - start) / unitMs));
-  const inWindows = from.filter((t) => t < start + windows * unitMs).length;
+  const from = times.filter((t) => t >= start!);
+  const windows = Math.max(1, Math.floor((from[from.length - 1]! - start!) / unitMs));
+  const inWindows = from.filter((t) => t < start! + windows * unitMs).length;
   let busiest = 0;
   for (let i = 0, j = 0; i < times.length; i++) {
-    while (times[i] - times[j] >= unitMs) j++;
+    while (times[i]! - times[j]! >= unitMs) j++;
     busiest = Math.max(busiest, i - j + 1);
   }
   return { perSecond: inWindows / (windows * unitMs / 1000), windows, busiest };
@@ -114,9 +115,9 @@ async function sharedGraph(configured: number, real: number, unitMs: number): Pr
     const throttles = sorted(graph.filter((r) => r.status === 429));
     // Settled: after the last window holding two or more throttling answers, they come singly
     // (the adaptive rate's occasional probe above the limit).
-    let settledAt = times[0];
+    let settledAt = times[0]!;
     for (let i = 1; i < throttles.length; i++) {
-      if (throttles[i] - throttles[i - 1] < unitMs) settledAt = throttles[i];
+      if (throttles[i]! - throttles[i - 1]! < unitMs) settledAt = throttles[i]!;
     }
     const admitted = sorted(graph.filter((r) => r.status === 200));
     const whole = rate(admitted, unitMs);
@@ -131,7 +132,7 @@ async function sharedGraph(configured: number, real: number, unitMs: number): Pr
           seconds.toFixed(2)
         } s; throttled ${throttles.length} (${
           throttles.filter((t) => t > settledAt).length
-        } after settling); settled after ${((settledAt - times[0]) / 1000).toFixed(1)} s; ` +
+        } after settling); settled after ${((settledAt - times[0]!) / 1000).toFixed(1)} s; ` +
         `achieved ${whole.perSecond.toFixed(2)}/s = ${
           (whole.perSecond / perSecond).toFixed(3)
         } of the real limit over the run, ${settled.perSecond.toFixed(2)}/s = ${

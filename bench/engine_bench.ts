@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The engine benchmark of issue 9, side by side in one run (by hand, never in CI):
  *
@@ -119,7 +120,7 @@ function option(name: string): string | undefined {
 
 /** `--server-set KEY=VALUE` (repeatable): further settings for Trawl's server. */
 function serverSets(): string[] {
-  return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]] : []);
+  return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]!] : []);
 }
 
 function loadAverage(): string {
@@ -128,7 +129,7 @@ function loadAverage(): string {
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  return s[Math.floor(s.length / 2)]!;
 }
 
 /** Untimed runs before the timed ones, for every system alike (`--warmup`, default 0). */
@@ -145,7 +146,7 @@ async function timed(runs: number, name: string, make: () => Promise<Run>): Prom
     ms,
     all: all.map((r) => r.ms),
     ...(cpus.length > 0 ? { cpuMs: median(cpus) } : {}),
-    result: all[0].result,
+    result: all[0]!.result,
   };
 }
 
@@ -168,7 +169,7 @@ async function node(script: string, args: string[]): Promise<Run> {
 interface Server {
   readonly url: string;
   readonly pid: number;
-  readonly token?: string;
+  readonly token?: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -214,8 +215,9 @@ async function startServer(home: string, sets: string[]): Promise<Server> {
   (async () => {
     while (!(await reader.read()).done) { /* drain */ }
   })().catch(() => {});
-  const url =
-    /listening on (http:\/\/\S+?)\/?$/.exec(lines.find((l) => l.includes("listening"))!)![1];
+  const url = /listening on (http:\/\/\S+?)\/?$/.exec(
+    lines.find((l) => l.includes("listening"))!,
+  )![1]!;
   return {
     url,
     pid: child.pid,
@@ -248,7 +250,7 @@ async function makeHome(): Promise<{ home: string; token: string }> {
 
 /** CPU time (user + system, all threads) of a process so far, in ms. */
 function cpuOf(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks * 10; // USER_HZ is 100 on Linux
 }
@@ -382,7 +384,7 @@ async function main(): Promise<void> {
         );
       }
       await Deno.remove(dirname(out), { recursive: true });
-      const trawlN = trawl[trawl.length - 1];
+      const trawlN = trawl[trawl.length - 1]!;
       console.log(`\n## ${name}: ${task.title} (${(bytes / 1e6).toFixed(0)} MB)`);
       console.log(`load average before ${loadBefore}, after ${loadAverage()}\n`);
       printTable(task, [...trawl, ...peers], trawlN, bytes);
@@ -395,7 +397,7 @@ async function main(): Promise<void> {
           }\n${differ.map((d) => JSON.stringify(d.result).slice(0, 800)).join("\n")}`,
       );
       if (trawl.length > 1) {
-        const one = trawl[0];
+        const one = trawl[0]!;
         for (const f of trawl.slice(1)) {
           console.log(`speed-up ${f.name} over 1 worker: ${(one.ms / f.ms).toFixed(2)}×`);
         }

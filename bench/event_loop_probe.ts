@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Which queries hold the server's event loop (issue 10's guarantee): a real server on loopback
  * (tests/api/server.ts, in this process, `query.workers=1` unless `--workers`), one query of each
@@ -57,7 +58,7 @@ const ATTACKS: Record<string, string> = {
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0
     ? NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 async function writeData(s: TestServer): Promise<void> {

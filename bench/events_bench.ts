@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Events stream latency (issue 13's benchmark): how long after a query's state changes its
  * `GET /queries/<id>/events` client hears of it. A real server on loopback (tests/api/server.ts);
@@ -16,7 +17,7 @@ const { values } = parseArgs({ args: Deno.args, options: { queries: { type: "str
 const QUERIES = Math.min(1000, Number(values.queries ?? 200));
 
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 await using s = await startTestServer({ "query.retention": "30 s" });

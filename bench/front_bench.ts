@@ -18,5 +18,5 @@ $access = '''IPV4:client ' - ' NSPACE:user ' [' HTTPDATE:time '] "' WORD:method 
 
 Deno.bench("check() on a typical 10-line script", () => {
   const r = check(TYPICAL_SCRIPT);
-  if (r.diagnostics.length > 0) throw new Error(r.diagnostics[0].message);
+  if (r.diagnostics.length > 0) throw new Error(r.diagnostics[0]!.message);
 });

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Writes the engine benchmark's data: the same seeded web-server events as a combined-format
  * access log (`bench/data/access.log`) and as JSON lines (`bench/data/events.jsonl`), and
@@ -60,7 +61,7 @@ export async function generate(mb: number, seed = 42): Promise<number> {
         Math.floor(rnd() * 256)
       }`,
   );
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
   const log = await Deno.open(ACCESS_LOG, { write: true, create: true, truncate: true });
   const json = await Deno.open(EVENTS_JSONL, { write: true, create: true, truncate: true });
   const encoder = new TextEncoder();
@@ -194,7 +195,7 @@ function uuid(rnd: () => number): string {
 export async function generateSignins(mb: number, seed = 7): Promise<number> {
   await Deno.mkdir(DATA_DIR, { recursive: true });
   const rnd = seededRandom(seed);
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
   const users = Array.from({ length: 5000 }, (_, i) => ({
     id: uuid(rnd),
     name: i % 50 === 0 ? `Jürgen O\u2019Brien ${i}` : `User ${i}`,
@@ -212,7 +213,7 @@ export async function generateSignins(mb: number, seed = 7): Promise<number> {
       let text = "";
       for (let i = 0; i < 2000; i++) {
         t += Math.floor(rnd() * 400);
-        const user = users[Math.floor(users.length * Math.pow(rnd(), 2))];
+        const user = users[Math.floor(users.length * Math.pow(rnd(), 2))]!;
         const [appName, appId] = pick(APPS);
         const [errorCode, failureReason, details] = pick(OUTCOMES);
         const [city, state, country, lat, lon] = pick(PLACES);
@@ -294,7 +295,7 @@ if (import.meta.main) {
   const i = Deno.args.indexOf("--mb");
   const mb = i >= 0 ? Number(Deno.args[i + 1]) : 500;
   const o = Deno.args.indexOf("--only");
-  const only = o >= 0 ? Deno.args[o + 1] : "all";
+  const only = o >= 0 ? Deno.args[o + 1]! : "all";
   if (!(mb > 0) || !["all", "access", "signins"].includes(only)) {
     console.error("usage: gen_data.ts [--mb <megabytes>] [--only access|signins]");
     Deno.exit(2);

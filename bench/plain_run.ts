@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The hand-written baseline: what a careful programmer writes for one task with no engine at
  * all (1 MiB reads, one RegExp or JSON.parse per line, a Map). Prints `{ ms, result }`.
@@ -35,7 +36,7 @@ async function access() {
       const m = re.exec(line);
       if (m === null || m[2] !== "200") continue;
       const bytes = m[3] === "-" ? 0 : Number(m[3]);
-      totals.set(m[1], (totals.get(m[1]) ?? 0) + bytes);
+      totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + bytes);
     }
   }
   return [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10);

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * `deno task bench`: every benchmark in one run, each printing its figures beside the reference
  * it names. Not part of CI; run it by hand on a quiet machine.

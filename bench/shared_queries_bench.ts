@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Queries shared by servers on one Deno KV file (actors/shared_queries.ts), by hand, not in CI:
  *
@@ -98,7 +99,7 @@ async function measure(name: string, clients: (() => Promise<void>)[]): Promise<
   const end = performance.now() + SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, i) => {
-      const once = clients[i % clients.length];
+      const once = clients[i % clients.length]!;
       while (performance.now() < end) {
         const start = performance.now();
         await once();
@@ -107,7 +108,7 @@ async function measure(name: string, clients: (() => Promise<void>)[]): Promise<
     }),
   );
   times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
   console.log(
     `${name.padEnd(36)} ${(times.length / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${
       at(0.5).toFixed(2)
@@ -180,12 +181,12 @@ async function smallQueries(root: string): Promise<void> {
     await measure("files, one server: async submit+result", [async(files)]);
   }
   const homes = [await kvHome(root, "c", "small.kv"), await kvHome(root, "d", "small.kv")];
-  await using c = await startServerProcess(homes[0]);
+  await using c = await startServerProcess(homes[0]!);
   const token = c.firstToken!;
   const one = client(c, token);
   await measure("kv, one server: sync", [sync(one)]);
   await measure("kv, one server: async submit+result", [async(one)]);
-  await using d = await startServerProcess(homes[1]);
+  await using d = await startServerProcess(homes[1]!);
   const two = [one, client(d, token)];
   await measure("kv, two servers: sync", two.map(sync));
   await measure("kv, two servers: async submit+result", two.map(async));

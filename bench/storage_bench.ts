@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The API with `storage=files` against `storage=kv:<file>` (by hand, not in CI):
  *
@@ -33,7 +34,7 @@ async function measure(name: string, once: () => Promise<void>): Promise<void> {
     }),
   );
   times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
   console.log(
     `${name.padEnd(28)} ${(times.length / SECONDS).toFixed(0).padStart(6)} req/s  p50 ${
       at(0.5).toFixed(2)

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * One Trawl run of a benchmark task in process (no server), for profiling:
  * `deno run --allow-all --cpu-prof bench/trawl_run.ts nested`. Prints one JSON line:

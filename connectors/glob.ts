@@ -70,7 +70,7 @@ export function compileGlob(pattern: string): Glob {
   const parts = pattern.split("/").filter((p) => p !== "");
   const base: string[] = [];
   let i = 0;
-  while (i < parts.length - 1 && isLiteral(parts[i])) base.push(parts[i++]);
+  while (i < parts.length - 1 && isLiteral(parts[i]!)) base.push(parts[i++]!);
   // A pattern without globs names one file: all of it but the last segment is the base.
   const segments = parts.slice(i).map(compileSegment);
   return {
@@ -125,8 +125,8 @@ export function matchSegment(
       if (!at) return null;
       const out: Partial<Record<TimeField, number>> = { ...captures };
       for (let k = 0; k < segment.fields.length; k++) {
-        const field = segment.fields[k];
-        const from = at[segment.fieldTokens[k]];
+        const field = segment.fields[k]!;
+        const from = at[segment.fieldTokens[k]!]!;
         const value = Number(name.slice(from, from + FIELD_DIGITS[field]));
         if (out[field] !== undefined && out[field] !== value) return null;
         out[field] = value;
@@ -162,7 +162,7 @@ function matchFrom(
   captures: TimeCaptures,
 ): TimeCaptures | null {
   if (si === segs.length) return ni === names.length ? captures : null;
-  const seg = segs[si];
+  const seg = segs[si]!;
   if (seg.kind === "any") {
     for (let k = ni; k <= names.length; k++) {
       const r = matchFrom(segs, si + 1, names, k, captures);
@@ -171,6 +171,6 @@ function matchFrom(
     return null;
   }
   if (ni === names.length) return null;
-  const c = matchSegment(seg, names[ni], captures);
+  const c = matchSegment(seg, names[ni]!, captures);
   return c ? matchFrom(segs, si + 1, names, ni + 1, c) : null;
 }

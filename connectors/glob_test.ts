@@ -80,7 +80,7 @@ function memoryFs(paths: readonly string[]): WalkFs {
     const seen = new Map<string, WalkEntry>();
     for (const p of paths.filter((p) => p.startsWith(prefix))) {
       const [name, ...rest] = p.slice(prefix.length).split("/");
-      seen.set(name, { name, kind: rest.length > 0 ? "dir" : "file" });
+      seen.set(name!, { name: name!, kind: rest.length > 0 ? "dir" : "file" });
     }
     return [...seen.values()];
   };

@@ -35,8 +35,8 @@ export const storeAclSchema = z.object({
 export function storeAllows(acl: StoreAcl | undefined, user: User, right: StoreRight): boolean {
   if (user.admin) return true;
   if (!acl) return false;
-  if (Object.hasOwn(acl.users, user.name) && acl.users[user.name].includes(right)) return true;
-  return user.groups.some((g) => Object.hasOwn(acl.groups, g) && acl.groups[g].includes(right));
+  if (Object.hasOwn(acl.users, user.name) && acl.users[user.name]!.includes(right)) return true;
+  return user.groups.some((g) => Object.hasOwn(acl.groups, g) && acl.groups[g]!.includes(right));
 }
 
 /**

@@ -27,7 +27,7 @@ export function chartKind(schema: Record<string, string>, total: number): ChartK
   const labels = columns.filter((c) => !["INTEGER", "LONG", "DOUBLE"].includes(c.type));
   if (time) return { kind: "histogram", time: time.name };
   if (numeric.length === 1 && labels.length === 1 && total > 0 && total <= 60) {
-    return { kind: "bars", label: labels[0].name, value: numeric[0].name };
+    return { kind: "bars", label: labels[0]!.name, value: numeric[0]!.name };
   }
   return null;
 }
@@ -93,7 +93,7 @@ function bars(label: string, value: string, rows: Rows): HTMLElement {
         svg("title", {}, `${item.label}: ${item.n}`),
       )
     ),
-    [items[0].label, items.at(-1)!.label],
+    [items[0]!.label, items.at(-1)!.label],
   );
 }
 

@@ -299,7 +299,7 @@ export function datastoreForm() {
       const general: string[] = [];
       for (const p of problems) {
         const keys = [...p.matchAll(/keys? '(\w+)'(?: and '(\w+)')?/g)].flatMap((m) => [m[1], m[2]])
-          .filter(Boolean);
+          .filter(Boolean) as string[];
         const text = p.replace(/^datastore '[^']*': /, "");
         if (!keys.some((k) => mark(k, text))) general.push(text);
       }

@@ -9,7 +9,7 @@ import { fill, h } from "./dom.ts";
 import { type MachineJson, statechart } from "./statechart.ts";
 
 interface Machines {
-  readonly machines: Record<string, MachineJson>;
+  readonly machines: Readonly<Record<"query" | "supervisor" | "connector", MachineJson>>;
   readonly live: {
     readonly supervisor?: {
       held: number;

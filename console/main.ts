@@ -162,16 +162,16 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     const at = tabButtons.indexOf(document.activeElement as HTMLButtonElement);
     if (at < 0 || (e.key !== "ArrowRight" && e.key !== "ArrowLeft")) return;
     const next = (at + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length;
-    selectTab(tabs[next].id);
-    tabButtons[next].focus();
+    selectTab(tabs[next]!.id);
+    tabButtons[next]!.focus();
     e.preventDefault();
   });
   function selectTab(id: string) {
     tabs.forEach((t, i) => {
       const selected = t.id === id;
-      tabButtons[i].setAttribute("aria-selected", String(selected));
-      tabButtons[i].tabIndex = selected ? 0 : -1;
-      panels[i].hidden = !selected;
+      tabButtons[i]!.setAttribute("aria-selected", String(selected));
+      tabButtons[i]!.tabIndex = selected ? 0 : -1;
+      panels[i]!.hidden = !selected;
       t.onShow?.(selected);
     });
   }

@@ -105,11 +105,11 @@ export function runPane(options: {
     fill(table, result.element);
     fill(
       downloads,
-      ...[
+      ...([
         ["CSV", "application/csv", "csv"],
         ["JSON", "application/json", "json"],
         ["Arrow", "application/vnd.apache.arrow.stream", "arrows"],
-      ].map(([label, type, ext]) =>
+      ] as const).map(([label, type, ext]) =>
         h("button", {
           type: "button",
           onclick: async () => {

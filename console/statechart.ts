@@ -79,7 +79,7 @@ export function statechart(name: string, machine: MachineJson, current?: string)
   ];
   const fromSource = new Map<string, number>();
   for (const [key, events] of edges) {
-    const [from, to] = key.split("\u0000");
+    const [from, to] = key.split("\u0000") as [string, string];
     const a = pos.get(from);
     const b = pos.get(to);
     if (!a || !b) continue;
@@ -184,7 +184,7 @@ function ranks(
 ): Map<string, number> {
   const next = new Map<string, string[]>(keys.map((k) => [k, []]));
   for (const key of edges.keys()) {
-    const [from, to] = key.split("\u0000");
+    const [from, to] = key.split("\u0000") as [string, string];
     if (from !== to) next.get(from)?.push(to);
   }
   // Drop back edges found by a depth-first walk from the initial state.

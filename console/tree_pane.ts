@@ -90,7 +90,7 @@ export function treePane(options: {
     const items = [...tree.querySelectorAll<HTMLElement>('[role="treeitem"]')];
     const at = items.indexOf(document.activeElement as HTMLElement);
     const focus = (i: number) => {
-      const next = items[Math.max(0, Math.min(items.length - 1, i))];
+      const next = items[Math.max(0, Math.min(items.length - 1, i))]!;
       items.forEach((it) => it.tabIndex = -1);
       next.tabIndex = 0;
       next.focus();

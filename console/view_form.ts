@@ -40,10 +40,10 @@ export function viewArguments(script: string): ViewArgument[] {
   }
   return parts.map((p) => p.trim()).filter(Boolean).map((p) => {
     const typed = /^([A-Za-z_]\w*)\s*::\s*\??([A-Za-z_]+)/.exec(p);
-    if (typed) return { name: typed[1], type: typed[2].toUpperCase() };
+    if (typed) return { name: typed[1]!, type: typed[2]!.toUpperCase() };
     const m = /^([A-Za-z_]\w*)\s*:\s*([\s\S]+)$/.exec(p);
     if (!m) return { name: p, type: "STRING" };
-    return { name: m[1], type: literalType(m[2].trim()), defaultText: m[2].trim() };
+    return { name: m[1]!, type: literalType(m[2]!.trim()), defaultText: m[2]!.trim() };
   });
 }
 

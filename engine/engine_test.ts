@@ -143,8 +143,8 @@ Deno.test("compile() reports an unknown field with its line and column", async (
   await using home = await engineHome();
   const diagnostics = await home.diagnose("VALUES((a: 1))\n| filter(nope = 1)");
   assert.equal(diagnostics.length, 1);
-  assert.equal(diagnostics[0].line, 2);
-  assert.match(formatDiagnostic(diagnostics[0]), /nope/);
+  assert.equal(diagnostics[0]!.line, 2);
+  assert.match(formatDiagnostic(diagnostics[0]!), /nope/);
 });
 
 Deno.test("compile() refuses a script without a pipeline", async () => {

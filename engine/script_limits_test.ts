@@ -33,8 +33,8 @@ Deno.test("10 000-term chains and 5 000-command pipelines are refused with the l
   for (const [text, message] of cases) {
     const diagnostics = await home.diagnose(text);
     assert.equal(diagnostics.length, 1, `${text.slice(0, 60)}: ${JSON.stringify(diagnostics)}`);
-    assert.equal(diagnostics[0].code, "SYNTAX_ERROR");
-    assert.match(diagnostics[0].message, message);
+    assert.equal(diagnostics[0]!.code, "SYNTAX_ERROR");
+    assert.match(diagnostics[0]!.message, message);
   }
 });
 
@@ -43,9 +43,9 @@ Deno.test("the diagnostic points at the operator or command past the limit", asy
   const prefix = "VALUES((a: 1)) | select(";
   const [d] = await home.diagnose(`${prefix}${Array(1100).fill("1").join(" + ")} as x)`);
   // Terms are "1 + ": the 1001st '+' follows 1001 terms.
-  assert.deepEqual([d.line, d.column], [1, prefix.length + 1001 * 4 - 1]);
+  assert.deepEqual([d!.line, d!.column], [1, prefix.length + 1001 * 4 - 1]);
   const [p] = await home.diagnose(chainOfStreams(1200));
-  assert.equal(p.line, MAX_PIPELINE_OPERATORS + 1);
+  assert.equal(p!.line, MAX_PIPELINE_OPERATORS + 1);
 });
 
 Deno.test("scripts at the limits compile and run", async () => {
@@ -79,14 +79,14 @@ Deno.test("a view reading a view twice counts its operators at every use: 20 lev
   const diagnostics = await home.diagnose("@[w0.sx]");
   assert.equal(diagnostics.length, 1, JSON.stringify(diagnostics));
   const [d] = diagnostics;
-  assert.equal(d.code, "SYNTAX_ERROR");
+  assert.equal(d!.code, "SYNTAX_ERROR");
   // w11 reads 2 × 511 operators of w12 and adds a union: the first level past 1000.
   assert.match(
-    d.message,
+    d!.message,
     /^pipeline too long: 1023 operators, counting those of the streams and stored scripts it reads, more than 1000/,
   );
-  assert.equal(d.script, "/users/alice/w11.sx");
-  assert.deepEqual([d.line, d.column], [2, 1]);
+  assert.equal(d!.script, "/users/alice/w11.sx");
+  assert.deepEqual([d!.line, d!.column], [2, 1]);
 });
 
 Deno.test("views within the operator limit run: 8 doublings are 511 operators and 256 rows", async () => {
@@ -98,7 +98,7 @@ Deno.test("views within the operator limit run: 8 doublings are 511 operators an
   assert.equal((await home.run("@[w0.sx] | filter(a = 1)")).rows.length, 256);
   await doublingViews(home, 9);
   const [d] = await home.diagnose("@[w0.sx]");
-  assert.match(d.message, /pipeline too long: 1023 operators/);
+  assert.match(d!.message, /pipeline too long: 1023 operators/);
 });
 
 Deno.test("a view's operators count in the pipeline that calls it", async () => {
@@ -106,9 +106,9 @@ Deno.test("a view's operators count in the pipeline that calls it", async () => 
   await home.write("/user/long.sx", `VALUES((a: 1))${" | filter(true)".repeat(600)}`);
   assert.equal((await home.run("@[long.sx]")).rows.length, 1);
   const [d] = await home.diagnose("@[long.sx] | union(@[long.sx])");
-  assert.equal(d.code, "SYNTAX_ERROR");
-  assert.equal(d.script, undefined);
-  assert.match(d.message, /^pipeline too long: 1203 operators/);
+  assert.equal(d!.code, "SYNTAX_ERROR");
+  assert.equal(d!.script, undefined);
+  assert.match(d!.message, /^pipeline too long: 1203 operators/);
 });
 
 Deno.test("3000 views each calling the next are refused at the nesting limit, naming it", async () => {
@@ -118,17 +118,17 @@ Deno.test("3000 views each calling the next are refused at the nesting limit, na
   const diagnostics = await home.diagnose("@[c0.sx]");
   assert.equal(diagnostics.length, 1, JSON.stringify(diagnostics));
   const [d] = diagnostics;
-  assert.equal(d.code, "RECURSION");
+  assert.equal(d!.code, "RECURSION");
   assert.equal(
-    d.message,
+    d!.message,
     `stored scripts nested too deeply: calling /users/alice/c${MAX_VIEW_DEPTH}.sx here makes ` +
       `${MAX_VIEW_DEPTH + 1} stored scripts called one inside another (from /users/alice/c0.sx), ` +
       `more than ${MAX_VIEW_DEPTH}`,
   );
-  assert.equal(d.script, `/users/alice/c${MAX_VIEW_DEPTH - 1}.sx`);
+  assert.equal(d!.script, `/users/alice/c${MAX_VIEW_DEPTH - 1}.sx`);
   // Run by its path, the script run is the first of the nesting.
   const [byPath] = await home.diagnose({ path: "/user/c0.sx" });
-  assert.match(byPath.message, new RegExp(`calling /users/alice/c${MAX_VIEW_DEPTH}\\.sx`));
+  assert.match(byPath!.message, new RegExp(`calling /users/alice/c${MAX_VIEW_DEPTH}\\.sx`));
   // At the limit, the nesting runs.
   await home.write(`/user/c${MAX_VIEW_DEPTH - 1}.sx`, "VALUES((a: 1))");
   assert.deepEqual((await home.run("@[c0.sx]")).rows, [{ a: 1 }]);
@@ -149,6 +149,6 @@ Deno.test("query.maxScriptBytes counts a view's text at every call", async () =>
   const [d] = await home.diagnose(script, {
     limits: { memoryLimit: 256 * 1024 * 1024, maxScriptBytes: within - 1 },
   });
-  assert.equal(d.code, "BAD_ARGUMENT");
-  assert.match(d.message, /query\.maxScriptBytes/);
+  assert.equal(d!.code, "BAD_ARGUMENT");
+  assert.match(d!.message, /query\.maxScriptBytes/);
 });

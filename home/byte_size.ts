@@ -25,7 +25,7 @@ const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$/;
 export function parseByteSize(text: string): number | undefined {
   const m = SIZE.exec(text);
   if (!m) return undefined;
-  const unit = m[2] === "" ? 1 : UNIT_BYTES[m[2].toLowerCase()];
+  const unit = m[2] === "" ? 1 : UNIT_BYTES[m[2]!.toLowerCase()];
   if (unit === undefined) return undefined;
   const bytes = Number(m[1]) * unit;
   if (!Number.isSafeInteger(bytes)) return undefined;
@@ -39,7 +39,7 @@ export function parseByteSize(text: string): number | undefined {
  */
 export function formatByteSize(bytes: number): string {
   for (const unit of ["TiB", "GiB", "MiB", "KiB"]) {
-    const size = UNIT_BYTES[unit.toLowerCase()];
+    const size = UNIT_BYTES[unit.toLowerCase()]!;
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;

@@ -75,7 +75,7 @@ function parseOverrides(sets: readonly string[]): Record<string, string> {
 /** Parses `args` (without the program name); `env` supplies TRAWL_HOME. */
 export function parseCommandLine(
   args: readonly string[],
-  env: { readonly TRAWL_HOME?: string } = {},
+  env: { readonly TRAWL_HOME?: string | undefined } = {},
 ): Command {
   const [command, ...rest] = args;
   const homeOf = (home: string | undefined) => home ?? (env.TRAWL_HOME || "./trawl-home");
@@ -103,7 +103,7 @@ export function parseCommandLine(
       }
       if (sub === "set") {
         const { values, positionals } = parse(more, HOME, ["FILE"]);
-        return { kind: "rights set", home: homeOf(values.home), file: positionals[0] };
+        return { kind: "rights set", home: homeOf(values.home), file: positionals[0]! };
       }
       throw new UsageError(
         sub === undefined ? "'rights' needs a subcommand" : `unknown command 'rights ${sub}'`,
@@ -127,7 +127,7 @@ function parseUserCommand(args: string[], homeOf: (home?: string) => string): Co
       return {
         kind: "user add",
         home: homeOf(values.home),
-        name: positionals[0],
+        name: positionals[0]!,
         admin: values.admin ?? false,
         groups: values.group ?? [],
         ...(values.timezone !== undefined ? { timeZone: values.timezone } : {}),
@@ -138,7 +138,7 @@ function parseUserCommand(args: string[], homeOf: (home?: string) => string): Co
     case "remove":
     case "token": {
       const { values, positionals } = parse(rest, HOME, ["NAME"]);
-      return { kind: `user ${sub}`, home: homeOf(values.home), name: positionals[0] };
+      return { kind: `user ${sub}`, home: homeOf(values.home), name: positionals[0]! };
     }
     default:
       throw new UsageError(

@@ -147,7 +147,7 @@ function fromRoot(user: User, path: string, segments: string[]): string[] {
   if (segments.length === 0) return [];
   const [first, ...rest] = segments;
   if (first === "user") return ["users", user.name, ...rest];
-  if ((TREE_ROOTS as readonly string[]).includes(first)) return segments;
+  if ((TREE_ROOTS as readonly string[]).includes(first!)) return segments;
   return refuse(
     path,
     `unknown root '/${first}'; paths start with /user, /users, /shared or /system`,

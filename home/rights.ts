@@ -27,8 +27,8 @@ export const RIGHTS: readonly Right[] = ["list", "execute", "read", "write", "cr
 export interface Grant {
   /** Canonical path without a trailing slash: `/shared/team`. */
   readonly path: string;
-  readonly user?: string;
-  readonly group?: string;
+  readonly user?: string | undefined;
+  readonly group?: string | undefined;
   readonly rights: readonly Right[];
 }
 
@@ -66,7 +66,7 @@ export function parseRights(text: string, source = "rights.json"): Grant[] {
   }
   const parsed = rightsFileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const issue = parsed.error.issues[0]!;
     throw new RightsError(`${source}: entry ${issue.path.join(".")}: ${issue.message}`);
   }
   return parsed.data;

@@ -19,9 +19,9 @@ export function settingsTable(): string {
     return [`\`${key}\``, shown, spec.doc];
   });
   const header = ["Key", "Default", "Meaning"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+    `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
@@ -40,6 +40,7 @@ if (import.meta.main) {
   const before = await Deno.readTextFile(README);
   const after = withSettingsTable(before);
   if (after !== before) await Deno.writeTextFile(README, after);
+  // deno-lint-ignore no-console
   console.log(
     after === before
       ? "README.md: settings table up to date"

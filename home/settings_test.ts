@@ -139,24 +139,24 @@ Deno.test("loadSettings() refuses each kind of bad value, naming key, value and 
   for (const [key, value, form] of cases) {
     const [problem, ...more] = problemsOf(`${key} = ${value}\n`);
     assert.deepEqual(more, [], key);
-    assert.ok(problem.includes(`'${key}'`), problem);
-    assert.ok(problem.includes(`'${value}'`), problem);
-    assert.ok(problem.includes("settings.conf line 1"), problem);
-    assert.match(problem, form);
+    assert.ok(problem!.includes(`'${key}'`), problem);
+    assert.ok(problem!.includes(`'${value}'`), problem);
+    assert.ok(problem!.includes("settings.conf line 1"), problem);
+    assert.match(problem!, form);
   }
 });
 
 Deno.test("loadSettings() reports every bad key at once, and where each came from", () => {
   const problems = problemsOf("wgui.port = x\n", { "log.requests": "nope" });
   assert.equal(problems.length, 2);
-  assert.match(problems[0], /'wgui.port' = 'x' \(settings.conf line 1\)/);
-  assert.match(problems[1], /'log.requests' = 'nope' \(--set\)/);
+  assert.match(problems[0]!, /'wgui.port' = 'x' \(settings.conf line 1\)/);
+  assert.match(problems[1]!, /'log.requests' = 'nope' \(--set\)/);
 });
 
 Deno.test("loadSettings() refuses a line that is not key = value", () => {
   const [problem] = problemsOf("# ok\nwgui.port 9000\n");
-  assert.match(problem, /settings.conf line 2: expected 'key = value', found 'wgui.port 9000'/);
-  assert.match(problemsOf("= 5\n")[0], /line 1/);
+  assert.match(problem!, /settings.conf line 2: expected 'key = value', found 'wgui.port 9000'/);
+  assert.match(problemsOf("= 5\n")[0]!, /line 1/);
 });
 
 Deno.test("parseByteSize() reads plain bytes and binary and decimal units", () => {

@@ -157,7 +157,7 @@ export class StorageResourceTree implements ResourceTree {
     const entries = new Map<string, TreeEntry>();
     const depth = segments.length + 1;
     for await (const key of this.storage.list([META, ...segments])) {
-      const name = key[depth];
+      const name = key[depth]!;
       if (key.length === depth + 1) {
         const meta = await this.#meta(key.slice(1));
         if (!meta) continue; // removed meanwhile
@@ -172,7 +172,7 @@ export class StorageResourceTree implements ResourceTree {
       }
     }
     for await (const key of this.storage.list([DATA, ...segments])) {
-      const name = key[depth];
+      const name = key[depth]!;
       const known = entries.get(name);
       if (known && (known.modified !== 0 || known.isFolder)) continue;
       if (key.length === depth + 1) {
@@ -250,7 +250,7 @@ export class StorageResourceTree implements ResourceTree {
     let parts: Uint8Array[] = [];
     let state: "open" | "committed" | "aborted" = "open";
     const whole = () => {
-      if (parts.length === 1) return parts[0];
+      if (parts.length === 1) return parts[0]!;
       const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
       let at = 0;
       for (const p of parts) {

@@ -13,8 +13,8 @@ function table(users: readonly User[]): string[] {
       u,
     ) => [u.name, u.admin ? "yes" : "no", u.groups.join(",") || "-", u.timeZone ?? "-"]),
   ];
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd());
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
 }
 
 /** Runs a user command against `store`; throws UserStoreError for a request it refuses. */

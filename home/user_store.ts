@@ -217,7 +217,7 @@ export class UserStore {
     // Compare with every user, so the time taken does not tell which one matched.
     const users = this.#users;
     const hashes = this.#hashes;
-    for (let i = 0; i < users.length; i++) if (sameHashBytes(hash, hashes[i])) found = users[i];
+    for (let i = 0; i < users.length; i++) if (sameHashBytes(hash, hashes[i]!)) found = users[i];
     if (found === undefined) return undefined;
     // A user added through another server of a shared KV has no folder on this one's disk yet.
     if (this.#storage.kind !== "files" && this.usersDir !== undefined) {
@@ -296,7 +296,7 @@ export class UserStore {
     const parsed = usersFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw corrupt("not a valid users file", `${issue.path.join(".")}: ${issue.message}`);
+      throw corrupt("not a valid users file", `${issue!.path.join(".")}: ${issue!.message}`);
     }
     return parsed.data.users;
   }

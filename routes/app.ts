@@ -54,7 +54,7 @@ export interface AppDeps {
   readonly tree: ResourceTree;
   readonly log: Logger;
   /** The workers queries' scans run on (query.workers). */
-  readonly scanWorkers?: ScanWorkerPool;
+  readonly scanWorkers?: ScanWorkerPool | undefined;
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;
@@ -65,9 +65,9 @@ export interface AppDeps {
   /** Each user's share of the results held; without it, no per-user limit. */
   readonly resultQuota?: ResultQuota;
   /** Servers sharing a KV: the registry of queries across them (actors/shared_queries.ts). */
-  readonly sharedQueries?: SharedQueries;
+  readonly sharedQueries?: SharedQueries | undefined;
   /** How often a silent events stream gets a comment (routes/query_events.ts; tests). */
-  readonly heartbeatMs?: number;
+  readonly heartbeatMs?: number | undefined;
   /** What /metrics shows besides the supervisor's gauges. */
   readonly metrics?: {
     readonly queries?: QueryMetrics;

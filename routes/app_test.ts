@@ -73,7 +73,7 @@ Deno.test("the API refuses a missing, malformed or unknown token with 401", asyn
   ];
   for (const headers of attempts) {
     for (const path of ["/API/v1.0/whoami", "/API/v1.0/", "/API/v1.0/no-such-thing"]) {
-      const res = await t.app.request(path, { headers });
+      const res = await t.app.request(path, { headers: headers ?? {} });
       await errorOf(res, 401, "UNAUTHENTICATED");
       assert.match(res.headers.get("WWW-Authenticate") ?? "", /^Bearer/);
     }
@@ -133,8 +133,8 @@ Deno.test("each request is logged in one line without token or query string", as
   await t.app.request("/API/v1.0/whoami");
   const requests = t.log.lines.filter((l) => l.includes(" INFO "));
   assert.equal(requests.length, 2);
-  assert.match(requests[0], /INFO GET \/API\/v1\.0\/whoami 200 \d+ms alice -$/);
-  assert.match(requests[1], /INFO GET \/API\/v1\.0\/whoami 401 \d+ms - -$/);
+  assert.match(requests[0]!, /INFO GET \/API\/v1\.0\/whoami 200 \d+ms alice -$/);
+  assert.match(requests[1]!, /INFO GET \/API\/v1\.0\/whoami 401 \d+ms - -$/);
   assert.ok(t.log.lines.every((l) => !l.includes(t.token) && !l.includes("s3cret")));
 });
 

@@ -58,10 +58,10 @@ export function arrowBatchWriter(schema: TrawlSchema, render: RenderOptions): Ba
   return {
     batch(rows) {
       const children = fields.map((field, i) => {
-        const name = schema[i].name;
-        const to = convert[i];
+        const name = schema[i]!.name;
+        const to = convert[i]!;
         const values = new Array<unknown>(rows.length);
-        for (let r = 0; r < rows.length; r++) values[r] = to(rows[r][name] ?? null);
+        for (let r = 0; r < rows.length; r++) values[r] = to(rows[r]![name] ?? null);
         return columnData(field.type, values);
       });
       const data = arrow.makeData({
@@ -184,7 +184,7 @@ function columnData(type: arrow.DataType, values: readonly unknown[]): arrow.Dat
   let nullCount = 0;
   for (let i = 0; i < length; i++) {
     if (values[i] === null) nullCount++;
-    else nullBitmap[i >> 3] |= 1 << (i & 7);
+    else nullBitmap[i >> 3]! |= 1 << (i & 7);
   }
   const base = { type, length, nullCount, nullBitmap: nullCount > 0 ? nullBitmap : undefined };
   if (arrow.DataType.isUtf8(type)) {
@@ -202,8 +202,8 @@ function columnData(type: arrow.DataType, values: readonly unknown[]): arrow.Dat
       data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
       let at = 0;
       for (let i = 0; i < length; i++) {
-        data.set(parts[i], at);
-        at += parts[i].length;
+        data.set(parts[i]!, at);
+        at += parts[i]!.length;
         valueOffsets[i + 1] = at;
       }
     }
@@ -211,7 +211,7 @@ function columnData(type: arrow.DataType, values: readonly unknown[]): arrow.Dat
   }
   if (arrow.DataType.isBool(type)) {
     const data = new Uint8Array((length + 7) >> 3);
-    for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3] |= 1 << (i & 7);
+    for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3]! |= 1 << (i & 7);
     return arrow.makeData({ ...base, type: type as arrow.Bool, data });
   }
   if (arrow.DataType.isInt(type) || arrow.DataType.isFloat(type)) {

@@ -35,7 +35,7 @@ export function chooseEncoding(header: string | undefined): Encoding | null {
     for (const p of params) {
       if (p.startsWith("q=")) q = Number(p.slice(2)) || 0;
     }
-    named.add(token);
+    named.add(token!);
     if (token === "*") star = q;
     if ((token === "br" || token === "gzip") && q > 0) {
       if (!best || q > best.q || (q === best.q && token === "gzip")) best = { name: token, q };

@@ -14,7 +14,7 @@ import { sendJson } from "./json.ts";
 
 export interface ApiErrorOptions {
   /** Fields added to the body beside code and message (e.g. `line`, `state`). */
-  readonly extra?: Readonly<Record<string, unknown>>;
+  readonly extra?: Readonly<Record<string, unknown>> | undefined;
   /** Headers of the answer (e.g. `WWW-Authenticate`, `Retry-After`). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -84,7 +84,7 @@ const DIAGNOSTIC_API_CODE: Readonly<Partial<Record<Diagnostic["code"], string>>>
 
 /** The answer to a script that does not parse or check: the first problem, and all of them. */
 export function diagnosticsError(diagnostics: readonly Diagnostic[]): ApiError {
-  const [first] = diagnostics;
+  const first = diagnostics[0]!;
   const code = DIAGNOSTIC_API_CODE[first.code] ?? first.code;
   return new ApiError(DIAGNOSTIC_STATUS[first.code] ?? 400, code, formatDiagnostic(first), {
     extra: {

@@ -163,7 +163,7 @@ export type MediaType = keyof typeof FORMATS;
 
 /** The format of a media type (an entry of `FORMATS`). */
 export function formatSpec(mediaType: MediaType): FormatSpec {
-  return (FORMATS as Record<string, FormatSpec>)[mediaType];
+  return (FORMATS as Record<string, FormatSpec>)[mediaType]!;
 }
 
 /** The offered media types, in the order of `FORMATS` (read per call: the table is the truth). */
@@ -181,8 +181,8 @@ export function mediaTypeNamed(name: string): MediaType | undefined {
 
 export interface FormatOptions {
   /** IANA zone for TIMESTAMP values; undefined means the query's zone (the user's, else `server.timeZone`). */
-  readonly timeZone?: string;
-  readonly timestampFormat?: string;
+  readonly timeZone?: string | undefined;
+  readonly timestampFormat?: string | undefined;
   readonly omitHeader: boolean;
   /** `opt.failOnWarning=true`: a synchronous answer with a WARN or ERROR warning is a 409. */
   readonly failOnWarning?: boolean;
@@ -227,14 +227,14 @@ export function negotiateFormat(
   let explicit = options.explicit;
   if (param !== null) {
     explicit = true;
-    mediaType = mediaTypeNamed(param.split(";")[0]);
+    mediaType = mediaTypeNamed(param.split(";")[0]!);
     if (!mediaType) return notAcceptable(`acceptContentType '${param}'`);
   } else if (accept && accept.trim() !== "") {
     const chosen = chooseFromAccept(accept);
     if (chosen === null) return notAcceptable(`Accept '${accept}'`);
     mediaType = chosen.mediaType;
     explicit ||= !chosen.wildcardOnly;
-  } else mediaType = mediaTypes()[0];
+  } else mediaType = mediaTypes()[0]!;
   return { ok: true, format: { mediaType, options: options.value }, explicit };
 }
 
@@ -327,14 +327,14 @@ function chooseFromAccept(accept: string): AcceptChoice | null {
     let q = 1;
     for (const p of paramParts) {
       const [k, v] = p.split("=").map((s) => s.trim());
-      if (k.toLowerCase() === "q") {
+      if (k!.toLowerCase() === "q") {
         const n = Number(v);
         q = Number.isFinite(n) ? n : 0;
       }
     }
     if (q <= 0) continue;
-    const named = mediaTypeNamed(range);
-    const wildcardType = wildcardMatch(range);
+    const named = mediaTypeNamed(range!);
+    const wildcardType = wildcardMatch(range!);
     const matched: [MediaType, number, boolean] | undefined = named
       ? [named, 1, false]
       : wildcardType

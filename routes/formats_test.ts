@@ -55,7 +55,7 @@ Deno.test("negotiateFormat() answers 406 for a type not offered", () => {
       "application/json;q=0",
     ]]
   ) {
-    const c = choose(q, a);
+    const c = choose(q!, a);
     assert.ok(!c.ok);
     assert.equal(c.status, 406);
     assert.equal(c.code, "NOT_ACCEPTABLE");
@@ -90,11 +90,11 @@ Deno.test("negotiateFormat() validates opt.* and refuses unknown ones", () => {
       ["opt.timezone=UTC&opt.timezone=UTC", "twice"],
     ]
   ) {
-    const c = choose(q);
+    const c = choose(q!);
     assert.ok(!c.ok, q);
     assert.equal(c.status, 400);
     assert.equal(c.code, "BAD_PARAMETER");
-    assert.match(c.message, new RegExp(word.replace(".", "\\.")));
+    assert.match(c.message, new RegExp(word!.replace(".", "\\.")));
   }
 });
 

@@ -51,7 +51,7 @@ export interface GuardedServerOptions extends ConnectionLimits {
   readonly port: number;
   readonly log: Logger;
   /** Aborting it stops the server gracefully. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface GuardedServer {

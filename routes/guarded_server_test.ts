@@ -75,8 +75,8 @@ Deno.test("serveGuarded() makes room by closing the oldest idle connection, else
   const third = await g.connect();
   await third.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
   assert.match(await readUntilClosed(third), /^HTTP\/1\.1 200 OK/);
-  assert.equal(await readUntilClosed(waiting[0], 500), "", "the oldest is closed");
-  waiting[1].close();
+  assert.equal(await readUntilClosed(waiting[0]!, 500), "", "the oldest is closed");
+  waiting[1]!.close();
 
   // Two requests in flight (a handler that does not answer yet): nothing to close, so 503.
   const { promise: held, resolve: release } = Promise.withResolvers<void>();

@@ -24,10 +24,10 @@ export interface MetricsDeps {
   readonly users: UserStore;
   /** `metrics.public`: no token needed. */
   readonly public: boolean;
-  readonly supervisor?: SupervisorRef;
-  readonly queries?: QueryMetrics;
+  readonly supervisor?: SupervisorRef | undefined;
+  readonly queries?: QueryMetrics | undefined;
   /** Per family counters of cloud requests (the connector pool's). */
-  readonly cloud?: ReadonlyMap<string, FamilyCounters>;
+  readonly cloud?: ReadonlyMap<string, FamilyCounters> | undefined;
 }
 
 const STATES: readonly QueryState[] = [

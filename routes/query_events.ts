@@ -25,7 +25,7 @@ const HEARTBEAT = new TextEncoder().encode(": keep-alive\n\n");
 
 export function queryEventRoutes(
   deps: QueryDeps,
-  options: { readonly heartbeatMs?: number } = {},
+  options: { readonly heartbeatMs?: number | undefined } = {},
 ): Hono<AppEnv> {
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   return new Hono<AppEnv>().get("/queries/:id/events", async (c) => {

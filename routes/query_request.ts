@@ -44,9 +44,9 @@ export interface QueryDeps {
   /** Each user's share of the results held (query.maxResultsPerUser, ...). */
   readonly resultQuota?: ResultQuota;
   /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
-  readonly scanWorkers?: ScanWorkers;
+  readonly scanWorkers?: ScanWorkers | undefined;
   /** Servers sharing a KV: the queries' registry across them (actors/shared_queries.ts). */
-  readonly sharedQueries?: SharedQueries;
+  readonly sharedQueries?: SharedQueries | undefined;
   /** Where the routes find a query by its id, wherever it is (actors/query_directory.ts). */
   readonly directory: QueryDirectory;
 }
@@ -76,7 +76,7 @@ export interface PreparedQuery {
   readonly queryId: string;
   readonly handle: LiveHandle;
   readonly format: ResultFormat;
-  readonly fixed?: FixedFormat;
+  readonly fixed?: FixedFormat | undefined;
 }
 
 /**
@@ -88,9 +88,9 @@ export async function submitQuery(
   deps: QueryDeps,
   options: {
     readonly alwaysFix: boolean;
-    readonly idempotencyKey?: string;
+    readonly idempotencyKey?: string | undefined;
     /** Servers sharing a KV: store the result for the others (POST /queries). */
-    readonly shareResult?: boolean;
+    readonly shareResult?: boolean | undefined;
     /**
      * The API reads `waitMillis` itself (POST /queries); elsewhere (the synchronous API) it is
      * a view argument like any other, or refused beside a script in the body.
@@ -197,8 +197,8 @@ export async function submitSource(
     readonly context: QueryContext;
     readonly choice: { readonly format: ResultFormat; readonly explicit: boolean };
     readonly alwaysFix: boolean;
-    readonly idempotencyKey?: string;
-    readonly shareResult?: boolean;
+    readonly idempotencyKey?: string | undefined;
+    readonly shareResult?: boolean | undefined;
     /** The script path `GET /queries` shows (POST /queries); absent: shown without one. */
     readonly listedAs?: string;
   },
@@ -285,7 +285,7 @@ export async function readScript(c: Context<AppEnv>, maxBytes: number): Promise<
     if (bytes.length > maxBytes) throw tooLarge(maxBytes);
   } else bytes = await readCapped(body, maxBytes);
   if (bytes.length === 0) return null;
-  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+  const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!SCRIPT_CONTENT_TYPES.has(type)) {
     throw badRequest(
       "BAD_PARAMETER",
@@ -419,7 +419,7 @@ export function waitMillisOf(params: URLSearchParams): number | undefined {
   const all = params.getAll("waitMillis");
   if (all.length === 0) return undefined;
   if (all.length > 1) throw badRequest("BAD_PARAMETER", "query parameter 'waitMillis' given twice");
-  const text = all[0];
+  const text = all[0]!;
   const n = Number(text);
   if (!/^\d{1,6}$/.test(text) || n > MAX_WAIT_MILLIS) {
     throw badRequest(

@@ -6,7 +6,7 @@
 export interface ItemRange {
   readonly first: number;
   /** Inclusive; undefined means to the end. */
-  readonly last?: number;
+  readonly last?: number | undefined;
 }
 
 export type RangeParse =
@@ -36,7 +36,7 @@ export function parseRange(header: string | null | undefined): RangeParse {
       message: `Range '${header}' is not of the form items=<first>-<last> or items=<first>-`,
     };
   }
-  const first = index(m[1]);
+  const first = index(m[1]!);
   const last = m[2] === undefined ? undefined : index(m[2]);
   if (last !== undefined && last < first) {
     return { ok: false, message: `Range '${header}': the last item ${last} is before the first` };

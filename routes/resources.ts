@@ -44,7 +44,7 @@ export interface ResourceDeps {
    * those, as `GET /datastores` does: a store one may not use is as one that does not exist.
    * Without it, only admins see the definitions listed.
    */
-  readonly mayReadStore?: (user: User, name: string) => Promise<boolean>;
+  readonly mayReadStore?: ((user: User, name: string) => Promise<boolean>) | undefined;
 }
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -297,7 +297,7 @@ async function sendFile(c: Context<AppEnv>, tree: ResourceTree, resolved: Resolv
   if (c.req.header("If-None-Match") === etag) return c.body(null, 304, { ETag: etag });
   return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
     ETag: etag,
-    "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file,
+    "Content-Type": CONTENT_TYPES[info.kind] ?? CONTENT_TYPES.file!,
     "Last-Modified": new Date(info.modified).toUTCString(),
   });
 }

@@ -64,7 +64,7 @@ const CHUNK_CHARS = 64 * 1024;
  */
 export function resultBody(
   items: AsyncIterable<readonly StoredItem[] | RenderedRows>,
-  options: BodyShape & { readonly onClose?: () => void },
+  options: BodyShape & { readonly onClose?: (() => void) | undefined },
 ): ReadableStream<Uint8Array> {
   const { framing, write } = options;
   const encoder = new TextEncoder();
@@ -196,13 +196,13 @@ function writeRendered(
   let start = 0;
   for (let i = 0; i < n; i++) {
     if (i > 0) {
-      for (let k = 0; k < mid.length; k++) out[at++] = mid[k];
+      for (let k = 0; k < mid.length; k++) out[at++] = mid[k]!;
     }
-    const end = ends[i];
+    const end = ends[i]!;
     if (end - start > 64) {
       out.set(bytes.subarray(start, end), at);
       at += end - start;
-    } else for (let k = start; k < end; k++) out[at++] = bytes[k];
+    } else for (let k = start; k < end; k++) out[at++] = bytes[k]!;
     start = end;
   }
   out.set(tail, at);
@@ -221,7 +221,7 @@ export function smallBody(
   const { framing, write } = options;
   let text = options.header + framing.start;
   for (let i = 0; i < items.length; i++) {
-    const item = items[i];
+    const item = items[i]!;
     if (i > 0) text += framing.separator;
     text += framing.before + (typeof item === "string" ? item : write(item)) + framing.after;
   }

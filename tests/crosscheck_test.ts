@@ -29,7 +29,7 @@ interface Event {
 
 function generate(): Event[] {
   const r = seededRandom(20240501);
-  const pick = <T>(list: readonly T[]) => list[Math.floor(r() * list.length)];
+  const pick = <T>(list: readonly T[]) => list[Math.floor(r() * list.length)]!;
   return Array.from({ length: ROWS }, (_, id) => ({
     id,
     host: r() < 0.1 ? null : pick(HOSTS),
@@ -193,12 +193,12 @@ function sameNumber(a: unknown, b: unknown): boolean {
 function assertSameRows(name: string, trawl: unknown[][], sql: unknown[][]): void {
   assert.equal(trawl.length, sql.length, `${name}: row counts differ`);
   trawl.forEach((row, i) => {
-    assert.equal(row.length, sql[i].length, `${name}: column counts differ`);
+    assert.equal(row.length, sql[i]!.length, `${name}: column counts differ`);
     row.forEach((v, j) => {
-      if (v === sql[i][j] || sameNumber(v, sql[i][j])) return;
+      if (v === sql[i]![j] || sameNumber(v, sql[i]![j])) return;
       assert.fail(
         `${name}: row ${i} column ${j}: Trawl ${JSON.stringify(v)}, SQLite ${
-          JSON.stringify(sql[i][j])
+          JSON.stringify(sql[i]![j])
         }\n` +
           `Trawl row ${JSON.stringify(row)}\nSQLite row ${JSON.stringify(sql[i])}`,
       );
@@ -235,7 +235,7 @@ Deno.test("Trawl and SQLite give the same answers to the same questions", async 
   for (const c of CASES) {
     const result = await home.run(c.trawl);
     const columns = result.schema.map((f) => f.name);
-    const trawlRows = result.rows.map((r) => columns.map((k) => plain(r[k])));
+    const trawlRows = result.rows.map((r) => columns.map((k) => plain(r[k]!)));
     const sqlRows = (db.prepare(c.sql).all() as Record<string, unknown>[]).map((r) =>
       Object.entries(r).map((
         [k, v],

@@ -15,9 +15,9 @@ Deno.test("every worked example of the language reference is the golden script i
   const examples = [...doc.matchAll(MARK)];
   assert.ok(examples.length >= 5, `only ${examples.length} worked examples`);
   for (const [, name, block] of examples) {
-    const script = Deno.readTextFileSync(join(ROOT, "tests", "scripts", name))
+    const script = Deno.readTextFileSync(join(ROOT, "tests", "scripts", name!))
       .split("\n").filter((l) => !l.startsWith("//")).join("\n").trim();
-    assert.equal(block.trim(), script, `${name} differs from its example in docs/language.md`);
+    assert.equal(block!.trim(), script, `${name} differs from its example in docs/language.md`);
   }
   for (
     const name of ["real_syslog", "real_stack_trace", "real_iis", "real_zeek", "real_cloudtrail"]

@@ -64,7 +64,7 @@ Deno.test("progress never decreases and is 1 at the end", async () => {
   assert.deepEqual(rows, [{ n: 90_000 }]);
   assert.ok(progress.length >= 3, JSON.stringify(progress));
   assert.ok(progress.some((p) => p > 0 && p < 1));
-  for (let i = 1; i < progress.length; i++) assert.ok(progress[i] >= progress[i - 1]);
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i]! >= progress[i - 1]!);
   assert.equal(progress.at(-1), 1);
 });
 
@@ -75,7 +75,7 @@ Deno.test("progress counts every file of a source from the start", async () => {
     `PARSE(pattern: ${PATTERN}, src: '/shared/big/*.log') | select(count(*) as n)`,
   );
   const steps = progress.filter((p) => p > 0 && p < 1);
-  assert.ok(steps[0] < 0.2, `the first step is a share of all four files: ${steps[0]}`);
+  assert.ok(steps[0]! < 0.2, `the first step is a share of all four files: ${steps[0]}`);
   assert.ok(steps.length >= 8, JSON.stringify(progress));
 });
 

@@ -32,7 +32,7 @@ function expectations(text: string, file: string): Expectation[] {
     if (!line.startsWith("// expect:")) break;
     const m = EXPECT.exec(line);
     if (!m) throw new Error(`${file}: malformed header '${line}'`);
-    out.push({ line: Number(m[1]), column: Number(m[2]), code: m[3], message: m[4] });
+    out.push({ line: Number(m[1]), column: Number(m[2]), code: m[3]!, message: m[4]! });
   }
   if (out.length === 0) throw new Error(`${file}: no '// expect:' header on the first line`);
   return out;
@@ -77,7 +77,7 @@ for (const file of files) {
     const result = check(text);
     assert.equal(result.script, undefined, `${file}: a refused script must come without a tree`);
     const same = expected.length === result.diagnostics.length &&
-      expected.every((e, i) => matches(e, result.diagnostics[i]));
+      expected.every((e, i) => matches(e, result.diagnostics[i]!));
     if (!same) assert.fail(`${file}: diagnostics differ\n${diff(expected, result.diagnostics)}`);
   });
 }

@@ -35,7 +35,7 @@ export const SAMPLES_MODIFIED = new Date("2025-01-15T12:00:00Z");
  * it produces.
  */
 export function goldenMode(
-  env: { readonly UPDATE_GOLDEN?: string; readonly CI?: string },
+  env: { readonly UPDATE_GOLDEN?: string | undefined; readonly CI?: string | undefined },
 ): { update: boolean; refused?: string } {
   const update = env.UPDATE_GOLDEN !== undefined && env.UPDATE_GOLDEN !== "";
   const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0";
@@ -70,18 +70,20 @@ export function lineDiff(expected: string, actual: string): string {
   const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--) {
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      lcs[i]![j] = a[i] === b[j]
+        ? lcs[i + 1]![j + 1]! + 1
+        : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
     }
   }
   const out: { mark: string; text: string }[] = [];
   let i = 0, j = 0;
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) {
-      out.push({ mark: " ", text: a[i++] });
+      out.push({ mark: " ", text: a[i++]! });
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      out.push({ mark: "+", text: b[j++] });
-    } else out.push({ mark: "-", text: a[i++] });
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+      out.push({ mark: "+", text: b[j++]! });
+    } else out.push({ mark: "-", text: a[i++]! });
   }
   const near = (k: number) => out.slice(Math.max(0, k - 2), k + 3).some((l) => l.mark !== " ");
   return out.map((l, k) => (near(k) ? `${l.mark} ${l.text}` : null))

@@ -254,7 +254,7 @@ Deno.test("what the workers read is counted in the query's stats, as one thread 
         for await (const _ of run.batches) { /* drain */ }
         counted.push(stats);
       }
-      assert.ok(counted[0].bytesRead > 0 && counted[0].recordsRead > 0);
+      assert.ok(counted[0]!.bytesRead > 0 && counted[0]!.recordsRead > 0);
       assert.deepEqual(counted[1], counted[0], script);
     }
   } finally {

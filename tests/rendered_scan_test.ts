@@ -186,9 +186,9 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
       read.push(0);
       done.push(false);
       return pool.start(task, (m) => {
-        if (m.kind === "rendered") posted[k]++;
+        if (m.kind === "rendered") posted[k]!++;
         if (m.kind === "done") done[k] = true;
-        if (m.kind === "progress") read[k] += m.bytes;
+        if (m.kind === "progress") read[k]! += m.bytes;
         listen(m);
       });
     },
@@ -211,16 +211,16 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
     // second (whose turn has not come) into its backlog, posting no more than its credits allow.
     const size = (await Deno.stat(`${home.tree.root}/shared/r/a.log`)).size;
     const until = Date.now() + 30_000;
-    while (read[0] + read[1] < size && Date.now() < until) {
+    while (read[0]! + read[1]! < size && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    assert.equal(read[0] + read[1], size, "both shares read their input to its end");
-    assert.ok(read[0] > 0 && read[1] > 0);
+    assert.equal(read[0]! + read[1]!, size, "both shares read their input to its end");
+    assert.ok(read[0]! > 0 && read[1]! > 0);
     assert.deepEqual(done, [false, false], "neither is done before its batches are taken");
-    assert.ok(posted[1] <= ROW_CREDIT, `the second share posted ${posted[1]} batches`);
-    assert.ok(posted[0] <= ROW_CREDIT + 1, `the first share posted ${posted[0]} batches`);
+    assert.ok(posted[1]! <= ROW_CREDIT, `the second share posted ${posted[1]} batches`);
+    assert.ok(posted[0]! <= ROW_CREDIT + 1, `the first share posted ${posted[0]} batches`);
     for (let r = await parts.next(); !r.done; r = await parts.next()) take(r.value);
-    assert.ok(posted[1] > ROW_CREDIT, "the backlog's batches came once taken");
+    assert.ok(posted[1]! > ROW_CREDIT, "the backlog's batches came once taken");
     assert.deepEqual(done, [true, true]);
     assert.equal(texts.length, one.rows.length);
     one.rows.forEach((row, i) => assert.equal(texts[i], write(row), `row ${i}`));

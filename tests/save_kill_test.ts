@@ -58,8 +58,8 @@ Deno.test("a save killed mid-write leaves the previous table intact", async () =
     assert.ok(seen.includes("WRITING"), "the child started writing");
     const temps = Array.from(Deno.readDirSync(dir), (e) => e.name).filter((n) => n !== "hits.sxt");
     assert.equal(temps.length, 1, "the rows go to one temporary file");
-    assert.match(temps[0], /^\.hits\.sxt\.tmp-[0-9a-f]+$/);
-    assert.ok((await Deno.stat(join(dir, temps[0]))).size > 100_000, "the child wrote a lot");
+    assert.match(temps[0]!, /^\.hits\.sxt\.tmp-[0-9a-f]+$/);
+    assert.ok((await Deno.stat(join(dir, temps[0]!))).size > 100_000, "the child wrote a lot");
   } finally {
     child.kill("SIGKILL"); // also when an assertion failed: never leave the writer running
     await reader.cancel();

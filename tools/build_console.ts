@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Builds the web console (console/) into routes/console_assets.ts: the script bundled and
  * minified by `deno bundle --platform browser`, the page and the style sheet, as strings in a

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Fails on an import cycle or on an import against the layer order
  * `main.ts → routes → actors → engine ← connectors` (see docs/architecture.md), against the
@@ -107,7 +108,7 @@ export function layerOf(path: string): string {
 /** The sub-layer of an engine file (its folder under engine/), or "" for a file at engine/'s root. */
 export function engineLayerOf(path: string): string {
   const parts = path.split("/");
-  return parts.length > 2 ? parts[1] : "";
+  return parts.length > 2 ? parts[1]! : "";
 }
 
 /** The row of a sub-layer in ENGINE_ORDER; the root above them all, an unknown folder at -1. */
@@ -176,8 +177,8 @@ export function findProblems(graph: ReadonlyMap<string, readonly string[]>): Pro
           kind: "unknown",
           message: `${from}: '${source}' is in no layer (add it to LAYERS)`,
         });
-      } else if (!LAYERS[source].includes(target)) {
-        const allowed = LAYERS[source].join(", ") || "nothing outside itself";
+      } else if (!LAYERS[source]!.includes(target)) {
+        const allowed = LAYERS[source]!.join(", ") || "nothing outside itself";
         problems.push({
           kind: "layer",
           message: `${from} imports ${to}: ${source} may import ${allowed}`,
@@ -240,7 +241,7 @@ function pathThrough(graph: ReadonlyMap<string, readonly string[]>, component: s
     for (const to of graph.get(node) ?? []) {
       if (to === start) {
         const cycle = [node];
-        while (cycle[0] !== start) cycle.unshift(previous.get(cycle[0])!);
+        while (cycle[0] !== start) cycle.unshift(previous.get(cycle[0]!)!);
         return cycle;
       }
       if (members.has(to) && !previous.has(to)) {

@@ -5,7 +5,7 @@ Deno.test("findProblems() refuses an engine file importing a route", () => {
   const graph = new Map([["engine/values.ts", ["routes/app.ts"]], ["routes/app.ts", []]]);
   const problems = findProblems(graph);
   assert.deepEqual(problems.map((p) => p.kind), ["layer"]);
-  assert.match(problems[0].message, /engine\/values\.ts imports routes\/app\.ts/);
+  assert.match(problems[0]!.message, /engine\/values\.ts imports routes\/app\.ts/);
 });
 
 Deno.test("findProblems() lets a layer import what it stands on, and tests import anything", () => {
@@ -51,7 +51,7 @@ Deno.test("findProblems() refuses an engine file importing a sub-layer above its
     ["engine", "engine/pattern/byte_scanner.ts imports engine/exec/group_table.ts"],
     ["engine", "engine/front/checker.ts imports engine/functions/f.ts"],
   ]);
-  assert.match(problems[0].message, /engine\/plan\/ may not import engine\/exec/);
+  assert.match(problems[0]!.message, /engine\/plan\/ may not import engine\/exec/);
 });
 
 Deno.test("findProblems() lets a sub-layer import those below and a test beside the code anything", () => {

@@ -129,7 +129,7 @@ export function decodePage(bytes: Uint8Array): StoredItem[] {
     const values = item as unknown[];
     const row: Row = {};
     for (let j = 0; j < values.length; j++) {
-      if (values[j] !== ABSENT) row[columns[j]] = decodeValue(values[j]);
+      if (values[j] !== ABSENT) row[columns[j]!] = decodeValue(values[j]);
     }
     return row;
   });

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 // The ClickHouse side of bench/engine_bench.ts, through chDB (ClickHouse in process). Prints
 // `{ ms, result }`, timing the query only (not Node's start or loading chDB). The wide task
 // writes its JSON to `out` and gives its row count.

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 // The DuckDB side of bench/engine_bench.ts. Prints `{ ms, result }`, timing the query only (not
 // Node's start or loading DuckDB). The wide task writes its JSON to `out` and gives its row count.
 //

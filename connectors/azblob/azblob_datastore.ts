@@ -29,7 +29,7 @@ export interface AzblobDeps {
   /** First retry delay (tests make it short). */
   readonly backoffMs?: number;
   /** Bytes per ranged read and blobs per listed page (tests make them small). */
-  readonly rangeBytes?: number;
+  readonly rangeBytes?: number | undefined;
   readonly pageSize?: number;
 }
 

@@ -14,7 +14,7 @@ export interface BlobRequestContext {
   readonly def: AzblobDefinition;
   readonly signal: AbortSignal;
   /** First retry delay; doubles each time. */
-  readonly backoffMs?: number;
+  readonly backoffMs?: number | undefined;
 }
 
 export interface BlobResponse {
@@ -22,7 +22,7 @@ export interface BlobResponse {
   readonly headers: Headers;
   readonly body: Uint8Array;
   /** The service's error code (`x-ms-error-code`), when it gave one. */
-  readonly code?: string;
+  readonly code?: string | undefined;
 }
 
 /** A request given up after its retries; the message names the resource, never a credential. */

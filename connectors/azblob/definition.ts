@@ -22,17 +22,17 @@ export interface AzblobDefinition {
   readonly endpoint: string;
   readonly accountName: string;
   /** Exactly one of the two is set. */
-  readonly accountKey?: string;
+  readonly accountKey?: string | undefined;
   /** Without the leading `?`. */
-  readonly sasToken?: string;
+  readonly sasToken?: string | undefined;
   /** Undefined: the first segment of a URI's path names the container. */
-  readonly container?: string;
+  readonly container?: string | undefined;
   /** The zone of the time fields of blob names (Azure writes its archives in UTC). */
   readonly timeZone: string;
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
   readonly maxErrorRetries: number;
-  readonly acl?: StoreAcl;
+  readonly acl?: StoreAcl | undefined;
 }
 
 /** Keys whose values no message may show. */
@@ -189,7 +189,7 @@ function checkEndpoint(text: string | undefined, account: string, problems: stri
  */
 function isLinkLocal(hostname: string): boolean {
   if (/^169\.254\.\d+\.\d+$/.test(hostname)) return true;
-  const v6 = /^\[(.*)\]$/.exec(hostname)?.[1].toLowerCase();
+  const v6 = /^\[(.*)\]$/.exec(hostname)?.[1]?.toLowerCase();
   if (v6 === undefined) return false;
   // fe80::/10, and IPv4-mapped 169.254.x.x (::ffff:a9fe:xxxx).
   return /^fe[89ab][0-9a-f]:/.test(v6) || /^::ffff:a9fe:/.test(v6);

@@ -64,11 +64,11 @@ Deno.test("parseAzblobDefinition() names every wrong key and never shows the key
   assert.ok(!values.problems.join("\n").includes("not base64 at all"));
   const token = parseAzblobDefinition("arch", def({ accountName: "contoso", sasToken: "sv=1" }));
   assert.ok(!token.ok);
-  assert.match(token.problems[0], /'sasToken' is not a SAS token.*'sig='/);
+  assert.match(token.problems[0]!, /'sasToken' is not a SAS token.*'sig='/);
 });
 
 Deno.test("parseAzblobDefinition() refuses another type or shape, naming AZBLOB's", () => {
   const r = parseAzblobDefinition("arch", { type: "FILE", fileStore: {} });
   assert.ok(!r.ok);
-  assert.match(r.problems[0], /datastore 'arch': the definition must be \{"type": "AZBLOB"/);
+  assert.match(r.problems[0]!, /datastore 'arch': the definition must be \{"type": "AZBLOB"/);
 });

@@ -51,14 +51,14 @@ export async function* listBlobs(
 export function parseListPage(xml: string): { blobs: BlobItem[]; nextMarker: string } {
   const blobs: BlobItem[] = [];
   for (const [, blob] of xml.matchAll(/<Blob>([\s\S]*?)<\/Blob>/g)) {
-    const name = /<Name( Encoded="true")?>([\s\S]*?)<\/Name>/.exec(blob);
+    const name = /<Name( Encoded="true")?>([\s\S]*?)<\/Name>/.exec(blob!);
     if (!name) continue;
-    const text = decodeXml(name[2]);
+    const text = decodeXml(name[2]!);
     blobs.push({
       name: name[1] ? decodeURIComponent(text) : text,
-      size: Number(element(blob, "Content-Length") ?? 0),
-      modified: Date.parse(element(blob, "Last-Modified") ?? "") || 0,
-      etag: element(blob, "Etag") ?? "",
+      size: Number(element(blob!, "Content-Length") ?? 0),
+      modified: Date.parse(element(blob!, "Last-Modified") ?? "") || 0,
+      etag: element(blob!, "Etag") ?? "",
     });
   }
   return {
@@ -69,7 +69,7 @@ export function parseListPage(xml: string): { blobs: BlobItem[]; nextMarker: str
 
 function element(xml: string, tag: string): string | undefined {
   const m = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml);
-  return m ? decodeXml(m[1]) : undefined;
+  return m ? decodeXml(m[1]!) : undefined;
 }
 
 /** The `<Code>` of an XML error body, when the header did not give it. */

@@ -16,7 +16,7 @@ Deno.test("parseListPage() reads names (escaped or encoded), sizes, times, ETags
     modified: Date.UTC(2024, 4, 1, 13),
     etag: "0x8DC",
   });
-  assert.equal(page.blobs[1].name, "a/odd\uFFFE.json");
+  assert.equal(page.blobs[1]!.name, "a/odd\uFFFE.json");
   assert.equal(page.nextMarker, "2!72!MDAwMDA");
   assert.equal(
     parseListPage("<EnumerationResults><Blobs /><NextMarker /></EnumerationResults>")

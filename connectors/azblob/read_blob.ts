@@ -24,7 +24,7 @@ export interface ReadBlobOptions {
   /** The URI the user wrote for the blob, for the warning. */
   readonly uri: string;
   readonly onWarning: (w: Warning) => void;
-  readonly rangeBytes?: number;
+  readonly rangeBytes?: number | undefined;
 }
 
 /** Opens `blob` for reading; rejects when its first range cannot be had. */

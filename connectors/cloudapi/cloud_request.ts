@@ -25,11 +25,11 @@ export interface RequestContext {
   readonly onWarning: (w: Warning) => void;
   readonly now: () => number;
   /** First retry delay; doubles each time. */
-  readonly backoffMs?: number;
+  readonly backoffMs?: number | undefined;
   /** Counts throttling answers and retries, for tests and the bench. */
-  readonly stats?: RequestStats;
+  readonly stats?: RequestStats | undefined;
   /** Told of each request sent (the query's own count). */
-  readonly onRequest?: () => void;
+  readonly onRequest?: (() => void) | undefined;
   /** Set once a clock skew warning was given, so it is given once per query. */
   skewWarned?: boolean;
 }
@@ -64,7 +64,12 @@ const SKEW_LIMIT_MS = 5 * 60_000;
 /** Sends the request; answers 2xx-4xx that are not throttling are returned to the caller. */
 export async function cloudRequest(
   ctx: RequestContext,
-  req: { method: "GET" | "POST"; url: string; headers?: Record<string, string>; body?: string },
+  req: {
+    method: "GET" | "POST";
+    url: string;
+    headers?: Record<string, string>;
+    body?: string | undefined;
+  },
 ): Promise<CloudResponse> {
   let errors = 0;
   let throttles = 0;
@@ -223,7 +228,7 @@ export function proxyFor(url: URL): URL | undefined {
 
 async function attempt(
   ctx: RequestContext,
-  req: { method: string; url: string; headers?: Record<string, string>; body?: string },
+  req: { method: string; url: string; headers?: Record<string, string>; body?: string | undefined },
 ): Promise<CloudResponse> {
   const plan = timeoutPlan(ctx.connectTimeoutMs, ctx.readTimeoutMs);
   const connectMs = plan.probe ? await probeConnect(req.url, plan.probeLimitMs, ctx.signal) : 0;
@@ -235,7 +240,7 @@ async function attempt(
     const res = await fetch(req.url, {
       method: req.method,
       headers: { "User-Agent": ctx.userAgent, Accept: "application/json", ...req.headers },
-      body: req.body,
+      body: req.body ?? null,
       signal,
     });
     clearTimeout(handle);
@@ -282,7 +287,7 @@ export function errorMessage(res: CloudResponse): string {
   const err = (res.body as { error?: { message?: unknown } } | undefined)?.error;
   // Some answers carry a whole .NET stack trace: its first line says what went wrong.
   const msg = typeof err?.message === "string"
-    ? err.message.split(/\r?\n/)[0].slice(0, 500)
+    ? err.message.split(/\r?\n/)[0]!.slice(0, 500)
     : res.text.slice(0, 200);
   return `${res.status}${errorCode(res.body) ? ` ${errorCode(res.body)}` : ""}: ${msg}`;
 }

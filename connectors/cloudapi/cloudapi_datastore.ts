@@ -39,7 +39,7 @@ export interface CloudApiSettings extends HostOverrides {
    * The server's zone (`server.timeZone`): where a store without `timeZone` cuts its hours.
    * The process's zone when absent.
    */
-  readonly serverTimeZone?: string;
+  readonly serverTimeZone?: string | undefined;
   /**
    * The provider's limit of one tenant's Graph `auditLogs` requests (directory and activity
    * logs together), the ceiling the adaptive rate stays under.
@@ -239,8 +239,8 @@ class CloudApiStore implements Datastore {
       const only = bounded && !hourlyFiles(this.def)
         ? {
           field: logTypeOf(c.log).timeField,
-          from: c.hours[0],
-          to: hourStart(c.hours[c.hours.length - 1] + HOUR_MS + 1_000, zone),
+          from: c.hours[0]!,
+          to: hourStart(c.hours[c.hours.length - 1]! + HOUR_MS + 1_000, zone),
         }
         : undefined;
       const info = await this.#files.stat(c.path).catch((e) => {
@@ -252,7 +252,7 @@ class CloudApiStore implements Datastore {
         uri: `cloudapi://${this.def.name}/${c.path}`,
         size: info.size,
         modified: info.modified,
-        pathTime: hourlyFiles(this.def) ? c.hours[0] : dayStart(c.hours[0], zone),
+        pathTime: hourlyFiles(this.def) ? c.hours[0]! : dayStart(c.hours[0]!, zone),
         open: async (signal) => {
           const readable = await files.open(c.path, signal);
           return only ? readable.pipeThrough(recordsInRange(only)) : readable;

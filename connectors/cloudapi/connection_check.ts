@@ -23,9 +23,9 @@ export async function checkConnection(
   def: CloudApiDefinition,
   deps: {
     readonly tokens: TokenProvider;
-    readonly hosts?: HostOverrides;
+    readonly hosts?: HostOverrides | undefined;
     /** `cloudapi.publisherIdentifier`; the tenant's GUID when absent. */
-    readonly publisher?: string;
+    readonly publisher?: string | undefined;
     readonly now?: () => number;
   },
 ): Promise<FamilyCheck[]> {
@@ -76,7 +76,7 @@ export async function checkConnection(
         );
       const res = await fetch(url, {
         headers: { Authorization: `Bearer ${bearer}`, "User-Agent": def.userAgent },
-        signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
+        signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : null,
       });
       const text = await res.text();
       if (!res.ok) {

@@ -27,7 +27,7 @@ export interface CloudApiDefinition {
   readonly tenantId: string;
   readonly secret: string;
   /** Undefined: the server's zone (`server.timeZone`), whoever queries. */
-  readonly timeZone?: string;
+  readonly timeZone?: string | undefined;
   readonly windowMs: Readonly<Record<Family, number>>;
   readonly fileNameIncludesApp: boolean;
   readonly filePathIncludesApp: boolean;
@@ -40,7 +40,7 @@ export interface CloudApiDefinition {
   readonly readTimeoutMs: number;
   readonly maxErrorRetries: number;
   readonly userAgent: string;
-  readonly acl?: StoreAcl;
+  readonly acl?: StoreAcl | undefined;
 }
 
 const interval = z.string();

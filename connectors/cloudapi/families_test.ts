@@ -56,7 +56,7 @@ Deno.test("a log type added to its family's entry is allowed, fetched and stored
     assert.ok(list.ok, JSON.stringify(list));
     const [log] = list.logs;
     assert.equal(
-      readable(graphWindowUrl("https://g", log, FROM, TO)),
+      readable(graphWindowUrl("https://g", log!, FROM, TO)),
       "https://g/v1.0/auditLogs/provisioning?$filter=activityDateTime ge 2026-03-10T11:00:00Z and activityDateTime lt 2026-03-10T12:00:00Z",
     );
     const placement = {
@@ -66,7 +66,7 @@ Deno.test("a log type added to its family's entry is allowed, fetched and stored
       filePathIncludesHour: false,
     };
     assert.equal(
-      hourFilePath(log, FROM, "UTC", placement),
+      hourFilePath(log!, FROM, "UTC", placement),
       "directory_service/prov/2026/03/10/2026031011.prov.provisioning.json",
     );
     assert.ok(!parseLogList("activity", "prov:provisioning|1 h|15 min").ok);
@@ -78,6 +78,6 @@ Deno.test("a log type added to its family's entry is allowed, fetched and stored
 Deno.test("a log list refuses a type its family's entry does not hold, naming the allowed ones", () => {
   const list = parseLogList("suite", "x:Audit.Nope|1 h|15 min, y:constructor|1 h|15 min");
   assert.ok(!list.ok);
-  assert.match(list.problems[0], /'Audit\.Nope'.*allowed: Audit\.Directory, Audit\.Mail/);
-  assert.match(list.problems[1], /'constructor'/);
+  assert.match(list.problems[0]!, /'Audit\.Nope'.*allowed: Audit\.Directory, Audit\.Mail/);
+  assert.match(list.problems[1]!, /'constructor'/);
 });

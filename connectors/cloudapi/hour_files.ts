@@ -86,8 +86,8 @@ export function folderHourFiles(root: string): HourFiles {
 
 interface StoredState extends FileState {
   /** Bytes of the data value; absent when no records were ever written. */
-  readonly size?: number;
-  readonly modified?: number;
+  readonly size?: number | undefined;
+  readonly modified?: number | undefined;
 }
 
 /** Merges retried when another server changed the file between our read and our commit. */

@@ -36,7 +36,13 @@ export function parseLogList(
       );
       continue;
     }
-    const [uriName, logType, lagText, updateText] = m.slice(1).map((s) => s.trim());
+    // The pattern's four groups always take part in a match.
+    const [uriName, logType, lagText, updateText] = m.slice(1).map((s) => s.trim()) as [
+      string,
+      string,
+      string,
+      string,
+    ];
     if (!URI_NAME.test(uriName)) {
       problems.push(
         `uri name '${uriName}' in '${entry}' may hold only letters, digits, '_', '.' and '-'`,

@@ -33,7 +33,7 @@ export interface BucketKeys {
   readonly providerLimit: BucketLimit;
   readonly store: string;
   /** The store's own limit, when its definition sets one. */
-  readonly storeLimit?: BucketLimit;
+  readonly storeLimit?: BucketLimit | undefined;
 }
 
 export interface Pacer {

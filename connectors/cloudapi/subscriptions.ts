@@ -10,7 +10,7 @@ export const START_INTERVAL_MS = 15 * 60_000;
 
 export class SubscriptionMemory {
   #enabled = new Set<string>();
-  #started = new Map<string, { at: number; failure?: string }>();
+  #started = new Map<string, { at: number; failure?: string | undefined }>();
 
   /** Was the subscription seen enabled? */
   enabled(key: string): boolean {
@@ -28,7 +28,7 @@ export class SubscriptionMemory {
   }
 
   /** The last start request: when (epoch ms), and why it failed if it did; or undefined. */
-  lastStart(key: string): { at: number; failure?: string } | undefined {
+  lastStart(key: string): { at: number; failure?: string | undefined } | undefined {
     return this.#started.get(key);
   }
 

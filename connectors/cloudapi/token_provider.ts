@@ -33,7 +33,7 @@ export interface TokenRequest {
   /** Retries of a failed token request (network, 429, 5xx); the store's `maxErrorRetries`. */
   readonly maxErrorRetries?: number;
   /** First retry delay, doubling; 500 ms when absent. */
-  readonly backoffMs?: number;
+  readonly backoffMs?: number | undefined;
 }
 
 /** A token that could not be got; the message is safe to show. */
@@ -219,8 +219,8 @@ export function fetchNetworkClient(
     return fetch(url, {
       method,
       headers,
-      body: method === "POST" ? options?.body : undefined,
-      signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
+      body: method === "POST" ? options?.body ?? null : null,
+      signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : null,
     });
   }
   function answer<T>(res: Response, text: string): NetworkResponse<T> {
@@ -276,7 +276,7 @@ async function issuerTenant(req: TokenRequest): Promise<string | undefined> {
   }/v2.0/.well-known/openid-configuration`;
   const res = await fetch(url, {
     headers: req.userAgent ? { "User-Agent": req.userAgent } : {},
-    signal: req.timeoutMs ? AbortSignal.timeout(req.timeoutMs) : undefined,
+    signal: req.timeoutMs ? AbortSignal.timeout(req.timeoutMs) : null,
   });
   const body = await res.json().catch(() => undefined) as { issuer?: unknown } | undefined;
   const issuer = typeof body?.issuer === "string" ? body.issuer : "";
@@ -287,7 +287,7 @@ function describe(e: unknown): string {
   if (e && typeof e === "object") {
     const o = e as { errorCode?: string; errorMessage?: string; message?: string };
     const text = o.errorMessage || o.message || String(e);
-    return o.errorCode ? `${o.errorCode}: ${text.split("\n")[0]}` : text.split("\n")[0];
+    return o.errorCode ? `${o.errorCode}: ${text.split("\n")[0]}` : text.split("\n")[0]!;
   }
   return String(e);
 }

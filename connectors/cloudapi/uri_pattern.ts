@@ -10,7 +10,7 @@ import { compileGlob, matchGlob } from "../glob.ts";
 export function splitUri(uri: string): { store: string; path: string } | undefined {
   const m = /^cloudapi:\/\/([^/]+)(?:\/(.*))?$/i.exec(uri);
   if (!m) return undefined;
-  return { store: m[1], path: m[2] ?? "" };
+  return { store: m[1]!, path: m[2] ?? "" };
 }
 
 /** A matcher of store-relative paths; a pattern naming a folder matches all below it. */
@@ -33,7 +33,7 @@ export function mayNameLog(pattern: string, logId: string, uriName: string): boo
   const names = [logId, uriName];
   for (let i = 0; i < Math.min(2, parts.length); i++) {
     if (parts[i] === "**") return true;
-    if (matchGlob(compileGlob(parts[i]), names[i]) === null) return false;
+    if (matchGlob(compileGlob(parts[i]!), names[i]!) === null) return false;
   }
   return true;
 }

@@ -18,7 +18,7 @@ export interface FileStoreDefinition {
   readonly name: string;
   /** Absolute host folder the store's paths are under. */
   readonly root: string;
-  readonly acl?: StoreAcl;
+  readonly acl?: StoreAcl | undefined;
 }
 
 const definitionSchema = z.object({
@@ -48,7 +48,7 @@ export function parseFileStoreDefinition(name: string, json: unknown): FileStore
   }
   const parsed = definitionSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const issue = parsed.error.issues[0]!;
     const key = issue.path.join(".") || "(top level)";
     const extra = issue.code === "unrecognized_keys"
       ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`

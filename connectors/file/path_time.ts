@@ -29,10 +29,10 @@ export function timeSpan(captures: TimeCaptures, zone: string): TimeSpan | null 
   }
   const [year, month, day, hour, minute] = fields;
   const next = [...fields];
-  next[known - 1] += 1;
+  next[known - 1]! += 1;
   // Date.UTC carries overflow (month 13, day 32) into the next unit of the wall clock.
-  const startLocal = Date.UTC(year, month - 1, day, hour, minute);
-  const endLocal = Date.UTC(next[0], next[1] - 1, next[2], next[3], next[4]);
+  const startLocal = Date.UTC(year!, month! - 1, day, hour, minute);
+  const endLocal = Date.UTC(next[0]!, next[1]! - 1, next[2], next[3], next[4]);
   if (Number.isNaN(startLocal)) return null;
   return { start: localToInstant(startLocal, zone), end: localToInstant(endLocal, zone) };
 }

@@ -91,7 +91,7 @@ async function fileDatastore(
   },
 ): Promise<Datastore> {
   const { definitionText } = options;
-  const name = uri.slice("file://".length).split("/")[0];
+  const name = uri.slice("file://".length).split("/")[0] ?? "";
   if (!STORE_NAME.test(name)) {
     throw new QueryError({
       code: "NOT_FOUND",

@@ -41,8 +41,8 @@ Deno.test("registry reads file://<store>/ from the root a FILE datastore names",
     assert.deepEqual(files.map((f) => [f.uri, f.pathTime]), [
       ["file://weblogs/2024/05/a.log", Date.parse("2024-05-01T00:00:00Z")],
     ]);
-    assert.equal(await new Response(await files[0].open(opts.signal)).text(), "line\n");
-    assert.match(opts.warnings[0].message, /leads out of the datastore 'weblogs'/);
+    assert.equal(await new Response(await files[0]!.open(opts.signal)).text(), "line\n");
+    assert.match(opts.warnings[0]!.message, /leads out of the datastore 'weblogs'/);
   } finally {
     await t.remove();
     await Deno.remove(host, { recursive: true });

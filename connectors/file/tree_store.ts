@@ -50,7 +50,7 @@ export function treeStore(tree: ResourceTree): Datastore {
           return { host: target.real, logical: target.canonical };
         },
       };
-      const firstIsGlob = glob.segments.length > 0 && glob.segments[0].kind !== "literal";
+      const firstIsGlob = glob.segments.length > 0 && glob.segments[0]!.kind !== "literal";
       if (firstIsGlob && !root.mayList(base.canonical)) {
         throw new QueryError({
           code: "FORBIDDEN",

@@ -18,8 +18,8 @@ Deno.test("treeStore lists matching files with size, times and the URI as writte
       ["/user/logs/2024/05/17/app.log", 6, Date.parse("2024-05-17T00:00:00Z")],
       ["/user/logs/2024/05/18/app.log", 3, Date.parse("2024-05-18T00:00:00Z")],
     ]);
-    assert.ok(Math.abs(files[0].modified - Date.now()) < 60_000);
-    const text = await new Response(await files[0].open(opts.signal)).text();
+    assert.ok(Math.abs(files[0]!.modified - Date.now()) < 60_000);
+    const text = await new Response(await files[0]!.open(opts.signal)).text();
     assert.equal(text, "hello\n");
     assert.deepEqual(opts.warnings, []);
   } finally {
@@ -98,8 +98,8 @@ Deno.test("treeStore warns about a missing file and yields nothing", async () =>
     const opts = t.options(alice);
     assert.deepEqual(await collect(treeStore(t.tree).list("/user/none.log", opts)), []);
     assert.equal(opts.warnings.length, 1);
-    assert.equal(opts.warnings[0].level, "WARN");
-    assert.match(opts.warnings[0].message, /'\/user\/none\.log' does not exist/);
+    assert.equal(opts.warnings[0]!.level, "WARN");
+    assert.match(opts.warnings[0]!.message, /'\/user\/none\.log' does not exist/);
   } finally {
     await t.remove();
   }
@@ -121,7 +121,7 @@ Deno.test("treeStore refuses symlinks that lead out of the tree", async () => {
     assert.ok(opts.warnings.every((w) => !w.message.includes(outside)), "no host path shown");
     const direct = t.options(alice);
     assert.deepEqual(await collect(treeStore(t.tree).list("/shared/in/b.log", direct)), []);
-    assert.match(direct.warnings[0].message, /cannot follow the link '\/shared\/in\/b\.log'/);
+    assert.match(direct.warnings[0]!.message, /cannot follow the link '\/shared\/in\/b\.log'/);
   } finally {
     await t.remove();
     await Deno.remove(outside, { recursive: true });
@@ -153,7 +153,7 @@ Deno.test("treeStore refuses a symlink to a file of the tree that the user may n
     await Deno.symlink(t.host("/users/alice/secret.log"), t.host("/users/bob/link.log"));
     const opts = t.options(bob);
     assert.deepEqual(await collect(treeStore(t.tree).list("/user/*.log", opts)), []);
-    assert.match(opts.warnings[0].message, /links to a file you may not read/);
+    assert.match(opts.warnings[0]!.message, /links to a file you may not read/);
   } finally {
     await t.remove();
   }

@@ -23,8 +23,8 @@ export interface WalkFs {
 
 export interface WalkOptions {
   readonly timeZone: string;
-  readonly from?: number;
-  readonly to?: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
   readonly signal: AbortSignal;
 }
 
@@ -59,13 +59,13 @@ export async function* walkGlob(
     checkCancelled(options.signal);
     const segs = glob.segments;
     const last = segs.length - 1;
-    const entries = await entriesOf(path, states.map((s) => segs[s.index]));
+    const entries = await entriesOf(path, states!.map((s) => segs[s.index]!));
     if (!entries) return;
     for (const entry of entries) {
       const next: State[] = [];
       let fileMatch: TimeCaptures | null = null;
       for (const s of states) {
-        const seg = segs[s.index];
+        const seg = segs[s.index]!;
         if (seg.kind === "any") {
           if (entry.kind === "dir") next.push(s);
           else if (s.index === last) fileMatch ??= s.captures;
@@ -124,7 +124,7 @@ function closure(segs: readonly GlobSegment[], states: readonly State[]): State[
     if (seen.has(s.index)) continue;
     seen.add(s.index);
     out.push(s);
-    if (segs[s.index].kind === "any" && s.index < segs.length - 1) {
+    if (segs[s.index]!.kind === "any" && s.index < segs.length - 1) {
       queue.push({ index: s.index + 1, captures: s.captures });
     }
   }

@@ -66,8 +66,8 @@ export interface ListOptions {
   /** Query time zone, for time fields in paths. */
   readonly timeZone: string;
   /** Bounds on `pathTime`, epoch milliseconds: files outside are skipped (and not fetched). */
-  readonly from?: number;
-  readonly to?: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
   readonly signal: AbortSignal;
   readonly onWarning: (w: Warning) => void;
   /**

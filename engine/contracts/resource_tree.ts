@@ -40,9 +40,9 @@ export interface TreeEntry extends TreeFileInfo {
 /** `If-Match` / `If-None-Match: *` of a write or a delete. */
 export interface Preconditions {
   /** The ETags (quoted, comma-separated) one of which the current content must have; `*`: exists. */
-  readonly ifMatch?: string;
+  readonly ifMatch?: string | undefined;
   /** `If-None-Match: *`: the file must not exist yet. */
-  readonly ifNoneMatch?: string;
+  readonly ifNoneMatch?: string | undefined;
 }
 
 /** Why a write did not happen. */

@@ -37,7 +37,7 @@ export interface WriteOptions {
    * The version the key must have for the write to happen; `null`: the key must not exist.
    * Absent: write whatever is there.
    */
-  readonly expectedVersion?: string | null;
+  readonly expectedVersion?: string | null | undefined;
   /**
    * A retention: the backend may drop the value this long after the write (Deno KV's
    * `expireIn`). A hint: the files backend keeps it until its owner removes it.

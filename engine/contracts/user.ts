@@ -5,5 +5,5 @@ export interface User {
   readonly groups: readonly string[];
   readonly admin: boolean;
   /** IANA time zone from the user's properties, or undefined for the server's. */
-  readonly timeZone?: string;
+  readonly timeZone?: string | undefined;
 }

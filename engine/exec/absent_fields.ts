@@ -75,7 +75,7 @@ export async function* warnAbsentFields(
     records++;
     // No allocation per row: a field found leaves the list, which soon runs empty.
     for (let i = missing.length - 1; i >= 0; i--) {
-      const v = row[missing[i]];
+      const v = row[missing[i]!];
       if (v !== null && v !== undefined) missing.splice(i, 1);
     }
   };

@@ -107,7 +107,7 @@ export class Grouping {
    */
   direct(ctx: Pick<ExecContext, "memory">): DirectGroups | null {
     const { keys, aggregates } = this.#options;
-    if (keys.length !== 1 || keys[0].field === undefined) return null;
+    if (keys.length !== 1 || keys[0]!.field === undefined) return null;
     const folds: { kind: "count" | "sum"; field: string | null }[] = [];
     for (const a of aggregates) {
       if (a.fold === undefined) return null;
@@ -117,7 +117,7 @@ export class Grouping {
     const table = this.#table;
     const slots = this.#folds;
     return {
-      key: keys[0].field,
+      key: keys[0]!.field,
       folds,
       add: (row) => {
         const bytes = this.add([row]);
@@ -171,7 +171,7 @@ export class Grouping {
     const aggregates = this.#options.aggregates;
     let bytes = 0;
     for (let r = 0; r < batch.length; r++) {
-      const row = batch[r];
+      const row = batch[r]!;
       let g = table.find(row);
       if (g < 0) {
         g = table.add();
@@ -179,31 +179,31 @@ export class Grouping {
         bytes += estimateBytes(row) + this.#groupBytes;
       }
       for (let i = 0; i < n; i++) {
-        const arg = args[i];
+        const arg = args[i]!;
         // count(*) counts rows: it gets a non-null marker for each.
         const v: Value = arg === null ? true : arg(row);
         switch (kinds[i]) {
           case "count":
-            if (v !== null) folds[i]!.values[g]++;
+            if (v !== null) folds[i]!.values[g]!++;
             break;
           case "sum": {
             if (v === null) break;
             const f = folds[i]!;
             if (typeof v === "number") {
-              f.values[g] += v;
-              f.flags[g] |= SEEN;
+              f.values[g]! += v;
+              f.flags[g]! |= SEEN;
             } else if (v instanceof Interval) {
-              f.values[g] += v.ms;
-              f.flags[g] |= SEEN | INTERVAL;
-            } else aggregates[i].create().add(v); // throws sum's own error for the value
+              f.values[g]! += v.ms;
+              f.flags[g]! |= SEEN | INTERVAL;
+            } else aggregates[i]!.create().add(v); // throws sum's own error for the value
             break;
           }
           default: {
-            const acc = this.#accumulators[g][i]!;
+            const acc = this.#accumulators[g]![i]!;
             acc.add(v);
-            if (this.#tracks![i] && acc.bytes !== this.#held[g][i]) {
-              bytes += acc.bytes! - this.#held[g][i];
-              this.#held[g][i] = acc.bytes!;
+            if (this.#tracks![i] && acc.bytes !== this.#held[g]![i]) {
+              bytes += acc.bytes! - this.#held[g]![i]!;
+              this.#held[g]![i] = acc.bytes!;
             }
           }
         }
@@ -257,7 +257,7 @@ export class Grouping {
     const table = this.#table;
     let bytes = 0;
     for (let p = from; p < to; p++) {
-      const first = decodeRow(partial.firsts[p]);
+      const first = decodeRow(partial.firsts[p]!);
       let g = table.find(first);
       if (g < 0) {
         g = table.add();
@@ -265,18 +265,18 @@ export class Grouping {
         bytes += estimateBytes(first) + this.#groupBytes;
       }
       for (let i = 0; i < this.#n; i++) {
-        const f = this.#folds[i];
+        const f = this.#folds[i]!;
         const from = partial.folds[i];
         if (f !== null && from) {
-          f.values[g] += from.values[p];
-          f.flags[g] |= from.flags[p];
+          f.values[g]! += from.values[p]!;
+          f.flags[g]! |= from.flags[p]!;
           continue;
         }
-        const acc = this.#accumulators[g][i]!;
+        const acc = this.#accumulators[g]![i]!;
         acc.mergeState(partial.states[i]![p]);
-        if (this.#tracks![i] && acc.bytes !== this.#held[g][i]) {
-          bytes += acc.bytes! - this.#held[g][i];
-          this.#held[g][i] = acc.bytes!;
+        if (this.#tracks![i] && acc.bytes !== this.#held[g]![i]) {
+          bytes += acc.bytes! - this.#held[g]![i]!;
+          this.#held[g]![i] = acc.bytes!;
         }
       }
     }
@@ -290,7 +290,7 @@ export class Grouping {
     let out: Row[] = [];
     for (let g = 0; g < this.#firsts.length; g++) {
       const row: Row = { ...this.#firsts[g] };
-      for (let i = 0; i < this.#n; i++) row[aggregates[i].slot] = this.#result(i, g);
+      for (let i = 0; i < this.#n; i++) row[aggregates[i]!.slot] = this.#result(i, g);
       const shaped: Row = {};
       for (const c of outputs) shaped[c.name] = c.fn(row);
       out.push(shaped);
@@ -303,12 +303,12 @@ export class Grouping {
   }
 
   #result(i: number, g: number): Value {
-    const f = this.#folds[i];
-    if (f === null) return this.#accumulators[g][i]!.result();
-    if (this.#kinds[i] === "count") return f.values[g];
-    const flags = f.flags[g];
+    const f = this.#folds[i]!;
+    if (f === null) return this.#accumulators[g]![i]!.result();
+    if (this.#kinds[i] === "count") return f.values[g]!;
+    const flags = f.flags[g]!;
     if ((flags & SEEN) === 0) return null;
-    return (flags & INTERVAL) !== 0 ? new Interval(f.values[g]) : f.values[g];
+    return (flags & INTERVAL) !== 0 ? new Interval(f.values[g]!) : f.values[g]!;
   }
 }
 

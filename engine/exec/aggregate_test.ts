@@ -13,13 +13,13 @@ async function* once(rows: Row[]) {
 async function run(rows: Row[]) {
   const out: Row[] = [];
   const source = aggregateRows(once(rows), {
-    keys: [{ fn: (r) => r.k, label: "k" }],
+    keys: [{ fn: (r) => r.k!, label: "k" }],
     aggregates: [
       foldSpec("count", null, "n"),
       foldSpec("count", "v", "c"),
       foldSpec("sum", "v", "s"),
     ],
-    outputs: ["k", "n", "c", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
+    outputs: ["k", "n", "c", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name]! })),
   }, testContext());
   for await (const b of source) out.push(...b);
   return out;
@@ -67,9 +67,9 @@ Deno.test("group() by fractional keys and by two text keys gives one row per dis
 
 Deno.test("Grouping.mergeInSlices() merges as merge() does, with a turn of the event loop between steps", async () => {
   const options = {
-    keys: [{ fn: (r: Row) => r.k, label: "k" }],
+    keys: [{ fn: (r: Row) => r.k!, label: "k" }],
     aggregates: [foldSpec("count", null, "n"), foldSpec("sum", "v", "s")],
-    outputs: ["k", "n", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name] })),
+    outputs: ["k", "n", "s"].map((name) => ({ name, label: name, fn: (r: Row) => r[name]! })),
   };
   const shares = [0, 1].map((share) => {
     const g = new Grouping(options);

@@ -28,7 +28,7 @@ export async function* filterRows(
     }
     const out: Row[] = [];
     for (let i = 0; i < batch.length; i++) {
-      const row = batch[i];
+      const row = batch[i]!;
       if ((condition(row) === true) !== negated) out.push(row);
       if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1 && slicer.due()) await slicer.turn();
     }

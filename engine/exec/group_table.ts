@@ -50,12 +50,12 @@ export class GroupTable {
     this.#lastSmall = -1;
     this.#lastIpv4 = -1;
     if (keys.length === 1) {
-      const v = keys[0].fn(row);
+      const v = keys[0]!.fn(row);
       if (typeof v === "number" && v >= 0 && v < SMALL_INTS && (v | 0) === v) {
         // One array read instead of a hash lookup; 0 and -0 are one key, as in a Map.
         this.#bySmallInt ??= new Int32Array(SMALL_INTS);
         this.#lastSmall = v;
-        return this.#bySmallInt[v] - 1;
+        return this.#bySmallInt[v]! - 1;
       }
       if (v instanceof IpAddr && v.version === 4 && (v.bits as number) >>> 0 === v.bits) {
         const bits = v.bits as number;
@@ -97,7 +97,7 @@ export class GroupTable {
    */
   findSmallInt(v: number): number {
     const byInt = this.#bySmallInt;
-    return byInt === null ? -1 : byInt[v] - 1;
+    return byInt === null ? -1 : byInt[v]! - 1;
   }
 
   /** Numbers a new group under the keys of the last `find`. */
@@ -146,7 +146,7 @@ export class Uint32Table {
     const mask = slots.length - 2;
     let at = (Math.imul(key, 0x9e3779b1) >>> this.#shift) << 1;
     for (;;) {
-      const g = slots[at + 1];
+      const g = slots[at + 1]!;
       if (g === 0) return -1;
       if (slots[at] === key) return g - 1;
       at = (at + 2) & mask;
@@ -173,7 +173,7 @@ export class Uint32Table {
     this.#slots = new Uint32Array(slots.length * 2);
     this.#shift--;
     for (let k = 0; k < slots.length; k += 2) {
-      if (slots[k + 1] !== 0) this.#place(slots[k], slots[k + 1]);
+      if (slots[k + 1] !== 0) this.#place(slots[k]!, slots[k + 1]!);
     }
   }
 }

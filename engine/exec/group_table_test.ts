@@ -5,7 +5,7 @@ import { IpAddr, type Row } from "../values/values.ts";
 import { valueKey } from "../values/value_ops.ts";
 
 function groups(values: readonly Row[string][]): number[] {
-  const table = new GroupTable([{ fn: (row) => row.k, label: "k" }]);
+  const table = new GroupTable([{ fn: (row) => row.k!, label: "k" }]);
   return values.map((k) => {
     const g = table.find({ k });
     return g >= 0 ? g : table.add();
@@ -20,8 +20,8 @@ Deno.test("GroupTable numbers groups in order of first appearance, whatever the 
 });
 
 Deno.test("GroupTable keeps small integer keys of separate tables apart", () => {
-  const a = new GroupTable([{ fn: (row) => row.k, label: "k" }]);
-  const b = new GroupTable([{ fn: (row) => row.k, label: "k" }]);
+  const a = new GroupTable([{ fn: (row) => row.k!, label: "k" }]);
+  const b = new GroupTable([{ fn: (row) => row.k!, label: "k" }]);
   assert.equal(a.find({ k: 7 }), -1);
   assert.equal(a.add(), 0);
   assert.equal(b.find({ k: 7 }), -1);
@@ -45,8 +45,8 @@ Deno.test("GroupTable puts equal fractional keys in one group and others apart",
 
 Deno.test("GroupTable keeps composite keys apart whose strings only join alike", () => {
   const table = new GroupTable([
-    { fn: (row) => row.a, label: "a" },
-    { fn: (row) => row.b, label: "b" },
+    { fn: (row) => row.a!, label: "a" },
+    { fn: (row) => row.b!, label: "b" },
   ]);
   const group = (a: Row[string], b: Row[string]) => {
     const g = table.find({ a, b });
@@ -100,7 +100,7 @@ Deno.test("GroupTable groups IP addresses by value as the keys' map does: v4 and
           xs.length === 0 ? xs : [
             ...xs,
             ...picks.map((k) => {
-              const v = xs[k];
+              const v = xs[k]!;
               return v instanceof IpAddr ? new IpAddr(v.version, v.bits) : v;
             }),
           ]

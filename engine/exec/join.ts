@@ -80,7 +80,7 @@ export async function* joinRows(
     // Hands out `out` charged to the budget; the charge ends when the consumer asks for more.
     const emit = async function* (): AsyncGenerator<readonly Row[]> {
       // The first joined row is measured; the others have the same fields.
-      if (rowBytes === 0) rowBytes = estimateBytes(out[0]) + ROW_OVERHEAD;
+      if (rowBytes === 0) rowBytes = estimateBytes(out[0]!) + ROW_OVERHEAD;
       outCharged = rowBytes * out.length;
       ctx.memory.take(outCharged, "join output");
       const batch = out;

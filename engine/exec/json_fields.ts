@@ -31,7 +31,7 @@ export function jsonFieldReader(names: readonly string[]): (line: string) => Row
     // The expression takes no backslash anywhere: not in strings, and outside them no JSON does.
     if (!plain || !FLAT_OBJECT.test(line)) return undefined;
     const row: Row = {};
-    for (let i = 0; i < names.length; i++) row[names[i]] = fieldValue(line, quoted[i]);
+    for (let i = 0; i < names.length; i++) row[names[i]!] = fieldValue(line, quoted[i]!);
     return row;
   };
 }

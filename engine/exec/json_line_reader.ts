@@ -151,7 +151,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       // Bytes the words did not cover (a partial word, bytes not aligned) one at a time.
       let c = b[i];
       while (c !== QUOTE && c !== BACKSLASH) {
-        if (c < 0x20 || c === undefined) return -1;
+        if (c === undefined || c < 0x20) return -1;
         c = b[++i];
       }
       if (c === QUOTE) return i + 1;
@@ -236,7 +236,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
   const skipScalar = (b: Uint8Array, i: number): number => {
     const c = b[i];
     if (c === QUOTE) return skipString(b, i);
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return skipNumber(b, i);
+    if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) return skipNumber(b, i);
     if (c === 0x74) return b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
     if (c === 0x66) {
       return b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65
@@ -265,7 +265,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
         ? JSON.parse(`"${text}"`) as string
         : text;
     }
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
       const stop = skipNumber(b, i);
       if (stop < 0) return undefined;
       end = stop;
@@ -341,7 +341,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       if (words !== null) i = skipPlain(words, i);
       let c = b[i];
       while (c !== QUOTE) {
-        if (c < 0x20 || c === BACKSLASH || c === undefined) return -1;
+        if (c === undefined || c < 0x20 || c === BACKSLASH) return -1;
         c = b[++i];
       }
       const keyEnd = i;
@@ -351,23 +351,23 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
       }
       i++;
       const length = keyEnd - keyStart;
-      let found = length < byLength.length ? byLength[length] : -1;
+      let found = length < byLength.length ? byLength[length]! : -1;
       if (found === MANY_OF_LENGTH) {
         found = -1;
         for (let k = 0; k < n; k++) {
-          const key = members[k].key;
+          const key = members[k]!.key;
           if (key.length === length && sameKey(b, keyStart, key)) {
             found = k;
             break;
           }
         }
-      } else if (found >= 0 && !sameKey(b, keyStart, members[found].key)) found = -1;
+      } else if (found >= 0 && !sameKey(b, keyStart, members[found]!.key)) found = -1;
       if (found < 0) {
         // Most values skipped are strings: straight to the string's end.
         i = b[i] === QUOTE ? skipString(b, i) : skipValue(b, i);
       } else {
         // A repeated key: its last value counts, so what an earlier one gave is undone.
-        const m = members[found];
+        const m = members[found]!;
         i = takeOne(b, i, m.slots, m.inner, depth);
       }
       if (i < 0) return -1;
@@ -393,12 +393,12 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
     for (let index = 0;; index++) {
       let e = -1;
       for (let k = 0; k < elements.length; k++) {
-        if (elements[k].index === index) {
+        if (elements[k]!.index === index) {
           e = k;
           break;
         }
       }
-      i = e < 0 ? skipValue(b, i) : takeOne(b, i, elements[e].slots, elements[e].inner, depth);
+      i = e < 0 ? skipValue(b, i) : takeOne(b, i, elements[e]!.slots, elements[e]!.inner, depth);
       if (i < 0) return -1;
       i = skipSpace(b, i);
       const c = b[i];
@@ -437,9 +437,9 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
   const elements: Element[] = [];
   const heads = new Map<string | number, { rest: JsonPath; slot: number }[]>();
   for (const p of paths) {
-    const list = heads.get(p.rest[0]) ?? [];
+    const list = heads.get(p.rest[0]!) ?? [];
     list.push(p);
-    heads.set(p.rest[0], list);
+    heads.set(p.rest[0]!, list);
   }
   for (const [head, list] of heads) {
     const slots = list.filter((p) => p.rest.length === 1).map((p) => p.slot);
@@ -461,22 +461,23 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
 
 /** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */
 function skipNumber(b: Uint8Array, i: number): number {
-  let c = b[i];
-  if (c === 0x2d) c = b[++i];
-  if (c === 0x30) c = b[++i];
+  // A byte past the end reads as -1, which none of the tests below matches.
+  let c = b[i] ?? -1;
+  if (c === 0x2d) c = b[++i] ?? -1;
+  if (c === 0x30) c = b[++i] ?? -1;
   else if (c >= 0x31 && c <= 0x39) {
-    while (c >= 0x30 && c <= 0x39) c = b[++i];
+    while (c >= 0x30 && c <= 0x39) c = b[++i] ?? -1;
   } else return -1;
   if (c === 0x2e /* . */) {
-    c = b[++i];
+    c = b[++i] ?? -1;
     if (!(c >= 0x30 && c <= 0x39)) return -1;
-    while (c >= 0x30 && c <= 0x39) c = b[++i];
+    while (c >= 0x30 && c <= 0x39) c = b[++i] ?? -1;
   }
   if (c === 0x65 || c === 0x45 /* e E */) {
-    c = b[++i];
-    if (c === 0x2b || c === 0x2d) c = b[++i];
+    c = b[++i] ?? -1;
+    if (c === 0x2b || c === 0x2d) c = b[++i] ?? -1;
     if (!(c >= 0x30 && c <= 0x39)) return -1;
-    while (c >= 0x30 && c <= 0x39) c = b[++i];
+    while (c >= 0x30 && c <= 0x39) c = b[++i] ?? -1;
   }
   return i;
 }
@@ -489,7 +490,7 @@ function numberAt(b: Uint8Array, start: number, stop: number): number {
   if (stop - i <= 15) {
     let n = 0;
     for (; i < stop; i++) {
-      const c = b[i];
+      const c = b[i]!;
       if (c < 0x30 || c > 0x39) return Number(String.fromCharCode(...b.subarray(start, stop)));
       n = n * 10 + (c - 0x30);
     }
@@ -519,7 +520,7 @@ function skipPlain(words: Uint32Array, i: number): number {
   if (w >= n) return i;
   // The bytes of the first word before `i` are made plain ("A") for the test.
   const before = (1 << ((i & 3) << 3)) - 1;
-  let v = (words[w] & ~before) | (0x41414141 & before);
+  let v = (words[w]! & ~before) | (0x41414141 & before);
   for (;;) {
     const q = v ^ 0x02020202;
     const s = v ^ 0x5c5c5c5c;
@@ -527,7 +528,7 @@ function skipPlain(words: Uint32Array, i: number): number {
     // The lowest flag is exact: a borrow can flag a byte only above one that is flagged.
     if (m !== 0) return (w << 2) + ((31 - Math.clz32(m & -m)) >> 3);
     if (++w === n) return w << 2;
-    v = words[w];
+    v = words[w]!;
   }
 }
 
@@ -544,12 +545,13 @@ function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
   return true;
 }
 
-function isHex(c: number): boolean {
+function isHex(c: number | undefined): boolean {
+  if (c === undefined) return false;
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
 /** The characters after a backslash that JSON allows, besides `u`. */
-function isEscape(c: number): boolean {
+function isEscape(c: number | undefined): boolean {
   return c === QUOTE || c === BACKSLASH || c === 0x2f || c === 0x62 || c === 0x66 ||
     c === 0x6e || c === 0x72 || c === 0x74;
 }

@@ -18,7 +18,7 @@ function parsed(line: string, names: readonly string[]): Row | null {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return null;
   const o = v as Record<string, Row[string]>;
   const row: Row = {};
-  for (const n of names) row[n] = Object.hasOwn(o, n) ? o[n] : null;
+  for (const n of names) row[n] = Object.hasOwn(o, n) ? o[n]! : null;
   return row;
 }
 

@@ -16,10 +16,10 @@ Deno.test("listSource() gives one row per file with uri, size, modified and path
       ["/shared/l/2024-05-17.log", 3, null],
       ["/shared/l/notes.log", 0, null],
     ]);
-    assert.ok(rows[0].modified instanceof Timestamp);
+    assert.ok(rows[0]!.modified instanceof Timestamp);
     const timed = t.store.list("/shared/l/$yyyy$-$MM$-$dd$.log", t.options(alice));
     const [batch] = await Array.fromAsync(listSource(timed, testContext()));
-    assert.deepEqual(batch.map((r) => r.path_time), [
+    assert.deepEqual(batch!.map((r) => r.path_time), [
       new Timestamp(Date.parse("2024-05-17T00:00:00Z")),
     ]);
   } finally {

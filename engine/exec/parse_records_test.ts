@@ -73,7 +73,7 @@ Deno.test("parseRecordsSource() matches whole records and shows unmatched ones w
   assert.deepEqual(rows, [{ n: 1, w: "a", more: "  x" }, { n: 3, w: "c", more: null }]);
   assert.equal(warnings.length, 1);
   assert.match(
-    warnings[0].message,
+    warnings[0]!.message,
     /^PARSE skipped 2 records that do not match the pattern \(the first in '.*f\.log'\): line 1 "junk line", line 4 "2 \?"$/,
   );
 });

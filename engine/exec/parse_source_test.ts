@@ -67,7 +67,7 @@ Deno.test("parseSource() counts records that do not match in one warning per sou
     const ctx = testContext();
     assert.deepEqual(await rows(parseSource(files, p, null, ctx)), [{ n: 1 }, { n: 2 }, { n: 3 }]);
     assert.equal(ctx.warnings.length, 1);
-    assert.match(ctx.warnings[0].message, /PARSE skipped 3 records .*f0\.log/);
+    assert.match(ctx.warnings[0]!.message, /PARSE skipped 3 records .*f0\.log/);
   });
 });
 
@@ -75,7 +75,7 @@ Deno.test("parseSource() reads lines across chunk boundaries of a large file", a
   const p = pattern("INT:n ' ' NSPACE:pad");
   const lines = Array.from({ length: 40_000 }, (_, i) => `${i} ${"p".repeat((i % 97) + 1)}`);
   await withFiles([lines.join("\n") + "\n"], async (files) => {
-    assert.ok(files[0].size > 2 * (1 << 20));
+    assert.ok(files[0]!.size > 2 * (1 << 20));
     const ctx = testContext();
     const got = await rows(parseSource(files, p, ["n"], ctx));
     assert.equal(got.length, 40_000);
@@ -131,7 +131,7 @@ const ACCESS = `IPADDR:client ' ' NSPACE:ident ' ' NSPACE:user ' [' HTTPDATE:tim
 /** Access lines with the shapes that could make a folding scanner read wrong. */
 function trickyAccessLog(lines: number): string {
   const r = seededRandom(9);
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   // Mostly the first (plain) value, else any of them.
   const some = <T>(xs: readonly T[]) => r() < 0.7 ? xs[0] : pick(xs);
   const out: string[] = [];

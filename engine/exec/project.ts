@@ -16,7 +16,7 @@ export async function* projectRows(
     checkCancelled(ctx.signal);
     const out: Row[] = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) {
-      const row = batch[i];
+      const row = batch[i]!;
       const made: Row = copyInput ? { ...row } : {};
       for (const c of columns) made[c.name] = c.fn(row);
       out[i] = made;

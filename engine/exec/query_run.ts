@@ -12,7 +12,7 @@ export interface ExecuteOptions {
   readonly onProgress?: (fraction: number) => void;
   readonly onWarning?: (warning: Warning) => void;
   /** Counters the engine adds to while it runs (files, bytes, records, rows, cloud requests). */
-  readonly stats?: QueryStats;
+  readonly stats?: QueryStats | undefined;
   /**
    * The result's text format when fixed before the run: rows made in scan workers may then
    * arrive rendered (`QueryRun.parts`), see engine/render/rendered.ts.

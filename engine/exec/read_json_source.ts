@@ -200,7 +200,7 @@ function memberReader(
   const literal = (tree: MemberTree, prefix: readonly string[]): string =>
     `{ ${
       Object.keys(tree).map((k) => {
-        const sub = tree[k];
+        const sub = tree[k]!;
         const path = [...prefix, k];
         return `${JSON.stringify(k)}: ${sub === true ? slot(path) : literal(sub, path)}`;
       }).join(", ")
@@ -217,10 +217,10 @@ function memberReader(
     for (const p of below) {
       let at = tree;
       for (let i = 0; i < p.length; i++) {
-        const known = at[p[i]];
+        const known = at[p[i]!];
         if (known === true) break; // a shorter path reads this member whole
-        if (i === p.length - 1) at[p[i]] = true;
-        else at = (at[p[i]] = known ?? Object.create(null)) as MemberTree;
+        if (i === p.length - 1) at[p[i]!] = true;
+        else at = (at[p[i]!] = known ?? Object.create(null)) as MemberTree;
       }
     }
     parts.push(`${JSON.stringify(name)}: ${literal(tree, [name])}`);
@@ -283,7 +283,7 @@ function picker(needed: readonly string[] | null): (v: JsonObject) => Row {
   // Own properties only: a missing `constructor` is null, not Object's.
   return (v) => {
     const row: Row = {};
-    for (const name of names) row[name] = Object.hasOwn(v, name) ? v[name] : null;
+    for (const name of names) row[name] = Object.hasOwn(v, name) ? v[name]! : null;
     return row;
   };
 }

@@ -66,7 +66,7 @@ Deno.test("readJsonSource() reads a file that is one JSON array", async () => {
 Deno.test("readJsonSource() streams an array larger than a chunk", async () => {
   const objects = Array.from({ length: 30_000 }, (_, i) => ({ i, pad: "p".repeat(60) }));
   await withFiles([JSON.stringify(objects)], async (files) => {
-    assert.ok(files[0].size > 2 * (1 << 20));
+    assert.ok(files[0]!.size > 2 * (1 << 20));
     const got = await rows(files, ["i"]);
     assert.equal(got.length, objects.length);
     assert.deepEqual(got[29_999], { i: 29_999 });
@@ -79,7 +79,7 @@ Deno.test("readJsonSource() skips what is not an object with one warning per sou
     const ctx = testContext();
     assert.deepEqual(await rows(files, ["a"], ctx), [{ a: 1 }, { a: 2 }, { a: 3 }]);
     assert.equal(ctx.warnings.length, 1);
-    assert.match(ctx.warnings[0].message, /skipped 3 records .*line 2 of '.*f0\.json'/);
+    assert.match(ctx.warnings[0]!.message, /skipped 3 records .*line 2 of '.*f0\.json'/);
   });
 });
 
@@ -112,11 +112,11 @@ Deno.test("a record nested 2000 levels deep is skipped with a warning naming fil
   ) {
     const { rows, warnings, schema } = await home.run(text);
     assert.equal(rows.length, 4, text);
-    assert.equal(rows[3].a, 3);
+    assert.equal(rows[3]!.a, 3);
     assert.ok(schema.length > 0);
     assert.equal(warnings.length, 1);
     assert.match(
-      warnings[0].message,
+      warnings[0]!.message,
       /skipped 1 record nested more than 128 levels deep \(the first: line 2 of '\/shared\/deep\.json'\)/,
     );
   }
@@ -141,8 +141,8 @@ Deno.test("READ_JSON over a host file of many read chunks gives every record who
   );
   assert.equal(rows.length, lines.length);
   for (let i = 0; i < rows.length; i += 1) {
-    const want = JSON.parse(lines[i]);
-    const got = rows[i];
+    const want = JSON.parse(lines[i]!);
+    const got = rows[i]!;
     if (
       got.i !== want.i || got.name !== want.name || got.long !== want.long || got.k !== want.deep.k
     ) {
@@ -164,7 +164,7 @@ Deno.test("readJsonSource() reads objects written across lines, larger than a ch
     const ctx = testContext();
     assert.deepEqual(await rows(files, null, ctx), objects);
     assert.equal(ctx.warnings.length, 1, JSON.stringify(ctx.warnings));
-    assert.match(ctx.warnings[0].message, /the unterminated object 3001/);
+    assert.match(ctx.warnings[0]!.message, /the unterminated object 3001/);
   });
   // A file of JSON lines whose first object is on its first line stays JSON lines.
   await withFiles(['{"a":1}\n{"a":2}\n'], async (files) => {

@@ -76,7 +76,7 @@ function picker(needed: readonly string[] | null): (row: Row) => Row {
   if (needed === null) return (row) => row;
   return (row) => {
     const out: Row = {};
-    for (const name of needed) out[name] = Object.hasOwn(row, name) ? row[name] : null;
+    for (const name of needed) out[name] = Object.hasOwn(row, name) ? row[name]! : null;
     return out;
   };
 }
@@ -138,7 +138,7 @@ function csvReader(
       );
     }
     const row: Row = {};
-    for (let i = 0; i < names.length; i++) row[names[i]] = fields[i] ?? null;
+    for (let i = 0; i < names.length; i++) row[names[i]!] = fields[i] ?? null;
     onRow(row);
   };
 
@@ -314,9 +314,9 @@ function w3cLines(uri: string, problems: Problems): LineParser {
     }
     const row: Row = {};
     for (let i = 0; i < names.length; i++) {
-      const raw = values[i];
-      const type = W3C_TYPES[names[i]];
-      row[names[i]] = raw === "-"
+      const raw = values[i]!;
+      const type = W3C_TYPES[names[i]!];
+      row[names[i]!] = raw === "-"
         ? null
         : type === "ip"
         ? parseIp(raw)
@@ -377,8 +377,8 @@ function zeekLines(uri: string, problems: Problems): LineParser {
     }
     const row: Row = {};
     for (let i = 0; i < names.length; i++) {
-      const raw = values[i];
-      row[names[i]] = raw === unset ? null : converters[i](raw);
+      const raw = values[i]!;
+      row[names[i]!] = raw === unset ? null : converters[i]!(raw);
     }
     return row;
   };
@@ -397,7 +397,7 @@ function zeekConverter(
 ): (raw: string) => Value {
   const container = /^(?:set|vector|table)\[(.+)\]$/.exec(type);
   if (container) {
-    const element = zeekConverter(container[1], setSeparator, empty);
+    const element = zeekConverter(container[1]!, setSeparator, empty);
     return (raw) => raw === empty() ? [] : raw.split(setSeparator()).map(element);
   }
   switch (type) {

@@ -31,7 +31,7 @@ Deno.test("READ_CSV reads a quoted field that spans lines across the pieces a fi
   const text = `a,b\n1,"${long}\nsecond ""line"""\n2,last`; // no final line end
   const { rows } = await read(text, CSV);
   assert.equal(rows.length, 2);
-  assert.equal(rows[0].b, `${long}\nsecond "line"`);
+  assert.equal(rows[0]!.b, `${long}\nsecond "line"`);
   assert.deepEqual(rows[1], { a: "2", b: "last" });
 });
 
@@ -45,7 +45,7 @@ Deno.test("READ_CSV warns about records with more fields than the header, with t
   const { rows, warnings } = await read('a,b\n"x\ny",2\n1,2,3\n', CSV, ["b"]);
   assert.deepEqual(rows, [{ b: "2" }, { b: "2" }]);
   assert.match(
-    warnings[0],
+    warnings[0]!,
     /^READ_CSV: 1 record had more fields than the header .*line 4 of '.*t\.txt'/,
   );
 });
@@ -61,8 +61,8 @@ Deno.test("READ_W3C skips lines before '#Fields:' with a warning and types known
     "sc-bytes": 512,
     timestamp: new Timestamp(Date.UTC(2024, 0, 1, 10)),
   });
-  assert.equal(rows[1]["c-ip"], null);
-  assert.match(warnings[0], /READ_W3C: 1 record came before a '#Fields:' line .*line 1 of/);
+  assert.equal(rows[1]!["c-ip"], null);
+  assert.match(warnings[0]!, /READ_W3C: 1 record came before a '#Fields:' line .*line 1 of/);
 });
 
 Deno.test("READ_ZEEK decodes escapes and takes its separators from the header", async () => {

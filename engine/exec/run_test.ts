@@ -91,9 +91,9 @@ Deno.test("openNode() rewrites nothing: a filter above a source stays a filter, 
   };
   const project: PlanNode = {
     kind: "project",
-    schema: [node.schema[0]],
+    schema: [node.schema[0]!],
     input: filter,
-    columns: [{ name: "a", label: "a", fn: (r) => r.a }],
+    columns: [{ name: "a", label: "a", fn: (r) => r.a! }],
     copyInput: false,
     reads: new Set(["a"]),
   };
@@ -109,7 +109,7 @@ Deno.test("openNode() holds every row of a sort under a limit unless the sort no
     kind: "sort",
     schema: node.schema,
     input: node,
-    keys: [{ fn: (r) => r.a, label: "a", descending: true }],
+    keys: [{ fn: (r) => r.a!, label: "a", descending: true }],
     reads: new Set(["a"]),
     top,
   });

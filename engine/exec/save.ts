@@ -13,7 +13,13 @@ import { SchemaObserver } from "./schema_observer.ts";
 
 export async function* saveRows(
   input: BatchStream,
-  target: { real: string; canonical: string; files: TreeFiles; schema: Schema; open?: boolean },
+  target: {
+    real: string;
+    canonical: string;
+    files: TreeFiles;
+    schema: Schema;
+    open?: boolean | undefined;
+  },
   ctx: ExecContext,
 ): BatchStream {
   const observer = new SchemaObserver(target.schema, target.open ?? false);

@@ -48,10 +48,10 @@ Deno.test("a cancelled save leaves the earlier table as it was", async () => {
 Deno.test("save() refuses a path that is not .sxt or where the user may not create", async () => {
   await using home = await engineHome();
   const notTable = await home.diagnose("VALUES((a: 1)) | save('/user/t.json')");
-  assert.equal(notTable[0].code, "BAD_ARGUMENT");
+  assert.equal(notTable[0]!.code, "BAD_ARGUMENT");
   const forbidden = await home.diagnose("VALUES((a: 1)) | save('/shared/t.sxt')");
-  assert.equal(forbidden[0].code, "FORBIDDEN");
-  assert.match(forbidden[0].message, /create/);
+  assert.equal(forbidden[0]!.code, "FORBIDDEN");
+  assert.match(forbidden[0]!.message, /create/);
 });
 
 Deno.test("a table with a 234-character name is saved: its temporary name stays short", async () => {

@@ -56,7 +56,7 @@ Deno.test("scanLines() carries lines and characters cut by a chunk boundary", as
   await withFile(bytes, async (path) => {
     const got = await lines(path, bytes.length);
     assert.deepEqual(got.slice(1), [cut, "last"]);
-    assert.equal(got[0].length, READ_CHUNK_BYTES - 10);
+    assert.equal(got[0]!.length, READ_CHUNK_BYTES - 10);
   });
 });
 
@@ -121,7 +121,7 @@ Deno.test("scanLines() warns about a file that is gone and yields nothing", asyn
   assert.deepEqual(chunks, []);
   assert.equal(ctx.warnings.length, 1);
   assert.match(
-    ctx.warnings[0].message,
+    ctx.warnings[0]!.message,
     /cannot read '\/nonexistent\/trawl\/x\.log' \(it does not exist\)/,
   );
 });

@@ -75,12 +75,12 @@ export class SchemaObserver {
       if (this.open) this.#discover(row);
       this.#rows++;
       for (let i = 0; i < fields.length; i++) {
-        const v = row[fields[i].name];
+        const v = row[fields[i]!.name];
         if (v === null || v === undefined) {
           this.#sawNull[i] = true;
         } else if (this.#observe[i]) {
           const t = typeOfValue(v);
-          const prev = this.#observed[i];
+          const prev = this.#observed[i]!;
           this.#observed[i] = prev === null ? t : widen(prev, t);
         }
       }
@@ -96,7 +96,7 @@ export class SchemaObserver {
 
   schema(): Schema {
     return this.#fields.map((f, i) => {
-      const nullable = f.nullable || this.#sawNull[i];
+      const nullable = f.nullable || this.#sawNull[i]!;
       if (!this.#observe[i]) return nullable === f.nullable ? f : { ...f, nullable };
       return { name: f.name, type: settle(this.#observed[i] ?? f.type), nullable };
     });

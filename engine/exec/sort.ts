@@ -38,13 +38,13 @@ export function compareKeys(
   keys: readonly { descending: boolean }[],
 ): number {
   for (let i = 0; i < keys.length; i++) {
-    const x = a[i], y = b[i];
+    const x = a[i]!, y = b[i]!;
     if (x === null || y === null) {
       if (x === y) continue;
       return x === null ? 1 : -1;
     }
     const c = compareValues(x, y);
-    if (c !== 0) return keys[i].descending ? -c : c;
+    if (c !== 0) return keys[i]!.descending ? -c : c;
   }
   return 0;
 }
@@ -63,7 +63,7 @@ export async function* sortRows(
   keys: readonly SortKeyFn[],
   ctx: ExecContext,
   options: {
-    keep?: number;
+    keep?: number | undefined;
     /** Tests make runs and the insertion buffer small, so that small inputs take every path. */
     runRows?: number;
     insertTop?: number;
@@ -118,7 +118,7 @@ export async function* sortRows(
         ctx.memory.release(charged - kept);
         charged = kept;
         entries = best;
-        worst = best.length === keep ? best[keep - 1] : null;
+        worst = best.length === keep ? best[keep - 1]! : null;
       }
       await slicer.check();
     }
@@ -165,7 +165,7 @@ async function* mergeRuns(
   slicer: TimeSlicer,
 ): AsyncGenerator<Entry[]> {
   if (runs.length === 1) {
-    const run = runs[0];
+    const run = runs[0]!;
     for (let i = 0; i < run.length; i += BATCH_ROWS) {
       yield run.slice(i, i + BATCH_ROWS);
       await slicer.check();
@@ -174,26 +174,26 @@ async function* mergeRuns(
   }
   const pos = new Int32Array(runs.length);
   const heap: number[] = [];
-  const less = (a: number, b: number) => compare(runs[a][pos[a]], runs[b][pos[b]]) < 0;
+  const less = (a: number, b: number) => compare(runs[a]![pos[a]!]!, runs[b]![pos[b]!]!) < 0;
   const down = (i: number) => {
     const n = heap.length;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) return;
       const r = l + 1;
-      const c = r < n && less(heap[r], heap[l]) ? r : l;
-      if (!less(heap[c], heap[i])) return;
-      [heap[c], heap[i]] = [heap[i], heap[c]];
+      const c = r < n && less(heap[r]!, heap[l]!) ? r : l;
+      if (!less(heap[c]!, heap[i]!)) return;
+      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
       i = c;
     }
   };
-  for (let r = 0; r < runs.length; r++) if (runs[r].length > 0) heap.push(r);
+  for (let r = 0; r < runs.length; r++) if (runs[r]!.length > 0) heap.push(r);
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
   let out: Entry[] = [];
   while (heap.length > 0) {
-    const r = heap[0];
-    out.push(runs[r][pos[r]++]);
-    if (pos[r] === runs[r].length) {
+    const r = heap[0]!;
+    out.push(runs[r]![pos[r]!++]!);
+    if (pos[r] === runs[r]!.length) {
       const last = heap.pop()!;
       if (heap.length > 0) heap[0] = last;
     }
@@ -226,12 +226,12 @@ async function* topRows(
       let bytes = 0;
       for (const row of batch) {
         const key = keys.map((k) => k.fn(row));
-        if (top.length === keep && compareKeys(key, top[keep - 1].key, keys) >= 0) continue;
+        if (top.length === keep && compareKeys(key, top[keep - 1]!.key, keys) >= 0) continue;
         let lo = 0;
         let hi = top.length;
         while (lo < hi) {
           const mid = (lo + hi) >>> 1;
-          if (compareKeys(top[mid].key, key, keys) <= 0) lo = mid + 1;
+          if (compareKeys(top[mid]!.key, key, keys) <= 0) lo = mid + 1;
           else hi = mid;
         }
         top.splice(lo, 0, { row, key });

@@ -16,7 +16,7 @@ async function collect(source: AsyncIterable<readonly Row[]>): Promise<Row[]> {
   return out;
 }
 
-const byScore: SortKeyFn[] = [{ fn: (r) => r.score, label: "score", descending: true }];
+const byScore: SortKeyFn[] = [{ fn: (r) => r.score!, label: "score", descending: true }];
 
 Deno.test("sortRows() with keep gives the first rows of the full sort, ties in input order", async () => {
   // Scores with many ties and nulls, so that stability and nulls-last both matter.
@@ -97,7 +97,7 @@ Deno.test("sortRows() of 300 000 rows gives the event loop turns and stops when 
     const out = await collect(sortRows(batches(rows, 1024), byScore, testContext()));
     assert.equal(out.length, rows.length);
     for (let i = 1; i < out.length; i++) {
-      assert.ok((out[i - 1].score as number) >= (out[i].score as number));
+      assert.ok((out[i - 1]!.score as number) >= (out[i]!.score as number));
     }
   } finally {
     gaps.stop();

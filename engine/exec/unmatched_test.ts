@@ -32,7 +32,7 @@ Deno.test("the unmatched warning names line numbers deep in a file read in many 
   // The byte scanner covers this pattern: the lines it cannot read are found by a second look.
   const [w] = await warningsOf("IPV4:ip ' ' INT:status ' ' WORD:w EOL", [lines.join("\n") + "\n"]);
   assert.match(
-    w,
+    w!,
     /^PARSE skipped 2 records .*f0\.log'\): line 4321 "broken line 4321", line 5999 "broken line 5999"$/,
   );
 });
@@ -40,7 +40,7 @@ Deno.test("the unmatched warning names line numbers deep in a file read in many 
 Deno.test("the unmatched warning shows three records, then an ellipsis, across files", async () => {
   const [w] = await warningsOf("INT:n EOL", ["1\nx\n2\n", "y\nz\nw\n"]);
   assert.match(
-    w,
+    w!,
     /^PARSE skipped 4 records .*f0\.log'\): line 2 "x", '.*f1\.log' line 1 "y", line 2 "z", …$/,
   );
 });

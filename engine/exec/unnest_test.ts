@@ -18,7 +18,7 @@ Deno.test("unnestRows() hands a huge array out in batches of at most BATCH_ROWS,
   try {
     const rows = unnestRows(
       of([{ k: 1, a: big }, { k: 2, a: [] }], [{ k: 3, a: [7, 8] }]),
-      { array: (r) => r.a, name: "x" },
+      { array: (r) => r.a!, name: "x" },
       ctx,
     );
     for await (const batch of rows) {

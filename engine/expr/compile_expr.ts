@@ -142,14 +142,14 @@ function callExpr(expr: Extract<Expr, { kind: "call" }>, scope: Scope): Typed {
   const lower = expr.name.toLowerCase();
   const aggregate = AGGREGATES.get(lower);
   if (aggregate) {
-    const star = expr.args.length === 1 && expr.args[0].kind === "star";
+    const star = expr.args.length === 1 && expr.args[0]!.kind === "star";
     if (!star && expr.args.length !== 1) {
       fail("ARITY", `${lower} takes one argument, found ${expr.args.length}`, expr.span);
     }
     if (star && lower !== "count") {
       fail("TYPE_ERROR", `${lower}(*) is not allowed; only count takes *`, expr.span);
     }
-    const argType = star ? null : typeExpr(expr.args[0], scope).type;
+    const argType = star ? null : typeExpr(expr.args[0]!, scope).type;
     let type: Type;
     try {
       type = aggregate.resultType(argType);

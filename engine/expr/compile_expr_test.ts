@@ -13,11 +13,11 @@ import type { Scope } from "./scope.ts";
 function expr(text: string): Expr {
   const r = parse(`@x | select(${text})`);
   assert.deepEqual(r.diagnostics, [], text);
-  const st = r.script.statements[0];
+  const st = r.script.statements[0]!;
   assert.ok(st.kind === "pipeline");
-  const cmd = st.pipeline.commands[0];
+  const cmd = st.pipeline.commands[0]!;
   assert.ok(cmd.kind === "select");
-  return cmd.items[0].expr;
+  return cmd.items[0]!.expr;
 }
 
 function field(name: string, type: Type): Field {

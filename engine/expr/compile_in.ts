@@ -36,7 +36,7 @@ export function compileIn(
   const { span, zone } = options;
   let fn: RowFn;
   if (!options.isList && list.length === 1) {
-    fn = containerTest(operand, list[0], span, zone);
+    fn = containerTest(operand, list[0]!, span, zone);
   } else {
     const elements = list.map((e) => alignConstant(e, operand.type, zone));
     const nets = elements.length > 0 && elements.every((e) => e.type.kind === "IPNET");

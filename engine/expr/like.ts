@@ -12,9 +12,9 @@ export function likeMatcher(pattern: string): (text: string) => boolean {
   const tokens: WildcardToken[] = [];
   const chars = Array.from(pattern);
   for (let i = 0; i < chars.length; i++) {
-    const c = chars[i];
+    const c = chars[i]!;
     if (c === "\\" && i + 1 < chars.length) {
-      tokens.push({ kind: "char", code: chars[++i].codePointAt(0)! });
+      tokens.push({ kind: "char", code: chars[++i]!.codePointAt(0)! });
     } else if (c === "%") {
       // `%%` is one `%`: consecutive stars would only add steps.
       if (tokens.at(-1)?.kind !== "star") tokens.push(STAR);

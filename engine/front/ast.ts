@@ -39,7 +39,7 @@ export type Expr =
     readonly value: Value;
     readonly span: Span;
     /** For numbers: the declared type (`42` INTEGER, `42L` or a 64-bit value LONG, `3.5` DOUBLE). */
-    readonly numberKind?: "INTEGER" | "LONG" | "DOUBLE";
+    readonly numberKind?: "INTEGER" | "LONG" | "DOUBLE" | undefined;
   }
   /** A field of the current record; `name` is unquoted (backquotes removed). */
   | { readonly kind: "field"; readonly name: string; readonly span: Span }

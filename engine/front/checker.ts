@@ -519,7 +519,7 @@ export function isLiteralValue(e: Expr): boolean {
   if (e.kind === "literal") return true;
   if (e.kind !== "call" || e.args.length !== 1) return false;
   const name = e.name.toLowerCase();
-  const arg = e.args[0];
+  const arg = e.args[0]!;
   return (name === "t" || name === "ip" || name === "net") && arg.kind === "literal" &&
     typeof arg.value === "string";
 }

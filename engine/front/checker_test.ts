@@ -83,7 +83,7 @@ Deno.test("checkScript() refuses a script without a pipeline", () => {
     "NO_RESULT 1:1 the script has no pipeline, so it has no result; end it with one, " +
     "such as READ_JSON(src: 'logs/*.json')",
   ]);
-  assert.equal(problems("")[0].slice(0, 13), "NO_RESULT 1:1");
+  assert.equal(problems("")[0]!.slice(0, 13), "NO_RESULT 1:1");
   assert.deepEqual(problems(`@x = ${SRC}`), []);
 });
 
@@ -168,7 +168,7 @@ Deno.test("checkScript() checks joins and unions on both sides", () => {
 
 Deno.test("isLiteralValue() accepts literals and T/IP/NET of a string only", () => {
   const value = (t: string) => {
-    const s = parse(`$x = ${t}`).script.statements[0];
+    const s = parse(`$x = ${t}`).script.statements[0]!;
     return s.kind === "let" ? isLiteralValue(s.value) : false;
   };
   assert.deepEqual(

@@ -59,9 +59,9 @@ Deno.test("the function catalogue lists every function of the reference once, an
 });
 
 Deno.test("the parser and the checker name the sources of the one source catalogue", () => {
-  const start = check("1 | filter(a)").diagnostics[0].message;
+  const start = check("1 | filter(a)").diagnostics[0]!.message;
   for (const name of SOURCE_NAMES) assert.ok(start.includes(name), `${name} in: ${start}`);
-  const unknown = check("SOURCES_OF_NOTHING(src: 'x')").diagnostics[0].message;
+  const unknown = check("SOURCES_OF_NOTHING(src: 'x')").diagnostics[0]!.message;
   assert.ok(unknown.includes(SOURCE_NAMES.join(", ")), unknown);
   for (const sig of SOURCE_CATALOG) {
     const bad = check(`${sig.name}(src: 'x', bogus: 1)`).diagnostics.map((d) => d.message);

@@ -110,7 +110,7 @@ export function lex(text: string): LexResult {
     let hi = lineStarts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (lineStarts[mid] <= offset) lo = mid;
+      if (lineStarts[mid]! <= offset) lo = mid;
       else hi = mid - 1;
     }
     return lo;
@@ -124,7 +124,7 @@ export function lex(text: string): LexResult {
       num: 0,
       ...extra,
       line: l + 1,
-      column: start - lineStarts[l] + 1,
+      column: start - lineStarts[l]! + 1,
       offset: start,
     });
   }
@@ -135,14 +135,14 @@ export function lex(text: string): LexResult {
       code: "SYNTAX_ERROR",
       message,
       line: l + 1,
-      column: start - lineStarts[l] + 1,
+      column: start - lineStarts[l]! + 1,
     });
     push("error", start, message);
   }
 
   let pos = 0;
   while (pos < text.length) {
-    const c = text[pos];
+    const c = text[pos]!;
     if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v") {
       pos++;
       continue;
@@ -344,14 +344,14 @@ export function lex(text: string): LexResult {
     // A unit word right after the number makes an interval; further `number unit` pairs join.
     WORD_AFTER_NUMBER.lastIndex = end;
     const w = WORD_AFTER_NUMBER.exec(text);
-    if (w && unitMillis(w[1]) !== undefined) {
-      let ms = Number(m[0]) * unitMillis(w[1])!;
+    if (w && unitMillis(w[1]!) !== undefined) {
+      let ms = Number(m[0]) * unitMillis(w[1]!)!;
       end = WORD_AFTER_NUMBER.lastIndex;
       for (;;) {
         NUMBER_AND_UNIT.lastIndex = end;
         const more = NUMBER_AND_UNIT.exec(text);
-        if (!more || unitMillis(more[2]) === undefined) break;
-        ms += Number(more[1]) * unitMillis(more[2])!;
+        if (!more || unitMillis(more[2]!) === undefined) break;
+        ms += Number(more[1]) * unitMillis(more[2]!)!;
         end = NUMBER_AND_UNIT.lastIndex;
       }
       if (ms > Number.MAX_SAFE_INTEGER) {
@@ -361,7 +361,7 @@ export function lex(text: string): LexResult {
     }
     if (isIdentChar(text[end])) {
       IDENT.lastIndex = end;
-      const word = IDENT.exec(text)?.[0] ?? text[end];
+      const word = IDENT.exec(text)?.[0] ?? text[end]!;
       fail(
         start,
         `invalid number '${
@@ -399,7 +399,7 @@ export function lex(text: string): LexResult {
       fail(start, `invalid IPv4 address '${ip[0]}': each part must be 0 to 255`);
       return end;
     }
-    const bits = ((octets[0] << 24) >>> 0) + (octets[1] << 16) + (octets[2] << 8) + octets[3];
+    const bits = ((octets[0]! << 24) >>> 0) + (octets[1]! << 16) + (octets[2]! << 8) + octets[3]!;
     if (ip[5] === undefined) {
       push("ip", start, ip[0], { num: bits });
       return end;

@@ -12,7 +12,7 @@ function only(text: string): Token {
   const { tokens, diagnostics } = lex(text);
   assert.deepEqual(diagnostics, []);
   assert.equal(tokens.length, 2, `one token expected in ${text}`);
-  return tokens[0];
+  return tokens[0]!;
 }
 
 Deno.test("lex() skips line and block comments", () => {
@@ -95,7 +95,7 @@ Deno.test("lex() prefers the longest operator", () => {
 
 Deno.test("lex() gives 1-based line and column of each token", () => {
   const { tokens } = lex("a\n  \tbb");
-  assert.deepEqual([tokens[1].line, tokens[1].column, tokens[1].offset], [2, 4, 5]);
+  assert.deepEqual([tokens[1]!.line, tokens[1]!.column, tokens[1]!.offset], [2, 4, 5]);
 });
 
 Deno.test("lex() reports lexical mistakes with their position and goes on", () => {
@@ -115,17 +115,17 @@ Deno.test("lex() reports lexical mistakes with their position and goes on", () =
 
 Deno.test("lex() refuses a number glued to a word that is not a unit", () => {
   const { diagnostics } = lex("5xyz");
-  assert.match(diagnostics[0].message, /invalid number '5xyz'/);
+  assert.match(diagnostics[0]!.message, /invalid number '5xyz'/);
 });
 
 Deno.test("lex() refuses integers beyond 2^53 instead of rounding them", () => {
   const { diagnostics } = lex("9007199254740993");
-  assert.match(diagnostics[0].message, /too large/);
+  assert.match(diagnostics[0]!.message, /too large/);
 });
 
 Deno.test("lex() reports an unterminated block comment", () => {
   const { diagnostics } = lex("a /* never closed");
-  assert.deepEqual([diagnostics[0].line, diagnostics[0].column], [1, 3]);
+  assert.deepEqual([diagnostics[0]!.line, diagnostics[0]!.column], [1, 3]);
 });
 
 Deno.test("describeToken() names tokens as messages show them", () => {
@@ -143,12 +143,12 @@ Deno.test("describeToken() names tokens as messages show them", () => {
 Deno.test("lex() refuses dotted numbers that are not an IPv4 address", () => {
   for (const text of ["1.2.3", "1.2.3.4.5"]) {
     assert.match(
-      lex(text).diagnostics[0].message,
+      lex(text).diagnostics[0]!.message,
       /invalid IPv4 address '[\d.]+': it has four parts/,
     );
   }
 });
 
 Deno.test("lex() refuses a DOUBLE that overflows", () => {
-  assert.match(lex("1e999").diagnostics[0].message, /too large for a DOUBLE/);
+  assert.match(lex("1e999").diagnostics[0]!.message, /too large for a DOUBLE/);
 });

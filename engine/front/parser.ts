@@ -64,7 +64,7 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
     parse(p, name, at, span) {
       const args = p.parseList(() => p.parseExpr());
       if (!p.arity(name, args.length, 1, 1, at)) return null;
-      return { kind: "filter", condition: args[0], negated: name === "filter_out", span };
+      return { kind: "filter", condition: args[0]!, negated: name === "filter_out", span };
     },
   },
   sort: {
@@ -80,7 +80,7 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
     parse(p, name, at, span) {
       const args = p.parseList(() => p.parseExpr());
       if (!p.arity(name, args.length, 1, 2, at)) return null;
-      return { kind: "limit", count: args[0], offset: args[1] ?? null, span };
+      return { kind: "limit", count: args[0]!, offset: args[1] ?? null, span };
     },
   },
   join: {
@@ -123,7 +123,7 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
     parse(p, name, at, span) {
       const args = p.parseList(() => p.parseExpr());
       if (!p.arity(name, args.length, 1, 1, at)) return null;
-      return { kind: "save", path: args[0], span };
+      return { kind: "save", path: args[0]!, span };
     },
   },
 };
@@ -188,7 +188,7 @@ class Parser {
   // -- token helpers ---------------------------------------------------------------------------
 
   peek(ahead = 0): Token {
-    return this.tokens[Math.min(this.pos + ahead, this.tokens.length - 1)];
+    return this.tokens[Math.min(this.pos + ahead, this.tokens.length - 1)]!;
   }
 
   next(): Token {
@@ -257,7 +257,7 @@ class Parser {
   }
 
   recover(start: number): void {
-    const first = this.tokens[start];
+    const first = this.tokens[start]!;
     const second = this.tokens[start + 1];
     if (
       (first.kind === "param" || first.kind === "stream") &&
@@ -527,7 +527,7 @@ class Parser {
         "SYNTAX_ERROR",
         `expression too long: more than ${MAX_EXPR_OPERATORS} operators in one expression (this ` +
           `'${op}' is one too many); use 'in (...)' for a list of values, or split it over commands`,
-        this.tokens[this.pos - 1],
+        this.tokens[this.pos - 1]!,
       );
       throw new StopStatement();
     }

@@ -177,10 +177,10 @@ Deno.test("parse() keeps INTEGER, LONG and DOUBLE apart on literals", () => {
 
 Deno.test("parse() records spans of statements and nodes", () => {
   const r = parse("\n  @x = VALUES((a: 1))\n  | filter(a = 1)");
-  const s = r.script.statements[0];
+  const s = r.script.statements[0]!;
   assert.deepEqual(s.span, { line: 2, column: 3, offset: 3 });
   assert.ok(s.kind === "bind");
-  assert.deepEqual(s.pipeline.commands[0].span, { line: 3, column: 5, offset: 27 });
+  assert.deepEqual(s.pipeline.commands[0]!.span, { line: 3, column: 5, offset: 27 });
 });
 
 Deno.test("parse() reports what was expected and what was found", () => {
@@ -228,18 +228,18 @@ Deno.test("parse() reports the wrong number of command arguments", () => {
 });
 
 Deno.test("parse() refuses a command where a source must be", () => {
-  assert.match(errors("filter(a = 1)")[0], /commands come after '\|', found 'filter'/);
+  assert.match(errors("filter(a = 1)")[0]!, /commands come after '\|', found 'filter'/);
 });
 
 Deno.test("parse() stops runaway nesting with a diagnostic instead of overflowing", () => {
   const deep = "$x = " + "(".repeat(5000) + "1" + ")".repeat(5000);
-  assert.match(errors(deep)[0], /nested too deeply/);
-  assert.match(errors("$x = " + "-".repeat(5000) + "a")[0], /nested too deeply/);
-  assert.match(errors("$x = " + "not ".repeat(5000) + "a")[0], /nested too deeply/);
+  assert.match(errors(deep)[0]!, /nested too deeply/);
+  assert.match(errors("$x = " + "-".repeat(5000) + "a")[0]!, /nested too deeply/);
+  assert.match(errors("$x = " + "not ".repeat(5000) + "a")[0]!, /nested too deeply/);
 });
 
 Deno.test("parse() suggests backquotes for a keyword used as a field", () => {
-  assert.match(errors("VALUES((a: 1)) | sort(desc)")[0], /written `desc`/);
+  assert.match(errors("VALUES((a: 1)) | sort(desc)")[0]!, /written `desc`/);
 });
 
 Deno.test("COMMANDS needs an entry for every command kind of the syntax tree", () => {
@@ -270,7 +270,7 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
       const r = parse(`@b = VALUES((a: 1)); @b | ${name}(${args[name]})`);
       assert.deepEqual(r.diagnostics, [], name);
       const last = r.script.statements[1] as Extract<Statement, { kind: "pipeline" }>;
-      const command: Command = last.pipeline.commands[0];
+      const command: Command = last.pipeline.commands[0]!;
       assert.equal(command.kind, kind, name);
     }
   }
@@ -280,15 +280,15 @@ Deno.test("parse() reads count(distinct x) as count_distinct(x), and count(disti
   const sel = (text: string) => {
     const r = parse(`@x | select(${text})`);
     assert.deepEqual(r.diagnostics, []);
-    const st = r.script.statements[0];
-    assert.ok(st.kind === "pipeline" && st.pipeline.commands[0].kind === "select");
-    return st.pipeline.commands[0].items[0].expr;
+    const st = r.script.statements[0]!;
+    assert.ok(st.kind === "pipeline" && st.pipeline.commands[0]?.kind === "select");
+    return st.pipeline.commands[0].items[0]!.expr;
   };
   const d = sel("COUNT(DISTINCT lower(host))");
   assert.ok(d.kind === "call");
   assert.equal(d.name, "count_distinct");
   assert.equal(d.args.length, 1);
-  assert.equal(d.args[0].kind, "call");
+  assert.equal(d.args[0]!.kind, "call");
   const f = sel("count(distinct)");
-  assert.ok(f.kind === "call" && f.name === "count" && f.args[0].kind === "field");
+  assert.ok(f.kind === "call" && f.name === "count" && f.args[0]!.kind === "field");
 });

@@ -130,7 +130,7 @@ export function printExpr(e: Expr): string {
       const op = e.negated ? "not-in" : "in";
       const rhs = e.isList
         ? `(list${e.list.map((x) => " " + printExpr(x)).join("")})`
-        : printExpr(e.list[0]);
+        : printExpr(e.list[0]!);
       return `(${op} ${printExpr(e.operand)} ${rhs})`;
     }
     case "isNull":

@@ -76,7 +76,7 @@ export async function openAtomic(
     read: true,
     write: true,
     createNew: true,
-    mode: options.mode,
+    ...(options.mode === undefined ? {} : { mode: options.mode }),
   });
   let state: "open" | "committed" | "aborted" = "open";
 

@@ -64,7 +64,7 @@ Deno.test("writeFileAtomic() writes, syncs the file, renames it, then syncs the 
     const target = join(dir, "users.json");
     await Deno.writeTextFile(target, "old");
     const steps = await recordSteps(() => writeFileAtomic(target, "new content"));
-    const temp = steps[0].slice("open ".length);
+    const temp = steps[0]!.slice("open ".length);
     assert.ok(isTableTempName(temp), temp); // the name the start-up sweep knows
     assert.deepEqual(steps, [
       `open ${temp}`,

@@ -57,7 +57,7 @@ function toBoolean(v: Value): boolean | null {
 
 function cast(convert: (v: Value) => Value): FunctionDef["compile"] {
   return ([f]) => (row) => {
-    const v = f(row);
+    const v = f!(row);
     return v === null ? null : convert(v);
   };
 }
@@ -115,7 +115,7 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
         // A number of seconds (ms, us, ns) since the epoch, or its text.
         const unit = epochUnit(constFormat)!;
         return (row) => {
-          const v = fv(row);
+          const v = fv!(row);
           const n = typeof v === "number"
             ? v
             : typeof v === "string" && v.trim() !== ""
@@ -137,7 +137,7 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
       let lastFormat = "";
       let last: ((text: string, zone: string) => number | null) | null = null;
       return (row) => {
-        const v = fv(row);
+        const v = fv!(row);
         if (v === null) return null;
         if (v instanceof Timestamp) return v;
         if (typeof v === "number") return Number.isFinite(v) ? new Timestamp(Math.trunc(v)) : null;

@@ -34,11 +34,11 @@ export const CONTROL_FUNCTIONS: readonly FunctionDef[] = [
     signature: "if(condition BOOLEAN, then, else)",
     params: ["BOOLEAN", "ANY", "ANY"],
     result: (args, ctx) => {
-      const t = commonType([args[1].type, args[2].type]);
+      const t = commonType([args[1]!.type, args[2]!.type]);
       if (t === null) {
         return ctx.fail(
-          `the branches of if must have one type, found ${typeToString(args[1].type)} and ${
-            typeToString(args[2].type)
+          `the branches of if must have one type, found ${typeToString(args[1]!.type)} and ${
+            typeToString(args[2]!.type)
           }`,
         );
       }
@@ -46,6 +46,6 @@ export const CONTROL_FUNCTIONS: readonly FunctionDef[] = [
     },
     // A null condition takes the else branch, as SQL's CASE does.
     compile:
-      ([cond, then, otherwise]) => (row) => (cond(row) === true ? then(row) : otherwise(row)),
+      ([cond, then, otherwise]) => (row) => (cond!(row) === true ? then!(row) : otherwise!(row)),
   },
 ];

@@ -52,7 +52,7 @@ export interface FunctionDef {
 /** A function of one argument that is null when its argument is null. */
 export function strict1(f: (a: never) => Value): FunctionDef["compile"] {
   return ([fa]) => (row) => {
-    const a = fa(row);
+    const a = fa!(row);
     return a === null ? null : f(a as never);
   };
 }
@@ -60,9 +60,9 @@ export function strict1(f: (a: never) => Value): FunctionDef["compile"] {
 /** A function of two arguments that is null when either is null. */
 export function strict2(f: (a: never, b: never) => Value): FunctionDef["compile"] {
   return ([fa, fb]) => (row) => {
-    const a = fa(row);
+    const a = fa!(row);
     if (a === null) return null;
-    const b = fb(row);
+    const b = fb!(row);
     return b === null ? null : f(a as never, b as never);
   };
 }
@@ -70,11 +70,11 @@ export function strict2(f: (a: never, b: never) => Value): FunctionDef["compile"
 /** A function of three arguments that is null when any is null. */
 export function strict3(f: (a: never, b: never, c: never) => Value): FunctionDef["compile"] {
   return ([fa, fb, fc]) => (row) => {
-    const a = fa(row);
+    const a = fa!(row);
     if (a === null) return null;
-    const b = fb(row);
+    const b = fb!(row);
     if (b === null) return null;
-    const c = fc(row);
+    const c = fc!(row);
     return c === null ? null : f(a as never, b as never, c as never);
   };
 }

@@ -12,9 +12,9 @@ import type { Scope } from "../expr/scope.ts";
 function expr(text: string): Expr {
   const r = parse(`@x | select(${text})`);
   assert.deepEqual(r.diagnostics, [], text);
-  const st = r.script.statements[0];
-  assert.ok(st.kind === "pipeline" && st.pipeline.commands[0].kind === "select");
-  return st.pipeline.commands[0].items[0].expr;
+  const st = r.script.statements[0]!;
+  assert.ok(st.kind === "pipeline" && st.pipeline.commands[0]?.kind === "select");
+  return st.pipeline.commands[0].items[0]!.expr;
 }
 
 const T0 = Date.UTC(2024, 4, 1, 22, 30, 15, 250); // 2024-05-02 00:30 in Berlin

@@ -13,18 +13,20 @@ function fromText(
   convert: (v: Value) => Value,
 ): FunctionDef["compile"] {
   return ([f], [arg], ctx) => {
-    if (arg.constant && arg.constant.value !== null) {
-      const value = convert(arg.constant.value);
+    if (arg!.constant && arg!.constant.value !== null) {
+      const value = convert(arg!.constant.value);
       if (value === null) {
         ctx.fail(
-          `${name}: ${JSON.stringify(arg.constant.value)} is not ${what}; expected e.g. ${example}`,
+          `${name}: ${
+            JSON.stringify(arg!.constant.value)
+          } is not ${what}; expected e.g. ${example}`,
           0,
         );
       }
       return () => value;
     }
     return (row) => {
-      const v = f(row);
+      const v = f!(row);
       return v === null ? null : convert(v);
     };
   };

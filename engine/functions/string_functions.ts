@@ -165,15 +165,15 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
     compile: (fns, args, ctx) => {
       const [fs, fr] = fns;
       const fg = fns[2] ?? (() => 0);
-      const constant = args[1].constant;
+      const constant = args[1]!.constant;
       const fixed = constant && typeof constant.value === "string"
         ? compileRegex(constant.value, ctx, 1)
         : null;
       const dynamic = regexCache(ctx, 1);
       return (row) => {
-        const s = fs(row);
+        const s = fs!(row);
         if (s === null) return null;
-        const pattern = fixed ? null : fr(row);
+        const pattern = fixed ? null : fr!(row);
         if (!fixed && pattern === null) return null;
         const r = fixed ?? dynamic(pattern as string);
         const g = fg(row) as number | null;
@@ -190,7 +190,7 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
     result: returns(STRING),
     compile: (fns, args, ctx) => {
       const [fs, fr, ft] = fns;
-      const constant = args[1].constant;
+      const constant = args[1]!.constant;
       const fixed = constant && typeof constant.value === "string"
         ? replacerOf(compileRegex(constant.value, ctx, 1))
         : null;
@@ -198,13 +198,13 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
       let lastRegex: UserRegex | null = null;
       let lastReplacer: Replacer | null = null;
       return (row) => {
-        const s = fs(row);
+        const s = fs!(row);
         if (s === null) return null;
-        const to = ft(row);
+        const to = ft!(row);
         if (to === null) return null;
         let replace = fixed;
         if (replace === null) {
-          const pattern = fr(row);
+          const pattern = fr!(row);
           if (pattern === null) return null;
           const regex = dynamic(pattern as string);
           if (regex !== lastRegex) {

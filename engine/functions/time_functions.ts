@@ -51,11 +51,11 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
     result: returns(TIMESTAMP),
     compile: ([fs], [arg], ctx) => {
       const zone = ctx.timeZone;
-      if (arg.constant && arg.constant.value !== null) {
-        const ts = toTimestamp(arg.constant.value, zone);
+      if (arg!.constant && arg!.constant.value !== null) {
+        const ts = toTimestamp(arg!.constant.value, zone);
         if (ts === null) {
           ctx.fail(
-            `${JSON.stringify(arg.constant.value)} is not a timestamp; expected e.g. ` +
+            `${JSON.stringify(arg!.constant.value)} is not a timestamp; expected e.g. ` +
               `'2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z' or '2024-05-01 13:00:00 +0200'`,
             0,
           );
@@ -63,7 +63,7 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
         return () => ts;
       }
       return (row) => {
-        const v = fs(row);
+        const v = fs!(row);
         return v === null ? null : toTimestamp(v, zone);
       };
     },
@@ -75,7 +75,7 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
     result: returns(TIMESTAMP),
     compile: (fns, args, ctx) => {
       const zone = ctx.timeZone;
-      const size = args[1].constant?.value as Interval | null | undefined;
+      const size = args[1]!.constant?.value as Interval | null | undefined;
       if (size && size.ms <= 0) ctx.fail(`time_trunc needs a positive interval`, 1);
       return strict2((ts: Timestamp, iv: Interval) =>
         iv.ms > 0 ? new Timestamp(truncate(ts.ms, iv.ms, zone)) : null
@@ -91,7 +91,7 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
     compile: (fns, args, ctx) => {
       const [fts, fpattern] = fns;
       const fzone = fns[2] ?? (() => ctx.timeZone);
-      const constPattern = args[1].constant?.value;
+      const constPattern = args[1]!.constant?.value;
       const fixed = typeof constPattern === "string" ? formatterOf(constPattern, ctx, 1) : null;
       const constZone = args[2]?.constant?.value;
       if (typeof constZone === "string" && !isValidZone(constZone)) {
@@ -100,13 +100,13 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
       let lastPattern = "";
       let last = fixed;
       return (row) => {
-        const ts = fts(row) as Timestamp | null;
+        const ts = fts!(row) as Timestamp | null;
         if (ts === null) return null;
         const zone = fzone(row) as string | null;
         if (zone === null || (zone !== constZone && !isValidZone(zone))) return null;
         let format = fixed;
         if (!format) {
-          const pattern = fpattern(row) as string | null;
+          const pattern = fpattern!(row) as string | null;
           if (pattern === null || checkTimePattern(pattern) !== null) return null;
           if (pattern !== lastPattern || !last) {
             last = compileTimestampFormatter(pattern);

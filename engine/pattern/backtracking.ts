@@ -45,7 +45,7 @@ export function needsLinearEngine(elements: readonly PatternElement[]): boolean 
   const visit = (seq: readonly PatternElement[], after: Follower, restMatches: boolean) => {
     seq.forEach((el, i) => {
       const last = i + 1 === seq.length;
-      const next: Follower = last ? after : seq[i + 1];
+      const next: Follower = last ? after : seq[i + 1]!;
       if (el.kind === "choice") {
         for (const alt of el.alternatives) visit(alt, next, last && restMatches);
         return;
@@ -70,8 +70,8 @@ function alwaysMatches(seq: readonly PatternElement[]): boolean {
   const isLd = (el: PatternElement) => el.kind === "matcher" && el.matcher === "LD";
   const isEol = (el: PatternElement) => el.kind === "matcher" && el.matcher === "EOL";
   if (seq.length === 0) return true;
-  if (!isLd(seq[0])) return false;
-  return seq.length === 1 || (seq.length === 2 && isEol(seq[1]));
+  if (!isLd(seq[0]!)) return false;
+  return seq.length === 1 || (seq.length === 2 && isEol(seq[1]!));
 }
 
 /** Whether a run of `chars` followed by `next` can end at a few places only. */

@@ -104,7 +104,7 @@ export function makeByteScanner(
   const found = new Set<string>();
   let code = "";
   for (let e = 0; e < elements.length; e++) {
-    const el = elements[e];
+    const el = elements[e]!;
     if (el.kind === "choice") return null;
     if (el.kind === "literal") {
       code += literalCode(bytesOf(el.text), "i", "return undefined;") +
@@ -116,7 +116,7 @@ export function makeByteScanner(
     const follow = next === undefined ? null : bytesOf(next.text);
     // A greedy run that could also take the literal's first byte would need backtracking;
     // only NSPACE handles it (by trying the literal at each end, longest first).
-    if (follow !== null && el.matcher !== "NSPACE" && mayContinue(el.matcher, follow[0])) {
+    if (follow !== null && el.matcher !== "NSPACE" && mayContinue(el.matcher, follow[0]!)) {
       return null;
     }
     const slot = el.name === null ? -1 : slotOf.get(el.name) ?? -1;
@@ -134,7 +134,7 @@ export function makeByteScanner(
         : "text";
     }
     let body: string;
-    if (el.matcher === "NSPACE" && follow !== null && isNonSpace(follow[0])) {
+    if (el.matcher === "NSPACE" && follow !== null && isNonSpace(follow[0]!)) {
       // Absent, the literal would have to be tried where the run was: left to the expression.
       if (el.optional) return null;
       body = runBeforeLiteralCode(slot, follow);
@@ -287,7 +287,7 @@ if (n${key} >= 0) {
   const plain: string[] = [];
   const adds: string[] = [];
   for (let i = 0; i < direct.folds.length; i++) {
-    const { kind, field } = direct.folds[i];
+    const { kind, field } = direct.folds[i]!;
     if (field === null) {
       if (kind !== "count") return "";
       adds.push(`V${i}[g]++;`);
@@ -505,7 +505,7 @@ function skipQuoted(b: Uint8Array, words: Uint32Array, i: number): number {
   let w = i >> 2;
   const n = words.length;
   while (w < n) {
-    const v = words[w];
+    const v = words[w]!;
     const q = v ^ 0x22222222;
     const s = v ^ 0x5c5c5c5c;
     const l = v ^ 0x0a0a0a0a;
@@ -519,13 +519,13 @@ function skipQuoted(b: Uint8Array, words: Uint32Array, i: number): number {
 function skipNonSpace(b: Uint8Array, words: Uint32Array, i: number): number {
   while ((i & 3) !== 0) {
     const c = b[i];
-    if (c <= 0x20 || c >= 0x80) return i;
+    if (c !== undefined && (c <= 0x20 || c >= 0x80)) return i;
     i++;
   }
   let w = i >> 2;
   const n = words.length;
   while (w < n) {
-    const v = words[w];
+    const v = words[w]!;
     if (((((v - 0x21212121) & ~v) | v) & HIGHS) !== 0) break;
     w++;
   }
@@ -580,7 +580,7 @@ function textOf(b: Uint8Array, start: number, end: number): string {
   if (end - start <= 256) {
     let ascii = true;
     for (let i = start; i < end; i++) {
-      if (b[i] >= 0x80) {
+      if (b[i]! >= 0x80) {
         ascii = false;
         break;
       }

@@ -248,10 +248,10 @@ function buildRegex(
     let out = "";
     const names = new Set<string>();
     for (let k = 0; k < seq.length; k++) {
-      const el = seq[k];
+      const el = seq[k]!;
       const elAtEnd = atEnd && k === seq.length - 1;
-      const guard = k > 0 && el.optional && isLazyRun(seq[k - 1])
-        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd, isData(seq[k - 1]))
+      const guard = k > 0 && el.optional && isLazyRun(seq[k - 1]!)
+        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd, isData(seq[k - 1]!))
         : null;
       const [src, elNames] = element(el, nullable, elAtEnd, guard);
       for (const n of elNames) {

@@ -43,7 +43,7 @@ Deno.test("compilePattern() parses a combined access log line into typed fields"
     status: 200,
     bytes: 512,
   });
-  assert.equal(rows[1].bytes, null);
+  assert.equal(rows[1]!.bytes, null);
   assert.deepEqual(compile(p).fields.map((f) => [f.name, f.type.kind]), [
     ["client", "IPADDR"],
     ["user", "STRING"],
@@ -125,7 +125,7 @@ Deno.test("a choice takes the alternative that matches, and one name may appear 
   assert.deepEqual(one(p, "b -"), { k: "b", n: null });
   assert.deepEqual(one(p, "c n=7"), { k: "c", n: 7 });
   assert.equal(one(p, "d x"), null);
-  assert.equal(compile(p).fields[1].nullable, true);
+  assert.equal(compile(p).fields[1]!.nullable, true);
 });
 
 Deno.test("an optional element may be absent, and an optional matcher takes '-' as absent", () => {

@@ -64,7 +64,7 @@ export interface ExtractOptions {
    * record can take long (a filter's regular expression over a long line), and a chunk holds
    * many.
    */
-  readonly until?: number;
+  readonly until?: number | undefined;
 }
 
 export interface ExtractCounts {

@@ -128,7 +128,7 @@ const SYSLOGTIME_PARTS = /^([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:
 function parseSyslogTime(s: string, clock: FileClock, zone: string): number | null {
   const m = SYSLOGTIME_PARTS.exec(s);
   if (m === null) return null;
-  const month = MONTHS_SHORT.indexOf(m[1]) + 1;
+  const month = MONTHS_SHORT.indexOf(m[1]!) + 1;
   const day = Number(m[2]), hour = Number(m[3]), minute = Number(m[4]), second = Number(m[5]);
   if (month === 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
   const millis = m[6] === undefined ? 0 : Math.floor(Number(`0.${m[6]}`) * 1000);
@@ -161,8 +161,8 @@ function parseKvp(s: string): Value {
   const out: Record<string, Value> = {};
   const re = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"]*)`, "g");
   for (const m of s.matchAll(re)) {
-    const v = m[2];
-    out[m[1]] = v.startsWith('"') ? unescapeQuoted(v.slice(1, -1)) : v;
+    const v = m[2]!;
+    out[m[1]!] = v.startsWith('"') ? unescapeQuoted(v.slice(1, -1)) : v;
   }
   return out;
 }

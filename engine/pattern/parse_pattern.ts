@@ -70,7 +70,7 @@ export function parsePattern(
   }
 
   function skipSpace(): void {
-    while (i < text.length && /\s/.test(text[i])) i++;
+    while (i < text.length && /\s/.test(text[i]!)) i++;
   }
 
   function describe(at: number): string {
@@ -162,7 +162,7 @@ export function parsePattern(
       const el = readElement();
       // A sub-pattern that is not optional is its elements, in line (the byte scanner then
       // still covers the pattern).
-      if (spliced.has(el) && el.kind === "choice") out.push(...el.alternatives[0]);
+      if (spliced.has(el) && el.kind === "choice") out.push(...el.alternatives[0]!);
       else out.push(el);
     }
   }
@@ -199,7 +199,7 @@ export function parsePattern(
     const matcher = MATCHER_NAMES.find((m) => m === upper);
     if (!matcher) {
       const best = MATCHER_NAMES.map((m) => [m, editDistance(upper, m)] as const)
-        .sort((a, b) => a[1] - b[1])[0];
+        .sort((a, b) => a[1] - b[1])[0]!;
       const hint = best[1] <= 2 ? ` (did you mean '${best[0]}'?)` : "";
       fail(`unknown matcher '${word[0]}'${hint}`, offset);
     }
@@ -229,7 +229,7 @@ export function parsePattern(
     const offset = i;
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(i));
     if (!m) fail("expected a sub-pattern name after '$' ($ip_port)");
-    const name = m[1];
+    const name = m[1]!;
     i += m[0].length;
     const sub = subPatterns?.(name);
     if (sub === undefined) {

@@ -47,7 +47,7 @@ export function timestampMatcher(
   let hasYear = false;
   let i = 0;
   while (i < pattern.length) {
-    const c = pattern[i];
+    const c = pattern[i]!;
     if (c === "'") {
       if (pattern[i + 1] === "'") {
         source += "'";

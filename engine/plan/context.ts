@@ -34,7 +34,7 @@ export interface ExecContext {
    */
   readonly listed?: ReadonlyMap<object, readonly FileEntry[]>;
   /** What the query has read and produced so far (absent: nobody counts). */
-  readonly stats?: QueryStats;
+  readonly stats?: QueryStats | undefined;
   /**
    * The query's slices of work in the server's thread (absent in a scan worker, whose thread
    * serves nobody else): every operator's batches pass it (run.ts), and operators that work on

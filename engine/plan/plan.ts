@@ -120,7 +120,7 @@ export interface SourceScan {
  */
 interface Shape {
   readonly schema: Schema;
-  readonly open?: boolean;
+  readonly open?: boolean | undefined;
 }
 
 export type PlanNode = Shape & PlanStep;
@@ -319,7 +319,7 @@ function headline(node: PlanNode): string {
       return `limit ${node.count}${node.offset ? ` offset ${node.offset}` : ""}`;
     case "join":
       return `${node.outer ? "leftjoin" : "join"} on ${
-        node.leftKeys.map((k, i) => `${k.label} = ${node.rightKeys[i].label}`).join(" and ")
+        node.leftKeys.map((k, i) => `${k.label} = ${node.rightKeys[i]!.label}`).join(" and ")
       }`;
     case "union":
       return `union`;
@@ -365,7 +365,7 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
     case "table":
       return node;
     case "join":
-      return { ...node, left: inputs[0], right: inputs[1] };
+      return { ...node, left: inputs[0]!, right: inputs[1]! };
     case "union":
       return { ...node, inputs };
     case "view":
@@ -376,9 +376,9 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
     case "limit":
     case "unnest":
     case "save":
-      return { ...node, input: inputs[0] };
+      return { ...node, input: inputs[0]! };
     case "after":
-      return { ...node, before: inputs.slice(0, -1), input: inputs[inputs.length - 1] };
+      return { ...node, before: inputs.slice(0, -1), input: inputs[inputs.length - 1]! };
     default:
       return assertNever(node);
   }

@@ -18,7 +18,7 @@ export interface TypedExpr extends Compiled {
 }
 
 /** The rows an expression reads: a schema, open (READ_JSON) or not; null for constants. */
-export type Input = { readonly schema: Schema; readonly open?: boolean } | null;
+export type Input = { readonly schema: Schema; readonly open?: boolean | undefined } | null;
 
 const NO_FIELDS: ReadonlyMap<string, Field> = new Map();
 

@@ -30,7 +30,7 @@ export function exprLabel(expr: Expr): string {
     case "in": {
       const list = expr.isList
         ? `(${expr.list.map(exprLabel).join(", ")})`
-        : exprLabel(expr.list[0]);
+        : exprLabel(expr.list[0]!);
       return `${exprLabel(expr.operand)}${expr.negated ? " not" : ""} in ${list}`;
     }
     case "isNull":

@@ -224,7 +224,7 @@ export async function planPipeline(
   let node = await planSource(env, pipeline.source);
   const commands = pipeline.commands;
   for (let i = 0; i < commands.length && node; i++) {
-    const command = commands[i];
+    const command = commands[i]!;
     const next = commands[i + 1];
     if (command.kind === "select") {
       const group = next?.kind === "group" ? next : null;

@@ -48,8 +48,8 @@ const TAKES_NOTHING = {
 
 interface CallArgs {
   readonly src: string;
-  readonly from?: number;
-  readonly to?: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
   readonly values: ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
 }
 
@@ -128,7 +128,7 @@ function readsDefinitions(env: PlanEnv, src: string): boolean {
   // The folders before the first glob, as connectors/glob.ts takes its base.
   const literal = (p: string) => !/[*?]|\$(yyyy|MM|dd|HH|mm)\$/.test(p);
   let i = 0;
-  while (i < parts.length - 1 && literal(parts[i])) i++;
+  while (i < parts.length - 1 && literal(parts[i]!)) i++;
   try {
     const { tree, user } = env.query;
     const base = (src.startsWith("/") ? "/" : "") + parts.slice(0, i).join("/");

@@ -49,9 +49,9 @@ Deno.test("a view call with an argument of the wrong type names the argument at 
   await home.write("/user/views/hits.sx", VIEW);
   const diagnostics = await home.diagnose("\n  @[/user/views/hits.sx](ip: true)");
   assert.equal(diagnostics.length, 1);
-  assert.equal(diagnostics[0].code, "BAD_ARGUMENT");
-  assert.equal(diagnostics[0].line, 2);
-  assert.match(diagnostics[0].message, /is not an IPADDR for argument 'ip'/);
+  assert.equal(diagnostics[0]!.code, "BAD_ARGUMENT");
+  assert.equal(diagnostics[0]!.line, 2);
+  assert.match(diagnostics[0]!.message, /is not an IPADDR for argument 'ip'/);
   // An INTEGER is 32 bits at a call as in the API's text: 5000000000 is refused, not rendered
   // as another number where the schema says INTEGER.
   const wide = await home.diagnose("@[/user/views/hits.sx](ip: 10.0.0.1, min: 5000000000)");
@@ -82,7 +82,7 @@ Deno.test("a mistake inside a stored script names that script", async () => {
   const diagnostics = await home.diagnose("@[/user/bad.sx]");
   assert.equal(diagnostics.length, 1);
   assert.match(
-    formatDiagnostic(diagnostics[0]),
+    formatDiagnostic(diagnostics[0]!),
     /^\/users\/alice\/bad\.sx: line 2, column \d+: .*nope/,
   );
 });
@@ -92,18 +92,18 @@ Deno.test("a stored script or table that does not exist or may not be used is a 
   await Deno.mkdir(`${home.tree.root}/users/alice`, { recursive: true });
   await Deno.writeTextFile(`${home.tree.root}/users/alice/v.sx`, "VALUES((a: 1))");
   const missing = await home.diagnose("@[/shared/none.sxt]");
-  assert.equal(missing[0].code, "NOT_FOUND");
+  assert.equal(missing[0]!.code, "NOT_FOUND");
   // Another user's folder is invisible: the same answer whether the file exists or not.
   const hidden = await home.diagnose("@[/users/alice/v.sx]");
   const absent = await home.diagnose("@[/users/alice/none.sx]");
-  assert.equal(hidden[0].code, "NOT_FOUND");
-  assert.equal(absent[0].code, "NOT_FOUND");
-  assert.equal(hidden[0].message.replace("v.sx", "none.sx"), absent[0].message);
+  assert.equal(hidden[0]!.code, "NOT_FOUND");
+  assert.equal(absent[0]!.code, "NOT_FOUND");
+  assert.equal(hidden[0]!.message.replace("v.sx", "none.sx"), absent[0]!.message);
   const run = await home.diagnose({ path: "/users/alice/v.sx" });
-  assert.equal(run[0].code, "NOT_FOUND");
+  assert.equal(run[0]!.code, "NOT_FOUND");
   // A file the user may see (everyone lists /system) but not read is FORBIDDEN.
   await Deno.mkdir(`${home.tree.root}/system`, { recursive: true });
   await Deno.writeTextFile(`${home.tree.root}/system/t.sxt`, "");
   const forbidden = await home.diagnose("@[/system/t.sxt]");
-  assert.equal(forbidden[0].code, "FORBIDDEN");
+  assert.equal(forbidden[0]!.code, "FORBIDDEN");
 });

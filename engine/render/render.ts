@@ -19,7 +19,7 @@ export interface RenderOptions {
   /** IANA zone timestamps are shown in. */
   readonly timeZone: string;
   /** A Java-style pattern (`yyyy-MM-dd HH:mm:ss.SSS Z`) instead of ISO 8601. */
-  readonly timestampFormat?: string;
+  readonly timestampFormat?: string | undefined;
 }
 
 type TimestampText = (ms: number) => string;

@@ -62,7 +62,7 @@ export class ByteSink {
     }
     const bytes = this.bytes;
     let at = this.at;
-    for (let i = 0; i < n; i++) bytes[at++] = b[i];
+    for (let i = 0; i < n; i++) bytes[at++] = b[i]!;
     this.at = at;
   }
 
@@ -232,7 +232,7 @@ class TimestampWriter {
     const b = sink.bytes;
     const at = sink.at;
     const own = this.#bytes;
-    for (let i = 0; i < length; i++) b[at + i] = own[i];
+    for (let i = 0; i < length; i++) b[at + i] = own[i]!;
     const m = at + this.#millisAt;
     b[m] = 0x30 + ((millis / 100) | 0);
     b[m + 1] = 0x30 + (((millis / 10) | 0) % 10);
@@ -404,8 +404,8 @@ export function compileRowBytesWriter(
   const lines: string[] = [];
   if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
   columns.forEach((c, i) => {
-    const p = prefixes[i];
-    if (p.length === 1) lines.push(`sink.byte(${p[0]});`);
+    const p = prefixes[i]!;
+    if (p.length === 1) lines.push(`sink.byte(${p[0]!});`);
     else if (p.length > 1) lines.push(`sink.raw(P[${i}]);`);
     const value = source.read ? `R[${i}](row)` : `row[${JSON.stringify(c)}]`;
     if (source.nulls) {

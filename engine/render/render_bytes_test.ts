@@ -193,7 +193,7 @@ Deno.test("compileRowBytesWriter(): the bytes API.md says on generated rows", ()
         const rows = values.map((vs) => {
           const row: Row = {};
           columns.forEach((c, i) => {
-            if (i !== 3) row[c] = vs[i];
+            if (i !== 3) row[c] = vs[i]!;
           });
           return row;
         });
@@ -216,7 +216,7 @@ Deno.test("compileRowBytesWriter(): values computed by column functions, nulls n
     const sink = new ByteSink(4);
     const ends: number[] = [];
     fused(rows, sink, ends);
-    const projected = rows.map((r) => ({ B: read[0](r), twice: read[1](r) }));
+    const projected = rows.map((r) => ({ B: read[0]!(r), twice: read[1]!(r) }));
     const want = projected.map(reference(format, ["B", "twice"], { timeZone: "UTC" })).join("");
     assert.equal(decoder.decode(sink.bytes.subarray(0, sink.at)), want, format);
     assert.deepEqual(nulls, [true, true]);
@@ -227,9 +227,11 @@ Deno.test("compileRowBytesWriter(): a frame's lead and trail around each row, en
   const decoder = new TextDecoder();
   for (const format of FORMATS) {
     for (const columns of [EDGE_COLUMNS, [], ["only"]]) {
-      for (const [lead, trail] of [[",", ""], ["\x1e", "\n"], ["", "\n"], [",ü", "\r\n"]]) {
+      for (
+        const [lead, trail] of [[",", ""], ["\x1e", "\n"], ["", "\n"], [",ü", "\r\n"]] as const
+      ) {
         const rows = [EDGE_ROW, {}, { only: "x" }];
-        const opts = OPTIONS[0];
+        const opts = OPTIONS[0]!;
         const bare = new ByteSink();
         const bareEnds: number[] = [];
         compileRowBytesWriter(format, columns, opts)(rows, bare, bareEnds);

@@ -88,7 +88,7 @@ Deno.test("a JSON row writes each of many varied rows as JSON.stringify of toJso
       status: 200 + (i % 5),
       path: `/index/${i}.html`,
       bytes: i % 11 === 0 ? null : i * 17.25,
-      note: notes[i % notes.length],
+      note: notes[i % notes.length]!,
     };
     const text = write(r);
     assert.equal(text, JSON.stringify(toJsonValue(r, berlin)), `row ${i}`);

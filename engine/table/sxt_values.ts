@@ -71,7 +71,7 @@ export function decodeParsedRow(parsed: Record<string, unknown>): Row {
 /** A row's fields as plain data (`encodeValue` each, keys in their order), for a clone. */
 export function encodeRow(row: Row): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(row)) out[k] = encodeValue(row[k]);
+  for (const k of Object.keys(row)) out[k] = encodeValue(row[k]!);
   return out;
 }
 
@@ -106,7 +106,7 @@ export function encodeValue(v: Value): unknown {
 
 function encodeTuple(t: TupleValue): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(t)) out[k] = encodeValue(t[k]);
+  for (const k of Object.keys(t)) out[k] = encodeValue(t[k]!);
   return out;
 }
 

@@ -181,7 +181,7 @@ function rowDecoder(
     }
     const row: Row = {};
     for (let i = 0; i < names.length; i++) {
-      const p = positions[i];
+      const p = positions[i]!;
       let v: Value = null;
       if (p >= 0 && p < (values as unknown[]).length) {
         try {
@@ -189,16 +189,16 @@ function rowDecoder(
         } catch (e) {
           fail(`line ${line}: ${(e as Error).message}`);
         }
-        const check = checks[i];
+        const check = checks[i]!;
         if (check !== null && !check(v)) {
           fail(
             `line ${line}: column ${names[i]} holds a value that is not ${
-              typeToString(header.schema[i].type)
+              typeToString(header.schema[i]!.type)
             }`,
           );
         }
       }
-      row[names[i]] = v;
+      row[names[i]!] = v;
     }
     return row;
   };

@@ -86,8 +86,8 @@ Deno.test("writeTable then readTable gives back every type exactly", async () =>
   assert.deepEqual(await readTableSchema(hostFiles, path), everyType);
   const back = await readAll(path);
   assert.deepEqual(back, rows);
-  assert.ok(Object.is(back[0].d, -0));
-  assert.ok(back[0].t instanceof Timestamp && back[0].ip instanceof IpAddr);
+  assert.ok(Object.is(back[0]!.d, -0));
+  assert.ok(back[0]!.t instanceof Timestamp && back[0]!.ip instanceof IpAddr);
   assert.deepEqual(Array.from(Deno.readDirSync(dir), (e) => e.name), ["all.sxt"]);
 });
 
@@ -221,8 +221,8 @@ Deno.test("commit with a widened schema rewrites the header, even past its reser
     assert.equal(rows, 2);
     assert.deepEqual(await readTableSchema(hostFiles, path), finalSchema);
     const back = await readAll(path);
-    assert.equal(back[0].a, 1);
-    assert.equal(back[0].new_field_with_a_long_name_0, null);
+    assert.equal(back[0]!.a, 1);
+    assert.equal(back[0]!.new_field_with_a_long_name_0, null);
     assert.deepEqual(back[1], wide);
   }
   assert.deepEqual(Array.from(Deno.readDirSync(dir), (e) => e.name).sort(), ["w1.sxt", "w400.sxt"]);

@@ -64,7 +64,7 @@ export function createTableWriter(
     }
     const values = new Array(columns.length);
     for (let i = 0; i < columns.length; i++) {
-      const v = row[columns[i]];
+      const v = row[columns[i]!];
       values[i] = v === undefined ? null : encodeValue(v);
     }
     return JSON.stringify(values);

@@ -67,7 +67,7 @@ export function parseInterval(text: string): { ok: true; millis: number; whole: 
       if (text.slice(pos).trim() === "") break;
       return { ok: false, message: `'${text}' is not an interval; expected ${INTERVAL_FORM}` };
     }
-    const unit = unitMillis(m[2]);
+    const unit = unitMillis(m[2]!);
     if (unit === undefined) {
       return {
         ok: false,

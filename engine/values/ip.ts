@@ -60,7 +60,7 @@ export function parseIpv6Bits(text: string): bigint | null {
   }
   const rest: number[] = [];
   for (let k = 0; k < all.length; k++) {
-    const g = all[k];
+    const g = all[k]!;
     if (k === all.length - 1 && g.includes(".")) {
       const v4 = parseIpv4(g);
       if (v4 < 0) return null;

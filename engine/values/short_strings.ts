@@ -34,7 +34,7 @@ export class ShortStrings {
     if (n > SHORT_BYTES) return undefined;
     let h = n;
     for (let i = start; i < stop; i++) {
-      const c = b[i];
+      const c = b[i]!;
       if (c >= 0x80 || c === BACKSLASH) return undefined;
       h = (Math.imul(h, 31) + c) | 0;
     }

@@ -44,8 +44,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
     case "u":
       return count === 2 ? (p) => pad(((p.year % 100) + 100) % 100, 2) : (p) => pad(p.year, count);
     case "M":
-      if (count >= 4) return (p) => MONTHS_LONG[p.month - 1];
-      if (count === 3) return (p) => MONTHS_SHORT[p.month - 1];
+      if (count >= 4) return (p) => MONTHS_LONG[p.month - 1]!;
+      if (count === 3) return (p) => MONTHS_SHORT[p.month - 1]!;
       return (p) => pad(p.month, count);
     case "d":
       return (p) => pad(p.day, count);
@@ -66,8 +66,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
       return (p) => (p.hour < 12 ? "AM" : "PM");
     case "E":
       return count >= 4
-        ? (p) => WEEKDAYS_LONG[p.weekday - 1]
-        : (p) => WEEKDAYS_SHORT[p.weekday - 1];
+        ? (p) => WEEKDAYS_LONG[p.weekday - 1]!
+        : (p) => WEEKDAYS_SHORT[p.weekday - 1]!;
     case "Z":
       return (_p, o) => formatOffset(o, count >= 4, false);
     case "X":

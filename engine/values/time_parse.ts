@@ -161,7 +161,7 @@ export function monthAt(text: string, i: number): number {
     c = text.charCodeAt(i + 2) | 32;
   for (let m = 0; m < 12; m++) {
     const n = MONTHS_SHORT[m];
-    if ((n.charCodeAt(0) | 32) === a && n.charCodeAt(1) === b && n.charCodeAt(2) === c) {
+    if ((n!.charCodeAt(0) | 32) === a && n!.charCodeAt(1) === b && n!.charCodeAt(2) === c) {
       return m + 1;
     }
   }

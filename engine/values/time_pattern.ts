@@ -47,17 +47,17 @@ export function tokenizePattern(pattern: string): PatternToken[] {
       }
       out.push({ kind: "literal", text });
       i = j + 1;
-    } else if (PATTERN_LETTERS.includes(c)) {
+    } else if (PATTERN_LETTERS.includes(c!)) {
       let j = i;
       while (pattern[j] === c) j++;
-      out.push({ kind: "field", letter: c, count: j - i });
+      out.push({ kind: "field", letter: c!, count: j - i });
       i = j;
-    } else if (/[A-Za-z]/.test(c)) {
+    } else if (/[A-Za-z]/.test(c!)) {
       throw new Error(
         `unknown letter '${c}' in time pattern '${pattern}'; put literal text in quotes, e.g. 'T'`,
       );
     } else {
-      out.push({ kind: "literal", text: c });
+      out.push({ kind: "literal", text: c! });
       i++;
     }
   }
@@ -150,9 +150,9 @@ function fieldParser(letter: string, count: number): FieldParser {
           if (m < 0) return -1;
           if (count >= 4) {
             const name = MONTHS_LONG[m - 1];
-            if (text.slice(i, i + name.length).toLowerCase() === name.toLowerCase()) {
+            if (text.slice(i, i + name!.length).toLowerCase() === name!.toLowerCase()) {
               st.month = m;
-              return i + name.length;
+              return i + name!.length;
             }
           }
           st.month = m;

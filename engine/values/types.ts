@@ -82,7 +82,7 @@ export function sameType(a: Type, b: Type): boolean {
     const bf = (b as typeof a).fields;
     return a.fields.length === bf.length &&
       a.fields.every((f, i) =>
-        f.name === bf[i].name && f.nullable === bf[i].nullable && sameType(f.type, bf[i].type)
+        f.name === bf[i]!.name && f.nullable === bf[i]!.nullable && sameType(f.type, bf[i]!.type)
       );
   }
   return true;
@@ -100,7 +100,7 @@ export function widen(a: Type, b: Type): Type {
   if (b.kind === "NULL" || b.kind === "ANY") return a;
   if (sameType(a, b)) return a;
   if (isNumeric(a) && isNumeric(b)) {
-    return NUMERIC_RANK[a.kind] >= NUMERIC_RANK[b.kind] ? a : b;
+    return NUMERIC_RANK[a.kind]! >= NUMERIC_RANK[b.kind]! ? a : b;
   }
   if (a.kind === "ARRAY" && b.kind === "ARRAY") return arrayOf(widen(a.element, b.element));
   if (a.kind === "TUPLE" && b.kind === "TUPLE") return tupleOf(widenSchema(a.fields, b.fields));
@@ -158,7 +158,7 @@ export function typeFromJson(json: unknown): { type: Type; nullable: boolean } {
   if (json && typeof json === "object" && !Array.isArray(json)) {
     const entries = Object.entries(json);
     if (entries.length === 1) {
-      const [key, inner] = entries[0];
+      const [key, inner] = entries[0]!;
       const nullable = key.startsWith("?");
       const name = nullable ? key.slice(1) : key;
       if (name === "ARRAY") return { type: arrayOf(typeFromJson(inner).type), nullable };

@@ -125,6 +125,6 @@ Deno.test("a refused construct is a check-time mistake naming it", async () => {
   for (const [text, message] of cases) {
     const diagnostics = await home.diagnose(text);
     assert.equal(diagnostics.length, 1, text);
-    assert.match(diagnostics[0].message, message);
+    assert.match(diagnostics[0]!.message, message);
   }
 });

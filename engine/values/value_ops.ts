@@ -72,7 +72,7 @@ export function compareValues(a: Value, b: Value): number {
       const x = a as readonly Value[], y = b as readonly Value[];
       const n = Math.min(x.length, y.length);
       for (let i = 0; i < n; i++) {
-        const c = compareValues(x[i], y[i]);
+        const c = compareValues(x[i]!, y[i]!);
         if (c !== 0) return c;
       }
       return x.length - y.length;
@@ -124,7 +124,7 @@ export function valueKey(v: Value): ValueKey {
   if (Array.isArray(v)) return "\u0000a" + combineKeys(v.map(valueKey));
   const t = v as TupleValue;
   const keys = Object.keys(t).sort();
-  return "\u0000o" + combineKeys(keys.flatMap((k) => [k, valueKey(t[k])]));
+  return "\u0000o" + combineKeys(keys.flatMap((k) => [k, valueKey(t[k]!)]));
 }
 
 /**

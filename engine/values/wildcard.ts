@@ -60,15 +60,15 @@ function literalParts(tokens: readonly WildcardToken[]): string[] | null {
 
 /** Leftmost placement of each middle part is enough: a later one could only leave less room. */
 function matchParts(parts: readonly string[], text: string): boolean {
-  const first = parts[0];
+  const first = parts[0]!;
   if (parts.length === 1) return text === first;
-  const last = parts[parts.length - 1];
+  const last = parts[parts.length - 1]!;
   if (text.length < first.length + last.length) return false;
   if (!text.startsWith(first) || !text.endsWith(last)) return false;
   let pos = first.length;
   const end = text.length - last.length;
   for (let k = 1; k < parts.length - 1; k++) {
-    const part = parts[k];
+    const part = parts[k]!;
     if (part === "") continue;
     const i = text.indexOf(part, pos);
     if (i < 0 || i + part.length > end) return false;
@@ -102,7 +102,7 @@ function matchTokens(tokens: readonly WildcardToken[], text: string, at: number[
   let starP = 0;
   while (p < text.length || t < tokens.length) {
     if (t < tokens.length) {
-      const token = tokens[t];
+      const token = tokens[t]!;
       if (token.kind === "star") {
         if (at) at[t] = p;
         // A last star takes whatever is left.

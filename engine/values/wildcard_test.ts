@@ -22,7 +22,7 @@ function reference(tokens: readonly WildcardToken[]): RegExp {
 Deno.test("compileWildcard() agrees with the equivalent RegExp on random patterns and texts", () => {
   const r = seededRandom(7);
   const alphabet = ["a", "b", "1", "\u{1F600}"];
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   for (let n = 0; n < 5000; n++) {
     const tokens: WildcardToken[] = [];
     for (let k = Math.floor(r() * 7); k > 0; k--) {
@@ -34,7 +34,7 @@ Deno.test("compileWildcard() agrees with the equivalent RegExp on random pattern
           ? { kind: "one" }
           : x < 0.55
           ? { kind: "digit" }
-          : literalTokens(pick(alphabet))[0],
+          : literalTokens(pick(alphabet))[0]!,
       );
     }
     let text = "";

@@ -278,16 +278,16 @@ export class KvStorage implements Storage {
         const atomic = this.kv.atomic();
         for (const [i, entry] of entries.entries()) {
           const expected = entry.expectedVersion === undefined
-            ? heads[i].versionstamp
+            ? heads[i]!.versionstamp
             : entry.expectedVersion;
-          if (entry.expectedVersion !== undefined && heads[i].versionstamp !== expected) {
+          if (entry.expectedVersion !== undefined && heads[i]!.versionstamp !== expected) {
             return { ok: false, conflict: entry.key };
           }
           atomic.check({ key: headKey(entry.key), versionstamp: expected });
-          const head = fresh[i];
+          const head = fresh[i]!;
           if (head !== null && head.chunks > 0) atomic.delete(pendingKey(head.id));
           // The value replaced: its chunks stay a while for the readers streaming it.
-          const old = heads[i].value;
+          const old = heads[i]!.value;
           if (isHead(old) && old.chunks > 0) {
             atomic.set(
               retiredKey(old.id),
@@ -313,9 +313,9 @@ export class KvStorage implements Storage {
               () => this.kv.getMany(entries.map((e) => headKey(e.key))),
             );
             const index = entries.findIndex((e, i) =>
-              e.expectedVersion !== undefined && now[i].versionstamp !== e.expectedVersion
+              e.expectedVersion !== undefined && now[i]!.versionstamp !== e.expectedVersion
             );
-            if (index >= 0) return { ok: false, conflict: entries[index].key };
+            if (index >= 0) return { ok: false, conflict: entries[index]!.key };
           }
           continue;
         }

@@ -100,5 +100,5 @@ Deno.test("an admin cancels another user's runaway query; a non-admin's DELETE l
   // Said in the log, as an owner's own cancel is not.
   const said = lines.filter((l) => l.includes(` INFO admin 'root' cancelled query ${id}`));
   assert.equal(said.length, 1, lines.join("\n"));
-  assert.match(said[0], /of user 'bob'$/);
+  assert.match(said[0]!, /of user 'bob'$/);
 });

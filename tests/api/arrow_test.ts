@@ -91,7 +91,7 @@ Deno.test("an Arrow stream keeps tuples as structs and takes opt.timezone for ti
   const zoned = await readArrow(
     await runSync(s, "VALUES((t: T('2024-05-01T13:00:00Z')))", "&opt.timezone=Europe/Tallinn"),
   );
-  assert.equal(String(zoned.schema.fields[0].type), "Timestamp<MILLISECOND, Europe/Tallinn>");
+  assert.equal(String(zoned.schema.fields[0]!.type), "Timestamp<MILLISECOND, Europe/Tallinn>");
 });
 
 Deno.test("an Arrow result of many rows streams in batches and honours Range by rows", async () => {

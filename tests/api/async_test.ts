@@ -47,7 +47,7 @@ Deno.test("an async query goes through every state and its result comes in each 
     "RUNNING>SUCCEEDED",
   ]);
   for (let i = 1; i < st.stateChanges.length; i++) {
-    assert.ok(st.stateChanges[i].millis >= st.stateChanges[i - 1].millis);
+    assert.ok(st.stateChanges[i]!.millis >= st.stateChanges[i - 1]!.millis);
   }
   const res = await s.fetch("alice", `/API/v1.0/queries/${id}`);
   assert.equal(res.headers.get("Location"), `/API/v1.0/queries/${id}/result`);
@@ -57,7 +57,7 @@ Deno.test("an async query goes through every state and its result comes in each 
       const r = await s.fetch(
         "alice",
         `/API/v1.0/queries/${id}/result${how.query ?? ""}`,
-        { headers: how.headers },
+        { headers: how.headers ?? {} },
       );
       assert.equal(r.status, 200);
       assert.equal(r.headers.get("Content-Type"), `${type}; charset=UTF-8`);
@@ -261,7 +261,7 @@ Deno.test("another user's query id answers 404 to every endpoint", async () => {
     ]]
   ) {
     await expectError(
-      await s.fetch("bob", `/API/v1.0/queries/${id}${path}`, { method }),
+      await s.fetch("bob", `/API/v1.0/queries/${id}${path}`, { method: method! }),
       404,
       "NOT_FOUND",
     );

@@ -277,8 +277,12 @@ Deno.test("bad requests get the documented status and code, and the server stays
     const headers = new Headers(c.headers);
     if (c.user === "nobody") headers.set("Authorization", "");
     const res = c.user === "nobody"
-      ? await fetch(s.url + c.path, { method: c.method, body: c.body })
-      : await s.fetch(c.user ?? "alice", c.path, { method: c.method, headers, body: c.body });
+      ? await fetch(s.url + c.path, { method: c.method ?? "GET", body: c.body ?? null })
+      : await s.fetch(c.user ?? "alice", c.path, {
+        method: c.method ?? "GET",
+        headers,
+        body: c.body ?? null,
+      });
     try {
       await expectError(res, c.status, c.code);
     } catch (e) {

@@ -75,9 +75,9 @@ Deno.test("the events stream starts with the status, tells each state change and
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("Content-Type"), "text/event-stream; charset=UTF-8");
   const events = await readAll(res);
-  assert.equal(events[0].event, "status");
-  assert.equal(events[0].data.queryId, id);
-  const seen = events[0].data.stateChanges as { to: string }[];
+  assert.equal(events[0]!.event, "status");
+  assert.equal(events[0]!.data.queryId, id);
+  const seen = events[0]!.data.stateChanges as { to: string }[];
   const states = [
     ...seen.map((c) => c.to),
     ...events.filter((e) => e.event === "state").map((e) => e.data.to as string),
@@ -250,7 +250,7 @@ Deno.test("the console is served at / without a token under a strict Content-Sec
   ) {
     const res = await fetch(s.url + path);
     assert.equal(res.status, 200, path);
-    assert.ok(res.headers.get("Content-Type")!.startsWith(type), path);
+    assert.ok(res.headers.get("Content-Type")!.startsWith(type!), path);
     const csp = res.headers.get("Content-Security-Policy")!;
     assert.match(csp, /default-src 'self'/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);

@@ -44,7 +44,7 @@ function toyKind(definitions: Map<string, string>): DatastoreKind {
     },
     factory(uri, user) {
       const name = uri.slice("toy://".length).split("/")[0];
-      const json = readableDefinition(name, definitions.get(name) ?? null, "toyStore", user);
+      const json = readableDefinition(name!, definitions.get(name!) ?? null, "toyStore", user);
       const host = (json as { toyStore: { host: string } }).toyStore.host;
       const bytes = new TextEncoder().encode((JSON.stringify({ host }) + "\n").repeat(LINES));
       return Promise.resolve({

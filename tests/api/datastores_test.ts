@@ -82,7 +82,7 @@ Deno.test("a kept secret is bound to its tenant, client and plan: changing one w
   ) {
     const res = await admin(
       `${D}/corp`,
-      put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, [key]: value } }),
+      put({ ...shown, cloudapiStore: { ...shown.cloudapiStore, [key!]: value } }),
     );
     assert.equal(res.status, 400, key);
     const body = await res.json();

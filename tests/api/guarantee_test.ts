@@ -58,7 +58,7 @@ async function writeRows(s: TestServer): Promise<void> {
 
 function percentile(times: readonly number[], p: number): number {
   const sorted = [...times].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 function summary(name: string, times: readonly number[]): string {
@@ -210,6 +210,7 @@ async function assertGuarantee(s: ApiClient, script: string): Promise<void> {
   }
   const cancelled = await attack.cancel();
   report += `; CANCELLED ${cancelled.ms.toFixed(0)} ms after the DELETE${bound.note}`;
+  // deno-lint-ignore no-console
   console.log(report);
   assert.equal(cancelled.state, "CANCELLED", report);
   assert.ok(held, report);
@@ -313,6 +314,7 @@ Deno.test("while a large synchronous answer is read slowly, others are answered 
   stop = true;
   await reader;
   report += `; ${(bytes / 1e6).toFixed(1)} MB read${bound.note}`;
+  // deno-lint-ignore no-console
   console.log(report);
   assert.ok(held, report);
   await OTHERS.healthz(s);
@@ -331,6 +333,6 @@ for (
   Deno.test(`with the scan on 2 workers, while ${what}, others are answered within 100 ms (p99) and a DELETE cancels it within 200 ms`, async () => {
     await using s = await startTestServer({ "query.workers": "2" });
     await writeRows(s);
-    await assertGuarantee(s, script);
+    await assertGuarantee(s, script!);
   });
 }

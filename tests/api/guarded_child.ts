@@ -14,7 +14,9 @@ const server = await serveGuarded(() => new Response("ok"), {
   headersTimeoutMs: 60_000,
   bodyTimeoutMs: 60_000,
   idleTimeoutMs: 60_000,
+  // deno-lint-ignore no-console
   log: createLogger((line) => console.error(line)),
 });
+// deno-lint-ignore no-console
 console.log(`port ${server.addr.port}`);
 await server.finished;

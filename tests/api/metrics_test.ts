@@ -16,14 +16,14 @@ function samples(text: string): Map<string, number> {
     if (line === "") continue;
     const type = /^# TYPE ([a-z_:][a-z0-9_:]*) (counter|gauge|histogram)$/.exec(line);
     if (type) {
-      typed.add(type[1]);
+      typed.add(type[1]!);
       continue;
     }
     if (/^# HELP [a-z_:][a-z0-9_:]* .+$/.test(line)) continue;
     const m = /^([a-z_:][a-z0-9_:]*)(\{[a-z_]+="[^"]*"(?:,[a-z_]+="[^"]*")*\})? (\S+)$/.exec(line);
     assert.ok(m, `malformed line: ${line}`);
-    const base = m[1].replace(/_(bucket|sum|count)$/, "");
-    assert.ok(typed.has(m[1]) || typed.has(base), `no # TYPE before ${m[1]}`);
+    const base = m[1]!.replace(/_(bucket|sum|count)$/, "");
+    assert.ok(typed.has(m[1]!) || typed.has(base), `no # TYPE before ${m[1]}`);
     assert.ok(!Number.isNaN(Number(m[3])), line);
     out.set(m[1] + (m[2] ?? ""), Number(m[3]));
   }

@@ -171,7 +171,7 @@ Deno.test("a synchronous answer names its query and its warnings, which stay rea
   const st = await status(s, id);
   assert.equal(st.state, "SUCCEEDED");
   assert.equal(st.warnings.length, 1);
-  assert.match(st.warnings[0].message, /does not match the pattern/);
+  assert.match(st.warnings[0]!.message, /does not match the pattern/);
   assert.equal((st as unknown as { stats: Stats }).stats.rowsOut, 2);
   // Another user does not see it.
   assert.equal((await s.fetch("bob", `/API/v1.0/queries/${id}`)).status, 404);

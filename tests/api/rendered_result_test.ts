@@ -81,16 +81,19 @@ Deno.test("a wide result rendered by two workers is one thread's, in every text 
   }
   const [one] = results;
   // Sanity: every row is there, nulls and non-ASCII text included.
-  const ndjson = one[2].trimEnd().split("\n");
+  const ndjson = one![2]!.trimEnd().split("\n");
   assert.equal(ndjson.length, LINES);
-  assert.equal(JSON.parse(ndjson[0]).bytes, null);
-  assert.equal(JSON.parse(ndjson[5]).path, "/zürich/5?q=東京😀");
-  assert.equal(JSON.parse(one[0]).length, LINES);
-  assert.ok(one.at(-1)!.includes(`"bytes":"?LONG"`), one.at(-1));
-  assert.ok(one[3].startsWith('"time";"ip";"status";"bytes";"path";"agent"\n'));
+  assert.equal(JSON.parse(ndjson[0]!).bytes, null);
+  assert.equal(JSON.parse(ndjson[5]!).path, "/zürich/5?q=東京😀");
+  assert.equal(JSON.parse(one![0]!).length, LINES);
+  assert.ok(one!.at(-1)!.includes(`"bytes":"?LONG"`), one!.at(-1));
+  assert.ok(one![3]!.startsWith('"time";"ip";"status";"bytes";"path";"agent"\n'));
   for (const [k, other] of results.entries()) {
     other.forEach((body, i) =>
-      assert.ok(body === one[i], `run ${k}, body ${i} differs (${body.length} vs ${one[i].length})`)
+      assert.ok(
+        body === one![i],
+        `run ${k}, body ${i} differs (${body.length} vs ${one![i]!.length})`,
+      )
     );
   }
 });

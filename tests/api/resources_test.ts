@@ -54,8 +54,8 @@ Deno.test("a folder lists only what the caller may list, with kinds, sizes and r
     ["t.sxt", "table"],
     ["v.sx", "script"],
   ]);
-  assert.deepEqual(entries[2].rights, ["list", "execute", "read", "write", "create"]);
-  assert.equal(entries[2].size, "VALUES((a: 1))".length);
+  assert.deepEqual(entries[2]!.rights, ["list", "execute", "read", "write", "create"]);
+  assert.equal(entries[2]!.size, "VALUES((a: 1))".length);
   const root = await (await s.fetch("alice", `${R}/`)).json() as { name: string }[];
   assert.deepEqual(root.map((e) => e.name).sort(), ["shared", "system", "users"]);
   const users = await (await s.fetch("alice", `${R}/users`)).json() as { name: string }[];

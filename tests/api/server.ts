@@ -38,7 +38,7 @@ export async function startTestServer(
   options: {
     readonly grants?: readonly Grant[];
     /** Receives every server log line (by default only ERROR lines are printed). */
-    readonly logLine?: (line: string) => void;
+    readonly logLine?: ((line: string) => void) | undefined;
     /** The queries' delays (`query.retention`): a SimulatedClock the test advances. */
     readonly clock?: Lifetimes["clock"];
     /** More datastore kinds, registered as main.ts registers its own. */
@@ -63,6 +63,7 @@ export async function startTestServer(
     });
     const log = createLogger((line) => {
       options.logLine?.(line);
+      // deno-lint-ignore no-console
       if (line.includes(" ERROR ")) console.error(line);
     });
     const deps = buildDeps(

@@ -23,7 +23,7 @@ Deno.test("a stored script runs synchronously with its arguments typed by init",
       "n",
     ]]
   ) {
-    const body = await expectError(await run(args), 400, "BAD_ARGUMENT");
+    const body = await expectError(await run(args!), 400, "BAD_ARGUMENT");
     assert.match(String(body.message), new RegExp(`'?${name}'?`), String(body.message));
   }
 });

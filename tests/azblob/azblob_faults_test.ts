@@ -40,7 +40,7 @@ async function faulty(): Promise<Faulty> {
     const i = faults.findIndex((f) => f.when(url, req.headers));
     if (i >= 0) {
       const [fault] = faults.splice(i, 1);
-      if (fault.then !== "stall") return fault.then();
+      if (fault!.then !== "stall") return fault!.then();
       // Held until the client gives up (its abort closes the connection) or the test ends.
       return new Promise<Response>((done) => {
         const release = () => done(new Response("late", { status: 500 }));
@@ -122,7 +122,7 @@ Deno.test("throttling is waited out for Retry-After, and a 500 in the middle of 
     when: (_, h) => h.get("Range") === "bytes=64-95",
     then: () => new Response("oops", { status: 500 }),
   });
-  assert.equal(await read(entry), LINES);
+  assert.equal(await read(entry!), LINES);
   assert.equal(f.seen.filter((s) => s.startsWith("bytes=64-95")).length, 2);
   assert.equal(f.warnings.length, 0);
 });
@@ -134,7 +134,7 @@ Deno.test("an answer that does not come within the timeouts is retried", async (
   f.faults.push({ when: (_, h) => h.get("Range") === "bytes=0-31", then: "stall" });
   const started = Date.now();
   const [entry] = await f.list("azblob://logs/a/*.json", { connectTimeout: 100, readTimeout: 200 });
-  assert.equal(await read(entry), LINES);
+  assert.equal(await read(entry!), LINES);
   // Two waits of connect + read timeout, not for ever.
   assert.ok(Date.now() - started >= 600, `${Date.now() - started} ms`);
   assert.equal(f.seen.filter((s) => s.startsWith("list")).length, 2);

@@ -195,7 +195,7 @@ Deno.test("a kept account key is bound to its endpoint and account: moving eithe
   ) {
     const res = await admin(
       `${D}/arch`,
-      put({ ...shown, azblobStore: { ...shown.azblobStore, [key]: value } }),
+      put({ ...shown, azblobStore: { ...shown.azblobStore, [key!]: value } }),
     );
     const body = await res.json();
     assert.equal(res.status, 400, JSON.stringify(body));

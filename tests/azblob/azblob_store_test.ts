@@ -104,10 +104,10 @@ Deno.test("an azblob store lists the blobs a glob matches, across pages, and rea
     "azblob://logs/web/app-1.json",
     "azblob://logs/web/app-2.json",
   ]);
-  assert.equal(apps[0].size, '{"blob":"app-1.json"}\n'.length);
-  assert.equal(apps[0].pathTime, null);
-  assert.ok(Math.abs(apps[0].modified - Date.now()) < 60_000);
-  assert.equal(await text(apps[1]), '{"blob":"app-2.json"}\n');
+  assert.equal(apps[0]!.size, '{"blob":"app-1.json"}\n'.length);
+  assert.equal(apps[0]!.pathTime, null);
+  assert.ok(Math.abs(apps[0]!.modified - Date.now()) < 60_000);
+  assert.equal(await text(apps[1]!), '{"blob":"app-2.json"}\n');
   const deep = await f.list("azblob://logs/web/**/app-?.json");
   assert.deepEqual(deep.map((e) => e.uri.slice("azblob://logs/web/".length)), [
     "app-1.json",
@@ -135,7 +135,7 @@ Deno.test("Azure's archive layout gives path times in UTC, and from/to skip the 
     hours.map(([d, h]) => new Date(Date.UTC(2024, 4, d, h)).toISOString()),
   );
   assert.equal(
-    all[1].uri,
+    all[1]!.uri,
     `azblob://arch/insights-logs-signinlogs/${hourBlob(1, 13)}`,
   );
   const some = await f.list(ARCHIVE, {
@@ -146,7 +146,7 @@ Deno.test("Azure's archive layout gives path times in UTC, and from/to skip the 
     "01/h=13/m=00/PT1H.json",
     "01/h=14/m=00/PT1H.json",
   ]);
-  assert.equal(await text(some[0]), signIn(1, 13, "u113@x"));
+  assert.equal(await text(some[0]!), signIn(1, 13, "u113@x"));
 });
 
 Deno.test("a store with a SAS token lists and reads; a token without the list permission is BAD_DATASTORE", async () => {
@@ -167,7 +167,7 @@ Deno.test("a store with a SAS token lists and reads; a token without the list pe
   );
   const entries = await f.list("azblob://logs/a/*.json");
   assert.deepEqual(entries.map((e) => e.uri), ["azblob://logs/a/1.json"]);
-  assert.equal(await text(entries[0]), '{"n":1}\n');
+  assert.equal(await text(entries[0]!), '{"n":1}\n');
   // A token that may list but not read fails the read as a wrong definition.
   f.stores.set(
     "logs",
@@ -175,7 +175,7 @@ Deno.test("a store with a SAS token lists and reads; a token without the list pe
   );
   const [listed] = await f.list("azblob://logs/a/*.json");
   await assert.rejects(
-    listed.open(new AbortController().signal),
+    listed!.open(new AbortController().signal),
     (e: unknown) => code("BAD_DATASTORE")(e) && /check its sasToken/.test((e as Error).message),
   );
   const readOnly = await sas("r");
@@ -211,7 +211,7 @@ Deno.test("a blob that vanishes while it is read ends with a warning naming it, 
   );
   await f.az.upload("logs", "big/gone.json", lines.join("\n") + "\n");
   const [entry] = await f.list("azblob://logs/big/*.json");
-  const reader = (await entry.open(new AbortController().signal)).getReader();
+  const reader = (await entry!.open(new AbortController().signal)).getReader();
   const first = await reader.read();
   assert.ok(first.value && first.value.length <= 100);
   await f.az.service.getContainerClient("logs").deleteBlob("big/gone.json");
@@ -224,7 +224,7 @@ Deno.test("a blob that vanishes while it is read ends with a warning naming it, 
   assert.ok(got.endsWith("\n"));
   assert.deepEqual(f.warnings.map((w) => w.level), ["WARN"]);
   assert.match(
-    f.warnings[0].message,
+    f.warnings[0]!.message,
     /^blob 'azblob:\/\/logs\/big\/gone\.json' vanished or changed while it was read/,
   );
 });
@@ -234,7 +234,7 @@ Deno.test("a blob replaced while it is read is not mixed with its new content", 
   const old = Array.from({ length: 20 }, (_, i) => `{"old":${i}}`).join("\n") + "\n";
   await f.az.upload("logs", "big/swap.json", old);
   const [entry] = await f.list("azblob://logs/big/*.json");
-  const reader = (await entry.open(new AbortController().signal)).getReader();
+  const reader = (await entry!.open(new AbortController().signal)).getReader();
   const chunks = [(await reader.read()).value!];
   await f.az.upload("logs", "big/swap.json", old.replaceAll("old", "new"));
   for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
@@ -252,9 +252,9 @@ Deno.test("a blob deleted after it was listed cannot be opened, and a whole blob
   await f.az.upload("logs", "r/keep.json", body);
   await f.az.upload("logs", "r/lost.json", "{}\n");
   const [keep, lost] = await f.list("azblob://logs/r/*.json");
-  assert.equal(await text(keep), body);
+  assert.equal(await text(keep!), body);
   await f.az.service.getContainerClient("logs").deleteBlob("r/lost.json");
-  await assert.rejects(lost.open(new AbortController().signal), /no longer exists/);
+  await assert.rejects(lost!.open(new AbortController().signal), /no longer exists/);
 });
 
 Deno.test("the store's acl decides: no read is as no store, and globs need list too", async () => {

@@ -86,7 +86,11 @@ Deno.test({
     await t.step(
       "downloads the result as an Arrow stream, the token in a header and in no URL",
       async () => {
-        const sent: { url: string; accept?: string; authorization?: string }[] = [];
+        const sent: {
+          url: string;
+          accept?: string | undefined;
+          authorization?: string | undefined;
+        }[] = [];
         const listen = (req: { url(): string; headers(): Record<string, string> }) => {
           if (/\/result$/.test(new URL(req.url()).pathname)) {
             const headers = req.headers();

@@ -21,6 +21,7 @@ const [executable] = await Promise.all([
   chromium.executablePath(bin),
   inflate(join(bin, "al2023.tar.br")),
 ]);
+// deno-lint-ignore no-console -- the parent process reads this line
 console.log(JSON.stringify({
   executable,
   libraries: join(tmpdir(), "al2023", "lib"),

@@ -21,7 +21,7 @@ Deno.test("directory audits of a window come back exactly as the emulator holds 
     assert.deepEqual(warnings, []);
     assert.equal(files.length, 6);
     assert.equal(
-      files[0].uri,
+      files[0]!.uri,
       "cloudapi://corp/directory_service/audits/2026/03/10/2026031006.audits.audits.json",
     );
     const { ids, duplicates } = await allRecords(h, files);
@@ -78,8 +78,8 @@ Deno.test("an hour that fails past maxErrorRetries is given up with a warning", 
     });
     assert.equal(files.length, 0);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0].message, /given up after 3 retries/);
-    assert.ok(!warnings[0].message.includes(SECRET));
+    assert.match(warnings[0]!.message, /given up after 3 retries/);
+    assert.ok(!warnings[0]!.message.includes(SECRET));
   } finally {
     await h.close();
   }
@@ -154,7 +154,7 @@ Deno.test("a subscription disabled by an admin is reported plainly", async () =>
       to: TO,
     });
     assert.equal(files.length, 0);
-    assert.match(warnings[0].message, /disabled by an administrator/);
+    assert.match(warnings[0]!.message, /disabled by an administrator/);
   } finally {
     await h.close();
   }

@@ -18,7 +18,7 @@ function busiest(requests: RequestRecord[], unitMs: number): number {
   const times = requests.map((r) => r.at).sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; i < times.length; i++) {
-    while (times[i] - times[j] >= unitMs) j++;
+    while (times[i]! - times[j]! >= unitMs) j++;
     most = Math.max(most, i - j + 1);
   }
   return most;
@@ -85,8 +85,8 @@ Deno.test("a tenant whose real Graph limit is below the configured one settles u
     // Settled after the first bursts: then a throttling answer is a rare probe (without
     // adaptation, each of the six queries meets one about every second).
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
-    const start = graph[0].at;
-    const seconds = (graph[graph.length - 1].at - start) / 1000;
+    const start = graph[0]!.at;
+    const seconds = (graph[graph.length - 1]!.at - start) / 1000;
     assert.ok(seconds > 6, `long enough to settle (${seconds} s)`);
     const late = graph.filter((r) => r.status === 429 && r.at > start + 3_000).length;
     assert.ok(late <= 2 + (seconds - 3) / 2, `${late} throttling answers after 3 s of ${seconds}`);

@@ -14,7 +14,7 @@ import {
 } from "./http_harness.ts";
 import { HOUR, NOW } from "./harness.ts";
 
-const AUDITS = FAMILIES[0];
+const AUDITS = FAMILIES[0]!;
 
 Deno.test("cancelling a query aborts its cloud request in flight and sends no further ones", async () => {
   await using c = await cloudServer();
@@ -68,7 +68,7 @@ Deno.test("the progress of a query moves between 0 and 1 while hours are fetched
   assert.equal(last.progress, 1);
   const progress = seen.map((s) => s.progress);
   for (let i = 1; i < progress.length; i++) {
-    assert.ok(progress[i] >= progress[i - 1], `progress never goes back: ${progress}`);
+    assert.ok(progress[i]! >= progress[i - 1]!, `progress never goes back: ${progress}`);
   }
   const between = [...new Set(progress.filter((p) => p > 0 && p < 1))];
   assert.ok(between.length >= 2, `progress increased in steps between 0 and 1: ${between}`);
@@ -85,9 +85,9 @@ Deno.test("a cloud API whose Date header is 10 minutes off gives the query a WAR
   const st = await pollUntil(c.s, id, (s) => s.state === "SUCCEEDED" || s.state === "FAILED");
   assert.equal(st.state, "SUCCEEDED");
   assert.equal(st.warnings.length, 1, JSON.stringify(st.warnings));
-  assert.equal(st.warnings[0].level, "WARN");
+  assert.equal(st.warnings[0]!.level, "WARN");
   assert.match(
-    st.warnings[0].message,
+    st.warnings[0]!.message,
     new RegExp(
       `^datastore '${store.name}': the cloud API's clock differs from ours by 600 s; ` +
         `time windows may be off, check the server's clock$`,

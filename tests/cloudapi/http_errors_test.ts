@@ -15,7 +15,7 @@ import {
 } from "./http_harness.ts";
 import { HOUR, NOW, SECRET } from "./harness.ts";
 
-const AUDITS = FAMILIES[0];
+const AUDITS = FAMILIES[0]!;
 const FROM = NOW - 2 * HOUR - 30 * 60_000;
 const TO = FROM + HOUR;
 const WRONG_SECRET = "Wr0ng.S3cret~Other";
@@ -110,7 +110,7 @@ for (const bad of BAD) {
     const script = readScript(store.name, AUDITS, FROM, TO);
 
     const sync = await c.syncQuery(script);
-    const text = sync.bodies[0];
+    const text = sync.bodies[0]!;
     const body = JSON.parse(text);
     // The error as the API reports it: the answer itself, or the failed query's `error`.
     let error: { code: string; message: string };
@@ -201,7 +201,7 @@ Deno.test("a malformed conf/license fails a cloudapi:// query with LICENSE_REQUI
   const store = await c.addStore();
   await Deno.writeTextFile(`${c.s.home}/conf/license`, "edition = enterprize\n");
   const sync = await c.syncQuery(readScript(store.name, AUDITS, FROM, TO));
-  const text = sync.bodies[0];
+  const text = sync.bodies[0]!;
   assert.equal(sync.status, 403, text);
   const body = JSON.parse(text);
   const codes = [body.code, ...(body.diagnostics ?? []).map((d: { code: string }) => d.code)];

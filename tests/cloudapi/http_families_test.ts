@@ -165,7 +165,7 @@ Deno.test("a suite subscription disabled by an admin is reported plainly through
       const messages = out.last.warnings.map((w) => `${w.level} ${w.message}`);
       assert.equal(messages.length, 1, messages.join("\n"));
       assert.match(
-        messages[0],
+        messages[0]!,
         /^ERROR datastore 'store\d+', log 'exchange', \d+ hours from \S+ to \S+ given up \(not fetched; the results lack them\): datastore 'store\d+': the subscription to Audit\.Exchange \(log 'exchange'\) was disabled by an administrator of the tenant; re-enable it there$/,
       );
     }

@@ -233,7 +233,7 @@ Deno.test("a day file larger than a KV value is kept in chunks and read whole by
     await h.writeDefinition("corp", baseStore());
     const first = await listAll(otherServer(h.deps(), kv));
     assert.equal(first.files.length, 1);
-    assert.ok(first.files[0].size > 3 * 60_000, `${first.files[0].size} bytes`);
+    assert.ok(first.files[0]!.size > 3 * 60_000, `${first.files[0]!.size} bytes`);
     const second = await listAll(otherServer(h.deps(), kv));
     assert.deepEqual(await ids(second.files), graphIds(h, "audits", FROM, TO));
     assert.equal(graphIds(h, "audits", FROM, TO).length, 600);

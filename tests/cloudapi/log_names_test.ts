@@ -19,8 +19,8 @@ Deno.test("a cloudapi:// pattern naming no log of the store warns with the store
       const { files, warnings } = await h.list(uri, window);
       assert.deepEqual(files, []);
       assert.equal(warnings.length, 1, JSON.stringify(warnings));
-      assert.match(warnings[0].message, /no log of datastore 'corp' matches/);
-      assert.match(warnings[0].message, /directory_service\/audits, directory_service\/logins/);
+      assert.match(warnings[0]!.message, /no log of datastore 'corp' matches/);
+      assert.match(warnings[0]!.message, /directory_service\/audits, directory_service\/logins/);
     }
     assert.equal(h.emulator.requests.length, 0, "nothing fetched for a pattern naming no log");
     for (const uri of ["cloudapi://corp/directory_service/audits/**", "cloudapi://corp/**"]) {

@@ -49,8 +49,8 @@ Deno.test("a Retry-After given as an HTTP date is waited out, counted from the a
     });
     assert.deepEqual(warnings, []);
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
-    assert.equal(graph[0].status, 429);
-    const waited = graph[1].at - graph[0].at;
+    assert.equal(graph[0]!.status, 429);
+    const waited = graph[1]!.at - graph[0]!.at;
     assert.ok(waited >= 1_900 && waited < 4_000, `waited ${waited} ms for a 2 s Retry-After`);
     const { ids } = await allRecords(h, files);
     assert.deepEqual(ids.sort(), graphIds(h, "audits", FROM, FROM + HOUR));
@@ -69,7 +69,7 @@ Deno.test("a Retry-After given in seconds is waited out", async () => {
     });
     assert.deepEqual(warnings, []);
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
-    const waited = graph[1].at - graph[0].at;
+    const waited = graph[1]!.at - graph[0]!.at;
     assert.ok(waited >= 950, `waited ${waited} ms for a 1 s Retry-After`);
   } finally {
     await h.close();

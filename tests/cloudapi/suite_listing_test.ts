@@ -47,11 +47,11 @@ Deno.test("content is listed in windows of at most 24 hours that tile the span",
     assert.deepEqual(warnings, []);
     const windows = listingWindows(h);
     assert.ok(windows.length >= 2, `several windows (${windows.length})`);
-    assert.equal(windows[0][0], from);
+    assert.equal(windows[0]![0], from);
     assert.equal(windows.at(-1)![1], NOW);
     for (const [i, [start, end]] of windows.entries()) {
       assert.ok(end > start && end - start <= DAY, `window ${i} is at most 24 hours`);
-      if (i > 0) assert.equal(start, windows[i - 1][1], `window ${i} starts where ${i - 1} ended`);
+      if (i > 0) assert.equal(start, windows[i - 1]![1], `window ${i} starts where ${i - 1} ended`);
     }
   } finally {
     await h.close();
@@ -67,11 +67,11 @@ Deno.test("content older than 167 h 55 min is not asked for, and the query says 
       to: NOW - 6 * DAY,
     });
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
-    assert.equal(warnings[0].level, "WARN");
-    assert.match(warnings[0].message, /older than 7 days cannot be listed/);
+    assert.equal(warnings[0]!.level, "WARN");
+    assert.match(warnings[0]!.message, /older than 7 days cannot be listed/);
     const windows = listingWindows(h);
     assert.ok(windows.length > 0);
-    assert.equal(windows[0][0], NOW - SUITE_MAX_AGE_MS);
+    assert.equal(windows[0]![0], NOW - SUITE_MAX_AGE_MS);
     assert.ok(windows.every(([start]) => start >= NOW - SUITE_MAX_AGE_MS));
     assert.ok(h.emulator.requests.every((r) => r.status < 400), "no request was refused");
   } finally {
@@ -90,9 +90,9 @@ Deno.test("expired content (AF20051) is skipped with a warning and the rest is r
       to,
     });
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
-    assert.match(warnings[0].message, /lost a content blob: 400 AF20051/);
+    assert.match(warnings[0]!.message, /lost a content blob: 400 AF20051/);
     assert.equal(h.emulator.fired.length, 1);
-    const expired = decodeURIComponent(h.emulator.fired[0].url.split("/")[3].split("?")[0]);
+    const expired = decodeURIComponent(h.emulator.fired[0]!.url.split("/")[3]!.split("?")[0]!);
     const { ids, duplicates } = await allRecords(h, files, "Id");
     assert.deepEqual(duplicates, []);
     const expected = suiteIds(h, from, to, new Set([expired]));
@@ -141,11 +141,11 @@ Deno.test("'Tenant … does not exist' is reported with the hint that unified au
     assert.equal(files.length, 0);
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
     assert.ok(
-      warnings[0].message.includes(`Tenant ${h.emulator.guidOf(TENANT)} does not exist`),
-      warnings[0].message,
+      warnings[0]!.message.includes(`Tenant ${h.emulator.guidOf(TENANT)} does not exist`),
+      warnings[0]!.message,
     );
-    assert.match(warnings[0].message, /unified audit logging turned off/);
-    assert.ok(!/\n|\s+at Microsoft/.test(warnings[0].message), "no stack trace");
+    assert.match(warnings[0]!.message, /unified audit logging turned off/);
+    assert.ok(!/\n|\s+at Microsoft/.test(warnings[0]!.message), "no stack trace");
   } finally {
     await h.close();
   }

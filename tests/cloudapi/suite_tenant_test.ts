@@ -125,7 +125,7 @@ Deno.test("a start that failed is not sent again within 15 minutes; its reason i
         to: TO,
       });
       assert.equal(warnings.length, 1, JSON.stringify(warnings));
-      messages.push(warnings[0].message);
+      messages.push(warnings[0]!.message);
     }
     const starts = h.emulator.requests.filter((r) => r.path.endsWith("/subscriptions/start"));
     assert.equal(starts.length, 1, "one start request");

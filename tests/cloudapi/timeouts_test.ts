@@ -71,7 +71,7 @@ Deno.test("the request after a 429 waits for its Retry-After", async () => {
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
     const i = graph.findIndex((r) => r.status === 429);
     assert.ok(i >= 0 && i + 1 < graph.length, "a throttled request and one after it");
-    const gap = graph[i + 1].at - graph[i].at;
+    const gap = graph[i + 1]!.at - graph[i]!.at;
     // Without Retry-After the backoff would be 20 ms (backoffMs 10).
     assert.ok(gap >= 580, `waited ${gap} ms after a Retry-After of 0.6 s`);
     assert.equal(h.stats.throttled, 1);

@@ -40,7 +40,7 @@ Deno.test("a token endpoint's Retry-After is waited out before the token request
     });
     assert.deepEqual(warnings, []);
     const [first, second] = tokenPosts(h);
-    assert.ok(second.at - first.at >= 950, `waited ${second.at - first.at} ms`);
+    assert.ok(second!.at - first!.at >= 950, `waited ${second!.at - first!.at} ms`);
   } finally {
     await h.close();
   }
@@ -57,9 +57,9 @@ Deno.test("a token outage past maxErrorRetries loses the hours with an ERROR war
     assert.equal(files.length, 0);
     assert.equal(tokenPosts(h).length, 3, "the first try and two retries");
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
-    assert.equal(warnings[0].level, "ERROR");
-    assert.match(warnings[0].message, /log 'audits', 2 hours from .* given up/);
-    assert.match(warnings[0].message, /AADSTS90033/);
+    assert.equal(warnings[0]!.level, "ERROR");
+    assert.match(warnings[0]!.message, /log 'audits', 2 hours from .* given up/);
+    assert.match(warnings[0]!.message, /AADSTS90033/);
     assert.equal(h.stats.lostHours, 2);
   } finally {
     await h.close();

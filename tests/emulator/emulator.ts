@@ -51,7 +51,7 @@ export interface Fault {
 /** A fault that hit a request. */
 export interface FiredFault {
   readonly kind: FaultKind;
-  readonly match?: string;
+  readonly match?: string | undefined;
   /** The request's path and query string. */
   readonly url: string;
 }
@@ -460,7 +460,7 @@ export class CloudEmulator {
   async #token(req: Request, p: string): Promise<Response> {
     const m = /^\/([^/]+)\/(v2\.0\/)?\.well-known\/openid-configuration$/.exec(p);
     if (m) {
-      const name = this.#names.get(m[1].toLowerCase());
+      const name = this.#names.get(m[1]!.toLowerCase());
       if (!name) {
         return json(400, {
           error: "invalid_tenant",
@@ -472,7 +472,7 @@ export class CloudEmulator {
     const t = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(p);
     if (!t || req.method !== "POST") return json(404, { error: "not_found" });
     const form = new URLSearchParams(await req.text());
-    const name = this.#names.get(t[1].toLowerCase());
+    const name = this.#names.get(t[1]!.toLowerCase());
     const tenant = this.options.tenants.find((x) => x.tenantId === name);
     if (!tenant) {
       return json(400, {
@@ -526,8 +526,8 @@ export class CloudEmulator {
         error: { code: "BadRequest", message: `Invalid filter clause: ${filter}` },
       });
     }
-    const ge = Date.parse(f[2]);
-    const lt = Date.parse(f[3]);
+    const ge = Date.parse(f[2]!);
+    const lt = Date.parse(f[3]!);
     const eventType = f[4];
     if (eventType && (version !== "beta" || kind !== "signIns")) {
       return json(400, {
@@ -575,7 +575,7 @@ export class CloudEmulator {
     if (p.startsWith("/blobs/")) {
       const [, , t, contentId] = p.split("/");
       const blob = t === this.guidOf(tenant)
-        ? this.data(tenant).blobs.find((b) => b.contentId === decodeURIComponent(contentId))
+        ? this.data(tenant).blobs.find((b) => b.contentId === decodeURIComponent(contentId!))
         : undefined;
       if (!blob) {
         return json(400, {
@@ -595,7 +595,7 @@ export class CloudEmulator {
     const m = /^\/api\/v1\.0\/([^/]+)\/activity\/feed\/subscriptions\/(start|stop|list|content)$/
       .exec(p);
     if (!m) return json(404, { error: { code: "AF10001", message: "Not found" } });
-    if (m[1].toLowerCase() !== this.guidOf(tenant)) {
+    if (m[1]!.toLowerCase() !== this.guidOf(tenant)) {
       return json(400, {
         error: {
           code: "AF20013",

@@ -13,7 +13,7 @@ import { CloudEmulator } from "./emulator.ts";
 
 function flag(name: string, fallback: string): string {
   const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1] : fallback;
+  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1]! : fallback;
 }
 
 if (import.meta.main) {
@@ -34,6 +34,7 @@ if (import.meta.main) {
     dateSkewMs: Number(flag("date-skew-min", "0")) * 60_000,
   });
   await emulator.start(port);
+  // deno-lint-ignore no-console
   console.log(
     `cloud API emulator on ${emulator.url} (tenant ${tenantId}, GUID ${
       emulator.guidOf(tenantId)

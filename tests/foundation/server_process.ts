@@ -107,7 +107,7 @@ export async function startServerProcess(
   const pumps = Promise.all([
     pump(child.stdout, stdout, (line) => {
       const m = /^Trawl listening on (http:\/\/\S+?)\/?$/.exec(line);
-      if (m) listening.resolve(m[1]);
+      if (m) listening.resolve(m[1]!);
     }),
     pump(child.stderr, stderr),
   ]);

@@ -42,14 +42,14 @@ function eventServer(streams: readonly (readonly string[])[]) {
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n" +
           "Connection: close\r\n\r\n",
       );
-      for (const part of streams[n]) {
+      for (const part of streams[n]!) {
         if (part === "END") await write("0\r\n\r\n");
         if (part === "CUT" || part === "END") break;
         const bytes = encoder.encode(part);
         await write(`${bytes.length.toString(16)}\r\n${part}\r\n`);
       }
       // A stream with neither stays open until the client lets it go.
-      if (streams[n].at(-1) === "CUT" || streams[n].at(-1) === "END") conn.close();
+      if (streams[n]!.at(-1) === "CUT" || streams[n]!.at(-1) === "END") conn.close();
     }
   })();
   const url = `http://127.0.0.1:${listener.addr.port}/events`;

@@ -93,8 +93,8 @@ Deno.test("the request log names the client's address, never the Trawl-Client-Ad
   assert.equal((await client.answer())?.status, 401);
   const logged = lines.filter((l) => /GET \/API\/v1\.0\/whoami (200|401)/.test(l));
   assert.equal(logged.length, 2, lines.join("\n"));
-  assert.match(logged[0], /whoami 200 \d+ms alice 127\.0\.0\.1$/);
-  assert.match(logged[1], /whoami 401 \d+ms - 127\.0\.0\.1$/);
+  assert.match(logged[0]!, /whoami 200 \d+ms alice 127\.0\.0\.1$/);
+  assert.match(logged[1]!, /whoami 401 \d+ms - 127\.0\.0\.1$/);
   assert.ok(!lines.some((l) => /203\.0\.113|198\.51\.100/.test(l)), lines.join("\n"));
 });
 

@@ -72,7 +72,7 @@ export class RawClient implements Disposable {
   }
 
   /** A read that outlived its wait, taken up by the next wait. */
-  #pending?: Promise<Uint8Array | null>;
+  #pending?: Promise<Uint8Array | null> | undefined;
 
   /** Reads once into the kept bytes; null at the end, "timeout" after `ms`. */
   async #read(ms: number): Promise<number | null | "timeout"> {

@@ -40,7 +40,7 @@ async function othersWhile(s: TestServer, done: () => boolean): Promise<number[]
 
 function percentile(times: number[], p: number): number {
   const sorted = [...times].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 Deno.test("a join multiplying rows leaves other users served and stops on DELETE", async () => {
@@ -75,6 +75,7 @@ Deno.test("a join multiplying rows leaves other users served and stops on DELETE
   assert.ok(percentile(times, 0.5) < 50, `median ${percentile(times, 0.5).toFixed(0)} ms`);
   assert.ok(percentile(times, 0.95) < 200, `p95 ${percentile(times, 0.95).toFixed(0)} ms`);
   const slowest = Math.max(...times);
+  // deno-lint-ignore no-console
   console.log(
     `join: median ${percentile(times, 0.5).toFixed(0)} ms, p95 ${
       percentile(times, 0.95).toFixed(0)

@@ -90,10 +90,10 @@ Deno.test("a write into a folder one may not list answers the same whether the n
       ["/users/admin/sub/t.sxt", "/users/nobody/t.sxt"],
     ]
   ) {
-    const a = await answer(await save(there));
-    const b = await answer(await save(absent));
+    const a = await answer(await save(there!));
+    const b = await answer(await save(absent!));
     assert.equal(a.status, 404, a.message);
-    assertAlike(a, there, b, absent);
+    assertAlike(a, there!, b, absent!);
     assert.match(a.message, new RegExp(`no such resource: ${there}`));
   }
   // Nothing was written or removed; bob's own folder works as before.

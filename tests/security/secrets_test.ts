@@ -39,7 +39,7 @@ Deno.test("the request log and the answers carry no token, query string or heade
         [`/API/v1.0/whoami?password=${QUERY_SECRET}`, `Basic ${WRONG_TOKEN}`],
         [`/API/v1.0/nowhere?password=${QUERY_SECRET}`, `Bearer ${token}`],
         [`/healthz?password=${QUERY_SECRET}`, `Bearer ${token}`],
-      ]
+      ] as const
     ) {
       const res = await app.request(path, { headers: { ...headers, Authorization: auth } });
       bodies.push(await res.text());

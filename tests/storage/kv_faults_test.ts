@@ -61,6 +61,7 @@ Deno.test("a KV that fills up refuses the write whole: the old value stays, no c
   const root = await Deno.makeTempDir();
   await using disk = await tmpfs(join(root, "disk"), "1m");
   if (disk === null) {
+    // deno-lint-ignore no-console
     console.warn("skipped: this process may not mount a small disk");
     return;
   }

@@ -21,7 +21,7 @@ interface KvServer {
   readonly server: RunningServer;
   /** Shares started on the server's workers, and their last messages by kind. */
   readonly shares: { started: number; ends: Record<string, number>; failures: string[] };
-  readonly token?: string;
+  readonly token?: string | undefined;
 }
 
 /** A server on `kvFile` (its own home under `root`) with `workers` scan workers, counted. */
@@ -40,6 +40,7 @@ async function kvServer(root: string, name: string, kvFile: string, workers: num
     },
     out: (line) => lines.push(line),
     log: createLogger((line) => {
+      // deno-lint-ignore no-console
       if (line.includes(" ERROR ")) console.error(line);
     }),
   });
@@ -144,7 +145,7 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
 
     // Files put through the API into the admin's folder: in the KV, not in a home's folders.
     for (const [path, body] of [["big.log", bigLog()], ["big.jsonl", bigJsonLines()]]) {
-      const put = await api(two, token, `/resources/user/${path}`, { method: "PUT", body });
+      const put = await api(two, token, `/resources/user/${path}`, { method: "PUT", body: body! });
       assert.equal(put.status, 201, await put.text());
     }
     assert.deepEqual(await Array.fromAsync(Deno.readDir(join(root, "two", "data", "users"))), []);

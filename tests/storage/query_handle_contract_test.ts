@@ -58,11 +58,11 @@ async function pair(through: "a" | "b", settings: Record<string, string> = {}): 
   }
   const [a, b] = servers;
   const tokens: Record<string, string> = {
-    alice: await a.users.add("alice", {}),
-    bob: await a.users.add("bob", {}),
-    root: await a.users.add("root", { admin: true }),
+    alice: await a!.users.add("alice", {}),
+    bob: await a!.users.add("bob", {}),
+    root: await a!.users.add("root", { admin: true }),
   };
-  const app = createApp(a);
+  const app = createApp(a!);
   const put = await app.request(`${API}/datastores/logs`, {
     method: "PUT",
     headers: { Authorization: `Bearer ${tokens.root}`, "Content-Type": "application/json" },
@@ -75,9 +75,9 @@ async function pair(through: "a" | "b", settings: Record<string, string> = {}): 
   const from = through === "a" ? a : b;
   return {
     kind: through === "a" ? "live" : "remote",
-    directory: new QueryDirectory(from.supervisor!, from.sharedQueries),
+    directory: new QueryDirectory(from!.supervisor!, from!.sharedQueries),
     request(path, user = "alice") {
-      const looked = createApp({ ...from, heartbeatMs: 30 });
+      const looked = createApp({ ...from!, heartbeatMs: 30 });
       return Promise.resolve(
         looked.request(`${API}${path}`, { headers: { Authorization: `Bearer ${tokens[user]}` } }),
       );
@@ -162,14 +162,14 @@ function contract(through: "a" | "b") {
     assert.deepEqual((await collect(result.items.read(3, 99))).length, 1);
     // The whole life, ending after the finished state; resumed, nothing is repeated.
     const events = await eventsOf(handle.events(undefined));
-    assert.equal(events[0].event, "status");
+    assert.equal(events[0]!.event, "status");
     assert.equal(events.at(-1)!.event, "stats");
     const changes = (handle.status().stateChanges as unknown[]).length;
     const resumed = await eventsOf(handle.events({ changes: 1, warnings: 0 }));
     const states = resumed.filter((e) => e.event === "state");
     assert.equal(states.length, changes - 1);
-    assert.equal(resumed[0].event, "state");
-    assert.equal(resumed[0].id, "2.0");
+    assert.equal(resumed[0]!.event, "state");
+    assert.equal(resumed[0]!.id, "2.0");
     assert.ok(resumed.findIndex((e) => e.event === "status") === changes - 1);
   });
 

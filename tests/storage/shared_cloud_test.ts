@@ -68,8 +68,8 @@ async function setUp(
       // One after the other: the first creates the admin in the KV.
       servers.push(await startServerProcess(home));
     }
-    const token = servers[0].firstToken!;
-    const put = await fetch(`${servers[0].url}/API/v1.0/datastores/corp`, {
+    const token = servers[0]!.firstToken!;
+    const put = await fetch(`${servers[0]!.url}/API/v1.0/datastores/corp`, {
       method: "PUT",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
       body: JSON.stringify({
@@ -124,7 +124,7 @@ function auditIds(e: CloudEmulator, from: number, to: number): string[] {
 function hourOf(url: string): number {
   const filter = new URL(url, "http://x").searchParams.get("$filter") ?? "";
   const m = / ge (\S+) and/.exec(filter);
-  return m ? Date.parse(m[1]) : NaN;
+  return m ? Date.parse(m[1]!) : NaN;
 }
 
 async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
@@ -141,7 +141,9 @@ Deno.test("two servers on one KV querying the same hours at once fetch each hour
     faults: [{ kind: "slow", delayMs: 700, match: "directoryAudits", times: 2 }],
   });
   try {
-    const { emulator, servers: [a, b, c], token } = setup;
+    const { emulator, servers: [a, b, c], token } = setup as {
+      servers: [ServerProcess, ServerProcess, ServerProcess];
+    } & typeof setup;
     const to = FROM + 4 * HOUR;
     const [fromA, fromB] = await Promise.all([
       query(a, token, script("audits", FROM, to)),
@@ -172,7 +174,9 @@ Deno.test("the server holding an hour's lease is killed mid-fetch: another waits
     faults: [{ kind: "slow", delayMs: 120_000, match: "directoryAudits", times: 1 }],
   }, ["cloudapi.fetchLease = 2 sec"]);
   try {
-    const { emulator, servers: [a, b], token } = setup;
+    const { emulator, servers: [a, b], token } = setup as {
+      servers: [ServerProcess, ServerProcess];
+    } & typeof setup;
     const to = FROM + 3 * HOUR;
     const graph = () => emulator.requests.filter((r) => r.api === "graph");
     const submitted = await fetch(`${a.url}/API/v1.0/queries?scriptPath=/user`, {
@@ -182,7 +186,7 @@ Deno.test("the server holding an hour's lease is killed mid-fetch: another waits
     });
     assert.equal(submitted.status, 201, await submitted.text());
     await until("server A's first window request", () => graph().length === 1);
-    assert.equal(hourOf(graph()[0].url), FROM);
+    assert.equal(hourOf(graph()[0]!.url), FROM);
 
     const fromB = query(b, token, script("audits", FROM, to));
     // A renews its lease (2 s) while it waits for the provider: B waits, asking nothing.
@@ -200,8 +204,8 @@ Deno.test("the server holding an hour's lease is killed mid-fetch: another waits
       FROM + 2 * HOUR,
     ]);
     // B fetched the hour only after A died (and its lease ran out).
-    assert.ok(requests[1].at >= killedAt, `${requests[1].at} < ${killedAt}`);
-    assert.equal(requests[0].aborted, true, "A's request ended with A");
+    assert.ok(requests[1]!.at >= killedAt, `${requests[1]!.at} < ${killedAt}`);
+    assert.equal(requests[0]!.aborted, true, "A's request ended with A");
   } finally {
     await setup.close();
   }
@@ -215,7 +219,9 @@ Deno.test("two servers on one KV share a tenant's token bucket: together they st
     "cloudapi.graphRateTimeunit = 1 sec",
   ]);
   try {
-    const { emulator, servers: [a, b], token } = setup;
+    const { emulator, servers: [a, b], token } = setup as {
+      servers: [ServerProcess, ServerProcess];
+    } & typeof setup;
     const to = FROM + 10 * HOUR;
     // Different logs of one tenant: no lease in common, one Graph budget.
     const started = Date.now();
@@ -233,8 +239,8 @@ Deno.test("two servers on one KV share a tenant's token bucket: together they st
     const times = graph.map((r) => r.at).sort((x, y) => x - y);
     for (let i = limit; i < times.length; i++) {
       assert.ok(
-        times[i] - times[i - limit] >= unitMs - 5,
-        `${limit + 1} requests within ${times[i] - times[i - limit]} ms`,
+        times[i]! - times[i - limit]! >= unitMs - 5,
+        `${limit + 1} requests within ${times[i]! - times[i - limit]!} ms`,
       );
     }
     // …and they used the rate: 20 requests at 4 per second take about 4–5 s, not 10.

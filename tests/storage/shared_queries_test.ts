@@ -46,8 +46,8 @@ async function cluster(count: number, settings: readonly string[] = []): Promise
       homes.push(home);
       servers.push(await startServerProcess(home, args));
     }
-    const token = servers[0].firstToken!;
-    const put = await fetch(`${servers[0].url}/API/v1.0/datastores/logs`, {
+    const token = servers[0]!.firstToken!;
+    const put = await fetch(`${servers[0]!.url}/API/v1.0/datastores/logs`, {
       method: "PUT",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
       body: JSON.stringify({
@@ -155,9 +155,9 @@ const stateIs = (...states: string[]) => (s: Record<string, unknown>) =>
 
 Deno.test("a query submitted to one server is read, paged, listed, seen by its owner only and freed through others", async () => {
   await using c = await cluster(3);
-  const [a, b, third] = c.servers;
+  const [a, b, third] = c.servers as [ServerProcess, ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 40_000);
-  const bob = await runCli(["user", "add", "bob", "--home", c.homes[1]]);
+  const bob = await runCli(["user", "add", "bob", "--home", c.homes[1]!]);
   assert.equal(bob.code, 0, bob.stderr);
   const bobToken = bob.lastLine;
 
@@ -258,7 +258,7 @@ Deno.test("a query submitted to one server is read, paged, listed, seen by its o
 
 Deno.test("query.maxRunning and query.maxQueued hold across servers; a DELETE through another server cancels", async () => {
   await using c = await cluster(2, ["query.maxRunning=1", "query.maxQueued=1"]);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
 
@@ -298,7 +298,7 @@ Deno.test("a server killed while its query runs: the others mark the query FAILE
     "query.maxQueued=0",
     "cluster.lease=2 s",
   ]);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
 
@@ -325,7 +325,7 @@ Deno.test("a server killed while its query runs: the others mark the query FAILE
 
 Deno.test("a server stopped with SIGTERM while its query runs marks it FAILED at once and frees its slot", async () => {
   await using c = await cluster(2, ["query.maxRunning=1", "query.maxQueued=0"]);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
 
@@ -348,7 +348,7 @@ Deno.test("a server stopped with SIGTERM while its query runs marks it FAILED at
 
 Deno.test("a burst of queries through two servers with one running slot: all answered, and the slots counted exactly after", async () => {
   await using c = await cluster(2, ["query.maxRunning=1", "query.maxQueued=40"]);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
   const sync = async (server: ServerProcess) => {
@@ -383,7 +383,7 @@ Deno.test("a burst of queries through two servers with one running slot: all ans
 
 Deno.test("a synchronous query answered by one server: its status through another, its result gone (410)", async () => {
   await using c = await cluster(2);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   const res = await api(a, c.token, "/?scriptPath=/user", {
     method: "POST",
@@ -408,7 +408,7 @@ Deno.test("many small asynchronous queries through one server with one running s
     "query.maxQueued=100",
     "query.maxResultsPerUser=1000",
   ]);
-  const [a] = c.servers;
+  const [a] = c.servers as [ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   let done = 0;
   await Promise.all(Array.from({ length: 8 }, async () => {
@@ -424,11 +424,11 @@ Deno.test("many small asynchronous queries through one server with one running s
 
 Deno.test("an admin reads, cancels and frees another user's query through another server; a non-admin gets 404", async () => {
   await using c = await cluster(2);
-  const [a, b] = c.servers;
+  const [a, b] = c.servers as [ServerProcess, ServerProcess];
   await writeLog(join(c.logs, "rows.log"), 10);
   await writeLog(join(c.logs, "pairs.log"), 10_000);
   const token = async (name: string, ...options: string[]) => {
-    const added = await runCli(["user", "add", name, ...options, "--home", c.homes[1]]);
+    const added = await runCli(["user", "add", name, ...options, "--home", c.homes[1]!]);
     assert.equal(added.code, 0, added.stderr);
     return added.lastLine;
   };

@@ -149,7 +149,7 @@ Deno.test("a table saved again and again through one server is read whole throug
       assert.equal(rows.length, ROWS);
       const tags = new Set(rows.map((r) => r.replace(/^"?/, "")[0]));
       assert.equal(tags.size, 1, `a table of both saves: ${[...tags]}`);
-      seen.add([...tags][0]);
+      seen.add([...tags][0]!);
       reads++;
     }
     await writer;

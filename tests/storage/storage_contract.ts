@@ -99,7 +99,7 @@ export function runStorageContract(name: string, subject: ContractSubject): void
     const winners = results.filter((r) => r.ok);
     assert.equal(winners.length, 1);
     const value = read((await s.get(["race"]))?.value);
-    assert.equal(value, ["a", "b", "c", "d"][results.indexOf(winners[0])]);
+    assert.equal(value, ["a", "b", "c", "d"][results.indexOf(winners[0]!)]);
   });
 
   clause("delete removes a key, and with a stale version it is refused", async (s) => {
@@ -140,10 +140,10 @@ export function runStorageContract(name: string, subject: ContractSubject): void
 
   clause("a reader during rewrites of a large value sees one whole value each time", async (s) => {
     const versions = [bytes(400_000, 1), bytes(400_000, 2), bytes(400_000, 3)];
-    await s.put(["table"], versions[0]);
+    await s.put(["table"], versions[0]!);
     let writing = true;
     const writer = (async () => {
-      for (let i = 0; i < 6; i++) await s.put(["table"], versions[(i + 1) % 3]);
+      for (let i = 0; i < 6; i++) await s.put(["table"], versions[(i + 1) % 3]!);
       writing = false;
     })();
     let reads = 0;

@@ -88,7 +88,7 @@ Deno.test("storage tree: tree paths in a query's sources list and read the files
     ["/shared/logs/2024/a.log", 8],
     ["/shared/logs/2024/b.log", 6],
   ]);
-  const body = await new Response(await found[0].open(new AbortController().signal)).text();
+  const body = await new Response(await found[0]!.open(new AbortController().signal)).text();
   assert.equal(body, "one\ntwo\n");
   // Another user's folder: nothing listed, a warning, no content.
   assert.throws(

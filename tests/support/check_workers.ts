@@ -31,6 +31,7 @@ for (const url of WORKERS) {
   });
   worker.terminate();
   if (!loaded) {
+    // deno-lint-ignore no-console -- what a developer sees when the suite cannot start
     console.error(`${url.pathname} did not load within 300 s`);
     Deno.exit(1);
   }

@@ -17,7 +17,7 @@ export interface LanguageReference {
 }
 
 const names = (text: string, pattern: RegExp) =>
-  [...new Set([...text.matchAll(pattern)].map((m) => m[1]))].sort();
+  [...new Set([...text.matchAll(pattern)].map((m) => m[1]!))].sort();
 
 export function languageReference(): LanguageReference {
   const text = Deno.readTextFileSync(new URL("../../docs/language.md", import.meta.url));

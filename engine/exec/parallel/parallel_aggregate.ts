@@ -152,7 +152,7 @@ class ShareRun {
         query: parallel.query,
         now: parallel.now,
         node: number,
-        part: parallel.parts[number],
+        part: parallel.parts[number]!,
         shares: share,
         limits,
         ...(parallel.render ? { render: parallel.render.task } : {}),
@@ -175,20 +175,20 @@ class ShareRun {
       case "warning": {
         const tally = (m.warning as Partial<TallyWarning>).tally;
         const absent = (m.warning as Partial<AbsentReport>).absent;
-        if (tally) this.tallies[k].push(tally);
+        if (tally) this.tallies[k]!.push(tally);
         else if (absent) this.absent.push(absent);
         else this.#ctx.warn(m.warning);
         return;
       }
       case "rows":
-        this.queues[k].push(m.rows.map(decodeRow));
+        this.queues[k]!.push(m.rows.map(decodeRow));
         break;
       case "groups":
         this.groups[k] = m.groups;
         this.done[k] = true;
         break;
       case "rendered":
-        this.queues[k].push(new RenderedRows(m.bytes, m.ends, undefined, k));
+        this.queues[k]!.push(new RenderedRows(m.bytes, m.ends, undefined, k));
         break;
       case "done":
         this.done[k] = true;
@@ -272,24 +272,24 @@ async function* mergeRows(
         run.check();
         let took = false;
         for (let k = 0; k < queues.length; k++) {
-          const batch = queues[k].shift();
+          const batch = queues[k]!.shift();
           if (batch === undefined) continue;
           took = true;
-          run.handles[k].credit();
+          run.handles[k]!.credit();
           yield batch;
         }
         if (took) continue;
-        if (done.every((d, k) => d && queues[k].length === 0)) break;
+        if (done.every((d, k) => d && queues[k]!.length === 0)) break;
         await run.next();
       }
     }
     for (let k = 0; k < split.shares.length; k++) {
-      const queue = run.queues[k];
+      const queue = run.queues[k]!;
       for (;;) {
         run.check();
         const batch = queue.shift();
         if (batch !== undefined) {
-          run.handles[k].credit();
+          run.handles[k]!.credit();
           yield batch;
         } else if (run.done[k]) break;
         else await run.next();
@@ -335,7 +335,7 @@ async function mergeTallies(
   const out: TallyWarning[] = [];
   for (const [kind, m] of merged) {
     let first = m.first;
-    const part = shares[m.share].find((s) => s.uri === first.uri);
+    const part = shares[m.share]!.find((s) => s.uri === first.uri);
     const file = files.find((f) => f.uri === first.uri);
     if (first.line !== undefined && part && part.start > 0 && file) {
       // The share counted from its first line: the lines before it are counted here.

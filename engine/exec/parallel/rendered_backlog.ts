@@ -51,7 +51,7 @@ export class RenderedBacklog {
   /** The oldest batch, read back; undefined when none waits. */
   async shift(): Promise<RenderedRows | undefined> {
     if (this.size === 0) return undefined;
-    const { length, ends } = this.#parts[this.#head++];
+    const { length, ends } = this.#parts[this.#head++]!;
     const bytes = new Uint8Array(length);
     const reader = this.#reader!;
     for (let got = 0; got < length;) {

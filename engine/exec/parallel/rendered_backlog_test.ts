@@ -34,7 +34,7 @@ Deno.test("a backlog gives its batches back in order, byte for byte, and leaves 
       assert.deepEqual(got.ends, want.ends);
     };
     // Pushes and shifts interleaved, the backlog emptied (and its file reused) twice.
-    for (const [pushes, shifts] of [[5, 2], [3, 6], [10, 4], [1, 7]]) {
+    for (const [pushes, shifts] of [[5, 2], [3, 6], [10, 4], [1, 7]] as const) {
       for (let i = 0; i < pushes; i++) {
         const p = part(next++);
         expected.push(new RenderedRows(p.bytes.slice(), p.ends.slice()));

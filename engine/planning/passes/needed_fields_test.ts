@@ -108,7 +108,7 @@ Deno.test("READ_JSON fields read only through members read just those members, w
   const rows = (await home.run(query)).rows;
   assert.deepEqual(rows, (await home.run(whole)).rows);
   assert.deepEqual(rows.map((r) => r.code), [0, null, null, 2, null, 6, 8]);
-  assert.deepEqual(rows[0].geo, null);
-  assert.deepEqual(rows[4].geo, { lat: 3, lat2: [1, { lat: 4 }] });
-  assert.equal(rows[5].c, "b");
+  assert.deepEqual(rows[0]!.geo, null);
+  assert.deepEqual(rows[4]!.geo, { lat: 3, lat2: [1, { lat: 4 }] });
+  assert.equal(rows[5]!.c, "b");
 });
