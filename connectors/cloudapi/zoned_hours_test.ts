@@ -81,3 +81,20 @@ Deno.test("hourFields() gives the local hour's fields, zero-padded", () => {
   assert.deepEqual(hourFields(Date.UTC(2024, 0, 4, 23), "Asia/Kolkata").dd, "05");
   assert.deepEqual(hourFields(Date.UTC(999, 8, 9, 9), "UTC").yyyy, "0999");
 });
+
+Deno.test("on Lord Howe Island's spring-forward day, each local hour is listed once, the shortened one from the shift", () => {
+  const zone = "Australia/Lord_Howe";
+  // 6 October 2024: 01:00 local is 14:30 UTC (+10:30); at 02:00 (15:30 UTC) clocks go to 02:30.
+  assert.equal(hourStart(Date.UTC(2024, 9, 5, 15, 45), zone), Date.UTC(2024, 9, 5, 15, 30));
+  assert.equal(hourStart(Date.UTC(2024, 9, 5, 15, 15), zone), Date.UTC(2024, 9, 5, 14, 30));
+  const midnight = Date.UTC(2024, 9, 5, 13, 30);
+  const hours = hoursBetween(midnight, Date.UTC(2024, 9, 6, 13), zone);
+  assert.deepEqual(hours.map((h) => hourFields(h, zone).HH), [
+    ...Array.from({ length: 24 }, (_, i) => String(i).padStart(2, "0")),
+  ]);
+  for (const h of hours) {
+    assert.equal(hourStart(h, zone), h, new Date(h).toISOString());
+    assert.equal(dayStart(h, zone), midnight);
+  }
+  assert.equal(hours[3] - hours[2], 30 * 60_000, "hour 02 lasts half an hour");
+});
