@@ -3,11 +3,10 @@
  * is fetched) or serialised fragments (the format was fixed when the query was posted).
  *
  * The first SEGMENT_ITEMS items are kept as they came, so that a small result is never encoded.
- * Past them, items are encoded as they arrive into segments of SEGMENT_ITEMS, each the UTF-8
- * bytes of one JSON array (rows in the lossless form of engine/table/sxt_values.ts): kept in memory while the
- * segments take at most `memoryBytes` (query.resultMemoryBytes), past that written to one file,
- * `engine_data/results/<queryId>`, with an index in memory so that a range is read without
- * decoding what precedes it.
+ * Past them, items are encoded as they arrive into segments (result_segments.ts), kept in
+ * memory while they take at most `memoryBytes` (query.resultMemoryBytes), past that written to
+ * one file, `engine_data/results/<queryId>`, with an index in memory so that a range is read
+ * (result_read.ts) without decoding what precedes it.
  *
  * Why bytes rather than the row objects: a row object took about 140 bytes of heap for 60 bytes
  * of JSON, the budget was an estimate, and hundreds of thousands of long-lived small objects
@@ -19,16 +18,30 @@
 
 import { join } from "node:path";
 import {
-  decodeParsedRow,
   encodeRowObject,
   RenderedRows,
-  type Row,
   type RowFrame,
   sameFrame,
   storageError,
 } from "../engine/mod.ts";
+import {
+  addToRun,
+  decodeRendered,
+  type LaneRun,
+  release,
+  roughBytes,
+  RUN_BUFFER,
+  RUN_BYTES,
+  type Segment,
+  SEGMENT_ITEMS,
+  type StoredItem,
+} from "./result_segments.ts";
+import { readSegments, ResultDroppedError } from "./result_read.ts";
 
-export type StoredItem = Row | string;
+export type { StoredItem };
+export { ResultDroppedError };
+
+const encoder = new TextEncoder();
 
 export interface ResultStoreOptions {
   /** Bytes the items kept in memory may take before further ones go to disk. */
@@ -41,59 +54,6 @@ export interface ResultStoreOptions {
    */
   readonly account?: { charge(bytes: number): void; close(): void } | undefined;
 }
-
-/** A read cut short because the result was dropped (freed) meanwhile: the body must break. */
-export class ResultDroppedError extends Error {
-  constructor(queryId: string) {
-    super(`the result of query ${queryId} was freed while it was being read`);
-    this.name = "ResultDroppedError";
-  }
-}
-
-/** A run of SEGMENT_ITEMS items (the last one may be shorter), in memory or in the file. */
-interface Segment {
-  /** Its first item's index: set when the segments are placed (seal), lane after lane. */
-  first: number;
-  /** The lane it came in (appendRendered): lanes are placed one after the other. */
-  readonly lane: number;
-  readonly count: number;
-  /** The encoded items when kept in memory. */
-  readonly bytes?: Uint8Array;
-  /** Where they are in the spill file otherwise. */
-  readonly offset: number;
-  readonly length: number;
-  /**
-   * For a segment of fragments: where each ends in the segment's decoded text (UTF-16 units),
-   * the fragments being stored back to back as they are; absent for a segment of rows.
-   */
-  readonly ends?: Uint32Array;
-  /** For a segment of rendered rows (appendRendered): where each ends in its bytes. */
-  readonly byteEnds?: Uint32Array;
-  /** For a segment of rendered rows: the frame each row was rendered with, if any. */
-  readonly frame?: RowFrame;
-}
-
-/** Items per segment: the unit encoded, spilled and read back. */
-const SEGMENT_ITEMS = 1024;
-
-/** Spilled rendered segments are read back in runs of about this many bytes. */
-const READ_BYTES = 1 << 20;
-
-/** Rendered batches of a lane are gathered into segments of about this many bytes. */
-const RUN_BYTES = 1 << 20;
-/** The buffer of a run: room for the batch that takes it past RUN_BYTES. */
-const RUN_BUFFER = RUN_BYTES + 64 * 1024;
-
-/** Rendered batches of one lane gathered before they are kept as one segment. */
-interface LaneRun {
-  buffer: Uint8Array<ArrayBuffer>;
-  bytes: number;
-  readonly ends: number[];
-  readonly frame: RowFrame | undefined;
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 export class ResultStore {
   #count = 0;
@@ -229,15 +189,7 @@ export class ResultStore {
       this.#runSpare = undefined;
       this.#runs.set(lane, run);
     }
-    if (run.bytes + length > run.buffer.length) {
-      const grown = new Uint8Array(Math.max(2 * run.buffer.length, run.bytes + length));
-      grown.set(run.buffer.subarray(0, run.bytes));
-      release(run.buffer);
-      run.buffer = grown;
-    }
-    run.buffer.set(bytes.subarray(0, length), run.bytes);
-    for (let i = 0; i < n; i++) run.ends.push(run.bytes + ends[i]!);
-    run.bytes += length;
+    addToRun(run, bytes, ends);
     // Copied: its memory goes now, not at a collection the thread seldom runs.
     release(bytes);
     if (run.bytes >= RUN_BYTES) {
@@ -337,74 +289,19 @@ export class ResultStore {
   ): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
     // Counted from the first batch asked for to the end, the client's leaving, or an error.
     this.#readers++;
-    let file: Deno.FsFile | undefined;
-    /** One buffer for every read from the file: a part is copied out before the next. */
-    let buffer: Uint8Array<ArrayBuffer> | undefined;
     try {
       await this.seal();
       last = Math.min(last, this.#count - 1);
       const head = this.#head;
       for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
-        if (this.#dropped) throw new ResultDroppedError(this.queryId);
+        this.#checkDropped();
         yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
       }
       // A copy: drop() empties the list, which must not end the loop as if it were done.
-      const segments = [...this.#segments];
-      /** Where the file's position is (a read goes on from where the last ended: no seek). */
-      let position = -1;
-      for (let k = 0; k < segments.length; k++) {
-        const s = segments[k]!;
-        if (s.first + s.count <= first || s.first > last) continue;
-        // Never a shorter document that looks whole: the body breaks instead.
-        if (this.#dropped) throw new ResultDroppedError(this.queryId);
-        const from = Math.max(first, s.first) - s.first;
-        const to = Math.min(last, s.first + s.count - 1) - s.first;
-        if (s.byteEnds && !s.bytes) {
-          // Rendered segments that follow each other in the file and in the range are read in
-          // one go, up to READ_BYTES: a read (and a part) per 64 KiB segment cost more than
-          // the copy.
-          let end = k;
-          let length = s.length;
-          while (
-            end + 1 < segments.length && from === 0 && to === s.count - 1 && length < READ_BYTES &&
-            isNextInFile(segments[end]!, segments[end + 1]!) &&
-            segments[end + 1]!.first + segments[end + 1]!.count - 1 <= last
-          ) {
-            end++;
-            length += segments[end]!.length;
-          }
-          file ??= await Deno.open(this.path, { read: true });
-          if (!buffer || buffer.length < length) {
-            buffer = new Uint8Array(Math.max(length, READ_BYTES + 64 * 1024));
-          }
-          const bytes = buffer.subarray(0, length);
-          await readAt(file, s.offset, bytes, this.path, position);
-          position = s.offset + length;
-          yield end === k
-            ? renderedPart(bytes, s.byteEnds, from, to, s.frame)
-            : joinedPart(bytes, segments.slice(k, end + 1));
-          k = end;
-          continue;
-        }
-        let bytes = s.bytes;
-        if (!bytes) {
-          file ??= await Deno.open(this.path, { read: true });
-          bytes = new Uint8Array(s.length);
-          await readAt(file, s.offset, bytes, this.path, position);
-          position = s.offset + s.length;
-        }
-        if (s.byteEnds) {
-          yield renderedPart(bytes, s.byteEnds, from, to, s.frame);
-          continue;
-        }
-        const items = decodeSegment(bytes, s.ends);
-        yield from === 0 && to === items.length - 1 ? items : items.slice(from, to + 1);
-      }
-      if (this.#dropped) throw new ResultDroppedError(this.queryId);
+      yield* readSegments([...this.#segments], first, last, this.path, () => this.#checkDropped());
+      this.#checkDropped();
     } finally {
       this.#readers--;
-      file?.close();
-      release(buffer);
     }
   }
 
@@ -569,32 +466,15 @@ export class ResultStore {
     }
   }
 
+  #checkDropped(): void {
+    if (this.#dropped) throw new ResultDroppedError(this.queryId);
+  }
+
   #serial(work: () => Promise<void>): Promise<void> {
     const next = this.#queue.then(work);
     this.#queue = next.catch(() => {});
     return next;
   }
-}
-
-/**
- * About what `items` take as they came (objects on the heap): their strings and a little per
- * value and per item. Cheap, since the first items are kept to spare encoding them.
- */
-function roughBytes(items: readonly StoredItem[]): number {
-  let bytes = 0;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item === "string") {
-      bytes += 32 + item.length;
-      continue;
-    }
-    bytes += 64;
-    for (const key in item) {
-      const value = item[key];
-      bytes += 16 + (typeof value === "string" ? value.length : 8);
-    }
-  }
-  return bytes;
 }
 
 /**
@@ -620,149 +500,4 @@ export async function sweepSpillFiles(spillDir: string): Promise<number> {
     // No folder yet: nothing to sweep.
   }
   return removed;
-}
-
-/**
- * Frees the memory of bytes no longer needed at once: a detached ArrayBuffer lets go of its
- * backing store, which the garbage collector would otherwise keep until it next runs.
- */
-function release(bytes: Uint8Array | undefined): void {
-  const buffer = bytes?.buffer;
-  if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
-}
-
-/** Rows `from..to` (inclusive) of a segment of rendered rows, their ends made relative. */
-function renderedPart(
-  bytes: Uint8Array,
-  ends: Uint32Array,
-  from: number,
-  to: number,
-  frame: RowFrame | undefined,
-) {
-  const start = from === 0 ? 0 : ends[from - 1]!;
-  const part = ends.slice(from, to + 1);
-  if (start > 0) { for (let i = 0; i < part.length; i++) part[i]! -= start; }
-  // A view, not a copy: the part is written out at once.
-  return new RenderedRows(bytes.subarray(start, ends[to]) as Uint8Array<ArrayBuffer>, part, frame);
-}
-
-/** The UTF-8 length of a text. */
-function utf8Length(text: string): number {
-  return encoder.encode(text).length;
-}
-
-/**
- * Rendered rows as texts: each without its frame (the text a row writer gives), as `append`
- * would have stored it.
- */
-function decodeRendered(
-  bytes: Uint8Array,
-  ends: Uint32Array,
-  frame: RowFrame | undefined,
-): string[] {
-  if (!frame) return decodeSegment(bytes, undefined, ends) as string[];
-  const lead = utf8Length(frame.separator + frame.before);
-  const trail = utf8Length(frame.after);
-  const text = decoder.decode(bytes);
-  const out = new Array<string>(ends.length);
-  let start = 0;
-  if (text.length === bytes.length) {
-    // ASCII: byte offsets are the text's.
-    for (let i = 0; i < ends.length; i++) {
-      out[i] = text.slice(start + lead, ends[i]! - trail);
-      start = ends[i]!;
-    }
-    return out;
-  }
-  for (let i = 0; i < ends.length; i++) {
-    out[i] = decoder.decode(bytes.subarray(start + lead, ends[i]! - trail));
-    start = ends[i]!;
-  }
-  return out;
-}
-
-/** Where each of the UTF-8 texts ending at `byteEnds` in `bytes` ends in their decoded text. */
-function utf16Ends(bytes: Uint8Array, byteEnds: Uint32Array): Uint32Array {
-  const out = new Uint32Array(byteEnds.length);
-  let units = 0;
-  let at = 0;
-  for (let i = 0; i < byteEnds.length; i++) {
-    for (const end = byteEnds[i]!; at < end; at++) {
-      const b = bytes[at]!;
-      // A lead byte starts a character: one unit, two for a 4-byte one (a surrogate pair).
-      if ((b & 0xc0) !== 0x80) units += b >= 0xf0 ? 2 : 1;
-    }
-    out[i] = units;
-  }
-  return out;
-}
-
-/**
- * Fills `bytes` from `offset` of the file, whose position is `position` (-1: unknown); a seek
- * only when they differ.
- */
-async function readAt(
-  file: Deno.FsFile,
-  offset: number,
-  bytes: Uint8Array,
-  path: string,
-  position: number,
-): Promise<void> {
-  // An lseek never waits for the disk: done in place, not as an async op on the thread pool,
-  // which cost ~50 µs or more a call on a loaded machine (the lanes interleave in the file).
-  if (offset !== position) file.seekSync(offset, Deno.SeekMode.Start);
-  let got = 0;
-  while (got < bytes.length) {
-    const n = await file.read(bytes.subarray(got));
-    if (n === null) throw new Error(`spill file ${path} is shorter than its index`);
-    got += n;
-  }
-}
-
-/** Whether segment `b` follows `a` in the spill file, both rendered rows. */
-function isNextInFile(a: Segment, b: Segment): boolean {
-  return !a.bytes && !b.bytes && a.byteEnds !== undefined && b.byteEnds !== undefined &&
-    b.offset === a.offset + a.length && sameFrame(a.frame, b.frame);
-}
-
-/** Whole rendered segments read in one go as one part: their ends joined. */
-function joinedPart(bytes: Uint8Array<ArrayBuffer>, segments: readonly Segment[]): RenderedRows {
-  const ends = new Uint32Array(segments.reduce((n, s) => n + s.count, 0));
-  let at = 0;
-  let base = 0;
-  for (const s of segments) {
-    const own = s.byteEnds!;
-    for (let i = 0; i < own.length; i++) ends[at++] = base + own[i]!;
-    base += s.length;
-  }
-  return new RenderedRows(bytes, ends, segments[0]!.frame);
-}
-
-// A segment of fragments is their text back to back, cut where `ends` says (or `byteEnds`, in
-// bytes); a segment of rows is one JSON array of them.
-function decodeSegment(
-  bytes: Uint8Array,
-  ends: Uint32Array | undefined,
-  byteEnds?: Uint32Array,
-): string[] | StoredItem[] {
-  if (byteEnds !== undefined) {
-    const text = decoder.decode(bytes);
-    ends = text.length === bytes.length ? byteEnds : utf16Ends(bytes, byteEnds);
-  }
-  if (ends !== undefined) {
-    const text = decoder.decode(bytes);
-    const fragments = new Array<string>(ends.length);
-    let start = 0;
-    for (let i = 0; i < ends.length; i++) {
-      fragments[i] = text.slice(start, ends[i]);
-      start = ends[i]!;
-    }
-    return fragments;
-  }
-  const items = JSON.parse(decoder.decode(bytes)) as unknown[];
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== "string") items[i] = decodeParsedRow(item as Record<string, unknown>);
-  }
-  return items as StoredItem[];
 }

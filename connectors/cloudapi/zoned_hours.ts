@@ -8,7 +8,11 @@ import { localParts } from "../../engine/values/time.ts";
 /** Start (epoch ms) of the local hour that contains `epochMs`. */
 export function hourStart(epochMs: number, zone: string): number {
   const p = localParts(epochMs, zone);
-  return epochMs - (epochMs % 1000 + 1000) % 1000 - p.second * 1000 - p.minute * 60_000;
+  let start = epochMs - (epochMs % 1000 + 1000) % 1000 - p.second * 1000 - p.minute * 60_000;
+  // After a shift forward of less than an hour (Lord Howe Island's half hour: 02:00 becomes
+  // 02:30), the hour's minute 0 never was: the hour began at the shift, a quarter hour boundary.
+  for (let i = 0; i < 4 && localParts(start, zone).hour !== p.hour; i++) start += 15 * 60_000;
+  return start;
 }
 
 /** Starts of the local hours that overlap [from, to), oldest first. */

@@ -171,3 +171,65 @@ Deno.test("readJsonSource() reads objects written across lines, larger than a ch
     assert.deepEqual(await rows(files, null), [{ a: 1 }, { a: 2 }]);
   });
 });
+
+Deno.test("readJsonSource() across lines: an escaped quote stays inside its string, braces in strings do not count", async () => {
+  const objects = [
+    { a: 'say "}" here', b: 1 },
+    { a: "ends in a backslash \\", b: 2 },
+    { a: '\\"{"', b: 3, c: ["]", '"[', { d: "}}" }] },
+    { a: "", b: 4 },
+  ];
+  const text = objects.map((o) => JSON.stringify(o, null, 2)).join("\n") + "\n";
+  assert.ok(text.includes('\\"}\\"'));
+  await withFiles([text], async (files) => {
+    const ctx = testContext();
+    assert.deepEqual(await rows(files, null, ctx), objects);
+    assert.deepEqual(ctx.warnings, []);
+  });
+  // The same objects as JSON lines and as one array.
+  await withFiles([
+    objects.map((o) => JSON.stringify(o)).join("\n") + "\n",
+    JSON.stringify(objects, null, 1),
+  ], async (files) => {
+    assert.deepEqual(await rows(files, null), [...objects, ...objects]);
+  });
+});
+
+Deno.test("readJsonSource() picks own fields only: one named like Object's members is null when absent, its value when present", async () => {
+  const text = [
+    '{"x":0,"y":false,"z":""}',
+    '{"constructor":5,"toString":"s","hasOwnProperty":null,"__proto__":{"p":1}}',
+    "{}",
+  ].join("\n") + "\n";
+  const needed = [
+    "x",
+    "y",
+    "z",
+    "constructor",
+    "toString",
+    "hasOwnProperty",
+    "valueOf",
+    "__proto__",
+  ];
+  await withFiles([text], async (files) => {
+    const got = await rows(files, needed);
+    assert.deepEqual(got[0], {
+      x: 0,
+      y: false,
+      z: "",
+      constructor: null,
+      toString: null,
+      hasOwnProperty: null,
+      valueOf: null,
+      ["__proto__"]: null,
+    });
+    assert.equal(got[1]!.constructor, 5);
+    assert.equal(got[1]!.toString, "s");
+    assert.equal(got[1]!.hasOwnProperty, null);
+    assert.equal(got[1]!.valueOf, null);
+    for (const name of needed) {
+      assert.ok(Object.hasOwn(got[2]!, name), name);
+      assert.equal(got[2]![name], null, name);
+    }
+  });
+});

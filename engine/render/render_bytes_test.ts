@@ -255,3 +255,35 @@ Deno.test("compileRowBytesWriter(): a frame's lead and trail around each row, en
     }
   }
 });
+
+Deno.test("tsvEscape() escapes each of tab, line feed, carriage return and backslash, alone or together", () => {
+  const cases: [string, string][] = [
+    ["plain", "plain"],
+    ["", ""],
+    ["a\rb", "a\\rb"],
+    ["\r", "\\r"],
+    ["a\tb", "a\\tb"],
+    ["a\nb", "a\\nb"],
+    ["a\\b", "a\\\\b"],
+    ["\r\n\t\\", "\\r\\n\\t\\\\"],
+  ];
+  for (const [text, want] of cases) assert.equal(tsvEscape(text), want, JSON.stringify(text));
+  // And in a written row: a text whose only special character is a carriage return.
+  const [row] = written("tsv", ["s", "t"], { timeZone: "UTC" }, [{ s: "x\ry", t: "\r" }]);
+  assert.equal(decoder.decode(row), "x\\ry\t\\r");
+});
+
+Deno.test("ByteSink.text() writes a character of 3 UTF-8 bytes whole wherever the buffer ends", () => {
+  for (const text of ["€", "a東", "Zürich – 東京", "東京😀€", "\u0800\uffff"]) {
+    for (let size = 1; size <= 12; size++) {
+      for (let lead = 0; lead <= size; lead++) {
+        const sink = new ByteSink(size);
+        sink.text("x".repeat(lead));
+        sink.text(text);
+        sink.text("!");
+        const got = decoder.decode(sink.bytes.subarray(0, sink.at));
+        assert.equal(got, "x".repeat(lead) + text + "!", `size ${size}, lead ${lead}`);
+      }
+    }
+  }
+});

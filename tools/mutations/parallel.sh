@@ -1,0 +1,10 @@
+# Mutations of the parallel paths (engine/exec/parallel/), issue 29.
+# Sourced by tools/mutation_check.sh, which defines run(): run NAME FILE SED-EXPR TEST-FILES...
+run parallel-memory-share engine/exec/parallel/parallel_aggregate.ts 's/const memoryLimit = Math.floor(parallel.memoryLimit \/ shares.length);/const memoryLimit = parallel.memoryLimit;/' tests/parallel_pins_test.ts
+run parallel-nulls-reset engine/exec/parallel/parallel_aggregate.ts 's/render.nulls\[c\] ||= n/render.nulls[c] = n/' tests/parallel_pins_test.ts
+run parallel-nulls-all engine/exec/parallel/parallel_aggregate.ts 's/render.nulls\[c\] ||= n/render.nulls[c] \&\&= n/' tests/parallel_pins_test.ts
+# Issue 29's `backlog.size === 0` dropped alone is equivalent: the loop before it leaves a batch in
+# the backlog only when tryTake() failed, with no await between. With that loop leaving the last
+# old batch behind (credits still left), the dropped check sends a fresh batch ahead of it.
+run parallel-backlog-overtaken engine/share_run.ts 's/while (backlog.size > 0 \&\& credits.tryTake())/while (backlog.size > 1 \&\& credits.tryTake())/;s/if (backlog.size === 0 \&\& credits.tryTake()) send(part);/if (credits.tryTake()) send(part);/' tests/parallel_pins_test.ts
+run parallel-backlog-drain-early engine/share_run.ts 's/while (backlog \&\& backlog.size > 0) {/while (backlog \&\& backlog.size > 1) {/' tests/parallel_pins_test.ts
