@@ -175,3 +175,16 @@ export function decodeSegment(
   }
   return items as StoredItem[];
 }
+
+/** How a ResultStore keeps its items (actors/result_store.ts). */
+export interface ResultStoreOptions {
+  /** Bytes the items kept in memory may take before further ones go to disk. */
+  readonly memoryBytes: number;
+  /** `<home>/engine_data/results`; the spill file is `<dir>/<queryId>`. */
+  readonly spillDir: string;
+  /**
+   * Charged with every byte stored (in memory or on disk), released when the store is dropped:
+   * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
+   */
+  readonly account?: { charge(bytes: number): void; close(): void } | undefined;
+}

@@ -29,6 +29,7 @@ import {
   decodeRendered,
   type LaneRun,
   release,
+  type ResultStoreOptions,
   roughBytes,
   RUN_BUFFER,
   RUN_BYTES,
@@ -38,22 +39,10 @@ import {
 } from "./result_segments.ts";
 import { readSegments, ResultDroppedError } from "./result_read.ts";
 
-export type { StoredItem };
+export type { ResultStoreOptions, StoredItem };
 export { ResultDroppedError };
 
 const encoder = new TextEncoder();
-
-export interface ResultStoreOptions {
-  /** Bytes the items kept in memory may take before further ones go to disk. */
-  readonly memoryBytes: number;
-  /** `<home>/engine_data/results`; the spill file is `<dir>/<queryId>`. */
-  readonly spillDir: string;
-  /**
-   * Charged with every byte stored (in memory or on disk), released when the store is dropped:
-   * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
-   */
-  readonly account?: { charge(bytes: number): void; close(): void } | undefined;
-}
 
 export class ResultStore {
   #count = 0;

@@ -74,3 +74,4 @@ export {
   type Type,
 } from "./values/types.ts";
 export { Interval, IpAddr, IpNet, type Row, Timestamp, type Value } from "./values/values.ts";
+export { sleep } from "./util/sleep.ts";

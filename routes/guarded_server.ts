@@ -33,6 +33,7 @@
  */
 
 import { join } from "node:path";
+import { sleep } from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import { HttpParser, type ParseStep } from "./front/http_parser.ts";
 import { CLIENT_ADDRESS_HEADER, forwardedHead } from "./front/request_head.ts";
@@ -152,7 +153,7 @@ export async function serveGuarded(
         log.error("the HTTP back end stopped; starting it again", e);
       }
       if (stopping) return;
-      await delay(100);
+      await sleep(100);
       await Deno.remove(socketPath).catch(() => {});
       if (stopping) return;
       backend = Deno.serve(backendOptions, served);
@@ -416,7 +417,7 @@ export async function serveGuarded(
       } catch (e) {
         if (stopping || e instanceof Deno.errors.BadResource) return;
         // Out of file descriptors: make room; any other failure is passed over. Never give up.
-        if (!(isTooManyFiles(e) && evictOne())) await delay(50);
+        if (!(isTooManyFiles(e) && evictOne())) await sleep(50);
         continue;
       }
       if (open.size >= maxConnections && !evictOne()) {
@@ -491,7 +492,7 @@ async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
 /** Writes a last answer (giving up after a second: the client may not read) and half-closes. */
 async function sendAndClose(socket: Deno.Conn, bytes: Uint8Array): Promise<void> {
   try {
-    await Promise.race([writeAll(socket, bytes), delay(1000)]);
+    await Promise.race([writeAll(socket, bytes), sleep(1000)]);
     await socket.closeWrite();
   } catch { /* gone */ }
 }
@@ -533,8 +534,4 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
     at += c.length;
   }
   return out;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
