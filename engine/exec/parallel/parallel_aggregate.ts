@@ -147,7 +147,6 @@ class ShareRun {
     const memoryLimit = Math.floor(parallel.memoryLimit / shares.length);
     shares.forEach((share, k) => {
       this.handles.push(parallel.workers.start({
-        source: parallel.source,
         query: parallel.query,
         now: parallel.now,
         node: number,
