@@ -90,12 +90,10 @@ export async function compile(
       ? {
         parallel: {
           workers: context.scanWorkers,
-          source,
           query: {
             user: context.user,
             workDir: context.workDir,
             timeZone: context.timeZone,
-            args: context.args,
           },
         },
       }

@@ -1,15 +1,14 @@
 /**
- * A worker's side: compiles the query's script as the server did (same context data, same
- * `now`), finds its part of the plan by the number the planner's split gave it
- * (engine/planning/passes/split_workers.ts), reads its share of the source's files through
- * the node's pipeline into a partial grouping, and posts it. Progress (bytes consumed) and
- * warnings are posted as they happen; a failure is posted as its diagnostic.
+ * A worker's side: builds its part of the plan from the plain data its task carries
+ * (engine/exec/parallel/part_description.ts: no script compiled, no view loaded), reads its
+ * share of the source's files through the part's pipeline into a partial grouping, and posts it.
+ * Progress (bytes consumed) and warnings are posted as they happen; a failure is posted as its
+ * diagnostic.
  */
 
-import { compile } from "./engine.ts";
-import type { FileEntry } from "./contracts/datastore.ts";
+import type { FileEntry, ListOptions } from "./contracts/datastore.ts";
 import { QueryError } from "./front/diagnostics.ts";
-import { type CompiledPlan, type PlanNode, printPlan } from "./plan/plan.ts";
+import type { PlanNode } from "./plan/plan.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import { Grouping } from "./exec/aggregate.ts";
 import {
@@ -21,7 +20,7 @@ import {
 } from "./plan/context.ts";
 import { openNode } from "./exec/run.ts";
 import { rowSourceOf, scanSourceOf, topSourceOf } from "./exec/parallel/parallel_plan.ts";
-import { splitWorkers } from "./planning/passes/split_workers.ts";
+import { buildPart, type PartBuild } from "./exec/parallel/part_description.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "./contracts/scan_workers.ts";
 import { shareEntry } from "./exec/parallel/shares.ts";
 import { renderRows } from "./exec/render_rows.ts";
@@ -76,31 +75,16 @@ export interface ShareRunOptions {
 
 export async function runShare(
   task: ShareTask,
-  context: Omit<QueryContext, "limits" | "user" | "workDir" | "timeZone" | "args">,
+  context: Pick<QueryContext, "datastores">,
   post: (message: ShareMessage, transfer?: Transferable[]) => void,
   credits: RowCredits = new RowCredits(),
   signal: AbortSignal = new AbortController().signal,
   options: ShareRunOptions = {},
 ): Promise<void> {
   try {
-    const compiled = await compile(task.source, {
-      ...context,
-      ...task.query,
-      limits: task.limits,
-    }, { now: task.now });
-    if (!compiled.ok) throw new Error("the worker could not plan the query as the server did");
-    const plan = compiled.plan as CompiledPlan;
-    // The same pass as the server's compile() splits the same plan alike.
-    const node = splitWorkers(plan.root)?.nodes[task.node];
-    const source = node && (scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node));
-    if (!node || !source) throw new Error("the worker found no such parallel node");
-    if (printPlan(node, { schemas: false }) !== task.part) {
-      throw new QueryError({
-        code: "RUNTIME_ERROR",
-        message:
-          "a stored script the query reads changed while it ran (a scan worker planned it otherwise); run it again",
-      });
-    }
+    const node = buildPart(task.part, await partBuild(task, context));
+    const source = scanSourceOf(node) ?? topSourceOf(node) ?? rowSourceOf(node);
+    if (!source) throw new Error("the worker's part reads no source in shares");
     let unreported = 0;
     // What the share read, told with its progress as counts since the last report.
     const stats = newQueryStats();
@@ -130,8 +114,8 @@ export async function runShare(
     };
     const ctx: ExecContext = {
       signal,
-      timeZone: plan.timeZone,
-      now: plan.now,
+      timeZone: task.query.timeZone,
+      now: task.now,
       warn: (warning) => post({ kind: "warning", warning }),
       progress,
       memory: new MemoryBudget(task.limits.memoryLimit),
@@ -139,7 +123,6 @@ export async function runShare(
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
     };
     if (task.render) {
-      if (node !== plan.root) throw new Error("the worker was asked to render a node not the root");
       const nulls = await postRendered(
         node,
         ctx,
@@ -240,6 +223,36 @@ async function postRendered(
     backlog?.close();
   }
   return nulls;
+}
+
+/**
+ * What the part is built with: the query's zone and clock, and its source's files listed through
+ * the datastore the server listed them with (the files, not any stored script).
+ */
+async function partBuild(
+  task: ShareTask,
+  context: Pick<QueryContext, "datastores">,
+): Promise<PartBuild> {
+  const { user, workDir, timeZone } = task.query;
+  let part = task.part;
+  while (part.kind !== "source") part = part.input;
+  const store = await context.datastores.forUri(part.src, user);
+  return {
+    timeZone,
+    now: task.now,
+    list: ({ src, from, to }) => (ctx) => {
+      const options: ListOptions = {
+        user,
+        workDir,
+        timeZone,
+        signal: ctx.signal,
+        onWarning: ctx.warn,
+        ...(from !== undefined ? { from } : {}),
+        ...(to !== undefined ? { to } : {}),
+      };
+      return store.list(src, options);
+    },
+  };
 }
 
 /** The entries of the task's shares, in order, from a fresh listing of the source. */

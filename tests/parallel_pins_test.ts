@@ -15,7 +15,7 @@ import type {
   ShareMessage,
   ShareTask,
 } from "../engine/contracts/scan_workers.ts";
-import { type CompiledPlan, printPlan } from "../engine/plan/plan.ts";
+import { type CompiledPlan } from "../engine/plan/plan.ts";
 import { type ExecContext, MemoryBudget, ProgressMeter } from "../engine/plan/context.ts";
 import { parallelRows } from "../engine/exec/parallel/parallel_aggregate.ts";
 import { rowSourceOf } from "../engine/exec/parallel/parallel_plan.ts";
@@ -73,14 +73,14 @@ Deno.test("each scan worker gets its share of the query's memory limit, together
   }
 });
 
-/** The first part of the script's split over workers, as the server prints it (ShareTask.part). */
+/** The first part of the script's split over workers, as the server describes it (ShareTask.part). */
 async function partOf(home: Awaited<ReturnType<typeof engineHome>>, script: string) {
   const workers = { count: 2, minShareBytes: 1, isolateBytes: 0 } as unknown as ScanWorkers;
   const compiled = await compile({ text: script }, home.context({ scanWorkers: workers }));
   assert.ok(compiled.ok);
   const split = (compiled.plan as CompiledPlan).split;
-  assert.ok(split, "the script is split over workers");
-  return printPlan(split.nodes[0]!, { schemas: false });
+  assert.ok(split?.parts[0], "the script is split over workers, its first part described");
+  return split.parts[0];
 }
 
 /**
@@ -97,14 +97,15 @@ async function nullsSeen(
   const plan = compiled.plan as CompiledPlan;
   const columns = plan.root.schema.map((f) => f.name);
   const nulls = columns.map(() => false);
+  const split = plan.split;
+  assert.ok(split && split.nodes[0] === plan.root && split.parts[0], "the root runs in workers");
   const parallel: ParallelContext = {
     workers,
-    source: { text: script },
-    query: { user: home.user, workDir: `/users/${home.user.name}`, timeZone: "UTC", args: {} },
+    query: { user: home.user, workDir: `/users/${home.user.name}`, timeZone: "UTC" },
     now: plan.now,
     limits: plan.limits,
     nodes: new Map([[plan.root, 0]]),
-    parts: [printPlan(plan.root, { schemas: false })],
+    parts: [split.parts[0]],
     render: { task: { format: "json", options: { timeZone: "UTC" }, columns }, nulls },
   };
   const ctx: ExecContext = {
@@ -161,8 +162,7 @@ Deno.test("a rendering share short of credits keeps its batches in order through
   const context = home.context();
   const size = (await Deno.stat(`${home.tree.root}/shared/b.log`)).size;
   const task: ShareTask = {
-    source: { text: script },
-    query: { user: home.user, workDir: context.workDir, timeZone: "UTC", args: {} },
+    query: { user: home.user, workDir: context.workDir, timeZone: "UTC" },
     now: Date.now(),
     node: 0,
     shares: [{ uri: "/shared/b.log", start: 0, end: size, size }],
@@ -193,10 +193,7 @@ Deno.test("a rendering share short of credits keeps its batches in order through
     };
     const running = runShare(
       task,
-      {
-        datastores: context.datastores,
-        tree: context.tree,
-      },
+      { datastores: context.datastores },
       post,
       credits,
       new AbortController().signal,

@@ -1,20 +1,142 @@
 /**
  * The contract between the engine and the workers that run shares of a query's scan (the
- * engine owns it; actors/scan_workers.ts implements it with Web Workers). A worker gets the
- * script and the plain data of its context, compiles and plans it itself (planning is
- * deterministic: the same plan, the same node numbers), runs its share of one node's input and
- * posts what it made; the query's own thread merges the shares once.
+ * engine owns it; actors/scan_workers.ts implements it with Web Workers). A worker gets its
+ * part of the plan as plain data (`PartDescription`, made by the planner's split), builds its
+ * operators from it (engine/exec/parallel/part_description.ts: no script compiled, no view
+ * loaded, no right checked again), runs its share of the part's input and posts what it made;
+ * the query's own thread merges the shares once.
  */
 
-import type { ScriptSource } from "./script_source.ts";
 import type { Warning } from "./datastore.ts";
 import type { Diagnostic } from "../front/diagnostics.ts";
+import type { Expr } from "../front/ast.ts";
 import type { User } from "./user.ts";
 import type { RenderTask } from "../render/rendered.ts";
 import type { EngineLimits } from "./engine_limits.ts";
+import type { Field, Schema, Type } from "../values/types.ts";
 
-/** What a worker compiles: the query's own source (a script, a stored script or a table). */
-export type ShareSource = ScriptSource;
+/**
+ * An expression as the worker compiles it: its syntax tree (literal values encoded), the fields
+ * it was typed against (null: an open schema) and the values of the `$constants` it reads (a
+ * view's arguments among them), resolved when the query was planned.
+ */
+export interface ExprDescription {
+  readonly expr: Expr;
+  readonly fields: readonly Field[] | null;
+  readonly params: readonly ParamDescription[];
+  readonly label: string;
+}
+
+export interface ParamDescription {
+  readonly name: string;
+  /** The value as engine/table/sxt_values.ts encodes it (structured-clone safe). */
+  readonly value: unknown;
+  readonly type: Type;
+}
+
+/** The source a part reads, as plain data: what it is, where its files are, what it reads. */
+export interface SourceDescription {
+  readonly kind: "source";
+  readonly label: string;
+  readonly schema: Schema;
+  readonly open: boolean;
+  /** PARSE: its pattern's text and the sub-patterns it named (text by name); READ_JSON. */
+  readonly reader:
+    | {
+      readonly kind: "PARSE";
+      readonly pattern: string;
+      readonly subPatterns: readonly (readonly [string, string])[];
+    }
+    | { readonly kind: "READ_JSON" };
+  /** The source's `src` and its time bounds (epoch ms), listed in the worker as on the server. */
+  readonly src: string;
+  readonly from?: number;
+  readonly to?: number;
+  readonly fields: readonly string[] | null;
+  readonly paths?: readonly (readonly [string, readonly (readonly string[])[]])[];
+  readonly filter: {
+    readonly condition: ExprDescription;
+    readonly negated: boolean;
+    readonly reads: readonly string[];
+  } | null;
+}
+
+/** A column of a projection or an aggregate's outputs. */
+export interface ColumnDescription extends ExprDescription {
+  readonly name: string;
+}
+
+/**
+ * The part of a plan a worker runs, as plain data that survives a structured clone: its source
+ * and the operators above it up to the merge point (an aggregate, whose partial the worker
+ * makes; a top-N sort; or the row pipeline itself).
+ */
+export type PartDescription =
+  | SourceDescription
+  | {
+    readonly kind: "view";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly canonical: string;
+    readonly input: PartDescription;
+  }
+  | {
+    readonly kind: "filter";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly input: PartDescription;
+    readonly condition: ExprDescription;
+    readonly negated: boolean;
+    readonly reads: readonly string[];
+  }
+  | {
+    readonly kind: "project";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly input: PartDescription;
+    readonly columns: readonly ColumnDescription[];
+    readonly copyInput: boolean;
+    readonly reads: readonly string[] | null;
+  }
+  | {
+    readonly kind: "unnest";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly input: PartDescription;
+    readonly array: ExprDescription;
+    readonly name: string;
+    readonly outer: boolean;
+    readonly reads: readonly string[];
+  }
+  | {
+    readonly kind: "sort";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly input: PartDescription;
+    readonly keys: readonly (ExprDescription & { readonly descending: boolean })[];
+    readonly reads: readonly string[];
+    readonly top: number | null;
+  }
+  | {
+    readonly kind: "aggregate";
+    readonly schema: Schema;
+    readonly open: boolean;
+    readonly input: PartDescription;
+    readonly keys: readonly (ExprDescription & { readonly field?: string })[];
+    readonly aggregates: readonly AggregateDescription[];
+    readonly outputs: readonly ColumnDescription[];
+    readonly reads: readonly string[];
+  };
+
+/** One aggregate of a grouped select: the function by its name, its argument (null: `*`). */
+export interface AggregateDescription {
+  readonly slot: string;
+  readonly label: string;
+  readonly name: string;
+  readonly arg: ExprDescription | null;
+  readonly fold?: "count" | "sum";
+  readonly argField?: string;
+}
 
 export interface ScanWorkers {
   /** How many workers one query's scan may use (the setting `query.workers`). */
@@ -47,12 +169,11 @@ export const ISOLATE_BYTES = 1 << 20;
 /** Batches of rows a worker may post before the query's thread has taken them. */
 export const ROW_CREDIT = 4;
 
-/** The plain data of a query's context that a worker needs to compile it alike. */
+/** The plain data of a query's context that a worker needs to list the part's files alike. */
 export interface ShareQuery {
   readonly user: User;
   readonly workDir: string;
   readonly timeZone: string;
-  readonly args: Readonly<Record<string, string>>;
 }
 
 /** Part of one file: bytes [start, end), cut to lines (engine/exec/parallel/shares.ts). */
@@ -65,9 +186,8 @@ export interface FileShare {
 }
 
 export interface ShareTask {
-  readonly source: ShareSource;
   readonly query: ShareQuery;
-  /** The query's `now`, so that the worker's constants are the query's. */
+  /** The query's `now`, so that the worker's `now()` is the query's. */
   readonly now: number;
   /**
    * Which part of the plan the worker runs, by its number in the plan's split over workers
@@ -75,12 +195,8 @@ export interface ShareTask {
    * input into a partial grouping, or a row pipeline whose rows it streams.
    */
   readonly node: number;
-  /**
-   * That part as explain() prints it, without schemas: the worker, which plans the script
-   * again, runs its part only when its own prints the same (a stored script or table changed
-   * since the query was planned fails the query instead of running another plan).
-   */
-  readonly part: string;
+  /** That part as plain data: the worker builds its operators from it. */
+  readonly part: PartDescription;
   readonly shares: readonly FileShare[];
   /** This worker's part of the query's limits (shareLimits). */
   readonly limits: EngineLimits;
@@ -128,14 +244,13 @@ export interface PartialGroups {
 /** What a running query knows of its workers (on ExecContext; absent: no workers). */
 export interface ParallelContext {
   readonly workers: ScanWorkers;
-  readonly source: ShareSource;
   readonly query: ShareQuery;
   readonly now: number;
   readonly limits: EngineLimits;
   /** The parts of the plan that run in workers (plan nodes, typed loosely here), numbered. */
   readonly nodes: ReadonlyMap<object, number>;
-  /** Each part, by its number, as explain() prints it without schemas (ShareTask.part). */
-  readonly parts: readonly string[];
+  /** Each part, by its number, as plain data (ShareTask.part). */
+  readonly parts: readonly PartDescription[];
   /**
    * The root's rows are rendered by the workers in this format (rendered.ts); `nulls` gathers
    * which columns held a null in any share.

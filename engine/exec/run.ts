@@ -7,7 +7,7 @@
  */
 
 import { assertNever } from "../front/ast.ts";
-import { childrenOf, type CompiledPlan, type PlanNode, printPlan } from "../plan/plan.ts";
+import { childrenOf, type CompiledPlan, type PlanNode } from "../plan/plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
 import type { Schema } from "../values/types.ts";
 import type { Row } from "../values/values.ts";
@@ -192,17 +192,15 @@ function parallelContext(
   const renderRoot = render !== undefined && split.rootRenders;
   if (split.rootOnlyRendered && !renderRoot) return {};
   const nodes = new Map<object, number>(split.nodes.map((n, i) => [n, i]));
-  const parts = split.nodes.map((n) => printPlan(n, { schemas: false }));
   const columns = plan.root.schema.map((f) => f.name);
   return {
     parallel: {
       workers: p.workers,
-      source: p.source,
       query: p.query,
       now: plan.now,
       limits: plan.limits,
       nodes,
-      parts,
+      parts: split.parts,
       ...(renderRoot && nodes.has(plan.root)
         ? { render: { task: { ...render!, columns }, nulls: columns.map(() => false) } }
         : {}),

@@ -7,19 +7,29 @@
  */
 
 import type { SkipTally } from "./skip_tally.ts";
-import { assertNever } from "../front/ast.ts";
-import type { Schema } from "../values/types.ts";
+import { assertNever, type Expr } from "../front/ast.ts";
+import type { Field, Schema, Type } from "../values/types.ts";
 import { typeToString } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
 import type { BatchStream, ExecContext } from "./context.ts";
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
-import type { ScriptSource } from "../contracts/script_source.ts";
-import type { ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
+import type { PartDescription, ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
 import type { EngineLimits } from "../contracts/engine_limits.ts";
 
 /** A compiled expression: evaluated once per row. */
 export type RowFn = (row: Row) => Value;
+
+/**
+ * Where a compiled expression came from, kept beside it so that a scan worker can compile it
+ * alike (engine/exec/parallel/part_description.ts): its syntax tree, the fields it was typed
+ * against (null: an open schema) and the values of the `$constants` it reads.
+ */
+export interface ExprOrigin {
+  readonly expr: Expr;
+  readonly fields: readonly Field[] | null;
+  readonly params: ReadonlyMap<string, { readonly value: Value; readonly type: Type }>;
+}
 
 /** A compiled expression with the text it came from. */
 export interface Compiled {
@@ -27,6 +37,8 @@ export interface Compiled {
   readonly label: string;
   /** Set when the expression is a plain field reference (a group key): that field's name. */
   readonly field?: string;
+  /** Set by the planner: what it was compiled from (absent: it runs in the query's thread only). */
+  readonly origin?: ExprOrigin;
 }
 
 export interface Column extends Compiled {
@@ -38,8 +50,12 @@ export interface AggregateSpec {
   /** The synthetic field name the outputs read the result from. */
   readonly slot: string;
   readonly label: string;
+  /** The aggregate function's name, lower case (set by the planner; AGGREGATES has it). */
+  readonly name?: string;
   /** Null for `count(*)`. */
   readonly arg: RowFn | null;
+  /** What `arg` was compiled from (Compiled.origin). */
+  readonly argOrigin?: ExprOrigin;
   readonly create: () => Accumulator;
   /**
    * Set for `count` and `sum`, which the aggregate operator may keep as plain numbers per group
@@ -114,6 +130,20 @@ export interface SourceScan {
   ) => Promise<Warning | null>;
 }
 
+/** A source that workers may read, as plain data: its reader and the files it lists. */
+export interface SourceOrigin {
+  readonly reader:
+    | {
+      readonly kind: "PARSE";
+      readonly pattern: string;
+      readonly subPatterns: readonly (readonly [string, string])[];
+    }
+    | { readonly kind: "READ_JSON" };
+  readonly src: string;
+  readonly from?: number;
+  readonly to?: number;
+}
+
 /**
  * Every node has its output schema. `open` marks a schema that lists only the fields known
  * before reading (READ_JSON): other fields may appear, typed ANY, and are resolved from data.
@@ -142,6 +172,8 @@ type PlanStep =
     readonly paths?: ReadonlyMap<string, readonly (readonly string[])[]>;
     /** Set where the source can be read in shares by workers. */
     readonly scan?: SourceScan;
+    /** With `scan`: what a worker rebuilds the source from (SourceDescription). */
+    readonly origin?: SourceOrigin;
   }
   /** A stored table `@[x.sxt]`. */
   | {
@@ -246,6 +278,8 @@ type PlanStep =
  */
 export interface WorkerSplit {
   readonly nodes: readonly PlanNode[];
+  /** Each part as plain data, what a worker builds its operators from (ShareTask.part). */
+  readonly parts: readonly PartDescription[];
   /** The root is a part, and its workers render its rows when the result has a text format. */
   readonly rootRenders: boolean;
   /** The root is the one part only then: a row pipeline that filters nothing runs here else. */
@@ -260,10 +294,9 @@ export interface CompiledPlan {
   /** Query time for `now()`, fixed at compile time so constants and rows agree. */
   readonly now: number;
   readonly limits: EngineLimits;
-  /** Where the scans may run in workers: the workers, and what they compile to plan alike. */
+  /** Where the scans may run in workers: the workers, and whose files they list. */
   readonly parallel?: {
     readonly workers: ScanWorkers;
-    readonly source: ScriptSource;
     readonly query: ShareQuery;
   };
   /** The parts that run in the workers; absent: every part runs in the query's thread. */

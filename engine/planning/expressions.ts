@@ -5,7 +5,7 @@
 
 import type { Expr } from "../front/ast.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import type { Compiled } from "../plan/plan.ts";
+import type { Compiled, ExprOrigin } from "../plan/plan.ts";
 import type { Field, Schema, Type } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
 import { type Scope, typeExpr } from "../expr/compile_expr.ts";
@@ -52,8 +52,33 @@ export function typed(env: PlanEnv, expr: Expr, input: Input): TypedExpr | undef
   const scope = scopeOf(env, input);
   return catching(env, () => {
     const { fn, type } = typeExpr(expr, scope);
-    return { fn, type, nullable: mayBeNull(expr, scope), label: exprLabel(expr) };
+    return {
+      fn,
+      type,
+      nullable: mayBeNull(expr, scope),
+      label: exprLabel(expr),
+      origin: originOf(expr, scope),
+    };
   });
+}
+
+/** What `expr` is compiled from in `scope`, kept for the scan workers (ExprOrigin). */
+export function originOf(expr: Expr, scope: Scope): ExprOrigin {
+  const params = new Map<string, { value: Value; type: Type }>();
+  const walk = (e: unknown): void => {
+    if (Array.isArray(e)) return e.forEach(walk);
+    if (e === null || typeof e !== "object") return;
+    const node = e as { kind?: unknown; name?: unknown };
+    if (node.kind === "param" && typeof node.name === "string") {
+      const p = scope.params.get(node.name);
+      if (p) params.set(node.name, p);
+      return;
+    }
+    if (node.kind === "literal") return;
+    for (const v of Object.values(e)) walk(v);
+  };
+  walk(expr);
+  return { expr, fields: scope.fields === null ? null : [...scope.fields.values()], params };
 }
 
 /** Evaluates an expression that reads no field (`$x = ...`, limits, source arguments). */

@@ -10,7 +10,7 @@ import { QueryError } from "../front/diagnostics.ts";
 import { ANY, type Field, type Type } from "../values/types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";
 import { type PlanEnv, report } from "./env.ts";
-import { FieldReads, fieldsRead, type Input, typed } from "./expressions.ts";
+import { FieldReads, fieldsRead, type Input, originOf, scopeOf, typed } from "./expressions.ts";
 import { exprLabel } from "./labels.ts";
 
 type Select = Command & { kind: "select" };
@@ -63,7 +63,8 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
       reads = null;
       for (const f of input.schema) {
         const name = f.name;
-        put(columns, { name, label: name, fn: (row) => row[name] ?? null });
+        const origin = originOf({ kind: "field", name, span: item.span }, scopeOf(env, input));
+        put(columns, { name, label: name, fn: (row) => row[name] ?? null, origin });
         put(schema, f);
       }
       return;
@@ -72,7 +73,7 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
     if (!t) return void (ok = false);
     if (reads) fieldsRead(item.expr, reads);
     const name = itemName(item, i);
-    put(columns, { name, label: t.label, fn: t.fn });
+    put(columns, { name, label: t.label, fn: t.fn, ...(t.origin ? { origin: t.origin } : {}) });
     put(schema, { name, type: t.type, nullable: t.nullable });
   });
   if (!ok) return undefined;
@@ -189,7 +190,9 @@ function aggregateSlot(
   into.specs.push({
     slot,
     label: exprLabel(call),
+    name,
     arg: arg && arg.fn,
+    ...(arg?.origin ? { argOrigin: arg.origin } : {}),
     create: () => def.create(),
     ...(name === "count" || name === "sum" ? { fold: name } : {}),
     ...(argExpr?.kind === "field" ? { argField: argExpr.name } : {}),
@@ -281,7 +284,7 @@ export function planAggregate(
   for (const { name, expr, label } of rewritten) {
     const t = typed(env, expr, outputScope);
     if (!t) return undefined;
-    put(outputs, { name, label, fn: t.fn });
+    put(outputs, { name, label, fn: t.fn, ...(t.origin ? { origin: t.origin } : {}) });
     // With no group, the parts outside aggregates read an empty row over empty input.
     const readsInput = [...fieldsRead(expr)].some((f) => !isSlot(f));
     put(schema, { name, type: t.type, nullable: t.nullable || (keys.length === 0 && readsInput) });

@@ -23,7 +23,7 @@ import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import type { OpenSource, PlanNode, SourceScan } from "../plan/plan.ts";
+import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
@@ -232,7 +232,9 @@ export async function planSourceCall(
         label,
         start,
         ...TAKES_ALL,
-        ...(readsHostFiles(args.src) ? { scan } : {}),
+        ...(readsHostFiles(args.src)
+          ? { scan, origin: sourceOrigin({ kind: "READ_JSON" }, args) }
+          : {}),
       };
     }
     case "READ_CSV":
@@ -266,10 +268,17 @@ async function planParse(
   const options = parseOptions(env, args.values);
   if (!options) return undefined;
   const records = options.records;
+  // The sub-patterns it names, kept for the scan workers that compile it again.
+  const named = subPatterns(env);
+  const used = new Map<string, string>();
   const compiled = compilePattern(arg.text, {
     timeZone: env.query.timeZone,
     records: records !== null,
-    subPatterns: subPatterns(env),
+    subPatterns: (name) => {
+      const text = named(name);
+      if (text !== undefined) used.set(name, text);
+      return text;
+    },
   });
   if (!compiled.ok) {
     report(
@@ -306,7 +315,21 @@ async function planParse(
     label: `PARSE(src: '${args.src}')`,
     start,
     ...TAKES_ALL,
-    ...(scan && readsHostFiles(args.src) ? { scan } : {}),
+    ...(scan && readsHostFiles(args.src)
+      ? {
+        scan,
+        origin: sourceOrigin({ kind: "PARSE", pattern: arg.text, subPatterns: [...used] }, args),
+      }
+      : {}),
+  };
+}
+
+function sourceOrigin(reader: SourceOrigin["reader"], args: CallArgs): SourceOrigin {
+  return {
+    reader,
+    src: args.src,
+    ...(args.from !== undefined ? { from: args.from } : {}),
+    ...(args.to !== undefined ? { to: args.to } : {}),
   };
 }
 

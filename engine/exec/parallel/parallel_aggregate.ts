@@ -148,7 +148,6 @@ class ShareRun {
     const limits = shareLimits(parallel.limits, shares.length);
     shares.forEach((share, k) => {
       this.handles.push(parallel.workers.start({
-        source: parallel.source,
         query: parallel.query,
         now: parallel.now,
         node: number,

@@ -2,7 +2,9 @@
  * The split of a plan over scan workers, a pass of the planner that `compile()` runs when the
  * query has workers: which parts run in them (mergeable aggregates, top-N sorts and filtering row
  * pipelines over a source read in shares), numbered in a fixed depth-first walk. `explain()`
- * prints each part's number on its node; a worker's task names its part by that number.
+ * prints each part's number on its node; a worker's task names its part by that number and
+ * carries its description (engine/exec/parallel/part_description.ts), which the worker builds
+ * its operators from. A part that cannot be described (not made by the planner) stays here.
  *
  *   aggregate (merge)          ← the query's thread: merge the shares in order, then outputs
  *     filter / project ...     ← each worker, over its share
@@ -17,6 +19,7 @@ import {
   scanSourceOf,
   topSourceOf,
 } from "../../exec/parallel/parallel_plan.ts";
+import { describePart } from "../../exec/parallel/part_description.ts";
 
 /** The plan's parts that may run in workers, or undefined when none may. */
 export function splitWorkers(root: PlanNode): WorkerSplit | undefined {
@@ -27,6 +30,7 @@ export function splitWorkers(root: PlanNode): WorkerSplit | undefined {
   const alone = !parallelNodes(root, false).includes(root);
   return {
     nodes,
+    parts: nodes.map((n) => describePart(n)!),
     rootRenders: rootRenders && nodes[0] === root,
     rootOnlyRendered: nodes[0] === root && alone,
   };
@@ -49,8 +53,9 @@ function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
     if (seen.has(node)) return;
     seen.add(node);
     if (
-      scanSourceOf(node) !== null || topSourceOf(node) !== null ||
-      (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))
+      (scanSourceOf(node) !== null || topSourceOf(node) !== null ||
+        (rowSourceOf(node) !== null && (filters(node) || (node === root && renderRoot)))) &&
+      describePart(node) !== undefined
     ) {
       found.push(node);
       return;
