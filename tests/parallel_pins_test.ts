@@ -175,9 +175,9 @@ Deno.test("a rendering share short of credits keeps its batches in order through
    * while it scans (0: none), and as many as it needs once it read its input. The batches
    * posted, and how many of them came after the input was read (from the backlog).
    */
-  async function run(burst: number) {
-    const credits = new RowCredits();
-    while (credits.tryTake());
+  async function run(burst: number, scripted?: RowCredits) {
+    const credits = scripted ?? new RowCredits();
+    if (!scripted) { while (credits.tryTake()); }
     const parts: RenderedRows[] = [];
     let scanned = false;
     let afterScan = 0;
@@ -214,4 +214,24 @@ Deno.test("a rendering share short of credits keeps its batches in order through
     assert.equal(got.length, count, `burst ${burst}`);
     got.forEach((t, i) => assert.equal(t, `${i}\t/p/${i}\t${i * 3}`, `burst ${burst}, row ${i}`));
   }
+  // Not left to timing: the backlog fills with five batches, then credits are plenty; each
+  // older batch goes before the next fresh one.
+  const { parts } = await run(0, new LateCredits(5));
+  const got = texts(parts);
+  assert.equal(got.length, count, "late credits");
+  got.forEach((t, i) => assert.equal(t, `${i}\t/p/${i}\t${i * 3}`, `late credits, row ${i}`));
 });
+
+/** Credits refused to the first `refused` asks, then always given (and never waited for). */
+class LateCredits extends RowCredits {
+  #asked = 0;
+  constructor(private readonly refused: number) {
+    super();
+  }
+  override tryTake(): boolean {
+    return ++this.#asked > this.refused;
+  }
+  override take(): Promise<void> {
+    return Promise.resolve();
+  }
+}

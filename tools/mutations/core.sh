@@ -9,7 +9,7 @@ run 6 connectors/cloudapi/cloud_request.ts 's/++errors > ctx.maxErrorRetries/++e
 run 7 routes/range.ts 's/last < first/last <= first/' routes/range_test.ts
 run 8 engine/values/value_ops.ts 's/"s" + k.length + ":" + k/"s" + k/' engine/values/value_ops_test.ts engine/exec/group_table_test.ts
 run 9 routes/formats.ts 's/q > best.q/q >= best.q/' routes/formats_test.ts
-run 10 connectors/cloudapi/hour_store.ts 's/\[\.\.\.await readRecords(file), \.\.\.records\]/[...records, ...await readRecords(file)]/' connectors/cloudapi/hour_store_test.ts
+run 10 connectors/cloudapi/hour_store.ts 's/for (const r of \[\.\.\.stored, \.\.\.records\])/for (const r of [...records, ...stored])/' connectors/cloudapi/hour_store_test.ts
 run 11 engine/pattern/byte_scanner.ts 's/value <= 2147483647/value < 2147483647/' engine/pattern/byte_scanner_test.ts
 run 12 engine/pattern/compile_pattern.ts 's/nullable || el\.optional || spec\.canFail/nullable || spec.canFail/' engine/pattern/compile_pattern_test.ts
 run 13 engine/pattern/compile_pattern.ts 's/const core = dashIsAbsent ? `${source}|-` : source;/const core = dashIsAbsent ? `-|${source}` : source;/' engine/pattern/compile_pattern_test.ts

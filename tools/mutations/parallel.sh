@@ -1,6 +1,6 @@
 # Mutations of the parallel paths (engine/exec/parallel/), issue 29.
 # Sourced by tools/mutation_check.sh, which defines run(): run NAME FILE SED-EXPR TEST-FILES...
-run parallel-memory-share engine/exec/parallel/parallel_aggregate.ts 's/const memoryLimit = Math.floor(parallel.memoryLimit \/ shares.length);/const memoryLimit = parallel.memoryLimit;/' tests/parallel_pins_test.ts
+run parallel-memory-share engine/exec/parallel/parallel_aggregate.ts 's/const limits = shareLimits(parallel.limits, shares.length);/const limits = parallel.limits;/' tests/parallel_pins_test.ts
 run parallel-nulls-reset engine/exec/parallel/parallel_aggregate.ts 's/render.nulls\[c\] ||= n/render.nulls[c] = n/' tests/parallel_pins_test.ts
 run parallel-nulls-all engine/exec/parallel/parallel_aggregate.ts 's/render.nulls\[c\] ||= n/render.nulls[c] \&\&= n/' tests/parallel_pins_test.ts
 # Issue 29's `backlog.size === 0` dropped alone is equivalent: the loop before it leaves a batch in

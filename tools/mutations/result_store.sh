@@ -1,8 +1,8 @@
 # Mutations of the result store (actors/result_store.ts, result_read.ts), issue 29.
 # Sourced by tools/mutation_check.sh, which defines run(): run NAME FILE SED-EXPR TEST-FILES...
 run results-in-memory-edge actors/result_store.ts 's/if (this.#dropped || last >= this.#head.length) return undefined;/if (this.#dropped || last > this.#head.length) return undefined;/' actors/result_store_test.ts actors/result_store_pins_test.ts
-run results-lanes-sorted-in-order actors/result_store.ts 's/if (segments.some((s, i) => i > 0 \&\& s.lane < segments\[i - 1\].lane)) {/if (segments.some((s, i) => i > 0 \&\& s.lane > segments[i - 1].lane)) {/' actors/result_store_test.ts actors/result_store_pins_test.ts
+run results-lanes-sorted-in-order actors/result_store.ts 's/if (segments.some((s, i) => i > 0 \&\& s.lane < segments\[i - 1\]!.lane)) {/if (segments.some((s, i) => i > 0 \&\& s.lane > segments[i - 1]!.lane)) {/' actors/result_store_test.ts actors/result_store_pins_test.ts
 run results-lanes-unsorted actors/result_store.ts 's/segments.sort((a, b) => a.lane - b.lane);/segments.sort((a, b) => b.lane - a.lane);/' actors/result_store_test.ts actors/result_store_pins_test.ts
-run results-joined-past-last actors/result_read.ts 's/segments\[end + 1\].first + segments\[end + 1\].count - 1 <= last/segments[end + 1].first <= last/' actors/result_store_test.ts actors/result_store_pins_test.ts
-run results-joined-any-start actors/result_read.ts 's/end + 1 < segments.length \&\& from === 0 \&\& to === s.count - 1/end + 1 < segments.length \&\& to === s.count - 1/' actors/result_store_test.ts actors/result_store_pins_test.ts
+run results-joined-past-last actors/result_read.ts 's/segments\[end + 1\]!.first + segments\[end + 1\]!.count - 1 <= last/segments[end + 1]!.first <= last/' actors/result_store_test.ts actors/result_store_pins_test.ts
+run results-joined-any-start actors/result_read.ts 's/end + 1 < segments.length \&\& from === 0 \&\& to === s!.count - 1/end + 1 < segments.length \&\& to === s!.count - 1/' actors/result_store_test.ts actors/result_store_pins_test.ts
 run results-joined-not-adjacent actors/result_read.ts 's/b.offset === a.offset + a.length \&\& sameFrame/b.offset >= a.offset \&\& sameFrame/' actors/result_store_test.ts actors/result_store_pins_test.ts
