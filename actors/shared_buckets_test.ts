@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SharedBuckets } from "./shared_buckets.ts";
 import { openKvStorage } from "../home/storage/kv_storage.ts";
+import { sleep } from "../engine/mod.ts";
 
 const KEY = "tenant|contoso|graph";
 
@@ -84,10 +85,10 @@ Deno.test("a request that completes late keeps its token from the other server u
     const signal = new AbortController().signal;
     const completed = await a.take(KEY, limit, signal);
     // The request is under way for 400 ms: longer than the grant's own end.
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     completed();
     const doneAt = Date.now();
-    await new Promise((r) => setTimeout(r, 50)); // the extension reaches the KV
+    await sleep(50); // the extension reaches the KV
     (await b.take(KEY, limit, signal))();
     assert.ok(Date.now() - doneAt >= limit.unitMs, `${Date.now() - doneAt} ms`);
   });

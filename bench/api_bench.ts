@@ -39,6 +39,7 @@ import { startServer as startInProcess } from "../main.ts";
 import { createApp } from "../routes/app.ts";
 import { batchedSink, createLogger } from "../home/log.ts";
 import { RecordBatchReader } from "apache-arrow";
+import { sleep } from "../engine/util/sleep.ts";
 
 const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -410,7 +411,7 @@ async function benchLarge(home: string, token: string, rows: Row[]): Promise<voi
       if (st.state === "FAILED" || st.state === "CANCELLED") {
         throw new Error(`the big query ended ${st.state}: ${JSON.stringify(st.error)}`);
       }
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     const ran = performance.now() - t0;
     const afterRun = await memoryOf(server.pid);

@@ -12,6 +12,7 @@
 
 import { parseArgs } from "node:util";
 import { startTestServer, type TestServer } from "../tests/api/server.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -119,7 +120,7 @@ async function probe(s: TestServer, name: string, script: string) {
         const { done, value } = await reader.read();
         if (done) break;
         bytes += value.length;
-        await new Promise((r) => setTimeout(r, 2));
+        await sleep(2);
       }
       await reader.cancel();
       state = `sync ${res.status} read ${(bytes / 1e6).toFixed(1)} MB`;
@@ -155,12 +156,12 @@ async function probe(s: TestServer, name: string, script: string) {
               state = st2.state;
               break;
             }
-            await new Promise((r) => setTimeout(r, 5));
+            await sleep(5);
           }
           cancelMs = performance.now() - sent;
           return;
         }
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
     })().finally(() => done = true);
   }
@@ -181,7 +182,7 @@ async function probe(s: TestServer, name: string, script: string) {
         await r.body?.cancel();
         if (!done) syncTimes.push(performance.now() - t0);
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
   })();
   await running!;

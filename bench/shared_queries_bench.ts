@@ -13,6 +13,7 @@
 
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../tests/foundation/server_process.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 function arg(name: string, fallback: number): number {
   const i = Deno.args.indexOf(`--${name}`);
@@ -141,7 +142,7 @@ async function bigResult(root: string): Promise<void> {
   const id = await onA.submit(
     "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log')",
   );
-  while (await onB.state(id) !== "SUCCEEDED") await new Promise((r) => setTimeout(r, 20));
+  while (await onB.state(id) !== "SUCCEEDED") await sleep(20);
   const stored = performance.now() - started;
   const readB = performance.now();
   const bytesB = await onB.result(id);
@@ -166,7 +167,7 @@ async function smallQueries(root: string): Promise<void> {
   const sync = (s: ReturnType<typeof client>) => () => s.sync(SMALL);
   const async = (s: ReturnType<typeof client>) => async () => {
     const id = await s.submit(SMALL);
-    while (await s.result(id) < 0) await new Promise((r) => setTimeout(r, 1));
+    while (await s.result(id) < 0) await sleep(1);
   };
   {
     // The reference: one server on its files.

@@ -11,6 +11,7 @@
 
 import { join } from "node:path";
 import { startServerProcess } from "../tests/foundation/server_process.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 function arg(name: string, fallback: number): number {
   const i = Deno.args.indexOf(`--${name}`);
@@ -90,7 +91,7 @@ async function bench(label: string, args: string[]): Promise<void> {
           return;
         }
         await res.body?.cancel();
-        await new Promise((r) => setTimeout(r, 1));
+        await sleep(1);
       }
     });
   } finally {

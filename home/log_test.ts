@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { batchedSink, createLogger } from "./log.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 /** A real file standing in for stderr, counting its writes. */
 async function tempOut() {
@@ -58,7 +59,7 @@ Deno.test("lines are written without a flush once the batch delay has passed", a
   const log = createLogger(batchedSink(out.out));
   log.info("alone");
   for (let i = 0; i < 100 && !(await out.text()).includes("alone"); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   assert.match(await out.text(), /INFO alone\n$/);
   await log.flush();

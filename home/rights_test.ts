@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type Grant, may, parseRights, RIGHTS } from "./rights.ts";
 import { RightsFile } from "./rights_file.ts";
 import type { User } from "../engine/contracts/user.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const alice: User = { name: "alice", groups: ["sec"], admin: false };
 const bob: User = { name: "bob", groups: [], admin: false };
@@ -105,12 +106,12 @@ Deno.test("RightsFile sees a changed file and keeps the last good grants on a ba
     await Deno.writeTextFile(file, JSON.stringify([grant]));
     assert.deepEqual(rights.grants(), [grant]);
     await Deno.writeTextFile(file, "[{]");
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     assert.deepEqual(rights.grants(), [grant]);
     assert.equal(errors.length, 1);
     assert.deepEqual(rights.grants(), [grant]);
     await Deno.writeTextFile(file, "[]");
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     assert.deepEqual(rights.grants(), []);
     assert.equal(errors.length, 1);
   } finally {

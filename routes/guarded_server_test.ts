@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { memoryLogger } from "../home/log.ts";
 import { serveGuarded } from "./guarded_server.ts";
+import { sleep } from "../engine/mod.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -71,7 +72,7 @@ Deno.test("serveGuarded() makes room by closing the oldest idle connection, else
   await using g = await guarded({ max: 2, headersMs: 60_000, idleMs: 60_000 });
   const waiting = [await g.connect(), await g.connect()];
   for (const c of waiting) await c.write(encoder.encode("GET / HTTP/1.1\r\n"));
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
   const third = await g.connect();
   await third.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
   assert.match(await readUntilClosed(third), /^HTTP\/1\.1 200 OK/);
@@ -95,7 +96,7 @@ Deno.test("serveGuarded() makes room by closing the oldest idle connection, else
   try {
     const url = `http://127.0.0.1:${busy.addr.port}/`;
     const inFlight = [fetch(url), fetch(url)];
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     const refused = await fetch(url);
     assert.equal(refused.status, 503);
     assert.match((await refused.json()).message, /server\.maxConnections/);
@@ -113,7 +114,7 @@ Deno.test("serveGuarded() shutdown lets a response being sent finish, then stops
     return new Response(
       new ReadableStream<Uint8Array>({
         async pull(controller) {
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
           if (n++ === 5) controller.close();
           else controller.enqueue(encoder.encode(`chunk${n};`));
         },

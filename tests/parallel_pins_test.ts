@@ -20,6 +20,7 @@ import { type ExecContext, MemoryBudget, ProgressMeter } from "../engine/plan/co
 import { parallelRows } from "../engine/exec/parallel/parallel_aggregate.ts";
 import { rowSourceOf } from "../engine/exec/parallel/parallel_plan.ts";
 import { RowCredits, runShare } from "../engine/share_run.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const PATTERN = `INT:i ' ' LONG:n? ' ' NSPACE:path`;
 const decoder = new TextDecoder();
@@ -201,7 +202,7 @@ Deno.test("a rendering share short of credits keeps its batches in order through
     );
     while (!done) {
       credits.add(scanned ? 1000 : burst);
-      await new Promise((r) => setTimeout(r, 2));
+      await sleep(2);
     }
     await running;
     return { parts, afterScan };

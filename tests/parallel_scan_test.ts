@@ -12,6 +12,7 @@ import { compile, execute } from "../engine/engine.ts";
 import { toJsonValue } from "../engine/render/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
 import type { Row } from "../engine/values/values.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 /** Real workers over the home's tree, counted; every file is cut however small. */
 function workers(
@@ -127,7 +128,7 @@ Deno.test("cancelling a query stops all its scan workers at once", async () => {
   const run = execute(compiled.plan, { signal: abort.signal });
   const rows = run.batches[Symbol.asyncIterator]().next();
   rows.catch(() => {});
-  while (stats.started < 3) await new Promise((r) => setTimeout(r, 5));
+  while (stats.started < 3) await sleep(5);
   const t0 = performance.now();
   abort.abort(new DOMException("cancelled", "AbortError"));
   await assert.rejects(rows, (e: Error) => e.name === "AbortError");
@@ -287,7 +288,7 @@ Deno.test("a worker stopped mid-share is terminated and a fresh one takes its pl
     // Both were stopped by the limit, terminated, and not given back.
     assert.equal(pool.idleCount(), 0);
     for (const until = Date.now() + 5000; pool.idleCount() < 2 && Date.now() < until;) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     assert.equal(pool.idleCount(), 2);
   } finally {

@@ -16,6 +16,7 @@ import type { RowTextFormat } from "../engine/render/render_bytes.ts";
 import type { Warning } from "../engine/contracts/datastore.ts";
 import type { ScanWorkers } from "../engine/contracts/scan_workers.ts";
 import { ROW_CREDIT, type ShareMessage, type ShareTask } from "../engine/contracts/scan_workers.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes? ' [' HTTPDATE:time '] ' NSPACE:path ` +
   `' ' DQS:agent`;
@@ -212,7 +213,7 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
     const size = (await Deno.stat(`${home.tree.root}/shared/r/a.log`)).size;
     const until = Date.now() + 30_000;
     while (read[0]! + read[1]! < size && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     assert.equal(read[0]! + read[1]!, size, "both shares read their input to its end");
     assert.ok(read[0]! > 0 && read[1]! > 0);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FetchFlights } from "./fetch_flights.ts";
 import { CloudRequestError } from "./cloud_request.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const never = new AbortController().signal;
 const own = (e: unknown) => !(e instanceof CloudRequestError);
@@ -10,7 +11,7 @@ Deno.test("FetchFlights runs one fetch per key; a second caller waits for it", a
   let runs = 0;
   const work = async () => {
     runs++;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   };
   await Promise.all([
     flights.run("h", work, { signal: never, ownFailure: own }),

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { expectError, FINISHED, SLOW_SCRIPT, startQuery, status, writeBigLog } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const API = "/API/v1.0";
 
@@ -28,7 +29,7 @@ async function bobsQueryWhen(
   for (;;) {
     const { state } = await status(s, id, "bob");
     if (done(state) || Date.now() > until) return state;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 }
 
@@ -85,7 +86,7 @@ Deno.test("an admin cancels another user's runaway query; a non-admin's DELETE l
     return (await res.json()).state as string;
   };
   for (let i = 0; i < 1000 && !["RUNNING", "SUCCEEDED"].includes(await running()); i++) {
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   await expectError(
     await s.fetch("alice", `${API}/queries/${id}`, { method: "DELETE" }),

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { TestServer } from "./server.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 /** What the helpers need of a server: one in this process (TestServer) or a child's. */
 export type ApiClient = Pick<TestServer, "url" | "fetch">;
@@ -64,7 +65,7 @@ export async function pollUntil(
     const st = await status(s, id);
     if (done(st)) return st;
     if (Date.now() > until) throw new Error(`query ${id} still ${st.state} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 }
 

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { runCli, startServerProcess } from "../foundation/server_process.ts";
 import { startTestServer } from "./server.ts";
 import { SCRIPT_TYPE, SLOW_SCRIPT, writeBigLog } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const IDLE = 300;
 
@@ -139,13 +140,13 @@ Deno.test("a client that goes away still cancels its synchronous query through t
     );
   for (const until = Date.now() + 5000; !states().some((v) => v.includes("RUNNING"));) {
     assert.ok(Date.now() < until, `never RUNNING: ${states()}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   gone.abort();
   await assert.rejects(answer);
   // Cancelled, then freed: nothing is held.
   for (const until = Date.now() + 5000; supervisor.getSnapshot().context.queries.size > 0;) {
     assert.ok(Date.now() < until, `still held: ${states()}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 });

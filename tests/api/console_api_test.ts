@@ -11,6 +11,7 @@ import type { ConnectorPool } from "../../actors/connector_pool.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
 import { baseStore, CLIENT, HOUR, SECRET, TENANT } from "../cloudapi/harness.ts";
 import { languageReference } from "../support/language_reference.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const API = "/API/v1.0";
 
@@ -37,7 +38,7 @@ async function asAdmin(s: TestServer): Promise<string> {
 Deno.test("GET /queries lists the caller's queries newest first, and everyone's for admins", async () => {
   await using s = await startTestServer();
   const first = await startQuery(s, "VALUES((a: 1))");
-  await new Promise((r) => setTimeout(r, 5));
+  await sleep(5);
   const second = await startQuery(s, "// hits\nVALUES((a: 2))");
   const other = await startQuery(s, "VALUES((b: 1))", { user: "bob" });
   await finished(s, second);
@@ -139,7 +140,7 @@ Deno.test("the events stream of another user's query is 404, and a client that l
   abort.abort();
   await reader.cancel().catch(() => {});
   // Once the server has noticed the client is gone, nothing observes the query any more.
-  for (let i = 0; i < 200 && open > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 200 && open > 0; i++) await sleep(10);
   assert.equal(open, 0);
   await (await s.fetch("alice", `${API}/queries/${id}`, { method: "DELETE" })).body?.cancel();
   // A query still running is cancelled; one that had finished already is freed (then 410).
@@ -334,7 +335,7 @@ Deno.test("with inspect.statelyUrl the supervisor and its queries report to Stat
     const id = await startQuery(s, "VALUES((a: 1))");
     await finished(s, id);
     for (let i = 0; i < 100 && !messages.some((m) => m.includes('"RUNNING"')); i++) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     assert.ok(messages.some((m) => m.includes('"supervisor"')), "the supervisor reported");
     assert.ok(messages.some((m) => m.includes(id)), "the query reported");

@@ -17,6 +17,7 @@ import {
   status,
   writeBigLog,
 } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 interface Stats {
   filesRead: number;
@@ -70,7 +71,7 @@ Deno.test("the status counts files, bytes, records and rows, and counts them whi
   });
   assert.ok(done.stats.elapsedMillis > 0);
   // Finished: the time it ran stays put.
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   assert.equal((await statsOf(s, id)).stats.elapsedMillis, done.stats.elapsedMillis);
 });
 
@@ -149,7 +150,7 @@ Deno.test("an Idempotency-Key expires with its query's retention", async () => {
   const until = Date.now() + 10_000;
   while (s.deps.supervisor!.getSnapshot().context.queries.has(first)) {
     if (Date.now() > until) throw new Error("the query did not expire");
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   assert.equal((await s.fetch("alice", `/API/v1.0/queries/${first}`)).status, 410);
   assert.notEqual(await startQuery(s, "VALUES((a: 1))", { headers: key }), first);
@@ -245,6 +246,6 @@ Deno.test("the status of an answered synchronous query expires with the retentio
   await res.body?.cancel();
   const id = res.headers.get("Trawl-Query-Id")!;
   assert.equal((await s.fetch("alice", `/API/v1.0/queries/${id}`)).status, 200);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   await expectError(await s.fetch("alice", `/API/v1.0/queries/${id}`), 410, "QUERY_EXPIRED");
 });

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "./server.ts";
 import { expectError, finished, postQuery, startQuery, writeBigLog } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 async function assertHealthy(s: TestServer): Promise<void> {
   const res = await fetch(`${s.url}/healthz`);
@@ -60,7 +61,7 @@ Deno.test("a result growing past query.maxResultBytesPerUser fails its query nam
   // (The file goes once the writes queued before the refusal are done.)
   const spilled = () => [...Deno.readDirSync(`${s.home}/engine_data/results`)].map((e) => e.name);
   for (const until = Date.now() + 5000; spilled().length > 0 && Date.now() < until;) {
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   assert.deepEqual(spilled(), []);
   assert.equal(s.deps.resultQuota?.usage("alice").bytes, 0);

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { SimulatedClock } from "xstate";
 import { startTestServer } from "./server.ts";
 import { finished, startQuery, writeBigLog } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const ROWS = 200_000;
 const SCRIPT = "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/big.log')";
@@ -57,7 +58,7 @@ Deno.test("a result read more slowly than its retention is delivered whole", asy
   // (The server's read ends a moment after the client's: until it has, the result is kept.)
   for (const until = Date.now() + 10_000; held() && Date.now() < until;) {
     clock.increment(2000);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   const gone = await s.fetch("alice", `/API/v1.0/queries/${id}`);
   assert.equal(gone.status, 410);

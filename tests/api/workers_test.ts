@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "./server.ts";
 import { finished, startQuery, writeBigLog } from "./client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const GROUPED =
   "PARSE(pattern: '''INT:n LD:host ' ' WORD:method LD EOL''', src: '/shared/big.log')" +
@@ -41,7 +42,7 @@ Deno.test("a DELETE cancels a query whose scan runs on workers", async () => {
   for (let i = 0; i < 100; i++) {
     const st = await (await s.fetch("alice", `/API/v1.0/queries/${id}`)).json();
     if (st.state === "RUNNING") break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   const started = performance.now();
   const res = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
@@ -75,7 +76,7 @@ Deno.test({
   // A worker's first share loads (and, under `deno test`, type-checks) its module: seconds.
   for (let i = 0; i < 3000 && !seen.includes(7); i++) {
     seen = threadNices().workers;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   assert.ok(seen.includes(7), `worker threads' nice values: ${seen}`);
   assert.equal(threadNices().main, 0, "the server's thread keeps its priority");

@@ -13,6 +13,7 @@ import {
   storeDefinition,
 } from "./http_harness.ts";
 import { HOUR, NOW } from "./harness.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const AUDITS = FAMILIES[0]!;
 
@@ -28,7 +29,7 @@ Deno.test("cancelling a query aborts its cloud request in flight and sends no fu
   const until = Date.now() + 5_000;
   while (!inFlight()) {
     assert.ok(Date.now() < until, "a Graph request is under way");
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   const pending = inFlight()!;
   const requestsBefore = store.emulator.requests.length;
@@ -44,9 +45,9 @@ Deno.test("cancelling a query aborts its cloud request in flight and sends no fu
 
   // The emulator saw the client go away (not the 20 s answer), and nothing came after it.
   const seenBy = Date.now() + 2_000;
-  while (!pending.aborted && Date.now() < seenBy) await new Promise((r) => setTimeout(r, 10));
+  while (!pending.aborted && Date.now() < seenBy) await sleep(10);
   assert.equal(pending.aborted, true, "the request in flight was aborted");
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   assert.equal(store.emulator.requests.length, requestsBefore, "no request after the cancel");
 });
 

@@ -21,6 +21,7 @@ import type { FileEntry, Warning } from "../../engine/contracts/datastore.ts";
 import type { Storage } from "../../engine/contracts/storage.ts";
 import { QueryError } from "../../engine/front/diagnostics.ts";
 import type { User } from "../../engine/contracts/user.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const ADMIN: User = { name: "root", groups: [], admin: true };
 const FROM = NOW - 6 * HOUR - 30 * 60_000; // 06:00, whole hours
@@ -109,7 +110,7 @@ Deno.test("a KV that fails during a fetch fails the query naming the store and h
     const deadline = Date.now() + 10_000;
     while (!h.emulator.requests.some((r) => r.api === "graph")) {
       assert.ok(Date.now() < deadline, "no window request");
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     kv.close();
     const error = await listing.then(() => undefined, (e) => e);

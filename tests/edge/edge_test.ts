@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { REPO_ROOT, startServerProcess } from "../foundation/server_process.ts";
 import { settingsFromEnv } from "../../edge.ts";
 import { TOKEN_PATTERN } from "../../home/tokens.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const EDGE = join(REPO_ROOT, "edge.ts");
 
@@ -71,7 +72,7 @@ async function startEdge(kvDir: string, env: Record<string, string>): Promise<Ed
       await child.status;
       throw new Error(`edge.ts did not start:\n${chunks.join("")}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return {
     url,
@@ -172,7 +173,7 @@ Deno.test("edge.ts under deno serve: the API and console with file access to the
     for (let i = 0; i < 100 && !["SUCCEEDED", "FAILED"].includes(state); i++) {
       const status = await call(`/queries/${queryId}`);
       state = (await status.json()).state;
-      if (state !== "SUCCEEDED") await new Promise((r) => setTimeout(r, 50));
+      if (state !== "SUCCEEDED") await sleep(50);
     }
     assert.equal(state, "SUCCEEDED");
     const result = await call(`/queries/${queryId}/result`);
@@ -310,7 +311,7 @@ async function expectFailedStart(
         type = res.headers.get("Content-Type");
         body = await res.text();
       } catch {
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     }
     assert.equal(status, 500);
@@ -320,7 +321,7 @@ async function expectFailedStart(
     assert.equal(error.code, "NOT_CONFIGURED", body);
     assert.match(error.message, said);
     for (let i = 0; i < 50 && !said.test(chunks.join("")); i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     assert.match(chunks.join(""), said);
     return chunks.join("");

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../api/server.ts";
 import { expectError, SCRIPT_TYPE } from "../api/client.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const TOKEN_TEXT = "api-token-7Hq2ZpX9";
 
@@ -115,7 +116,7 @@ Deno.test("a file one may not see is refused the same way whether it exists or n
       if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(st.state)) {
         return (st.warnings as { message: string }[]).map((w) => w.message.replace(src, "<src>"));
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
   };
   const existing = await warningsOf("/users/alice/secret.log");

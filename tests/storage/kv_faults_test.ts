@@ -7,6 +7,7 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { StorageError } from "../../engine/contracts/storage.ts";
 import { KvStorage, openKvStorage } from "../../home/storage/kv_storage.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 /** A tmpfs of `size` on a new folder, or null where this process may not mount (not root). */
 async function tmpfs(dir: string, size: string) {
@@ -149,7 +150,7 @@ Deno.test("a KV value streamed while another writer replaces it is read whole, t
     assert.equal(read, size);
     assert.equal((await chunkIds(kv)).size, 2, "the old chunks stay while retired");
     assert.ok((await storage.get(["log"]))!.value.every((b) => b === 2));
-    await new Promise((r) => setTimeout(r, 450));
+    await sleep(450);
     // The next write drops them.
     await storage.put(["other"], new Uint8Array(10));
     assert.equal((await chunkIds(kv)).size, 1);

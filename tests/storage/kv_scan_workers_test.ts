@@ -14,6 +14,7 @@ import { type RunningServer, startServer } from "../../main.ts";
 import { runCli } from "../foundation/server_process.ts";
 import { createLogger } from "../../home/log.ts";
 import type { ShareMessage } from "../../engine/contracts/scan_workers.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 
@@ -178,7 +179,7 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
       const res = await api(two, bob, "/resources/users/admin/big.log", { method: "HEAD" });
       await res.body?.cancel();
       if (res.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     const startedForBob = two.shares.started;
     const bobs = await run(two, bob, GROUPED);
@@ -220,7 +221,7 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
     // The workers' KV ends with them: once both servers stopped, nothing holds the KV file.
     for (const s of servers.splice(0)) await stopServer(s);
     for (let i = 0; i < 50 && kvFds(kvFile).length > 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     assert.deepEqual(kvFds(kvFile), []);
   } finally {

@@ -18,6 +18,7 @@ import { type Found, QueryDirectory } from "../../actors/query_directory.ts";
 import type { QueryHandle } from "../../actors/query_handle.ts";
 import type { QueryEvent } from "../../actors/query_event_feed.ts";
 import type { User } from "../../engine/contracts/user.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const API = "/API/v1.0";
 const ALICE: User = { name: "alice", groups: [], admin: false };
@@ -122,7 +123,7 @@ async function found(
   for (let i = 0; i < 600; i++) {
     const f: Found = await p.directory.find(user, id);
     if ("handle" in f && ready(f.handle)) return f.handle;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   throw new Error(`query ${id} never got ready through the pair`);
 }
@@ -193,7 +194,7 @@ function contract(through: "a" | "b") {
     assert.ok(!result.ok && result.why === "state" && result.state === "CANCELLED");
     assert.equal((await cancelled.stop()).stopped, "freed");
     for (let i = 0; i < 400 && (await p.directory.find(ALICE, slow)).kind !== "expired"; i++) {
-      await new Promise((r) => setTimeout(r, 25));
+      await sleep(25);
     }
     assert.equal((await p.directory.find(ALICE, slow)).kind, "expired");
   });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const TENANT = "contoso.onmicrosoft.com";
 const CLIENT = "11111111-2222-3333-4444-555555555555";
@@ -131,7 +132,7 @@ async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
@@ -190,7 +191,7 @@ Deno.test("the server holding an hour's lease is killed mid-fetch: another waits
 
     const fromB = query(b, token, script("audits", FROM, to));
     // A renews its lease (2 s) while it waits for the provider: B waits, asking nothing.
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     assert.equal(graph().length, 1, "B waits for A's fetch of the hour");
     const killedAt = Date.now();
     await a.stop("SIGKILL");

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 /** A home whose settings.conf keeps the state in `kvFile`. */
 async function kvHome(root: string, name: string, kvFile: string): Promise<string> {
@@ -145,7 +146,7 @@ async function waitForStatus(
     const { status, body } = await json(await api(server, token, `/queries/${queryId}`));
     last = { status, body };
     if (status === 200 && done(body)) return body;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error(`query ${queryId} did not get there in ${timeoutMs} ms: ${JSON.stringify(last)}`);
 }
@@ -249,7 +250,7 @@ Deno.test("a query submitted to one server is read, paged, listed, seen by its o
   while (Date.now() < deadline) {
     onA = (await json(await api(a, c.token, `/queries/${id}`))).status;
     if (onA === 410) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   assert.equal(onA, 410);
   const after = await (await api(third, c.token, "/queries")).json();
@@ -464,7 +465,7 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
   // The server the admin's DELETE went to says so in its log (its log is written in batches).
   const said = new RegExp(`INFO admin 'admin' cancelled query ${slow} of user 'bob'`);
   for (let i = 0; i < 50 && !b.stderr.some((l) => said.test(l)); i++) {
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   assert.ok(b.stderr.some((l) => said.test(l)), b.stderr.slice(-5).join("\n"));
   // Resumed through B (the query's record in the KV): the missed changes first, then the status.
@@ -505,7 +506,7 @@ Deno.test("an admin reads, cancels and frees another user's query through anothe
   while (Date.now() < deadline) {
     onA = (await json(await api(a, bob, `/queries/${quick}`))).status;
     if (onA === 410) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   assert.equal(onA, 410);
 });

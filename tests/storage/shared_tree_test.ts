@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, startServerProcess } from "../foundation/server_process.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 async function kvHome(root: string, name: string, kvFile: string): Promise<string> {
   const dir = join(root, name);
@@ -76,7 +77,7 @@ Deno.test("servers on one KV share the tree and the rights; rights set by the CL
       });
       status = res.status;
       await res.body?.cancel();
-      if (status !== 201) await new Promise((r) => setTimeout(r, 100));
+      if (status !== 201) await sleep(100);
     }
     assert.equal(status, 201);
     const shown = await runCli(["rights", "show", "--home", homeA]);

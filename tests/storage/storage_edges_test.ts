@@ -14,6 +14,7 @@ import { FileStorage } from "../../home/storage/file_storage.ts";
 import { KvStorage } from "../../home/storage/kv_storage.ts";
 import { UserStore } from "../../home/user_store.ts";
 import { fsTreeTemp, kvTreeTemp } from "./tree_subjects.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const alice: User = { name: "alice", groups: [], admin: false };
@@ -107,7 +108,7 @@ Deno.test("both trees: a listing is in name order, a file cannot replace a folde
     assert.equal((await tree.read(at("/users/alice/dir/x.sx"))).bytes.length, 1);
     // A moved file keeps its time.
     const before = (await tree.stat(at("/users/alice/c.sx")))!.modified;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     await tree.move(at("/users/alice/c.sx"), at("/shared/c.sx"));
     assert.equal((await tree.stat(at("/shared/c.sx")))!.modified, before);
   }

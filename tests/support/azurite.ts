@@ -11,6 +11,7 @@
 
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { cleanUp, withDeadline } from "./deadline.ts";
+import { sleep } from "../../engine/util/sleep.ts";
 
 const AZURITE = "azurite@3.37.0";
 /** Azurite's documented development account (not a secret: every Azurite has it). */
@@ -123,7 +124,7 @@ async function waitForPort(
       (await Deno.connect({ hostname: "127.0.0.1", port })).close();
       return;
     } catch {
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
   throw new Error(`Azurite did not listen on port ${port} within 60 s`);
