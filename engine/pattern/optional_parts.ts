@@ -1,0 +1,83 @@
+/**
+ * The rule for an optional part after a lazy run (docs/language.md section 7), made explicit
+ * in the pattern before it is compiled, so that V8's engine and the linear one (which has no
+ * lookahead) read it the same way.
+ *
+ * A lazy `LD` (or `DATA`) right before an optional part X, with R the rest of the pattern:
+ *
+ *   LD X? R   becomes   ( LD X R | LD R )
+ *
+ * The first alternative wins whenever it matches at all: X is present with the shortest LD
+ * for which X and then R match, and absent only when no length of the LD lets it be present.
+ * Plain `LD X? R` would take X absent with the LD empty as soon as R matches there. When R is
+ * only optional parts at the pattern's end, the absent reading runs the LD to the line's end
+ * (DATA to the record's end): `LD:msg (', client: ' IPADDR:client)?` gives the whole line to
+ * msg when there is no client. Each alternative is rewritten again, for the optional parts of R.
+ *
+ * An optional matcher that takes a lone `-` as absent keeps that in the present reading.
+ */
+
+import type { PatternElement } from "./pattern_ast.ts";
+
+/** `elements` with every "lazy run, optional part" pair split as above. */
+export function splitOptionalParts(
+  elements: readonly PatternElement[],
+  dashIsAbsent: (el: PatternElement) => boolean,
+): PatternElement[] {
+  const rewrite = (seq: readonly PatternElement[], atEnd: boolean): PatternElement[] => {
+    const out: PatternElement[] = [];
+    for (let k = 0; k < seq.length; k++) {
+      const el = seq[k]!;
+      const lazy = out[out.length - 1];
+      if (el.optional && lazy !== undefined && isLazyRun(lazy) && k > 0) {
+        out.pop();
+        const rest = seq.slice(k + 1);
+        const tail = atEnd && rest.every((e) => e.optional);
+        const present = [lazy, presentForm(el, dashIsAbsent), ...rest];
+        const absent = [
+          tail && lazy.kind === "matcher" ? { ...lazy, toEnd: true as const } : lazy,
+          ...rest,
+        ];
+        out.push({
+          kind: "choice",
+          alternatives: [rewrite(present, atEnd), rewrite(absent, atEnd)],
+          optional: false,
+          offset: el.offset,
+          split: true,
+        });
+        return out;
+      }
+      out.push(
+        el.kind === "choice"
+          ? {
+            ...el,
+            alternatives: el.alternatives.map((alt) => rewrite(alt, atEnd && k === seq.length - 1)),
+          }
+          : el,
+      );
+    }
+    return out;
+  };
+  return rewrite(elements, true);
+}
+
+/** `el` required; a field in it stays nullable, and a lone `-` still reads as absent. */
+function presentForm(
+  el: PatternElement,
+  dashIsAbsent: (el: PatternElement) => boolean,
+): PatternElement {
+  const required = { ...el, optional: false };
+  if (required.kind !== "matcher") return required;
+  const dash: PatternElement = { kind: "literal", text: "-", optional: false, offset: el.offset };
+  return {
+    kind: "choice",
+    alternatives: dashIsAbsent(el) ? [[required], [dash]] : [[required]],
+    optional: false,
+    offset: el.offset,
+  };
+}
+
+/** A lazy run of any text (LD, DATA), which an optional part after it would leave empty. */
+function isLazyRun(el: PatternElement): boolean {
+  return el.kind === "matcher" && (el.matcher === "LD" || el.matcher === "DATA") && !el.optional;
+}
