@@ -103,6 +103,11 @@ export interface CompileOptions {
   readonly records?: boolean;
   /** The text of the sub-pattern `$name` (a script constant), for patterns that use them. */
   readonly subPatterns?: SubPatterns;
+  /**
+   * Run on the linear-time engine whatever the pattern's shape (tests compare both engines);
+   * by default only patterns that could backtrack without bound do (backtracking.ts).
+   */
+  readonly linear?: boolean;
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
@@ -111,7 +116,7 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
     const elements = splitOptionalParts(parsed.elements, (el) => dashIsAbsent(el, options));
-    const linear = needsLinearEngine(elements);
+    const linear = options.linear === true || needsLinearEngine(elements);
     const all = buildRegex(elements, options, null, linear);
     const regex = newMatcherMaker(all, linear, options.records ?? false);
     const schema = Array.from(all.fields.values(), (f) => f.field);
@@ -355,10 +360,14 @@ function buildRegex(
   return { source, fields, maxLines: lineBreaks(elements, true) + 1 };
 }
 
-/** `source`, optional when `isOptional` (a lone `-` counting as absent when `dashIsAbsent`). */
+/**
+ * `source`, optional when `isOptional` (a lone `-` counting as absent when `dashIsAbsent`).
+ * Written `(?:X|)`, not `(?:X)?`: V8 refuses an empty match of a `?` group and makes X longer
+ * instead (`(LD:x)?` took a character), where re2js takes it; both read `(?:X|)` alike.
+ */
 function optionalSource(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
   if (!isOptional) return source;
-  return `(?:${dashIsAbsent ? `${source}|-` : source})?`;
+  return `(?:${dashIsAbsent ? `${source}|-` : source}|)`;
 }
 
 /** Whether an optional `el` takes a lone `-` as absent (a matcher whose spec says so). */

@@ -9,10 +9,11 @@
  *
  * The first alternative wins whenever it matches at all: X is present with the shortest LD
  * for which X and then R match, and absent only when no length of the LD lets it be present.
- * Plain `LD X? R` would take X absent with the LD empty as soon as R matches there. When R is
- * only optional parts at the pattern's end, the absent reading runs the LD to the line's end
- * (DATA to the record's end): `LD:msg (', client: ' IPADDR:client)?` gives the whole line to
- * msg when there is no client. Each alternative is rewritten again, for the optional parts of R.
+ * Plain `LD X? R` would take X absent with the LD empty as soon as R matches there. Each
+ * alternative is rewritten again, for the optional parts of R: with `LD X? Y? R`, X present if
+ * it can be, else Y, else neither. When nothing follows, the absent reading runs the LD to the
+ * line's end (DATA to the record's end): `LD:msg (', client: ' IPADDR:client)?` gives the whole
+ * line to msg when there is no client.
  *
  * An optional matcher that takes a lone `-` as absent keeps that in the present reading.
  */
@@ -32,10 +33,11 @@ export function splitOptionalParts(
       if (el.optional && lazy !== undefined && isLazyRun(lazy) && k > 0) {
         out.pop();
         const rest = seq.slice(k + 1);
-        const tail = atEnd && rest.every((e) => e.optional);
         const present = [lazy, presentForm(el, dashIsAbsent), ...rest];
         const absent = [
-          tail && lazy.kind === "matcher" ? { ...lazy, toEnd: true as const } : lazy,
+          atEnd && rest.length === 0 && lazy.kind === "matcher"
+            ? { ...lazy, toEnd: true as const }
+            : lazy,
           ...rest,
         ];
         out.push({
