@@ -9,7 +9,9 @@
  * - `X?` lets X be absent; an optional INT, LONG, DOUBLE, BOOL, WORD, IPV4, IPV6, IPADDR,
  *   HTTPDATE, ISO8601, TIMESTAMP, JSON or KVP also takes a lone `-` (the log convention for "no
  *   value", the bytes of a combined log) as absent. Either way the field is null. The explicit
- *   form `(INT:bytes | '-')` works too.
+ *   form `(INT:bytes | '-')` works too. A lazy LD or DATA right before an optional part is
+ *   split into "present, else absent" readings first (optional_parts.ts), so that the part is
+ *   absent only when no length of the LD lets it match with the rest of the pattern.
  * - A name may appear in several alternatives of a choice (same type); the field takes the
  *   alternative that matched. Fields inside a choice or optional part are nullable, and so are
  *   fields whose text can fail to convert (INT beyond 32 bits, LONG beyond 2^53, an impossible
