@@ -118,6 +118,13 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
     const elements = splitOptionalParts(parsed.elements, (el) => dashIsAbsent(el, options));
+    if (elements === null) {
+      throw new CompileError(
+        "the pattern has too many optional parts after LD or DATA to read each as present or " +
+          "absent: name fewer of them optional, or put a literal between an LD and its optional part",
+        0,
+      );
+    }
     const linear = options.linear === true || needsLinearEngine(elements);
     const all = buildRegex(elements, options, null, linear);
     const regex = newMatcherMaker(all, linear, options.records ?? false);
