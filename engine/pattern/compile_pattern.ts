@@ -125,7 +125,10 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
         0,
       );
     }
-    const linear = options.linear === true || needsLinearEngine(elements);
+    // On the pattern as written: each reading of a split backtracks no more than the pattern
+    // with its optional part as written, and its second reading's runs come after the first
+    // reading's have all failed, not after them in one match.
+    const linear = options.linear === true || needsLinearEngine(parsed.elements);
     const all = buildRegex(elements, options, null, linear);
     const regex = newMatcherMaker(all, linear, options.records ?? false);
     const schema = Array.from(all.fields.values(), (f) => f.field);
