@@ -452,3 +452,38 @@ function parse(text: string): El[] {
   };
   return sequence();
 }
+
+Deno.test("in a record of several lines, an LD with absent parts after it ends with its line, a DATA with the record, on both engines", () => {
+  const record = "09:00:01 INFO started\r\n  more";
+  const cases: [string, Record<string, unknown>][] = [
+    [`WORD ':' WORD ':' WORD ' ' WORD:level ' ' LD:text ('ORDER BY ' INT:ob)?`, {
+      level: "INFO",
+      text: "started",
+      ob: null,
+    }],
+    [`WORD ':' WORD ':' WORD ' ' WORD:level ' ' DATA:text ('ORDER BY ' INT:ob)?`, {
+      level: "INFO",
+      text: "started\r\n  more",
+      ob: null,
+    }],
+    [`WORD ':' WORD ':' WORD ' ' WORD:level ' ' DATA:text ('ORDER BY ' INT:ob EOL)?`, {
+      level: "INFO",
+      text: "started\r\n  more",
+      ob: null,
+    }],
+  ];
+  for (const [text, want] of cases) {
+    for (const linear of [false, true]) {
+      const compiled = compilePattern(text, { timeZone: "UTC", records: true, linear });
+      if (!compiled.ok) throw new Error(compiled.message);
+      const rows: Row[] = [];
+      compiled.pattern.extractAll(record, 0, record.length, (row) => rows.push(row));
+      const names = compiled.pattern.fields.map((f) => f.name);
+      assert.deepEqual(
+        rows[0] && plain(rows[0], names),
+        want,
+        `${linear ? "linear" : "V8"}: ${text}`,
+      );
+    }
+  }
+});

@@ -332,12 +332,13 @@ function buildRegex(
         }
         // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
         const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;
-        // An LD that runs to the line's end (DATA: the record's end) before absent parts.
+        // An LD that runs to the line's end (DATA: the record's end) before absent parts; on
+        // the linear engine, which has no lookahead, `(?m:$)` is a line's end in a record.
         const toEnd = el.toEnd !== true
           ? ""
           : el.matcher === "DATA"
           ? (linear ? "$" : "(?![\\s\\S])")
-          : (linear ? "\\r?$" : "(?=\\r?\\n|$)");
+          : (linear ? "\\r?(?m:$)" : "(?=\\r?\\n|$)");
         if (el.name === null || (capture !== null && !capture(el.name))) {
           groupCount += ownGroups;
           const source = `${spec.before}(?:${spec.body})${spec.after}${toEnd}`;
