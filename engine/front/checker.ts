@@ -5,6 +5,7 @@
  * without a result. All problems are collected in one pass.
  */
 
+import { foreignHint } from "./foreign_names.ts";
 import {
   assertNever,
   type Command,
@@ -471,7 +472,7 @@ class Checker {
     const sig = lookupFunction(e.name);
     const lower = e.name.toLowerCase();
     if (!sig) {
-      const hint = didYouMean(e.name, FUNCTION_NAMES);
+      const hint = foreignHint("function", e.name) ?? didYouMean(e.name, FUNCTION_NAMES);
       this.report("UNKNOWN_NAME", `unknown function '${e.name}'${hint}`, e.span);
     } else {
       if (e.args.length < sig.minArgs || e.args.length > sig.maxArgs) {

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { checkScript, isLiteralValue } from "./checker.ts";
-import { parse } from "./parser.ts";
+import { COMMAND_NAMES, parse } from "./parser.ts";
+import { FOREIGN_NAMES } from "./foreign_names.ts";
+import { lookupFunction } from "./checker_catalog.ts";
 
 /** `code line:column message` of every static problem; the script must parse. */
 function problems(text: string): string[] {
@@ -28,6 +30,31 @@ Deno.test("checkScript() reports unknown functions with a suggestion", () => {
   assert.deepEqual(problems(`${SRC} | filter(zzzzzz(a))`), [
     "UNKNOWN_NAME 1:25 unknown function 'zzzzzz'",
   ]);
+});
+
+Deno.test("checkScript() answers other languages' functions with ours", () => {
+  assert.deepEqual(problems(`${SRC} | select(dc(a), median(a), tostring(a), row_number())`), [
+    "UNKNOWN_NAME 1:25 unknown function 'dc' (did you mean 'count_distinct'? dc (SPL): count_distinct(x))",
+    "UNKNOWN_NAME 1:32 unknown function 'median' (median (SPL, KQL, SQL): this version has no percentile or median; min, max and avg aggregate)",
+    "UNKNOWN_NAME 1:43 unknown function 'tostring' (did you mean 'STRING'? tostring (KQL, SPL): STRING(x))",
+    "UNKNOWN_NAME 1:56 unknown function 'row_number' (row_number (SQL, KQL): this version has no window functions; sort(...) | limit(n) gives the first n rows)",
+  ]);
+});
+
+Deno.test("every foreign function points at one of ours and hides none of ours", () => {
+  for (const f of FOREIGN_NAMES) {
+    if (f.kind !== "function") continue;
+    assert.equal(lookupFunction(f.name), undefined, `'${f.name}' is a function of ours`);
+    if (f.ours !== null) assert.ok(lookupFunction(f.ours), `'${f.ours}' is not a function`);
+  }
+  for (const f of FOREIGN_NAMES) {
+    if (f.kind === "command" && f.ours !== null && f.ours !== "PARSE") {
+      assert.ok(
+        COMMAND_NAMES.includes(f.ours) || lookupFunction(f.ours) !== undefined,
+        `'${f.ours}' (for ${f.name}) is neither a command nor a function`,
+      );
+    }
+  }
 });
 
 Deno.test("checkScript() checks the number of function arguments", () => {

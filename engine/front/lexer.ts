@@ -276,6 +276,7 @@ export function lex(text: string): LexResult {
       }
       const e = text[i + 1];
       if (e === "n") out += "\n";
+      else if (e === "r") out += "\r";
       else if (e === "t") out += "\t";
       else if (e === "\\" || e === "'" || e === '"') out += e;
       else if (e === "u" && /^[0-9A-Fa-f]{4}$/.test(text.slice(i + 2, i + 6))) {
@@ -290,7 +291,7 @@ export function lex(text: string): LexResult {
           : "";
         fail(
           i,
-          `invalid escape '${shown}' in a string; escapes are \\n \\t \\\\ \\' \\" \\uXXXX${hint}`,
+          `invalid escape '${shown}' in a string; escapes are \\n \\r \\t \\\\ \\' \\" \\uXXXX${hint}`,
         );
         return skipString(i + 1, quote);
       }

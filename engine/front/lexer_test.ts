@@ -35,6 +35,8 @@ Deno.test("lex() reads backquoted field names, which are never keywords", () => 
 Deno.test("lex() decodes escapes in quoted strings", () => {
   assert.equal(only(String.raw`'a\nb\tc\\d\'e\"f\u0041'`).text, "a\nb\tc\\d'e\"fA");
   assert.equal(only(String.raw`"it's"`).text, "it's");
+  // A carriage return, as CRLF logs hold: `replace(line, '\r', '')`.
+  assert.equal(only(String.raw`'a\r\nb'`).text, "a\r\nb");
 });
 
 Deno.test("lex() keeps triple-quoted strings raw and multi-line", () => {
@@ -105,7 +107,7 @@ Deno.test("lex() reports lexical mistakes with their position and goes on", () =
     [
       [1, 3, "unterminated string"],
       [2, 3, "unexpected character '#'"],
-      [2, 9, "invalid escape '\\q' in a string; escapes are \\n \\t \\\\ \\' \\\" \\uXXXX"],
+      [2, 9, "invalid escape '\\q' in a string; escapes are \\n \\r \\t \\\\ \\' \\\" \\uXXXX"],
       [2, 13, "invalid IPv4 address '300.1.1.1'"],
       [2, 23, "invalid IPv4 network '10.0.0.0/33'"],
     ],

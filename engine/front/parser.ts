@@ -22,6 +22,7 @@ import { type Diagnostic, type DiagnosticCode, didYouMean } from "./diagnostics.
 import { describeToken, lex, type Token } from "./lexer.ts";
 import { Interval, IpAddr, IpNet } from "../values/values.ts";
 import { SOURCE_NAMES } from "./source_catalog.ts";
+import { foreignHint } from "./foreign_names.ts";
 
 type CommandKind = Command["kind"];
 
@@ -405,12 +406,16 @@ class Parser {
     const span = spanOf(t);
     const syntax = COMMAND_BY_NAME.get(name);
     if (!syntax) {
+      const foreign = foreignHint("command", t.text);
       this.report(
         "UNKNOWN_NAME",
-        `unknown command '${t.text}'${didYouMean(t.text, COMMAND_NAMES)}`,
+        `unknown command '${t.text}'${foreign ?? didYouMean(t.text, COMMAND_NAMES)}`,
         t,
       );
-      this.skipParenthesized(t.text);
+      // Another language's command (`where x > 1`, `order by x`) need not have brackets: the
+      // hint says it all, the rest of the command is skipped.
+      if (foreign !== null && !this.isPunct("(")) this.skipCommand();
+      else this.skipParenthesized(t.text);
       return null;
     }
     this.expectPunct("(", `after ${name}`);
@@ -424,6 +429,21 @@ class Parser {
     if (found >= min && found <= max) return true;
     this.report("ARITY", `${name} ${expectedCount(min, max)}, found ${found}`, at);
     return false;
+  }
+
+  /** Skips the rest of a command, up to the next `|` or `;` outside brackets. */
+  skipCommand(): void {
+    let depth = 0;
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === "eof") return;
+      if (t.kind === "punct") {
+        if (depth === 0 && (t.text === "|" || t.text === ";")) return;
+        if (t.text === "(" || t.text === "[") depth++;
+        if ((t.text === ")" || t.text === "]") && depth > 0) depth--;
+      }
+      this.next();
+    }
   }
 
   /** Skips `( ... )` with balanced brackets after an unknown command. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { COMMAND_NAMES, COMMANDS, parse } from "./parser.ts";
 import { printScript } from "./printer.ts";
+import { FOREIGN_NAMES, foreignHint } from "./foreign_names.ts";
 import type { Command, Expr, Statement } from "./ast.ts";
 import { Interval, IpAddr, IpNet } from "../values/values.ts";
 
@@ -215,6 +216,52 @@ Deno.test("parse() reports unknown commands with a suggestion and keeps parsing"
     ["UNKNOWN_NAME", "unknown command 'fliter' (did you mean 'filter'?)"],
   ]);
   assert.equal(printScript(r.script), "(pipeline (values (tuple a:1)) (sort a))");
+});
+
+Deno.test("parse() answers other languages' commands with ours, with or without brackets", () => {
+  const r = parse(
+    "VALUES((a: 1)) | where a > 1 and a != 'x|y' | stats count() by a | order by a desc" +
+      " | head(5) | project(a) | sort(a)",
+  );
+  assert.deepEqual(r.diagnostics.map((d) => [d.column, d.message]), [
+    [
+      18,
+      "unknown command 'where' (did you mean 'filter'? where (SPL, KQL, SQL): filter(cond) keeps the rows where cond is true)",
+    ],
+    [
+      47,
+      "unknown command 'stats' (did you mean 'group'? stats (SPL): select(key, count(*) as n, avg(x) as m) | group(key) computes aggregates per key)",
+    ],
+    [
+      68,
+      "unknown command 'order' (did you mean 'sort'? order (SQL, KQL): order by x desc is sort(x desc))",
+    ],
+    [
+      86,
+      "unknown command 'head' (did you mean 'limit'? head (SPL): limit(n) keeps the first n rows)",
+    ],
+    [
+      96,
+      "unknown command 'project' (did you mean 'select'? project (KQL): select(a, b) keeps those fields)",
+    ],
+  ]);
+  // The rest of the script is parsed as before.
+  assert.equal(printScript(r.script), "(pipeline (values (tuple a:1)) (sort a))");
+});
+
+Deno.test("every foreign name points at one of ours and hides none of ours", () => {
+  for (const f of FOREIGN_NAMES) {
+    if (f.kind === "command") {
+      assert.ok(!COMMAND_NAMES.includes(f.name), `'${f.name}' is a command of ours`);
+      assert.equal(f.name, f.name.toLowerCase());
+    }
+  }
+  for (const kind of ["command", "function"] as const) {
+    for (const name of ["where", "WHERE", "median"]) {
+      const hint = foreignHint(kind, name);
+      assert.equal(hint !== null, kind === "command" ? name !== "median" : name === "median");
+    }
+  }
 });
 
 Deno.test("parse() reports the wrong number of command arguments", () => {

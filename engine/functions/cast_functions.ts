@@ -13,6 +13,8 @@ import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { type FunctionDef, returns } from "./function_def.ts";
 
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** A hexadecimal whole number, `0x1eba8` (INTEGER and LONG read it; DOUBLE does not). */
+const HEX_TEXT = /^([+-]?)0[xX]([0-9a-fA-F]{1,16})$/;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
@@ -33,6 +35,11 @@ function toNumber(v: Value): number | null {
 }
 
 function toWhole(v: Value, min: number, max: number): number | null {
+  const hex = typeof v === "string" ? HEX_TEXT.exec(v.trim()) : null;
+  if (hex !== null) {
+    const n = parseInt(hex[2]!, 16) * (hex[1] === "-" ? -1 : 1);
+    return n >= min && n <= max ? n + 0 : null;
+  }
   const n = toNumber(v);
   if (n === null) return null;
   const whole = Math.trunc(n);

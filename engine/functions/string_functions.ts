@@ -228,9 +228,12 @@ type Replacer = (s: string, replacement: string) => string;
  */
 function replacerOf(regex: UserRegex): Replacer {
   if (regex.native) {
-    const global = new RegExp(regex.source, "gu");
+    const global = new RegExp(regex.body, regex.ignoreCase ? "giu" : "gu");
     return (s, to) => s.replace(global, to);
   }
-  const linear = RE2JS.compile(forRe2(regex.source));
+  const linear = RE2JS.compile(
+    forRe2(regex.body),
+    regex.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0,
+  );
   return (s, to) => linear.matcher(s).replaceAll(to);
 }

@@ -9,7 +9,9 @@
  * - `X?` lets X be absent; an optional INT, LONG, DOUBLE, BOOL, WORD, IPV4, IPV6, IPADDR,
  *   HTTPDATE, ISO8601, TIMESTAMP, JSON or KVP also takes a lone `-` (the log convention for "no
  *   value", the bytes of a combined log) as absent. Either way the field is null. The explicit
- *   form `(INT:bytes | '-')` works too.
+ *   form `(INT:bytes | '-')` works too. A lazy LD or DATA right before an optional part is
+ *   split into "present, else absent" readings first (optional_parts.ts), so that the part is
+ *   absent only when no length of the LD lets it match with the rest of the pattern.
  * - A name may appear in several alternatives of a choice (same type); the field takes the
  *   alternative that matched. Fields inside a choice or optional part are nullable, and so are
  *   fields whose text can fail to convert (INT beyond 32 bits, LONG beyond 2^53, an impossible
@@ -34,6 +36,7 @@ import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
 import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
 import { forRe2, regexShape } from "../values/user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
+import { splitOptionalParts } from "./optional_parts.ts";
 import { RE2JS } from "re2js";
 import type { PushedFilter } from "../plan/plan.ts";
 import type { DirectGroups } from "../plan/context.ts";
@@ -102,6 +105,11 @@ export interface CompileOptions {
   readonly records?: boolean;
   /** The text of the sub-pattern `$name` (a script constant), for patterns that use them. */
   readonly subPatterns?: SubPatterns;
+  /**
+   * Run on the linear-time engine whatever the pattern's shape (tests compare both engines);
+   * by default only patterns that could backtrack without bound do (backtracking.ts).
+   */
+  readonly linear?: boolean;
 }
 
 /** Compiles `text`; a mistake comes back with its offset in `text`. */
@@ -109,15 +117,26 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
   const parsed = parsePattern(text, options.subPatterns);
   if (!parsed.ok) return { ok: false, message: parsed.message, offset: parsed.offset };
   try {
-    const linear = needsLinearEngine(parsed.elements);
-    const all = buildRegex(parsed.elements, options, null, linear);
+    const elements = splitOptionalParts(parsed.elements, (el) => dashIsAbsent(el, options));
+    if (elements === null) {
+      throw new CompileError(
+        "the pattern has too many optional parts after LD or DATA to read each as present or " +
+          "absent: name fewer of them optional, or put a literal between an LD and its optional part",
+        0,
+      );
+    }
+    // On the pattern as written: each reading of a split backtracks no more than the pattern
+    // with its optional part as written, and its second reading's runs come after the first
+    // reading's have all failed, not after them in one match.
+    const linear = options.linear === true || needsLinearEngine(parsed.elements);
+    const all = buildRegex(elements, options, null, linear);
     const regex = newMatcherMaker(all, linear, options.records ?? false);
     const schema = Array.from(all.fields.values(), (f) => f.field);
     const make = (needed: readonly string[]) => {
       // Only the needed fields capture: every capture is a string the match allocates.
       const wanted = new Set(needed);
       const some = needed.length === schema.length ? all : buildRegex(
-        parsed.elements,
+        elements,
         options,
         (name) => wanted.has(name),
         linear,
@@ -204,7 +223,9 @@ class LinearSticky implements StickyMatcher {
     }
     const m = this.re.exec(text.slice(start, end)) as (string | undefined)[] | null;
     if (m === null) return null;
-    this.lastIndex = start + m[0]!.length;
+    // A final EOL takes the line break here (no lookahead): the match ends before it.
+    const length = m[0]!.length;
+    this.lastIndex = start + (m[0]!.endsWith("\n") ? length - 1 : length);
     return m;
   }
 }
@@ -236,8 +257,6 @@ function buildRegex(
 ): BuiltRegex {
   const fields = new Map<string, FieldInfo>();
   let groupCount = 0;
-  let lineBreaks = 0;
-  const last = elements[elements.length - 1];
 
   /** `atEnd`: nothing follows the sequence in the pattern. */
   function sequence(
@@ -250,10 +269,7 @@ function buildRegex(
     for (let k = 0; k < seq.length; k++) {
       const el = seq[k]!;
       const elAtEnd = atEnd && k === seq.length - 1;
-      const guard = k > 0 && el.optional && isLazyRun(seq[k - 1]!)
-        ? absentGuard(el, seq.slice(k + 1).every((e) => e.optional) && atEnd, isData(seq[k - 1]!))
-        : null;
-      const [src, elNames] = element(el, nullable, elAtEnd, guard);
+      const [src, elNames] = element(el, nullable, elAtEnd);
       for (const n of elNames) {
         if (names.has(n)) throw new CompileError(`the field '${n}' is named twice`, el.offset);
         names.add(n);
@@ -263,44 +279,20 @@ function buildRegex(
     return [out, names];
   }
 
-  /**
-   * What lets an optional element after a lazy LD (or DATA) be absent. Plain `X?` would let it
-   * be absent at once, with the LD still empty, so that `LD:msg (', client: ' IPADDR:client)?`
-   * never fills msg nor client. Instead the element is absent only where it cannot match any
-   * further on the line: the LD runs up to the first place the element matches. When only
-   * optional elements follow to the end of the pattern, the LD runs to the end of the line.
-   * Null (plain `X?`) when the element holds REGEX groups, which a second copy would renumber,
-   * and in the middle of a pattern on the linear engine, which has no lookahead.
-   */
-  function absentGuard(el: PatternElement, tail: boolean, data: boolean): string | null {
-    // The linear engine has no lookaround; it sees the record without its final line break.
-    // DATA runs over line breaks: to the end of the record, and looking ahead across lines.
-    if (tail) return linear ? "\\r?$" : data ? "(?![\\s\\S])" : "(?=\\r?\\n|$)";
-    if (linear) return null;
-    const plain = buildRegex(
-      [{ ...el, optional: false }],
-      { ...options, records: true },
-      () => false,
-    );
-    if (userGroups(plain.source, 0) > 0) return null;
-    return `(?!${data ? "[\\s\\S]" : "[^\\n]"}*?(?:${plain.source}))`;
-  }
-
   function element(
     el: PatternElement,
     nullable: boolean,
     atEnd: boolean,
-    guard: string | null,
   ): [string, Set<string>] {
-    const optional = (source: string, isOptional: boolean, dashIsAbsent: boolean) =>
-      optionalSource(source, isOptional, dashIsAbsent, guard);
+    const optional = optionalSource;
     switch (el.kind) {
       case "literal":
         return [optional(RegExp.escape(el.text), el.optional, false), new Set()];
       case "choice": {
         const names = new Set<string>();
         const alts = el.alternatives.map((alt) => {
-          const [src, altNames] = sequence(alt, true, atEnd);
+          // The readings of a split (optional_parts.ts) hold the same fields as the pattern.
+          const [src, altNames] = sequence(alt, el.split === true ? nullable : true, atEnd);
           for (const n of altNames) names.add(n);
           return src;
         });
@@ -308,9 +300,14 @@ function buildRegex(
       }
       case "matcher": {
         if (el.matcher === "EOL") {
-          // The linear engine has no lookahead; it sees the record without its final line break.
-          if (el === last) return [linear ? "\\r?$" : "\\r?(?=\\n|$)", new Set()];
-          lineBreaks++;
+          // An EOL that nothing follows (the pattern's last, or the last of an optional part
+          // at its end) is the end of the line, also the end of the text; another a line break.
+          // The linear engine has no lookahead: there it takes the line break, which its
+          // matcher gives back (LinearSticky).
+          if (atEnd) {
+            const end = linear ? "\\r?(?:\\n|$)" : "\\r?(?=\\n|$)";
+            return [optional(end, el.optional, false), new Set()];
+          }
           return [optional("\\r?\\n", el.optional, false), new Set()];
         }
         if (el.matcher === "DATA" && !options.records) {
@@ -335,14 +332,21 @@ function buildRegex(
         }
         // A REGEX's own capture groups take numbers too: after the field's group that wraps it.
         const ownGroups = el.matcher === "REGEX" ? userGroups(spec.body, el.argumentOffset) : 0;
+        // An LD that runs to the line's end (DATA: the record's end) before absent parts; on
+        // the linear engine, which has no lookahead, `(?m:$)` is a line's end in a record.
+        const toEnd = el.toEnd !== true
+          ? ""
+          : el.matcher === "DATA"
+          ? (linear ? "$" : "(?![\\s\\S])")
+          : (linear ? "\\r?(?m:$)" : "(?=\\r?\\n|$)");
         if (el.name === null || (capture !== null && !capture(el.name))) {
           groupCount += ownGroups;
-          const source = `${spec.before}(?:${spec.body})${spec.after}`;
+          const source = `${spec.before}(?:${spec.body})${spec.after}${toEnd}`;
           return [optional(source, el.optional, spec.dashIsAbsent), new Set()];
         }
         const group = ++groupCount;
         groupCount += ownGroups;
-        const body = `${spec.before}(${spec.body})${spec.after}`;
+        const body = `${spec.before}(${spec.body})${spec.after}${toEnd}`;
         const nowNullable = nullable || el.optional || spec.canFail;
         const known = fields.get(el.name);
         if (known) {
@@ -366,28 +370,43 @@ function buildRegex(
   }
 
   const [source] = sequence(elements, false, true);
-  return { source, fields, maxLines: lineBreaks + 1 };
+  return { source, fields, maxLines: lineBreaks(elements, true) + 1 };
 }
 
-/** `source`, optional when `isOptional`; `guard` (absentGuard) in place of plain `?`. */
-function optionalSource(
-  source: string,
-  isOptional: boolean,
-  dashIsAbsent: boolean,
-  guard: string | null,
-): string {
+/**
+ * `source`, optional when `isOptional` (a lone `-` counting as absent when `dashIsAbsent`).
+ * Written `(?:X|)`, not `(?:X)?`: V8 refuses an empty match of a `?` group and makes X longer
+ * instead (`(LD:x)?` took a character), where re2js takes it; both read `(?:X|)` alike.
+ */
+function optionalSource(source: string, isOptional: boolean, dashIsAbsent: boolean): string {
   if (!isOptional) return source;
-  const core = dashIsAbsent ? `${source}|-` : source;
-  return guard === null ? `(?:${core})?` : `(?:${core}|${guard})`;
+  return `(?:${dashIsAbsent ? `${source}|-` : source}|)`;
 }
 
-function isData(el: PatternElement): boolean {
-  return el.kind === "matcher" && el.matcher === "DATA";
+/** Whether an optional `el` takes a lone `-` as absent (a matcher whose spec says so). */
+function dashIsAbsent(el: PatternElement, options: CompileOptions): boolean {
+  if (el.kind !== "matcher") return false;
+  try {
+    return matcherSpec(el.matcher, el.argument, options.timeZone).dashIsAbsent;
+  } catch {
+    return false; // compiling the element reports the mistake
+  }
 }
 
-/** A lazy run of any text (LD, DATA), which an optional element after it would leave empty. */
-function isLazyRun(el: PatternElement): boolean {
-  return el.kind === "matcher" && (el.matcher === "LD" || el.matcher === "DATA") && !el.optional;
+/**
+ * The line breaks a match of `seq` can take at most: an EOL with something after it (the one
+ * at the end is the line's end), a choice its longest alternative.
+ */
+function lineBreaks(seq: readonly PatternElement[], atEnd: boolean): number {
+  let count = 0;
+  seq.forEach((el, k) => {
+    const elAtEnd = atEnd && k === seq.length - 1;
+    if (el.kind === "matcher" && el.matcher === "EOL" && !elAtEnd) count++;
+    if (el.kind === "choice") {
+      count += Math.max(0, ...el.alternatives.map((alt) => lineBreaks(alt, elAtEnd)));
+    }
+  });
+  return count;
 }
 
 /** The number of capture groups of a REGEX argument; a bad one is the user's mistake. */

@@ -486,3 +486,12 @@ Deno.test("extractAll() whose records each take milliseconds pauses within a few
   // Read every 8 records only, the call would run 15 (30 ms).
   assert.ok(rows <= 12, `${rows} records before the pause`);
 });
+
+Deno.test("compilePattern() refuses a pattern whose optional parts after LDs would make too many readings", () => {
+  const pairs = (k: number) =>
+    Array.from({ length: k }, (_, i) => `LD:a${i} ('k${i}=' INT:n${i})?`).join(" ") + " EOL";
+  assert.ok(compilePattern(pairs(8), { timeZone: "UTC" }).ok);
+  const refused = compilePattern(pairs(9), { timeZone: "UTC" });
+  assert.ok(!refused.ok);
+  assert.match(refused.message, /too many optional parts after LD or DATA/);
+});

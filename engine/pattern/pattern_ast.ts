@@ -45,12 +45,22 @@ export type PatternElement =
     readonly name: string | null;
     readonly optional: boolean;
     readonly offset: number;
+    /**
+     * Set by optional_parts.ts on an LD or DATA that must run to the end of the line (of the
+     * record, for DATA): the pattern's end, with only absent optional parts after it.
+     */
+    readonly toEnd?: true;
   }
   | {
     readonly kind: "choice";
     readonly alternatives: readonly (readonly PatternElement[])[];
     readonly optional: boolean;
     readonly offset: number;
+    /**
+     * Set by optional_parts.ts: the alternatives are two readings of the same elements (an
+     * optional part present, then absent), so its fields are nullable only as they were.
+     */
+    readonly split?: true;
   };
 
 /** A mistake in a pattern: what is wrong, and where in the pattern text (0-based). */

@@ -19,7 +19,11 @@
 import { RE2JS } from "re2js";
 
 export interface UserRegex {
+  /** As written, `(?i)` included. */
   readonly source: string;
+  /** Without a leading `(?i)`, which `ignoreCase` says. */
+  readonly body: string;
+  readonly ignoreCase: boolean;
   /** True when V8 runs it: it was proved unable to backtrack without bound. */
   readonly native: boolean;
   /** Whether the expression matches somewhere in `text`. */
@@ -35,25 +39,43 @@ export type RegexResult =
 /** Combinations of bounded quantifiers (`?` counts 2, `{0,3}` 4) V8 may try at each position. */
 const MAX_NATIVE_CHOICES = 256;
 
-/** Compiles `source`; a mistake or a refused construct comes back with its offset in `source`. */
+/** A leading `(?i)`: the rest of the expression ignores case. */
+const IGNORE_CASE = "(?i)";
+
+/**
+ * Compiles `source`; a mistake or a refused construct comes back with its offset in `source`.
+ * A leading `(?i)` makes it ignore case (the `i` flag; RE2's own syntax for it).
+ */
 export function compileUserRegex(source: string): RegexResult {
+  const ignoreCase = source.startsWith(IGNORE_CASE);
+  const body = ignoreCase ? source.slice(IGNORE_CASE.length) : source;
   let native: RegExp;
   try {
-    native = new RegExp(source, "u");
+    native = new RegExp(body, ignoreCase ? "iu" : "u");
   } catch (e) {
     return { ok: false, message: (e as Error).message, offset: 0 };
   }
-  const shape = regexShape(source);
-  if (shape.refused) return { ok: false, ...shape.refused };
+  const shape = regexShape(body);
+  if (shape.refused) {
+    const { message, offset } = shape.refused;
+    return { ok: false, message, offset: offset + (source.length - body.length) };
+  }
   if (shape.bounded) {
     return {
       ok: true,
-      regex: { source, native: true, test: (t) => native.test(t), exec: (t) => native.exec(t) },
+      regex: {
+        source,
+        body,
+        ignoreCase,
+        native: true,
+        test: (t) => native.test(t),
+        exec: (t) => native.exec(t),
+      },
     };
   }
   let linear: RE2JS;
   try {
-    linear = RE2JS.compile(forRe2(source));
+    linear = RE2JS.compile(forRe2(body), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (e) {
     return { ok: false, message: `${(e as Error).message} (RE2 dialect)`, offset: 0 };
   }
@@ -61,6 +83,8 @@ export function compileUserRegex(source: string): RegexResult {
     ok: true,
     regex: {
       source,
+      body,
+      ignoreCase,
       native: false,
       test: (t) => linear.test(t),
       exec: (t) => linear.exec(t) as (string | undefined)[] | null,

@@ -128,3 +128,32 @@ Deno.test("a refused construct is a check-time mistake naming it", async () => {
     assert.match(diagnostics[0]!.message, message);
   }
 });
+
+Deno.test("a leading (?i) ignores case, on V8's engine and on re2js", async () => {
+  for (const [source, native] of [["(?i)error", true], ["(?i)dis+k", false]] as const) {
+    const compiled = compileUserRegex(source);
+    assert.ok(compiled.ok);
+    assert.equal(compiled.regex.native, native, source);
+    assert.ok(compiled.regex.test("ERROR on DISK"), source);
+    const plain = compileUserRegex(source.slice("(?i)".length));
+    assert.ok(plain.ok && !plain.regex.test("ERROR on DISK"), `${source} without (?i)`);
+  }
+  // A refused construct is placed in the text as written, `(?i)` counted.
+  const refused = compileUserRegex("(?i)(a)\\1");
+  assert.ok(!refused.ok);
+  assert.equal(refused.offset, 7);
+  await using home = await engineHome();
+  const { rows } = await home.run(
+    `VALUES((s: 'Error on DISK sda')) | select(s ~ '(?i)error' as a, s ~ 'error' as b,
+       regex_extract(s, '(?i)d[a-z]+k') as c, regex_extract(s, '''(?i)(s\\w+)$''', 1) as d,
+       regex_replace(s, '(?i)on', '@') as e, regex_replace(s, '(?i)s+d', '#') as f)`,
+  );
+  assert.deepEqual(rows, [{
+    a: true,
+    b: false,
+    c: "DISK",
+    d: "sda",
+    e: "Error @ DISK sda",
+    f: "Error on DISK #a",
+  }]);
+});
