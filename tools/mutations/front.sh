@@ -9,8 +9,8 @@ run front-body-deadline-dropped routes/guarded_server.ts 's/return waited > opti
 run front-body-deadline-as-a-whole routes/guarded_server.ts '/if (conn.phase === "head") return headBytes(conn, rest);/{n;s/conn.since = Date.now();//}' $D
 run front-http2-accepted routes/guarded_server.ts 's/if (start.length >= HTTP2_PREFACE_START.length \&\& looksLikeHttp2(start)) {/if (false) {/' $D
 run front-http2-goaway-no-error-code routes/front/refusals.ts 's/0, 0, 0, 0x0d/0, 0, 0, 0/' $D
-run front-client-address-not-stripped routes/front/request_head.ts 's/i === 0 || line.slice/true || line.slice/' $F
-run front-client-address-not-set routes/front/request_head.ts 's/kept.push(`${CLIENT_ADDRESS_HEADER}: ${clientAddress}`, "", "");/kept.push("", "");/' $F
+run front-client-address-not-stripped routes/front/request_head.ts 's/if (line === 0 || !namesClientAddress(head, start, stop)) {/if (true) {/' $F
+run front-client-address-not-set routes/front/request_head.ts 's/latin1Bytes(`${CLIENT_ADDRESS_HEADER}: ${clientAddress}\\r\\n\\r\\n`)/latin1Bytes("\\r\\n")/' $F
 run front-deadline-while-server-owes routes/guarded_server.ts 's/      case "response":/      case "response": return waited > options.idleTimeoutMs;/' $R
 run front-pipelined-not-held routes/guarded_server.ts 's/      if (conn.phase === "response") {/      if (false) {/' $F
 run front-head-answer-read-for-a-body routes/front/http_parser.ts 's/return this.answersHead ? SKIP_BODY : OK;/return OK;/' $R
