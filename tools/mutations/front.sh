@@ -16,6 +16,10 @@ run front-pipelined-not-held routes/guarded_server.ts 's/      if (conn.phase ==
 run front-head-answer-read-for-a-body routes/front/http_parser.ts 's/return this.answersHead ? SKIP_BODY : OK;/return OK;/' $R
 run front-interim-answer-taken-as-final routes/guarded_server.ts 's/if (step.status >= 200) await answered(conn);/await answered(conn);/' $F
 run front-parser-takes-responses-too routes/front/http_parser.ts 's/llhttp_alloc(type === "request" ? REQUEST : RESPONSE)/llhttp_alloc(0)/' $F
+P=routes/front/http_parser_test.ts
+run front-parser-error-reason-lost routes/front/http_parser.ts 's/return end > at ? latin1.decode(memory.subarray(at, end)) : `llhttp error ${code}`;/return `llhttp error ${code}`;/' $P
+run front-parser-input-not-grown routes/front/http_parser.ts 's/m.inputSize = Math.max(bytes.length, 64 \* 1024);/m.inputSize = 64 * 1024;/' $P
+run front-client-address-prefix-dropped routes/front/request_head.ts 's/return head\[at\] === COLON;/return true;/' routes/front/request_head_test.ts
 run front-header-limit-doubled routes/guarded_server.ts 's/if (conn.headBytes > MAX_HEADER_BYTES) {/if (conn.headBytes > 2 * MAX_HEADER_BYTES) {/' $F
 run front-busy-connections-evicted routes/guarded_server.ts 's/if (conn.phase === "body" || conn.phase === "response") continue;/if (conn.phase === "body") continue;/' routes/guarded_server_test.ts
 run front-patterns-try-unbounded routes/patterns.ts 's/return new Hono<AppEnv>().post("\/patterns\/try", limit, /return new Hono<AppEnv>().post("\/patterns\/try", /' tests/front/body_limits_test.ts
