@@ -80,8 +80,10 @@ async function variants(scratch: string, refs: string[]): Promise<Variant[]> {
   return out;
 }
 
+/** Starts `main.ts serve` of the copy in `dir`, its home beside it (removed with the scratch). */
 async function start(dir: string): Promise<Server> {
-  const home = await Deno.makeTempDir({ prefix: "trawl-front-io-" });
+  const home = `${dir}-home`;
+  await Deno.mkdir(home);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
