@@ -3,7 +3,7 @@
  * `deno task bench`: every benchmark in one run, each printing its figures beside the reference
  * it names. Not part of CI; run it by hand on a quiet machine.
  *
- *   deno task bench [--mb 500] [--only engine,api,cloudapi,front,render,pattern]
+ *   deno task bench [--mb 500] [--only engine,api,cloudapi,front,frontio,render,pattern]
  *
  * It generates the engine's data (bench/data/, git-ignored) when missing and installs DuckDB and
  * ClickHouse (chDB) for Node (bench/node/) on first use.
@@ -37,11 +37,20 @@ async function run(title: string, cmd: string, args: string[], cwd = root): Prom
 
 async function main(): Promise<void> {
   const mb = arg("mb") ?? "500";
-  const only = new Set((arg("only") ?? "front,render,pattern,engine,api,cloudapi").split(","));
+  const only = new Set(
+    (arg("only") ?? "front,frontio,render,pattern,engine,api,cloudapi").split(","),
+  );
   let ok = true;
 
   if (only.has("front")) {
     ok = await run("Front end: check()", DENO, ["bench", "bench/front_bench.ts"]) && ok;
+  }
+  if (only.has("frontio")) {
+    ok = await run("The connection front: downloads, uploads, kept-alive GETs", DENO, [
+      "run",
+      "--allow-all",
+      "bench/front_io_bench.ts",
+    ]) && ok;
   }
   if (only.has("render")) {
     ok = await run("Result rows: JSON and CSV", DENO, ["bench", "bench/render_bench.ts"]) && ok;

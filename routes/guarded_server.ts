@@ -239,7 +239,9 @@ export async function serveGuarded(
       while (!conn.closed) {
         const n = await conn.socket.read(buffer);
         if (n === null) break;
-        const bytes = buffer.slice(0, n);
+        // The buffer is read into again only once its bytes have been handled; what is kept
+        // longer (a head in parts, a held request) is copied then.
+        const bytes = buffer.subarray(0, n);
         conn.work = conn.work.then(() => fromClient(conn, bytes));
         await conn.work;
         // A large body fills the buffer on every read: fewer, larger reads and writes for it.
@@ -269,7 +271,7 @@ export async function serveGuarded(
       if (conn.phase === "response") {
         // The next request waits until this one is answered (pipelining).
         if (rest.length === 0) return;
-        conn.held.push(rest);
+        conn.held.push(rest.slice());
         conn.heldBytes += rest.length;
         if (conn.heldBytes > MAX_HELD_BYTES) close(conn);
         return;
@@ -320,7 +322,7 @@ export async function serveGuarded(
 
   /** Counts a request's head bytes (431 past the limit) and catches an HTTP/2 preface early. */
   const headBytes = (conn: Connection, bytes: Uint8Array) => {
-    conn.head.push(bytes);
+    conn.head.push(bytes.slice());
     conn.headBytes += bytes.length;
     if (conn.headBytes > MAX_HEADER_BYTES) {
       refuse(conn, refusal(431, `the request's headers exceed ${MAX_HEADER_BYTES} bytes`));
