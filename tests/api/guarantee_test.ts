@@ -331,7 +331,7 @@ for (
   ]
 ) {
   Deno.test(`with the scan on 2 workers, while ${what}, others are answered within 100 ms (p99) and a DELETE cancels it within 200 ms`, async () => {
-    await using s = await startTestServer({ "query.workers": "2" });
+    await using s = await startTestServer({ "query.workers": "2", "query.workerNice": "10" });
     await writeRows(s);
     await assertGuarantee(s, script!);
   });

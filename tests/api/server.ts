@@ -59,6 +59,10 @@ export async function startTestServer(
       "query.workers": "1",
       // Loaded when a test's query needs one: most tests never do.
       "query.warmWorkers": "false",
+      // Workers at the server's own priority: on a busy machine the other test files' processes
+      // (at nice 0) would starve niced workers, a query over a few MB then taking minutes. The
+      // tests of the priority itself set it (workers_test.ts, guarantee_test.ts).
+      "query.workerNice": "0",
       ...overrides,
     });
     const log = createLogger((line) => {

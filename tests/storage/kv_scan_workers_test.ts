@@ -38,6 +38,8 @@ async function kvServer(root: string, name: string, kvFile: string, workers: num
       "wgui.port": "0",
       "server.timeZone": "UTC",
       "query.workers": String(workers),
+      // As tests/api/server.ts: niced workers starve beside other test files on a busy machine.
+      "query.workerNice": "0",
     },
     out: (line) => lines.push(line),
     log: createLogger((line) => {
