@@ -34,6 +34,16 @@ export interface ParamDescription {
   readonly type: Type;
 }
 
+/** How a source that workers may read reads its files: PARSE with its pattern's text and the
+ * sub-patterns it named (text by name), or READ_JSON. */
+export type SourceReader =
+  | {
+    readonly kind: "PARSE";
+    readonly pattern: string;
+    readonly subPatterns: readonly (readonly [string, string])[];
+  }
+  | { readonly kind: "READ_JSON" };
+
 /** The source a part reads, as plain data: what it is, where its files are, what it reads. */
 export interface SourceDescription {
   readonly kind: "source";
@@ -41,13 +51,7 @@ export interface SourceDescription {
   readonly schema: Schema;
   readonly open: boolean;
   /** PARSE: its pattern's text and the sub-patterns it named (text by name); READ_JSON. */
-  readonly reader:
-    | {
-      readonly kind: "PARSE";
-      readonly pattern: string;
-      readonly subPatterns: readonly (readonly [string, string])[];
-    }
-    | { readonly kind: "READ_JSON" };
+  readonly reader: SourceReader;
   /** The source's `src` and its time bounds (epoch ms), listed in the worker as on the server. */
   readonly src: string;
   readonly from?: number;

@@ -13,7 +13,12 @@ import { typeToString } from "../values/types.ts";
 import type { Row, Value } from "../values/values.ts";
 import type { BatchStream, ExecContext } from "./context.ts";
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
-import type { PartDescription, ScanWorkers, ShareQuery } from "../contracts/scan_workers.ts";
+import type {
+  PartDescription,
+  ScanWorkers,
+  ShareQuery,
+  SourceReader,
+} from "../contracts/scan_workers.ts";
 import type { TreeFiles } from "../contracts/resource_tree.ts";
 import type { EngineLimits } from "../contracts/engine_limits.ts";
 
@@ -132,13 +137,7 @@ export interface SourceScan {
 
 /** A source that workers may read, as plain data: its reader and the files it lists. */
 export interface SourceOrigin {
-  readonly reader:
-    | {
-      readonly kind: "PARSE";
-      readonly pattern: string;
-      readonly subPatterns: readonly (readonly [string, string])[];
-    }
-    | { readonly kind: "READ_JSON" };
+  readonly reader: SourceReader;
   readonly src: string;
   readonly from?: number;
   readonly to?: number;
