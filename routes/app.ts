@@ -45,6 +45,7 @@ import type { QueryMetrics } from "../actors/query_metrics.ts";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { openApiDocument } from "./contract.ts";
+import { sigmaRoutes } from "./sigma.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -102,6 +103,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   api.route("/", languageRoutes());
   api.route("/", machineRoutes(deps.supervisor, deps.connectors));
   api.route("/", patternRoutes(deps.settings));
+  api.route("/", sigmaRoutes(deps.tree));
   const stores = deps.datastoreAdmin;
   api.route(
     "/",

@@ -175,6 +175,42 @@ export const CONTRACTS = {
       "413": err("a body over 1 MiB"),
     },
   },
+  sigmaConvert: {
+    method: "post",
+    path: `${API}/sigma/convert`,
+    summary: "Sigma rules (YAML) converted to Trawl scripts, or why not (docs/detections.md)",
+    body: {
+      contentType: ["application/yaml", "text/plain", "application/json"],
+      schema: z.string(),
+    },
+    responses: {
+      "200": { description: "per rule: script, sources and mapped fields, or a typed reason" },
+      "400": err("no rule, or a bad target or store name"),
+      "409": err("a mapping file in /system/sigma is not valid"),
+      "413": err("a body over 1 MiB"),
+    },
+  },
+  sigmaTest: {
+    method: "post",
+    path: `${API}/sigma/test`,
+    summary: "a Sigma rule run over the records in the body",
+    body: {
+      contentType: ["application/json"],
+      schema: z.object({ rule: z.string(), records: z.array(z.unknown()).max(10000) }),
+    },
+    responses: {
+      "200": { description: "the conversion and the records that match" },
+      "400": err("not one rule, or not the body's form"),
+      "409": err("a mapping file in /system/sigma is not valid"),
+      "413": err("a body over 1 MiB"),
+    },
+  },
+  sigmaMappings: {
+    method: "get",
+    path: `${API}/sigma/mappings`,
+    summary: "the Sigma field mappings in effect, and where each comes from",
+    responses: { "200": { description: "the mappings" }, "409": err("a bad mapping file") },
+  },
   openapi: {
     method: "get",
     path: `${API}/openapi.json`,
