@@ -3,6 +3,8 @@
  * modules together; see docs/architecture.md.
  */
 
+import { convertRules } from "./connectors/sigma/convert.ts";
+import { DEFAULT_MAPPINGS, parseMapping, type SigmaMapping } from "./connectors/sigma/mapping.ts";
 import { resolve as resolvePath } from "node:path";
 import { Command, parseCommandLine, USAGE, UsageError } from "./home/command_line.ts";
 import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./home/layout.ts";
@@ -426,6 +428,9 @@ export async function main(args: readonly string[]): Promise<number> {
         return 0;
       case "serve":
         return await serve(command);
+      case "sigma convert":
+        // deno-lint-ignore no-console
+        return await runSigmaConvert(command, (l) => console.log(l));
       default: {
         // Adding a user may be the first thing done with a home; the other commands need one.
         const home = command.kind === "user add"
@@ -460,6 +465,43 @@ export async function main(args: readonly string[]): Promise<number> {
     }
     throw e;
   }
+}
+
+/**
+ * `sigma convert`: each rule of the files, converted with the built-in mappings (a --mapping
+ * file replaces the one of its target), printed as JSON; 1 when a file or mapping is unreadable.
+ */
+async function runSigmaConvert(
+  command: Extract<Command, { kind: "sigma convert" }>,
+  print: (line: string) => void,
+): Promise<number> {
+  let mappings: SigmaMapping[] = [...DEFAULT_MAPPINGS];
+  const rules = [];
+  try {
+    for (const file of command.mappings) {
+      const mapping = parseMapping(JSON.parse(await Deno.readTextFile(file)), file);
+      mappings = [...mappings.filter((m) => m.target !== mapping.target), mapping];
+    }
+    for (const file of command.files) {
+      const text = await Deno.readTextFile(file);
+      for (
+        const c of convertRules(text, {
+          mappings,
+          ...(command.target !== undefined ? { target: command.target } : {}),
+          ...(command.store !== undefined ? { store: command.store } : {}),
+        })
+      ) {
+        const { predicate: _, ...shown } = c;
+        rules.push({ file, ...shown });
+      }
+    }
+  } catch (e) {
+    // deno-lint-ignore no-console
+    console.error(`error: ${(e as Error).message}`);
+    return 1;
+  }
+  print(JSON.stringify({ rules }, null, 2));
+  return 0;
 }
 
 if (import.meta.main) Deno.exitCode = await main(Deno.args);
