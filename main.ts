@@ -306,7 +306,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     out(token);
   }
 
-  const app = createApp(deps);
+  // Scheduled detections: due schedules and alerts looked at every 30 s (docs/detections.md).
+  let stopDetections: (() => Promise<void>) | undefined;
+  const app = createApp({
+    ...deps,
+    detections: {
+      storage,
+      server: `server-${crypto.randomUUID().slice(0, 8)}`,
+      tickMs: 30_000,
+      started: (stop) => stopDetections = stop,
+    },
+  });
   const maxConnections = Math.min(settings["server.maxConnections"], connectionsAllowedByFds());
   if (maxConnections < settings["server.maxConnections"]) {
     log.info(
@@ -340,6 +350,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     deps,
     // Idle scan workers and the storage end with the server.
     finished: server.finished.finally(async () => {
+      await stopDetections?.();
       deps.scanWorkers?.close();
       // Its unfinished queries are marked FAILED for the other servers, its lease goes.
       await deps.sharedQueries?.stop();

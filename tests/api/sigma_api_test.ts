@@ -7,7 +7,6 @@
 
 import assert from "node:assert/strict";
 import { startTestServer } from "./server.ts";
-import { SCRIPT_TYPE } from "./client.ts";
 import { GRAPH_MAPPING } from "../../connectors/sigma/mapping.ts";
 
 const API = "/API/v1.0";

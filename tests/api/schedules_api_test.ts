@@ -1,0 +1,167 @@
+/**
+ * `/schedules` on a real server: a Sigma rule scheduled as alice, run through the supervisor
+ * (visible in `GET /queries`), windows following the injected clock, each match alerted once to a
+ * real loopback webhook with its Idempotency-Key and signature, backfills doubling nothing, the
+ * webhook's secret in no answer, other users kept out.
+ */
+
+import assert from "node:assert/strict";
+import { startTestServer } from "./server.ts";
+import { GRAPH_MAPPING } from "../../connectors/sigma/mapping.ts";
+import { signature } from "../../actors/alert_outbox.ts";
+import type { Scheduler } from "../../actors/scheduler.ts";
+import type { AlertOutbox } from "../../actors/alert_outbox.ts";
+
+const API = "/API/v1.0";
+const SECRET = "whsec-schedules-test-0123456789";
+const RULE = Deno.readTextFileSync(new URL("../sigma/rules/signin_failures.yml", import.meta.url));
+const SIGNINS = [
+  { id: "a", t: "10:00", app: "Office 365 Exchange Online", ip: "192.0.2.1", code: 50126 },
+  { id: "b", t: "10:05", app: "Office 365 Exchange Online", ip: "10.1.4.4", code: 50126 },
+  { id: "c", t: "10:09", app: "Teams", ip: "192.0.2.1", code: 50126 },
+  { id: "d", t: "11:30", app: "office 365 sharepoint", ip: "192.0.2.9", code: 50126 },
+  { id: "e", t: "10:30", app: "Office 365 Exchange Online", ip: "192.0.2.1", code: 0 },
+].map((r) => ({
+  id: r.id,
+  createdDateTime: `2024-05-01T${r.t}:00Z`,
+  appDisplayName: r.app,
+  ipAddress: r.ip,
+  status: { errorCode: r.code },
+}));
+
+Deno.test("a scheduled Sigma rule alerts each match once, through the supervisor, to a signed webhook", async () => {
+  const received: { key: string | null; sig: string | null; body: string }[] = [];
+  const hook = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const body = await req.text();
+    received.push({
+      key: req.headers.get("Idempotency-Key"),
+      sig: req.headers.get("Trawl-Signature"),
+      body,
+    });
+    return new Response("ok");
+  });
+  let now = Date.parse("2024-05-01T10:30:00Z");
+  let parts: { scheduler: Scheduler; outbox: AlertOutbox } | undefined;
+  await using s = await startTestServer({}, {
+    detections: { clock: () => now, onStart: (p) => parts = p },
+  });
+  try {
+    const mapping = {
+      ...GRAPH_MAPPING,
+      logsources: GRAPH_MAPPING.logsources.map((l) =>
+        l.service === "signinlogs" ? { ...l, source: "/shared/{store}/signins.json" } : l
+      ),
+    };
+    await s.write("/system/sigma/graph.json", JSON.stringify(mapping));
+    await s.write("/shared/lab/signins.json", SIGNINS.map((r) => JSON.stringify(r)).join("\n"));
+    const texts: string[] = [];
+    const call = async (user: string, path: string, init: RequestInit = {}) => {
+      const res = await s.fetch(user, `${API}${path}`, {
+        ...init,
+        headers: { "Content-Type": "application/json" },
+      });
+      const text = await res.text();
+      texts.push(text);
+      return { status: res.status, body: text === "" ? null : JSON.parse(text) };
+    };
+    const created = await call("alice", "/schedules", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "password spray",
+        sigma: RULE,
+        store: "lab",
+        everyMinutes: 15,
+        lookbackMinutes: 60,
+        webhook: { url: `http://127.0.0.1:${hook.addr.port}/alerts`, secret: SECRET },
+      }),
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id;
+    assert.deepEqual(created.body.webhook.secret, "(hidden)");
+    assert.equal(created.body.runAs, "alice");
+    assert.equal(created.body.state.nextRun, "2024-05-01T10:30:00.000Z");
+
+    // The first run: [09:30, 10:30) holds a (b: office network, c: another app, e: success).
+    await parts!.scheduler.tick();
+    await parts!.outbox.deliverDue();
+    now = Date.parse("2024-05-01T11:45:00Z");
+    // The next: from the last run's end, 10:30, to 11:45: d.
+    await parts!.scheduler.tick();
+    await parts!.outbox.deliverDue();
+    const runs = (await call("alice", `/schedules/${id}/runs`)).body.runs;
+    assert.deepEqual(
+      runs.map((r: { from: number; to: number; alerts: number }) => [r.from, r.to, r.alerts]),
+      [
+        [Date.parse("2024-05-01T10:30:00Z"), Date.parse("2024-05-01T11:45:00Z"), 1],
+        [Date.parse("2024-05-01T09:30:00Z"), Date.parse("2024-05-01T10:30:00Z"), 1],
+      ],
+    );
+    // Runs are queries of alice, listed as the schedule's.
+    const queries = (await call("alice", "/queries")).body;
+    const listed = JSON.stringify(queries);
+    for (const r of runs) assert.ok(listed.includes(r.queryId), `${r.queryId} listed`);
+
+    // A backfill over all of it finds both again and alerts neither twice.
+    const back = await call("alice", `/schedules/${id}/run`, {
+      method: "POST",
+      body: JSON.stringify({ from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" }),
+    });
+    assert.equal(back.status, 200);
+    assert.deepEqual([back.body.matches, back.body.alerts, back.body.duplicates], [2, 0, 2]);
+
+    assert.deepEqual(received.map((r) => JSON.parse(r.body).record.id), ["a", "d"]);
+    for (const r of received) {
+      assert.match(r.key!, new RegExp(`^${id}\\|4a7c5b0e-1111-4c3e-9a51-000000000001\\|[ad]$`));
+      assert.equal(r.sig, `sha256=${await signature(SECRET, r.body)}`);
+      const alert = JSON.parse(r.body);
+      assert.equal(alert.rule.level, "medium");
+      assert.ok(alert.matched.includes("status.errorCode"));
+    }
+    const alerts = (await call("alice", `/schedules/${id}/alerts`)).body.alerts;
+    assert.deepEqual(alerts.map((a: { state: string }) => a.state), ["delivered", "delivered"]);
+
+    // Others: bob sees none of it; a PUT without a secret keeps it.
+    assert.equal((await call("bob", `/schedules/${id}`)).status, 404);
+    assert.deepEqual((await call("bob", "/schedules")).body.schedules, []);
+    const put = await call("alice", `/schedules/${id}`, {
+      method: "PUT",
+      body: JSON.stringify({
+        name: "password spray",
+        sigma: RULE,
+        store: "lab",
+        cron: "*/10 * * * *",
+        lookbackMinutes: 60,
+        webhook: { url: `http://127.0.0.1:${hook.addr.port}/alerts` },
+      }),
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal(put.body.webhook.secret, "(hidden)");
+    const bad = await call("alice", "/schedules", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "x",
+        sigma: "title: k\nlogsource: {product: azure, service: signinlogs}\n" +
+          "detection: {keywords: [a], condition: keywords}\n",
+        everyMinutes: 5,
+        lookbackMinutes: 5,
+      }),
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.reason, "KEYWORDS");
+    const asBob = await call("alice", "/schedules", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "x",
+        script: "VALUES((a: 1))",
+        everyMinutes: 5,
+        lookbackMinutes: 5,
+        runAs: "bob",
+      }),
+    });
+    assert.equal(asBob.status, 403);
+    assert.equal((await call("alice", `/schedules/${id}`, { method: "DELETE" })).status, 204);
+    assert.ok(texts.every((t) => !t.includes(SECRET)), "the secret is in no answer");
+  } finally {
+    await hook.shutdown();
+  }
+});
