@@ -7,6 +7,8 @@
 import type { ResourceTree, User } from "../engine/mod.ts";
 import { type Conversion, convertRules, matchRecords } from "../connectors/sigma/convert.ts";
 import { DEFAULT_MAPPINGS, parseMapping, type SigmaMapping } from "../connectors/sigma/mapping.ts";
+import { FAMILIES, FAMILY_SPECS } from "../connectors/cloudapi/families.ts";
+import { parseLogList } from "../connectors/cloudapi/log_list.ts";
 
 export type { Conversion, SigmaMapping };
 export { DEFAULT_MAPPINGS };
@@ -78,3 +80,25 @@ export async function convertSigma(tree: ResourceTree, request: ConvertRequest) 
 
 /** Runs a converted rule over records: which match, and the paths that did. */
 export { matchRecords };
+
+/**
+ * The availability lag of the log a `cloudapi://<store>/<log id>/<uri name>/...` URI reads, from
+ * the store's definition (its log list: `<uri name>:<type>|<lag>|<update>`); undefined when the
+ * URI or the definition says nothing about it.
+ */
+export function cloudLag(
+  definition: unknown,
+  uri: string,
+): { readonly lagMs: number; readonly log: string } | undefined {
+  const m = /^cloudapi:\/\/[^/]+\/([^/]+)\/([^/*?]+)/.exec(uri);
+  if (!m) return undefined;
+  const family = FAMILIES.find((f) => FAMILY_SPECS[f].logId === m[1]);
+  const store = (definition as { cloudapiStore?: Record<string, unknown> } | null)?.cloudapiStore;
+  if (!family || !store) return undefined;
+  const list = store[FAMILY_SPECS[family].keys.logs];
+  if (typeof list !== "string") return undefined;
+  const parsed = parseLogList(family, list);
+  if (!parsed.ok) return undefined;
+  const log = parsed.logs.find((l) => l.uriName === m[2]);
+  return log ? { lagMs: log.lagMs, log: `${m[1]}/${m[2]}` } : undefined;
+}

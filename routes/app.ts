@@ -101,7 +101,12 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));
-    if (deps.detections) api.route("/", scheduleRoutes(queryDeps, deps.users, deps.detections));
+    if (deps.detections) {
+      api.route(
+        "/",
+        scheduleRoutes(queryDeps, deps.users, deps.detections, deps.datastoreAdmin),
+      );
+    }
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
   api.route("/", languageRoutes());

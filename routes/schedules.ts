@@ -29,7 +29,8 @@ import {
   Scheduler,
   SCHEDULES,
 } from "../actors/scheduler.ts";
-import { convertSigma, matchRecords } from "../actors/sigma_rules.ts";
+import { cloudLag, convertSigma, matchRecords } from "../actors/sigma_rules.ts";
+import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { UserStore } from "../home/user_store.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -82,6 +83,21 @@ const ScheduleBody = z.object({
 
 const RunBody = z.object({ from: z.string(), to: z.string() }).strict();
 
+/**
+ * The warnings that say records of the window were not read (an hour given up, a blob lost or
+ * unreadable, no right to read): such a run does not cover its window. Warnings about the data
+ * read (a field no record had) do not count.
+ */
+export function dataLoss(
+  warnings: readonly { readonly level: string; readonly message: string }[],
+): string[] {
+  return warnings.filter((w) =>
+    w.level === "ERROR" ||
+    (w.level === "WARN" &&
+      /given up|lost|vanished|cannot be read|could not be read|no right to read/i.test(w.message))
+  ).map((w) => w.message);
+}
+
 /** A schedule as answers show it: the secret hidden. */
 function shown(s: Schedule) {
   return s.webhook ? { ...s, webhook: { url: s.webhook.url, secret: "(hidden)" } } : s;
@@ -129,8 +145,13 @@ function runQuery(queryDeps: QueryDeps, users: UserStore): RunQuery {
     });
     const handle = prepared.handle;
     await handle.finishedUnless(new AbortController().signal);
-    const { error } = handle.outcome();
+    const { error, warnings } = handle.outcome();
     if (error) throw new Error(`query ${prepared.queryId} failed: ${formatDiagnostic(error)}`);
+    const lost = dataLoss(warnings);
+    if (lost.length > 0) {
+      // Records it should have read were not: the window is not covered, the next run retries it.
+      throw new Error(`query ${prepared.queryId} could not read all of its window: ${lost[0]}`);
+    }
     const items = resultItems(handle);
     const records: Record<string, unknown>[] = [];
     if (items.count > 0) {
@@ -144,10 +165,13 @@ function runQuery(queryDeps: QueryDeps, users: UserStore): RunQuery {
   };
 }
 
+const SERVER: User = { name: "(server)", groups: [], admin: true };
+
 export function scheduleRoutes(
   queryDeps: QueryDeps,
   users: UserStore,
   deps: DetectionDeps,
+  stores?: DatastoreAdmin,
 ): Hono<AppEnv> {
   const clock = deps.clock ?? Date.now;
   const { storage } = deps;
@@ -225,6 +249,7 @@ export function scheduleRoutes(
       throw new ApiError(403, "FORBIDDEN", "only an admin may run a schedule as another user");
     }
     if (!(await users.get(runAs))) throw badRequest("BAD_PARAMETER", `no user '${runAs}'`);
+    let sources: readonly string[] | undefined;
     if (input.sigma !== undefined) {
       const rules = await convertSigma(queryDeps.tree, {
         text: input.sigma,
@@ -237,6 +262,23 @@ export function scheduleRoutes(
         throw badRequest("BAD_RULE", `the Sigma rule is not converted: ${c.message}`, {
           reason: c.reason,
         });
+      }
+      sources = c.sources;
+    }
+    // A look-back shorter than a cloud log's lag would miss the records that arrive late.
+    const uris = sources ??
+      [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
+    for (const uri of uris) {
+      const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
+      const definition = store && stores ? await stores.get(SERVER, store) : null;
+      const lag = definition ? cloudLag(definition, uri) : undefined;
+      if (lag && input.lookbackMinutes * 60_000 < lag.lagMs) {
+        throw badRequest(
+          "LOOKBACK_TOO_SHORT",
+          `lookbackMinutes ${input.lookbackMinutes} is shorter than the lag of log '${lag.log}' of datastore '${store}' (${
+            lag.lagMs / 60_000
+          } minutes): records arriving later than the look-back would never be evaluated`,
+        );
       }
     }
     let webhook: Schedule["webhook"];

@@ -11,6 +11,7 @@ import { GRAPH_MAPPING } from "../../connectors/sigma/mapping.ts";
 import { signature } from "../../actors/alert_outbox.ts";
 import type { Scheduler } from "../../actors/scheduler.ts";
 import type { AlertOutbox } from "../../actors/alert_outbox.ts";
+import { dataLoss } from "../../routes/schedules.ts";
 
 const API = "/API/v1.0";
 const SECRET = "whsec-schedules-test-0123456789";
@@ -164,4 +165,62 @@ Deno.test("a scheduled Sigma rule alerts each match once, through the supervisor
   } finally {
     await hook.shutdown();
   }
+});
+
+Deno.test("a run whose query could not read all of its window does not cover it", () => {
+  assert.deepEqual(
+    dataLoss([
+      { level: "WARN", message: "READ_JSON: field 'x' was in none of the 3 records read" },
+      {
+        level: "WARN",
+        message: "datastore 'corp', log 'audits', hour 2026-03-10T08:00:00.000Z given up",
+      },
+      { level: "ERROR", message: "… 3 hours from … to … given up" },
+      { level: "INFO", message: "lost nothing" },
+    ]),
+    [
+      "datastore 'corp', log 'audits', hour 2026-03-10T08:00:00.000Z given up",
+      "… 3 hours from … to … given up",
+    ],
+  );
+});
+
+Deno.test("a look-back shorter than the lag of the cloud log it reads is refused, naming both", async () => {
+  await using s = await startTestServer();
+  await s.write(
+    "/system/datastores/corp.json",
+    JSON.stringify({
+      type: "CLOUDAPI",
+      cloudapiStore: {
+        clientId: "11111111-2222-3333-4444-555555555555",
+        tenantId: "contoso.onmicrosoft.com",
+        secret: "a-secret-of-sufficient-length",
+        directoryLogs: "signins:signins|2 h|15 min",
+      },
+    }),
+  );
+  const create = (lookbackMinutes: number) =>
+    s.fetch("alice", `${API}/schedules`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        name: "spray",
+        sigma: RULE,
+        store: "corp",
+        everyMinutes: 15,
+        lookbackMinutes,
+      }),
+    });
+  const short = await create(60);
+  assert.equal(short.status, 400);
+  const err = await short.json();
+  assert.equal(err.code, "LOOKBACK_TOO_SHORT");
+  assert.match(
+    err.message,
+    /lookbackMinutes 60 .* 'directory_service\/signins' of datastore 'corp' \(120 minutes\)/,
+  );
+  assert.ok(!JSON.stringify(err).includes("a-secret-of-sufficient-length"));
+  const long = await create(180);
+  assert.equal(long.status, 201);
+  await long.body?.cancel();
 });
