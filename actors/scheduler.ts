@@ -3,10 +3,11 @@
  * minutes or on a cron, over a window of event time, as a named user; each record it returns is
  * a match, alerted once.
  *
- * - **Nothing missed.** A scheduled run covers `[min(coveredTo, now - lookback), now)`:
- *   `coveredTo` is the end of the last successful run's window (kept in the storage), so after
- *   downtime or a failed run the next one reaches back to it; the look-back re-reads recent time,
- *   so that records that arrive late (within the look-back) are evaluated when they arrive.
+ * - **Nothing missed.** A scheduled run covers `[coveredTo - lookback, now)`: `coveredTo` is the
+ *   end of the last successful run's window (kept in the storage; the first run's is `now`). A
+ *   record that arrived after that run, at most `lookback` after its event time (the look-back is
+ *   at least the store's lag), has an event time of at least `coveredTo - lookback`: so after
+ *   downtime, a failed run, or late records, the next run reads everything it has not seen.
  * - **Nothing doubled.** Each match has a key, `<schedule>|<rule>|<record id>` (the record's
  *   `id`/`Id`/`properties.id`, else the SHA-256 of its canonical JSON); the key's mark and the
  *   alert are written in one commit that requires the mark to be absent, so overlapping windows,
@@ -221,8 +222,9 @@ export class Scheduler {
         // Read again under the lease: another server may have run it meanwhile.
         const fresh = await this.state(schedule.id);
         if (nextDue(schedule, fresh.lastRunAt, now) > now) return undefined;
-        const lookbackFrom = now - schedule.lookbackMinutes * MINUTE;
-        const from = Math.min(fresh.coveredTo ?? lookbackFrom, lookbackFrom);
+        // Records seen by no run: an event time after coveredTo, or one up to a look-back before
+        // it that arrived since.
+        const from = Math.min(fresh.coveredTo ?? now, now) - schedule.lookbackMinutes * MINUTE;
         const record = await this.#run(schedule, from, now, "scheduled");
         const next: ScheduleState = {
           ...fresh,

@@ -105,10 +105,11 @@ Deno.test("overlapping windows and late records: every match alerted once", asyn
 
   now = T0 + 15 * MIN;
   runs = await scheduler.tick();
-  // The look-back re-reads [T0-45, T0+15): b again (not doubled) and the late record.
-  assert.deepEqual([runs[0]!.from, runs[0]!.to], [T0 - 45 * MIN, T0 + 15 * MIN]);
+  // From the last window's end less the look-back, [T0-60, T0+15): a and b again (not
+  // doubled) and the late record, which arrived since.
+  assert.deepEqual([runs[0]!.from, runs[0]!.to], [T0 - 60 * MIN, T0 + 15 * MIN]);
   assert.equal(runs[0]!.alerts, 1);
-  assert.equal(runs[0]!.duplicates, 1);
+  assert.equal(runs[0]!.duplicates, 2);
   assert.deepEqual(await alertedIds(storage), ["a", "b", "late"]);
   assert.deepEqual((await scheduler.runs("s1")).map((r) => r.queryId), ["q2", "q1"]);
 });
@@ -140,7 +141,11 @@ Deno.test("after downtime and after a failed run the next run reaches back to th
   now += 15 * MIN;
   const [run] = await scheduler.tick();
   assert.equal(run!.state, "succeeded");
-  assert.equal(run!.from, T0, "from the end of the last successful window");
+  assert.equal(
+    run!.from,
+    T0 - 60 * MIN,
+    "from the end of the last successful window less the look-back",
+  );
   assert.deepEqual(await alertedIds(storage), ["before", "down1", "down2"]);
 });
 

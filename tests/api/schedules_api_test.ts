@@ -86,14 +86,14 @@ Deno.test("a scheduled Sigma rule alerts each match once, through the supervisor
     await parts!.scheduler.tick();
     await parts!.outbox.deliverDue();
     now = Date.parse("2024-05-01T11:45:00Z");
-    // The next: from the last run's end, 10:30, to 11:45: d.
+    // The next: from the last run's end less the look-back, 09:30, to 11:45: a again, and d.
     await parts!.scheduler.tick();
     await parts!.outbox.deliverDue();
     const runs = (await call("alice", `/schedules/${id}/runs`)).body.runs;
     assert.deepEqual(
       runs.map((r: { from: number; to: number; alerts: number }) => [r.from, r.to, r.alerts]),
       [
-        [Date.parse("2024-05-01T10:30:00Z"), Date.parse("2024-05-01T11:45:00Z"), 1],
+        [Date.parse("2024-05-01T09:30:00Z"), Date.parse("2024-05-01T11:45:00Z"), 1],
         [Date.parse("2024-05-01T09:30:00Z"), Date.parse("2024-05-01T10:30:00Z"), 1],
       ],
     );
