@@ -49,6 +49,8 @@ export interface OutboxOptions {
   /** The longest wait between attempts, Retry-After included. */
   readonly maxDelayMs?: number;
   readonly timeoutMs?: number;
+  /** How long a delivered alert stays listed (in a KV storage; files keep it). */
+  readonly keepDeliveredMs?: number;
   readonly fetch?: typeof fetch;
 }
 
@@ -96,6 +98,7 @@ export class AlertOutbox {
       baseDelayMs: 30_000,
       maxDelayMs: 3_600_000,
       timeoutMs: 10_000,
+      keepDeliveredMs: 30 * 86_400_000,
       fetch: globalThis.fetch,
       ...options,
     };
@@ -145,7 +148,11 @@ export class AlertOutbox {
       attempts++;
       const outcome = await this.#attempt(alert, webhook);
       // Compare-and-swap: another server that delivered it meanwhile wins, this result is dropped.
-      await this.#o.storage.put(key, encodeAlert(outcome), { expectedVersion: stored.version });
+      await this.#o.storage.put(key, encodeAlert(outcome), {
+        expectedVersion: stored.version,
+        // A delivered alert is kept a while to be listed; a dead one until redelivered.
+        ...(outcome.state === "delivered" ? { expireInMs: this.#o.keepDeliveredMs } : {}),
+      });
     }
     return attempts;
   }
