@@ -6,10 +6,15 @@
  *
  *   deno run --allow-read --allow-env tools/sigma_coverage.ts <sigma>/rules/cloud/azure <sigma>/rules/cloud/m365
  *   ... --list    also print each refused rule with its message
+ *
+ * Every converted script is also parsed and checked by the engine's front end (engine/front/
+ * front.ts `check`); one that does not pass is counted as `SCRIPT_ERROR` (a bug of the converter).
  */
 
 import { convertRules } from "../connectors/sigma/convert.ts";
 import { DEFAULT_MAPPINGS } from "../connectors/sigma/mapping.ts";
+import { check } from "../engine/front/front.ts";
+import { formatDiagnostic } from "../engine/front/diagnostics.ts";
 
 async function* ymlFiles(dir: string): AsyncGenerator<string> {
   const entries = [];
@@ -37,7 +42,13 @@ for (const dir of dirs) {
   for await (const file of ymlFiles(dir)) {
     for (const c of convertRules(await Deno.readTextFile(file), { mappings: DEFAULT_MAPPINGS })) {
       total++;
-      if (c.ok) {
+      const checked = c.ok ? check(c.script!) : undefined;
+      if (checked && !checked.script) {
+        byReason.set("SCRIPT_ERROR", (byReason.get("SCRIPT_ERROR") ?? 0) + 1);
+        refused.push(
+          `SCRIPT_ERROR\t${file}\t${checked.diagnostics.map(formatDiagnostic).join("; ")}`,
+        );
+      } else if (c.ok) {
         converted++;
         byTarget.set(c.target!, (byTarget.get(c.target!) ?? 0) + 1);
       } else {
