@@ -315,6 +315,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       server: `server-${crypto.randomUUID().slice(0, 8)}`,
       tickMs: 30_000,
       started: (stop) => stopDetections = stop,
+      warn: (message) => log.warn(message),
     },
   });
   const maxConnections = Math.min(settings["server.maxConnections"], connectionsAllowedByFds());

@@ -49,6 +49,8 @@ export interface DetectionDeps {
   readonly tickMs?: number;
   /** Receives the loop's stop (main.ts calls it at shutdown). */
   readonly started?: (stop: () => Promise<void>) => void;
+  /** Where a tick that failed (the storage unreachable) is told. */
+  readonly warn?: (message: string) => void;
   /** Hands the scheduler and the outbox to a test, which ticks them itself. */
   readonly onStart?: (parts: { scheduler: Scheduler; outbox: AlertOutbox }) => void;
   /** Outbox options (tests). */
@@ -194,10 +196,13 @@ export function scheduleRoutes(
   deps.onStart?.({ scheduler, outbox });
   if (deps.tickMs && deps.tickMs > 0) {
     let stopped = false;
-    let busy: Promise<unknown> = Promise.resolve();
+    let busy: Promise<unknown> | undefined;
     const timer = setInterval(() => {
-      if (stopped) return;
-      busy = busy.then(() => scheduler.tick()).then(() => outbox.deliverDue()).catch(() => {});
+      // A tick still running (a long query) is not stacked upon.
+      if (stopped || busy) return;
+      busy = scheduler.tick().then(() => outbox.deliverDue()).catch((e) =>
+        deps.warn?.(`detections: a tick failed: ${(e as Error).message}`)
+      ).finally(() => busy = undefined);
     }, deps.tickMs);
     deps.started?.(async () => {
       stopped = true;
