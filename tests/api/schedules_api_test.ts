@@ -12,6 +12,7 @@ import { signature } from "../../actors/alert_outbox.ts";
 import type { Scheduler } from "../../actors/scheduler.ts";
 import type { AlertOutbox } from "../../actors/alert_outbox.ts";
 import { dataLoss } from "../../routes/schedules.ts";
+import { memoryStorage } from "../../actors/test_support.ts";
 
 const API = "/API/v1.0";
 const SECRET = "whsec-schedules-test-0123456789";
@@ -223,4 +224,44 @@ Deno.test("a look-back shorter than the lag of the cloud log it reads is refused
   const long = await create(180);
   assert.equal(long.status, 201);
   await long.body?.cancel();
+});
+
+Deno.test("two servers on one storage: each due run runs on one of them, each match alerted once", async () => {
+  await using kv = await memoryStorage();
+  let now = Date.parse("2026-03-09T12:00:00Z");
+  const parts: { scheduler: Scheduler; outbox: AlertOutbox }[] = [];
+  const detections = (server: string) => ({
+    storage: kv,
+    server,
+    clock: () => now,
+    onStart: (p: { scheduler: Scheduler; outbox: AlertOutbox }) => parts.push(p),
+  });
+  await using one = await startTestServer({}, { detections: detections("one") });
+  await using two = await startTestServer({}, { detections: detections("two") });
+  const created = await one.fetch("alice", `${API}/schedules`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      name: "everyone",
+      everyMinutes: 5,
+      lookbackMinutes: 10,
+      script: "init(from::TIMESTAMP, to::TIMESTAMP);\nVALUES((id: 'r1'), (id: 'r2'))",
+    }),
+  });
+  const { id } = await created.json();
+  // The other server sees it (one storage).
+  assert.equal((await two.fetch("alice", `${API}/schedules/${id}`)).status, 200);
+  for (let i = 0; i < 3; i++) {
+    const ran = await Promise.all(parts.map((p) => p.scheduler.tick()));
+    assert.equal(ran.flat().length, 1, `round ${i}: one server ran it`);
+    now += 5 * 60_000;
+  }
+  const runs = (await (await two.fetch("alice", `${API}/schedules/${id}/runs`)).json()).runs;
+  assert.equal(runs.length, 3);
+  assert.deepEqual(
+    runs.map((r: { alerts: number }) => r.alerts).reduce((a: number, b: number) => a + b),
+    2,
+  );
+  const alerts = (await (await one.fetch("alice", `${API}/schedules/${id}/alerts`)).json()).alerts;
+  assert.deepEqual(alerts.map((a: { key: string }) => a.key.split("|")[2]).sort(), ["r1", "r2"]);
 });

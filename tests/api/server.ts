@@ -45,8 +45,11 @@ export async function startTestServer(
     readonly clock?: Lifetimes["clock"];
     /** More datastore kinds, registered as main.ts registers its own. */
     readonly kinds?: readonly DatastoreKind[];
-    /** /schedules on the home's files storage: the test ticks (no loop of its own) and its clock. */
-    readonly detections?: Partial<Omit<DetectionDeps, "storage">> | undefined;
+    /**
+     * /schedules, by default on the home's files storage (a test may hand a storage shared by
+     * several servers); the test ticks (no loop of its own) and sets its clock.
+     */
+    readonly detections?: Partial<DetectionDeps> | undefined;
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
