@@ -129,7 +129,9 @@ export class LiveHandle implements QueryHandle {
     // A query that fails on a warning is answered once it has finished (its status line says).
     if (!context.encoder || !runs || context.failOnWarning) return undefined;
     await context.store.grown(items, ended);
-    if (this.finished()) return undefined;
+    // Sealed: it is about to finish, and a result that was whole then is answered whole (a small
+    // one without a stream, its status line telling how it ended).
+    if (this.finished() || context.store.sealed) return undefined;
     return {
       fixed: context.fixedFormat,
       owner: context.owner,

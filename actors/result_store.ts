@@ -93,6 +93,11 @@ export class ResultStore {
     return this.#fileBytes > 0;
   }
 
+  /** Whether every item is stored and placed (`seal`): the query is about to finish. */
+  get sealed(): boolean {
+    return this.#sealed;
+  }
+
   /** Whether a read is in progress (see `read`). */
   get reading(): boolean {
     return this.#readers > 0;
