@@ -46,7 +46,9 @@ const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;
 const MAIN = join(ROOT, "main.ts");
 const NODE_DIR = join(ROOT, "bench", "node");
-const AUTOCANNON = join(NODE_DIR, "node_modules", "autocannon", "autocannon.js");
+/** autocannon's script: bench/node's, or `AUTOCANNON=<path to autocannon.js>` (one already installed). */
+const AUTOCANNON = Deno.env.get("AUTOCANNON") ??
+  join(NODE_DIR, "node_modules", "autocannon", "autocannon.js");
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 const SCRIPT_TYPE = "text/vnd.engine.script";
 const TRIVIAL = "VALUES((a: 1))";

@@ -36,6 +36,8 @@
  */
 
 import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { ACCESS_LOG, DATA_DIR, EVENTS_JSONL, SIGNINS_JSONL } from "./gen_data.ts";
 import { SETTING_KEYS } from "../home/settings.ts";
@@ -307,7 +309,11 @@ async function trawlQuery(
     let rows = 0;
     let bytes = 0;
     let firstByteMs = 0;
-    for await (const chunk of res.body!) {
+    // Deno's fetch decodes gzip and br but not zstd: decoded here, as a client would.
+    const body = encoding === "zstd"
+      ? Readable.toWeb(Readable.fromWeb(res.body!).pipe(zlib.createZstdDecompress()))
+      : res.body!;
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
       firstByteMs ||= performance.now() - started;
       bytes += chunk.length;
       for (let i = chunk.indexOf(0x7b); i >= 0; i = chunk.indexOf(0x7b, i + 1)) rows++;

@@ -277,3 +277,30 @@ Deno.test("a fetch of a running async result without Range streams it; with a Ra
   await assert.rejects(rest(reader, [first.value]));
   assert.equal((await finished(client, queryId)).state, "FAILED");
 });
+
+Deno.test("a client that leaves while its synchronous answer streams cancels the query, which is then freed", async () => {
+  const gate = new Gate();
+  await using s = await gatedServer(gate);
+  const res = await call(s, "/API/v1.0/?scriptPath=/user", {
+    method: "POST",
+    headers: { ...SCRIPT_TYPE, Accept: "application/x-ndjson", "Accept-Encoding": "identity" },
+    body: SCRIPT,
+  });
+  const id = res.headers.get("Trawl-Query-Id")!;
+  const reader = res.body!.getReader();
+  assert.ok(!(await reader.read()).done);
+  assert.equal(await stateOf(s, id), "RUNNING");
+  await reader.cancel();
+  // Cancelled (its source never opened again), then freed: its status goes too.
+  for (;;) {
+    const st = await call(s, `/API/v1.0/queries/${id}`);
+    if (st.status !== 200) {
+      await expectError(st, 410, "QUERY_EXPIRED");
+      break;
+    }
+    const { state } = await st.json();
+    assert.ok(state === "RUNNING" || state === "CANCELLED", state);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  gate.open();
+});
