@@ -311,7 +311,7 @@ async function trawlQuery(
     let firstByteMs = 0;
     // Deno's fetch decodes gzip and br but not zstd: decoded here, as a client would.
     const body = encoding === "zstd"
-      ? Readable.toWeb(Readable.fromWeb(res.body!).pipe(zlib.createZstdDecompress()))
+      ? Readable.toWeb(Readable.fromWeb(res.body! as never).pipe(zlib.createZstdDecompress()))
       : res.body!;
     for await (const chunk of body as AsyncIterable<Uint8Array>) {
       firstByteMs ||= performance.now() - started;
