@@ -59,8 +59,18 @@ try {
     };
     await run(2000);
     const r = await run(N);
+    // One at a time: the latency of a request alone (waits, not only work).
+    const alone: number[] = [];
+    for (let k = 0; k < 300; k++) {
+      const t = performance.now();
+      const res = await app.fetch(make());
+      await res.arrayBuffer();
+      alone.push(performance.now() - t);
+    }
+    alone.sort((a, b) => a - b);
     console.log(
-      `${name}: ${r.cpu.toFixed(0)} CPU µs/request, ${r.wall.toFixed(0)} wall µs/request`,
+      `${name}: ${r.cpu.toFixed(0)} CPU µs/request, ${r.wall.toFixed(0)} wall µs/request ` +
+        `(16 in flight); alone p50 ${(alone[150]! * 1000).toFixed(0)} µs`,
     );
   }
 } finally {
