@@ -19,7 +19,13 @@ import { SCANNER_WASM_BASE64 } from "./scanner_wasm.ts";
 /** Pieces longer than this are left to the JavaScript path (memory: about 6 bytes per byte). */
 export const SCANNER_MAX_BYTES = 4 * 1024 * 1024;
 
-/** The structural index of a piece: lists of positions in the bytes given, each ascending. */
+/** Ends each list of a JsonIndex (above every position). */
+export const END = 0xffffffff;
+
+/**
+ * The structural index of a piece: lists of positions in the bytes given, each ascending and
+ * followed by END (the tokens by four), which the counts do not count.
+ */
 export interface JsonIndex {
   /** Unescaped quotes, and { } [ ] : , outside strings. */
   readonly tokens: Uint32Array;
@@ -119,30 +125,34 @@ export class SimdScanner {
     if (len > SCANNER_MAX_BYTES) return null;
     const input = HEADER;
     const tok = align(input + len + PAD);
-    const tokRoom = len + PAD;
+    const tokRoom = len + PAD + 4;
     const esc = tok + 4 * tokRoom;
     const listRoom = indexListRoom(len);
     const err = esc + 4 * listRoom;
     this.#room(err + 4 * listRoom);
     this.#copy(bytes, start, end);
+    // One slot of each list is kept for its end mark.
     const count = this.#x.indexJson(
       input,
       len,
       start,
       tok,
       esc,
-      esc + 4 * listRoom,
+      esc + 4 * (listRoom - 1),
       err,
-      err + 4 * listRoom,
+      err + 4 * (listRoom - 1),
     );
     const w = this.#words;
     if (w[2] !== 0) return null; // more backslashes or errors than room: rare, the JS path takes it
+    w.fill(END, (tok >> 2) + count, (tok >> 2) + count + 4);
+    w[(esc >> 2) + w[0]!] = END;
+    w[(err >> 2) + w[1]!] = END;
     return {
-      tokens: w.subarray(tok >> 2, (tok >> 2) + count),
+      tokens: w.subarray(tok >> 2, (tok >> 2) + count + 4),
       count,
-      backslashes: w.subarray(esc >> 2, (esc >> 2) + w[0]!),
+      backslashes: w.subarray(esc >> 2, (esc >> 2) + w[0]! + 1),
       backslashCount: w[0]!,
-      errors: w.subarray(err >> 2, (err >> 2) + w[1]!),
+      errors: w.subarray(err >> 2, (err >> 2) + w[1]! + 1),
       errorCount: w[1]!,
     };
   }
