@@ -9,14 +9,14 @@
  *   index.tokens.subarray(0, index.count)               // positions in `bytes`
  *   const ends = scanner.findByte(bytes, start, end, 0x0a);
  *
- * `scannerPath()` tells which path the readers take: the scanner ("wasm", the default when the
- * runtime has WebAssembly SIMD) or the JavaScript readers it replaces ("js"), chosen by the
- * environment variable TRAWL_SCANNER (the reference stays selectable for tests and comparisons).
+ * `scannerPath()` tells which path the readers take: the JavaScript readers ("js", the default:
+ * the scanner measured no faster, docs/architecture.md) or the scanner ("wasm"), chosen by the
+ * environment variable TRAWL_SCANNER=wasm when the runtime has WebAssembly SIMD.
  */
 
 import { SCANNER_WASM_BASE64 } from "./scanner_wasm.ts";
 
-/** Pieces longer than this are left to the JavaScript path (memory: about 6 bytes per byte). */
+/** Pieces longer than this are left to the JavaScript path (memory: about 11 bytes per byte). */
 export const SCANNER_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Ends each list of a JsonIndex (above every position). */
@@ -41,6 +41,14 @@ export interface JsonIndex {
    */
   readonly errors: Uint32Array;
   readonly errorCount: number;
+  /**
+   * The start of every line that is one JSON object, valid (grammar, strings, numbers), nested
+   * at most 96 deep and ended by "\n": a reader may trust its tokens.
+   */
+  readonly valid: Uint32Array;
+  readonly validCount: number;
+  /** For each `{` and `[` token of a valid line (by token number): its closing token's number. */
+  readonly jumps: Uint32Array;
 }
 
 export interface ByteHits {
@@ -61,6 +69,18 @@ interface Exports {
     errEnd: number,
   ): number;
   findByte(input: number, len: number, bias: number, byte: number, out: number): number;
+  validateLines(
+    input: number,
+    len: number,
+    bias: number,
+    tok: number,
+    count: number,
+    err: number,
+    errCount: number,
+    jump: number,
+    valid: number,
+    stack: number,
+  ): number;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -81,8 +101,8 @@ export function scannerModule(): WebAssembly.Module | null {
 let chosen: "wasm" | "js" | undefined;
 
 /**
- * "wasm" unless TRAWL_SCANNER=js (or the runtime has no WebAssembly SIMD). Read once per
- * thread: a scan worker reads the same environment.
+ * "wasm" when TRAWL_SCANNER=wasm (and the runtime has WebAssembly SIMD), else "js". Read once
+ * per thread: a scan worker reads the same environment.
  */
 export function scannerPath(): "wasm" | "js" {
   if (chosen === undefined) {
@@ -92,7 +112,7 @@ export function scannerPath(): "wasm" | "js" {
     } catch {
       env = undefined; // no permission to read the environment: the default
     }
-    chosen = env === "js" || scannerModule() === null ? "js" : "wasm";
+    chosen = env === "wasm" && scannerModule() !== null ? "wasm" : "js";
   }
   return chosen;
 }
@@ -129,7 +149,11 @@ export class SimdScanner {
     const esc = tok + 4 * tokRoom;
     const listRoom = indexListRoom(len);
     const err = esc + 4 * listRoom;
-    this.#room(err + 4 * listRoom);
+    const jump = err + 4 * listRoom;
+    const valid = jump + 4 * tokRoom;
+    const validRoom = (len >> 1) + PAD + 1;
+    const stack = valid + 4 * validRoom;
+    this.#room(stack + 4 * 96);
     this.#copy(bytes, start, end);
     // One slot of each list is kept for its end mark.
     const count = this.#x.indexJson(
@@ -147,6 +171,19 @@ export class SimdScanner {
     w.fill(END, (tok >> 2) + count, (tok >> 2) + count + 4);
     w[(esc >> 2) + w[0]!] = END;
     w[(err >> 2) + w[1]!] = END;
+    const lines = this.#x.validateLines(
+      input,
+      len,
+      start,
+      tok,
+      count,
+      err,
+      w[1]!,
+      jump,
+      valid,
+      stack,
+    );
+    w[(valid >> 2) + lines] = END;
     return {
       tokens: w.subarray(tok >> 2, (tok >> 2) + count + 4),
       count,
@@ -154,6 +191,9 @@ export class SimdScanner {
       backslashCount: w[0]!,
       errors: w.subarray(err >> 2, (err >> 2) + w[1]! + 1),
       errorCount: w[1]!,
+      valid: w.subarray(valid >> 2, (valid >> 2) + lines + 1),
+      validCount: lines,
+      jumps: w.subarray(jump >> 2, (jump >> 2) + count),
     };
   }
 

@@ -29,7 +29,12 @@ export function referenceIndex(
     if (escaped) {
       if (!ESCAPABLE.has(c)) errors.add(i);
       if (c === 0x75) {
-        for (let k = 1; k <= 4 && i + k < end; k++) if (!isHex(bytes[i + k])) errors.add(i + k);
+        for (let k = 1; k <= 4 && i + k < end; k++) {
+          if (!isHex(bytes[i + k])) {
+            errors.add(i + k);
+            break;
+          }
+        }
       }
     } else if (c === 0x5c) escapeNext = true;
     if (c === 0x22 && !escaped) {
@@ -59,4 +64,36 @@ export function referenceFind(bytes: Uint8Array, start: number, end: number, byt
   const out: number[] = [];
   for (let i = start; i < end; i++) if (bytes[i] === byte) out.push(i);
   return out;
+}
+
+/**
+ * SimdScanner.indexJson's `valid`: the starts of the lines of `bytes[start, end)` ended by "\n"
+ * that JSON.parse takes as an object nested at most 96 deep.
+ */
+export function referenceValid(bytes: Uint8Array, start: number, end: number): number[] {
+  const decoder = new TextDecoder();
+  const out: number[] = [];
+  for (let line = start; line < end;) {
+    const nl = bytes.indexOf(0x0a, line);
+    if (nl < 0 || nl >= end) break;
+    const text = decoder.decode(bytes.subarray(line, nl));
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      v = undefined;
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v) && depthOf(v) <= 96) {
+      out.push(line);
+    }
+    line = nl + 1;
+  }
+  return out;
+}
+
+function depthOf(v: unknown): number {
+  if (typeof v !== "object" || v === null) return 0;
+  let most = 0;
+  for (const x of Object.values(v)) most = Math.max(most, depthOf(x));
+  return most + 1;
 }

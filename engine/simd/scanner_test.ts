@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { END, indexListRoom, SimdScanner } from "./scanner.ts";
-import { referenceFind, referenceIndex } from "./scanner_reference.ts";
+import { referenceFind, referenceIndex, referenceValid } from "./scanner_reference.ts";
 
 const encoder = new TextEncoder();
 
@@ -57,6 +57,69 @@ Deno.test("the SIMD JSON index is exact across 64-byte blocks for every offset o
       check(scanner, encoder.encode(text), 0);
     }
   }
+});
+
+/** Lines of JSON, valid and broken, with nesting near the 96 levels stage 2 takes. */
+const lines = fc.array(
+  fc.oneof(
+    { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ v })) },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v, null, 1)) },
+    { weight: 2, arbitrary: soup.map((b) => new TextDecoder().decode(b)) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.integer({ min: 90, max: 100 }), fc.constantFrom("[", '{"k":')).map((
+        [n, open],
+      ) => `{"d":${open.repeat(n)}0${(open === "[" ? "]" : "}").repeat(n)}}`),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '{"a":1.}',
+        '{"a":-}',
+        '{"a":01}',
+        '{"a":1e}',
+        '{"a":tru}',
+        '{"a":nulll}',
+        '{"a":[1,]}',
+        '{"a":{,}}',
+        '{"a" 1}',
+        '{"a":1,}',
+        "{}",
+        ' { "a" : [ 1 , { } ] } \r',
+        '{"a":"\u00e9"}',
+        '{"a":"x"}}',
+      ),
+    },
+  ),
+  { maxLength: 8 },
+).map((ls) => encoder.encode(ls.map((l) => l.replace(/\n/g, "") + "\n").join("")));
+
+Deno.test("stage 2 finds valid exactly the lines JSON.parse takes as objects, closing tokens right", () => {
+  const scanner = new SimdScanner();
+  fc.assert(
+    fc.property(lines, (bytes) => {
+      const index = scanner.indexJson(bytes, 0, bytes.length);
+      if (index === null) return;
+      const valid = [...index.valid.subarray(0, index.validCount)];
+      assert.deepEqual(valid, referenceValid(bytes, 0, bytes.length));
+      // Each { and [ of a valid line: its closing token is the one that matches it.
+      const tokens = index.tokens;
+      const stack: number[] = [];
+      let line = 0;
+      for (let t = 0; t < index.count; t++) {
+        const p = tokens[t]!;
+        while (line < valid.length - 1 && valid[line + 1]! <= p) line++;
+        const inValid = valid.length > 0 && valid[line]! <= p &&
+          bytes.indexOf(0x0a, valid[line]!) > p;
+        if (!inValid) continue;
+        const c = bytes[p];
+        if (c === 0x7b || c === 0x5b) stack.push(t);
+        else if (c === 0x7d || c === 0x5d) assert.equal(index.jumps[stack.pop()!], t);
+      }
+      assert.equal(stack.length, 0);
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 Deno.test("the SIMD byte search gives every position of the byte and none in the padding", () => {
