@@ -148,7 +148,7 @@ export class SimdScanner {
     if (len > SCANNER_MAX_BYTES) return null;
     const input = HEADER;
     const tok = align(input + len + PAD);
-    const tokRoom = len + PAD + 4;
+    const tokRoom = len + PAD + 8; // $flatten8 writes up to 7 past the last token
     const esc = tok + 4 * tokRoom;
     const listRoom = indexListRoom(len);
     const err = esc + 4 * listRoom;

@@ -92,6 +92,43 @@
         (br $next)))
     (local.get $dst))
 
+  ;; As $flatten, eight positions at a time written whatever the bits (fewer branches the CPU
+  ;; mispredicts where bits are dense): up to 7 u32s past the end are overwritten.
+  (func $flatten8 (param $bits i64) (param $base i32) (param $dst i32) (result i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $dst)
+      (i32.shl (i32.wrap_i64 (i64.popcnt (local.get $bits))) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i64.eqz (local.get $bits)))
+        (i32.store offset=0 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=4 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=8 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=12 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=16 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=20 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=24 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (i32.store offset=28 (local.get $dst)
+          (i32.add (local.get $base) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
+        (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 32)))
+        (br $next)))
+    (local.get $end))
+
   ;; As $flatten, but into a list ending at `limit`: when it would not fit, writes nothing and
   ;; sets the overflow flag.
   (func $flattenCapped (param $bits i64) (param $base i32) (param $dst i32) (param $limit i32)
@@ -107,7 +144,7 @@
   ;; simdjson's first stage for `len` bytes at `in` that start outside a string (at a line start
   ;; of JSON lines). Writes, as positions + `bias`:
   ;;   at `tok`: every quote that is not escaped and every { } [ ] : , outside strings, in order
-  ;;     (room for len + 64 u32s needed); the count is returned;
+  ;;     (room for len + 72 u32s needed); the count is returned;
   ;;   at `esc` (up to `escEnd`): every backslash (a string with one holds escapes);
   ;;   at `err` (up to `errEnd`): bytes that make a line invalid JSON in a way the token walk
   ;;     cannot see: a byte below 0x20 in a string (a line end there also closes the string, so
@@ -240,7 +277,7 @@
             (local.set $c4 (i64.shr_u (local.get $x) (i64.const 63)))
             (local.set $errors (i64.or (local.get $errors)
               (i64.and (local.get $a) (i64.xor (local.get $h) (i64.const -1)))))))
-        (local.set $t (call $flatten
+        (local.set $t (call $flatten8
           (i64.or (local.get $quote)
             (i64.and (local.get $structural) (i64.xor (local.get $inString) (i64.const -1))))
           (local.get $base) (local.get $t)))
