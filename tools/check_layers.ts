@@ -31,7 +31,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
  * mod.ts) stand on all of them. A unit test beside the code may use the whole engine.
  */
 export const ENGINE_ORDER: readonly (readonly string[])[] = [
-  ["util"],
+  ["util", "simd"],
   ["values"],
   ["render"],
   ["front"],

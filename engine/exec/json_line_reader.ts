@@ -44,10 +44,10 @@ const CLOSE_ARRAY = 0x5d;
  * Deeper lines go to JSON.parse, which decides, and READ_JSON's rule for records nested too
  * deep applies there (kept below that rule's depth, so that it alone decides).
  */
-const MAX_DEPTH = 100;
+export const MAX_DEPTH = 100;
 
 /** In Steps.byLength: several members have keys of this length. */
-const MANY_OF_LENGTH = -2;
+export const MANY_OF_LENGTH = -2;
 
 /** A field path: member names and array indexes from the top-level object down. */
 export type JsonPath = readonly (string | number)[];
@@ -60,6 +60,8 @@ export interface JsonLineReader {
   read(bytes: Uint8Array, from: number): Row | undefined;
   /** After a row: the offset just past the line's "\n". */
   readonly next: number;
+  /** As JsonPathReader.prepare. */
+  prepare(bytes: Uint8Array, start: number, end: number): void;
 }
 
 export interface JsonPathReader {
@@ -70,11 +72,22 @@ export interface JsonPathReader {
    */
   read(bytes: Uint8Array, from: number): Value[] | undefined;
   readonly next: number;
+  /**
+   * Tells that the lines of `bytes[start, end)` (each ended by "\n") are read next: the
+   * scanner's reader (json_index_reader.ts) indexes them, this one ignores it.
+   */
+  prepare(bytes: Uint8Array, start: number, end: number): void;
 }
 
-/** A reader of `names`, or null for names it cannot look for in bytes (non-ASCII, __proto__). */
-export function jsonLineReader(names: readonly string[]): JsonLineReader | null {
-  const paths = jsonPathReader(names.map((n) => [n]));
+/**
+ * A reader of `names`, or null for names it cannot look for in bytes (non-ASCII, __proto__).
+ * `pathReader` makes the path reader beneath (the scanner's indexed one: json_index_reader.ts).
+ */
+export function jsonLineReader(
+  names: readonly string[],
+  pathReader: (paths: readonly JsonPath[]) => JsonPathReader | null = jsonPathReader,
+): JsonLineReader | null {
+  const paths = pathReader(names.map((n) => [n]));
   if (paths === null) return null;
   // One object literal per row: all rows share one shape (see extractor.ts's rowBuilder).
   const build = generatedFunction<(v: Value[]) => Row>(
@@ -83,6 +96,7 @@ export function jsonLineReader(names: readonly string[]): JsonLineReader | null 
   );
   const reader = {
     next: 0,
+    prepare: (b: Uint8Array, start: number, end: number) => paths.prepare(b, start, end),
     read(b: Uint8Array, from: number): Row | undefined {
       const values = paths.read(b, from);
       if (values === undefined) return undefined;
@@ -109,7 +123,7 @@ interface Element {
   readonly inner: Steps | null;
 }
 
-interface Steps {
+export interface Steps {
   readonly members: readonly Step[];
   /**
    * By a key's length: the one member of that length, MANY_OF_LENGTH when several have it,
@@ -412,6 +426,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
 
   const reader = {
     next: 0,
+    prepare(): void {},
     read(b: Uint8Array, from: number): Value[] | undefined {
       if (b !== wordsOf) {
         wordsOf = b;
@@ -432,7 +447,7 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
 }
 
 /** The tree of steps of paths (each with the slot it fills), grouped by their first step. */
-function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
+export function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
   const members: Step[] = [];
   const elements: Element[] = [];
   const heads = new Map<string | number, { rest: JsonPath; slot: number }[]>();
@@ -460,7 +475,7 @@ function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Steps {
 }
 
 /** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */
-function skipNumber(b: Uint8Array, i: number): number {
+export function skipNumber(b: Uint8Array, i: number): number {
   // A byte past the end reads as -1, which none of the tests below matches.
   let c = b[i] ?? -1;
   if (c === 0x2d) c = b[++i] ?? -1;
@@ -483,7 +498,7 @@ function skipNumber(b: Uint8Array, i: number): number {
 }
 
 /** The number whose valid text is `b[start, stop)`. */
-function numberAt(b: Uint8Array, start: number, stop: number): number {
+export function numberAt(b: Uint8Array, start: number, stop: number): number {
   const negative = b[start] === 0x2d;
   let i = negative ? start + 1 : start;
   // Up to 15 digits an integer is exact in a double; others take Number's rounding.
@@ -533,14 +548,14 @@ function skipPlain(words: Uint32Array, i: number): number {
 }
 
 /** Past JSON white space within a line ("\n" ends the line instead). */
-function skipSpace(b: Uint8Array, i: number): number {
+export function skipSpace(b: Uint8Array, i: number): number {
   let c = b[i];
   while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
   return i;
 }
 
 /** Whether the bytes at `start` are those of `key` (the caller compared the lengths). */
-function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
+export function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
   for (let j = 0; j < key.length; j++) if (b[start + j] !== key[j]) return false;
   return true;
 }

@@ -27,6 +27,7 @@ import { scanByteLines, scanLines } from "./scan_lines.ts";
 import { freeBehind } from "../fs/open_file.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
+import { SCANNER_MAX_BYTES, scannerPath, SimdScanner } from "../simd/scanner.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -74,10 +75,16 @@ export async function* parseSource(
       // Nothing here holds a view of a piece once the next comes (fields are copied into texts
       // and numbers): a host file's read buffer is freed at once (freeBehind).
       const behind = freeBehind();
+      // TRAWL_SCANNER=wasm: the line ends of each piece found at once by the SIMD byte search.
+      const lineSearch = scannerPath() === "wasm" ? new SimdScanner() : null;
       for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
         behind(bytes.buffer);
         // The scanner needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === NL ? end : bytes.lastIndexOf(NL, end - 1) + 1;
+        const ends = lineSearch !== null && end - start <= SCANNER_MAX_BYTES
+          ? lineSearch.findByte(bytes, start, end, NL)
+          : null;
+        let e = 0;
         let i = start;
         while (i < end) {
           const c = bytes[i];
@@ -91,8 +98,14 @@ export async function* parseSource(
             continue;
           }
           records++;
+          // The line's "\n" (-1: none in the piece) from the line ends, else looked for below.
+          let nl = -2;
+          if (ends !== null) {
+            while (e < ends.count && ends.positions[e]! < i) e++;
+            nl = e < ends.count ? ends.positions[e]! : -1;
+          }
           if (i < checked) {
-            const row = scanner.scan(bytes, i);
+            const row = ends !== null ? scanner.scan(bytes, i, nl) : scanner.scan(bytes, i);
             if (row !== undefined) {
               // null: a record the pushed filter dropped, or one folded into ctx.direct.
               if (row !== null) take(row);
@@ -100,7 +113,7 @@ export async function* parseSource(
               continue;
             }
           }
-          const nl = bytes.indexOf(NL, i);
+          if (nl === -2) nl = bytes.indexOf(NL, i);
           const stop = nl < 0 || nl >= end ? end : nl;
           const row = extractor(decoder.decode(bytes.subarray(i, stop)));
           i = stop + 1;

@@ -18,12 +18,8 @@ import type { Row, Value } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../plan/context.ts";
 import { scanByteLines } from "./scan_lines.ts";
 import { jsonFieldReader } from "./json_fields.ts";
-import {
-  type JsonLineReader,
-  jsonLineReader,
-  type JsonPath,
-  jsonPathReader,
-} from "./json_line_reader.ts";
+import { type JsonLineReader, jsonLineReader, type JsonPath } from "./json_line_reader.ts";
+import { scanPathReader } from "./json_index_reader.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
@@ -55,7 +51,7 @@ export async function* readJsonSource(
     ? jsonFieldReader(needed)
     : null;
   const bytesReader = needed !== null && needed.length <= FIELD_READER_MAX
-    ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed)
+    ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed, scanPathReader)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const sink = new RowSink(keep);
@@ -118,6 +114,8 @@ export async function* readJsonSource(
       } else {
         // The byte reader needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
+        // The scanner's reader indexes the piece's lines (SIMD, engine/simd/) once.
+        if (bytesReader !== null) bytesReader.prepare(bytes, start, checked);
         let i = start;
         while (i < end) {
           line++;
@@ -225,11 +223,12 @@ function memberReader(
     }
     parts.push(`${JSON.stringify(name)}: ${literal(tree, [name])}`);
   }
-  const values = jsonPathReader(list);
+  const values = scanPathReader(list);
   if (values === null) return null;
   const build = generatedFunction<(v: Value[]) => Row>(["v"], `return { ${parts.join(", ")} };`);
   const reader = {
     next: 0,
+    prepare: (b: Uint8Array, start: number, end: number) => values.prepare(b, start, end),
     read(bytes: Uint8Array, from: number): Row | undefined {
       const v = values.read(bytes, from);
       if (v === undefined) return undefined;

@@ -34,8 +34,10 @@ export interface ByteScanner {
    * The row of the line starting at `from` (ended by "\n"), null for a record the filter
    * drops or one folded into the scanner's `direct` grouping, or undefined when the regular
    * expression must decide. After a row or null, `next` is the offset just past the line's "\n".
+   * `lineEnd`, when the caller knows it (the SIMD line search), is the offset of that "\n": the
+   * rest of the line after the pattern is then not stepped over byte by byte.
    */
-  scan(bytes: Uint8Array, from: number): Row | null | undefined;
+  scan(bytes: Uint8Array, from: number, lineEnd?: number): Row | null | undefined;
   readonly next: number;
   /**
    * Whether it folds records into the `direct` grouping it was made with; the rows it gives
@@ -198,13 +200,14 @@ ${refresh}
 }
 refresh();
 state.refresh = refresh;
-return function scan(b, from) {
+return function scan(b, from, lineEnd) {
 if (b !== wordsOf) { wordsOf = b; words = wordView(b); }
 let i = from, r = 0, j = 0, c = 0;
 ${declarations}
 ${code}
 // The rest of the line is ignored.
-while (b[i] !== ${NL}) i++;
+if (lineEnd !== undefined && lineEnd >= i) i = lineEnd;
+else while (b[i] !== ${NL}) i++;
 state.next = i + 1;
 ${test}
 ${fold}
@@ -238,6 +241,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
   ) as (
     b: Uint8Array,
     from: number,
+    lineEnd?: number,
   ) => Row | null | undefined;
   return {
     scan,

@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { indexedPathReader } from "./json_index_reader.ts";
+import { type JsonPath, jsonPathReader } from "./json_line_reader.ts";
+
+const encoder = new TextEncoder();
+
+const space = fc.constantFrom("", "", "", " ", "\t", "\r", "  ");
+const KEYS = ["status", "errorCode", "location", "a", "b", "__proto__", "é", "x\\y", "", 'q"'];
+const jsonKey = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...KEYS) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 3 }) },
+);
+/** Strings rich in escapes and runs of backslashes, some long enough to cross 64-byte blocks. */
+const text = fc.oneof(
+  fc.string({
+    unit: fc.oneof(
+      fc.constantFrom("é", '"', "\\", "\\\\", "\u0000", "\u001f", "😀", "\u2028", "\ud800", "\n"),
+      fc.string({ maxLength: 1 }),
+    ),
+  }),
+  fc.tuple(fc.nat(130), fc.constantFrom('"', "\\", "\\\\\\", "é", "😀", "")).map(([n, c]) =>
+    "y".repeat(n) + c + "z".repeat(n % 7)
+  ),
+);
+const leaf = fc.oneof(
+  text.map((v) => JSON.stringify(v)),
+  fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))
+    .map((v) => JSON.stringify(v)),
+  fc.constantFrom(
+    "0",
+    "-0",
+    "1e21",
+    "1E+2",
+    "-0.0e0",
+    "12345678901234567890",
+    "true",
+    "false",
+    "null",
+    '"\\u00e9\\n\\t\\/\\""',
+    '"\\u00e"',
+    '"\\x"',
+    '"a\\\\\\"b"',
+  ),
+);
+const { tree } = fc.letrec((tie) => ({
+  tree: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    leaf,
+    fc.array(fc.tuple(space, tie("tree") as fc.Arbitrary<string>, space), { maxLength: 4 })
+      .map((xs) => `[${xs.map(([a, v, b]) => `${a}${v}${b}`).join(",")}]`),
+    fc.array(
+      fc.tuple(jsonKey, space, tie("tree") as fc.Arbitrary<string>, space),
+      { maxLength: 5 },
+    ).map((ps) =>
+      `{${ps.map(([k, a, v, b]) => `${a}${JSON.stringify(k)}${b}:${a}${v}`).join(",")}}`
+    ),
+  ),
+}));
+/** Edits that break a line in the ways the index must see: quotes, escapes, control bytes. */
+const TRICKY = ['"', "\\", "{", "}", "[", "]", ",", ":", "\u0001", "\t", " ", "x", "é", "\\u"];
+const line = fc.tuple(
+  fc.array(fc.tuple(jsonKey, tree), { maxLength: 6 }),
+  fc.array(fc.tuple(fc.nat(), fc.constantFrom(...TRICKY)), { maxLength: 2 }),
+  fc.constantFrom("\n", "\n", "\n", "\r\n", " \n"),
+).map(([pairs, edits, end]) => {
+  let t = `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`;
+  for (const [at, c] of edits) {
+    const k = at % t.length;
+    t = t.slice(0, k) + c + t.slice(k + 1);
+  }
+  return t.replace(/\n/g, "") + end;
+});
+/** A piece of lines: records, blank lines, a line that is no object, deep nesting. */
+const piece = fc.array(
+  fc.oneof(
+    { weight: 12, arbitrary: line },
+    { weight: 1, arbitrary: fc.constantFrom("\n", "  \n", "\r\n", "[1,2]\n", '"x"\n', "{\n") },
+    {
+      weight: 1,
+      arbitrary: fc.nat(130).map((n) => `{"a":${"[".repeat(n)}1${"]".repeat(n)},"b":2}\n`),
+    },
+  ),
+  { minLength: 1, maxLength: 12 },
+).map((lines) => lines.join(""));
+const path = fc.tuple(
+  fc.constantFrom("status", "location", "a", "b", ""),
+  fc.array(fc.oneof(fc.constantFrom("errorCode", "a", "b", ""), fc.nat(3)), { maxLength: 3 }),
+).map(([head, rest]): JsonPath => [head, ...rest]);
+
+/**
+ * Reads every line of `text` (as read_json_source.ts does: a line the reader leaves is passed
+ * over to its "\n") with both readers; they must give the same values and the same next offset.
+ * Returns how many lines the reference took, and how many of them the index walk took.
+ */
+function compare(text: string, paths: readonly JsonPath[], lead = 0): [number, number] {
+  const reference = jsonPathReader(paths)!;
+  const indexed = indexedPathReader(paths)!;
+  const body = encoder.encode(text);
+  // The piece starts at `lead` in its buffer, as pieces do after a carried line.
+  const bytes = new Uint8Array(lead + body.length);
+  bytes.set(body, lead);
+  const end = bytes.length;
+  indexed.prepare(bytes, lead, end);
+  let i = lead;
+  let read = 0;
+  while (i < end) {
+    const want = reference.read(bytes, i);
+    const wantCopy = want && [...want];
+    const got = indexed.read(bytes, i);
+    assert.deepEqual(got && [...got], wantCopy, `line at ${i} of ${JSON.stringify(text)}`);
+    if (want !== undefined) {
+      assert.equal(indexed.next, reference.next);
+      i = reference.next;
+      read++;
+    } else i = bytes.indexOf(0x0a, i) + 1 || end;
+  }
+  return [read, indexed.taken];
+}
+
+Deno.test("the indexed JSON reader gives the reference reader's values on random and broken lines", () => {
+  let read = 0;
+  let taken = 0;
+  fc.assert(
+    fc.property(
+      piece,
+      fc.array(path, { minLength: 1, maxLength: 4 }),
+      fc.nat(70),
+      (text, paths, lead) => {
+        const [r, t] = compare(text, paths, lead);
+        read += r;
+        taken += t;
+      },
+    ),
+    { numRuns: 3000 },
+  );
+  // The walk itself took the lines the reference took (none left to it but a key with escapes).
+  assert.ok(read > 3000, `lines read: ${read}`);
+  assert.ok(taken > 0.97 * read, `lines the index walk took: ${taken} of ${read}`);
+});
+
+Deno.test("the indexed JSON reader agrees at every block offset of escapes, runs and huge strings", () => {
+  const paths: JsonPath[] = [["a"], ["b", "c"], ["d", 1]];
+  const pieces = ['\\"', "\\\\", '\\\\\\"', "\\u00e9", "\\u00", "\\/", "é", "😀", "\t", "\\\\\\\\"];
+  for (const p of pieces) {
+    for (let at = 40; at < 140; at++) {
+      const s = "s".repeat(at);
+      const lines = [
+        `{"x":"${s}${p}","a":1,"b":{"c":"${p}${s}"},"d":[0,"${s}${p}"]}\n`,
+        `{"a":"${s}${p}"}\n{"b":{"c":[1,{"${p}":2}]}}\n`,
+        `{"k${p}":1,"a":2}\r\n`,
+        `{"a":"${s}${p}x\n`, // a line that ends inside a string
+        `{"a":true,"b":{"c":null}}\n`,
+      ];
+      const [read, taken] = compare(lines.join(""), paths, at % 9);
+      assert.ok(taken > 0 && taken >= read - 1, `${taken} of ${read} for ${p} at ${at}`);
+    }
+  }
+  // A string of a megabyte, and records nested up to and past the reader's depth.
+  const huge = `{"a":"${"h".repeat(1 << 20)}\\"","b":{"c":2}}\n`;
+  assert.deepEqual(compare(huge + huge, paths), [2, 2]);
+  for (const depth of [98, 99, 100, 101, 150]) {
+    const deep = `{"b":{"c":${"[".repeat(depth)}${"]".repeat(depth)}},"a":${
+      '{"q":'.repeat(depth)
+    }1${"}".repeat(depth)}}\n`;
+    compare(deep, paths);
+    compare(deep, [["a", "q", "q"], ["b", "c", 0, 0]]);
+  }
+});

@@ -1,0 +1,239 @@
+/**
+ * The SIMD scanner (scanner.wat, WebAssembly v128) as JavaScript calls: the structural index of
+ * JSON lines (simdjson's first stage) and the positions of one byte (line ends, a delimiter).
+ * Each SimdScanner owns an instance with its own memory; what a call returns is a view of that
+ * memory, valid until the scanner's next call.
+ *
+ *   const scanner = new SimdScanner();
+ *   const index = scanner.indexJson(bytes, start, end); // null: too large, fall back
+ *   index.tokens.subarray(0, index.count)               // positions in `bytes`
+ *   const ends = scanner.findByte(bytes, start, end, 0x0a);
+ *
+ * `scannerPath()` tells which path the readers take: the JavaScript readers ("js", the default:
+ * the scanner measured no faster, docs/architecture.md) or the scanner ("wasm"), chosen by the
+ * environment variable TRAWL_SCANNER=wasm when the runtime has WebAssembly SIMD.
+ */
+
+import { SCANNER_WASM_BASE64 } from "./scanner_wasm.ts";
+
+/** Pieces longer than this are left to the JavaScript path (memory: about 11 bytes per byte). */
+export const SCANNER_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Ends each list of a JsonIndex (above every position). */
+export const END = 0xffffffff;
+
+/**
+ * The structural index of a piece: lists of positions in the bytes given, each ascending and
+ * followed by END (the tokens by four), which the counts do not count.
+ */
+export interface JsonIndex {
+  /** Unescaped quotes, and { } [ ] : , outside strings. */
+  readonly tokens: Uint32Array;
+  readonly count: number;
+  /** Backslashes (a string with one holds escapes). */
+  readonly backslashes: Uint32Array;
+  readonly backslashCount: number;
+  /**
+   * Bytes that make their line invalid JSON where a walk of the tokens cannot see it: a control
+   * character in a string (a line end in a string also ends it), a backslash outside strings,
+   * an escape JSON does not have, a \u without four hex digits. Positions past the bytes given
+   * may appear (a \u at the very end).
+   */
+  readonly errors: Uint32Array;
+  readonly errorCount: number;
+  /**
+   * The start of every line that is one JSON object, valid (grammar, strings, numbers), nested
+   * at most 96 deep and ended by "\n": a reader may trust its tokens.
+   */
+  readonly valid: Uint32Array;
+  readonly validCount: number;
+  /** For each `{` and `[` token of a valid line (by token number): its closing token's number. */
+  readonly jumps: Uint32Array;
+}
+
+export interface ByteHits {
+  readonly positions: Uint32Array;
+  readonly count: number;
+}
+
+interface Exports {
+  readonly memory: WebAssembly.Memory;
+  indexJson(
+    input: number,
+    len: number,
+    bias: number,
+    tok: number,
+    esc: number,
+    escEnd: number,
+    err: number,
+    errEnd: number,
+  ): number;
+  findByte(input: number, len: number, bias: number, byte: number, out: number): number;
+  validateLines(
+    input: number,
+    len: number,
+    bias: number,
+    tok: number,
+    count: number,
+    err: number,
+    errCount: number,
+    jump: number,
+    valid: number,
+    stack: number,
+  ): number;
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** The compiled module, or null when this runtime cannot run it (no WebAssembly SIMD). */
+export function scannerModule(): WebAssembly.Module | null {
+  if (compiled === undefined) {
+    try {
+      const bytes = Uint8Array.from(atob(SCANNER_WASM_BASE64), (c) => c.charCodeAt(0));
+      compiled = new WebAssembly.Module(bytes);
+    } catch {
+      compiled = null;
+    }
+  }
+  return compiled;
+}
+
+let chosen: "wasm" | "js" | undefined;
+
+/**
+ * "wasm" when TRAWL_SCANNER=wasm (and the runtime has WebAssembly SIMD), else "js". Read once
+ * per thread: a scan worker reads the same environment.
+ */
+export function scannerPath(): "wasm" | "js" {
+  if (chosen === undefined) {
+    let env: string | undefined;
+    try {
+      env = Deno.env.get("TRAWL_SCANNER");
+    } catch {
+      env = undefined; // no permission to read the environment: the default
+    }
+    chosen = env === "wasm" && scannerModule() !== null ? "wasm" : "js";
+  }
+  return chosen;
+}
+
+/** For tests: take `path` from now on in this thread (undefined: the environment's again). */
+export function setScannerPath(path: "wasm" | "js" | undefined): void {
+  chosen = path;
+}
+
+const HEADER = 64;
+const PAD = 64;
+const PAGE = 65536;
+
+export class SimdScanner {
+  readonly #x: Exports;
+  #bytes: Uint8Array;
+  #words: Uint32Array;
+
+  constructor() {
+    const module = scannerModule();
+    if (module === null) throw new Error("WebAssembly SIMD is not available");
+    this.#x = new WebAssembly.Instance(module).exports as unknown as Exports;
+    this.#bytes = new Uint8Array(this.#x.memory.buffer);
+    this.#words = new Uint32Array(this.#x.memory.buffer);
+  }
+
+  /**
+   * The index of `bytes[start, end)`, which must start outside a string; null when too long.
+   * `lines` false skips stage 2 (`valid` then lists no line: for the bench only).
+   */
+  indexJson(bytes: Uint8Array, start: number, end: number, lines = true): JsonIndex | null {
+    const len = end - start;
+    if (len > SCANNER_MAX_BYTES) return null;
+    const input = HEADER;
+    const tok = align(input + len + PAD);
+    const tokRoom = len + PAD + 8; // $flatten8 writes up to 7 past the last token
+    const esc = tok + 4 * tokRoom;
+    const listRoom = indexListRoom(len);
+    const err = esc + 4 * listRoom;
+    const jump = err + 4 * listRoom;
+    const validAt = jump + 4 * tokRoom;
+    const validRoom = (len >> 1) + PAD + 1;
+    const stack = validAt + 4 * validRoom;
+    this.#room(stack + 4 * 96);
+    this.#copy(bytes, start, end);
+    // One slot of each list is kept for its end mark.
+    const count = this.#x.indexJson(
+      input,
+      len,
+      start,
+      tok,
+      esc,
+      esc + 4 * (listRoom - 1),
+      err,
+      err + 4 * (listRoom - 1),
+    );
+    const w = this.#words;
+    if (w[2] !== 0) return null; // more backslashes or errors than room: rare, the JS path takes it
+    w.fill(END, (tok >> 2) + count, (tok >> 2) + count + 4);
+    w[(esc >> 2) + w[0]!] = END;
+    w[(err >> 2) + w[1]!] = END;
+    const valid = lines
+      ? this.#x.validateLines(
+        input,
+        len,
+        start,
+        tok,
+        count,
+        err,
+        w[1]!,
+        jump,
+        validAt,
+        stack,
+      )
+      : 0;
+    w[(validAt >> 2) + valid] = END;
+    return {
+      tokens: w.subarray(tok >> 2, (tok >> 2) + count + 4),
+      count,
+      backslashes: w.subarray(esc >> 2, (esc >> 2) + w[0]! + 1),
+      backslashCount: w[0]!,
+      errors: w.subarray(err >> 2, (err >> 2) + w[1]! + 1),
+      errorCount: w[1]!,
+      valid: w.subarray(validAt >> 2, (validAt >> 2) + valid + 1),
+      validCount: valid,
+      jumps: w.subarray(jump >> 2, (jump >> 2) + count),
+    };
+  }
+
+  /** The positions of `byte` in `bytes[start, end)`. */
+  findByte(bytes: Uint8Array, start: number, end: number, byte: number): ByteHits {
+    const len = end - start;
+    const input = HEADER;
+    const out = align(input + len + PAD);
+    this.#room(out + 4 * (len + PAD));
+    this.#copy(bytes, start, end);
+    const count = this.#x.findByte(input, len, start, byte, out);
+    return { positions: this.#words.subarray(out >> 2, (out >> 2) + count), count };
+  }
+
+  /** Copies the bytes to the input at HEADER and pads them with spaces. */
+  #copy(bytes: Uint8Array, start: number, end: number): void {
+    const m = this.#bytes;
+    m.set(bytes.subarray(start, end), HEADER);
+    m.fill(0x20, HEADER + end - start, HEADER + end - start + PAD);
+  }
+
+  #room(size: number): void {
+    const memory = this.#x.memory;
+    if (memory.buffer.byteLength >= size) return;
+    memory.grow(Math.ceil((size - memory.buffer.byteLength) / PAGE));
+    this.#bytes = new Uint8Array(memory.buffer);
+    this.#words = new Uint32Array(memory.buffer);
+  }
+}
+
+/** Room for backslashes, and for errors, in the index of `len` bytes (more: indexJson gives null). */
+export function indexListRoom(len: number): number {
+  return (len >> 3) + PAD;
+}
+
+function align(n: number): number {
+  return (n + 63) & ~63;
+}
