@@ -99,6 +99,7 @@ export async function compile(
       }
       : {}),
     ...(split ? { split } : {}),
+    ...(context.columnCache ? { cache: context.columnCache } : {}),
   };
   return { ok: true, plan };
 }

@@ -6,6 +6,7 @@
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
+import type { ColumnCacheConfig } from "../contracts/column_cache.ts";
 import type { SkipTally } from "./skip_tally.ts";
 import { assertNever, type Expr } from "../front/ast.ts";
 import type { Field, Schema, Type } from "../values/types.ts";
@@ -300,6 +301,8 @@ export interface CompiledPlan {
   };
   /** The parts that run in the workers; absent: every part runs in the query's thread. */
   readonly split?: WorkerSplit;
+  /** The column cache the sources read through (QueryContext.columnCache); absent: none. */
+  readonly cache?: ColumnCacheConfig;
 }
 
 /** `a, b.c, b.d`: the fields a source reads, those read only through members as their paths. */
