@@ -223,11 +223,21 @@ async function unchanged(meta: BlockMeta, file: FileEntry, signal: AbortSignal):
   if (file.size === meta.size && file.modified === meta.mtime) return true;
   // Shrunk, or rewritten in place: gone. Grown: the bytes read must still be there.
   if (file.size <= meta.size || file.size < meta.end) return false;
+  // A timestamp written without its year takes it from the file's time (pattern/extractor.ts):
+  // a file that grew into another year is read again.
+  if (yearOf(file.modified) !== yearOf(meta.mtime)) return false;
   const first = meta.end - meta.rawBytes;
   const n = Math.min(SAMPLE_BYTES, meta.rawBytes);
   const head = await readAt(file, first, n, signal);
   const tail = await readAt(file, meta.end - n, n, signal);
   return head !== null && tail !== null && crc32(head) === meta.head && crc32(tail) === meta.tail;
+}
+
+/** The year of `ms`, or NaN within a day of a new year in some zone (never the same then). */
+function yearOf(ms: number): number {
+  const day = 86_400_000;
+  const a = new Date(ms - day).getUTCFullYear();
+  return a === new Date(ms + day).getUTCFullYear() ? a : NaN;
 }
 
 async function readAt(

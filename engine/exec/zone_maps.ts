@@ -24,10 +24,21 @@ type Bound = (columns: ReadonlyMap<string, ColumnMeta>) => boolean;
 
 const FLIP: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=" };
 
+/** The fields whose zone maps `filter` is checked against (explain()); empty: none. */
+export function zoneFields(
+  filter: PushedFilter | null | undefined,
+  ctx: Pick<ExecContext, "timeZone" | "now">,
+): string[] {
+  const fields: string[] = [];
+  zoneTest(filter ?? undefined, ctx, fields);
+  return [...new Set(fields)];
+}
+
 /** The test of `filter`'s blocks, or null when it names no bound a zone map can check. */
 export function zoneTest(
   filter: PushedFilter | undefined,
   ctx: Pick<ExecContext, "timeZone" | "now">,
+  named?: string[],
 ): ZoneTest | null {
   const f = filter as
     | (PushedFilter & { condition?: { origin?: ExprOrigin }; negated?: boolean })
@@ -48,7 +59,7 @@ export function zoneTest(
       return undefined;
     }
   };
-  const bound = boundOf(origin.expr, constant);
+  const bound = boundOf(origin.expr, constant, named);
   if (bound === null) return null;
   return (meta) => {
     const columns = new Map(meta.columns.map((c) => [c.name, c]));
@@ -66,17 +77,17 @@ function mentionsField(e: unknown): boolean {
 }
 
 /** Whether a block may hold a passing row, or null when `e` bounds nothing. */
-function boundOf(e: Expr, constant: (e: Expr) => unknown): Bound | null {
+function boundOf(e: Expr, constant: (e: Expr) => unknown, named?: string[]): Bound | null {
   if (e.kind !== "binary") return null;
   if (e.op === "and") {
-    const l = boundOf(e.left, constant);
-    const r = boundOf(e.right, constant);
+    const l = boundOf(e.left, constant, named);
+    const r = boundOf(e.right, constant, named);
     if (l && r) return (c) => l(c) && r(c);
     return l ?? r;
   }
   if (e.op === "or") {
-    const l = boundOf(e.left, constant);
-    const r = boundOf(e.right, constant);
+    const l = boundOf(e.left, constant, named);
+    const r = boundOf(e.right, constant, named);
     return l && r ? (c) => l(c) || r(c) : null;
   }
   if (!(e.op in FLIP)) return null;
@@ -100,6 +111,7 @@ function boundOf(e: Expr, constant: (e: Expr) => unknown): Bound | null {
     x = value.ms;
     kinds = ["ts"];
   } else return null;
+  named?.push(field);
   return (columns) => {
     const c = columns.get(field);
     // Not a column of one of those kinds here (strings, mixed values): it may match.

@@ -426,7 +426,12 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
  */
 export function printPlan(
   node: PlanNode,
-  options: { schemas?: boolean; split?: WorkerSplit } = {},
+  options: {
+    schemas?: boolean;
+    split?: WorkerSplit;
+    /** Said after a node's headline (explain(): a source read through the column cache). */
+    note?: (node: PlanNode) => string;
+  } = {},
 ): string {
   const lines: string[] = [];
   const split = options.split;
@@ -440,7 +445,7 @@ export function printPlan(
       : split!.rootOnlyRendered
       ? ` in workers #${part} (when its rows are rendered)`
       : ` in workers #${part}`;
-    lines.push(`${"  ".repeat(depth)}${headline(n)}${where}${schema}`);
+    lines.push(`${"  ".repeat(depth)}${headline(n)}${options.note?.(n) ?? ""}${where}${schema}`);
     for (const c of childrenOf(n)) visit(c, depth + 1);
   };
   visit(node, 0);
