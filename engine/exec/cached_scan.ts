@@ -132,9 +132,12 @@ async function* fileRows(
   const cacheable = base.identity !== undefined && base.openAt !== undefined &&
     await read.lines(base, ctx.signal).catch(() => false);
   if (!cacheable) {
-    const got = await rawRows(entry, ctx, read);
-    addTally(state, got.tally, 0);
-    yield* batches(got.rows, read.keep, ctx);
+    // Read as before, its rows streamed (a file of any size); only its tally is taken.
+    const sub = subContext(ctx, true);
+    // The reader expects the file's bytes again (its progress): counted once.
+    ctx.progress.expect(-entry.size);
+    yield* filtered(read.raw([entry], sub.ctx), read.keep);
+    addTally(state, sub.tally(), 0);
     return;
   }
   const key = ColumnCache.key([read.spec, read.fields, base.uri]);
@@ -273,15 +276,13 @@ interface RawRead {
   readonly meta: Omit<BlockMeta, "rowCount" | "columns" | "whole"> | null;
 }
 
-/** The rows of `entry` by the source's reader, in a context of their own (stats, warnings). */
-async function rawRows(
-  entry: FileEntry,
-  ctx: ExecContext,
-  read: CachedRead,
-): Promise<
-  { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
-> {
-  const stats = newQueryStats();
+/**
+ * A context of its own for the source's reader over one file or block: its stats and progress
+ * are added to the query's when `done` (`live`: they are the query's), its skip tally kept
+ * (`tally`), any other warning passed on (`other` then says the block may not be cached).
+ */
+function subContext(ctx: ExecContext, live = false) {
+  const stats = live && ctx.stats ? ctx.stats : newQueryStats();
   let tally: SkipTally | null = null;
   let other = false;
   const sub: ExecContext = {
@@ -296,28 +297,47 @@ async function rawRows(
         ctx.warn(w);
       }
     },
-    progress: new ProgressMeter(),
+    progress: live ? ctx.progress : new ProgressMeter(),
     memory: ctx.memory,
     stats,
     ...(ctx.slicer ? { slicer: ctx.slicer } : {}),
   };
+  return {
+    ctx: sub,
+    stats,
+    tally: () => tally,
+    other: () => other,
+    done(entry: FileEntry) {
+      if (ctx.stats) {
+        ctx.stats.bytesRead += stats.bytesRead;
+        ctx.stats.recordsRead += stats.recordsRead;
+        ctx.stats.recordsUnmatched += stats.recordsUnmatched;
+      }
+      ctx.progress.consume(entry.size);
+    },
+  };
+}
+
+/** The rows of `entry` (one block's lines) by the source's reader, with what it told. */
+async function rawRows(
+  entry: FileEntry,
+  ctx: ExecContext,
+  read: CachedRead,
+): Promise<
+  { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
+> {
+  const sub = subContext(ctx);
   const rows: Row[] = [];
-  for await (const batch of read.raw([entry], sub)) {
+  for await (const batch of read.raw([entry], sub.ctx)) {
     for (const r of batch) rows.push(r);
-    ctx.memory.take(0, "scan");
   }
-  if (ctx.stats) {
-    ctx.stats.bytesRead += stats.bytesRead;
-    ctx.stats.recordsRead += stats.recordsRead;
-    ctx.stats.recordsUnmatched += stats.recordsUnmatched;
-  }
-  ctx.progress.consume(entry.size);
+  sub.done(entry);
   return {
     rows,
-    tally,
-    other,
-    records: stats.recordsRead,
-    unmatched: stats.recordsUnmatched,
+    tally: sub.tally(),
+    other: sub.other(),
+    records: sub.stats.recordsRead,
+    unmatched: sub.stats.recordsUnmatched,
   };
 }
 

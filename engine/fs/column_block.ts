@@ -12,7 +12,8 @@
  * the file's buffer without a copy), and the CRC-32 of everything before it (u32).
  *
  * A column is one encoding of its values, chosen per block from what they are:
- * `i32` / `f64` numbers, `ts` timestamps (their milliseconds as f64), `bool`, `str` (one UTF-8
+ * `i32` / `f64` numbers, `ts` timestamps (their milliseconds as f64), `ip4` IPv4 addresses
+ * (their bits as u32), `bool`, `str` (one UTF-8
  * text and UTF-16 offsets: decoded once, each value a slice), `dict` (distinct strings and a u16
  * index per row), or `json` (the lossless value form of engine/table/sxt_values.ts, one JSON
  * array) for anything else. Where a value is null or absent from its row, a tag per row says so
@@ -23,8 +24,9 @@
 
 import { crc32 } from "node:zlib";
 import type { Row, Value } from "../values/values.ts";
-import { Timestamp } from "../values/values.ts";
+import { IpAddr, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
+import { generatedFunction } from "../values/generated_code.ts";
 
 const MAGIC = new TextEncoder().encode("TRWLCB1\n");
 const encoder = new TextEncoder();
@@ -77,7 +79,7 @@ export interface BlockMeta {
 
 export interface ColumnMeta {
   readonly name: string;
-  readonly kind: "i32" | "f64" | "ts" | "bool" | "str" | "dict" | "json";
+  readonly kind: "i32" | "f64" | "ts" | "ip4" | "bool" | "str" | "dict" | "json";
   /** Offset and length of the values' vector in the block, from its start. */
   readonly off: number;
   readonly len: number;
@@ -211,6 +213,8 @@ function encodeColumn(name: string, rows: readonly Row[], parts: Parts): ColumnM
       ? "bool"
       : v instanceof Timestamp
       ? "ts"
+      : v instanceof IpAddr && v.version === 4
+      ? "ip4"
       : "json";
     if (kind === null) kind = k;
     else if (kind !== k) {
@@ -240,6 +244,14 @@ function encodeColumn(name: string, rows: readonly Row[], parts: Parts): ColumnM
       }
       const zone = min <= max ? { min, max } : {};
       return { name, kind, ...parts.add(bytesOf(vec)), ...withTags, ...zone };
+    }
+    case "ip4": {
+      const vec = new Uint32Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = value(i);
+        if (v !== undefined) vec[i] = (v as IpAddr).bits as number;
+      }
+      return { name, kind, ...parts.add(bytesOf(vec)), ...withTags };
     }
     case "bool": {
       const vec = new Uint8Array(n);
@@ -358,63 +370,91 @@ function decodeRows(meta: BlockMeta, body: Uint8Array): Row[] {
       ? []
       : text.split("\n").map((line) => decodeParsedRow(JSON.parse(line)));
   }
+  const columns = meta.columns.map((c) => columnValues(c, n, slice));
+  const names = meta.columns.map((c) => c.name);
+  if (!columns.some((c) => c.absent) && !names.includes("__proto__")) {
+    // Every row has every column: one object literal per row, made by code generated for
+    // these names (rows of one shape, built without a property added at a time).
+    const fields = names.map((name, k) => `${JSON.stringify(name)}: c${k}[i]`).join(", ");
+    const make = generatedFunction<(cols: ArrayLike<Value>[], n: number) => Row[]>(
+      ["cols", "n"],
+      `const [${names.map((_, k) => `c${k}`).join(", ")}] = cols;
+      const rows = new Array(n);
+      for (let i = 0; i < n; i++) rows[i] = { ${fields} };
+      return rows;`,
+    );
+    return make(columns.map((c) => c.values), n);
+  }
   const rows = new Array<Row>(n);
   for (let i = 0; i < n; i++) rows[i] = {};
-  for (const c of meta.columns) {
-    const tags = c.tags ? slice(c.tags) : null;
-    const raw = slice(c);
-    const name = c.name;
-    const put = (i: number, v: Value) => {
-      rows[i]![name] = v;
-    };
-    const each = (get: (i: number) => Value) => {
-      for (let i = 0; i < n; i++) {
-        const t = tags === null ? 0 : tags[i];
-        if (t === 0) put(i, get(i));
-        else if (t === 1) put(i, null);
-      }
-    };
-    const words = (Ctor: typeof Int32Array | typeof Float64Array | typeof Uint32Array) =>
-      new Ctor(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT);
-    switch (c.kind) {
-      case "i32":
-      case "f64": {
-        const vec = words(c.kind === "i32" ? Int32Array : Float64Array);
-        each((i) => vec[i]!);
-        break;
-      }
-      case "ts": {
-        const vec = words(Float64Array);
-        each((i) => new Timestamp(vec[i]!));
-        break;
-      }
-      case "bool":
-        each((i) => raw[i] === 1);
-        break;
-      case "str": {
-        const offsets = words(Uint32Array);
-        const text = decoder.decode(slice(c.text!));
-        each((i) => text.slice(offsets[i]!, offsets[i + 1]!));
-        break;
-      }
-      case "dict": {
-        const o = slice(c.offsets!);
-        const offsets = new Uint32Array(o.buffer, o.byteOffset, o.byteLength / 4);
-        const text = decoder.decode(slice(c.text!));
-        const entries = new Array<string>(c.entries!);
-        for (let e = 0; e < entries.length; e++) {
-          entries[e] = text.slice(offsets[e]!, offsets[e + 1]!);
-        }
-        const index = new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
-        each((i) => entries[index[i]!]!);
-        break;
-      }
-      case "json": {
-        const values = JSON.parse(decoder.decode(raw)) as unknown[];
-        each((i) => decodeValue(values[i]));
-        break;
-      }
-    }
+  for (let k = 0; k < columns.length; k++) {
+    const { values, tags } = columns[k]!;
+    const name = names[k]!;
+    for (let i = 0; i < n; i++) if (tags === null || tags[i] !== 2) rows[i]![name] = values[i]!;
   }
   return rows;
+}
+
+/** A column's values by row (null where null or absent), and whether some row lacks it. */
+function columnValues(
+  c: ColumnMeta,
+  n: number,
+  slice: (at: { off: number; len: number }) => Uint8Array,
+): { values: ArrayLike<Value>; tags: Uint8Array | null; absent: boolean } {
+  const tags = c.tags ? slice(c.tags) : null;
+  const absent = tags !== null && tags.includes(2);
+  const raw = slice(c);
+  const words = <T>(
+    Ctor: { new (b: ArrayBuffer, o: number, l: number): T; BYTES_PER_ELEMENT: number },
+  ) => new Ctor(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT);
+  const each = (get: (i: number) => Value): Value[] => {
+    const out = new Array<Value>(n);
+    for (let i = 0; i < n; i++) out[i] = tags === null || tags[i] === 0 ? get(i) : null;
+    return out;
+  };
+  let values: ArrayLike<Value>;
+  switch (c.kind) {
+    case "i32":
+    case "f64": {
+      const vec = c.kind === "i32" ? words(Int32Array) : words(Float64Array);
+      values = tags === null ? vec : each((i) => vec[i]!);
+      break;
+    }
+    case "ts": {
+      const vec = words(Float64Array);
+      values = each((i) => new Timestamp(vec[i]!));
+      break;
+    }
+    case "ip4": {
+      const vec = words(Uint32Array);
+      values = each((i) => new IpAddr(4, vec[i]!));
+      break;
+    }
+    case "bool":
+      values = each((i) => raw[i] === 1);
+      break;
+    case "str": {
+      const offsets = words(Uint32Array);
+      const text = decoder.decode(slice(c.text!));
+      values = each((i) => text.slice(offsets[i]!, offsets[i + 1]!));
+      break;
+    }
+    case "dict": {
+      const o = slice(c.offsets!);
+      const offsets = new Uint32Array(o.buffer as ArrayBuffer, o.byteOffset, o.byteLength / 4);
+      const text = decoder.decode(slice(c.text!));
+      const entries = new Array<string>(c.entries!);
+      for (let e = 0; e < entries.length; e++) {
+        entries[e] = text.slice(offsets[e]!, offsets[e + 1]!);
+      }
+      const index = new Uint16Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength / 2);
+      values = each((i) => entries[index[i]!]!);
+      break;
+    }
+    default: {
+      const parsed = JSON.parse(decoder.decode(raw)) as unknown[];
+      values = each((i) => decodeValue(parsed[i]));
+    }
+  }
+  return { values, tags, absent };
 }
