@@ -265,8 +265,9 @@ export function buildDeps(
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,
-    // The column cache: on the host's disk only (not the edge entry, which has none).
-    ...(settings["cache.enabled"] && tree.hostFiles
+    // The column cache: where the server has a disk of its own, as for the scan workers (not
+    // the edge entry, which has none).
+    ...(settings["cache.enabled"] && (tree.hostFiles || place?.scanKv !== undefined)
       ? {
         columnCache: {
           dir: home.cacheDir,

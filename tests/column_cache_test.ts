@@ -15,6 +15,11 @@ import { newQueryStats, type QueryStats } from "../engine/plan/context.ts";
 import { toJsonValue } from "../engine/render/render.ts";
 import { ColumnCache, STALE_CACHE_TEMP_MS } from "../engine/fs/column_cache.ts";
 import { createScanWorkers } from "../actors/scan_workers.ts";
+import { buildDeps, storagePlace } from "../main.ts";
+import { ensureHome, homeLayout } from "../home/layout.ts";
+import { loadSettings } from "../home/settings.ts";
+import { createLogger } from "../home/log.ts";
+import { openKvStorage } from "../home/storage/kv_storage.ts";
 
 type Home = Awaited<ReturnType<typeof engineHome>>;
 
@@ -342,5 +347,54 @@ Deno.test("shares of workers read and fill the cache alike (1 and 3 workers)", a
     assert.ok(one.rows.length > 0);
   } finally {
     workers.close();
+  }
+});
+
+Deno.test("the server has a cache on its own disk only: not the edge's storage, not when off", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-cache-deps-" });
+  const log = createLogger(() => {});
+  const stopAll = (deps: ReturnType<typeof buildDeps>) => {
+    deps.supervisor?.stop();
+    deps.lifetimes.pacer.stop();
+    deps.scanWorkers?.close();
+  };
+  try {
+    const home = await ensureHome(join(root, "home"));
+    const base = { "server.timeZone": "UTC", "query.warmWorkers": "false" };
+    const on = buildDeps(home, loadSettings(null, base).settings, log);
+    stopAll(on);
+    assert.equal(on.columnCache?.dir, join(home.dir, "engine_data", "cache"));
+    assert.ok(on.columnCache!.maxBytes > 0);
+    const sized = buildDeps(
+      home,
+      loadSettings(null, { ...base, "cache.maxBytes": "2 MiB" }).settings,
+      log,
+    );
+    stopAll(sized);
+    assert.equal(sized.columnCache?.maxBytes, 2 * 1024 * 1024);
+    const off = buildDeps(
+      home,
+      loadSettings(null, { ...base, "cache.enabled": "false" }).settings,
+      log,
+    );
+    stopAll(off);
+    assert.equal(off.columnCache, undefined);
+    // The edge entry's way: the tree in a storage, no KV file of the host's for workers.
+    const storage = await openKvStorage(join(root, "state.kv"));
+    const place = await storagePlace(storage, log);
+    const edge = buildDeps(
+      homeLayout("/trawl-edge"),
+      loadSettings(null, base).settings,
+      log,
+      undefined,
+      storage,
+      place,
+    );
+    stopAll(edge);
+    place.stop?.();
+    storage.close();
+    assert.equal(edge.columnCache, undefined);
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });
