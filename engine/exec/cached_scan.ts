@@ -86,6 +86,9 @@ export async function* cachedScan(
   }
 }
 
+/** Bytes of the blocks a scan in the server's thread writes (one is encoded in one go). */
+export const IN_THREAD_BLOCK_BYTES = 1 << 20;
+
 interface ScanState {
   tally: SkipTally | null;
 }
@@ -142,6 +145,8 @@ async function* fileRows(
   }
   const key = ColumnCache.key([read.spec, read.fields, base.uri]);
   let blocks = await cache.blocks(key);
+  // In the server's thread (a slicer), smaller blocks: each is made and decoded in one go.
+  const step = ctx.slicer ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES) : cache.blockBytes;
   const stats = ctx.stats;
   /** Lines before p in this entry: JSON lines name their line from the entry's start. */
   let lines = 0;
@@ -194,7 +199,7 @@ async function* fileRows(
       continue;
     }
     // Raw: up to the next block boundary, the next cached block, or the end.
-    let q = Math.min(end, (Math.floor(p / cache.blockBytes) + 1) * cache.blockBytes);
+    let q = Math.min(end, (Math.floor(p / step) + 1) * step);
     for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
     const got = await rawSegment(base, p, q, ctx, read);
     addTally(state, got.tally, lines);

@@ -120,14 +120,31 @@ function bytesOf(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
-/** The names of `rows` in first-seen order, or null when some row has them in another order. */
+/**
+ * The names of `rows` in first-seen order, or null when some row has them in another order. A
+ * name's place never changes once seen, so a row checked against the names seen so far stays
+ * right as later rows add names at the end.
+ */
 function columnNames(rows: readonly Row[]): string[] | null {
   const index = new Map<string, number>();
   const names: string[] = [];
-  let lastShape: string[] | null = null;
+  let lastShape: string[] = [];
+  let checked = false;
   for (const row of rows) {
+    // Most rows have the shape of the one before: compared without a list made.
+    if (checked) {
+      let j = 0;
+      let same = true;
+      for (const k in row) {
+        if (lastShape[j] !== k) {
+          same = false;
+          break;
+        }
+        j++;
+      }
+      if (same && j === lastShape.length) continue;
+    }
     const keys = Object.keys(row);
-    if (lastShape !== null && sameKeys(keys, lastShape)) continue;
     let prev = -1;
     for (const k of keys) {
       let i = index.get(k);
@@ -140,23 +157,22 @@ function columnNames(rows: readonly Row[]): string[] | null {
       prev = i;
     }
     lastShape = keys;
-  }
-  // A key added later may sit before one seen earlier: checked again against the whole list.
-  for (const row of rows) {
-    let prev = -1;
-    for (const k in row) {
-      const i = index.get(k)!;
-      if (i <= prev) return null;
-      prev = i;
-    }
+    checked = true;
   }
   return names;
 }
 
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** Each column's values by row (undefined where a row lacks it), read by generated code. */
+function columnArrays(rows: readonly Row[], names: readonly string[]): (Value | undefined)[][] {
+  const reads = names.map((name, k) => `c${k}[i] = r[${JSON.stringify(name)}];`).join(" ");
+  const take = generatedFunction<(rows: readonly Row[]) => (Value | undefined)[][]>(
+    ["rows"],
+    `const n = rows.length;
+    ${names.map((_, k) => `const c${k} = new Array(n);`).join(" ")}
+    for (let i = 0; i < n; i++) { const r = rows[i]; ${reads} }
+    return [${names.map((_, k) => `c${k}`).join(", ")}];`,
+  );
+  return take(rows);
 }
 
 /** The bytes of a block of `rows` described by `meta`. */
@@ -171,7 +187,20 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
     const at = parts.add(encoder.encode(text));
     columns.push({ name: "", kind: "json", ...at });
   } else {
-    for (const name of names) columns.push(encodeColumn(name, rows, parts));
+    // A name the rows carry as an own "__proto__" would read their prototype: kept whole.
+    const values = names.includes("__proto__") ? null : columnArrays(rows, names);
+    if (values === null) {
+      whole = true;
+      columns.push({
+        name: "",
+        kind: "json",
+        ...parts.add(encoder.encode(rows.map(encodeRowObject).join("\n"))),
+      });
+    } else {
+      for (let k = 0; k < names.length; k++) {
+        columns.push(encodeColumn(names[k]!, values[k]!, parts));
+      }
+    }
   }
   const header = encoder.encode(
     JSON.stringify({ ...meta, rowCount: rows.length, columns, whole } satisfies BlockMeta),
@@ -192,12 +221,16 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
   return out;
 }
 
-function encodeColumn(name: string, rows: readonly Row[], parts: Parts): ColumnMeta {
-  const n = rows.length;
+function encodeColumn(
+  name: string,
+  column: readonly (Value | undefined)[],
+  parts: Parts,
+): ColumnMeta {
+  const n = column.length;
   let tags: Uint8Array | null = null;
   let kind: ColumnMeta["kind"] | null = null;
   for (let i = 0; i < n; i++) {
-    const v = rows[i]![name];
+    const v = column[i];
     if (v === undefined || v === null) {
       tags ??= new Uint8Array(n);
       tags[i] = v === null ? 1 : 2;
@@ -224,7 +257,7 @@ function encodeColumn(name: string, rows: readonly Row[], parts: Parts): ColumnM
   }
   kind ??= "json";
   const value = (i: number): Value | undefined =>
-    tags !== null && tags[i] !== 0 ? undefined : rows[i]![name];
+    tags !== null && tags[i] !== 0 ? undefined : column[i];
   const tagsAt = tags === null ? undefined : parts.add(tags);
   const withTags = tagsAt ? { tags: tagsAt } : {};
   switch (kind) {
