@@ -398,3 +398,24 @@ Deno.test("the server has a cache on its own disk only: not the edge's storage, 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a file not cut by lines (a JSON array) is cached whole, and read again once changed", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  const items = Array.from({ length: 300 }, (_, i) => ({ n: i, s: `v${i % 7}` }));
+  const path = real.replace(/a\.log$/, "arr.json");
+  await Deno.writeTextFile(path, JSON.stringify(items, null, 1));
+  const text =
+    `READ_JSON(src: '/shared/arr.json') | select(s, count(*) as c, sum(n) as t) | group(s) | sort(s)`;
+  const cold = await same(home, text, columnCache);
+  assert.ok(cold.stats.bytesRead > 0);
+  const warm = await same(home, text, columnCache);
+  assert.equal(warm.stats.bytesRead, 0);
+  assert.equal(warm.stats.cacheBlocks, 1);
+  // Grown (another element): the whole block is not taken for a prefix.
+  await Deno.writeTextFile(path, JSON.stringify([...items, { n: 1000, s: "v1" }], null, 1));
+  const grown = await same(home, text, columnCache);
+  assert.ok(grown.stats.bytesRead > 0);
+  assert.equal(grown.stats.cacheBlocks, 0);
+  await same(home, text, columnCache);
+});

@@ -86,6 +86,9 @@ export async function* cachedScan(
   }
 }
 
+/** Files larger than this that are not cut into blocks by lines are not cached. */
+export const WHOLE_FILE_BYTES = 64 << 20;
+
 /** Bytes of the blocks a scan in the server's thread writes (one is encoded in one go). */
 export const IN_THREAD_BLOCK_BYTES = 1 << 20;
 
@@ -132,9 +135,13 @@ async function* fileRows(
   const base = entry.range?.file ?? entry;
   const start = entry.range?.start ?? 0;
   const end = entry.range?.end ?? base.size;
-  const cacheable = base.identity !== undefined && base.openAt !== undefined &&
+  // Files of line records that open at an offset are cut into blocks; any other file (a blob, a
+  // cloud hour, a JSON array, records across lines) not too large is one block, whole.
+  const byLines = base.identity !== undefined && base.openAt !== undefined &&
     await read.lines(base, ctx.signal).catch(() => false);
-  if (!cacheable) {
+  const whole = !byLines && base.identity !== undefined && entry.range === undefined &&
+    base.size <= WHOLE_FILE_BYTES;
+  if (!byLines && !whole) {
     // Read as before, its rows streamed (a file of any size); only its tally is taken.
     const sub = subContext(ctx, true);
     // The reader expects the file's bytes again (its progress): counted once.
@@ -146,7 +153,11 @@ async function* fileRows(
   const key = ColumnCache.key([read.spec, read.fields, base.uri]);
   let blocks = await cache.blocks(key);
   // In the server's thread (a slicer), smaller blocks: each is made and decoded in one go.
-  const step = ctx.slicer ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES) : cache.blockBytes;
+  const step = whole
+    ? Infinity
+    : ctx.slicer
+    ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
+    : cache.blockBytes;
   const stats = ctx.stats;
   /** Lines before p in this entry: JSON lines name their line from the entry's start. */
   let lines = 0;
@@ -171,7 +182,7 @@ async function* fileRows(
       }
       if (block === null) continue;
       const meta = block.meta;
-      const same = await unchanged(meta, base, ctx.signal);
+      const same = await unchanged(meta, base, ctx.signal) && (meta.entire === true) === whole;
       if (!same) {
         await cache.drop(key);
         blocks = new Map();
@@ -201,7 +212,7 @@ async function* fileRows(
     // Raw: up to the next block boundary, the next cached block, or the end.
     let q = Math.min(end, (Math.floor(p / step) + 1) * step);
     for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-    const got = await rawSegment(base, p, q, ctx, read);
+    const got = await rawSegment(base, p, q, ctx, read, whole);
     addTally(state, got.tally, lines);
     lines += got.lines;
     if (got.meta !== null) {
@@ -229,6 +240,8 @@ async function unchanged(meta: BlockMeta, file: FileEntry, signal: AbortSignal):
   const m = meta as BlockMeta & { identity?: string };
   if (m.identity !== file.identity) return false;
   if (file.size === meta.size && file.modified === meta.mtime) return true;
+  // A whole file's block, or a file that cannot be read at an offset: only as it was.
+  if (meta.entire || file.openAt === undefined) return false;
   // Shrunk, or rewritten in place: gone. Grown: the bytes read must still be there.
   if (file.size <= meta.size || file.size < meta.end) return false;
   // A timestamp written without its year takes it from the file's time (pattern/extractor.ts):
@@ -353,6 +366,7 @@ async function rawSegment(
   hi: number,
   ctx: ExecContext,
   read: CachedRead,
+  whole: boolean,
 ): Promise<RawRead> {
   let first = -1;
   let next = -1;
@@ -388,9 +402,14 @@ async function rawSegment(
     seen(at, bytes);
     if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
   };
-  const got = await rawRows(rangeEntry(file, lo, hi, watched), ctx, read);
+  const got = await rawRows(
+    whole ? watchedEntry(file, watched) : rangeEntry(file, lo, hi, watched),
+    ctx,
+    read,
+  );
   const rawBytes = first < 0 ? 0 : next - first;
-  const ok = !got.other && !gap && rawBytes > 0 && lastByte === 0x0a &&
+  const ok = !got.other && !gap && rawBytes > 0 &&
+    (whole ? first === 0 && rawBytes === file.size : lastByte === 0x0a) &&
     headLen === Math.min(SAMPLE_BYTES, rawBytes) && tailLen === headLen;
   return {
     rows: got.rows,
@@ -411,7 +430,30 @@ async function rawSegment(
         records: got.records,
         unmatched: got.unmatched,
         tally: got.tally,
+        ...(whole ? { entire: true } : {}),
       } as Omit<BlockMeta, "rowCount" | "columns" | "whole">
       : null,
+  };
+}
+
+/** The whole of `file` as its reader reads it, each piece told to `seen` with its offset. */
+function watchedEntry(file: FileEntry, seen: (at: number, bytes: Uint8Array) => void): FileEntry {
+  return {
+    uri: file.uri,
+    size: file.size,
+    modified: file.modified,
+    pathTime: file.pathTime,
+    async open(signal) {
+      let at = 0;
+      return (await file.open(signal)).pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            seen(at, chunk);
+            at += chunk.length;
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+    },
   };
 }

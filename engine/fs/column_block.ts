@@ -60,6 +60,8 @@ export interface BlockMeta {
   readonly mtime: number;
   /** The file's device and inode (FileEntry.identity) when the block was read. */
   readonly identity?: string | undefined;
+  /** The block is the whole file, read as one (not by lines): used only while it is unchanged. */
+  readonly entire?: boolean;
   /** CRC-32 of the first bytes read (up to SAMPLE_BYTES) and of the last ones. */
   readonly head: number;
   readonly tail: number;
