@@ -171,7 +171,8 @@ async function* fileRows(
       try {
         block = await cache.read(b.path);
       } catch (e) {
-        if (!(e instanceof CorruptBlock)) throw e;
+        // A block that cannot be read (rights, the disk) is left; its lines are read raw.
+        if (!(e instanceof CorruptBlock)) continue;
         await cache.remove(b.path);
         ctx.warn({
           level: "INFO",
@@ -182,7 +183,8 @@ async function* fileRows(
       }
       if (block === null) continue;
       const meta = block.meta;
-      const same = await unchanged(meta, base, ctx.signal) && (meta.entire === true) === whole;
+      const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+        (meta.entire === true) === whole;
       if (!same) {
         await cache.drop(key);
         blocks = new Map();

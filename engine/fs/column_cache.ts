@@ -91,9 +91,9 @@ export class ColumnCache {
         list.push({ lo, hi, path: join(dir, e.name) });
         out.set(lo, list);
       }
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return out;
-      throw e;
+    } catch {
+      // None yet (NotFound), or a folder that cannot be read: the file is read raw.
+      return new Map();
     }
     for (const list of out.values()) list.sort((a, b) => b.hi - a.hi);
     if (out.size > 0) this.#touch(dir);
@@ -140,7 +140,8 @@ export class ColumnCache {
     this.#written += bytes.length;
     if (this.#written * 16 >= this.maxBytes) {
       this.#written = 0;
-      this.#sweeping ??= this.sweep().finally(() => this.#sweeping = null);
+      // A sweep that fails (the folder's rights) loses nothing: the next write tries again.
+      this.#sweeping ??= this.sweep().catch(() => {}).finally(() => this.#sweeping = null);
     }
     return true;
   }
