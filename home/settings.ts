@@ -168,8 +168,8 @@ export const SETTINGS = {
   ),
   "cache.enabled": setting(
     boolean,
-    "true",
-    "keep the columns that PARSE and READ_JSON extract from local files in a cache (`engine_data/cache`), read by later queries of the same source instead of the bytes (docs/architecture.md); off where the server has no local disk",
+    "false",
+    "keep the columns that PARSE and READ_JSON extract in a cache (`engine_data/cache`), read by later queries of the same source instead of the bytes (docs/architecture.md); off where the server has no local disk. Off by default while a first read that fills it is slower than one that does not",
   ),
   "cache.maxBytes": setting(
     byteSize.optional(),

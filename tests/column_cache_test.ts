@@ -360,7 +360,11 @@ Deno.test("the server has a cache on its own disk only: not the edge's storage, 
   };
   try {
     const home = await ensureHome(join(root, "home"));
-    const base = { "server.timeZone": "UTC", "query.warmWorkers": "false" };
+    const base = {
+      "server.timeZone": "UTC",
+      "query.warmWorkers": "false",
+      "cache.enabled": "true",
+    };
     const on = buildDeps(home, loadSettings(null, base).settings, log);
     stopAll(on);
     assert.equal(on.columnCache?.dir, join(home.dir, "engine_data", "cache"));

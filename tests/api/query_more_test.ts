@@ -67,7 +67,7 @@ Deno.test("the status counts files, bytes, records and rows, and counts them whi
     rowsOut: lines / 500,
     cloudRequests: 0,
     cloudLost: 0,
-    // The first read of the file: nothing came from the column cache (it was filled).
+    // No column cache (cache.enabled is off by default).
     cacheBytes: 0,
     cacheBlocks: 0,
     cacheBlocksSkipped: 0,
