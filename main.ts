@@ -5,7 +5,8 @@
 
 import { convertRules } from "./connectors/sigma/convert.ts";
 import { DEFAULT_MAPPINGS, parseMapping, type SigmaMapping } from "./connectors/sigma/mapping.ts";
-import { resolve as resolvePath } from "node:path";
+import { dirname, resolve as resolvePath } from "node:path";
+import { statfsSync } from "node:fs";
 import { Command, parseCommandLine, USAGE, UsageError } from "./home/command_line.ts";
 import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./home/layout.ts";
 import { createLogger, type Logger } from "./home/log.ts";
@@ -149,6 +150,18 @@ export async function storagePlace(
   };
 }
 
+/** cache.maxBytes by default: a tenth of the free disk where `dir` is (1 GiB if unknown). */
+function defaultCacheBytes(dir: string): number {
+  for (let at = dir;; at = dirname(at)) {
+    try {
+      const s = statfsSync(at);
+      return Math.floor((Number(s.bavail) * Number(s.bsize)) / 10);
+    } catch {
+      if (dirname(at) === at) return 1 << 30;
+    }
+  }
+}
+
 /**
  * Builds what the routes depend on. Without `place` the tree and rights are the home's files
  * (`<home>/data`, `conf/rights.json`); with one (storagePlace) nothing here touches the disk,
@@ -254,6 +267,16 @@ export function buildDeps(
         ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
       })
       : undefined,
+    // The column cache: where the server has a disk of its own, as for the scan workers (not
+    // the edge entry, which has none).
+    ...(settings["cache.enabled"] && (tree.hostFiles || place?.scanKv !== undefined)
+      ? {
+        columnCache: {
+          dir: home.cacheDir,
+          maxBytes: settings["cache.maxBytes"] ?? defaultCacheBytes(home.engineDataDir),
+        },
+      }
+      : {}),
     supervisor,
     sharedQueries,
     metrics: { queries: queryMetrics, cloud: lifetimes.pacer.counters },

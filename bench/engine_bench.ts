@@ -99,7 +99,7 @@ export const TASKS: Record<TaskName, Task> = {
   },
 };
 
-interface Run {
+export interface Run {
   readonly ms: number;
   /** CPU time (user + system) the query took in its process, all threads. */
   readonly cpuMs?: number;
@@ -125,11 +125,11 @@ function serverSets(): string[] {
   return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]!] : []);
 }
 
-function loadAverage(): string {
+export function loadAverage(): string {
   return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 }
 
-function median(xs: readonly number[]): number {
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }
@@ -137,7 +137,7 @@ function median(xs: readonly number[]): number {
 /** Untimed runs before the timed ones, for every system alike (`--warmup`, default 0). */
 const WARMUP = Number(option("warmup") ?? 0);
 
-async function timed(runs: number, name: string, make: () => Promise<Run>): Promise<Figure> {
+export async function timed(runs: number, name: string, make: () => Promise<Run>): Promise<Figure> {
   for (let i = 0; i < WARMUP; i++) await make();
   const all: Run[] = [];
   for (let i = 0; i < runs; i++) all.push(await make());
@@ -152,7 +152,7 @@ async function timed(runs: number, name: string, make: () => Promise<Run>): Prom
   };
 }
 
-async function node(script: string, args: string[]): Promise<Run> {
+export async function node(script: string, args: string[]): Promise<Run> {
   const out = await new Deno.Command("node", {
     args: [join(HERE, "node", script), ...args],
     stdout: "piped",
@@ -168,14 +168,14 @@ async function node(script: string, args: string[]): Promise<Run> {
 // ---------------------------------------------------------------------------------------------
 // Trawl as a server
 
-interface Server {
+export interface Server {
   readonly url: string;
   readonly pid: number;
   readonly token?: string | undefined;
   stop(): Promise<void>;
 }
 
-async function startServer(home: string, sets: string[]): Promise<Server> {
+export async function startServer(home: string, sets: string[]): Promise<Server> {
   const child = new Deno.Command(DENO, {
     args: [
       "run",
@@ -231,13 +231,13 @@ async function startServer(home: string, sets: string[]): Promise<Server> {
   };
 }
 
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
 /** A home whose admin may read `file://bench/...` (bench/data); returns its admin token. */
-async function makeHome(): Promise<{ home: string; token: string }> {
+export async function makeHome(): Promise<{ home: string; token: string }> {
   const home = await Deno.makeTempDir({ prefix: "trawl-engine-bench-" });
   const first = await startServer(home, []);
   await first.stop();
@@ -251,7 +251,7 @@ async function makeHome(): Promise<{ home: string; token: string }> {
 }
 
 /** CPU time (user + system, all threads) of a process so far, in ms. */
-function cpuOf(pid: number): number {
+export function cpuOf(pid: number): number {
   const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks * 10; // USER_HZ is 100 on Linux
@@ -284,7 +284,7 @@ async function trawlAsync(server: Server, token: string, task: TaskName): Promis
 }
 
 /** One synchronous query through the API, timed until the last byte of the answer. */
-async function trawlQuery(
+export async function trawlQuery(
   server: Server,
   token: string,
   task: TaskName,

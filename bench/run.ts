@@ -88,6 +88,11 @@ async function main(): Promise<void> {
       "--allow-all",
       "bench/engine_bench.ts",
     ]) && ok;
+    ok = await run("Column cache: first and repeated reads vs DuckDB (issue 24)", DENO, [
+      "run",
+      "--allow-all",
+      "bench/cache_bench.ts",
+    ]) && ok;
   }
   if (only.has("api")) {
     ok = await run("HTTP API", DENO, ["run", "--allow-all", "bench/api_bench.ts"]) && ok;

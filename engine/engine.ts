@@ -15,7 +15,8 @@ import { check } from "./front/front.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import type { ScriptSource } from "./contracts/script_source.ts";
 import type { ExecuteOptions, QueryRun } from "./exec/query_run.ts";
-import { type CompiledPlan, printPlan } from "./plan/plan.ts";
+import { type CompiledPlan, type PlanNode, printPlan } from "./plan/plan.ts";
+import { zoneFields } from "./exec/zone_maps.ts";
 import { planScript } from "./planning/planner.ts";
 import { optimizePlan } from "./planning/passes/optimize_plan.ts";
 import { splitWorkers } from "./planning/passes/split_workers.ts";
@@ -99,6 +100,7 @@ export async function compile(
       }
       : {}),
     ...(split ? { split } : {}),
+    ...(context.columnCache ? { cache: context.columnCache } : {}),
   };
   return { ok: true, plan };
 }
@@ -133,5 +135,13 @@ export function plannedSchema(plan: Plan): Schema {
  */
 export function explain(plan: Plan): string {
   const compiled = plan as CompiledPlan;
-  return printPlan(compiled.root, compiled.split ? { split: compiled.split } : {});
+  // A source read through the column cache says so, with the fields whose zone maps its
+  // filter skips blocks by (the blocks skipped are counted in the query's stats).
+  const cache = compiled.cache;
+  const note = (n: PlanNode) => {
+    if (!cache || n.kind !== "source" || !n.scan) return "";
+    const zones = zoneFields(n.filter, { timeZone: compiled.timeZone, now: compiled.now });
+    return ` via column cache${zones.length > 0 ? ` zone maps(${zones.join(", ")})` : ""}`;
+  };
+  return printPlan(compiled.root, { ...(compiled.split ? { split: compiled.split } : {}), note });
 }

@@ -28,6 +28,7 @@ export {
   type Right,
 } from "./contracts/resource_tree.ts";
 export type { ScanWorkers, ShareMessage, ShareTask } from "./contracts/scan_workers.ts";
+export type { ColumnCacheConfig } from "./contracts/column_cache.ts";
 export type { ScriptSource } from "./contracts/script_source.ts";
 export {
   type CommitEntry,

@@ -6,6 +6,7 @@
  * diagnostic.
  */
 
+import { ColumnCache } from "./fs/column_cache.ts";
 import type { FileEntry, ListOptions } from "./contracts/datastore.ts";
 import { QueryError } from "./front/diagnostics.ts";
 import type { PlanNode } from "./plan/plan.ts";
@@ -88,17 +89,30 @@ export async function runShare(
     let unreported = 0;
     // What the share read, told with its progress as counts since the last report.
     const stats = newQueryStats();
-    const told = { bytesRead: 0, recordsRead: 0, recordsUnmatched: 0 };
+    const told = {
+      bytesRead: 0,
+      recordsRead: 0,
+      recordsUnmatched: 0,
+      cacheBytes: 0,
+      cacheBlocks: 0,
+      cacheBlocksSkipped: 0,
+    };
     const report = () => {
       const delta = {
         bytesRead: stats.bytesRead - told.bytesRead,
         recordsRead: stats.recordsRead - told.recordsRead,
         recordsUnmatched: stats.recordsUnmatched - told.recordsUnmatched,
+        cacheBytes: stats.cacheBytes - told.cacheBytes,
+        cacheBlocks: stats.cacheBlocks - told.cacheBlocks,
+        cacheBlocksSkipped: stats.cacheBlocksSkipped - told.cacheBlocksSkipped,
       };
       Object.assign(told, {
         bytesRead: stats.bytesRead,
         recordsRead: stats.recordsRead,
         recordsUnmatched: stats.recordsUnmatched,
+        cacheBytes: stats.cacheBytes,
+        cacheBlocks: stats.cacheBlocks,
+        cacheBlocksSkipped: stats.cacheBlocksSkipped,
       });
       post({ kind: "progress", bytes: unreported, stats: delta });
       unreported = 0;
@@ -121,6 +135,7 @@ export async function runShare(
       memory: new MemoryBudget(task.limits.memoryLimit),
       stats,
       shareFiles: new Map([[source, await shareFiles(source.scan!.list, task, signal)]]),
+      ...(task.cache ? { cache: new ColumnCache(task.cache) } : {}),
     };
     if (task.render) {
       const nulls = await postRendered(

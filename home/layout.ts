@@ -9,6 +9,7 @@
  *   <home>/data/                the resource tree: users/<name>/, shared/, system/
  *   <home>/engine_data/cloud_api/   fetched cloud audit logs
  *   <home>/engine_data/results/     query results spilled to disk
+ *   <home>/engine_data/cache/       the column cache: what queries extracted, by file
  */
 
 import { join, resolve } from "node:path";
@@ -22,6 +23,8 @@ export interface HomeLayout {
   readonly engineDataDir: string;
   readonly cloudApiDir: string;
   readonly resultsDir: string;
+  /** The column cache (engine/fs/column_cache.ts). */
+  readonly cacheDir: string;
   readonly settingsFile: string;
   readonly usersFile: string;
   readonly rightsFile: string;
@@ -43,6 +46,7 @@ export function homeLayout(dir: string): HomeLayout {
     engineDataDir,
     cloudApiDir: join(engineDataDir, "cloud_api"),
     resultsDir: join(engineDataDir, "results"),
+    cacheDir: join(engineDataDir, "cache"),
     settingsFile: join(confDir, "settings.conf"),
     usersFile: join(confDir, "users.json"),
     rightsFile: join(confDir, "rights.json"),

@@ -91,6 +91,7 @@ async function statPath(real: string, follow: boolean): Promise<TreeFileInfo | n
       isFolder: info.isDirectory,
       size: info.isDirectory ? 0 : info.size,
       modified: info.mtime?.getTime() ?? 0,
+      ...(info.ino !== null ? { identity: `${info.dev}:${info.ino}` } : {}),
     };
   } catch (e) {
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;

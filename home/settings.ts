@@ -166,6 +166,16 @@ export const SETTINGS = {
     "10",
     "Linux nice value of the scan workers' threads: above 0, the server's own thread, which answers every request, comes first on busy cores",
   ),
+  "cache.enabled": setting(
+    boolean,
+    "false",
+    "keep the columns that PARSE and READ_JSON extract in a cache (`engine_data/cache`), read by later queries of the same source instead of the bytes (docs/architecture.md); off where the server has no local disk. Off by default while a first read that fills it is slower than one that does not",
+  ),
+  "cache.maxBytes": setting(
+    byteSize.optional(),
+    undefined,
+    "bytes the column cache may take; past that the entries used least recently are removed. Unset: a tenth of the free disk under `engine_data` when the server starts",
+  ),
   "query.maxQueued": setting(integer(0), "100", "queries waiting; past that `429`"),
   "cluster.lease": setting(
     interval,

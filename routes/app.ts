@@ -12,7 +12,7 @@
 import { Hono } from "hono";
 import type { HomeLayout } from "../home/layout.ts";
 import type { Logger } from "../home/log.ts";
-import type { DatastoreRegistry, ResourceTree } from "../engine/mod.ts";
+import type { ColumnCacheConfig, DatastoreRegistry, ResourceTree } from "../engine/mod.ts";
 import type { Settings } from "../home/settings.ts";
 import type { UserStore } from "../home/user_store.ts";
 import { requireUser } from "./auth.ts";
@@ -57,6 +57,8 @@ export interface AppDeps {
   readonly log: Logger;
   /** The workers queries' scans run on (query.workers). */
   readonly scanWorkers?: ScanWorkerPool | undefined;
+  /** The column cache (cache.enabled, on a host's disk only); absent: none. */
+  readonly columnCache?: ColumnCacheConfig | undefined;
   /** Owns every query actor (actors/supervisor.ts); without it the query routes are absent. */
   readonly supervisor?: SupervisorRef;
   readonly datastores?: DatastoreRegistry;

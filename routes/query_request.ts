@@ -8,6 +8,7 @@
 import { dirname } from "node:path";
 import type { Context } from "hono";
 import type {
+  ColumnCacheConfig,
   DatastoreRegistry,
   QueryContext,
   ResourceTree,
@@ -46,6 +47,8 @@ export interface QueryDeps {
   readonly resultQuota?: ResultQuota;
   /** The workers queries' scans run on (query.workers); absent: in the server's thread. */
   readonly scanWorkers?: ScanWorkers | undefined;
+  /** The column cache (cache.enabled); absent: none. */
+  readonly columnCache?: ColumnCacheConfig | undefined;
   /** Servers sharing a KV: the queries' registry across them (actors/shared_queries.ts). */
   readonly sharedQueries?: SharedQueries | undefined;
   /** Where the routes find a query by its id, wherever it is (actors/query_directory.ts). */
@@ -184,6 +187,7 @@ export function queryContext(
       maxScriptBytes: deps.settings["query.maxScriptBytes"],
     },
     ...(deps.scanWorkers ? { scanWorkers: deps.scanWorkers } : {}),
+    ...(deps.columnCache ? { columnCache: deps.columnCache } : {}),
   };
 }
 

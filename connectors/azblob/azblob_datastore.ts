@@ -96,6 +96,8 @@ async function* listStore(
         uri,
         size: blob.size,
         modified: blob.modified,
+        // The ETag changes with every write: the column cache's identity of the blob.
+        ...(blob.etag ? { identity: `etag:${blob.etag}` } : {}),
         pathTime: span ? span.start : null,
         open: (signal) =>
           readBlob({ ...ctx, signal }, blob, {

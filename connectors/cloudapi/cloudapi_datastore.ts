@@ -252,6 +252,9 @@ class CloudApiStore implements Datastore {
         uri: `cloudapi://${this.def.name}/${c.path}`,
         size: info.size,
         modified: info.modified,
+        // The column cache's identity: the stored fetch (a re-fetch writes a new time) and the
+        // records it gives of it (those in the query's hours only).
+        identity: `fetched:${info.modified}:${only ? JSON.stringify(only) : "all"}`,
         pathTime: hourlyFiles(this.def) ? c.hours[0]! : dayStart(c.hours[0]!, zone),
         open: async (signal) => {
           const readable = await files.open(c.path, signal);

@@ -55,6 +55,7 @@ export function listLocalFiles(
     return {
       size: info.size,
       modified: info.mtime?.getTime() ?? 0,
+      ...(info.ino !== null ? { identity: `${info.dev}:${info.ino}` } : {}),
       open: (signal) => openFile(host, signal),
       openAt: (signal, from) => openFile(host, signal, from),
     };

@@ -129,6 +129,7 @@ async function* listTreeFiles(
     return {
       size: info.size,
       modified: info.modified,
+      ...(info.identity !== undefined ? { identity: info.identity } : {}),
       open: (signal) => tree.open(path, signal),
       // From an offset too, so scan workers can share a large file by byte ranges.
       openAt: (signal, from) => tree.open(path, signal, from),

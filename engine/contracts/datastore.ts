@@ -43,6 +43,16 @@ export interface FileEntry {
   readonly size: number;
   /** Last modification, epoch milliseconds. */
   readonly modified: number;
+  /**
+   * Which file this is on its disk (`device:inode`), where the datastore knows: with the size
+   * and time, the column cache's identity of the file (engine/exec/cached_scan.ts).
+   */
+  readonly identity?: string;
+  /**
+   * Set by a share of a file (engine/exec/parallel/shares.ts): the whole file and the byte
+   * range [start, end) whose lines this entry reads.
+   */
+  readonly range?: { readonly file: FileEntry; readonly start: number; readonly end: number };
   /** The time the path's `$yyyy$ $MM$ $dd$ $HH$ $mm$` fields give, epoch milliseconds, or null. */
   readonly pathTime: number | null;
   /** Opens the file for reading from the start; the signal aborts the read. */

@@ -5,6 +5,7 @@ import type { ResourceTree } from "./resource_tree.ts";
 import type { DatastoreRegistry } from "./datastore.ts";
 import type { ScanWorkers } from "./scan_workers.ts";
 import type { EngineLimits } from "./engine_limits.ts";
+import type { ColumnCacheConfig } from "./column_cache.ts";
 
 export interface QueryContext {
   readonly user: User;
@@ -26,4 +27,6 @@ export interface QueryContext {
   readonly limits: EngineLimits;
   /** Workers the query's scans may run on (query.workers); absent: all in this thread. */
   readonly scanWorkers?: ScanWorkers;
+  /** The column cache (setting `cache.enabled`); absent: sources read the files only. */
+  readonly columnCache?: ColumnCacheConfig;
 }

@@ -31,6 +31,8 @@ export interface TreeFileInfo {
   readonly size: number;
   /** Epoch milliseconds (0 when unknown). */
   readonly modified: number;
+  /** Which file this is on its disk (`device:inode`), where the storage knows (column cache). */
+  readonly identity?: string;
 }
 
 export interface TreeEntry extends TreeFileInfo {

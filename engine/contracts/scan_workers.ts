@@ -7,6 +7,7 @@
  * the query's own thread merges the shares once.
  */
 
+import type { ColumnCacheConfig } from "./column_cache.ts";
 import type { Warning } from "./datastore.ts";
 import type { Diagnostic } from "../front/diagnostics.ts";
 import type { Expr } from "../front/ast.ts";
@@ -206,6 +207,8 @@ export interface ShareTask {
   readonly limits: EngineLimits;
   /** The node is the plan's root and its rows are posted rendered in this format. */
   readonly render?: RenderTask;
+  /** The query's column cache (engine/fs/column_cache.ts), as plain data; absent: none. */
+  readonly cache?: ColumnCacheConfig;
 }
 
 export type ShareMessage =
@@ -232,6 +235,9 @@ export interface ShareStats {
   readonly bytesRead: number;
   readonly recordsRead: number;
   readonly recordsUnmatched: number;
+  readonly cacheBytes?: number;
+  readonly cacheBlocks?: number;
+  readonly cacheBlocksSkipped?: number;
 }
 
 /**

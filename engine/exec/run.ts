@@ -6,6 +6,7 @@
  * twice: computed twice, never buffered.
  */
 
+import { ColumnCache } from "../fs/column_cache.ts";
 import { assertNever } from "../front/ast.ts";
 import { childrenOf, type CompiledPlan, type PlanNode } from "../plan/plan.ts";
 import type { ExecuteOptions, QueryRun } from "./query_run.ts";
@@ -227,6 +228,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
     ...(plan.parallel ? parallelContext(plan, options.render) : {}),
     stats: options.stats,
     slicer: new TimeSlicer(options.signal),
+    ...(plan.cache ? { cache: new ColumnCache(plan.cache) } : {}),
   };
   const render = ctx.parallel?.render;
   // A fixed text format and a renderable root not rendered by workers: rendered here.

@@ -8,6 +8,7 @@ import type { Row } from "../values/values.ts";
 import process from "node:process";
 import { QueryError } from "../front/diagnostics.ts";
 import type { ParallelContext } from "../contracts/scan_workers.ts";
+import type { ColumnCache } from "../fs/column_cache.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
@@ -46,6 +47,8 @@ export interface ExecContext {
    * fold records into it instead of handing out their rows (parse_source.ts).
    */
   readonly direct?: DirectGroups;
+  /** The column cache sources read through (engine/exec/cached_scan.ts); absent: none. */
+  readonly cache?: ColumnCache | undefined;
 }
 
 /** Single integer keys below this are looked up in an array (DirectGroups.smallInts). */
@@ -97,6 +100,11 @@ export interface QueryStats {
   cloudRequests: number;
   /** Cloud log hours and content blobs given up (each also a WARN or ERROR warning). */
   cloudLost: number;
+  /** Column cache (engine/exec/cached_scan.ts): bytes of files whose rows came from it. */
+  cacheBytes: number;
+  /** Blocks found in the cache, and of those the ones skipped by their zone maps. */
+  cacheBlocks: number;
+  cacheBlocksSkipped: number;
 }
 
 export function newQueryStats(): QueryStats {
@@ -108,6 +116,9 @@ export function newQueryStats(): QueryStats {
     rowsOut: 0,
     cloudRequests: 0,
     cloudLost: 0,
+    cacheBytes: 0,
+    cacheBlocks: 0,
+    cacheBlocksSkipped: 0,
   };
 }
 

@@ -6,6 +6,7 @@
  * (tests and `explain`), which therefore prints the plan that runs.
  */
 
+import type { ColumnCacheConfig } from "../contracts/column_cache.ts";
 import type { SkipTally } from "./skip_tally.ts";
 import { assertNever, type Expr } from "../front/ast.ts";
 import type { Field, Schema, Type } from "../values/types.ts";
@@ -300,6 +301,8 @@ export interface CompiledPlan {
   };
   /** The parts that run in the workers; absent: every part runs in the query's thread. */
   readonly split?: WorkerSplit;
+  /** The column cache the sources read through (QueryContext.columnCache); absent: none. */
+  readonly cache?: ColumnCacheConfig;
 }
 
 /** `a, b.c, b.d`: the fields a source reads, those read only through members as their paths. */
@@ -423,7 +426,12 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
  */
 export function printPlan(
   node: PlanNode,
-  options: { schemas?: boolean; split?: WorkerSplit } = {},
+  options: {
+    schemas?: boolean;
+    split?: WorkerSplit;
+    /** Said after a node's headline (explain(): a source read through the column cache). */
+    note?: (node: PlanNode) => string;
+  } = {},
 ): string {
   const lines: string[] = [];
   const split = options.split;
@@ -437,7 +445,7 @@ export function printPlan(
       : split!.rootOnlyRendered
       ? ` in workers #${part} (when its rows are rendered)`
       : ` in workers #${part}`;
-    lines.push(`${"  ".repeat(depth)}${headline(n)}${where}${schema}`);
+    lines.push(`${"  ".repeat(depth)}${headline(n)}${options.note?.(n) ?? ""}${where}${schema}`);
     for (const c of childrenOf(n)) visit(c, depth + 1);
   };
   visit(node, 0);

@@ -15,7 +15,6 @@ import {
 } from "../contracts/datastore.ts";
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
-import { parseSource } from "../exec/parse_source.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
@@ -26,7 +25,7 @@ import { QueryError } from "../front/diagnostics.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
-import { readJsonSource } from "../exec/read_json_source.ts";
+import { isJsonLines, readJson, readParse } from "../exec/cached_sources.ts";
 import type { Value } from "../values/values.ts";
 import { Timestamp } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -208,7 +207,7 @@ export async function planSourceCall(
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readJsonSource(files(ctx), read.fields, ctx, keep, read.paths),
+          (keep) => readJson(files(ctx), ctx, read.fields, keep, read.paths),
         );
       const scan: SourceScan = {
         list: files,
@@ -221,7 +220,7 @@ export async function planSourceCall(
             read.fields,
             read.filter?.keep,
             ctx,
-            (keep) => readJsonSource(shares, read.fields, ctx, keep, read.paths),
+            (keep) => readJson(shares, ctx, read.fields, keep, read.paths),
             true,
           ),
       };
@@ -295,18 +294,19 @@ async function planParse(
     const label = `PARSE(src: '${args.src}', unmatched: true)`;
     return { kind: "source", schema: UNMATCHED_SCHEMA, label, start, ...TAKES_NOTHING };
   }
+  // What the column cache keys the pattern by: its text and the sub-patterns it used.
+  const spec = [arg.text, [...used].sort()];
   const start: OpenSource = records !== null
     ? (ctx, read) =>
       parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
-    : (ctx, read) => parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
+    : (ctx, read) => readParse(files(ctx), pattern, spec, ctx, read);
   // Records that start where a pattern says are read by one thread only (a record may span any
   // cut); line records may be shared among workers.
   const scan: SourceScan | undefined = records !== null ? undefined : {
     list: files,
     // A record of a multi-line pattern may span a cut: such files are read whole.
     lines: () => Promise.resolve(!pattern.multiLine),
-    read: (shares, ctx, read) =>
-      parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+    read: (shares, ctx, read) => readParse(shares, pattern, spec, ctx, read),
     skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
   };
   return {
@@ -331,35 +331,4 @@ function sourceOrigin(reader: SourceOrigin["reader"], args: CallArgs): SourceOri
     ...(args.from !== undefined ? { from: args.from } : {}),
     ...(args.to !== undefined ? { to: args.to } : {}),
   };
-}
-
-/**
- * Whether `file` reads as JSON lines (read_json_source.ts): its first byte that is not white
- * space or a byte order mark is not `[` (one array), and not a `{` alone on its line (objects
- * written across lines). An empty file counts as lines.
- */
-async function isJsonLines(file: FileEntry, signal: AbortSignal): Promise<boolean> {
-  const reader = (await file.open(signal)).getReader();
-  let brace = false;
-  try {
-    for (let seen = 0; seen < 1 << 20;) {
-      const { value, done } = await reader.read();
-      if (done) return !brace;
-      for (let i = 0; i < value.length; i++, seen++) {
-        const c = value[i];
-        if (brace) {
-          if (c === 0x0a) return false;
-          if (c !== 0x20 && c !== 0x0d && c !== 0x09) return true;
-          continue;
-        }
-        if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
-        if (seen < 3 && (c === 0xef || c === 0xbb || c === 0xbf)) continue;
-        if (c !== 0x7b /* { */) return c !== 0x5b; /* [ */
-        brace = true;
-      }
-    }
-    return !brace;
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
 }

@@ -67,6 +67,10 @@ Deno.test("the status counts files, bytes, records and rows, and counts them whi
     rowsOut: lines / 500,
     cloudRequests: 0,
     cloudLost: 0,
+    // No column cache (cache.enabled is off by default).
+    cacheBytes: 0,
+    cacheBlocks: 0,
+    cacheBlocksSkipped: 0,
     elapsedMillis: 0,
   });
   assert.ok(done.stats.elapsedMillis > 0);

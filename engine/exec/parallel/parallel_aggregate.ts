@@ -155,6 +155,7 @@ class ShareRun {
         shares: share,
         limits,
         ...(parallel.render ? { render: parallel.render.task } : {}),
+        ...(ctx.cache ? { cache: ctx.cache.config } : {}),
       }, (m) => this.#hear(k, m)));
     });
   }
@@ -168,6 +169,9 @@ class ShareRun {
           stats.bytesRead += m.stats.bytesRead;
           stats.recordsRead += m.stats.recordsRead;
           stats.recordsUnmatched += m.stats.recordsUnmatched;
+          stats.cacheBytes += m.stats.cacheBytes ?? 0;
+          stats.cacheBlocks += m.stats.cacheBlocks ?? 0;
+          stats.cacheBlocksSkipped += m.stats.cacheBlocksSkipped ?? 0;
         }
         return;
       }

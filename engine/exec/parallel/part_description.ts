@@ -36,8 +36,7 @@ import type { Value } from "../../values/values.ts";
 import { typeExpr } from "../../expr/compile_expr.ts";
 import { AGGREGATES } from "../../functions/aggregates.ts";
 import { compilePattern } from "../../pattern/compile_pattern.ts";
-import { parseSource } from "../parse_source.ts";
-import { readJsonSource } from "../read_json_source.ts";
+import { readJson, readParse } from "../cached_sources.ts";
 import { warnAbsentFields } from "../absent_fields.ts";
 
 /** `node` as plain data, or undefined when some of it was not made by the planner. */
@@ -305,9 +304,21 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
   let filter: SourceFilter | null = null;
   if (part.filter) {
     const { negated } = part.filter;
-    const condition = compileExpr(part.filter.condition, build);
+    const d = part.filter.condition;
+    const condition = compileExpr(d, build);
     filter = {
-      condition: { fn: condition, label: part.filter.condition.label },
+      condition: {
+        fn: condition,
+        label: d.label,
+        // What it was compiled from: the column cache's zone maps read its bounds.
+        origin: {
+          expr: mapLiterals<Encoded, Value>(d.expr, decodeValue),
+          fields: d.fields,
+          params: new Map(
+            d.params.map((p) => [p.name, { value: decodeValue(p.value), type: p.type }]),
+          ),
+        },
+      },
       negated,
       reads: new Set(part.filter.reads),
       // As engine/planning/passes/push_filters.ts: null is not true.
@@ -324,11 +335,11 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
     });
     if (!compiled.ok) throw new Error(`the pattern does not compile: ${compiled.message}`);
     const pattern = compiled.pattern;
+    const spec = [part.reader.pattern, [...part.reader.subPatterns].sort()];
     scan = {
       list,
       lines: () => Promise.resolve(!pattern.multiLine),
-      read: (shares, ctx, read) =>
-        parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+      read: (shares, ctx, read) => readParse(shares, pattern, spec, ctx, read),
     };
   } else {
     scan = {
@@ -340,7 +351,7 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readJsonSource(shares, read.fields, ctx, keep, read.paths),
+          (keep) => readJson(shares, ctx, read.fields, keep, read.paths),
           true,
         ),
     };

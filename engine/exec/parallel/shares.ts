@@ -71,12 +71,28 @@ const NL = 0x0a;
  */
 export function shareEntry(file: FileEntry, share: FileShare): FileEntry {
   if (share.start === 0 && share.end >= file.size) return file;
+  return rangeEntry(file, share.start, share.end);
+}
+
+/**
+ * The lines of `file` that start in [start, end), as a FileEntry; `seen`, when given, is told
+ * each piece of bytes handed out with its offset in the file (the column cache samples them).
+ */
+export function rangeEntry(
+  file: FileEntry,
+  start: number,
+  end: number,
+  seen?: (at: number, bytes: Uint8Array) => void,
+): FileEntry {
+  const share = { start, end };
   return {
     uri: file.uri,
     size: share.end - share.start,
     modified: file.modified,
     pathTime: file.pathTime,
-    open: (signal) => openRange(file, share.start, share.end, signal),
+    ...(file.identity !== undefined ? { identity: file.identity } : {}),
+    range: { file, start: share.start, end: share.end },
+    open: (signal) => openRange(file, share.start, share.end, signal, seen),
   };
 }
 
@@ -85,6 +101,7 @@ async function openRange(
   start: number,
   end: number,
   signal: AbortSignal,
+  seen?: (at: number, bytes: Uint8Array) => void,
 ): Promise<ReadableStream<Uint8Array>> {
   if (start > 0 && file.openAt === undefined) {
     throw new Error(`'${file.uri}' cannot be read from an offset`);
@@ -134,6 +151,7 @@ async function openRange(
           }
         }
         if (to > from) {
+          seen?.(base + from, value.subarray(from, to));
           controller.enqueue(value.subarray(from, to));
           if (!done) return;
         }

@@ -1,0 +1,461 @@
+/**
+ * A source's files read through the column cache (engine/fs/column_cache.ts): the rows of each
+ * block of a file come from the cache where a block of the same specification is there and the
+ * file is unchanged under it, else from the bytes, by the source's own reader, and are then
+ * written to the cache as a by-product.
+ *
+ *   cachedScan(files, { spec, fields, lines, raw, keep, word, zone }, ctx)
+ *
+ * A file is cut into blocks by byte ranges [lo, hi) that own the lines starting in them (as the
+ * shares of workers are, engine/exec/parallel/shares.ts): lo and hi are multiples of the
+ * cache's `blockBytes`, or the ends of what one read covered (a share's cut, the size of a
+ * file that has grown since). Any run of blocks from a share's start to its end thus reads its
+ * lines exactly once, whichever read wrote them and with however many workers.
+ *
+ * A block is used when the file is the same: the same device and inode (the entry's key holds
+ * the URI; its blocks hold the identity), the same size and modification time as when the block
+ * was read, or a larger size (the file grew) with the bytes it read still there, checked by a
+ * CRC-32 of the first and last SAMPLE_BYTES it read. A file that shrank, was rewritten (same
+ * size, another time), was replaced (another inode) or whose sampled bytes differ has its entry
+ * dropped and is read raw. A block whose checksum fails is removed, its lines read raw, and an
+ * INFO warning says so.
+ *
+ * Only files of one record per line that can be opened at an offset are cached; the others are
+ * read raw as before. Rows are cached unfiltered: the pushed filter (`keep`) is applied to the
+ * rows of both ways, and `zone` skips a block whose minima and maxima show no row can pass.
+ */
+
+import type { FileEntry, Warning } from "../contracts/datastore.ts";
+import type { Row } from "../values/values.ts";
+import {
+  BATCH_ROWS,
+  type BatchStream,
+  checkCancelled,
+  type ExecContext,
+  expectFiles,
+  newQueryStats,
+  ProgressMeter,
+} from "../plan/context.ts";
+import type { SkipTally } from "../plan/skip_tally.ts";
+import { ColumnCache } from "../fs/column_cache.ts";
+import { type BlockMeta, CorruptBlock, encodeBlock, SAMPLE_BYTES } from "../fs/column_block.ts";
+import { rangeEntry } from "./parallel/shares.ts";
+import { crc32 } from "node:zlib";
+import type { ZoneTest } from "./zone_maps.ts";
+
+export interface CachedRead {
+  /** The reader and its specification as plain data (pattern text, JSON paths): part of the key. */
+  readonly spec: unknown;
+  /** The fields read (null: all): part of the key. */
+  readonly fields: readonly string[] | null;
+  /** Whether `file` holds one record per line. */
+  readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
+  /** The source's reader over `files`, unfiltered, in the context given. */
+  readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
+  /** The pushed filter: only the rows it keeps are handed out. */
+  readonly keep?: ((row: Row) => boolean) | undefined;
+  /** The one warning for the records skipped over all files (as the reader would give it). */
+  readonly word: (
+    files: readonly FileEntry[],
+    tally: SkipTally,
+    ctx: ExecContext,
+  ) => Promise<Warning> | Warning;
+  readonly zone?: ZoneTest | null | undefined;
+}
+
+/** The rows of `files` through the cache of `ctx` (read raw when it has none). */
+export async function* cachedScan(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  read: CachedRead,
+  ctx: ExecContext,
+): BatchStream {
+  const cache = ctx.cache;
+  if (!cache) {
+    yield* filtered(read.raw([...await collect(files)], ctx), read.keep);
+    return;
+  }
+  const list = await expectFiles(files, ctx.progress);
+  const state: ScanState = { tally: null };
+  for (const file of list) {
+    checkCancelled(ctx.signal);
+    yield* fileRows(file, read, ctx, cache, state);
+  }
+  if (state.tally !== null) {
+    const warning = await read.word(list, state.tally, ctx);
+    ctx.warn({ ...warning, tally: state.tally } as Warning);
+  }
+}
+
+/** Files larger than this that are not cut into blocks by lines are not cached. */
+export const WHOLE_FILE_BYTES = 64 << 20;
+
+/** Bytes of the blocks a scan in the server's thread writes (one is encoded in one go). */
+export const IN_THREAD_BLOCK_BYTES = 1 << 20;
+
+interface ScanState {
+  tally: SkipTally | null;
+}
+
+async function collect<T>(items: AsyncIterable<T> | Iterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of items) out.push(x);
+  return out;
+}
+
+async function* filtered(
+  input: BatchStream,
+  keep: ((row: Row) => boolean) | undefined,
+): BatchStream {
+  for await (const batch of input) {
+    const rows = keep ? batch.filter(keep) : batch;
+    if (rows.length > 0) yield rows;
+  }
+}
+
+function addTally(state: ScanState, tally: SkipTally | null, lineOffset: number): void {
+  if (tally === null || tally.count === 0) return;
+  if (state.tally === null) {
+    const first = tally.first.line !== undefined
+      ? { ...tally.first, line: tally.first.line + lineOffset }
+      : tally.first;
+    state.tally = { kind: tally.kind, count: tally.count, first };
+  } else {
+    state.tally = { ...state.tally, count: state.tally.count + tally.count };
+  }
+}
+
+/** The rows of one file (or share of one), block by block. */
+async function* fileRows(
+  entry: FileEntry,
+  read: CachedRead,
+  ctx: ExecContext,
+  cache: ColumnCache,
+  state: ScanState,
+): BatchStream {
+  const base = entry.range?.file ?? entry;
+  const start = entry.range?.start ?? 0;
+  const end = entry.range?.end ?? base.size;
+  // Files of line records that open at an offset are cut into blocks; any other file (a blob, a
+  // cloud hour, a JSON array, records across lines) not too large is one block, whole.
+  const byLines = base.identity !== undefined && base.openAt !== undefined &&
+    await read.lines(base, ctx.signal).catch(() => false);
+  const whole = !byLines && base.identity !== undefined && entry.range === undefined &&
+    base.size <= WHOLE_FILE_BYTES;
+  if (!byLines && !whole) {
+    // Read as before, its rows streamed (a file of any size); only its tally is taken.
+    const sub = subContext(ctx, true);
+    // The reader expects the file's bytes again (its progress): counted once.
+    ctx.progress.expect(-entry.size);
+    yield* filtered(read.raw([entry], sub.ctx), read.keep);
+    addTally(state, sub.tally(), 0);
+    return;
+  }
+  const key = ColumnCache.key([read.spec, read.fields, base.uri]);
+  let blocks = await cache.blocks(key);
+  // In the server's thread (a slicer), smaller blocks: each is made and decoded in one go.
+  const step = whole
+    ? Infinity
+    : ctx.slicer
+    ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
+    : cache.blockBytes;
+  const stats = ctx.stats;
+  /** Lines before p in this entry: JSON lines name their line from the entry's start. */
+  let lines = 0;
+  let p = start;
+  while (p < end) {
+    checkCancelled(ctx.signal);
+    let used: BlockMeta | null = null;
+    for (const b of blocks.get(p) ?? []) {
+      if (b.hi > end) continue;
+      let block;
+      try {
+        block = await cache.read(b.path);
+      } catch (e) {
+        // A block that cannot be read (rights, the disk) is left; its lines are read raw.
+        if (!(e instanceof CorruptBlock)) continue;
+        await cache.remove(b.path);
+        ctx.warn({
+          level: "INFO",
+          message:
+            `the column cache's block of '${base.uri}' at ${b.lo} was corrupt (${e.message}); removed, read from the file`,
+        });
+        continue;
+      }
+      if (block === null) continue;
+      const meta = block.meta;
+      const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+        (meta.entire === true) === whole;
+      if (!same) {
+        await cache.drop(key);
+        blocks = new Map();
+        break;
+      }
+      used = meta;
+      addTally(state, meta.tally, lines);
+      lines += meta.lines;
+      ctx.progress.consume(meta.hi - meta.lo);
+      if (stats) {
+        stats.recordsRead += meta.records;
+        stats.recordsUnmatched += meta.unmatched;
+        stats.cacheBlocks++;
+      }
+      if (read.zone && !read.zone(meta)) {
+        if (stats) stats.cacheBlocksSkipped++;
+        break;
+      }
+      if (stats) stats.cacheBytes += meta.rawBytes;
+      yield* batches(block.rows(), read.keep, ctx);
+      break;
+    }
+    if (used !== null) {
+      p = used.hi;
+      continue;
+    }
+    // Raw: up to the next block boundary, the next cached block, or the end.
+    let q = Math.min(end, (Math.floor(p / step) + 1) * step);
+    for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
+    const got = await rawSegment(base, p, q, ctx, read, whole);
+    addTally(state, got.tally, lines);
+    lines += got.lines;
+    if (got.meta !== null) {
+      await cache.write(key, p, q, encodeBlock(got.meta, got.rows));
+    }
+    yield* batches(got.rows, read.keep, ctx);
+    p = q;
+  }
+}
+
+async function* batches(
+  rows: readonly Row[],
+  keep: ((row: Row) => boolean) | undefined,
+  ctx: ExecContext,
+): BatchStream {
+  const kept = keep ? rows.filter(keep) : rows;
+  for (let i = 0; i < kept.length; i += BATCH_ROWS) {
+    yield kept.slice(i, i + BATCH_ROWS);
+    if (ctx.slicer) await ctx.slicer.check();
+  }
+}
+
+/** Whether the bytes `meta` was read from are still those of `file`. */
+async function unchanged(meta: BlockMeta, file: FileEntry, signal: AbortSignal): Promise<boolean> {
+  const m = meta as BlockMeta & { identity?: string };
+  if (m.identity !== file.identity) return false;
+  if (file.size === meta.size && file.modified === meta.mtime) return true;
+  // A whole file's block, or a file that cannot be read at an offset: only as it was.
+  if (meta.entire || file.openAt === undefined) return false;
+  // Shrunk, or rewritten in place: gone. Grown: the bytes read must still be there.
+  if (file.size <= meta.size || file.size < meta.end) return false;
+  // A timestamp written without its year takes it from the file's time (pattern/extractor.ts):
+  // a file that grew into another year is read again.
+  if (yearOf(file.modified) !== yearOf(meta.mtime)) return false;
+  const first = meta.end - meta.rawBytes;
+  const n = Math.min(SAMPLE_BYTES, meta.rawBytes);
+  const head = await readAt(file, first, n, signal);
+  const tail = await readAt(file, meta.end - n, n, signal);
+  return head !== null && tail !== null && crc32(head) === meta.head && crc32(tail) === meta.tail;
+}
+
+/** The year of `ms`, or NaN within a day of a new year in some zone (never the same then). */
+function yearOf(ms: number): number {
+  const day = 86_400_000;
+  const a = new Date(ms - day).getUTCFullYear();
+  return a === new Date(ms + day).getUTCFullYear() ? a : NaN;
+}
+
+async function readAt(
+  file: FileEntry,
+  at: number,
+  n: number,
+  signal: AbortSignal,
+): Promise<Uint8Array | null> {
+  const out = new Uint8Array(n);
+  let got = 0;
+  const stream = await file.openAt!(signal, at);
+  const reader = stream.getReader();
+  try {
+    while (got < n) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.length, n - got);
+      out.set(value.subarray(0, take), got);
+      got += take;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return got === n ? out : null;
+}
+
+interface RawRead {
+  readonly rows: Row[];
+  readonly tally: SkipTally | null;
+  /** "\n" in the bytes read. */
+  readonly lines: number;
+  /** The block to cache, or null when it may not be (an unfinished last line, a warning). */
+  readonly meta: Omit<BlockMeta, "rowCount" | "columns" | "whole"> | null;
+}
+
+/**
+ * A context of its own for the source's reader over one file or block: its stats and progress
+ * are added to the query's when `done` (`live`: they are the query's), its skip tally kept
+ * (`tally`), any other warning passed on (`other` then says the block may not be cached).
+ */
+function subContext(ctx: ExecContext, live = false) {
+  const stats = live && ctx.stats ? ctx.stats : newQueryStats();
+  let tally: SkipTally | null = null;
+  let other = false;
+  const sub: ExecContext = {
+    signal: ctx.signal,
+    timeZone: ctx.timeZone,
+    now: ctx.now,
+    warn: (w) => {
+      const t = (w as Warning & { tally?: SkipTally }).tally;
+      if (t !== undefined) tally = t;
+      else {
+        other = true;
+        ctx.warn(w);
+      }
+    },
+    progress: live ? ctx.progress : new ProgressMeter(),
+    memory: ctx.memory,
+    stats,
+    ...(ctx.slicer ? { slicer: ctx.slicer } : {}),
+  };
+  return {
+    ctx: sub,
+    stats,
+    tally: () => tally,
+    other: () => other,
+    done(entry: FileEntry) {
+      if (ctx.stats) {
+        ctx.stats.bytesRead += stats.bytesRead;
+        ctx.stats.recordsRead += stats.recordsRead;
+        ctx.stats.recordsUnmatched += stats.recordsUnmatched;
+      }
+      ctx.progress.consume(entry.size);
+    },
+  };
+}
+
+/** The rows of `entry` (one block's lines) by the source's reader, with what it told. */
+async function rawRows(
+  entry: FileEntry,
+  ctx: ExecContext,
+  read: CachedRead,
+): Promise<
+  { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
+> {
+  const sub = subContext(ctx);
+  const rows: Row[] = [];
+  for await (const batch of read.raw([entry], sub.ctx)) {
+    for (const r of batch) rows.push(r);
+  }
+  sub.done(entry);
+  return {
+    rows,
+    tally: sub.tally(),
+    other: sub.other(),
+    records: sub.stats.recordsRead,
+    unmatched: sub.stats.recordsUnmatched,
+  };
+}
+
+/** The lines starting in [lo, hi) of `file`, read raw, with what a block of them needs. */
+async function rawSegment(
+  file: FileEntry,
+  lo: number,
+  hi: number,
+  ctx: ExecContext,
+  read: CachedRead,
+  whole: boolean,
+): Promise<RawRead> {
+  let first = -1;
+  let next = -1;
+  let nl = 0;
+  let gap = false;
+  const head = new Uint8Array(SAMPLE_BYTES);
+  let headLen = 0;
+  const tail = new Uint8Array(SAMPLE_BYTES);
+  let tailLen = 0;
+  const seen = (at: number, bytes: Uint8Array) => {
+    if (first < 0) first = at;
+    else if (at !== next) gap = true;
+    next = at + bytes.length;
+    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) nl++;
+    if (headLen < SAMPLE_BYTES) {
+      const take = Math.min(SAMPLE_BYTES - headLen, bytes.length);
+      head.set(bytes.subarray(0, take), headLen);
+      headLen += take;
+    }
+    // The last SAMPLE_BYTES: shifted in from the end of each piece.
+    if (bytes.length >= SAMPLE_BYTES) {
+      tail.set(bytes.subarray(bytes.length - SAMPLE_BYTES));
+      tailLen = SAMPLE_BYTES;
+    } else {
+      const keep = Math.min(tailLen, SAMPLE_BYTES - bytes.length);
+      tail.copyWithin(0, tailLen - keep, tailLen);
+      tail.set(bytes, keep);
+      tailLen = keep + bytes.length;
+    }
+  };
+  let lastByte = -1;
+  const watched = (at: number, bytes: Uint8Array) => {
+    seen(at, bytes);
+    if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
+  };
+  const got = await rawRows(
+    whole ? watchedEntry(file, watched) : rangeEntry(file, lo, hi, watched),
+    ctx,
+    read,
+  );
+  const rawBytes = first < 0 ? 0 : next - first;
+  const ok = !got.other && !gap && rawBytes > 0 &&
+    (whole ? first === 0 && rawBytes === file.size : lastByte === 0x0a) &&
+    headLen === Math.min(SAMPLE_BYTES, rawBytes) && tailLen === headLen;
+  return {
+    rows: got.rows,
+    tally: got.tally,
+    lines: nl,
+    meta: ok
+      ? {
+        lo,
+        hi,
+        end: next,
+        size: file.size,
+        mtime: file.modified,
+        identity: file.identity,
+        head: crc32(head.subarray(0, headLen)),
+        tail: crc32(tail.subarray(0, tailLen)),
+        rawBytes,
+        lines: nl,
+        records: got.records,
+        unmatched: got.unmatched,
+        tally: got.tally,
+        ...(whole ? { entire: true } : {}),
+      } as Omit<BlockMeta, "rowCount" | "columns" | "whole">
+      : null,
+  };
+}
+
+/** The whole of `file` as its reader reads it, each piece told to `seen` with its offset. */
+function watchedEntry(file: FileEntry, seen: (at: number, bytes: Uint8Array) => void): FileEntry {
+  return {
+    uri: file.uri,
+    size: file.size,
+    modified: file.modified,
+    pathTime: file.pathTime,
+    async open(signal) {
+      let at = 0;
+      return (await file.open(signal)).pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            seen(at, chunk);
+            at += chunk.length;
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The readers of the sources that scan workers share (PARSE of line records, READ_JSON), through
+ * the column cache when the query has one (engine/exec/cached_scan.ts), else straight.
+ *
+ *   readParse(files, pattern, spec, ctx, read)        // PARSE: spec = the pattern's text
+ *   readJson(files, ctx, fields, keep, paths)          // READ_JSON
+ */
+
+import type { FileEntry } from "../contracts/datastore.ts";
+import type { CompiledPattern } from "../pattern/compile_pattern.ts";
+import type { ExprOrigin, PushedFilter } from "../plan/plan.ts";
+import type { Row } from "../values/values.ts";
+import type { BatchStream, ExecContext } from "../plan/context.ts";
+import { skipWarning } from "../plan/skip_tally.ts";
+import { cachedScan } from "./cached_scan.ts";
+import { parseSource } from "./parse_source.ts";
+import { readJsonSource } from "./read_json_source.ts";
+import { unmatchedWarning } from "./unmatched.ts";
+import { zoneTest } from "./zone_maps.ts";
+
+/** A filter pushed into a source, with what it was compiled from where the planner kept it. */
+export type CacheFilter = PushedFilter & {
+  readonly origin?: ExprOrigin | undefined;
+  readonly negated?: boolean | undefined;
+};
+
+/**
+ * PARSE's rows of `files`; `spec` names the pattern (its text and the sub-patterns it used),
+ * part of the cache's key with the query's zone (timestamps without one are read in it).
+ */
+export function readParse(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  pattern: CompiledPattern,
+  spec: unknown,
+  ctx: ExecContext,
+  read: { readonly fields: readonly string[] | null; readonly filter: CacheFilter | null },
+): BatchStream {
+  const filter = read.filter ?? undefined;
+  if (!ctx.cache) return parseSource(files, pattern, read.fields, ctx, filter);
+  return cachedScan(files, {
+    spec: ["PARSE", spec, ctx.timeZone],
+    fields: read.fields,
+    lines: () => Promise.resolve(!pattern.multiLine),
+    raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
+    keep: filter?.keep,
+    word: async (all, tally, c) =>
+      (await unmatchedWarning(all, tally.first.uri, tally.count, pattern, c)) ??
+        skipWarning(tally),
+    zone: zoneTest(filter, ctx),
+  }, ctx);
+}
+
+/** READ_JSON's rows of `files` (read_json_source.ts's arguments). */
+export function readJson(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  ctx: ExecContext,
+  fields: readonly string[] | null,
+  keep: ((row: Row) => boolean) | undefined,
+  paths: ReadonlyMap<string, readonly (readonly string[])[]> | undefined,
+  filter?: CacheFilter | null,
+): BatchStream {
+  if (!ctx.cache) return readJsonSource(files, fields, ctx, keep, paths);
+  return cachedScan(files, {
+    spec: ["READ_JSON", paths ? [...paths] : null],
+    fields,
+    lines: isJsonLines,
+    raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),
+    keep,
+    word: (_all, tally) => skipWarning(tally),
+    zone: zoneTest(filter ?? undefined, ctx),
+  }, ctx);
+}
+
+/**
+ * Whether `file` reads as JSON lines (read_json_source.ts): its first byte that is not white
+ * space or a byte order mark is not `[` (one array), and not a `{` alone on its line (objects
+ * written across lines). An empty file counts as lines.
+ */
+export async function isJsonLines(file: FileEntry, signal: AbortSignal): Promise<boolean> {
+  const reader = (await file.open(signal)).getReader();
+  let brace = false;
+  try {
+    for (let seen = 0; seen < 1 << 20;) {
+      const { value, done } = await reader.read();
+      if (done) return !brace;
+      for (let i = 0; i < value.length; i++, seen++) {
+        const c = value[i];
+        if (brace) {
+          if (c === 0x0a) return false;
+          if (c !== 0x20 && c !== 0x0d && c !== 0x09) return true;
+          continue;
+        }
+        if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+        if (seen < 3 && (c === 0xef || c === 0xbb || c === 0xbf)) continue;
+        if (c !== 0x7b /* { */) return c !== 0x5b; /* [ */
+        brace = true;
+      }
+    }
+    return !brace;
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Zone maps: from a filter pushed into a source, the test that tells a cached block none of
+ * whose rows can pass (engine/exec/cached_scan.ts skips it). Comparisons of a field with a
+ * constant number or timestamp (`bytes > 1000`, `ts >= $from`, `now() - 1h < ts`) are read
+ * against the block's minimum and maximum of that field, through `and` (any conjunct rules the
+ * block out) and `or` (every disjunct does); anything else may match.
+ *
+ *   zoneTest(filter, ctx)?.(meta) // false: no row of the block passes the filter
+ *
+ * A comparison with null is not true, so a block whose field is null or absent in every row
+ * has no minimum and passes no comparison. A negated filter (`where not …`) prunes nothing.
+ */
+
+import type { Expr } from "../front/ast.ts";
+import type { ExprOrigin, PushedFilter } from "../plan/plan.ts";
+import type { ExecContext } from "../plan/context.ts";
+import type { BlockMeta, ColumnMeta } from "../fs/column_block.ts";
+import { constantValue } from "../expr/compile_expr.ts";
+import { Timestamp } from "../values/values.ts";
+
+export type ZoneTest = (meta: BlockMeta) => boolean;
+
+type Bound = (columns: ReadonlyMap<string, ColumnMeta>) => boolean;
+
+const FLIP: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=" };
+
+/** The fields whose zone maps `filter` is checked against (explain()); empty: none. */
+export function zoneFields(
+  filter: PushedFilter | null | undefined,
+  ctx: Pick<ExecContext, "timeZone" | "now">,
+): string[] {
+  const fields: string[] = [];
+  zoneTest(filter ?? undefined, ctx, fields);
+  return [...new Set(fields)];
+}
+
+/** The test of `filter`'s blocks, or null when it names no bound a zone map can check. */
+export function zoneTest(
+  filter: PushedFilter | undefined,
+  ctx: Pick<ExecContext, "timeZone" | "now">,
+  named?: string[],
+): ZoneTest | null {
+  const f = filter as
+    | (PushedFilter & { condition?: { origin?: ExprOrigin }; negated?: boolean })
+    | undefined;
+  const origin = f?.condition?.origin;
+  if (!origin || f?.negated) return null;
+  const scope = {
+    fields: origin.fields === null ? null : new Map(origin.fields.map((x) => [x.name, x])),
+    params: origin.params,
+    timeZone: ctx.timeZone,
+    now: ctx.now,
+  };
+  const constant = (e: Expr): unknown => {
+    if (mentionsField(e)) return undefined;
+    try {
+      return constantValue(e, scope)?.value;
+    } catch {
+      return undefined;
+    }
+  };
+  const bound = boundOf(origin.expr, constant, named);
+  if (bound === null) return null;
+  return (meta) => {
+    const columns = new Map(meta.columns.map((c) => [c.name, c]));
+    return bound(columns);
+  };
+}
+
+function mentionsField(e: unknown): boolean {
+  if (Array.isArray(e)) return e.some(mentionsField);
+  if (e === null || typeof e !== "object") return false;
+  const node = e as Record<string, unknown>;
+  if (node.kind === "field" || node.kind === "position" || node.kind === "star") return true;
+  for (const [k, v] of Object.entries(node)) if (k !== "span" && mentionsField(v)) return true;
+  return false;
+}
+
+/** Whether a block may hold a passing row, or null when `e` bounds nothing. */
+function boundOf(e: Expr, constant: (e: Expr) => unknown, named?: string[]): Bound | null {
+  if (e.kind !== "binary") return null;
+  if (e.op === "and") {
+    const l = boundOf(e.left, constant, named);
+    const r = boundOf(e.right, constant, named);
+    if (l && r) return (c) => l(c) && r(c);
+    return l ?? r;
+  }
+  if (e.op === "or") {
+    const l = boundOf(e.left, constant, named);
+    const r = boundOf(e.right, constant, named);
+    return l && r ? (c) => l(c) || r(c) : null;
+  }
+  if (!(e.op in FLIP)) return null;
+  let op = e.op as string;
+  let field: string;
+  let value: unknown;
+  if (e.left.kind === "field") {
+    field = e.left.name;
+    value = constant(e.right);
+  } else if (e.right.kind === "field") {
+    field = e.right.name;
+    value = constant(e.left);
+    op = FLIP[op]!;
+  } else return null;
+  let x: number;
+  let kinds: readonly string[];
+  if (typeof value === "number" && !Number.isNaN(value)) {
+    x = value;
+    kinds = ["i32", "f64"];
+  } else if (value instanceof Timestamp) {
+    x = value.ms;
+    kinds = ["ts"];
+  } else return null;
+  named?.push(field);
+  return (columns) => {
+    const c = columns.get(field);
+    // Not a column of one of those kinds here (strings, mixed values): it may match.
+    if (!c || !kinds.includes(c.kind)) return true;
+    if (c.min === undefined || c.max === undefined) {
+      // No value in the block: every row compares with null, which is not true.
+      return false;
+    }
+    switch (op) {
+      case "<":
+        return c.min < x;
+      case "<=":
+        return c.min <= x;
+      case ">":
+        return c.max > x;
+      case ">=":
+        return c.max >= x;
+      default:
+        return c.min <= x && x <= c.max;
+    }
+  };
+}

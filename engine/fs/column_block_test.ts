@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { blockHeader, CorruptBlock, decodeBlock, encodeBlock } from "./column_block.ts";
+import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
+
+const META = {
+  lo: 0,
+  hi: 100,
+  end: 100,
+  size: 100,
+  mtime: 1,
+  identity: "1:2",
+  head: 0,
+  tail: 0,
+  rawBytes: 100,
+  lines: 3,
+  records: 3,
+  unmatched: 0,
+  tally: null,
+};
+
+function roundTrip(rows: Row[]): Row[] {
+  return decodeBlock(encodeBlock(META, rows)).rows();
+}
+
+Deno.test("a block gives back its rows: values, nulls, absent fields, key order", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 50; i++) {
+    rows.push({
+      int: i - 25,
+      dbl: i === 3 ? NaN : i === 4 ? -0 : i / 3,
+      ts: new Timestamp(1_700_000_000_000 + i),
+      word: ["GET", "POST", "PUT"][i % 3]!,
+      text: `line ${i} ünïcode ${"x".repeat(i % 5)}`,
+      flag: i % 2 === 0,
+      ...(i % 7 === 0 ? {} : { sometimes: i % 5 === 0 ? null : `s${i}` }),
+      mixed: i % 2 === 0 ? i : `t${i}`,
+      ip: new IpAddr(4, 167772160 + i),
+      nested: { a: [1, "two", null], b: new Interval(1000) },
+      big: i === 1 ? 2 ** 40 : i,
+    });
+  }
+  const back = roundTrip(rows);
+  assert.equal(back.length, rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    assert.deepEqual(Object.keys(back[i]!), Object.keys(rows[i]!));
+    assert.deepEqual(back[i], rows[i]);
+  }
+  assert.ok(Object.is(back[4]!.dbl, -0));
+  assert.ok(Number.isNaN(back[3]!.dbl));
+  assert.ok(!("sometimes" in back[0]!), "an absent field stays absent");
+  assert.equal(back[5]!.sometimes, null);
+});
+
+Deno.test("rows whose keys come in other orders are kept whole, in their order", () => {
+  const rows: Row[] = [{ a: 1, b: "x" }, { b: "y", a: 2 }, { c: new Timestamp(5) }];
+  const back = roundTrip(rows);
+  assert.deepEqual(back.map((r) => Object.keys(r)), [["a", "b"], ["b", "a"], ["c"]]);
+  assert.deepEqual(back, rows);
+  assert.equal(blockHeader(encodeBlock(META, rows)).whole, true);
+});
+
+Deno.test("a block's header holds each number and time column's least and greatest value", () => {
+  const rows: Row[] = [
+    { n: 5, t: new Timestamp(30), s: "a" },
+    { n: -2, t: new Timestamp(10), s: "b" },
+    { n: null, t: new Timestamp(20), s: "c" },
+  ];
+  const meta = blockHeader(encodeBlock(META, rows));
+  const by = new Map(meta.columns.map((c) => [c.name, c]));
+  assert.deepEqual([by.get("n")!.min, by.get("n")!.max], [-2, 5]);
+  assert.deepEqual([by.get("t")!.kind, by.get("t")!.min, by.get("t")!.max], ["ts", 10, 30]);
+  assert.equal(by.get("s")!.min, undefined);
+  assert.equal(meta.rowCount, 3);
+});
+
+Deno.test("a changed byte anywhere in a block fails its checksum", () => {
+  const bytes = encodeBlock(META, [{ a: 1, b: "text" }, { a: 2, b: "more" }]);
+  for (const at of [0, 20, bytes.length >> 1, bytes.length - 5, bytes.length - 1]) {
+    const bad = bytes.slice();
+    bad[at] = bad[at]! ^ 1;
+    assert.throws(() => decodeBlock(bad), CorruptBlock);
+  }
+  assert.throws(() => decodeBlock(bytes.subarray(0, bytes.length - 8)), CorruptBlock);
+  assert.equal(decodeBlock(bytes).rows().length, 2);
+});
+
+Deno.test("an empty block and a block of only nulls decode", () => {
+  assert.deepEqual(roundTrip([]), []);
+  assert.deepEqual(roundTrip([{ a: null }, { a: null }]), [{ a: null }, { a: null }]);
+});

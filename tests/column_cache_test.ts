@@ -1,0 +1,425 @@
+/**
+ * The column cache over real files (engine/exec/cached_scan.ts, engine/fs/column_cache.ts):
+ * the answer is the one without the cache whatever happens to the file between two queries or
+ * during one, to the cache's files, or to the disk it is on.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { engineHome } from "./support/engine_home.ts";
+import { compile, execute, explain } from "../engine/engine.ts";
+import type { QueryContext } from "../engine/contracts/query_context.ts";
+import type { ColumnCacheConfig } from "../engine/contracts/column_cache.ts";
+import type { Warning } from "../engine/contracts/datastore.ts";
+import { newQueryStats, type QueryStats } from "../engine/plan/context.ts";
+import { toJsonValue } from "../engine/render/render.ts";
+import { ColumnCache, STALE_CACHE_TEMP_MS } from "../engine/fs/column_cache.ts";
+import { createScanWorkers } from "../actors/scan_workers.ts";
+import { buildDeps, storagePlace } from "../main.ts";
+import { ensureHome, homeLayout } from "../home/layout.ts";
+import { loadSettings } from "../home/settings.ts";
+import { createLogger } from "../home/log.ts";
+import { openKvStorage } from "../home/storage/kv_storage.ts";
+
+type Home = Awaited<ReturnType<typeof engineHome>>;
+
+const PATTERN =
+  `'''TIMESTAMP('yyyy-MM-dd HH:mm:ss'):ts ' ' LD:method ' ' LD:path ' ' INT:bytes EOL'''`;
+const BASE = Date.UTC(2024, 0, 1);
+
+/** `n` lines from line `from` on, one a minute. */
+function lines(from: number, n: number): string {
+  let out = "";
+  for (let i = from; i < from + n; i++) {
+    const t = new Date(BASE + i * 60_000).toISOString().replace("T", " ").slice(0, 19);
+    out += `${t} ${["GET", "POST", "PUT"][i % 3]} /p/${i % 17} ${(i * 37) % 5000}\n`;
+  }
+  return out;
+}
+
+interface Ran {
+  readonly rows: string;
+  readonly warnings: string[];
+  readonly stats: QueryStats;
+}
+
+async function run(
+  home: Home,
+  text: string,
+  overrides: Partial<QueryContext> = {},
+  during?: () => Promise<void>,
+): Promise<Ran> {
+  const compiled = await compile({ text }, home.context(overrides));
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
+  const stats = newQueryStats();
+  const warnings: Warning[] = [];
+  const q = execute(compiled.plan, {
+    signal: new AbortController().signal,
+    onWarning: (w) => warnings.push(w),
+    stats,
+  });
+  const rows: unknown[] = [];
+  let first = true;
+  for await (const batch of q.batches) {
+    if (first && during) await during();
+    first = false;
+    for (const r of batch) rows.push(toJsonValue(r, { timeZone: "UTC" }));
+  }
+  return {
+    rows: JSON.stringify(rows),
+    warnings: warnings.map((w) => `${w.level}: ${w.message}`),
+    stats,
+  };
+}
+
+const ALL = `PARSE(src: '/shared/a.log', pattern: ${PATTERN})`;
+const SUM =
+  `${ALL} | select(count(*) as n, sum(bytes) as total, min(ts) as first, max(ts) as last)`;
+
+async function setup(blockBytes = 4096, extra: Partial<ColumnCacheConfig> = {}) {
+  const home = await engineHome();
+  await home.write("/shared/a.log", lines(0, 1000));
+  const columnCache: ColumnCacheConfig = {
+    dir: join(home.dir, "cache"),
+    maxBytes: 1 << 30,
+    blockBytes,
+    ...extra,
+  };
+  const real = home.tree.resolve(home.user, "/shared/a.log").real;
+  return { home, columnCache, real };
+}
+
+/** The answer with the cache equals the answer without it. */
+async function same(home: Home, text: string, columnCache: ColumnCacheConfig): Promise<Ran> {
+  const plain = await run(home, text);
+  const cached = await run(home, text, { columnCache });
+  assert.equal(cached.rows, plain.rows);
+  assert.deepEqual(cached.warnings, plain.warnings);
+  return cached;
+}
+
+Deno.test("a repeated query reads its rows from the cache, not the file", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  const cold = await same(home, SUM, columnCache);
+  assert.equal(cold.stats.cacheBlocks, 0);
+  assert.ok(cold.stats.bytesRead > 0);
+  const warm = await same(home, SUM, columnCache);
+  assert.ok(warm.stats.cacheBlocks >= 8, `${warm.stats.cacheBlocks} blocks from the cache`);
+  assert.equal(warm.stats.bytesRead, 0);
+  assert.equal(warm.stats.cacheBytes, cold.stats.bytesRead);
+  assert.equal(warm.stats.recordsRead, cold.stats.recordsRead);
+  // Another selection of fields is another entry; a filter is applied to the cached rows.
+  await same(home, `${ALL} | filter(method = 'GET') | select(path, bytes)`, columnCache);
+  await same(home, `${ALL} | filter(method = 'GET') | select(path, bytes)`, columnCache);
+});
+
+Deno.test("zone maps skip the blocks a filter on time or a number rules out", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  const hour = `${ALL} | filter(ts >= T('2024-01-01 05:00:00') and ts < T('2024-01-01 06:00:00'))` +
+    ` | select(count(*) as n, sum(bytes) as b)`;
+  const first = await same(home, hour, columnCache); // fills the entry of ts and bytes
+  assert.equal(first.stats.cacheBlocksSkipped, 0);
+  const warm = await same(home, hour, columnCache);
+  assert.ok(warm.stats.cacheBlocksSkipped >= 6, `${warm.stats.cacheBlocksSkipped} skipped`);
+  assert.ok(warm.stats.cacheBlocks > warm.stats.cacheBlocksSkipped);
+  // A bound on a number, flipped; and an `or` of two hours.
+  const numbers = `${ALL} | filter(4990 < bytes) | select(count(*) as n)`;
+  await same(home, numbers, columnCache);
+  await same(home, numbers, columnCache);
+  const either =
+    `${ALL} | filter(ts < T('2024-01-01 01:00:00') or ts >= T('2024-01-01 16:00:00'))` +
+    ` | select(count(*) as n)`;
+  await same(home, either, columnCache);
+  const e2 = await same(home, either, columnCache);
+  assert.ok(e2.stats.cacheBlocksSkipped > 0);
+  // A negated filter prunes nothing and still answers the same.
+  const negated = `${ALL} | filter(not (ts >= T('2024-01-01 05:00:00'))) | select(count(*) as n)`;
+  await same(home, negated, columnCache);
+  const n2 = await same(home, negated, columnCache);
+  assert.equal(n2.stats.cacheBlocksSkipped, 0);
+  // explain() names the cache and the fields whose zone maps are read.
+  const compiled = await compile({ text: hour }, home.context({ columnCache }));
+  assert.ok(compiled.ok);
+  assert.match(explain(compiled.plan), /via column cache zone maps\(ts\)/);
+});
+
+Deno.test("a grown file keeps its cached prefix and reads only the new lines", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  const cold = await same(home, SUM, columnCache);
+  await Deno.writeTextFile(real, lines(1000, 100), { append: true });
+  const grown = await same(home, SUM, columnCache);
+  assert.ok(grown.stats.cacheBlocks > 0);
+  assert.ok(grown.stats.bytesRead < cold.stats.bytesRead / 4, `${grown.stats.bytesRead} raw`);
+  const again = await same(home, SUM, columnCache);
+  assert.equal(again.stats.bytesRead, 0);
+});
+
+Deno.test("a file truncated, rewritten or replaced between two queries is read again", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  await same(home, SUM, columnCache);
+  // Truncated (same inode, smaller).
+  await Deno.truncate(real, 20_000);
+  await same(home, SUM, columnCache);
+  await same(home, SUM, columnCache);
+  // Rewritten in place at the same size, other content (a later time).
+  const text = await Deno.readTextFile(real);
+  await Deno.writeTextFile(real, text.replaceAll("GET", "DEL"));
+  await Deno.utime(real, new Date(), new Date(Date.now() + 5000));
+  await same(home, `${ALL} | filter(method = 'DEL') | select(count(*) as n)`, columnCache);
+  const r = await same(home, SUM, columnCache);
+  assert.ok(r.stats.bytesRead > 0);
+  // Rewritten larger, same inode, its start changed: the sampled bytes differ.
+  await Deno.writeTextFile(real, lines(500, 900));
+  const g = await same(home, SUM, columnCache);
+  assert.ok(g.stats.bytesRead > 20_000);
+  // Replaced by another file (another inode) of the same size and time.
+  const info = await Deno.stat(real);
+  const other = real + ".new";
+  await Deno.writeTextFile(other, (await Deno.readTextFile(real)).replaceAll("PUT", "PAT"));
+  await Deno.utime(other, info.atime!, info.mtime!);
+  await Deno.rename(other, real);
+  await same(home, `${ALL} | filter(method = 'PAT') | select(count(*) as n)`, columnCache);
+  await same(home, SUM, columnCache);
+});
+
+Deno.test("a file that changes during a query leaves no wrong block for the next", async () => {
+  for (const change of ["grow", "truncate", "rewrite"] as const) {
+    const { home, columnCache, real } = await setup(2048);
+    await using _ = home;
+    const text = `${ALL} | select(ts, method, bytes)`;
+    await run(home, text, { columnCache }, async () => {
+      if (change === "grow") await Deno.writeTextFile(real, lines(1000, 50), { append: true });
+      else if (change === "truncate") await Deno.truncate(real, 30_000);
+      else {
+        const t = await Deno.readTextFile(real);
+        await Deno.writeTextFile(real, t.replaceAll("POST", "PASS"));
+        await Deno.utime(real, new Date(), new Date(Date.now() + 5000));
+      }
+    });
+    await same(home, text, columnCache);
+    await same(home, text, columnCache);
+  }
+});
+
+Deno.test("a block left half-written by a crash is never read, and the sweep removes it", async () => {
+  let now = Date.now();
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  await same(home, SUM, columnCache);
+  const [entry] = [...Deno.readDirSync(columnCache.dir)];
+  const dir = join(columnCache.dir, entry!.name);
+  // A writer died after writing half a block under its temporary name.
+  const [block] = [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".blk"));
+  const bytes = await Deno.readFile(join(dir, block!.name));
+  const temp = join(dir, `.tmp-0-4096-deadbeef0000`);
+  await Deno.writeFile(temp, bytes.subarray(0, bytes.length >> 1));
+  const warm = await same(home, SUM, columnCache);
+  assert.equal(warm.stats.bytesRead, 0);
+  const cache = new ColumnCache(columnCache, { now: () => now });
+  await cache.sweep();
+  assert.ok((await Deno.stat(temp)).isFile, "a fresh temporary file may be a live writer's");
+  now += STALE_CACHE_TEMP_MS + 1000;
+  await cache.sweep();
+  await assert.rejects(Deno.stat(temp), Deno.errors.NotFound);
+});
+
+Deno.test("a full disk turns the cache off for that write and the query still answers", async () => {
+  let tries = 0;
+  const { home, columnCache } = await setup(4096, {
+    writeFile: (path) => {
+      tries++;
+      const e = new Error(`No space left on device (os error 28): writing '${path}'`);
+      (e as { code?: string }).code = "ENOSPC";
+      return Promise.reject(e);
+    },
+  });
+  await using _ = home;
+  const r = await same(home, SUM, columnCache);
+  assert.ok(tries > 0);
+  assert.equal(r.stats.cacheBlocks, 0);
+  assert.equal(await new ColumnCache(columnCache).size(), 0);
+  const leftovers = [...Deno.readDirSync(columnCache.dir)].flatMap((
+    e,
+  ) => [...Deno.readDirSync(join(columnCache.dir, e.name))]);
+  assert.deepEqual(leftovers, []);
+});
+
+Deno.test("a corrupt block is found by its checksum, removed and read raw", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  await same(home, SUM, columnCache);
+  const [entry] = [...Deno.readDirSync(columnCache.dir)];
+  const dir = join(columnCache.dir, entry!.name);
+  const path = join(dir, "4096-8192.blk");
+  const bytes = await Deno.readFile(path);
+  bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 0x55;
+  await Deno.writeFile(path, bytes);
+  const plain = await run(home, SUM);
+  const r = await run(home, SUM, { columnCache });
+  assert.equal(r.rows, plain.rows);
+  assert.equal(r.warnings.length, 1);
+  assert.match(
+    r.warnings[0]!,
+    /^INFO: the column cache's block of '\/shared\/a\.log' at 4096 was corrupt \(checksum mismatch\)/,
+  );
+  assert.ok(r.stats.bytesRead > 0 && r.stats.bytesRead < 10_000);
+  // Written again from the bytes: the next query reads it whole from the cache.
+  const again = await same(home, SUM, columnCache);
+  assert.equal(again.stats.bytesRead, 0);
+});
+
+Deno.test("two queries filling one entry at once leave it whole", async () => {
+  const { home, columnCache } = await setup(1024);
+  await using _ = home;
+  const plain = await run(home, SUM);
+  const both = await Promise.all([
+    run(home, SUM, { columnCache }),
+    run(home, SUM, { columnCache }),
+    run(home, SUM, { columnCache }),
+  ]);
+  for (const r of both) assert.equal(r.rows, plain.rows);
+  const warm = await run(home, SUM, { columnCache });
+  assert.equal(warm.rows, plain.rows);
+  assert.equal(warm.stats.bytesRead, 0);
+});
+
+Deno.test("the cache lets no one read a file the rights refuse", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  await home.write("/users/alice/mine.log", lines(0, 300));
+  const mine = `PARSE(src: '/users/alice/mine.log', pattern: ${PATTERN}) | select(count(*) as n)`;
+  await run(home, mine, { columnCache });
+  const warm = await run(home, mine, { columnCache });
+  assert.equal(warm.stats.bytesRead, 0);
+  const bob = { name: "bob", groups: [], admin: false };
+  const asBob = { user: bob, workDir: "/users/bob" };
+  // Bob's listing refuses the file as it did before there was a cache: no row comes from it.
+  const plain = await run(home, mine, asBob);
+  const cached = await run(home, mine, { ...asBob, columnCache });
+  assert.equal(cached.rows, '[{"n":0}]');
+  assert.equal(cached.rows, plain.rows);
+  assert.deepEqual(cached.warnings, plain.warnings);
+  assert.match(cached.warnings[0]!, /'\/users\/alice\/mine\.log' does not exist or cannot be read/);
+  assert.equal(cached.stats.cacheBlocks, 0);
+  assert.equal(cached.stats.cacheBytes, 0);
+});
+
+Deno.test("the cache keeps under maxBytes, removing the entries used least recently", async () => {
+  const { home, columnCache } = await setup(4096, { maxBytes: 1 });
+  await using _ = home;
+  await same(home, SUM, columnCache);
+  const cache = new ColumnCache(columnCache);
+  await cache.sweep();
+  assert.equal(await cache.size(), 0);
+});
+
+Deno.test("shares of workers read and fill the cache alike (1 and 3 workers)", async () => {
+  const { home, columnCache, real } = await setup(2048);
+  await using _ = home;
+  await Deno.writeTextFile(real, lines(1000, 3000), { append: true });
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    const one = await run(home, SUM);
+    const texts = [SUM, `${ALL} | filter(bytes > 4000) | select(ts, path)`];
+    for (const text of texts) {
+      const plain = await run(home, text);
+      for (let i = 0; i < 2; i++) {
+        const r = await run(home, text, { columnCache, scanWorkers: workers });
+        assert.equal(r.rows, plain.rows);
+        assert.deepEqual(r.warnings, plain.warnings);
+      }
+      const warm = await run(home, text, { columnCache, scanWorkers: workers });
+      assert.equal(warm.rows, plain.rows);
+      assert.ok(warm.stats.cacheBlocks > 0);
+      assert.ok(warm.stats.bytesRead < 20_000, `${warm.stats.bytesRead} raw bytes`);
+      const here = await run(home, text, { columnCache });
+      assert.equal(here.rows, plain.rows);
+    }
+    assert.ok(one.rows.length > 0);
+  } finally {
+    workers.close();
+  }
+});
+
+Deno.test("the server has a cache on its own disk only: not the edge's storage, not when off", async () => {
+  const root = await Deno.makeTempDir({ prefix: "trawl-cache-deps-" });
+  const log = createLogger(() => {});
+  const stopAll = (deps: ReturnType<typeof buildDeps>) => {
+    deps.supervisor?.stop();
+    deps.lifetimes.pacer.stop();
+    deps.scanWorkers?.close();
+  };
+  try {
+    const home = await ensureHome(join(root, "home"));
+    const base = {
+      "server.timeZone": "UTC",
+      "query.warmWorkers": "false",
+      "cache.enabled": "true",
+    };
+    const on = buildDeps(home, loadSettings(null, base).settings, log);
+    stopAll(on);
+    assert.equal(on.columnCache?.dir, join(home.dir, "engine_data", "cache"));
+    assert.ok(on.columnCache!.maxBytes > 0);
+    const sized = buildDeps(
+      home,
+      loadSettings(null, { ...base, "cache.maxBytes": "2 MiB" }).settings,
+      log,
+    );
+    stopAll(sized);
+    assert.equal(sized.columnCache?.maxBytes, 2 * 1024 * 1024);
+    const off = buildDeps(
+      home,
+      loadSettings(null, { ...base, "cache.enabled": "false" }).settings,
+      log,
+    );
+    stopAll(off);
+    assert.equal(off.columnCache, undefined);
+    // The edge entry's way: the tree in a storage, no KV file of the host's for workers.
+    const storage = await openKvStorage(join(root, "state.kv"));
+    const place = await storagePlace(storage, log);
+    const edge = buildDeps(
+      homeLayout("/trawl-edge"),
+      loadSettings(null, base).settings,
+      log,
+      undefined,
+      storage,
+      place,
+    );
+    stopAll(edge);
+    place.stop?.();
+    storage.close();
+    assert.equal(edge.columnCache, undefined);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a file not cut by lines (a JSON array) is cached whole, and read again once changed", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  const items = Array.from({ length: 300 }, (_, i) => ({ n: i, s: `v${i % 7}` }));
+  const path = real.replace(/a\.log$/, "arr.json");
+  await Deno.writeTextFile(path, JSON.stringify(items, null, 1));
+  const text =
+    `READ_JSON(src: '/shared/arr.json') | select(s, count(*) as c, sum(n) as t) | group(s) | sort(s)`;
+  const cold = await same(home, text, columnCache);
+  assert.ok(cold.stats.bytesRead > 0);
+  const warm = await same(home, text, columnCache);
+  assert.equal(warm.stats.bytesRead, 0);
+  assert.equal(warm.stats.cacheBlocks, 1);
+  // Grown (another element): the whole block is not taken for a prefix.
+  await Deno.writeTextFile(path, JSON.stringify([...items, { n: 1000, s: "v1" }], null, 1));
+  const grown = await same(home, text, columnCache);
+  assert.ok(grown.stats.bytesRead > 0);
+  assert.equal(grown.stats.cacheBlocks, 0);
+  await same(home, text, columnCache);
+});
