@@ -60,7 +60,7 @@ export interface CommitEntry extends WriteOptions {
 export const MAX_COMMIT_KEYS = 10;
 
 export interface Storage {
-  /** `"files"` or `"kv"`: for messages and the health page. */
+  /** `"files"`, `"kv"` or `"pg"`: for messages and the health page. */
   readonly kind: string;
   /** The value and its version, or null when the key does not exist. */
   get(key: StorageKey): Promise<StoredValue | null>;
@@ -81,8 +81,11 @@ export interface Storage {
    * is written and the result names that key.
    */
   commit(entries: readonly CommitEntry[]): Promise<WriteResult>;
-  /** Releases the backend (a KV connection); the storage is unusable afterwards. */
-  close(): void;
+  /**
+   * Releases the backend (a KV connection, a PostgreSQL pool); the storage is unusable
+   * afterwards. A backend whose release takes time returns a promise of its end.
+   */
+  close(): void | Promise<void>;
 }
 
 /**
