@@ -33,6 +33,7 @@ export {
   type CommitEntry,
   MAX_COMMIT_KEYS,
   type Storage,
+  type StorageCoordination,
   StorageError,
   type StorageKey,
   type StoredValue,

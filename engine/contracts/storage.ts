@@ -82,10 +82,37 @@ export interface Storage {
    */
   commit(entries: readonly CommitEntry[]): Promise<WriteResult>;
   /**
+   * What a backend with locks and notifications (PostgreSQL) offers servers coordinating through
+   * it; absent on the others, which are polled.
+   */
+  readonly coordination?: StorageCoordination;
+  /**
    * Releases the backend (a KV connection, a PostgreSQL pool); the storage is unusable
    * afterwards. A backend whose release takes time returns a promise of its end.
    */
   close(): void | Promise<void>;
+}
+
+/** Locked updates and notifications between the servers of one storage (Storage.coordination). */
+export interface StorageCoordination {
+  /**
+   * A read-modify-write of `key` that never conflicts on it: every other `update` of `key` waits
+   * while `decide` sees its value and the entries it returns (up to MAX_COMMIT_KEYS, `key` among
+   * them or not; their expected versions are checked as in `commit`) are written, all in one
+   * transaction. `decide` may be called again (the database broke a deadlock); undefined:
+   * nothing is written and the answer is null.
+   */
+  update(
+    key: StorageKey,
+    decide: (current: StoredValue | null) => readonly CommitEntry[] | undefined,
+  ): Promise<WriteResult | null>;
+  /** Signals `channel` to the listeners of every server (this one's included). */
+  notify(channel: string): Promise<void>;
+  /**
+   * Calls `listener` on each signal of `channel`, and once more when a lost connection to the
+   * storage is back (signals meanwhile may be lost); resolves to the function that stops it.
+   */
+  listen(channel: string, listener: () => void): Promise<() => Promise<void>>;
 }
 
 /**

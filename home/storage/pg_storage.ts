@@ -24,6 +24,12 @@
  *
  * A value with a retention (`expireInMs`) is gone for readers once expired; its row is deleted
  * by the next write of the key or by the sweep (a write looks at most once a minute).
+ *
+ * Besides the contract it offers `coordination` (engine/contracts/storage.ts): a locked
+ * read-modify-write of a key (a transaction holding an advisory lock named by the key, so that
+ * writers of a hot document such as the shared queries' slots wait their turn for a few
+ * milliseconds instead of losing compare-and-swaps and retrying), and LISTEN/NOTIFY on channels
+ * `trawl_<name>` (one more connection, the client's, re-listening after a reconnect).
  */
 
 import postgres from "postgres";
@@ -33,6 +39,7 @@ import {
   type CommitEntry,
   showKey,
   type Storage,
+  type StorageCoordination,
   StorageError,
   type StorageKey,
   type StoredStream,
@@ -161,6 +168,11 @@ function prefixRange(prefix: StorageKey): { after: string[] | null } {
 
 export class PgStorage implements Storage {
   readonly kind = "pg";
+  readonly coordination: StorageCoordination = {
+    update: (key, decide) => this.#update(key, decide),
+    notify: (channel) => this.#notify(channel),
+    listen: (channel, listener) => this.#listen(channel, listener),
+  };
   readonly #retireMs: number;
   /** When a write next drops retired chunks and expired rows (not at every write). */
   #nextSweep = 0;
@@ -414,6 +426,65 @@ export class PgStorage implements Storage {
     return version;
   }
 
+  async #update(
+    key: StorageKey,
+    decide: (current: StoredValue | null) => readonly CommitEntry[] | undefined,
+  ): Promise<WriteResult | null> {
+    checkKey(key);
+    const doing = `updating ${showKey(key)}`;
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.sql.begin(async (tx) => {
+          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key.join("/")}, 0))`;
+          const current = await this.#read(tx, key);
+          const entries = decide(current);
+          if (entries === undefined) return null;
+          checkCommit(entries);
+          const ordered = [...entries].sort((a, b) => compareKeys(a.key, b.key));
+          const version = await this.#write(tx, ordered);
+          return { ok: true, version: entries.at(-1)?.value === null ? null : version } as const;
+        });
+      } catch (e) {
+        if (e instanceof Conflict) return { ok: false, conflict: e.key };
+        if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
+        this.#failed(doing, e);
+      }
+    }
+  }
+
+  /** A key's value inside a transaction (its own snapshot), or null. */
+  async #read(tx: postgres.TransactionSql, key: StorageKey): Promise<StoredValue | null> {
+    const rows = await tx<(HeadRow & { bytes: Uint8Array | null })[]>`
+      SELECT h.version, h.size, h.data, h.blob, c.bytes
+      FROM trawl_heads h LEFT JOIN trawl_chunks c ON c.blob = h.blob
+      WHERE h.key = ${key as string[]} AND (h.expires_at IS NULL OR h.expires_at > now())
+      ORDER BY c.n`;
+    const head = rows[0];
+    if (head === undefined) return null;
+    if (head.blob === null) {
+      return { value: bytesOf(head.data ?? new Uint8Array()), version: head.version };
+    }
+    const value = new Uint8Array(Number(head.size));
+    let offset = 0;
+    for (const row of rows) {
+      value.set(row.bytes ?? new Uint8Array(), offset);
+      offset += row.bytes?.length ?? 0;
+    }
+    return { value, version: head.version };
+  }
+
+  async #notify(channel: string): Promise<void> {
+    await this.#call(`signalling '${channel}'`, () => this.sql.notify(channelName(channel), ""));
+  }
+
+  async #listen(channel: string, listener: () => void): Promise<() => Promise<void>> {
+    const listening = await this.#call(
+      `listening to '${channel}'`,
+      () => this.sql.listen(channelName(channel), () => listener(), () => listener()),
+    );
+    return () => listening.unlisten().catch(() => {});
+  }
+
   /** Inserts the chunks of a large value under a fresh id; returns the id. */
   async #writeChunks(tx: postgres.TransactionSql, value: Uint8Array): Promise<string> {
     const [{ v: blob }] = await tx<[{ v: string }]>`SELECT nextval('trawl_versions')::text AS v`;
@@ -458,6 +529,14 @@ export class PgStorage implements Storage {
     this.#closed ??= this.sql.end({ timeout: 5 });
     return this.#closed;
   }
+}
+
+/** A channel's name in PostgreSQL (an identifier of letters, digits and `_`). */
+function channelName(channel: string): string {
+  if (!/^[a-z][a-z0-9_]{0,40}$/.test(channel)) {
+    throw new StorageError(`'${channel}' is not a channel name: lower-case letters, digits, _`);
+  }
+  return `trawl_${channel}`;
 }
 
 /** The order of keys by their parts (as the "C" collation orders `text[]`: by UTF-8 bytes). */
