@@ -148,6 +148,13 @@ class Conflict {
   constructor(readonly key: StorageKey) {}
 }
 
+/** A key made by another commit while this one ran: this one is rolled back and run again. */
+class RunAgain extends Error {
+  constructor() {
+    super("another writer made a key of the commit meanwhile, too often");
+  }
+}
+
 /** A Buffer from the client as a plain Uint8Array (the same bytes, no copy). */
 function bytesOf(value: Uint8Array): Uint8Array {
   return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
@@ -155,6 +162,7 @@ function bytesOf(value: Uint8Array): Uint8Array {
 
 /** PostgreSQL broke a deadlock or refused a serialization: the transaction may be run again. */
 function isRetryable(e: unknown): boolean {
+  if (e instanceof RunAgain) return true;
   const code = (e as { code?: unknown })?.code;
   return code === "40P01" || code === "40001";
 }
@@ -368,60 +376,82 @@ export class PgStorage implements Storage {
     }
   }
 
-  /** The writes of one commit inside its transaction; its version. Throws Conflict. */
+  /**
+   * The writes of one commit inside its transaction; its version. Throws Conflict. In three
+   * round trips whatever the number of keys: the version and every key's row locked (the
+   * statements sent at once, run in the keys' order), the expected versions checked here, then
+   * the writes at once. A row expired is no value: it is replaced or deleted as absent.
+   */
   async #write(tx: postgres.TransactionSql, entries: readonly CommitEntry[]): Promise<string> {
-    const [{ v: version }] = await tx<[{ v: string }]>`SELECT nextval('trawl_versions')::text AS v`;
+    type Row = { version: string; blob: string | null; expired: boolean };
+    const [[next], ...found] = await Promise.all([
+      tx<[{ v: string }]>`SELECT nextval('trawl_versions')::text AS v`,
+      ...entries.map((entry) =>
+        tx<Row[]>`
+          SELECT version, blob, coalesce(expires_at <= now(), false) AS expired
+          FROM trawl_heads WHERE key = ${entry.key as string[]} FOR UPDATE`
+      ),
+    ]);
+    const version = next.v;
     const retire: string[] = [];
-    for (const entry of entries) {
+    const writes: Promise<unknown>[] = [];
+    const inserts: { entry: CommitEntry; done: Promise<unknown[]> }[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const row = found[i]![0];
+      const live = row && !row.expired ? row : undefined;
+      const expected = entry.expectedVersion;
+      if (expected !== undefined && (live?.version ?? null) !== expected) {
+        throw new Conflict(entry.key);
+      }
+    }
+    for (const [i, entry] of entries.entries()) {
       const key = entry.key as string[];
-      // An expired row is no value: gone before the checks.
-      const expired = await tx<{ blob: string | null }[]>`
-        DELETE FROM trawl_heads WHERE key = ${key} AND expires_at <= now() RETURNING blob`;
-      for (const row of expired) if (row.blob !== null) retire.push(row.blob);
-      const blob = entry.value !== null && entry.value.length > INLINE_BYTES
+      const row = found[i]![0];
+      if (row?.blob) retire.push(row.blob);
+      if (entry.value === null) {
+        if (row) writes.push(tx`DELETE FROM trawl_heads WHERE key = ${key}`.execute());
+        continue;
+      }
+      const blob = entry.value.length > INLINE_BYTES
         ? await this.#writeChunks(tx, entry.value)
         : null;
-      const data = entry.value !== null && blob === null ? entry.value : null;
+      const data = blob === null ? entry.value : null;
+      const size = entry.value.length;
       const expires = entry.expireInMs === undefined
         ? null
         : new Date(Date.now() + entry.expireInMs);
-      // Twice at most: a row inserted by another commit after our look is locked on the second.
-      for (let look = 0;; look++) {
-        const [row] = await tx<{ version: string; blob: string | null }[]>`
-          SELECT version, blob FROM trawl_heads WHERE key = ${key} FOR UPDATE`;
-        const expected = entry.expectedVersion;
-        if (expected !== undefined && (row?.version ?? null) !== expected) {
-          throw new Conflict(entry.key);
-        }
-        if (entry.value === null) {
-          if (row) {
-            await tx`DELETE FROM trawl_heads WHERE key = ${key}`;
-            if (row.blob !== null) retire.push(row.blob);
-          }
-          break;
-        }
-        const size = entry.value.length;
-        if (row) {
-          await tx`
+      if (row) {
+        writes.push(
+          tx`
             UPDATE trawl_heads
             SET version = ${version}, size = ${size}, data = ${data}, blob = ${blob},
                 expires_at = ${expires}
-            WHERE key = ${key}`;
-          if (row.blob !== null) retire.push(row.blob);
-          break;
-        }
-        const inserted = await tx`
-          INSERT INTO trawl_heads (key, version, size, data, blob, expires_at)
-          VALUES (${key}, ${version}, ${size}, ${data}, ${blob}, ${expires})
-          ON CONFLICT (key) DO NOTHING RETURNING 1`;
-        if (inserted.length === 1) break;
-        if (look > 0) throw new Conflict(entry.key);
+            WHERE key = ${key}`.execute(),
+        );
+      } else {
+        inserts.push({
+          entry,
+          done: tx`
+            INSERT INTO trawl_heads (key, version, size, data, blob, expires_at)
+            VALUES (${key}, ${version}, ${size}, ${data}, ${blob}, ${expires})
+            ON CONFLICT (key) DO NOTHING RETURNING 1`.execute(),
+        });
       }
     }
     if (retire.length > 0) {
-      await tx`
-        INSERT INTO trawl_retired (blob, at)
-        SELECT unnest(${retire}::bigint[]), now() ON CONFLICT DO NOTHING`;
+      writes.push(
+        tx`
+          INSERT INTO trawl_retired (blob, at)
+          SELECT unnest(${retire}::bigint[]), now() ON CONFLICT DO NOTHING`.execute(),
+      );
+    }
+    await Promise.all([...writes, ...inserts.map((i) => i.done)]);
+    for (const { entry, done } of inserts) {
+      if ((await done).length === 1) continue;
+      // Another commit made the key after our look: with an expectation, a conflict; without,
+      // the commit is run again (its row is then there, and locked).
+      if (entry.expectedVersion !== undefined) throw new Conflict(entry.key);
+      throw new RunAgain();
     }
     return version;
   }

@@ -115,3 +115,27 @@ Deno.test("pg coordination: two servers' slot books racing for the admission doc
   await stop();
   assert.equal((await books[1]!.read()).value.running.length, 23);
 });
+
+Deno.test("pg storage: a value past its retention is gone for readers and lists, and may be made again", async () => {
+  await using all = await servers(1);
+  const s = all[0]!;
+  const first = await s.put(["asks", "q1"], text("cancel"), { expireInMs: 1 });
+  assert.ok(first.ok);
+  await s.put(["asks", "q2"], text("free"));
+  // The database's clock decides: looked at until it has passed.
+  while (await s.get(["asks", "q1"]) !== null) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await s.version(["asks", "q1"]), null);
+  assert.deepEqual(await Array.fromAsync(s.list(["asks"])), [["asks", "q2"]]);
+  const again = await s.put(["asks", "q1"], text("free"), { expectedVersion: null });
+  assert.ok(again.ok);
+  assert.equal(read((await s.get(["asks", "q1"]))?.value), "free");
+  // The sweep deletes the rows of values past their retention.
+  await s.put(["asks", "q3"], text("x"), { expireInMs: 1 });
+  while (await s.get(["asks", "q3"]) !== null) await new Promise((r) => setTimeout(r, 5));
+  await s.sweep();
+  const rows = await s.sql`SELECT count(*)::int AS n FROM trawl_heads WHERE key = ${[
+    "asks",
+    "q3",
+  ]}`;
+  assert.equal(rows[0]!.n, 0);
+});

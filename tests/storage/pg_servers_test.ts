@@ -3,7 +3,9 @@
  * through all three at once are never admitted past `query.maxRunning` across them (the
  * admission document, read from the database by the test all along, never holds more), a
  * server killed with SIGKILL mid-query has its queries marked FAILED by the others once its
- * lease expires while every other query succeeds once, and the slots are all free after.
+ * lease expires while every other query succeeds once, and the slots are all free after; the
+ * database stopped under a running query: requests that need it get 503 and the servers stay up,
+ * and once it is back the query's end is written and read through the other server.
  */
 
 import assert from "node:assert/strict";
@@ -60,14 +62,20 @@ async function finalState(
   }
 }
 
-/** Three servers on a fresh database, a FILE datastore `logs` over `root/logs`. */
-async function threeServers(url: string, root: string, settings: readonly string[]) {
+/** `count` servers on a fresh database, a FILE datastore `logs` over `root/logs`. */
+async function servers(
+  count: number,
+  url: string,
+  root: string,
+  settings: readonly string[],
+) {
   const logs = join(root, "logs");
   await Deno.mkdir(logs);
   await writeLog(join(logs, "rows.log"), 20_000);
+  await writeLog(join(logs, "pairs.log"), 3_000);
   const args = ["query.workers=1", ...settings].flatMap((s) => ["--set", s]);
   const servers: ServerProcess[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < count; i++) {
     servers.push(await startServerProcess(await stateHome(root, `s${i}`, `pg:${url}`), args));
   }
   const token = servers[0]!.firstToken!;
@@ -87,7 +95,7 @@ Deno.test("three servers on one PostgreSQL never run more than query.maxRunning 
   await using pg = await startPostgres();
   const url = await pg.newDatabase();
   const root = await Deno.makeTempDir({ prefix: "trawl-pg3-" });
-  const { servers, token } = await threeServers(url, root, [
+  const { servers: all, token } = await servers(3, url, root, [
     "query.maxRunning=2",
     "query.maxQueued=200",
     "cluster.lease=2 s",
@@ -109,7 +117,7 @@ Deno.test("three servers on one PostgreSQL never run more than query.maxRunning 
     }
   })();
   try {
-    const [a, b, c] = servers as [ServerProcess, ServerProcess, ServerProcess];
+    const [a, b, c] = all as [ServerProcess, ServerProcess, ServerProcess];
     // 45 queries through the three at once.
     const submitted = await Promise.all(
       Array.from({ length: 45 }, async (_, i) => {
@@ -167,7 +175,56 @@ Deno.test("three servers on one PostgreSQL never run more than query.maxRunning 
     watching = false;
     await watch.catch(() => {});
     await watcher.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    for (const s of all) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+/** 9 million pairs counted: a few seconds. */
+const SLOWISH = "@a = PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/pairs.log') | " +
+  "select(1 as k, n);\n@a | join(@a on left.k = right.k) | select(count(*) as pairs)";
+
+Deno.test("the database stopped under a running query: requests that need it get 503, the servers stay up, and all is written once it is back", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdown-" });
+  const { servers: all, token } = await servers(2, url, root, []);
+  try {
+    const [a, b] = all as [ServerProcess, ServerProcess];
+    const res = await api(a, token, "/queries?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: SLOWISH,
+    });
+    assert.equal(res.status, 201);
+    const id = (await res.json()).queryId as string;
+    await pg.stop();
+    // Authentication reads the users' version from the database: refused, named, no address.
+    for (const server of [a, b]) {
+      const refused = await api(server, token, "/whoami");
+      const body = await refused.json();
+      assert.equal(refused.status, 503, JSON.stringify(body));
+      assert.equal(body.code, "STORAGE_UNAVAILABLE");
+      assert.doesNotMatch(JSON.stringify(body), /127\.0\.0\.1|postgres:/);
+    }
+    await pg.start();
+    // Both answer again (the client reconnects), and the query's end reaches the database.
+    for (const server of [a, b]) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const again = await api(server, token, "/whoami");
+        await again.body?.cancel();
+        if (again.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`still ${again.status} after the restart`);
+        await sleep(100);
+      }
+    }
+    const end = await finalState(b, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const rows = await (await api(b, token, `/queries/${id}/result`)).json();
+    assert.deepEqual(rows, [{ pairs: 9_000_000 }]);
+  } finally {
+    for (const s of all) await s.stop("SIGKILL").catch(() => {});
     await Deno.remove(root, { recursive: true });
   }
 });

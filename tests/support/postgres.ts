@@ -30,8 +30,12 @@ export interface Postgres extends AsyncDisposable {
   /** `postgres://trawl@127.0.0.1:<port>` (no database, no password: trust on loopback). */
   readonly server: string;
   readonly port: number;
-  /** The postmaster's process id (a test may stop the database under the servers). */
+  /** The postmaster's process id (0 while stopped). */
   readonly pid: number;
+  /** Stops the server (fast shutdown: sessions ended); its data stay for `start()`. */
+  stop(): Promise<void>;
+  /** Starts it again on the same data and port (after `stop()`). */
+  start(): Promise<void>;
   /** A fresh empty database; its URL. */
   newDatabase(): Promise<string>;
   /** The folder of PostgreSQL's binaries. */
@@ -206,27 +210,41 @@ export async function startPostgres(): Promise<Postgres> {
       "-c",
       "max_connections=200",
     ]);
-    const child = new Deno.Command(run.command, {
-      args: run.args,
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const log = new Response(child.stderr).text();
-    stops.push(async () => {
+    /** The running postmaster; replaced by `start()` after a `stop()`. */
+    let current: { child: Deno.ChildProcess; log: Promise<string> } | undefined;
+    const server = `postgres://trawl@127.0.0.1:${port}`;
+    const start = async () => {
+      const child = new Deno.Command(run.command, {
+        args: run.args,
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const log = new Response(child.stderr).text();
+      current = { child, log };
+      await waitForPort(port, child.status, log);
+      await waitForQueries(`${server}/postgres`, child.status, log);
+    };
+    const stop = async () => {
+      const was = current;
+      current = undefined;
+      if (!was) return;
       try {
         // SIGINT: PostgreSQL's fast shutdown (sessions ended, no wait for clients).
-        child.kill("SIGINT");
+        was.child.kill("SIGINT");
       } catch { /* already ended */ }
-      await withDeadline(child.status, 15_000, "PostgreSQL's exit");
-      await log;
-    });
-    await waitForPort(port, child.status, log);
-    const server = `postgres://trawl@127.0.0.1:${port}`;
-    await waitForQueries(`${server}/postgres`, child.status, log);
+      await withDeadline(was.child.status, 15_000, "PostgreSQL's exit");
+      await was.log;
+    };
+    stops.push(stop);
+    await start();
     return {
       server,
       port,
-      pid: child.pid,
+      get pid() {
+        return current?.child.pid ?? 0;
+      },
+      stop,
+      start,
       binDir: bin,
       async newDatabase() {
         const name = `t_${Deno.pid}_${++databases}`;
