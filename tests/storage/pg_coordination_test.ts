@@ -1,8 +1,8 @@
 /**
  * What only the PostgreSQL storage offers (Storage.coordination, home/storage/pg_storage.ts):
  * a locked read-modify-write that never loses an update between servers, and signals between
- * them (LISTEN/NOTIFY); and the shared queries' slots (actors/shared/slots.ts) updated through
- * it by several servers at once, none lost, a freed slot signalled.
+ * them (LISTEN/NOTIFY); the shared queries' slots (actors/shared/slots.ts) updated through it by
+ * several servers at once, none lost, a freed slot signalled; a new rights document signalled.
  */
 
 import assert from "node:assert/strict";
@@ -10,6 +10,7 @@ import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts"
 import { sharedPostgres } from "../support/postgres.ts";
 import { type Slot, SlotBook, SLOTS_CHANNEL, without } from "../../actors/shared/slots.ts";
 import type { StorageCoordination } from "../../engine/contracts/storage.ts";
+import { StorageRights } from "../../home/rights_file.ts";
 
 const pg = await sharedPostgres();
 const text = (s: string) => new TextEncoder().encode(s);
@@ -138,4 +139,21 @@ Deno.test("pg storage: a value past its retention is gone for readers and lists,
     "q3",
   ]}`;
   assert.equal(rows[0]!.n, 0);
+});
+
+Deno.test("pg storage: a rights document written through one server is loaded by another when signalled, not by its checks", async () => {
+  await using all = await servers(2);
+  // Checks an hour apart: only the signal can bring the change.
+  const hour = { checkEveryMs: 3_600_000 };
+  const mine = new StorageRights(all[0]!, undefined, undefined, hour);
+  const other = new StorageRights(all[1]!, undefined, undefined, hour);
+  try {
+    assert.deepEqual(await other.load(), []);
+    await mine.write(JSON.stringify([{ path: "/shared/team", user: "bob", rights: ["read"] }]));
+    while (other.grants().length === 0) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(other.grants().map((g) => g.path), ["/shared/team"]);
+  } finally {
+    mine.stop();
+    other.stop();
+  }
 });
