@@ -2,7 +2,7 @@
 /**
  * Small queries through servers on one PostgreSQL (`storage = pg:`), by hand, not in CI:
  *
- *   deno run -A bench/pg_bench.ts [--seconds 5] [--concurrency 8]
+ *   deno run -A bench/pg_bench.ts [--seconds 5] [--concurrency 8] [--pg-only | --kv-only]
  *
  * `--concurrency` clients send small synchronous and asynchronous (submit, then the result)
  * queries to one server, then to two servers on the same database, spread over both (req/s,
@@ -111,8 +111,12 @@ const root = await Deno.makeTempDir({ prefix: "trawl-pg-bench-" });
 try {
   await using pg = await startPostgres();
   console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  await oneThenTwo(root, "pg", `pg:${await pg.newDatabase()}`);
-  await oneThenTwo(root, "kv", `kv:${join(root, "small.kv")}`);
+  if (!Deno.args.includes("--kv-only")) {
+    await oneThenTwo(root, "pg", `pg:${await pg.newDatabase()}`);
+  }
+  if (!Deno.args.includes("--pg-only")) {
+    await oneThenTwo(root, "kv", `kv:${join(root, "small.kv")}`);
+  }
   console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 } finally {
   await Deno.remove(root, { recursive: true });

@@ -40,6 +40,8 @@ export interface Postgres extends AsyncDisposable {
   newDatabase(): Promise<string>;
   /** The folder of PostgreSQL's binaries. */
   readonly binDir: string;
+  /** The cluster's temp folder (its data, its socket). */
+  readonly dir: string;
 }
 
 function packageName(): string {
@@ -151,8 +153,11 @@ export function sharedPostgres(): Promise<Postgres> {
     globalThis.addEventListener("unload", () => {
       try {
         // Immediate shutdown: the process is ending, nothing is kept.
-        Deno.kill(pg.pid, "SIGQUIT");
+        if (pg.pid !== 0) Deno.kill(pg.pid, "SIGQUIT");
       } catch { /* already ended */ }
+      try {
+        Deno.removeSync(pg.dir, { recursive: true });
+      } catch { /* the server still exiting wrote into it: swept with the temp folder */ }
     });
     return pg;
   });
@@ -246,6 +251,7 @@ export async function startPostgres(): Promise<Postgres> {
       stop,
       start,
       binDir: bin,
+      dir,
       async newDatabase() {
         const name = `t_${Deno.pid}_${++databases}`;
         const sql = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
