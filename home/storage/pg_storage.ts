@@ -465,8 +465,12 @@ export class PgStorage implements Storage {
     for (let attempt = 1;; attempt++) {
       try {
         return await this.sql.begin(async (tx) => {
-          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key.join("/")}, 0))`;
-          const current = await this.#read(tx, key);
+          // Sent together (one round trip): the read runs once the lock is held, on a snapshot
+          // taken then, so it sees the last holder's commit.
+          const [, current] = await Promise.all([
+            tx`SELECT pg_advisory_xact_lock(hashtextextended(${key.join("/")}, 0))`.execute(),
+            this.#read(tx, key),
+          ]);
           const entries = decide(current);
           if (entries === undefined) return null;
           checkCommit(entries);
