@@ -120,7 +120,8 @@ export class SharedQueries implements SchedulingGate {
   #unlisten: (() => Promise<void>)[] = [];
   #stopping = false;
   #ticking = false;
-  #tickAgain = false;
+  /** What the next look looks at (signals that came during a look). */
+  #wanted = { promote: false, asks: false };
   #ticks = 0;
   #sweeping = false;
   #started: Promise<void> | undefined;
@@ -171,8 +172,14 @@ export class SharedQueries implements SchedulingGate {
     if (coordination) {
       // Signalled: a freed slot and a request are looked at when they happen.
       this.#unlisten.push(
-        await coordination.listen(SLOTS_CHANNEL, () => void this.poll()),
-        await coordination.listen(ASKS_CHANNEL, () => void this.#answerAsksNow()),
+        await coordination.listen(
+          SLOTS_CHANNEL,
+          () => void this.#look({ promote: true, asks: false }),
+        ),
+        await coordination.listen(
+          ASKS_CHANNEL,
+          () => void this.#look({ promote: false, asks: true }),
+        ),
       );
     }
     // Queued queries look for a free slot every POLL_MS (a slot freed by another server is seen
@@ -303,24 +310,34 @@ export class SharedQueries implements SchedulingGate {
   }
 
   /** Promotes this server's queued queries into free slots, and answers other servers' asks. */
-  async poll(): Promise<void> {
+  poll(): Promise<void> {
+    return this.#look({ promote: true, asks: true });
+  }
+
+  /**
+   * One look at a time: a signal during a look (a freed slot: `promote`; a request: `asks`)
+   * makes one more after it, so that no signal is lost, and only what was signalled is looked at.
+   */
+  async #look(want: { readonly promote: boolean; readonly asks: boolean }): Promise<void> {
     if (this.#stopping) return;
-    if (this.#ticking) {
-      // A signal during a look: one more look after it, so that the signal is not lost.
-      this.#tickAgain = true;
-      return;
-    }
+    this.#wanted = {
+      promote: this.#wanted.promote || want.promote,
+      asks: this.#wanted.asks || want.asks,
+    };
+    if (this.#ticking) return;
     this.#ticking = true;
     try {
-      do {
-        this.#tickAgain = false;
-        if (this.#queued.length > 0) await this.#promote();
+      while ((this.#wanted.promote || this.#wanted.asks) && !this.#stopping) {
+        const { promote, asks } = this.#wanted;
+        this.#wanted = { promote: false, asks: false };
+        if (promote && this.#queued.length > 0) await this.#promote();
         const every = this.storage.coordination ? 1 : ASK_EVERY;
-        if (this.#publisher.tracked.size > 0 && this.#ticks++ % every === 0) {
+        if (asks && this.#publisher.tracked.size > 0 && this.#ticks++ % every === 0) {
           await this.#answerAsks();
         }
-      } while (this.#tickAgain && !this.#stopping);
+      }
     } catch (e) {
+      this.#wanted = { promote: false, asks: false };
       this.#warn("polling the shared queries", e);
     } finally {
       this.#ticking = false;
@@ -363,11 +380,6 @@ export class SharedQueries implements SchedulingGate {
       },
       reject,
     };
-  }
-
-  /** A request was signalled: looked for now (in the look of `poll`, one at a time). */
-  #answerAsksNow(): Promise<void> {
-    return this.poll();
   }
 
   async #answerAsks(): Promise<void> {
