@@ -53,6 +53,7 @@ import { StorageError } from "./engine/contracts/storage.ts";
 import { FileStorage } from "./home/storage/file_storage.ts";
 import { openStorage } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
+import { PgStorage } from "./home/storage/pg_storage.ts";
 import { SharedBuckets } from "./actors/shared_buckets.ts";
 import { SharedQueries } from "./actors/shared_queries.ts";
 
@@ -213,7 +214,7 @@ export function buildDeps(
   };
   const queryMetrics = new QueryMetrics();
   // Servers sharing a KV count their queries together and answer for each other's.
-  const sharedQueries = storage.kind === "kv"
+  const sharedQueries = storage.kind === "kv" || storage.kind === "pg"
     ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
     : undefined;
   // Each kind of datastore: one line (connectors/README.md).
@@ -310,6 +311,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       log.info(`removed the chunks of ${orphans} value(s) an interrupted write left`);
     }
   }
+  // Replaced values' chunks kept for their readers, and values whose retention ended.
+  if (storage instanceof PgStorage) await storage.sweep();
   // With a KV the resource tree and the rights are in it too, shared by every server on it.
   const place = storage.kind === "files" ? undefined : {
     ...await storagePlace(storage, log, await readTextIfExists(layout.rightsFile)),
@@ -380,7 +383,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await deps.sharedQueries?.stop();
       if (deps.supervisor && storage.kind === "files") await saveIds(storage, deps.supervisor, log);
       place?.stop?.();
-      storage.close();
+      await storage.close();
     }),
     shutdown: () => server.shutdown(),
   };
@@ -483,7 +486,7 @@ export async function main(args: readonly string[]): Promise<number> {
             await runUserCommand(command, UserStore.forHome(home, storage), (l) => console.log(l));
           }
         } finally {
-          storage.close();
+          await storage.close();
         }
         return 0;
       }

@@ -1,5 +1,5 @@
 /**
- * Queries shared by the servers of one storage (storage = kv:...): a registry of every query in
+ * Queries shared by the servers of one storage (storage = kv:... or pg:...): a registry of every query in
  * the storage, so that a query submitted to one server answers its status, events, result,
  * schema and DELETE from any other, with `query.maxRunning` and `query.maxQueued` counted across
  * all of them. With the files storage there is none of this (main.ts makes no SharedQueries).
@@ -19,6 +19,12 @@
  * running slot (the `gate`). Every server looks at the leases of the servers named in the
  * slots: a server whose lease has not changed for `cluster.lease` is dead, and its running and
  * queued queries are marked FAILED and their slots freed.
+ *
+ * With a storage that locks and signals (PostgreSQL: `storage.coordination`) the slots are
+ * updated under a lock rather than by compare-and-swap (slots.ts), and a server looks for a
+ * free slot when one is signalled freed, and for requests when one is signalled, instead of
+ * every 10 and 250 ms: the polls remain, every SIGNALLED_POLL_MS, for a signal lost with a
+ * connection.
  */
 
 import { type Storage, type User } from "../engine/mod.ts";
@@ -26,7 +32,7 @@ import type { Logger } from "../home/log.ts";
 import { isFinished } from "./query_machine.ts";
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
 import type { StoredItem } from "./result_store.ts";
-import { Asks } from "./shared/asks.ts";
+import { Asks, ASKS_CHANNEL } from "./shared/asks.ts";
 import { Lease, LeaseWatch } from "./shared/leases.ts";
 import { failedRecord, Records, type SharedRecord, type SharedResult } from "./shared/records.ts";
 import { ResultPages } from "./shared/result_pages.ts";
@@ -41,6 +47,7 @@ import {
   SlotBook,
   type SlotOp,
   type SlotOutcome,
+  SLOTS_CHANNEL,
   without,
 } from "./shared/slots.ts";
 import { Publisher } from "./shared/publisher.ts";
@@ -51,6 +58,8 @@ export { decodePage, encodePage, PAGE_ITEMS } from "./shared/result_pages.ts";
 
 /** How often a server with queued queries looks for a free slot. */
 const POLL_MS = 10;
+/** The same with a storage that signals freed slots and requests (a fallback). */
+const SIGNALLED_POLL_MS = 1000;
 /** Requests of other servers (cancel, free) are looked for every this many polls (250 ms). */
 const ASK_EVERY = 25;
 /** A slot of this server that none of its queries holds is freed once this old. */
@@ -107,8 +116,12 @@ export class SharedQueries implements SchedulingGate {
   readonly #queued: string[] = [];
   #supervisor: SlotListener | undefined;
   #timers: ReturnType<typeof setInterval>[] = [];
+  /** The listeners of the storage's signals, stopped at stop(). */
+  #unlisten: (() => Promise<void>)[] = [];
   #stopping = false;
   #ticking = false;
+  /** What the next look looks at (signals that came during a look). */
+  #wanted = { promote: false, asks: false };
   #ticks = 0;
   #sweeping = false;
   #started: Promise<void> | undefined;
@@ -155,15 +168,29 @@ export class SharedQueries implements SchedulingGate {
     await this.#lease.renew();
     if (this.options.loops === false) return;
     const { leaseMs } = this.options;
+    const coordination = this.storage.coordination;
+    if (coordination) {
+      // Signalled: a freed slot and a request are looked at when they happen.
+      this.#unlisten.push(
+        await coordination.listen(
+          SLOTS_CHANNEL,
+          () => void this.#look({ promote: true, asks: false }),
+        ),
+        await coordination.listen(
+          ASKS_CHANNEL,
+          () => void this.#look({ promote: false, asks: true }),
+        ),
+      );
+    }
     // Queued queries look for a free slot every POLL_MS (a slot freed by another server is seen
     // so; KV's watch does not see other processes' writes to a local file); requests of other
-    // servers are looked for every ASK_EVERY-th time.
+    // servers are looked for every ASK_EVERY-th time. With signals, every SIGNALLED_POLL_MS.
     this.#timers.push(
       setInterval(
         () => this.#lease.renew().catch((e) => this.#warn("renewing its lease", e)),
         Math.max(10, Math.floor(leaseMs / 3)),
       ),
-      setInterval(() => this.poll(), POLL_MS),
+      setInterval(() => this.poll(), coordination ? SIGNALLED_POLL_MS : POLL_MS),
       setInterval(() => this.sweep(), Math.max(20, Math.floor(leaseMs / 2))),
     );
   }
@@ -273,6 +300,7 @@ export class SharedQueries implements SchedulingGate {
     this.#stopping = true;
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
+    for (const unlisten of this.#unlisten.splice(0)) await unlisten();
     for await (const id of this.#publisher.open()) {
       await this.#fail(id, "the server that ran this query stopped").catch((e) =>
         this.#warn(`failing query ${id}`, e)
@@ -282,15 +310,34 @@ export class SharedQueries implements SchedulingGate {
   }
 
   /** Promotes this server's queued queries into free slots, and answers other servers' asks. */
-  async poll(): Promise<void> {
-    if (this.#ticking || this.#stopping) return;
+  poll(): Promise<void> {
+    return this.#look({ promote: true, asks: true });
+  }
+
+  /**
+   * One look at a time: a signal during a look (a freed slot: `promote`; a request: `asks`)
+   * makes one more after it, so that no signal is lost, and only what was signalled is looked at.
+   */
+  async #look(want: { readonly promote: boolean; readonly asks: boolean }): Promise<void> {
+    if (this.#stopping) return;
+    this.#wanted = {
+      promote: this.#wanted.promote || want.promote,
+      asks: this.#wanted.asks || want.asks,
+    };
+    if (this.#ticking) return;
     this.#ticking = true;
     try {
-      if (this.#queued.length > 0) await this.#promote();
-      if (this.#publisher.tracked.size > 0 && this.#ticks++ % ASK_EVERY === 0) {
-        await this.#answerAsks();
+      while ((this.#wanted.promote || this.#wanted.asks) && !this.#stopping) {
+        const { promote, asks } = this.#wanted;
+        this.#wanted = { promote: false, asks: false };
+        if (promote && this.#queued.length > 0) await this.#promote();
+        const every = this.storage.coordination ? 1 : ASK_EVERY;
+        if (asks && this.#publisher.tracked.size > 0 && this.#ticks++ % every === 0) {
+          await this.#answerAsks();
+        }
       }
     } catch (e) {
+      this.#wanted = { promote: false, asks: false };
       this.#warn("polling the shared queries", e);
     } finally {
       this.#ticking = false;

@@ -5,9 +5,10 @@
  * the server does, with the grants each task brings. The KV ends with the worker (the pool
  * terminates it, which closes what it opened).
  *
- * Only a KV file is shared this way: `kv::memory:` is a KV of its own in every thread, and a
- * remote KV (`kv:https://...`) is not opened by workers (one connection per worker, untested):
- * `workerKvPath` says which, and main.ts starts no scan workers for the others.
+ * A KV file is shared this way, and a PostgreSQL database (`storage = pg:<url>`: each worker
+ * opens a pool of WORKER_PG_CONNECTIONS connections): `kv::memory:` is a KV of its own in every
+ * thread, and a remote KV (`kv:https://...`) is not opened by workers (one connection per worker,
+ * untested): `workerKvPath` says which, and main.ts starts no scan workers for the others.
  *
  *   const deps = await storageWorkerDeps("/var/trawl/state.kv", grants);
  *   await runShare(task, deps, post, credits);
@@ -17,6 +18,7 @@ import type { ResourceTree, ShareMessage } from "../engine/mod.ts";
 import type { Grant } from "../home/rights.ts";
 import { StorageResourceTree } from "../home/storage_tree.ts";
 import { openKvStorage } from "../home/storage/kv_storage.ts";
+import { openPgStorage } from "../home/storage/pg_storage.ts";
 import type { StorageSetting } from "../home/storage/open_storage.ts";
 import { DATASTORES_KEY, STORE_NAME } from "../home/datastore_files.ts";
 import { createDatastoreRegistry, type SchemeRegistry } from "../connectors/file/registry.ts";
@@ -26,8 +28,16 @@ export interface WorkerDeps {
   readonly datastores: SchemeRegistry;
 }
 
-/** The KV file scan workers may open for `setting`; undefined when workers cannot share it. */
+/** Connections of a scan worker's pool on a PostgreSQL storage (it reads, a share at a time). */
+const WORKER_PG_CONNECTIONS = 2;
+const PG_PREFIX = "pg:";
+
+/**
+ * What scan workers may open for `setting`: a KV file's path, or `pg:<url>` for a PostgreSQL
+ * database; undefined when workers cannot share it.
+ */
 export function workerKvPath(setting: StorageSetting): string | undefined {
+  if (setting.kind === "pg") return `${PG_PREFIX}${setting.url}`;
   if (setting.kind !== "kv") return undefined;
   const where = setting.where;
   if (where === ":memory:" || /^[a-z][a-z0-9+.-]*:\/\//i.test(where)) return undefined;
@@ -73,7 +83,9 @@ export async function closeStorageWorkerDeps(): Promise<void> {
 }
 
 async function open(where: string): Promise<WorkerDeps & { close(): void }> {
-  const storage = await openKvStorage(where);
+  const storage = /^pg:postgres(ql)?:\/\//i.test(where)
+    ? await openPgStorage(where.slice(PG_PREFIX.length), { connections: WORKER_PG_CONNECTIONS })
+    : await openKvStorage(where);
   const tree = new StorageResourceTree(storage, { grants: () => grants });
   // The FILE definitions where the server keeps them (home/datastore_files.ts, same key).
   const definitionText = async (store: string) => {
@@ -84,7 +96,7 @@ async function open(where: string): Promise<WorkerDeps & { close(): void }> {
   return {
     tree,
     datastores: createDatastoreRegistry(tree, definitionText),
-    close: () => storage.close(),
+    close: () => void Promise.resolve(storage.close()).catch(() => {}),
   };
 }
 
@@ -96,7 +108,7 @@ export function storageFailure(e: unknown): ShareMessage {
   return {
     kind: "failed",
     code: "INTERNAL",
-    message: `a scan worker could not open the server's KV storage (${
+    message: `a scan worker could not open the server's storage (${
       e instanceof Error ? e.message : String(e)
     })`,
   };

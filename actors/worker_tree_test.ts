@@ -12,7 +12,7 @@ import type { User } from "../engine/mod.ts";
 
 const bob: User = { name: "bob", groups: ["ops"], admin: false };
 
-Deno.test("workerKvPath: a KV file only, not a remote KV nor one in memory", () => {
+Deno.test("workerKvPath: a KV file or a PostgreSQL database, not a remote KV nor one in memory", () => {
   assert.equal(workerKvPath({ kind: "kv", where: "/var/trawl/state.kv" }), "/var/trawl/state.kv");
   assert.equal(workerKvPath({ kind: "kv", where: "state.kv" }), "state.kv");
   assert.equal(
@@ -21,6 +21,10 @@ Deno.test("workerKvPath: a KV file only, not a remote KV nor one in memory", () 
   );
   assert.equal(workerKvPath({ kind: "kv", where: ":memory:" }), undefined);
   assert.equal(workerKvPath({ kind: "files" }), undefined);
+  assert.equal(
+    workerKvPath({ kind: "pg", url: "postgres://trawl@db:5432/trawl" }),
+    "pg:postgres://trawl@db:5432/trawl",
+  );
 });
 
 Deno.test("storageWorkerDeps opens the KV once, reads its tree and definitions with each task's grants", async () => {
@@ -76,7 +80,7 @@ Deno.test("a KV the worker cannot open fails the task, and the next task tries a
     // An internal failure: the server's log gets the reason (the client a generic message).
     const message = storageFailure(failure);
     assert.equal(message.kind, "failed");
-    assert.match(JSON.stringify(message), /could not open the server's KV storage.*cannot open/);
+    assert.match(JSON.stringify(message), /could not open the server's storage.*cannot open/);
     // Not remembered as failed: once the folder is there, the next task opens it.
     await Deno.mkdir(join(dir, "later"));
     const deps = await storageWorkerDeps(kvFile, []);

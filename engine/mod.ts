@@ -34,6 +34,7 @@ export {
   type CommitEntry,
   MAX_COMMIT_KEYS,
   type Storage,
+  type StorageCoordination,
   StorageError,
   type StorageKey,
   type StoredValue,

@@ -50,52 +50,91 @@ export class RightsFile {
 /** The key of the rights document in a shared storage (the KV): the same name as in a home. */
 export const RIGHTS_KEY: StorageKey = ["conf", "rights.json"];
 
+/** The channel on which a new rights document is signalled (Storage.coordination). */
+export const RIGHTS_CHANNEL = "rights";
+/** With a storage that signals a new document (PostgreSQL), the checks are a fallback. */
+const SIGNALLED_CHECK_MS = 2_000;
+
 /**
- * The grants of the rights document in a storage shared by several servers (Deno KV), kept in
- * memory for the synchronous `may()`: after the first `load()` its version is checked every
- * 250 ms in the background (one cheap read), so a change made through any server or CLI takes
- * effect on all of them within about that time. `stop()` ends the checks.
+ * The grants of the rights document in a storage shared by several servers (Deno KV,
+ * PostgreSQL), kept in memory for the synchronous `may()`: after the first `load()` its version
+ * is checked every 250 ms in the background (one cheap read), so a change made through any
+ * server or CLI takes effect on all of them within about that time. With a storage that signals
+ * (PostgreSQL), a write signals the channel `rights` and every server loads the document when
+ * signalled; the checks remain every SIGNALLED_CHECK_MS for a signal lost with a connection.
+ * `stop()` ends the checks.
  */
 export class StorageRights {
   #grants: readonly Grant[] = [];
   #version: string | null | undefined = undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
   #checking = false;
+  #checkAgain = false;
   #stopped = false;
+  readonly #checkEveryMs: number;
 
-  /** `onError` hears of a changed document that cannot be used; the previous grants stay. */
+  /**
+   * `onError` hears of a changed document that cannot be used; the previous grants stay.
+   * `checkEveryMs`: how often the version is checked (by default 250 ms, or 2 s with signals).
+   */
   constructor(
     private readonly storage: Storage,
     private readonly onError: (error: Error) => void = () => {},
     private readonly key: StorageKey = RIGHTS_KEY,
-  ) {}
+    options: { readonly checkEveryMs?: number } = {},
+  ) {
+    this.#checkEveryMs = options.checkEveryMs ??
+      (storage.coordination ? SIGNALLED_CHECK_MS : CHECK_EVERY_MS);
+  }
 
   /** Ends the background checks (before the storage closes). */
   stop(): void {
     this.#stopped = true;
     clearInterval(this.#timer);
+    void this.#unlisten?.then((stop) => stop?.());
+  }
+
+  #check(): void {
+    if (this.#stopped) return;
+    if (this.#checking) {
+      // A signal during a check: one more after it.
+      this.#checkAgain = true;
+      return;
+    }
+    this.#checking = true;
+    this.#checkAgain = false;
+    this.load().catch((e) => {
+      if (this.#stopped) return;
+      this.onError(e instanceof RightsError ? e : new RightsError(`${this.key.join("/")}: ${e}`));
+    }).finally(() => {
+      this.#checking = false;
+      if (this.#checkAgain) this.#check();
+    });
   }
 
   #watch(): void {
     if (this.#timer !== undefined || this.#stopped) return;
     const timer = setInterval(() => {
-      if (this.#checking || this.#stopped) return;
-      this.#checking = true;
-      this.load().catch((e) => {
-        if (this.#stopped) return;
-        this.onError(e instanceof RightsError ? e : new RightsError(`${this.key.join("/")}: ${e}`));
-      }).finally(() => {
-        this.#checking = false;
-      });
-    }, CHECK_EVERY_MS);
+      if (!this.#checking) this.#check();
+    }, this.#checkEveryMs);
     this.#timer = timer;
     // The checks do not keep a process alive.
     Deno.unrefTimer(timer);
+    const coordination = this.storage.coordination;
+    if (coordination) {
+      this.#unlisten = coordination.listen(RIGHTS_CHANNEL, () => this.#check()).catch((e) => {
+        this.onError(new RightsError(`${this.key.join("/")}: cannot listen for changes: ${e}`));
+        return undefined;
+      });
+    }
   }
 
   /** Loads the document now; throws RightsError when it is not valid (for a check at start). */
   async load(): Promise<readonly Grant[]> {
     this.#watch();
+    // Listening before the first read: no change is missed between them.
+    await this.#unlisten;
     const version = await this.storage.version(this.key);
     if (version === this.#version) return this.#grants;
     const stored = await this.storage.get(this.key);
@@ -120,6 +159,7 @@ export class StorageRights {
   async write(text: string): Promise<void> {
     parseRights(text, this.key.join("/"));
     await this.storage.put(this.key, new TextEncoder().encode(text));
+    await this.storage.coordination?.notify(RIGHTS_CHANNEL);
     await this.load();
   }
 

@@ -127,7 +127,7 @@ export const SETTINGS = {
   "storage": setting(
     storage,
     "files",
-    "state: `files` (the home) or `kv:<path or url>` (Deno KV; docs/deployment.md)",
+    "state: `files` (the home), `kv:<path or url>` (Deno KV) or `pg:<postgres URL>` (PostgreSQL; docs/deployment.md)",
   ),
   "query.retention": setting(
     interval,

@@ -7,7 +7,12 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { decodeJson, encodeJson, SLOTS } from "./keys.ts";
-import { type CommitEntry, MAX_COMMIT_KEYS, type Storage } from "../../engine/mod.ts";
+import {
+  type CommitEntry,
+  MAX_COMMIT_KEYS,
+  type Storage,
+  type StorageCoordination,
+} from "../../engine/mod.ts";
 
 /** Attempts of a compare-and-swap of the slots before giving up. */
 export const SLOT_ATTEMPTS = 200;
@@ -195,56 +200,125 @@ export class SlotBook {
   }
 
   async #commitOps(ops: SlotOp[]): Promise<void> {
+    const coordination = this.storage.coordination;
+    if (coordination) return await this.#commitLocked(ops, coordination);
     let pending = ops;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === SLOT_ATTEMPTS) {
         throw new Error("the shared query slots kept changing: too many servers at once");
       }
       const read = await this.read();
-      let slots = read.value;
-      const applied: SlotOp[] = [];
-      const entries: CommitEntry[] = [];
-      /** Which op wrote which key besides the slots. */
-      const writers = new Map<string, SlotOp>();
-      for (const op of pending) {
-        const next = op.change(slots);
-        if (next === undefined) continue;
-        slots = next.slots;
-        applied.push(op);
-        entries.push(...next.extra);
-        for (const e of next.extra) writers.set(e.key.join("/"), op);
-      }
-      for (const op of pending) {
-        if (!applied.includes(op)) op.resolve({ applied: false });
-      }
-      if (applied.length === 0) return;
-      if (slots !== read.value) {
-        entries.unshift({ key: SLOTS, value: encodeJson(slots), expectedVersion: read.version });
-      }
-      if (entries.length === 0) {
-        applied.forEach((op) => op.resolve({ applied: true, version: null }));
+      const plan = planCommit(read, pending);
+      if (plan.applied.length === 0) return;
+      if (plan.entries.length === 0) {
+        plan.applied.forEach((op) => op.resolve({ applied: true, version: null }));
         return;
       }
-      // Deletes first: in KV every key of a commit gets the commit's version, which the storage
-      // answers as its last entry's, and null when that entry is a delete.
-      entries.sort((a, b) => (a.value === null ? 0 : 1) - (b.value === null ? 0 : 1));
-      const written = await this.storage.commit(entries);
+      const written = await this.storage.commit(plan.entries);
       if (written.ok) {
         // In KV every key of a commit gets the commit's version (the files storage is not shared).
-        applied.forEach((op) => op.resolve({ applied: true, version: written.version }));
+        plan.applied.forEach((op) => op.resolve({ applied: true, version: written.version }));
         return;
       }
       const lost = written.conflict.join("/");
       if (lost !== SLOTS.join("/")) {
-        // One op's own key changed: it is out, the others go again.
-        const loser = writers.get(lost);
-        loser?.resolve({ applied: false });
-        pending = applied.filter((op) => op !== loser);
-        if (!loser) throw new Error(`a commit of the shared slots failed on '${lost}'`);
+        pending = dropLoser(plan, lost);
         continue;
       }
-      pending = applied;
+      pending = plan.applied;
       await sleep(Math.random() * 5 * Math.min(attempt + 1, 10));
     }
   }
+
+  /**
+   * The same with a storage that locks (PostgreSQL): the slots are read and written while every
+   * other server's update of them waits, so the slots never conflict; only an op's own key can
+   * (that op is out, the others go again). A change that frees a slot or leaves the queue is
+   * signalled on the channel `slots`, so that servers with queued queries look at once.
+   */
+  async #commitLocked(ops: SlotOp[], coordination: StorageCoordination): Promise<void> {
+    let pending = ops;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === SLOT_ATTEMPTS) {
+        throw new Error("the shared query slots kept changing: too many servers at once");
+      }
+      let plan: Plan | undefined;
+      const written = await coordination.update(SLOTS, (stored) => {
+        const read = { value: stored ? decodeJson(stored) as Slots : NO_SLOTS, version: null };
+        plan = planCommit(read, pending, true);
+        return plan.entries.length > 0 ? plan.entries : undefined;
+      });
+      if (plan === undefined || plan.applied.length === 0) return;
+      const done = plan;
+      if (written === null || written.ok) {
+        const version = written?.version ?? null;
+        done.applied.forEach((op) => op.resolve({ applied: true, version }));
+        if (done.freed) coordination.notify(SLOTS_CHANNEL).catch(() => {});
+        return;
+      }
+      pending = dropLoser(done, written.conflict.join("/"));
+    }
+  }
+}
+
+/** The channel on which a freed slot is signalled (Storage.coordination). */
+export const SLOTS_CHANNEL = "slots";
+
+/** What a commit of the slots writes for a batch of ops. */
+interface Plan {
+  /** The ops that changed something (the others are resolved `applied: false`). */
+  readonly applied: SlotOp[];
+  readonly entries: CommitEntry[];
+  /** Which op wrote which key besides the slots. */
+  readonly writers: Map<string, SlotOp>;
+  /** Whether a running slot or a place in the queue was given up. */
+  readonly freed: boolean;
+}
+
+/**
+ * The entries of one commit of `pending` over the slots `read`: each op's change applied in
+ * turn, the slots written with the version read expected (null: they must not exist), or with
+ * none when `locked` (the caller holds them).
+ */
+function planCommit(
+  read: { readonly value: Slots; readonly version: string | null },
+  pending: readonly SlotOp[],
+  locked = false,
+): Plan {
+  let slots = read.value;
+  const applied: SlotOp[] = [];
+  const entries: CommitEntry[] = [];
+  const writers = new Map<string, SlotOp>();
+  for (const op of pending) {
+    const next = op.change(slots);
+    if (next === undefined) continue;
+    slots = next.slots;
+    applied.push(op);
+    entries.push(...next.extra);
+    for (const e of next.extra) writers.set(e.key.join("/"), op);
+  }
+  for (const op of pending) {
+    if (!applied.includes(op)) op.resolve({ applied: false });
+  }
+  if (slots !== read.value) {
+    entries.unshift({
+      key: SLOTS,
+      value: encodeJson(slots),
+      ...(locked ? {} : { expectedVersion: read.version }),
+    });
+  }
+  // Deletes first: in KV every key of a commit gets the commit's version, which the storage
+  // answers as its last entry's, and null when that entry is a delete.
+  entries.sort((a, b) => (a.value === null ? 0 : 1) - (b.value === null ? 0 : 1));
+  const freed = slots.running.length < read.value.running.length ||
+    slots.queued.length < read.value.queued.length;
+  return { applied, entries, writers, freed };
+}
+
+/** The ops of a plan to try again without the one whose own key `lost` changed. */
+function dropLoser(plan: Plan, lost: string): SlotOp[] {
+  const loser = plan.writers.get(lost);
+  if (!loser) throw new Error(`a commit of the shared slots failed on '${lost}'`);
+  loser.resolve({ applied: false });
+  return plan.applied.filter((op) => op !== loser);
 }

@@ -60,7 +60,7 @@ export interface CommitEntry extends WriteOptions {
 export const MAX_COMMIT_KEYS = 10;
 
 export interface Storage {
-  /** `"files"` or `"kv"`: for messages and the health page. */
+  /** `"files"`, `"kv"` or `"pg"`: for messages and the health page. */
   readonly kind: string;
   /** The value and its version, or null when the key does not exist. */
   get(key: StorageKey): Promise<StoredValue | null>;
@@ -81,8 +81,38 @@ export interface Storage {
    * is written and the result names that key.
    */
   commit(entries: readonly CommitEntry[]): Promise<WriteResult>;
-  /** Releases the backend (a KV connection); the storage is unusable afterwards. */
-  close(): void;
+  /**
+   * What a backend with locks and notifications (PostgreSQL) offers servers coordinating through
+   * it; absent on the others, which are polled.
+   */
+  readonly coordination?: StorageCoordination;
+  /**
+   * Releases the backend (a KV connection, a PostgreSQL pool); the storage is unusable
+   * afterwards. A backend whose release takes time returns a promise of its end.
+   */
+  close(): void | Promise<void>;
+}
+
+/** Locked updates and notifications between the servers of one storage (Storage.coordination). */
+export interface StorageCoordination {
+  /**
+   * A read-modify-write of `key` that never conflicts on it: every other `update` of `key` waits
+   * while `decide` sees its value and the entries it returns (up to MAX_COMMIT_KEYS, `key` among
+   * them or not; their expected versions are checked as in `commit`) are written, all in one
+   * transaction. `decide` may be called again (the database broke a deadlock); undefined:
+   * nothing is written and the answer is null.
+   */
+  update(
+    key: StorageKey,
+    decide: (current: StoredValue | null) => readonly CommitEntry[] | undefined,
+  ): Promise<WriteResult | null>;
+  /** Signals `channel` to the listeners of every server (this one's included). */
+  notify(channel: string): Promise<void>;
+  /**
+   * Calls `listener` on each signal of `channel`, and once more when a lost connection to the
+   * storage is back (signals meanwhile may be lost); resolves to the function that stops it.
+   */
+  listen(channel: string, listener: () => void): Promise<() => Promise<void>>;
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Several real `main.ts serve` processes on one Deno KV file, querying `cloudapi://` logs of the
+ * Several real `main.ts serve` processes on one Deno KV file or one PostgreSQL database (each
+ * test runs on both: tests/support/shared_state.ts), querying `cloudapi://` logs of the
  * cloud API emulator (run in the test's process, so its request log can be read): the fetched
  * hours are kept in the KV, a lease per store and hour lets one server fetch an hour while the
  * others wait for its result (and take over when its holder dies), and the tenants' token
@@ -9,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { type Backend, eachBackend, sharedStorage } from "../support/shared_state.ts";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { sleep } from "../../engine/util/sleep.ts";
@@ -29,6 +31,7 @@ interface Setup {
 
 /** The emulator, and `count` servers on one KV file, each with its own home; store `corp` defined. */
 async function setUp(
+  backend: Backend,
   count: number,
   emulatorOptions: Partial<EmulatorOptions> = {},
   settings: readonly string[] = [],
@@ -49,7 +52,7 @@ async function setUp(
     ]);
   try {
     await emulator.start();
-    const kvFile = join(root, "state.kv");
+    const state = await sharedStorage(backend, root);
     for (let i = 0; i < count; i++) {
       const home = join(root, `home${i}`);
       await Deno.mkdir(join(home, "conf"), { recursive: true });
@@ -57,7 +60,7 @@ async function setUp(
       await Deno.writeTextFile(
         join(home, "conf", "settings.conf"),
         [
-          `storage = kv:${kvFile}`,
+          `storage = ${state}`,
           `server.timeZone = UTC`,
           `cloudapi.loginHost = ${emulator.url}`,
           `cloudapi.graphHost = ${emulator.url}`,
@@ -136,119 +139,128 @@ async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void
   }
 }
 
-Deno.test("two servers on one KV querying the same hours at once fetch each hour once, and a third server uses the stored hours", async () => {
-  // Slow first answers keep the first fetches under way while the other server asks too.
-  const setup = await setUp(3, {
-    faults: [{ kind: "slow", delayMs: 700, match: "directoryAudits", times: 2 }],
-  });
-  try {
-    const { emulator, servers: [a, b, c], token } = setup as {
-      servers: [ServerProcess, ServerProcess, ServerProcess];
-    } & typeof setup;
-    const to = FROM + 4 * HOUR;
-    const [fromA, fromB] = await Promise.all([
-      query(a, token, script("audits", FROM, to)),
-      query(b, token, script("audits", FROM, to)),
-    ]);
-    const expected = auditIds(emulator, FROM, to);
-    assert.ok(expected.length > 10);
-    assert.deepEqual(fromA, expected);
-    assert.deepEqual(fromB, expected);
-    const windows = () => emulator.requests.filter((r) => r.api === "graph").map((r) => r.url);
-    const hours = windows().map(hourOf).sort();
-    assert.deepEqual(hours, [0, 1, 2, 3].map((i) => FROM + i * HOUR), "each hour fetched once");
-
-    // A third server reads the hours from the KV: no request reaches the provider.
-    assert.deepEqual(
-      await query(c, token, script("audits", FROM + HOUR, to)),
-      auditIds(emulator, FROM + HOUR, to),
-    );
-    assert.equal(windows().length, 4);
-  } finally {
-    await setup.close();
-  }
-});
-
-Deno.test("the server holding an hour's lease is killed mid-fetch: another waits for it, then takes the fetch over", async () => {
-  // The first window request hangs (until its client goes away).
-  const setup = await setUp(2, {
-    faults: [{ kind: "slow", delayMs: 120_000, match: "directoryAudits", times: 1 }],
-  }, ["cloudapi.fetchLease = 2 sec"]);
-  try {
-    const { emulator, servers: [a, b], token } = setup as {
-      servers: [ServerProcess, ServerProcess];
-    } & typeof setup;
-    const to = FROM + 3 * HOUR;
-    const graph = () => emulator.requests.filter((r) => r.api === "graph");
-    const submitted = await fetch(`${a.url}/API/v1.0/queries?scriptPath=/user`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "text/vnd.engine.script" },
-      body: script("audits", FROM, to),
+await eachBackend(
+  "two servers on one KV querying the same hours at once fetch each hour once, and a third server uses the stored hours",
+  async (backend) => {
+    // Slow first answers keep the first fetches under way while the other server asks too.
+    const setup = await setUp(backend, 3, {
+      faults: [{ kind: "slow", delayMs: 700, match: "directoryAudits", times: 2 }],
     });
-    assert.equal(submitted.status, 201, await submitted.text());
-    await until("server A's first window request", () => graph().length === 1);
-    assert.equal(hourOf(graph()[0]!.url), FROM);
+    try {
+      const { emulator, servers: [a, b, c], token } = setup as {
+        servers: [ServerProcess, ServerProcess, ServerProcess];
+      } & typeof setup;
+      const to = FROM + 4 * HOUR;
+      const [fromA, fromB] = await Promise.all([
+        query(a, token, script("audits", FROM, to)),
+        query(b, token, script("audits", FROM, to)),
+      ]);
+      const expected = auditIds(emulator, FROM, to);
+      assert.ok(expected.length > 10);
+      assert.deepEqual(fromA, expected);
+      assert.deepEqual(fromB, expected);
+      const windows = () => emulator.requests.filter((r) => r.api === "graph").map((r) => r.url);
+      const hours = windows().map(hourOf).sort();
+      assert.deepEqual(hours, [0, 1, 2, 3].map((i) => FROM + i * HOUR), "each hour fetched once");
 
-    const fromB = query(b, token, script("audits", FROM, to));
-    // A renews its lease (2 s) while it waits for the provider: B waits, asking nothing.
-    await sleep(3_000);
-    assert.equal(graph().length, 1, "B waits for A's fetch of the hour");
-    const killedAt = Date.now();
-    await a.stop("SIGKILL");
-
-    assert.deepEqual(await fromB, auditIds(emulator, FROM, to));
-    const requests = graph();
-    assert.deepEqual(requests.map((r) => hourOf(r.url)), [
-      FROM,
-      FROM,
-      FROM + HOUR,
-      FROM + 2 * HOUR,
-    ]);
-    // B fetched the hour only after A died (and its lease ran out).
-    assert.ok(requests[1]!.at >= killedAt, `${requests[1]!.at} < ${killedAt}`);
-    assert.equal(requests[0]!.aborted, true, "A's request ended with A");
-  } finally {
-    await setup.close();
-  }
-});
-
-Deno.test("two servers on one KV share a tenant's token bucket: together they stay within its rate", async () => {
-  const limit = 4;
-  const unitMs = 1_000;
-  const setup = await setUp(2, { graphLimit: { limit, unitMs } }, [
-    `cloudapi.graphRateLimit = ${limit}`,
-    "cloudapi.graphRateTimeunit = 1 sec",
-  ]);
-  try {
-    const { emulator, servers: [a, b], token } = setup as {
-      servers: [ServerProcess, ServerProcess];
-    } & typeof setup;
-    const to = FROM + 10 * HOUR;
-    // Different logs of one tenant: no lease in common, one Graph budget.
-    const started = Date.now();
-    const [audits, logins] = await Promise.all([
-      query(a, token, script("audits", FROM, to)),
-      query(b, token, script("logins", FROM, to)),
-    ]);
-    const seconds = (Date.now() - started) / 1000;
-    assert.deepEqual(audits, auditIds(emulator, FROM, to));
-    assert.ok(logins.length > 0);
-    const graph = emulator.requests.filter((r) => r.api === "graph");
-    assert.equal(graph.length, 20);
-    assert.equal(emulator.throttledCount(), 0, "no throttling answer");
-    // The emulator counts arrivals in a sliding window: no window saw more than the limit.
-    const times = graph.map((r) => r.at).sort((x, y) => x - y);
-    for (let i = limit; i < times.length; i++) {
-      assert.ok(
-        times[i]! - times[i - limit]! >= unitMs - 5,
-        `${limit + 1} requests within ${times[i]! - times[i - limit]!} ms`,
+      // A third server reads the hours from the KV: no request reaches the provider.
+      assert.deepEqual(
+        await query(c, token, script("audits", FROM + HOUR, to)),
+        auditIds(emulator, FROM + HOUR, to),
       );
+      assert.equal(windows().length, 4);
+    } finally {
+      await setup.close();
     }
-    // …and no faster than the limit allows: 20 requests at 4 per second take four windows.
-    // (How near the limit they come depends on the load: tokens come back a unit after their
-    // request completed. Promptness is pinned in simulated time in actors/connector_machine_test.)
-    assert.ok(seconds >= 4 * unitMs / 1000, `${seconds} s`);
-  } finally {
-    await setup.close();
-  }
-});
+  },
+);
+
+await eachBackend(
+  "the server holding an hour's lease is killed mid-fetch: another waits for it, then takes the fetch over",
+  async (backend) => {
+    // The first window request hangs (until its client goes away).
+    const setup = await setUp(backend, 2, {
+      faults: [{ kind: "slow", delayMs: 120_000, match: "directoryAudits", times: 1 }],
+    }, ["cloudapi.fetchLease = 2 sec"]);
+    try {
+      const { emulator, servers: [a, b], token } = setup as {
+        servers: [ServerProcess, ServerProcess];
+      } & typeof setup;
+      const to = FROM + 3 * HOUR;
+      const graph = () => emulator.requests.filter((r) => r.api === "graph");
+      const submitted = await fetch(`${a.url}/API/v1.0/queries?scriptPath=/user`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "text/vnd.engine.script" },
+        body: script("audits", FROM, to),
+      });
+      assert.equal(submitted.status, 201, await submitted.text());
+      await until("server A's first window request", () => graph().length === 1);
+      assert.equal(hourOf(graph()[0]!.url), FROM);
+
+      const fromB = query(b, token, script("audits", FROM, to));
+      // A renews its lease (2 s) while it waits for the provider: B waits, asking nothing.
+      await sleep(3_000);
+      assert.equal(graph().length, 1, "B waits for A's fetch of the hour");
+      const killedAt = Date.now();
+      await a.stop("SIGKILL");
+
+      assert.deepEqual(await fromB, auditIds(emulator, FROM, to));
+      const requests = graph();
+      assert.deepEqual(requests.map((r) => hourOf(r.url)), [
+        FROM,
+        FROM,
+        FROM + HOUR,
+        FROM + 2 * HOUR,
+      ]);
+      // B fetched the hour only after A died (and its lease ran out).
+      assert.ok(requests[1]!.at >= killedAt, `${requests[1]!.at} < ${killedAt}`);
+      assert.equal(requests[0]!.aborted, true, "A's request ended with A");
+    } finally {
+      await setup.close();
+    }
+  },
+);
+
+await eachBackend(
+  "two servers on one KV share a tenant's token bucket: together they stay within its rate",
+  async (backend) => {
+    const limit = 4;
+    const unitMs = 1_000;
+    const setup = await setUp(backend, 2, { graphLimit: { limit, unitMs } }, [
+      `cloudapi.graphRateLimit = ${limit}`,
+      "cloudapi.graphRateTimeunit = 1 sec",
+    ]);
+    try {
+      const { emulator, servers: [a, b], token } = setup as {
+        servers: [ServerProcess, ServerProcess];
+      } & typeof setup;
+      const to = FROM + 10 * HOUR;
+      // Different logs of one tenant: no lease in common, one Graph budget.
+      const started = Date.now();
+      const [audits, logins] = await Promise.all([
+        query(a, token, script("audits", FROM, to)),
+        query(b, token, script("logins", FROM, to)),
+      ]);
+      const seconds = (Date.now() - started) / 1000;
+      assert.deepEqual(audits, auditIds(emulator, FROM, to));
+      assert.ok(logins.length > 0);
+      const graph = emulator.requests.filter((r) => r.api === "graph");
+      assert.equal(graph.length, 20);
+      assert.equal(emulator.throttledCount(), 0, "no throttling answer");
+      // The emulator counts arrivals in a sliding window: no window saw more than the limit.
+      const times = graph.map((r) => r.at).sort((x, y) => x - y);
+      for (let i = limit; i < times.length; i++) {
+        assert.ok(
+          times[i]! - times[i - limit]! >= unitMs - 5,
+          `${limit + 1} requests within ${times[i]! - times[i - limit]!} ms`,
+        );
+      }
+      // …and no faster than the limit allows: 20 requests at 4 per second take four windows.
+      // (How near the limit they come depends on the load: tokens come back a unit after their
+      // request completed. Promptness is pinned in simulated time in actors/connector_machine_test.)
+      assert.ok(seconds >= 4 * unitMs / 1000, `${seconds} s`);
+    } finally {
+      await setup.close();
+    }
+  },
+);

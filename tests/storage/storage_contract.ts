@@ -43,7 +43,7 @@ export function runStorageContract(name: string, subject: ContractSubject): void
       try {
         await body(storage);
       } finally {
-        storage.close();
+        await storage.close();
       }
     });
 

@@ -1,12 +1,14 @@
 /**
  * Both resource trees pass the same contract (tests/storage/tree_contract.ts); the storage tree
- * also on what only it has: servers sharing one KV see each other's files and conflict by ETag.
+ * also on what only it has: servers sharing one KV (or one PostgreSQL) see each other's files and
+ * conflict by ETag.
  */
 
 import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { runTreeContract } from "./tree_contract.ts";
-import { fsTreeTemp, kvTreeTemp } from "./tree_subjects.ts";
+import { fsTreeTemp, kvTreeTemp, pgTreeTemp } from "./tree_subjects.ts";
+import { sharedPostgres } from "../support/postgres.ts";
 import { ResourceConflict } from "../../engine/contracts/resource_tree.ts";
 import { PathError } from "../../engine/contracts/resource_path.ts";
 import type { User } from "../../engine/contracts/user.ts";
@@ -15,6 +17,26 @@ import { treeStore } from "../../connectors/file/tree_store.ts";
 
 runTreeContract("files", { newTree: fsTreeTemp });
 runTreeContract("kv", { newTree: () => kvTreeTemp() });
+// A database of its own per clause, on one PostgreSQL started by this file.
+const pg = await sharedPostgres();
+runTreeContract("pg", { newTree: async () => pgTreeTemp(await pg.newDatabase()) });
+
+Deno.test("storage tree: two trees on one PostgreSQL see each other's writes and conflict by ETag", async () => {
+  const url = await pg.newDatabase();
+  await using a = await pgTreeTemp(url);
+  await using b = await pgTreeTemp(url);
+  const path = a.tree.resolve(alice, "/shared/q.sx").real;
+  const first = await a.tree.write(path, text("one"));
+  const seen = await b.tree.read(path);
+  assert.equal(new TextDecoder().decode(seen.bytes), "one");
+  assert.equal(seen.etag, first.etag);
+  await b.tree.write(path, text("two"), { ifMatch: seen.etag });
+  await assert.rejects(
+    () => a.tree.write(path, text("lost"), { ifMatch: first.etag }),
+    (e: unknown) => e instanceof ResourceConflict && e.reason === "precondition",
+  );
+  assert.equal(new TextDecoder().decode((await a.tree.read(path)).bytes), "two");
+});
 
 const alice: User = { name: "alice", groups: [], admin: false };
 const text = (s: string) => new TextEncoder().encode(s);

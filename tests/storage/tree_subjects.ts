@@ -1,10 +1,14 @@
-/** The trees the tree contract runs over: the local disk and the storage tree on a real KV. */
+/**
+ * The trees the tree contract runs over: the local disk, and the storage tree on a real KV and on
+ * a real PostgreSQL.
+ */
 
 import { join } from "node:path";
 import type { ResourceTree } from "../../engine/contracts/resource_tree.ts";
 import { FsResourceTree } from "../../home/resource_tree.ts";
 import { StorageResourceTree } from "../../home/storage_tree.ts";
 import { KvStorage } from "../../home/storage/kv_storage.ts";
+import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
 
 /** A tree in a temp folder, removed with it. */
 export interface TreeTemp extends AsyncDisposable {
@@ -40,6 +44,26 @@ export async function kvTreeTemp(
     storage,
     [Symbol.asyncDispose]: async () => {
       storage.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** A storage tree on a PostgreSQL database (`url`, made by tests/support/postgres.ts). */
+export async function pgTreeTemp(
+  url: string,
+): Promise<TreeTemp & { tree: StorageResourceTree; storage: PgStorage }> {
+  const dir = await Deno.makeTempDir({ prefix: "trawl-pgtree-" });
+  const storage = await openPgStorage(url);
+  const tree = new StorageResourceTree(storage);
+  await tree.ensureRoots();
+  await tree.ensureFolder(["users", "alice"]);
+  return {
+    tree,
+    dir,
+    storage,
+    [Symbol.asyncDispose]: async () => {
+      await storage.close();
       await Deno.remove(dir, { recursive: true });
     },
   };

@@ -1,0 +1,230 @@
+/**
+ * Three real `main.ts serve` processes on one PostgreSQL (`storage = pg:`): queries submitted
+ * through all three at once are never admitted past `query.maxRunning` across them (the
+ * admission document, read from the database by the test all along, never holds more), a
+ * server killed with SIGKILL mid-query has its queries marked FAILED by the others once its
+ * lease expires while every other query succeeds once, and the slots are all free after; the
+ * database stopped under a running query: requests that need it get 503 and the servers stay up,
+ * and once it is back the query's end is written and read through the other server.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { startPostgres } from "../support/postgres.ts";
+import { stateHome } from "../support/shared_state.ts";
+import { openPgStorage } from "../../home/storage/pg_storage.ts";
+import { SLOTS } from "../../actors/shared/keys.ts";
+import type { Slots } from "../../actors/shared/slots.ts";
+import { sleep } from "../../engine/util/sleep.ts";
+
+const QUICK = "PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/rows.log') | " +
+  "select(count(*) as rows)";
+
+async function writeLog(path: string, lines: number): Promise<void> {
+  const parts: string[] = [];
+  for (let i = 0; i < lines; i++) parts.push(`${i} host-17 GET /index.html 200 5120\n`);
+  await Deno.writeTextFile(path, parts.join(""));
+}
+
+function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
+  return fetch(`${server.url}/API/v1.0${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
+  });
+}
+
+async function submit(server: ServerProcess, token: string): Promise<string> {
+  const res = await api(server, token, "/queries?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: QUICK,
+  });
+  const body = await res.json();
+  assert.equal(res.status, 201, JSON.stringify(body));
+  return body.queryId;
+}
+
+async function finalState(
+  server: ServerProcess,
+  token: string,
+  id: string,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await api(server, token, `/queries/${id}`);
+    const body = await res.json();
+    if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
+      return body;
+    }
+    if (Date.now() > deadline) throw new Error(`query ${id} did not end: ${JSON.stringify(body)}`);
+    await sleep(50);
+  }
+}
+
+/** `count` servers on a fresh database, a FILE datastore `logs` over `root/logs`. */
+async function servers(
+  count: number,
+  url: string,
+  root: string,
+  settings: readonly string[],
+) {
+  const logs = join(root, "logs");
+  await Deno.mkdir(logs);
+  await writeLog(join(logs, "rows.log"), 20_000);
+  await writeLog(join(logs, "pairs.log"), 3_000);
+  const args = ["query.workers=1", ...settings].flatMap((s) => ["--set", s]);
+  const servers: ServerProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    servers.push(await startServerProcess(await stateHome(root, `s${i}`, `pg:${url}`), args));
+  }
+  const token = servers[0]!.firstToken!;
+  const put = await api(servers[0]!, token, "/datastores/logs", {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      type: "FILE",
+      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
+    }),
+  });
+  assert.equal(put.status, 201, await put.text());
+  return { servers, token };
+}
+
+Deno.test("three servers on one PostgreSQL never run more than query.maxRunning at once; one killed mid-query fails only its own queries", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pg3-" });
+  const { servers: all, token } = await servers(3, url, root, [
+    "query.maxRunning=2",
+    "query.maxQueued=200",
+    "cluster.lease=2 s",
+  ]);
+  // The test's own look at the admission document, all along.
+  const watcher = await openPgStorage(url, { connections: 1 });
+  let most = 0;
+  let looks = 0;
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      const stored = await watcher.get(SLOTS);
+      if (stored) {
+        const slots = JSON.parse(new TextDecoder().decode(stored.value)) as Slots;
+        most = Math.max(most, slots.running.length);
+        looks++;
+      }
+      await sleep(2);
+    }
+  })();
+  try {
+    const [a, b, c] = all as [ServerProcess, ServerProcess, ServerProcess];
+    // 45 queries through the three at once.
+    const submitted = await Promise.all(
+      Array.from({ length: 45 }, async (_, i) => {
+        const server = [a, b, c][i % 3]!;
+        return { server: i % 3, id: await submit(server, token) };
+      }),
+    );
+    // C dies with queries of its own running or waiting.
+    await c.stop("SIGKILL");
+    const ends = await Promise.all(
+      submitted.map(async ({ server, id }) => ({
+        server,
+        id,
+        // Through A: its own queries' actors, the others' records (which the result follows).
+        end: await finalState(a, token, id),
+      })),
+    );
+    for (const { server, id, end } of ends) {
+      if (end.state === "SUCCEEDED") {
+        const rows = await (await api(a, token, `/queries/${id}/result`)).json();
+        assert.deepEqual(rows, [{ rows: 20_000 }], JSON.stringify({ server, end }));
+        continue;
+      }
+      // Only C's queries may fail, and only because C stopped.
+      assert.equal(server, 2, JSON.stringify(end));
+      assert.equal(end.state, "FAILED", JSON.stringify(end));
+      assert.match(
+        (end.error as { message: string }).message,
+        /the server that ran this query stopped responding/,
+      );
+    }
+    // C died with work left: some of its queries were failed by the others.
+    assert.ok(ends.some((e) => e.server === 2 && e.end.state === "FAILED"));
+    // Every query of A and B succeeded, once.
+    assert.equal(
+      ends.filter((e) => e.server !== 2 && e.end.state === "SUCCEEDED").length,
+      30,
+    );
+    watching = false;
+    await watch;
+    assert.ok(looks > 0);
+    assert.ok(most <= 2, `the admission document held ${most} running queries`);
+    // Nothing held once every query ended (C's slots freed by the others).
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const slots = JSON.parse(
+        new TextDecoder().decode((await watcher.get(SLOTS))!.value),
+      ) as Slots;
+      const held = slots.running.length + slots.queued.length + (slots.storing ?? []).length;
+      if (held === 0) break;
+      if (Date.now() > deadline) throw new Error(`slots still held: ${JSON.stringify(slots)}`);
+      await sleep(100);
+    }
+  } finally {
+    watching = false;
+    await watch.catch(() => {});
+    await watcher.close();
+    for (const s of all) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+/** 9 million pairs counted: a few seconds. */
+const SLOWISH = "@a = PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/pairs.log') | " +
+  "select(1 as k, n);\n@a | join(@a on left.k = right.k) | select(count(*) as pairs)";
+
+Deno.test("the database stopped under a running query: requests that need it get 503, the servers stay up, and all is written once it is back", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdown-" });
+  const { servers: all, token } = await servers(2, url, root, []);
+  try {
+    const [a, b] = all as [ServerProcess, ServerProcess];
+    const res = await api(a, token, "/queries?scriptPath=/user", {
+      method: "POST",
+      headers: { "Content-Type": "text/vnd.engine.script" },
+      body: SLOWISH,
+    });
+    assert.equal(res.status, 201);
+    const id = (await res.json()).queryId as string;
+    await pg.stop();
+    // Authentication reads the users' version from the database: refused, named, no address.
+    for (const server of [a, b]) {
+      const refused = await api(server, token, "/whoami");
+      const body = await refused.json();
+      assert.equal(refused.status, 503, JSON.stringify(body));
+      assert.equal(body.code, "STORAGE_UNAVAILABLE");
+      assert.doesNotMatch(JSON.stringify(body), /127\.0\.0\.1|postgres:/);
+    }
+    await pg.start();
+    // Both answer again (the client reconnects), and the query's end reaches the database.
+    for (const server of [a, b]) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const again = await api(server, token, "/whoami");
+        await again.body?.cancel();
+        if (again.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`still ${again.status} after the restart`);
+        await sleep(100);
+      }
+    }
+    const end = await finalState(b, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const rows = await (await api(b, token, `/queries/${id}/result`)).json();
+    assert.deepEqual(rows, [{ pairs: 9_000_000 }]);
+  } finally {
+    for (const s of all) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
