@@ -11,22 +11,18 @@ const { DuckDBInstance } = createRequire(import.meta.url)("@duckdb/node-api");
 const [mode, task, file, threads = "1", from = "", to = ""] = process.argv
   .slice(2);
 const path = file.replaceAll("'", "''");
-const LINES =
-  `read_csv('${path}', columns = {'line': 'VARCHAR'}, delim = '\\t', quote = '',
+const LINES = `read_csv('${path}', columns = {'line': 'VARCHAR'}, delim = '\\t', quote = '',
   escape = '', header = false, auto_detect = false)`;
-const ACCESS =
-  `SELECT r.client AS client, r.status AS status, TRY_CAST(r.bytes AS BIGINT) AS bytes
+const ACCESS = `SELECT r.client AS client, r.status AS status, TRY_CAST(r.bytes AS BIGINT) AS bytes
   FROM (SELECT regexp_extract(line, '^(\\S+) \\S+ \\S+ \\[[^\\]]*\\] "[^"]*" (\\d{3}) (\\d+|-)',
     ['client', 'status', 'bytes']) AS r FROM ${LINES})`;
 const HOURLY =
   `SELECT strptime(r.time, '%d/%b/%Y:%H:%M:%S %z') AS time, CAST(r.status AS INTEGER) AS status
   FROM (SELECT regexp_extract(line, '^\\S+ \\S+ \\S+ \\[([^\\]]*)\\] "[^"]*" (\\d{3})',
     ['time', 'status']) AS r FROM ${LINES})`;
-const JSON_FLAT =
-  `SELECT * FROM read_json('${path}', format = 'newline_delimited',
+const JSON_FLAT = `SELECT * FROM read_json('${path}', format = 'newline_delimited',
   columns = {status: 'BIGINT'})`;
-const JSON_NESTED =
-  `SELECT * FROM read_json('${path}', format = 'newline_delimited', columns = {
+const JSON_NESTED = `SELECT * FROM read_json('${path}', format = 'newline_delimited', columns = {
   status: 'STRUCT(errorCode BIGINT)', location: 'STRUCT(countryOrRegion VARCHAR)'})`;
 const SOURCES = {
   access: ACCESS,
@@ -37,13 +33,10 @@ const SOURCES = {
 const WHERE = `time >= '${from}'::TIMESTAMPTZ AND time < '${to}'::TIMESTAMPTZ`;
 const query = (src) =>
   ({
-    access:
-      `SELECT client, sum(bytes) AS total FROM (${src}) WHERE status = '200'
+    access: `SELECT client, sum(bytes) AS total FROM (${src}) WHERE status = '200'
     GROUP BY client ORDER BY total DESC LIMIT 10`,
-    json:
-      `SELECT status, count(*) AS n FROM (${src}) GROUP BY status ORDER BY status`,
-    nested:
-      `SELECT status.errorCode AS code, location.countryOrRegion AS country, count(*) AS n
+    json: `SELECT status, count(*) AS n FROM (${src}) GROUP BY status ORDER BY status`,
+    nested: `SELECT status.errorCode AS code, location.countryOrRegion AS country, count(*) AS n
     FROM (${src}) WHERE status.errorCode <> 0 GROUP BY ALL ORDER BY n DESC, code, country`,
     hour:
       `SELECT status, count(*) AS n FROM (${src}) WHERE ${WHERE} GROUP BY status ORDER BY status`,
