@@ -138,6 +138,8 @@ export interface AggregateDescription {
   readonly label: string;
   readonly name: string;
   readonly arg: ExprDescription | null;
+  /** The constant numbers after the argument (`percentile(x, 0.95)`). */
+  readonly params?: readonly number[];
   readonly fold?: "count" | "sum";
   readonly argField?: string;
 }

@@ -22,8 +22,8 @@ export interface FunctionSignature {
 export const FUNCTION_CATALOG: readonly FunctionSignature[] = [
   ...[...AGGREGATES].map(([name, def]): FunctionSignature => ({
     name,
-    minArgs: 1,
-    maxArgs: 1,
+    minArgs: 1 + (def.params?.names.length ?? 0),
+    maxArgs: 1 + (def.params?.names.length ?? 0),
     aggregate: true,
     ...(def.star ? { star: true } : {}),
   })),

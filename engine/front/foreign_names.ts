@@ -23,7 +23,7 @@ const DISTINCT = "select(a, b) | group(a, b) gives each distinct (a, b) once";
 const PROJECT = "select(a, b) keeps those fields";
 const ADD_FIELD = "select(*, expr as name) adds a field";
 const TOP = "select(key, count(*) as n) | group(key) | sort(n desc) | limit(10)";
-const NO_PERCENTILE = "this version has no percentile or median; min, max and avg aggregate";
+const PERCENTILE = "percentile(x, 0.95) is the 95th percentile, one call per percentile";
 
 export const FOREIGN_NAMES: readonly ForeignName[] = [
   // Commands.
@@ -164,11 +164,11 @@ export const FOREIGN_NAMES: readonly ForeignName[] = [
     hint: "select(*, regex_extract(field, '...', 1) as name) reads a part of a field",
   },
   // Functions.
-  { name: "median", kind: "function", from: "SPL, KQL, SQL", ours: null, hint: NO_PERCENTILE },
-  { name: "percentile", kind: "function", from: "KQL, SQL", ours: null, hint: NO_PERCENTILE },
-  { name: "percentiles", kind: "function", from: "KQL", ours: null, hint: NO_PERCENTILE },
-  { name: "perc95", kind: "function", from: "SPL", ours: null, hint: NO_PERCENTILE },
-  { name: "p95", kind: "function", from: "SPL", ours: null, hint: NO_PERCENTILE },
+  { name: "percentiles", kind: "function", from: "KQL", ours: "percentile", hint: PERCENTILE },
+  { name: "perc95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
+  { name: "p95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
+  { name: "percentile_cont", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
+  { name: "quantile", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
   {
     name: "row_number",
     kind: "function",

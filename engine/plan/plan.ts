@@ -62,6 +62,8 @@ export interface AggregateSpec {
   /** What `arg` was compiled from (Compiled.origin). */
   readonly argOrigin?: ExprOrigin;
   readonly create: () => Accumulator;
+  /** The constant numbers after the argument (`percentile(x, 0.95)`), when it takes some. */
+  readonly params?: readonly number[];
   /**
    * Set for `count` and `sum`, which the aggregate operator may keep as plain numbers per group
    * (the same results as `create`'s accumulators, without an object per group).

@@ -178,6 +178,26 @@ function aggregateSlot(
     arg = t;
     argType = t.type;
   }
+  const params: number[] = [];
+  for (const [i, paramName] of (def.params?.names ?? []).entries()) {
+    const e = call.args[i + 1];
+    const value = e && constantNumber(e);
+    if (e === undefined || value === undefined) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `${name} takes a constant number as its argument '${paramName}'`,
+        (e ?? call).span,
+      );
+      return undefined;
+    }
+    const problem = def.params!.check(value, i);
+    if (problem !== null) {
+      report(env, "BAD_ARGUMENT", problem, e.span);
+      return undefined;
+    }
+    params.push(value);
+  }
   let resultType: Type;
   try {
     resultType = def.resultType(argType);
@@ -193,7 +213,8 @@ function aggregateSlot(
     name,
     arg: arg && arg.fn,
     ...(arg?.origin ? { argOrigin: arg.origin } : {}),
-    create: () => def.create(),
+    create: () => def.create(params),
+    ...(params.length > 0 ? { params } : {}),
     ...(name === "count" || name === "sum" ? { fold: name } : {}),
     ...(argExpr?.kind === "field" ? { argField: argExpr.name } : {}),
   });
@@ -290,6 +311,11 @@ export function planAggregate(
     put(schema, { name, type: t.type, nullable: t.nullable || (keys.length === 0 && readsInput) });
   }
   return { kind: "aggregate", schema, input, keys, aggregates: rewrite.specs, outputs, reads };
+}
+
+/** The value of a number literal (a negative one is folded by the parser), else undefined. */
+function constantNumber(e: Expr): number | undefined {
+  return e.kind === "literal" && typeof e.value === "number" ? e.value : undefined;
 }
 
 function isSlot(field: string): boolean {

@@ -167,6 +167,7 @@ function describeAggregate(a: AggregateSpec): AggregateDescription {
     label: a.label,
     name: a.name,
     arg: a.argOrigin ? describeOrigin(a.argOrigin, a.label) : null,
+    ...(a.params ? { params: a.params } : {}),
     ...(a.fold ? { fold: a.fold } : {}),
     ...(a.argField !== undefined ? { argField: a.argField } : {}),
   };
@@ -284,7 +285,8 @@ function buildAggregate(a: AggregateDescription, build: PartBuild): AggregateSpe
     label: a.label,
     name: a.name,
     arg: a.arg && compileExpr(a.arg, build),
-    create: () => def.create(),
+    create: () => def.create(a.params),
+    ...(a.params ? { params: a.params } : {}),
     ...(a.fold ? { fold: a.fold } : {}),
     ...(a.argField !== undefined ? { argField: a.argField } : {}),
   };
