@@ -23,6 +23,8 @@ const DISTINCT = "select(a, b) | group(a, b) gives each distinct (a, b) once";
 const PROJECT = "select(a, b) keeps those fields";
 const ADD_FIELD = "select(*, expr as name) adds a field";
 const TOP = "select(key, count(*) as n) | group(key) | sort(n desc) | limit(10)";
+const WINDOW =
+  "window(lag(x) as prev, lead(x) as next, sum(x) as running, row_number() as n, by: key, order: time) adds them to each row";
 const PERCENTILE = "percentile(x, 0.95) is the 95th percentile, one call per percentile";
 
 export const FOREIGN_NAMES: readonly ForeignName[] = [
@@ -163,19 +165,29 @@ export const FOREIGN_NAMES: readonly ForeignName[] = [
     ours: "regex_extract",
     hint: "select(*, regex_extract(field, '...', 1) as name) reads a part of a field",
   },
+  {
+    name: "streamstats",
+    kind: "command",
+    from: "SPL",
+    ours: "window",
+    hint: WINDOW,
+  },
+  {
+    name: "serialize",
+    kind: "command",
+    from: "KQL",
+    ours: "window",
+    hint: WINDOW,
+  },
   // Functions.
   { name: "percentiles", kind: "function", from: "KQL", ours: "percentile", hint: PERCENTILE },
   { name: "perc95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
   { name: "p95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
   { name: "percentile_cont", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
   { name: "quantile", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
-  {
-    name: "row_number",
-    kind: "function",
-    from: "SQL, KQL",
-    ours: null,
-    hint: "this version has no window functions; sort(...) | limit(n) gives the first n rows",
-  },
+  { name: "prev", kind: "function", from: "KQL", ours: "lag", hint: WINDOW },
+  { name: "next", kind: "function", from: "KQL", ours: "lead", hint: WINDOW },
+  { name: "row_cumsum", kind: "function", from: "KQL", ours: "sum", hint: WINDOW },
   { name: "dc", kind: "function", from: "SPL", ours: "count_distinct", hint: "count_distinct(x)" },
   {
     name: "dcount",

@@ -309,6 +309,7 @@ Deno.test("every name of every COMMANDS entry parses into a command of that entr
     union: "@b",
     unnest: "a as x",
     leftunnest: "a as x",
+    window: "row_number() as n, lag(a, 2), by: a, a, order: a desc, a",
     save: "'/user/t.sxt'",
   };
   assert.deepEqual([...COMMAND_NAMES].sort(), Object.keys(args).sort());

@@ -73,6 +73,20 @@ export interface AggregateSpec {
   readonly argField?: string;
 }
 
+/** One window function or running aggregate of a `window(...)` (engine/exec/window.ts). */
+export interface WindowSpec {
+  /** The synthetic field name the outputs read the value from. */
+  readonly slot: string;
+  readonly label: string;
+  readonly kind: "row_number" | "rank" | "dense_rank" | "lag" | "lead" | "aggregate";
+  /** The argument (lag, lead, an aggregate's); null for none and `count(*)`. */
+  readonly arg: RowFn | null;
+  /** How many rows back (lag) or ahead (lead); 0 for the others. */
+  readonly offset: number;
+  /** A fresh accumulator per group, for a running aggregate. */
+  readonly create?: () => Accumulator;
+}
+
 /** The accumulator shape the planner adapts the functions' aggregates to. */
 export interface Accumulator {
   add(value: Value): void;
@@ -224,6 +238,17 @@ type PlanStep =
     readonly top: number | null;
   }
   | {
+    readonly kind: "window";
+    readonly input: PlanNode;
+    /** The groups (`by:`) and the order in each (`order:`); rows come out in that order. */
+    readonly by: readonly Compiled[];
+    readonly order: readonly (Compiled & { readonly descending: boolean })[];
+    readonly functions: readonly WindowSpec[];
+    /** Evaluated on the input row extended with the functions' slots; added to the row. */
+    readonly outputs: readonly Column[];
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
     readonly kind: "limit";
     readonly input: PlanNode;
     readonly count: number;
@@ -351,6 +376,10 @@ function headline(node: PlanNode): string {
       }`;
     case "limit":
       return `limit ${node.count}${node.offset ? ` offset ${node.offset}` : ""}`;
+    case "window":
+      return `window ${node.outputs.map((c) => `${c.label} as ${c.name}`).join(", ")} by(${
+        node.by.map((k) => k.label).join(", ")
+      }) order(${node.order.map((k) => `${k.label}${k.descending ? " desc" : ""}`).join(", ")})`;
     case "join":
       return `${node.outer ? "leftjoin" : "join"} on ${
         node.leftKeys.map((k, i) => `${k.label} = ${node.rightKeys[i]!.label}`).join(" and ")
@@ -384,6 +413,7 @@ export function childrenOf(node: PlanNode): readonly PlanNode[] {
     case "sort":
     case "limit":
     case "unnest":
+    case "window":
     case "save":
       return [node.input];
     case "after":
@@ -409,6 +439,7 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
     case "sort":
     case "limit":
     case "unnest":
+    case "window":
     case "save":
       return { ...node, input: inputs[0]! };
     case "after":

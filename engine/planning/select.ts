@@ -41,13 +41,13 @@ export function containsAggregate(expr: Expr): boolean {
 }
 
 /** The output name of the item at 0-based `index`. */
-function itemName(item: SelectItem, index: number): string {
+export function itemName(item: SelectItem, index: number): string {
   if (item.alias !== null) return item.alias;
   return item.expr.kind === "field" ? item.expr.name : `f_${index + 1}`;
 }
 
 /** Adds `column` to the output, a later column of the same name replacing the earlier. */
-function put<T extends { name: string }>(list: T[], column: T): void {
+export function put<T extends { name: string }>(list: T[], column: T): void {
   const at = list.findIndex((c) => c.name === column.name);
   if (at >= 0) list[at] = column;
   else list.push(column);
