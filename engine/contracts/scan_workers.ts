@@ -41,6 +41,8 @@ export type SourceReader =
     readonly kind: "PARSE";
     readonly pattern: string;
     readonly subPatterns: readonly (readonly [string, string])[];
+    /** `unmatched: 'ignore'`: no warning for the records that do not match. */
+    readonly ignoreUnmatched?: boolean;
   }
   | { readonly kind: "READ_JSON" };
 

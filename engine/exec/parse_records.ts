@@ -98,6 +98,7 @@ export async function* parseRecordsSource(
   for (const file of await expectFiles(files, ctx.progress)) {
     extractor.setFile(file);
     for await (const records of fileRecords(file, ctx, options)) {
+      if (ctx.stats) ctx.stats.recordsRead += records.length;
       for (const record of records) {
         const row = extractor(record.text);
         if (row !== null) sink.push(row);
@@ -109,7 +110,8 @@ export async function* parseRecordsSource(
   }
   const last = sink.take(true);
   if (last) yield last;
-  const warning = unmatched.warning("PARSE");
+  if (ctx.stats) ctx.stats.recordsUnmatched += unmatched.count;
+  const warning = ctx.ignoreUnmatched ? null : unmatched.warning("PARSE");
   if (warning) ctx.warn(warning);
 }
 

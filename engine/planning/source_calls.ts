@@ -295,10 +295,21 @@ async function planParse(
     const label = `PARSE(src: '${args.src}', unmatched: true)`;
     return { kind: "source", schema: UNMATCHED_SCHEMA, label, start, ...TAKES_NOTHING };
   }
+  const ignore = options.ignoreUnmatched;
+  const quiet = <C extends ExecContext>(ctx: C): C =>
+    ignore ? { ...ctx, ignoreUnmatched: true } : ctx;
   const start: OpenSource = records !== null
     ? (ctx, read) =>
-      parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
-    : (ctx, read) => parseSource(files(ctx), pattern, read.fields, ctx, read.filter ?? undefined);
+      parseRecordsSource(
+        files(ctx),
+        pattern,
+        read.fields,
+        quiet(ctx),
+        records,
+        read.filter ?? undefined,
+      )
+    : (ctx, read) =>
+      parseSource(files(ctx), pattern, read.fields, quiet(ctx), read.filter ?? undefined);
   // Records that start where a pattern says are read by one thread only (a record may span any
   // cut); line records may be shared among workers.
   const scan: SourceScan | undefined = records !== null ? undefined : {
@@ -306,19 +317,24 @@ async function planParse(
     // A record of a multi-line pattern may span a cut: such files are read whole.
     lines: () => Promise.resolve(!pattern.multiLine),
     read: (shares, ctx, read) =>
-      parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+      parseSource(shares, pattern, read.fields, quiet(ctx), read.filter ?? undefined),
     skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
   };
   return {
     kind: "source",
     schema: pattern.fields,
-    label: `PARSE(src: '${args.src}')`,
+    label: `PARSE(src: '${args.src}'${ignore ? ", unmatched: 'ignore'" : ""})`,
     start,
     ...TAKES_ALL,
     ...(scan && readsHostFiles(args.src)
       ? {
         scan,
-        origin: sourceOrigin({ kind: "PARSE", pattern: arg.text, subPatterns: [...used] }, args),
+        origin: sourceOrigin({
+          kind: "PARSE",
+          pattern: arg.text,
+          subPatterns: [...used],
+          ...(ignore ? { ignoreUnmatched: true } : {}),
+        }, args),
       }
       : {}),
   };

@@ -326,11 +326,18 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
     });
     if (!compiled.ok) throw new Error(`the pattern does not compile: ${compiled.message}`);
     const pattern = compiled.pattern;
+    const ignore = part.reader.ignoreUnmatched === true;
     scan = {
       list,
       lines: () => Promise.resolve(!pattern.multiLine),
       read: (shares, ctx, read) =>
-        parseSource(shares, pattern, read.fields, ctx, read.filter ?? undefined),
+        parseSource(
+          shares,
+          pattern,
+          read.fields,
+          ignore ? { ...ctx, ignoreUnmatched: true } : ctx,
+          read.filter ?? undefined,
+        ),
     };
   } else {
     scan = {
