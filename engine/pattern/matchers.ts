@@ -5,7 +5,7 @@
  */
 
 import { ANY, arrayOf, scalar, tupleOf, type Type } from "../values/types.ts";
-import { fromLocalParts } from "../values/time.ts";
+import { fromLocalParts, truncatedMillis } from "../values/time.ts";
 import { MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../values/time_parse.ts";
 import { parseIp, parseIpv4 } from "../values/ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values/values.ts";
@@ -274,11 +274,11 @@ export function matcherSpec(
     case "IPLIST":
       return spec(IPLIST, arrayOf(scalar("IPADDR")), () => parseIpList);
     case "EPOCH":
-      // Through microseconds, so that the decimal fraction is not cut by binary rounding.
+      // Truncated to the millisecond, as every reader of times does (truncatedMillis).
       return spec(
         "\\d{1,12}(?:\\.\\d{1,9})?",
         scalar("TIMESTAMP"),
-        () => (s) => new Timestamp(Math.floor(Math.round(Number(s) * 1e6) / 1e3)),
+        () => (s) => new Timestamp(truncatedMillis(Number(s))),
       );
     case "EPOCHMS":
       return spec("\\d{1,15}", scalar("TIMESTAMP"), () => (s) => new Timestamp(Number(s)));
