@@ -21,6 +21,8 @@ import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/p
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
+import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
+import { scalar } from "../values/types.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
@@ -194,7 +196,57 @@ export async function planSourceCall(
     report(env, e.diagnostic.code, e.diagnostic.message, call.span);
     return undefined;
   }
-  const files = lister(env, store, args);
+  const { files, onFile } = filesOneAtATime(lister(env, store, args));
+  const pathField = pathFieldName(env, args);
+  if (pathField === false) return undefined;
+  const node = await planFileSource(env, call, name, args, files);
+  if (!node || pathField === undefined || name === "LIST") return node;
+  if (node.kind !== "source") return node;
+  if (!node.open && node.schema.some((f) => f.name === pathField)) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      `${name} path_field '${pathField}' is also a field of the pattern; choose another name`,
+      args.values.get("path_field")!.expr.span,
+    );
+    return undefined;
+  }
+  const { scan: _scan, origin: _origin, ...plain } = node;
+  return {
+    ...plain,
+    schema: [...node.schema, { name: pathField, type: scalar("STRING"), nullable: false }],
+    label: `${node.label.slice(0, -1)}, path_field: '${pathField}')`,
+    start: withPathField(node.start, files, onFile, pathField, {
+      label: name,
+      open: node.open === true,
+    }),
+    takes: { fields: node.takes.fields, filter: false },
+  };
+}
+
+/** The name `path_field:` asks for; undefined when not asked, false after a reported mistake. */
+function pathFieldName(env: PlanEnv, args: CallArgs): string | undefined | false {
+  const a = args.values.get("path_field");
+  if (!a || a.value === null) return undefined;
+  if (typeof a.value !== "string" || a.value === "" || a.value.length > 128) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      "path_field must be the name of the field to hold each row's file, such as '_path'",
+      a.expr.span,
+    );
+    return false;
+  }
+  return a.value;
+}
+
+async function planFileSource(
+  env: PlanEnv,
+  call: SourceCall,
+  name: string,
+  args: CallArgs,
+  files: (ctx: ExecContext) => AsyncIterable<FileEntry>,
+): Promise<PlanNode | undefined> {
   const label = `${name}(src: '${args.src}')`;
   switch (name) {
     case "LIST": {
