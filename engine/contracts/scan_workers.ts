@@ -43,6 +43,8 @@ export type SourceReader =
     readonly subPatterns: readonly (readonly [string, string])[];
     /** `unmatched: 'ignore'`: no warning for the records that do not match. */
     readonly ignoreUnmatched?: boolean;
+    /** `zone:` the zone of its times without one, when not the query's. */
+    readonly timeZone?: string;
   }
   | { readonly kind: "READ_JSON" };
 

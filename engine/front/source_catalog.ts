@@ -28,6 +28,7 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
       "max_record_lines",
       "unmatched",
       "path_field",
+      "zone",
     ],
   },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to", "path_field"] },

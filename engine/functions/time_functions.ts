@@ -1,5 +1,6 @@
 /** Time functions: now() T(s) time_trunc(ts, interval) format_time(ts, pattern [, zone]) hour(ts) day(ts). */
 
+import { ambiguousZoneIn } from "../values/time_zones.ts";
 import { isValidZone, localParts, truncate } from "../values/time.ts";
 import { compileTimestampFormatter } from "../values/time_format.ts";
 import { parseTimestamp } from "../values/time_parse.ts";
@@ -54,9 +55,14 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
       if (arg!.constant && arg!.constant.value !== null) {
         const ts = toTimestamp(arg!.constant.value, zone);
         if (ts === null) {
+          const text = arg!.constant.value;
+          const ambiguous = typeof text === "string" ? ambiguousZoneIn(text) : null;
           ctx.fail(
-            `${JSON.stringify(arg!.constant.value)} is not a timestamp; expected e.g. ` +
-              `'2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z' or '2024-05-01 13:00:00 +0200'`,
+            `${JSON.stringify(text)} is not a timestamp; ${
+              ambiguous ??
+                "expected e.g. '2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z', " +
+                  "'2024-05-01 13:00:00 +0200' or '2024-05-01 13:00:00 Europe/Tallinn'"
+            }`,
             0,
           );
         }

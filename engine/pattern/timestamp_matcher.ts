@@ -26,6 +26,10 @@ function fieldSource(letter: string, count: number): string {
     case "X":
     case "x":
       return OFFSET;
+    case "z":
+    case "V":
+      // A zone's name: an abbreviation (`CEST`) or an IANA name (`America/Argentina/Salta`).
+      return "[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*";
     default: // d H h m s
       return count === 1 ? "\\d{1,2}" : `\\d{${count}}`;
   }

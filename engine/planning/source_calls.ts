@@ -23,6 +23,7 @@ import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
 import { scalar } from "../values/types.ts";
+import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
@@ -320,11 +321,28 @@ async function planParse(
   const options = parseOptions(env, args.values);
   if (!options) return undefined;
   const records = options.records;
+  // `zone:` the zone of the source's times that carry none (else the query's).
+  const zoneArg = args.values.get("zone");
+  let zone = env.query.timeZone;
+  if (zoneArg && zoneArg.value !== null) {
+    if (typeof zoneArg.value !== "string" || !isValidZone(zoneArg.value)) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `PARSE zone must be an IANA zone name such as 'Europe/Tallinn' or 'UTC', found ${
+          JSON.stringify(zoneArg.value)
+        }`,
+        zoneArg.expr.span,
+      );
+      return undefined;
+    }
+    zone = zoneArg.value;
+  }
   // The sub-patterns it names, kept for the scan workers that compile it again.
   const named = subPatterns(env);
   const used = new Map<string, string>();
   const compiled = compilePattern(arg.text, {
-    timeZone: env.query.timeZone,
+    timeZone: zone,
     records: records !== null,
     subPatterns: (name) => {
       const text = named(name);
@@ -386,6 +404,7 @@ async function planParse(
           pattern: arg.text,
           subPatterns: [...used],
           ...(ignore ? { ignoreUnmatched: true } : {}),
+          ...(zone !== env.query.timeZone ? { timeZone: zone } : {}),
         }, args),
       }
       : {}),

@@ -36,7 +36,7 @@ export function formatLocal(ms: number, zone: string): string {
   return iso.slice(0, iso.length - 6);
 }
 
-type FieldFormatter = (p: LocalParts, offset: number) => string;
+type FieldFormatter = (p: LocalParts, offset: number, zone: string) => string;
 
 function fieldFormatter(letter: string, count: number): FieldFormatter {
   switch (letter) {
@@ -76,6 +76,10 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
         : (_p, o) => formatOffset(o, count >= 3, true);
     case "x":
       return (_p, o) => formatOffset(o, count >= 3, false);
+    case "z":
+    case "V":
+      // The zone's name as given (`Europe/Tallinn`, `UTC`); read back by the same letters.
+      return (_p, _offset, zone) => zone;
     default:
       throw new Error(`unknown time pattern letter '${letter}'`);
   }
@@ -98,7 +102,7 @@ export function compileTimestampFormatter(pattern: string): (ms: number, zone: s
     const offset = zoneOffsetMillis(ms, zone);
     const p = partsOfLocal(ms + offset);
     let out = "";
-    for (const f of parts) out += f(p, offset);
+    for (const f of parts) out += f(p, offset, zone);
     return out;
   };
 }

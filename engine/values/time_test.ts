@@ -29,7 +29,8 @@ Deno.test("parseTimestamp() reads the forms of the language reference", () => {
     ["  2024-05-01  ", "UTC", "2024-05-01T00:00:00.000Z"],
     ["2024-02-30", "UTC", null],
     ["2024-05-01 25:00:00", "UTC", null],
-    ["2024-05-01 13:00:00 CEST", "UTC", null],
+    ["2024-05-01 13:00:00 CEST", "UTC", "2024-05-01T11:00:00.000Z"],
+    ["2024-05-01 13:00:00 IST", "UTC", null],
     ["yesterday", "UTC", null],
     ["", "UTC", null],
   ];

@@ -320,7 +320,7 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
   if (part.reader.kind === "PARSE") {
     const subPatterns = new Map(part.reader.subPatterns);
     const compiled = compilePattern(part.reader.pattern, {
-      timeZone: build.timeZone,
+      timeZone: part.reader.timeZone ?? build.timeZone,
       records: false,
       subPatterns: (name) => subPatterns.get(name),
     });
