@@ -157,10 +157,11 @@ function unescapeQuoted(s: string): string {
   return s.replace(/\\(.)/g, (_, c: string) => c === "n" ? "\n" : c === "t" ? "\t" : c);
 }
 
-function parseKvp(s: string): Value {
+const PAIRS = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"]*)`, "g");
+
+function parseKvp(s: string, pairs: RegExp = PAIRS): Value {
   const out: Record<string, Value> = {};
-  const re = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"]*)`, "g");
-  for (const m of s.matchAll(re)) {
+  for (const m of s.matchAll(pairs)) {
     const v = m[2]!;
     out[m[1]!] = v.startsWith('"') ? unescapeQuoted(v.slice(1, -1)) : v;
   }
@@ -265,8 +266,14 @@ export function matcherSpec(
           return null;
         }
       }, { canFail: true });
-    case "KVP":
-      return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+    case "KVP": {
+      if (argument === null) return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+      // Pairs separated by `argument` (and white space around it): `a=1, b=2`, `a=1;b=2`.
+      const sep = argument.replace(/[\\^$.*+?()[\]{}|\-\/]/g, "\\$&");
+      const kv = `[\\w.\\-]+=(?:${QUOTED}|[^\\s"${sep}]*)`;
+      const pairs = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"${sep}]*)`, "g");
+      return spec(`${kv}(?:[ \\t]*${sep}[ \\t]*${kv})*`, ANY, () => (s) => parseKvp(s, pairs));
+    }
     case "JAVANAME":
       return spec("[\\w$.]+", scalar("STRING"), asString);
     case "HOSTPORT":
