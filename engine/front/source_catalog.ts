@@ -29,6 +29,8 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
       "unmatched",
       "path_field",
       "zone",
+      "raw_field",
+      "line_field",
     ],
   },
   { name: "READ_JSON", required: ["src"], optional: ["from", "to", "path_field"] },

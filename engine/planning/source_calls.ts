@@ -22,7 +22,7 @@ import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
-import { scalar } from "../values/types.ts";
+import { type Field, scalar } from "../values/types.ts";
 import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
@@ -198,7 +198,7 @@ export async function planSourceCall(
     return undefined;
   }
   const { files, onFile } = filesOneAtATime(lister(env, store, args));
-  const pathField = pathFieldName(env, args);
+  const pathField = fieldNameArgument(env, args, "path_field", "each row's file");
   if (pathField === false) return undefined;
   const node = await planFileSource(env, call, name, args, files);
   if (!node || pathField === undefined || name === "LIST") return node;
@@ -225,21 +225,32 @@ export async function planSourceCall(
   };
 }
 
-/** The name `path_field:` asks for; undefined when not asked, false after a reported mistake. */
-function pathFieldName(env: PlanEnv, args: CallArgs): string | undefined | false {
-  const a = args.values.get("path_field");
+/**
+ * The field name an argument such as `path_field:` asks for; undefined when not asked, false
+ * after a reported mistake.
+ */
+function fieldNameArgument(
+  env: PlanEnv,
+  args: CallArgs,
+  key: "path_field" | "raw_field" | "line_field",
+  what: string,
+): string | undefined | false {
+  const a = args.values.get(key);
   if (!a || a.value === null) return undefined;
   if (typeof a.value !== "string" || a.value === "" || a.value.length > 128) {
     report(
       env,
       "BAD_ARGUMENT",
-      "path_field must be the name of the field to hold each row's file, such as '_path'",
+      `${key} must be the name of the field to hold ${what}, such as '_${key.split("_")[0]}'`,
       a.expr.span,
     );
     return false;
   }
   return a.value;
 }
+
+/** Every line a record, for `raw_field` and `line_field` over a pattern of one line. */
+const EVERY_LINE = { start: () => true, maxLines: 1 };
 
 async function planFileSource(
   env: PlanEnv,
@@ -360,6 +371,38 @@ async function planParse(
     return undefined;
   }
   const pattern = compiled.pattern;
+  // `raw_field:` the record's text, `line_field:` its first line's number, beside its fields.
+  const raw = fieldNameArgument(env, args, "raw_field", "each record's text");
+  const line = fieldNameArgument(env, args, "line_field", "each record's line number");
+  if (raw === false || line === false) return undefined;
+  const extra = { ...(raw ? { raw } : {}), ...(line ? { line } : {}) };
+  const extras: Field[] = [
+    ...(raw ? [{ name: raw, type: scalar("STRING"), nullable: false }] : []),
+    ...(line ? [{ name: line, type: scalar("LONG"), nullable: false }] : []),
+  ];
+  for (const f of extras) {
+    if (pattern.fields.some((p) => p.name === f.name) || (raw === line)) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `PARSE ${f === extras[0] && raw ? "raw_field" : "line_field"} '${f.name}' is ` +
+          `${raw === line ? "given twice" : "also a field of the pattern"}; choose another name`,
+        call.span,
+      );
+      return undefined;
+    }
+  }
+  if (extras.length > 0 && records === null && pattern.multiLine) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      "PARSE raw_field and line_field need records: a pattern over several lines needs " +
+        "record_start, which says where each begins",
+      call.span,
+    );
+    return undefined;
+  }
+  const cut = records ?? (extras.length > 0 ? EVERY_LINE : null);
   if (options.unmatched) {
     const start: OpenSource = (ctx) => unmatchedSource(files(ctx), pattern, records, ctx);
     const label = `PARSE(src: '${args.src}', unmatched: true)`;
@@ -368,21 +411,22 @@ async function planParse(
   const ignore = options.ignoreUnmatched;
   const quiet = <C extends ExecContext>(ctx: C): C =>
     ignore ? { ...ctx, ignoreUnmatched: true } : ctx;
-  const start: OpenSource = records !== null
+  const start: OpenSource = cut !== null
     ? (ctx, read) =>
       parseRecordsSource(
         files(ctx),
         pattern,
         read.fields,
         quiet(ctx),
-        records,
+        cut,
         read.filter ?? undefined,
+        extra,
       )
     : (ctx, read) =>
       parseSource(files(ctx), pattern, read.fields, quiet(ctx), read.filter ?? undefined);
   // Records that start where a pattern says are read by one thread only (a record may span any
   // cut); line records may be shared among workers.
-  const scan: SourceScan | undefined = records !== null ? undefined : {
+  const scan: SourceScan | undefined = cut !== null ? undefined : {
     list: files,
     // A record of a multi-line pattern may span a cut: such files are read whole.
     lines: () => Promise.resolve(!pattern.multiLine),
@@ -392,8 +436,10 @@ async function planParse(
   };
   return {
     kind: "source",
-    schema: pattern.fields,
-    label: `PARSE(src: '${args.src}'${ignore ? ", unmatched: 'ignore'" : ""})`,
+    schema: [...pattern.fields, ...extras],
+    label: `PARSE(src: '${args.src}'${ignore ? ", unmatched: 'ignore'" : ""}${
+      raw ? `, raw_field: '${raw}'` : ""
+    }${line ? `, line_field: '${line}'` : ""})`,
     start,
     ...TAKES_ALL,
     ...(scan && readsHostFiles(args.src)
