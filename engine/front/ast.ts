@@ -134,6 +134,8 @@ export interface SelectItem {
   readonly expr: Expr;
   readonly alias: string | null;
   readonly span: Span;
+  /** `e.*`: the fields of the tuple field `expr`, each a column of its own name. */
+  readonly spread?: boolean;
 }
 
 export interface SortKey {

@@ -502,6 +502,21 @@ class Parser {
       this.next();
       return { expr: { kind: "star", span: spanOf(t) }, alias: null, span: spanOf(t) };
     }
+    if (
+      (t.kind === "ident" || t.kind === "quoted") && this.isPunct(".", 1) &&
+      this.isPunct("*", 2) && (this.isPunct(",", 3) || this.isPunct(")", 3))
+    ) {
+      // `e.*`: every field of the tuple `e` (after `unnest(Records as e)`).
+      this.next();
+      this.next();
+      this.next();
+      return {
+        expr: { kind: "field", name: t.text, span: spanOf(t) },
+        alias: null,
+        span: spanOf(t),
+        spread: true,
+      };
+    }
     const expr = this.parseExpr();
     const alias = this.eatKeyword("as") ? this.parseName("after 'as'") : null;
     return { expr, alias, span: spanOf(t) };

@@ -76,7 +76,9 @@ export function printCommand(c: Command): string {
     case "select":
       return `(select${
         c.items.map((i) =>
-          i.alias === null
+          i.spread
+            ? ` (spread ${printExpr(i.expr)})`
+            : i.alias === null
             ? " " + printExpr(i.expr)
             : ` (as ${printExpr(i.expr)} ${printName(i.alias)})`
         ).join("")

@@ -5,10 +5,12 @@
  */
 
 import type { Command, Expr, SelectItem, Span } from "../front/ast.ts";
-import type { AggregateSpec, Column, Compiled, PlanNode } from "../plan/plan.ts";
+import type { AggregateSpec, Column, Compiled, PlanNode, RowFn } from "../plan/plan.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import { ANY, type Field, type Type } from "../values/types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";
+import { SPREAD_PREFIX } from "../exec/project.ts";
+import { isTuple } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { FieldReads, fieldsRead, type Input, originOf, scopeOf, typed } from "./expressions.ts";
 import { exprLabel } from "./labels.ts";
@@ -58,6 +60,7 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
   const schema: Field[] = [];
   let reads: Set<string> | null = new FieldReads();
   let ok = true;
+  let spreads = false;
   select.items.forEach((item, i) => {
     if (item.expr.kind === "star") {
       reads = null;
@@ -72,11 +75,44 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
     const t = typed(env, item.expr, input);
     if (!t) return void (ok = false);
     if (reads) fieldsRead(item.expr, reads);
+    if (item.spread) {
+      const field = (item.expr as Expr & { kind: "field" }).name;
+      if (t.type.kind === "TUPLE") {
+        // Known members: a column each, named as the member.
+        for (const m of t.type.fields) {
+          const member = m.name;
+          const fn: RowFn = (row) => {
+            const v = t.fn(row);
+            return isTuple(v) ? v[member] ?? null : null;
+          };
+          put(columns, { name: member, label: `${field}.${member}`, fn });
+          put(schema, { name: member, type: m.type, nullable: m.nullable || t.nullable });
+        }
+        return;
+      }
+      if (t.type.kind !== "ANY") {
+        report(env, "TYPE_ERROR", `${field}.* needs a TUPLE, found ${t.type.kind}`, item.span);
+        return void (ok = false);
+      }
+      // Members known only row by row (READ_JSON): the project spreads them (SPREAD_PREFIX).
+      spreads = true;
+      put(columns, {
+        name: `${SPREAD_PREFIX}${field}`,
+        label: `${field}.*`,
+        fn: t.fn,
+        ...(t.origin ? { origin: t.origin } : {}),
+      });
+      return;
+    }
     const name = itemName(item, i);
     put(columns, { name, label: t.label, fn: t.fn, ...(t.origin ? { origin: t.origin } : {}) });
     put(schema, { name, type: t.type, nullable: t.nullable });
   });
   if (!ok) return undefined;
+  if (spreads) {
+    const star = input.open === true && select.items.some((i) => i.expr.kind === "star");
+    return { kind: "project", schema, open: true, input, columns, copyInput: star, reads };
+  }
   if (input.open && select.items.some((i) => i.expr.kind === "star")) {
     // The fields of an open input are known only row by row: `*` copies each row whole.
     const own = columns.filter((c) =>
@@ -279,7 +315,7 @@ export function planAggregate(
   const rewritten: { name: string; expr: Expr; label: string }[] = [];
   let ok = true;
   select.items.forEach((item, i) => {
-    if (item.expr.kind === "star") {
+    if (item.expr.kind === "star" || item.spread) {
       report(env, "TYPE_ERROR", "'*' cannot be used in a select with aggregates", item.span);
       return void (ok = false);
     }
