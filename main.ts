@@ -3,6 +3,8 @@
  * modules together; see docs/architecture.md.
  */
 
+import { convertRules } from "./connectors/sigma/convert.ts";
+import { DEFAULT_MAPPINGS, parseMapping, type SigmaMapping } from "./connectors/sigma/mapping.ts";
 import { resolve as resolvePath } from "node:path";
 import { Command, parseCommandLine, USAGE, UsageError } from "./home/command_line.ts";
 import { ensureHome, type HomeLayout, homeLayout, readTextIfExists } from "./home/layout.ts";
@@ -304,7 +306,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     out(token);
   }
 
-  const app = createApp(deps);
+  // Scheduled detections: due schedules and alerts looked at every 30 s (docs/detections.md).
+  let stopDetections: (() => Promise<void>) | undefined;
+  const app = createApp({
+    ...deps,
+    detections: {
+      storage,
+      server: `server-${crypto.randomUUID().slice(0, 8)}`,
+      tickMs: 30_000,
+      started: (stop) => stopDetections = stop,
+      warn: (message) => log.warn(message),
+    },
+  });
   const maxConnections = Math.min(settings["server.maxConnections"], connectionsAllowedByFds());
   if (maxConnections < settings["server.maxConnections"]) {
     log.info(
@@ -338,6 +351,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     deps,
     // Idle scan workers and the storage end with the server.
     finished: server.finished.finally(async () => {
+      await stopDetections?.();
       deps.scanWorkers?.close();
       // Its unfinished queries are marked FAILED for the other servers, its lease goes.
       await deps.sharedQueries?.stop();
@@ -426,6 +440,9 @@ export async function main(args: readonly string[]): Promise<number> {
         return 0;
       case "serve":
         return await serve(command);
+      case "sigma convert":
+        // deno-lint-ignore no-console
+        return await runSigmaConvert(command, (l) => console.log(l));
       default: {
         // Adding a user may be the first thing done with a home; the other commands need one.
         const home = command.kind === "user add"
@@ -460,6 +477,43 @@ export async function main(args: readonly string[]): Promise<number> {
     }
     throw e;
   }
+}
+
+/**
+ * `sigma convert`: each rule of the files, converted with the built-in mappings (a --mapping
+ * file replaces the one of its target), printed as JSON; 1 when a file or mapping is unreadable.
+ */
+async function runSigmaConvert(
+  command: Extract<Command, { kind: "sigma convert" }>,
+  print: (line: string) => void,
+): Promise<number> {
+  let mappings: SigmaMapping[] = [...DEFAULT_MAPPINGS];
+  const rules = [];
+  try {
+    for (const file of command.mappings) {
+      const mapping = parseMapping(JSON.parse(await Deno.readTextFile(file)), file);
+      mappings = [...mappings.filter((m) => m.target !== mapping.target), mapping];
+    }
+    for (const file of command.files) {
+      const text = await Deno.readTextFile(file);
+      for (
+        const c of convertRules(text, {
+          mappings,
+          ...(command.target !== undefined ? { target: command.target } : {}),
+          ...(command.store !== undefined ? { store: command.store } : {}),
+        })
+      ) {
+        const { predicate: _, ...shown } = c;
+        rules.push({ file, ...shown });
+      }
+    }
+  } catch (e) {
+    // deno-lint-ignore no-console
+    console.error(`error: ${(e as Error).message}`);
+    return 1;
+  }
+  print(JSON.stringify({ rules }, null, 2));
+  return 0;
 }
 
 if (import.meta.main) Deno.exitCode = await main(Deno.args);

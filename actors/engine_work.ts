@@ -66,7 +66,8 @@ export async function drainEngine(
   let encode: ((row: Row) => string) | undefined;
   const render = options.encoder?.render;
   let writeBytes: RowBytesWriter | undefined;
-  const sink = render ? new ByteSink() : undefined;
+  // Small at first (it grows as rows need): a trivial query's answer is a few bytes.
+  const sink = render ? new ByteSink(1024) : undefined;
   const ends: number[] = [];
   // The engine's batches take turns of the event loop by the query's TimeSlicer (run.ts), whose
   // slices count the time spent here storing them.

@@ -27,6 +27,21 @@ export interface ResultItems {
   readParts?(first: number, last: number): AsyncIterable<readonly StoredItem[] | RenderedRows>;
 }
 
+/**
+ * The items of a result while the query still runs, read as they are stored
+ * (ResultStore.follow): only for rows stored as text of a format fixed at POST.
+ */
+export interface LiveItems {
+  /** The format fixed at POST (the routes' FixedFormat, its columns known), opaque here. */
+  readonly fixed: unknown;
+  readonly owner: User;
+  /**
+   * Every item in order; ends once the query has SUCCEEDED and all were given, throws when it
+   * ends otherwise (FAILED, CANCELLED, freed): a body made from it breaks, never ends short.
+   */
+  follow(): AsyncIterable<readonly StoredItem[] | RenderedRows>;
+}
+
 /** A query's result, or why it has none. */
 export type ResultOutcome =
   | { readonly ok: true; readonly items: ResultItems }
@@ -60,4 +75,10 @@ export interface QueryHandle {
   stop(): Promise<{ readonly stopped: "cancelled" | "freed"; readonly status: QueryStatus }>;
   /** Restarts its retention (a read of its result ended). */
   touch(): void;
+  /**
+   * Its result while it runs (LiveItems), once `items` items are stored; undefined when it is
+   * not RUNNING here with rows stored as text, or finished first (then `result`). Only a
+   * query of this server has it.
+   */
+  following?(items: number): Promise<LiveItems | undefined>;
 }

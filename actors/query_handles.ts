@@ -16,7 +16,8 @@ import { isFinished, queryStatus, type QueryWarning, topState } from "./query_ma
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
 import type { SharedQueries } from "./shared_queries.ts";
 import type { SharedRecord } from "./shared/records.ts";
-import type { QueryHandle, QueryStatus, ResultOutcome } from "./query_handle.ts";
+import type { LiveItems, QueryHandle, QueryStatus, ResultOutcome } from "./query_handle.ts";
+import type { ResultStore } from "./result_store.ts";
 import { type Diagnostic, schemaFromJson, type User } from "../engine/mod.ts";
 
 /** How a handle frees its query: the supervisor drops it, and a shared record is tombstoned. */
@@ -100,6 +101,51 @@ export class LiveHandle implements QueryHandle {
       clearTimeout(timer);
       signal.removeEventListener("abort", gone);
       subscription.unsubscribe();
+    }
+  }
+
+  /** Resolves once it has finished, whatever its end. */
+  whenFinished(): Promise<void> {
+    if (this.finished()) return Promise.resolve();
+    return waitFor(this.ref, (s) => isFinished(topState(s.value)), { timeout: Infinity })
+      .then(() => {});
+  }
+
+  /**
+   * Its result while it runs, once `items` items are stored (ResultStore.grown): for rows
+   * stored as text of a format fixed at POST, while RUNNING (or SCHEDULED, about to run; with
+   * `queued`, also while it waits for its turn); undefined otherwise or when it finished first.
+   * `ended` (default `whenFinished()`) is when it is over.
+   */
+  async following(
+    items: number,
+    ended = this.whenFinished(),
+    queued = false,
+  ): Promise<LiveItems | undefined> {
+    const { context, value } = this.ref.getSnapshot();
+    const state = topState(value);
+    const runs = state === "RUNNING" || state === "SCHEDULED" ||
+      (queued && (state === "NEW" || state === "QUEUED"));
+    // A query that fails on a warning is answered once it has finished (its status line says).
+    if (!context.encoder || !runs || context.failOnWarning) return undefined;
+    await context.store.grown(items, ended);
+    // Sealed: it is about to finish, and a result that was whole then is answered whole (a small
+    // one without a stream, its status line telling how it ended).
+    if (this.finished() || context.store.sealed) return undefined;
+    return {
+      fixed: context.fixedFormat,
+      owner: context.owner,
+      follow: () => this.#follow(context.store, ended),
+    };
+  }
+
+  /** The store's items as they come; ends only once the query has SUCCEEDED. */
+  async *#follow(store: ResultStore, ended: Promise<void>) {
+    yield* store.follow(ended);
+    await ended;
+    const state = topState(this.ref.getSnapshot().value);
+    if (state !== "SUCCEEDED") {
+      throw new Error(`query ${this.queryId} ended ${state} while its result was being sent`);
     }
   }
 

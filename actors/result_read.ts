@@ -10,8 +10,8 @@ import { RenderedRows, type RowFrame, sameFrame } from "../engine/mod.ts";
 /** Spilled rendered segments are read back in runs of about this many bytes. */
 /** A read cut short because the result was dropped (freed) meanwhile: the body must break. */
 export class ResultDroppedError extends Error {
-  constructor(queryId: string) {
-    super(`the result of query ${queryId} was freed while it was being read`);
+  constructor(queryId: string, why = "was freed while it was being read") {
+    super(`the result of query ${queryId} ${why}`);
     this.name = "ResultDroppedError";
   }
 }

@@ -72,6 +72,10 @@ export class ResultStore {
   #file: Deno.FsFile | undefined;
   #fileBytes = 0;
   #dropped = false;
+  /** Sealed: every item is placed (lanes one after the other); `follow` then reads by range. */
+  #sealed = false;
+  /** Followers (`follow`, `grown`) waiting for the next change: items, the seal, the drop. */
+  #waiters: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
   readonly path: string;
 
@@ -87,6 +91,11 @@ export class ResultStore {
   /** Whether some items live on disk. */
   get spilled(): boolean {
     return this.#fileBytes > 0;
+  }
+
+  /** Whether every item is stored and placed (`seal`): the query is about to finish. */
+  get sealed(): boolean {
+    return this.#sealed;
   }
 
   /** Whether a read is in progress (see `read`). */
@@ -128,6 +137,7 @@ export class ResultStore {
     }
     this.#count += items.length;
     this.#laneZero += items.length;
+    this.#wake();
     // Every write is handed back, so that a failed one is heard (and never unhandled).
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
@@ -187,6 +197,7 @@ export class ResultStore {
     }
     this.#count += n;
     if (lane === 0) this.#laneZero += n;
+    this.#wake();
     if (writes.length === 0) return Promise.resolve();
     return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
   }
@@ -207,6 +218,8 @@ export class ResultStore {
         if (flushed) writes.push(flushed);
       }
       this.#place();
+      this.#sealed = true;
+      this.#wake();
     }
     writes.push(this.#serial(() => Promise.resolve()));
     return Promise.all(writes).then(() => {});
@@ -294,10 +307,94 @@ export class ResultStore {
     }
   }
 
+  /**
+   * Resolves once the store holds at least `items` items, is sealed or dropped, or `ended`
+   * settles: when a synchronous answer may start streaming.
+   */
+  async grown(items: number, ended: Promise<unknown>): Promise<void> {
+    let over = false;
+    ended.then(() => over = true, () => over = true).finally(() => this.#wake());
+    while (!over && !this.#sealed && !this.#dropped && this.#count < items) {
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  /**
+   * Every item in order, read while they are still being stored: the items of lane 0 (the
+   * first items, then its segments, read back once written) as they come, then, once the
+   * store is sealed, the rest by range (`readParts`). Ends only when the store was sealed and
+   * every item was given; throws when `ended` settles (the query finished: FAILED, CANCELLED)
+   * before the seal, or when the result is dropped: never a shorter list that looks whole.
+   * Items stored but not yet cut into a segment (a lane's run, the pending items) wait for
+   * their segment: the granularity of the stream is a segment (1024 items or about 1 MiB).
+   */
+  async *follow(ended: Promise<unknown>): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
+    this.#readers++;
+    let over = false;
+    ended.then(() => over = true, () => over = true).finally(() => this.#wake());
+    try {
+      /** Items given so far: the first `at` items of the result in its final order. */
+      let at = 0;
+      /** Segments (in the order kept, before the seal) looked at so far. */
+      let k = 0;
+      while (!this.#sealed) {
+        this.#checkDropped();
+        const head = this.#head;
+        if (at < head.length) {
+          // The first items, as they came (still growing while lane 0 has no segment).
+          const to = Math.min(head.length, at + SEGMENT_ITEMS);
+          const items = head.slice(at, to);
+          at = to;
+          yield items;
+          continue;
+        }
+        const segments = this.#segments;
+        while (k < segments.length && segments[k]!.lane !== 0) k++;
+        if (k < segments.length) {
+          const segment = segments[k++]!;
+          // Lane 0's segments come in order after the first items: it begins at `at`.
+          const placed = { ...segment, first: at };
+          // A spilled segment is read once its write (queued before now) is done.
+          if (!segment.bytes) await this.#serial(() => Promise.resolve());
+          if (this.#sealed) {
+            // Sealed meanwhile: the rest by range, this segment included.
+            break;
+          }
+          yield* readSegments(
+            [placed],
+            at,
+            at + segment.count - 1,
+            this.path,
+            () => this.#checkDropped(),
+          );
+          at += segment.count;
+          continue;
+        }
+        if (over) {
+          throw new ResultDroppedError(this.queryId, "ended before it was whole");
+        }
+        await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      }
+      this.#checkDropped();
+      if (at < this.#count) yield* this.readParts(at, this.#count - 1);
+    } finally {
+      this.#readers--;
+    }
+  }
+
+  /** Wakes every follower: something changed. */
+  #wake(): void {
+    if (this.#waiters.length === 0) return;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+
   /** Forgets every item and removes the spill file. */
   drop(): Promise<void> {
     if (!this.#dropped) this.options.account?.close();
     this.#dropped = true;
+    this.#wake();
     this.#pendingTexts = [];
     this.#head = [];
     // The segments' memory is given back now, not at the next garbage collection: an idle

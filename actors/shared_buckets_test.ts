@@ -44,9 +44,10 @@ Deno.test("two servers' shared buckets on one KV grant no more than the limit in
     for (let i = limit.limit; i < grants.length; i++) {
       assert.ok(grants[i]! - grants[i - limit.limit]! >= limit.unitMs, `window ${i}: ${grants}`);
     }
-    // 24 tokens at 5 per 400 ms (and a margin): four full windows, and not many more.
+    // 24 tokens at 5 per 400 ms (and a margin): at least four full windows. (No upper bound:
+    // how soon tokens come back depends on the machine's load.)
     const took = Date.now() - started;
-    assert.ok(took >= 4 * limit.unitMs && took < 4_000, `${took} ms`);
+    assert.ok(took >= 4 * limit.unitMs, `${took} ms`);
     // Requests waiting together share a round trip: fewer KV calls than two per token.
     assert.ok(a.roundTrips + b.roundTrips < 2 * 24, `${a.roundTrips + b.roundTrips} round trips`);
   });

@@ -8,9 +8,10 @@
  *
  * 1. A trivial synchronous query (`VALUES((a: 1))`, POST /API/v1.0/) under load from a second
  *    process, autocannon under Node (bench/node/, installed on first use), beside a bare
- *    `Deno.serve` hello-world loaded the same way. The two alternate for `--rounds` rounds and
- *    the median round of each counts, so that a burst of load from elsewhere hits both.
- *    Target: at least half the hello-world's requests per second.
+ *    `Deno.serve` answering `{"status":"ok"}` loaded the same way. The two alternate for
+ *    `--rounds` rounds and the median round of each counts, so that a burst of load from
+ *    elsewhere hits both. Targets: with `--connections` (32), half the bare server's requests
+ *    per second (issue 9); with 16 clients (`--small-connections`), 0.33× (issue 23).
  * 2. The asynchronous round trip of the same query (POST, poll until SUCCEEDED, GET the result,
  *    DELETE), one at a time: p50 under 5 ms.
  * 3. A 2-million-row result (PARSE of a file generated on disk beforehand by a streaming
@@ -45,7 +46,9 @@ const DENO = Deno.execPath();
 const ROOT = new URL("..", import.meta.url).pathname;
 const MAIN = join(ROOT, "main.ts");
 const NODE_DIR = join(ROOT, "bench", "node");
-const AUTOCANNON = join(NODE_DIR, "node_modules", "autocannon", "autocannon.js");
+/** autocannon's script: bench/node's, or `AUTOCANNON=<path to autocannon.js>` (one already installed). */
+const AUTOCANNON = Deno.env.get("AUTOCANNON") ??
+  join(NODE_DIR, "node_modules", "autocannon", "autocannon.js");
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 const SCRIPT_TYPE = "text/vnd.engine.script";
 const TRIVIAL = "VALUES((a: 1))";
@@ -60,6 +63,8 @@ function option(name: string, fallback: number): number {
 const SECONDS = option("seconds", 5);
 const ROUNDS = option("rounds", 3);
 const CONNECTIONS = option("connections", 32);
+/** Keep-alive clients of issue 23's small-query target (`--small-connections`). */
+const SMALL_CONNECTIONS = option("small-connections", 16);
 const ROWS = option("rows", 2_000_000);
 /** `--parts 1,3` runs some of the three parts only (while working on one). */
 const PARTS = new Set((Deno.args[Deno.args.indexOf("--parts") + 1] ?? "").split(","));
@@ -146,7 +151,7 @@ async function startServer(home: string): Promise<Server> {
 async function startHello(): Promise<Server> {
   const script = `Deno.serve({ hostname: "127.0.0.1", port: 0,
     onListen: (a) => console.log("listening on http://127.0.0.1:" + a.port) },
-    () => new Response("hello"));`;
+    () => Response.json({ status: "ok" }));`;
   const child = new Deno.Command(DENO, {
     args: ["eval", script],
     stdin: "null",
@@ -204,8 +209,9 @@ async function ensureAutocannon(): Promise<void> {
 async function load(
   url: string,
   request: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  connections = CONNECTIONS,
 ): Promise<LoadResult> {
-  const args = [AUTOCANNON, "--json", "-c", String(CONNECTIONS)];
+  const args = [AUTOCANNON, "--json", "-c", String(connections)];
   if (request.method) args.push("-m", request.method);
   for (const [k, v] of Object.entries(request.headers ?? {})) args.push("-H", `${k}=${v}`);
   if (request.body !== undefined) args.push("-b", request.body);
@@ -277,15 +283,37 @@ async function benchSync(server: Server, token: string, rows: Row[]): Promise<vo
 
   const bare: LoadResult[] = [];
   const trawl: LoadResult[] = [];
+  // Issue 23: 16 keep-alive clients, against the bare server's {"status":"ok"}, alternated.
+  const bare16: LoadResult[] = [];
+  const trawl16: LoadResult[] = [];
   const hello = await startHello();
   try {
     for (let round = 0; round < ROUNDS; round++) {
       bare.push(await load(hello.url));
       trawl.push(await load(syncUrl, sync));
+      bare16.push(await load(hello.url, {}, SMALL_CONNECTIONS));
+      trawl16.push(await load(syncUrl, sync, SMALL_CONNECTIONS));
     }
   } finally {
     await hello.stop();
   }
+  const b16 = median(bare16, (r) => r.rps);
+  const t16 = median(trawl16, (r) => r.rps);
+  rows.push(
+    {
+      measure: `1. sync VALUES, ${SMALL_CONNECTIONS} clients, req/s (issue 23)`,
+      value: `${t16.rps.toFixed(0)} = ${(t16.rps / b16.rps).toFixed(3)} x bare`,
+      target: `>= ${(b16.rps * 0.33).toFixed(0)} (0.33 x bare)`,
+      ratio: t16.rps / (b16.rps * 0.33),
+    },
+    {
+      measure: `   bare Deno.serve {"status":"ok"}, ${SMALL_CONNECTIONS} clients`,
+      value: `${b16.rps.toFixed(0)} req/s; rounds Trawl ${
+        trawl16.map((r) => r.rps.toFixed(0)).join(", ")
+      }, bare ${bare16.map((r) => r.rps.toFixed(0)).join(", ")}`,
+      target: "",
+    },
+  );
   const whoami = await load(`${server.url}/API/v1.0/whoami`, { headers: auth });
   const b = median(bare, (r) => r.rps);
   const t = median(trawl, (r) => r.rps);

@@ -36,6 +36,8 @@
  */
 
 import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { ACCESS_LOG, DATA_DIR, EVENTS_JSONL, SIGNINS_JSONL } from "./gen_data.ts";
 import { SETTING_KEYS } from "../home/settings.ts";
@@ -255,8 +257,39 @@ function cpuOf(pid: number): number {
   return ticks * 10; // USER_HZ is 100 on Linux
 }
 
+/**
+ * The query of `task` posted asynchronously, timed until it has SUCCEEDED (`waitMillis`: the
+ * answer comes as it finishes), its result not read; then freed.
+ */
+async function trawlAsync(server: Server, token: string, task: TaskName): Promise<Run> {
+  const auth = { Authorization: `Bearer ${token}` };
+  const cpu0 = cpuOf(server.pid);
+  const started = performance.now();
+  const res = await fetch(`${server.url}/API/v1.0/queries?scriptPath=/user&waitMillis=60000`, {
+    method: "POST",
+    headers: { ...auth, "Content-Type": "text/vnd.engine.script", Accept: "application/json" },
+    body: TASKS[task].script,
+  });
+  const status = await res.json();
+  const ms = performance.now() - started;
+  if (res.status !== 200 || status.state !== "SUCCEEDED") {
+    throw new Error(`Trawl answered ${res.status}: ${JSON.stringify(status).slice(0, 500)}`);
+  }
+  const cpuMs = cpuOf(server.pid) - cpu0;
+  await (await fetch(`${server.url}/API/v1.0/queries/${status.queryId}`, {
+    method: "DELETE",
+    headers: auth,
+  })).body?.cancel();
+  return { ms, cpuMs, result: status.rowsOut ?? null };
+}
+
 /** One synchronous query through the API, timed until the last byte of the answer. */
-async function trawlQuery(server: Server, token: string, task: TaskName): Promise<Run> {
+async function trawlQuery(
+  server: Server,
+  token: string,
+  task: TaskName,
+  encoding = "identity",
+): Promise<Run> {
   const cpu0 = cpuOf(server.pid);
   const started = performance.now();
   const res = await fetch(`${server.url}/API/v1.0/?scriptPath=/user`, {
@@ -265,9 +298,9 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
       Authorization: `Bearer ${token}`,
       "Content-Type": "text/vnd.engine.script",
       Accept: "application/json",
-      // Plain JSON, as the peers write it. Deno's fetch asks for "gzip, br" by default, and the
-      // server then spends most of the wide task compressing 240 MB with brotli.
-      "Accept-Encoding": "identity",
+      // Plain JSON, as the peers write it, unless asked (Deno's fetch decodes what it gets, as
+      // Node's fetch or Python's requests do).
+      "Accept-Encoding": encoding,
     },
     body: TASKS[task].script,
   });
@@ -276,17 +309,22 @@ async function trawlQuery(server: Server, token: string, task: TaskName): Promis
     let rows = 0;
     let bytes = 0;
     let firstByteMs = 0;
-    for await (const chunk of res.body!) {
+    // Deno's fetch decodes gzip and br but not zstd: decoded here, as a client would.
+    const body = encoding === "zstd"
+      ? Readable.toWeb(Readable.fromWeb(res.body! as never).pipe(zlib.createZstdDecompress()))
+      : res.body!;
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
       firstByteMs ||= performance.now() - started;
       bytes += chunk.length;
       for (let i = chunk.indexOf(0x7b); i >= 0; i = chunk.indexOf(0x7b, i + 1)) rows++;
     }
     const ms = performance.now() - started;
     if (!res.ok) throw new Error(`Trawl answered ${res.status}`);
-    // The synchronous API answers once the query is done: the first byte marks the end of the
-    // query, the rest is the result read back from the store and sent.
+    // The answer streams while the query runs (docs/api.md, "Streamed answers").
     console.log(
-      `  wide: first byte after ${firstByteMs.toFixed(0)} ms, last after ${ms.toFixed(0)} ms`,
+      `  wide${encoding === "identity" ? "" : `, ${encoding}`}: first byte after ${
+        firstByteMs.toFixed(0)
+      } ms, last after ${ms.toFixed(0)} ms`,
     );
     return { ms, cpuMs: cpuOf(server.pid) - cpu0, result: { rows, mb: Math.round(bytes / 1e6) } };
   }
@@ -351,6 +389,8 @@ async function main(): Promise<void> {
       const bytes = (await Deno.stat(task.file)).size;
       const loadBefore = loadAverage();
       const trawl: Figure[] = [];
+      /** The wide task's further figures (issue 23), printed with its table. */
+      const extra: string[] = [];
       for (const w of workerCounts) {
         const server = await startServer(home, [
           ...(hasWorkers ? [`query.workers=${w}`] : []),
@@ -362,6 +402,41 @@ async function main(): Promise<void> {
             `Trawl, ${w} worker${w > 1 ? "s" : ""}`,
             () => trawlQuery(server, token, name),
           );
+          if (name === "wide" && w === workerCounts.at(-1)) {
+            // Issue 23: the streamed answer against the query alone, and compression's cost.
+            const quiet = await timed(
+              runs,
+              "async, SUCCEEDED, not read",
+              () => trawlAsync(server, token, name),
+            );
+            const gzip = await timed(
+              runs,
+              "sync, gzip",
+              () => trawlQuery(server, token, name, "gzip"),
+            );
+            const zstd = await timed(
+              runs,
+              "sync, zstd",
+              () => trawlQuery(server, token, name, "zstd"),
+            );
+            const rss = peakRssMb(server.pid);
+            const line = (what: string, a: Figure, b: Figure, target: number) =>
+              `${what}: ${a.ms.toFixed(0)} ms / ${b.ms.toFixed(0)} ms = ${
+                (a.ms / b.ms).toFixed(2)
+              }× (target ≤ ${target}) ${a.ms / b.ms <= target ? "MET" : "MISSED"}`;
+            extra.push(
+              line(`wide, ${w} workers, sync answer vs async SUCCEEDED not read`, f, quiet, 1.15),
+              line(`wide, ${w} workers, gzip vs identity`, gzip, f, 1.3),
+              line(`wide, ${w} workers, zstd vs identity`, zstd, f, 1.3),
+              `wide, ${w} workers: server peak RSS (workers counted) ${rss} MB (target < 400) ${
+                rss < 400 ? "MET" : "MISSED"
+              }; runs: sync ${f.all.map((m) => m.toFixed(0)).join(", ")}, async ${
+                quiet.all.map((m) => m.toFixed(0)).join(", ")
+              }, gzip ${gzip.all.map((m) => m.toFixed(0)).join(", ")}, zstd ${
+                zstd.all.map((m) => m.toFixed(0)).join(", ")
+              } ms; server CPU ms sync ${f.cpuMs} / async ${quiet.cpuMs} / gzip ${gzip.cpuMs}`,
+            );
+          }
           trawl.push({ ...f, peakRssMb: peakRssMb(server.pid) });
         } finally {
           await server.stop();
@@ -387,6 +462,11 @@ async function main(): Promise<void> {
       const trawlN = trawl[trawl.length - 1]!;
       console.log(`\n## ${name}: ${task.title} (${(bytes / 1e6).toFixed(0)} MB)`);
       console.log(`load average before ${loadBefore}, after ${loadAverage()}\n`);
+      for (const e of extra.splice(0)) {
+        console.log(`- ${e}`);
+        verdicts.push(e);
+      }
+      if (extra.length === 0) console.log();
       printTable(task, [...trawl, ...peers], trawlN, bytes);
       const differ = peers.filter((p) => !sameResult(name, trawlN.result, p.result));
       console.log(

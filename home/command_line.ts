@@ -13,11 +13,14 @@ export const USAGE = `Usage:
   main.ts user token NAME [--home DIR]
   main.ts rights show [--home DIR]
   main.ts rights set FILE [--home DIR]
+  main.ts sigma convert RULE.yml... [--target T] [--store S] [--mapping FILE.json]...
   main.ts help
 
 --home defaults to $TRAWL_HOME, else ./trawl-home.
 'rights' reads or replaces the rights where the home keeps them (conf/rights.json, or the KV).
-'user add' and 'user token' print the new token as the last line.`;
+'user add' and 'user token' print the new token as the last line.
+'sigma convert' prints each rule's Trawl script or why it is not converted, as JSON, with the
+built-in mappings or those of --mapping (docs/detections.md); it reads no home.`;
 
 export type Command =
   | { readonly kind: "help" }
@@ -34,7 +37,14 @@ export type Command =
   | { readonly kind: "user remove"; readonly home: string; readonly name: string }
   | { readonly kind: "user token"; readonly home: string; readonly name: string }
   | { readonly kind: "rights show"; readonly home: string }
-  | { readonly kind: "rights set"; readonly home: string; readonly file: string };
+  | { readonly kind: "rights set"; readonly home: string; readonly file: string }
+  | {
+    readonly kind: "sigma convert";
+    readonly files: string[];
+    readonly target?: string;
+    readonly store?: string;
+    readonly mappings: string[];
+  };
 
 /** A command line that does not fit USAGE; the message says what is wrong. */
 export class UsageError extends Error {
@@ -108,6 +118,40 @@ export function parseCommandLine(
       throw new UsageError(
         sub === undefined ? "'rights' needs a subcommand" : `unknown command 'rights ${sub}'`,
       );
+    }
+    case "sigma": {
+      const [sub, ...more] = rest;
+      if (sub !== "convert") {
+        throw new UsageError(
+          sub === undefined ? "'sigma' needs a subcommand" : `unknown command 'sigma ${sub}'`,
+        );
+      }
+      let parsed;
+      try {
+        parsed = parseArgs({
+          args: more,
+          options: {
+            target: { type: "string" },
+            store: { type: "string" },
+            mapping: { type: "string", multiple: true },
+          },
+          allowPositionals: true,
+          strict: true,
+        });
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+      if (parsed.positionals.length === 0) {
+        throw new UsageError("'sigma convert' needs at least one rule file");
+      }
+      const { target, store, mapping } = parsed.values;
+      return {
+        kind: "sigma convert",
+        files: parsed.positionals,
+        ...(target !== undefined ? { target } : {}),
+        ...(store !== undefined ? { store } : {}),
+        mappings: mapping ?? [],
+      };
     }
     default:
       throw new UsageError(`unknown command '${command}'`);

@@ -88,3 +88,22 @@ Deno.test("parseCommandLine() reads the rights commands and refuses others", () 
   assert.throws(() => parseCommandLine(["rights"]), /'rights' needs a subcommand/);
   assert.throws(() => parseCommandLine(["rights", "drop"]), /unknown command 'rights drop'/);
 });
+
+Deno.test("parseCommandLine() reads 'sigma convert'", () => {
+  assert.deepEqual(
+    parseCommandLine([
+      "sigma",
+      "convert",
+      "a.yml",
+      "b.yml",
+      "--target",
+      "graph",
+      "--mapping",
+      "m.json",
+    ]),
+    { kind: "sigma convert", files: ["a.yml", "b.yml"], target: "graph", mappings: ["m.json"] },
+  );
+  assert.throws(() => parseCommandLine(["sigma", "convert"]), /at least one rule file/);
+  assert.throws(() => parseCommandLine(["sigma", "convert", "a.yml", "--x"]), UsageError);
+  assert.throws(() => parseCommandLine(["sigma"]), /'sigma' needs a subcommand/);
+});

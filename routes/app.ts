@@ -45,6 +45,8 @@ import type { QueryMetrics } from "../actors/query_metrics.ts";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { openApiDocument } from "./contract.ts";
+import { sigmaRoutes } from "./sigma.ts";
+import { type DetectionDeps, scheduleRoutes } from "./schedules.ts";
 
 /** Everything the routes need, built in main.ts. */
 export interface AppDeps {
@@ -68,6 +70,8 @@ export interface AppDeps {
   readonly sharedQueries?: SharedQueries | undefined;
   /** How often a silent events stream gets a comment (routes/query_events.ts; tests). */
   readonly heartbeatMs?: number | undefined;
+  /** Scheduled detections and their alerts (routes/schedules.ts); absent: no /schedules. */
+  readonly detections?: DetectionDeps | undefined;
   /** What /metrics shows besides the supervisor's gauges. */
   readonly metrics?: {
     readonly queries?: QueryMetrics;
@@ -97,11 +101,18 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
     api.route("/", syncRoutes(queryDeps));
     api.route("/", tableRoutes(queryDeps));
     api.route("/", checkRoutes(queryDeps));
+    if (deps.detections) {
+      api.route(
+        "/",
+        scheduleRoutes(queryDeps, deps.users, deps.detections, deps.datastoreAdmin),
+      );
+    }
   }
   if (deps.datastoreAdmin) api.route("/", datastoreRoutes(deps.datastoreAdmin));
   api.route("/", languageRoutes());
   api.route("/", machineRoutes(deps.supervisor, deps.connectors));
   api.route("/", patternRoutes(deps.settings));
+  api.route("/", sigmaRoutes(deps.tree));
   const stores = deps.datastoreAdmin;
   api.route(
     "/",

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
+import zlib from "node:zlib";
 import { chooseEncoding, compression } from "./compress.ts";
 
-Deno.test("chooseEncoding() takes the highest q, gzip on a tie, nothing for identity only", () => {
+Deno.test("chooseEncoding() takes the highest q, zstd then gzip then br on a tie, gzip for *, nothing for identity only", () => {
+  assert.equal(chooseEncoding("gzip, deflate, br, zstd"), "zstd");
+  assert.equal(chooseEncoding("zstd;q=0.5, gzip"), "gzip");
+  assert.equal(chooseEncoding("zstd;q=0, *"), "gzip");
+  assert.equal(chooseEncoding("gzip;q=0, *"), "zstd");
   assert.equal(chooseEncoding("gzip, br"), "gzip");
   assert.equal(chooseEncoding("br, gzip"), "gzip");
   assert.equal(chooseEncoding("gzip;q=0.5, br"), "br");
@@ -11,7 +16,7 @@ Deno.test("chooseEncoding() takes the highest q, gzip on a tie, nothing for iden
   assert.equal(chooseEncoding("identity"), null);
   assert.equal(chooseEncoding("*"), "gzip");
   assert.equal(chooseEncoding("br;q=0, *"), "gzip");
-  assert.equal(chooseEncoding("gzip;q=0, *"), "br");
+  assert.equal(chooseEncoding("gzip;q=0, zstd;q=0, *"), "br");
   assert.equal(chooseEncoding(undefined), null);
 });
 
@@ -66,4 +71,86 @@ Deno.test("a body that fails midway still fails after compression, never ending 
   const res = await a.request("/", { headers: { "Accept-Encoding": "gzip" } });
   assert.equal(res.headers.get("Content-Encoding"), "gzip");
   await assert.rejects(() => res.arrayBuffer());
+});
+
+/** Decodes any of the three encodings (zstd through node:zlib: no DecompressionStream). */
+function decodeAny(encoding: string, bytes: Uint8Array): string {
+  const out = encoding === "gzip"
+    ? zlib.gunzipSync(bytes)
+    : encoding === "br"
+    ? zlib.brotliDecompressSync(bytes)
+    : zlib.zstdDecompressSync(bytes);
+  return new TextDecoder().decode(out);
+}
+
+Deno.test("a long streamed body is compressed by a worker, chunk by chunk, in every encoding; a whole one at once", async () => {
+  const chunk = (i: number) => JSON.stringify({ i, s: "row ".repeat(i % 50) }) + "\n";
+  const lines = Array.from({ length: 20_000 }, (_, i) => chunk(i));
+  const a = new Hono();
+  a.use(compression());
+  a.get("/stream", () => {
+    let at = 0;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= lines.length) return controller.close();
+        controller.enqueue(encoder.encode(lines.slice(at, at + 700).join("")));
+        at += 700;
+      },
+    });
+    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
+  });
+  a.get("/whole", (c) => c.body(lines.join(""), 200, { "Content-Type": "application/x-ndjson" }));
+  for (const encoding of ["zstd", "gzip", "br"]) {
+    for (const path of ["/stream", "/whole"]) {
+      const res = await a.request(path, { headers: { "Accept-Encoding": encoding } });
+      assert.equal(res.headers.get("Content-Encoding"), encoding, path);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      assert.ok(bytes.length < lines.join("").length / 3, `${encoding} ${path} compresses`);
+      assert.equal(decodeAny(encoding, bytes), lines.join(""), `${encoding} ${path}`);
+    }
+  }
+});
+
+Deno.test("a streamed body's chunks leave compressed before the next is made (each chunk flushed)", async () => {
+  const next = Promise.withResolvers<void>();
+  const a = new Hono();
+  a.use(compression());
+  a.get("/", () => {
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (step === 0) controller.enqueue(new TextEncoder().encode("a".repeat(1000)));
+        else if (step === 1) controller.enqueue(new TextEncoder().encode("b".repeat(5000)));
+        else {
+          await next.promise;
+          controller.close();
+        }
+        step++;
+      },
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { "Content-Type": "application/json" } });
+  });
+  const res = await a.request("/", { headers: { "Accept-Encoding": "gzip" } });
+  const reader = res.body!.getReader();
+  // The first bytes come while the body's end still waits: the 6000 bytes so far, decodable.
+  const got: Uint8Array[] = [];
+  let text = "";
+  while (text.length < 6000) {
+    const r = await reader.read();
+    assert.ok(!r.done);
+    got.push(r.value);
+    const all = new Uint8Array(got.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of got) {
+      all.set(c, at);
+      at += c.length;
+    }
+    text = new TextDecoder().decode(
+      zlib.gunzipSync(all, { finishFlush: zlib.constants.Z_SYNC_FLUSH }),
+    );
+  }
+  assert.equal(text, "a".repeat(1000) + "b".repeat(5000));
+  next.resolve();
+  while (!(await reader.read()).done);
 });

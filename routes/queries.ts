@@ -15,7 +15,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { type Diagnostic, formatDiagnostic, schemaToJson } from "../engine/mod.ts";
 import type { QueryState } from "../actors/query_machine.ts";
-import type { QueryHandle, ResultItems } from "../actors/query_handle.ts";
+import type { LiveItems, QueryHandle, ResultItems } from "../actors/query_handle.ts";
 import { columnsOf } from "../actors/engine_work.ts";
 import type { Logger } from "../home/log.ts";
 import { ApiError, badRequest, notFound } from "./errors.ts";
@@ -89,6 +89,11 @@ export function queryRoutes(
 
   app.get("/queries/:id/result", validated(CONTRACTS.result), async (c) => {
     const handle = await findHandle(c, deps);
+    // A running query's rows stream as they are stored (no Range: its total is not known yet).
+    if (c.req.header("Range") === undefined && handle.following && !handle.finished()) {
+      const live = await handle.following(1);
+      if (live) return liveResponse(deps, live, () => handle.touch());
+    }
     // The retention counts from the end of the last request naming the query: a long read's
     // end, not its start (while it reads, the supervisor keeps the result).
     return itemsResponse(c, deps, resultItems(handle), () => handle.touch());
@@ -181,6 +186,28 @@ function stateError(queryId: string, state: QueryState, error: Diagnostic | unde
         { extra: { state } },
       );
   }
+}
+
+/**
+ * The whole result of a running query (`LiveItems`), `200` in its format fixed at POST, its
+ * bytes sent as they are stored; the body breaks if the query does not succeed. The bytes are
+ * those `itemsResponse` gives once it has SUCCEEDED.
+ */
+export function liveResponse(
+  deps: QueryDeps,
+  live: LiveItems,
+  onClose?: () => void,
+): Response {
+  const fixed = live.fixed as FixedFormat;
+  const headers: Record<string, string> = {
+    "Content-Type": formatSpec(fixed.format.mediaType).contentType,
+    "Accept-Ranges": "items",
+  };
+  const shape = bodyShape(fixed.format, fixed.columns ?? [], queryZone(live.owner, deps.settings));
+  return new Response(resultBody(live.follow(), { ...shape, onClose, live: true }), {
+    status: 200,
+    headers,
+  });
 }
 
 /** The response of `items` for the request's format and Range (see resultResponse). */

@@ -11,6 +11,7 @@ import type {
   DatastoreRegistry,
   QueryContext,
   ResourceTree,
+  Row,
   ScanWorkers,
   ScriptSource,
   User,
@@ -214,7 +215,9 @@ export async function submitSource(
   const encoder: FragmentEncoderFactory | undefined = fixed && text
     ? Object.assign((columns: readonly string[]) => {
       fixed.columns = columns;
-      return rowWriter(format, columns, defaultZone);
+      // Compiled when first used: rows rendered as bytes (the usual way) never need it.
+      let write: ((row: Row) => string) | undefined;
+      return (row: Row) => (write ??= rowWriter(format, columns, defaultZone))(row);
     }, {
       // Rows are stored as bytes of the format, rendered where they are made.
       render: {

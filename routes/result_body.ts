@@ -60,11 +60,16 @@ const CHUNK_CHARS = 64 * 1024;
 /**
  * A body of `items` (rows, serialised with `write`, fragments as stored, or rendered rows as
  * their bytes: ResultStore.readParts) framed for the format. `onClose` runs once the body is
- * done or the client went away.
+ * done or the client went away. With `live` (items of a query still running: the next may be
+ * long in coming), what a part brought goes out at once rather than waiting for a full chunk.
+ * An error of `items` breaks the body: the bytes gathered are not sent, nor the framing's end.
  */
 export function resultBody(
   items: AsyncIterable<readonly StoredItem[] | RenderedRows>,
-  options: BodyShape & { readonly onClose?: (() => void) | undefined },
+  options: BodyShape & {
+    readonly onClose?: (() => void) | undefined;
+    readonly live?: boolean;
+  },
 ): ReadableStream<Uint8Array> {
   const { framing, write } = options;
   const encoder = new TextEncoder();
@@ -138,6 +143,7 @@ export function resultBody(
                 sink.room(bytes.length);
                 sink.bytes.set(bytes, sink.at);
                 sink.at += bytes.length;
+                if (options.live && (sink.at > 0 || text !== "")) break;
                 continue;
               }
               // A large part (a run read back from the spill file) goes out in chunks of
@@ -150,6 +156,7 @@ export function resultBody(
             first = false;
             writeRendered(sink, part, head, mid, tail, text);
             text = "";
+            if (options.live && (sink.at > 0 || text !== "")) break;
             continue;
           }
           for (const item of part) {
@@ -158,6 +165,7 @@ export function resultBody(
             text += framing.before + (typeof item === "string" ? item : write(item)) +
               framing.after;
           }
+          if (options.live && (sink.at > 0 || text !== "")) break;
         }
         controller.enqueue(take());
       } catch (e) {

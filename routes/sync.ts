@@ -9,11 +9,12 @@
 
 import { type Context, Hono } from "hono";
 import type { LiveHandle } from "../actors/query_directory.ts";
+import type { LiveItems } from "../actors/query_handle.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { parseRange } from "./range.ts";
 import { type QueryDeps, submitQuery } from "./query_request.ts";
-import { itemsResponse, resultItems } from "./queries.ts";
+import { itemsResponse, liveResponse, resultItems } from "./queries.ts";
 import { CONTRACTS, validated } from "./contract.ts";
 
 export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
@@ -27,6 +28,12 @@ export function syncRoutes(deps: QueryDeps): Hono<AppEnv> {
   });
   return app;
 }
+
+/**
+ * Items a synchronous query stores before its answer starts while it runs: a smaller result
+ * is answered whole once the query has finished (its status line telling how it ended).
+ */
+export const STREAM_AFTER_ITEMS = 1024;
 
 /**
  * Waits for a submitted query and answers with its result (200/206) or its error, both with
@@ -43,7 +50,13 @@ export async function answerWhenFinished(
   handle: LiveHandle,
 ): Promise<Response> {
   const signal = c.req.raw.signal;
-  await handle.finishedUnless(signal);
+  const ended = handle.finishedUnless(signal);
+  // A large result streams while the query runs (no Range: its total is not known yet).
+  const live = c.req.header("Range") === undefined
+    ? await handle.following(STREAM_AFTER_ITEMS, ended, true)
+    : undefined;
+  if (live && !signal.aborted) return streamedAnswer(deps, handle, live);
+  await ended;
   if (signal.aborted) {
     // Nobody is left to read its id: the cancelled query is freed at once.
     handle.drop();
@@ -72,5 +85,26 @@ export async function answerWhenFinished(
     throw e;
   }
   for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
+/**
+ * The answer of a query still running (`200`, its rows sent as they are stored): its warnings
+ * count those given so far. A failure later breaks the body (docs/api.md). Once the body has
+ * been sent the query is answered (only its status kept); a client that leaves first cancels it
+ * and it is freed.
+ */
+function streamedAnswer(
+  deps: QueryDeps,
+  handle: LiveHandle,
+  live: LiveItems,
+): Response {
+  const settle = () => {
+    if (handle.finished()) return handle.answered();
+    void handle.stop().then(() => handle.whenFinished()).then(() => handle.drop());
+  };
+  const response = liveResponse(deps, live, settle);
+  response.headers.set("Trawl-Query-Id", handle.queryId);
+  response.headers.set("Trawl-Warnings", String(handle.outcome().warnings.length));
   return response;
 }

@@ -34,7 +34,9 @@ export async function* renderRows(
     nulls,
     ...frameText(render.frame),
   });
-  const sink = new ByteSink(2 * RENDERED_BYTES);
+  // Small at first, grown as rows need (to about 2 × RENDERED_BYTES): a trivial query renders
+  // a few bytes, and 128 KiB a query was a tenth of its cost in collections.
+  const sink = new ByteSink(4096);
   let ends: number[] = [];
   const take = () => {
     const part = new RenderedRows(

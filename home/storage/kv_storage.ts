@@ -56,6 +56,11 @@ const READ_ATTEMPTS = 5;
 const WRITE_ATTEMPTS = 20;
 /** How long a call is tried again while another process holds the KV file's lock. */
 const LOCKED_MS = 5_000;
+/**
+ * How long an open is tried again while the file is locked. An open first waits SQLite's own
+ * busy timeout (5 s, its thread blocked) before it answers "database is locked".
+ */
+const LOCKED_OPEN_MS = 30_000;
 
 /** SQLite's answer when another process holds the file's write lock (nothing was done). */
 function isLocked(e: unknown): boolean {
@@ -95,16 +100,35 @@ interface Retired {
  */
 export const RETIRE_MS = 5 * 60 * 1000;
 
-/** Opens `kv:<path or url>` (the value of the `storage` setting after `kv:`). */
-export async function openKvStorage(where: string): Promise<KvStorage> {
+/** What opens a KV: Deno.openKv, or a test's stand-in that fails as a busy file does. */
+export type KvOpener = (where: string) => Promise<Deno.Kv>;
+
+/**
+ * Opens `kv:<path or url>` (the value of the `storage` setting after `kv:`). Opening a local
+ * file sets up its journal, which needs the write lock: while another process holds it (several
+ * servers on one file, one of them committing) the open fails "database is locked" having done
+ * nothing, after waiting SQLite's busy timeout; it is tried again for up to LOCKED_OPEN_MS.
+ */
+export async function openKvStorage(
+  where: string,
+  open: KvOpener | undefined = typeof Deno.openKv === "function" ? Deno.openKv : undefined,
+): Promise<KvStorage> {
   const shown = /^https?:/i.test(where) ? where.replace(/[?#].*$/, "") : where;
-  if (typeof Deno.openKv !== "function") {
+  if (open === undefined) {
     throw new StorageError(`cannot open the KV '${shown}': run Deno with --unstable-kv`);
   }
-  try {
-    return new KvStorage(await Deno.openKv(where), shown);
-  } catch (e) {
-    throw new StorageError(`cannot open the KV '${shown}': ${(e as Error).message}`, { cause: e });
+  const started = Date.now();
+  for (let attempt = 1;; attempt++) {
+    try {
+      return new KvStorage(await open(where), shown);
+    } catch (e) {
+      if (isLocked(e) && Date.now() - started <= LOCKED_OPEN_MS) {
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(5 * attempt, 50)));
+        continue;
+      }
+      const message = `cannot open the KV '${shown}': ${(e as Error).message}`;
+      throw new StorageError(message, { cause: e });
+    }
   }
 }
 

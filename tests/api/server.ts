@@ -16,6 +16,8 @@ import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
 import type { DatastoreKind } from "../../connectors/datastore_kind.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
+import type { DetectionDeps } from "../../routes/schedules.ts";
+import { FileStorage } from "../../home/storage/file_storage.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
 
@@ -43,6 +45,11 @@ export async function startTestServer(
     readonly clock?: Lifetimes["clock"];
     /** More datastore kinds, registered as main.ts registers its own. */
     readonly kinds?: readonly DatastoreKind[];
+    /**
+     * /schedules, by default on the home's files storage (a test may hand a storage shared by
+     * several servers); the test ticks (no loop of its own) and sets its clock.
+     */
+    readonly detections?: Partial<DetectionDeps> | undefined;
   } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-api-" });
@@ -90,7 +97,10 @@ export async function startTestServer(
       alice: await deps.users.add("alice", {}),
       bob: await deps.users.add("bob", {}),
     };
-    const app = createApp(deps);
+    const app = createApp({
+      ...deps,
+      detections: { storage: new FileStorage(home.dir), server: "test", ...options.detections },
+    });
     // Served as main.ts serves it: behind the connection guard.
     const server = await serveGuarded(app.fetch, {
       hostname: "127.0.0.1",

@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../api/server.ts";
+import type { DetectionDeps } from "../../routes/schedules.ts";
 import { finished, type Status } from "../api/client.ts";
 import type { SchemeRegistry } from "../../connectors/file/registry.ts";
 import {
@@ -147,9 +148,16 @@ export interface CloudServer extends AsyncDisposable {
 
 /** Options of the server: a sink for its log lines. */
 export async function cloudServer(
-  options: { readonly logLine?: (line: string) => void } = {},
+  options: {
+    readonly logLine?: (line: string) => void;
+    /** The server's /schedules (tests/sigma/schedule_cloudapi_test.ts). */
+    readonly detections?: Partial<Omit<DetectionDeps, "storage">>;
+  } = {},
 ): Promise<CloudServer> {
-  const s = await startTestServer({ "query.maxRunning": "32" }, { logLine: options.logLine });
+  const s = await startTestServer({ "query.maxRunning": "32" }, {
+    logLine: options.logLine,
+    detections: options.detections,
+  });
   try {
     await Deno.writeTextFile(`${s.home}/conf/license`, "edition = enterprise\n");
   } catch (e) {

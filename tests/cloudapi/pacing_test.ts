@@ -9,9 +9,7 @@ Deno.test("paced requests stay within the configured limit and draw no throttlin
       "corp",
       baseStore({ directoryRateLimit: 20, directoryRateTimeunit: "1 sec" }),
     );
-    const started = performance.now();
     await h.list("cloudapi://corp/directory_service/**", { from: NOW - 12 * HOUR, to: NOW });
-    const elapsed = performance.now() - started;
     const graph = h.emulator.requests.filter((r) => r.api === "graph");
     assert.ok(graph.length > 20, `enough requests to bind (${graph.length})`);
     assert.equal(h.emulator.throttledCount(), 0);
@@ -19,8 +17,9 @@ Deno.test("paced requests stay within the configured limit and draw no throttlin
       const inWindow = graph.filter((q) => q.at > r.at - 1_000 && q.at <= r.at).length;
       assert.ok(inWindow <= 20, `at most 20 requests in any second (saw ${inWindow})`);
     }
-    // The pacing is near the limit, not far below it.
-    assert.ok(graph.length / (elapsed / 1000) > 14, `rate ${graph.length / (elapsed / 1000)}/s`);
+    // That the pacing is near the limit and not far below it is pinned in simulated time
+    // (actors/connector_machine_test.ts): a token comes back a unit after its request completed,
+    // so the rate reached here depends on the machine's load, and a bound on it would be flaky.
   } finally {
     await h.close();
   }

@@ -244,8 +244,10 @@ Deno.test("two servers on one KV share a tenant's token bucket: together they st
         `${limit + 1} requests within ${times[i]! - times[i - limit]!} ms`,
       );
     }
-    // …and they used the rate: 20 requests at 4 per second take about 4–5 s, not 10.
-    assert.ok(seconds < 9, `${seconds} s`);
+    // …and no faster than the limit allows: 20 requests at 4 per second take four windows.
+    // (How near the limit they come depends on the load: tokens come back a unit after their
+    // request completed. Promptness is pinned in simulated time in actors/connector_machine_test.)
+    assert.ok(seconds >= 4 * unitMs / 1000, `${seconds} s`);
   } finally {
     await setup.close();
   }

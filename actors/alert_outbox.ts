@@ -1,0 +1,200 @@
+/**
+ * The webhook outbox of detections (docs/detections.md): alerts are written to the storage in the
+ * same commit as their match key (actors/scheduler.ts), then delivered from here, at least once:
+ * a `POST` of the alert as JSON with `Idempotency-Key: <match key>` and
+ * `Trawl-Signature: sha256=<hex HMAC-SHA256 of the body with the webhook's secret>`; a 2xx
+ * answer delivers it; anything else (an error status, no answer within the timeout, a refused
+ * connection) is retried after a backoff (doubling from `baseDelayMs`, or the answer's
+ * `Retry-After` when it says longer), and after `maxAttempts` the alert is `dead`: kept, listed,
+ * and delivered again on `redeliver`. The secret is read at delivery from the webhook's record
+ * and never written to an alert, a message or a log line.
+ *
+ * Keys: `detections/outbox/<alert id>` (one JSON value per alert, replaced by compare-and-swap so
+ * two servers delivering the same alert do not both record it).
+ */
+
+import type { Storage, StorageKey } from "../engine/mod.ts";
+
+export type AlertState = "pending" | "delivered" | "dead" | "suppressed";
+
+export interface Alert {
+  readonly id: string;
+  /** The match key: schedule, rule and record id (or the record's canonical hash). */
+  readonly key: string;
+  readonly schedule: string;
+  readonly rule: string;
+  readonly created: number;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly state: AlertState;
+  readonly attempts: number;
+  /** When the next attempt is due (epoch ms). */
+  readonly nextAt: number;
+  readonly lastError?: string;
+  readonly deliveredAt?: number;
+}
+
+/** Where an alert goes: the URL, and the secret it is signed with (never shown). */
+export interface Webhook {
+  readonly url: string;
+  readonly secret: string;
+}
+
+export interface OutboxOptions {
+  readonly storage: Storage;
+  readonly clock: () => number;
+  /** The webhook of a schedule, or undefined when it has none (its alerts wait). */
+  readonly webhookOf: (schedule: string) => Promise<Webhook | undefined>;
+  readonly maxAttempts?: number;
+  readonly baseDelayMs?: number;
+  /** The longest wait between attempts, Retry-After included. */
+  readonly maxDelayMs?: number;
+  readonly timeoutMs?: number;
+  /** How long a delivered alert stays listed (in a KV storage; files keep it). */
+  readonly keepDeliveredMs?: number;
+  readonly fetch?: typeof fetch;
+}
+
+export const OUTBOX: StorageKey = ["detections", "outbox"];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function alertKey(id: string): StorageKey {
+  return [...OUTBOX, id];
+}
+
+export function encodeAlert(alert: Alert): Uint8Array {
+  return encoder.encode(JSON.stringify(alert));
+}
+
+/** The hex HMAC-SHA256 of `body` with `secret`, as `Trawl-Signature` carries it. */
+export async function signature(secret: string, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
+  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Seconds or an HTTP date, as milliseconds from `now`; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export class AlertOutbox {
+  readonly #o: Required<Omit<OutboxOptions, "fetch">> & { fetch: typeof fetch };
+
+  constructor(options: OutboxOptions) {
+    this.#o = {
+      maxAttempts: 5,
+      baseDelayMs: 30_000,
+      maxDelayMs: 3_600_000,
+      timeoutMs: 10_000,
+      keepDeliveredMs: 30 * 86_400_000,
+      fetch: globalThis.fetch,
+      ...options,
+    };
+  }
+
+  async list(filter: { schedule?: string; state?: AlertState } = {}): Promise<Alert[]> {
+    const out: Alert[] = [];
+    for await (const key of this.#o.storage.list(OUTBOX)) {
+      const alert = await this.get(key[key.length - 1]!);
+      if (!alert) continue;
+      if (filter.schedule !== undefined && alert.schedule !== filter.schedule) continue;
+      if (filter.state !== undefined && alert.state !== filter.state) continue;
+      out.push(alert);
+    }
+    return out.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+  }
+
+  async get(id: string): Promise<Alert | null> {
+    const stored = await this.#o.storage.get(alertKey(id));
+    return stored ? JSON.parse(decoder.decode(stored.value)) as Alert : null;
+  }
+
+  /** A dead (or delivered) alert back to pending, due now; false when there is none. */
+  async redeliver(id: string): Promise<boolean> {
+    for (;;) {
+      const stored = await this.#o.storage.get(alertKey(id));
+      if (!stored) return false;
+      const alert = JSON.parse(decoder.decode(stored.value)) as Alert;
+      const again: Alert = { ...alert, state: "pending", attempts: 0, nextAt: this.#o.clock() };
+      const written = await this.#o.storage.put(alertKey(id), encodeAlert(again), {
+        expectedVersion: stored.version,
+      });
+      if (written.ok) return true;
+    }
+  }
+
+  /** Tries every pending alert that is due; the number of attempts made. */
+  async deliverDue(): Promise<number> {
+    let attempts = 0;
+    for await (const key of this.#o.storage.list(OUTBOX)) {
+      const stored = await this.#o.storage.get(key);
+      if (!stored) continue;
+      const alert = JSON.parse(decoder.decode(stored.value)) as Alert;
+      if (alert.state !== "pending" || alert.nextAt > this.#o.clock()) continue;
+      const webhook = await this.#o.webhookOf(alert.schedule);
+      if (!webhook) continue;
+      attempts++;
+      const outcome = await this.#attempt(alert, webhook);
+      // Compare-and-swap: another server that delivered it meanwhile wins, this result is dropped.
+      await this.#o.storage.put(key, encodeAlert(outcome), {
+        expectedVersion: stored.version,
+        // A delivered alert is kept a while to be listed; a dead one until redelivered.
+        ...(outcome.state === "delivered" ? { expireInMs: this.#o.keepDeliveredMs } : {}),
+      });
+    }
+    return attempts;
+  }
+
+  async #attempt(alert: Alert, webhook: Webhook): Promise<Alert> {
+    const body = JSON.stringify(alert.payload);
+    const tried = alert.attempts + 1;
+    let error: string;
+    let wait: number | undefined;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
+    try {
+      const response = await this.#o.fetch(webhook.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "Idempotency-Key": alert.key,
+          "Trawl-Signature": `sha256=${await signature(webhook.secret, body)}`,
+          "Trawl-Alert-Id": alert.id,
+        },
+        body,
+        signal: timeout.signal,
+      });
+      await response.body?.cancel();
+      if (response.ok) {
+        const { lastError: _, ...rest } = alert;
+        return { ...rest, state: "delivered", attempts: tried, deliveredAt: this.#o.clock() };
+      }
+      error = `the webhook answered ${response.status}`;
+      wait = retryAfterMs(response.headers.get("Retry-After"), this.#o.clock());
+    } catch (e) {
+      error = timeout.signal.aborted
+        ? `the webhook did not answer within ${this.#o.timeoutMs} ms`
+        : `the webhook could not be reached (${(e as Error).name})`;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (tried >= this.#o.maxAttempts) {
+      return { ...alert, state: "dead", attempts: tried, lastError: error };
+    }
+    const backoff = this.#o.baseDelayMs * 2 ** (tried - 1);
+    const delay = Math.min(this.#o.maxDelayMs, Math.max(backoff, wait ?? 0));
+    return { ...alert, attempts: tried, nextAt: this.#o.clock() + delay, lastError: error };
+  }
+}

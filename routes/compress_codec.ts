@@ -1,0 +1,45 @@
+/**
+ * What routes/compress.ts and its worker (compress_worker.ts) share: the compressor of each
+ * encoding, and the messages between them.
+ *
+ * Messages in: `{ kind: "open", encoding }` once, then `{ kind: "chunk", bytes }` (transferred)
+ * and finally `{ kind: "end" }`. Out: `{ kind: "out", bytes }` as compressed bytes come (each
+ * chunk flushed: a chunk's bytes leave even while the next is long in coming), `{ kind: "ack" }`
+ * per chunk taken, `{ kind: "done" }` after the last bytes, `{ kind: "error", message }`.
+ */
+
+import zlib from "node:zlib";
+import type { Transform } from "node:stream";
+
+/** What the server's side sends (compress.ts). */
+export type CompressIn =
+  | { readonly kind: "open"; readonly encoding: "gzip" | "br" | "zstd" }
+  | { readonly kind: "chunk"; readonly bytes: Uint8Array }
+  | { readonly kind: "end" };
+
+/** What the worker answers. */
+export type CompressOut =
+  | { readonly kind: "out"; readonly bytes: Uint8Array }
+  | { readonly kind: "ack" }
+  | { readonly kind: "done" }
+  | { readonly kind: "error"; readonly message: string };
+
+const { constants } = zlib;
+
+/** The compressor of an encoding at the level docs/api.md names, flushing each write. */
+export function compressor(encoding: "gzip" | "br" | "zstd"): Transform {
+  switch (encoding) {
+    case "gzip":
+      return zlib.createGzip({ level: 1, flush: constants.Z_SYNC_FLUSH });
+    case "br":
+      return zlib.createBrotliCompress({
+        flush: constants.BROTLI_OPERATION_FLUSH,
+        params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+      });
+    case "zstd":
+      return zlib.createZstdCompress({
+        flush: constants.ZSTD_e_flush,
+        params: { [constants.ZSTD_c_compressionLevel]: 1 },
+      });
+  }
+}
