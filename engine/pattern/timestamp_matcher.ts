@@ -17,7 +17,8 @@ function fieldSource(letter: string, count: number): string {
       if (count === 3) return "[A-Za-z]{3}";
       return count === 1 ? "\\d{1,2}" : `\\d{${count}}`;
     case "S":
-      return `\\d{${count}}`;
+      // `S` alone: an unpadded count of milliseconds (time_pattern.ts).
+      return count === 1 ? "\\d{1,3}" : `\\d{${count}}`;
     case "a":
       return "[AaPp][Mm]";
     case "E":

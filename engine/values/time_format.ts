@@ -58,6 +58,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
     case "s":
       return (p) => pad(p.second, count);
     case "S":
+      // `S` alone: the count of milliseconds, unpadded (SimpleDateFormat's `.S`: 5 ms is `5`).
+      if (count === 1) return (p) => String(p.millis);
       return (p) => {
         const s = pad(p.millis, 3);
         return count <= 3 ? s.slice(0, count) : s + "0".repeat(count - 3);

@@ -104,9 +104,13 @@ function readNumber(text: string, i: number, min: number, max: number): [number,
   return j - i < min ? [-1, -1] : [v, j];
 }
 
-function numberField(count: number, set: (st: ParseState, v: number) => void): FieldParser {
+function numberField(
+  count: number,
+  set: (st: ParseState, v: number) => void,
+  min = count,
+): FieldParser {
   return (text, i, st) => {
-    const [v, j] = readNumber(text, i, count, count >= 3 ? count : Math.max(count, 2));
+    const [v, j] = readNumber(text, i, min, count >= 3 ? count : Math.max(count, 2));
     if (j < 0) return -1;
     set(st, v);
     return j;
@@ -175,6 +179,11 @@ function fieldParser(letter: string, count: number): FieldParser {
     case "s":
       return numberField(count, (st, v) => st.second = v);
     case "S":
+      if (count === 1) {
+        // `S` alone: a count of milliseconds without padding, as Java's SimpleDateFormat writes
+        // it (`13:55:36.5` is 5 ms, `.50` 50 ms); `SSS` and longer are a fraction of a second.
+        return numberField(3, (st, v) => st.millis = v, 1);
+      }
       return (text, i, st) => {
         const [v, j] = readNumber(text, i, count, count);
         if (j < 0) return -1;

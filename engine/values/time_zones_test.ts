@@ -45,3 +45,14 @@ Deno.test("the pattern letters z and VV read a zone's name; format_time writes t
     "13:00 Europe/Tallinn",
   );
 });
+
+Deno.test("S alone is an unpadded count of milliseconds, read and written", () => {
+  const parse = compileTimestampParser("HH:mm:ss.S");
+  assert.equal(parse("13:55:36.5", "UTC"), 13 * 3600_000 + 55 * 60_000 + 36_000 + 5);
+  assert.equal(parse("13:55:36.50", "UTC"), 13 * 3600_000 + 55 * 60_000 + 36_000 + 50);
+  assert.equal(parse("13:55:36.500", "UTC"), 13 * 3600_000 + 55 * 60_000 + 36_000 + 500);
+  assert.equal(parse("13:55:36.5000", "UTC"), null);
+  assert.equal(compileTimestampFormatter("ss.S")(36_005, "UTC"), "36.5");
+  // SSS stays a fraction of three digits.
+  assert.equal(compileTimestampParser("ss.SSS")("36.500", "UTC"), 36_500);
+});
