@@ -42,6 +42,10 @@ export type SourceReader =
     readonly kind: "PARSE";
     readonly pattern: string;
     readonly subPatterns: readonly (readonly [string, string])[];
+    /** `unmatched: 'ignore'`: no warning for the records that do not match. */
+    readonly ignoreUnmatched?: boolean;
+    /** `zone:` the zone of its times without one, when not the query's. */
+    readonly timeZone?: string;
   }
   | { readonly kind: "READ_JSON" };
 
@@ -139,6 +143,8 @@ export interface AggregateDescription {
   readonly label: string;
   readonly name: string;
   readonly arg: ExprDescription | null;
+  /** The constant numbers after the argument (`percentile(x, 0.95)`). */
+  readonly params?: readonly number[];
   readonly fold?: "count" | "sum";
   readonly argField?: string;
 }

@@ -16,7 +16,15 @@ export interface AbsentTally {
   readonly source: string;
   readonly records: number;
   readonly missing: readonly string[];
+  /**
+   * Names with a `-` that the first records had (`log-status`): a missing `log` and `status`
+   * are then most likely that name written without backquotes (read as `log - status`).
+   */
+  readonly hyphenated?: readonly string[];
 }
+
+/** How many first records the names with a `-` are taken from. */
+const HYPHEN_LOOK = 16;
 
 /** A share's report to the query's thread, which merges the shares' reports (never shown). */
 export type AbsentReport = Warning & { readonly absent: AbsentTally };
@@ -25,29 +33,46 @@ export type AbsentReport = Warning & { readonly absent: AbsentTally };
 export function absentWarnings(tally: AbsentTally): Warning[] {
   const { source, records, missing } = tally;
   if (records === 0) return [];
-  return missing.map((f) => ({
-    level: "WARN",
-    message: `${source}: field '${f}' was in none of the ${records} ${
-      records === 1 ? "record" : "records"
-    } read (it is null in every row)`,
-  }));
+  return missing.map((f) => {
+    const whole = tally.hyphenated?.find((h) => h.split("-").includes(f));
+    const hint = whole === undefined
+      ? ""
+      : `; the data has the field '${whole}': write it in backquotes, \`${whole}\` (without ` +
+        `them ${whole.split("-").join(" - ")} is a subtraction)`;
+    return {
+      level: "WARN",
+      message: `${source}: field '${f}' was in none of the ${records} ${
+        records === 1 ? "record" : "records"
+      } read (it is null in every row)${hint}`,
+    };
+  });
 }
 
 /** The tallies of several shares as one: a field is absent only where no share saw it. */
 export function mergeAbsent(tallies: readonly AbsentTally[]): AbsentTally[] {
-  const bySource = new Map<string, { records: number; missing: Set<string> | null }>();
+  const bySource = new Map<
+    string,
+    { records: number; missing: Set<string> | null; hyphenated: Set<string> }
+  >();
   for (const t of tallies) {
     const m = bySource.get(t.source);
-    if (!m) bySource.set(t.source, { records: t.records, missing: new Set(t.missing) });
-    else {
+    if (!m) {
+      bySource.set(t.source, {
+        records: t.records,
+        missing: new Set(t.missing),
+        hyphenated: new Set(t.hyphenated),
+      });
+    } else {
       m.records += t.records;
       for (const f of [...m.missing!]) if (!t.missing.includes(f)) m.missing!.delete(f);
+      for (const h of t.hyphenated ?? []) m.hyphenated.add(h);
     }
   }
   return [...bySource].map(([source, m]) => ({
     source,
     records: m.records,
     missing: [...m.missing!],
+    ...(m.hyphenated.size > 0 ? { hyphenated: [...m.hyphenated] } : {}),
   }));
 }
 
@@ -71,8 +96,12 @@ export async function* warnAbsentFields(
   }
   const missing = [...fields];
   let records = 0;
+  // The names with a `-` of the first records, for the hint of a missing `log` and `status`.
+  const hyphenated = new Set<string>();
   const observe = (row: Row) => {
-    records++;
+    if (records++ < HYPHEN_LOOK && missing.length > 0) {
+      for (const k in row) if (k.includes("-")) hyphenated.add(k);
+    }
     // No allocation per row: a field found leaves the list, which soon runs empty.
     for (let i = missing.length - 1; i >= 0; i--) {
       const v = row[missing[i]!];
@@ -87,7 +116,12 @@ export async function* warnAbsentFields(
     if (keep === undefined) { for (const row of batch) observe(row); }
     yield batch;
   }
-  const tally: AbsentTally = { source, records, missing };
+  const tally: AbsentTally = {
+    source,
+    records,
+    missing,
+    ...(hyphenated.size > 0 ? { hyphenated: [...hyphenated] } : {}),
+  };
   const report: AbsentReport = { level: "INFO", message: `${source}: fields seen`, absent: tally };
   if (share) ctx.warn(report);
   else for (const w of absentWarnings(tally)) ctx.warn(w);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { warnAbsentFields } from "./absent_fields.ts";
+import { absentWarnings, mergeAbsent, warnAbsentFields } from "./absent_fields.ts";
 import { testContext } from "../../tests/support/temp_tree.ts";
 import type { Row } from "../values/values.ts";
 
@@ -39,4 +39,24 @@ Deno.test("behind a pushed filter every record read is watched, not only those k
 Deno.test("no warning without records, or when the query reads every field", async () => {
   assert.deepEqual((await run([], ["a"])).warnings, []);
   assert.deepEqual((await run([[{ a: 1 }]], null)).warnings, []);
+});
+
+Deno.test("a missing part of a hyphenated name the data has is named in its warning, merged too", () => {
+  const merged = mergeAbsent([
+    { source: "READ_JSON", records: 2, missing: ["log", "status", "zzz"] },
+    {
+      source: "READ_JSON",
+      records: 3,
+      missing: ["log", "status", "zzz"],
+      hyphenated: ["log-status"],
+    },
+  ]);
+  const messages = absentWarnings(merged[0]!).map((w) => w.message);
+  assert.equal(messages.length, 3);
+  assert.match(
+    messages[0]!,
+    /'log' was in none of the 5 records .* the data has the field 'log-status'/,
+  );
+  assert.match(messages[1]!, /'status' .* write it in backquotes, `log-status`/);
+  assert.doesNotMatch(messages[2]!, /the data has/);
 });

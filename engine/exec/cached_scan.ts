@@ -80,7 +80,8 @@ export async function* cachedScan(
     checkCancelled(ctx.signal);
     yield* fileRows(file, read, ctx, cache, state);
   }
-  if (state.tally !== null) {
+  // PARSE(unmatched: 'ignore'): records the pattern is not meant for give no warning.
+  if (state.tally !== null && !ctx.ignoreUnmatched) {
     const warning = await read.word(list, state.tally, ctx);
     ctx.warn({ ...warning, tally: state.tally } as Warning);
   }

@@ -91,17 +91,25 @@ export async function* parseRecordsSource(
   ctx: ExecContext,
   options: RecordOptions,
   filter?: PushedFilter,
+  /** Fields asked for beside the pattern's: the record's text (`raw_field`), its first line's number (`line_field`). */
+  extra: { readonly raw?: string; readonly line?: string } = {},
 ): BatchStream {
-  const extractor = pattern.makeExtractor(needed ?? pattern.fields.map((f) => f.name));
+  const { raw, line } = extra;
+  const own = (needed ?? pattern.fields.map((f) => f.name)).filter((f) => f !== raw && f !== line);
+  const extractor = pattern.makeExtractor(own);
   const sink = new RowSink(filter?.keep);
   const unmatched = new UnmatchedRecords();
   for (const file of await expectFiles(files, ctx.progress)) {
     extractor.setFile(file);
     for await (const records of fileRecords(file, ctx, options)) {
+      if (ctx.stats) ctx.stats.recordsRead += records.length;
       for (const record of records) {
         const row = extractor(record.text);
-        if (row !== null) sink.push(row);
-        else unmatched.add(file.uri, record.line, record.text);
+        if (row !== null) {
+          if (raw !== undefined) row[raw] = record.text;
+          if (line !== undefined) row[line] = record.line;
+          sink.push(row);
+        } else unmatched.add(file.uri, record.line, record.text);
       }
       const batch = sink.take();
       if (batch) yield batch;
@@ -109,7 +117,8 @@ export async function* parseRecordsSource(
   }
   const last = sink.take(true);
   if (last) yield last;
-  const warning = unmatched.warning("PARSE");
+  if (ctx.stats) ctx.stats.recordsUnmatched += unmatched.count;
+  const warning = ctx.ignoreUnmatched ? null : unmatched.warning("PARSE");
   if (warning) ctx.warn(warning);
 }
 

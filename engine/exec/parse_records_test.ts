@@ -5,6 +5,7 @@ import { compilePattern } from "../pattern/compile_pattern.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import type { FileEntry } from "../contracts/datastore.ts";
 import type { Warning } from "../contracts/datastore.ts";
+import { newQueryStats } from "../plan/context.ts";
 
 async function withFile<T>(content: string, fn: (file: FileEntry) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-records-" });
@@ -76,4 +77,24 @@ Deno.test("parseRecordsSource() matches whole records and shows unmatched ones w
     warnings[0]!.message,
     /^PARSE skipped 2 records that do not match the pattern \(the first in '.*f\.log'\): line 1 "junk line", line 4 "2 \?"$/,
   );
+});
+
+Deno.test("parseRecordsSource() with ignoreUnmatched counts the records it skips and warns of none", async () => {
+  const r = compilePattern("INT:n ' ERROR ' DATA:rest", { timeZone: "UTC", records: true });
+  if (!r.ok) throw new Error(r.message);
+  await withFile("1 INFO a\n  more\n2 ERROR b\n  trace\n3 INFO c\n", async (file) => {
+    for (const ignore of [false, true]) {
+      const ctx = { ...testContext(), stats: newQueryStats(), ignoreUnmatched: ignore };
+      const out: unknown[] = [];
+      const source = parseRecordsSource([file], r.pattern, null, ctx, {
+        start: startsWithDigit,
+        maxLines: 1000,
+      });
+      for await (const batch of source) out.push(...batch);
+      assert.deepEqual(out, [{ n: 2, rest: "b\n  trace" }]);
+      assert.equal(ctx.stats.recordsUnmatched, 2);
+      assert.equal(ctx.stats.recordsRead, 3);
+      assert.equal(ctx.warnings.length, ignore ? 0 : 1);
+    }
+  });
 });

@@ -165,7 +165,7 @@ export async function* parseSource(
   const last = sink.take(true);
   if (last) yield last;
   if (ctx.stats) ctx.stats.recordsUnmatched += skipped;
-  if (skipped > 0) {
+  if (skipped > 0 && !ctx.ignoreUnmatched) {
     // The warning shows the first unmatched records: a second look finds them. It carries the
     // tally, so that the shares of workers merge into one warning (worded again by the source).
     const tally: SkipTally = { kind: "PARSE", count: skipped, first: { uri: firstSkipped } };

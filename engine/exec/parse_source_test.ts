@@ -271,3 +271,16 @@ Deno.test("parseSource() frees only read buffers made for one chunk: a stream of
   }
   assert.equal(all.byteLength, text.length); // not detached
 });
+
+Deno.test("parseSource() with ignoreUnmatched counts the records it skips and warns of none", async () => {
+  const p = pattern("'ERROR ' WORD:code");
+  await withFiles(["INFO a\nERROR e1\nDEBUG b\nERROR e2\nINFO c\n"], async (files) => {
+    for (const ignore of [false, true]) {
+      const ctx = { ...testContext(), stats: newQueryStats(), ignoreUnmatched: ignore };
+      const got = await rows(parseSource(files, p, null, ctx));
+      assert.deepEqual(got, [{ code: "e1" }, { code: "e2" }]);
+      assert.equal(ctx.stats.recordsUnmatched, 3);
+      assert.equal(ctx.warnings.length, ignore ? 0 : 1);
+    }
+  });
+});

@@ -23,6 +23,7 @@
 import type { FileEntry } from "../contracts/datastore.ts";
 import { parseIp, parseNet } from "../values/ip.ts";
 import { parseTimestamp } from "../values/time_parse.ts";
+import { truncatedMillis } from "../values/time.ts";
 import { Interval, type Row, Timestamp, type Value } from "../values/values.ts";
 import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../plan/context.ts";
 import { scanLines } from "./scan_lines.ts";
@@ -404,12 +405,12 @@ function zeekConverter(
     case "time":
       return (raw) => {
         const n = toNumber(raw);
-        return n === null ? null : new Timestamp(Math.round(n * 1000));
+        return n === null ? null : new Timestamp(truncatedMillis(n));
       };
     case "interval":
       return (raw) => {
         const n = toNumber(raw);
-        return n === null ? null : new Interval(Math.round(n * 1000));
+        return n === null ? null : new Interval(truncatedMillis(n));
       };
     case "count":
     case "int":

@@ -30,6 +30,7 @@ import { joinRows } from "./join.ts";
 import { unionRows } from "./union.ts";
 import { unnestRows } from "./unnest.ts";
 import { saveRows } from "./save.ts";
+import { windowRows } from "./window.ts";
 import { storedTableSource } from "./stored_source.ts";
 import { SchemaObserver } from "./schema_observer.ts";
 import { renderable, rowSourceOf, scanSourceOf, topSourceOf } from "./parallel/parallel_plan.ts";
@@ -118,6 +119,8 @@ function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
         name: node.name,
         outer: node.outer ?? false,
       }, ctx);
+    case "window":
+      return windowRows(openNode(node.input, ctx), node, ctx);
     case "save":
       return saveRows(openNode(node.input, ctx), node, ctx);
     case "after":

@@ -143,8 +143,15 @@ function callExpr(expr: Extract<Expr, { kind: "call" }>, scope: Scope): Typed {
   const aggregate = AGGREGATES.get(lower);
   if (aggregate) {
     const star = expr.args.length === 1 && expr.args[0]!.kind === "star";
-    if (!star && expr.args.length !== 1) {
-      fail("ARITY", `${lower} takes one argument, found ${expr.args.length}`, expr.span);
+    const wanted = 1 + (aggregate.params?.names.length ?? 0);
+    if (!star && expr.args.length !== wanted) {
+      fail(
+        "ARITY",
+        `${lower} takes ${
+          wanted === 1 ? "one argument" : `${wanted} arguments`
+        }, found ${expr.args.length}`,
+        expr.span,
+      );
     }
     if (star && lower !== "count") {
       fail("TYPE_ERROR", `${lower}(*) is not allowed; only count takes *`, expr.span);

@@ -134,6 +134,8 @@ export interface SelectItem {
   readonly expr: Expr;
   readonly alias: string | null;
   readonly span: Span;
+  /** `e.*`: the fields of the tuple field `expr`, each a column of its own name. */
+  readonly spread?: boolean;
 }
 
 export interface SortKey {
@@ -175,7 +177,18 @@ export type Command =
     readonly outer?: boolean;
     readonly span: Span;
   }
-  | { readonly kind: "save"; readonly path: Expr; readonly span: Span };
+  | { readonly kind: "save"; readonly path: Expr; readonly span: Span }
+  /**
+   * `window(expr as name, ..., by: key, ..., order: key [desc], ...)`: each row keeps its fields
+   * and gets the items, computed over the rows of its `by` group in the `order`.
+   */
+  | {
+    readonly kind: "window";
+    readonly items: readonly SelectItem[];
+    readonly by: readonly Expr[];
+    readonly order: readonly SortKey[];
+    readonly span: Span;
+  };
 
 export interface Pipeline {
   readonly source: Source;

@@ -35,6 +35,8 @@ interface ExprContext {
   /** Named in messages: `filter`, `select`, `the value of $x`. */
   readonly where: string;
   readonly aggregates: boolean;
+  /** Window functions are allowed (in window(...)). */
+  readonly windows?: boolean;
   /**
    * Positions `@n`: not allowed (undefined), allowed up to a number of columns (Infinity after
    * `select(*)`), or allowed but with no select before (null).
@@ -272,6 +274,13 @@ class Checker {
       case "unnest":
         this.checkExpr(c.field, plain("unnest"));
         return;
+      case "window":
+        for (const item of c.items) {
+          this.checkExpr(item.expr, { where: "window", aggregates: true, windows: true });
+        }
+        for (const k of c.by) this.checkExpr(k, plain("the by: keys of window"));
+        for (const k of c.order) this.checkExpr(k.expr, plain("the order: keys of window"));
+        return;
       case "save":
         this.checkExpr(c.path, plain("save"));
         if (c.path.kind === "literal" && typeof c.path.value !== "string") {
@@ -482,7 +491,22 @@ class Checker {
           e.span,
         );
       }
-      if (sig.aggregate && inAggregate) {
+      if (sig.window && inAggregate) {
+        this.report(
+          "SYNTAX_ERROR",
+          `window function '${lower}' cannot be nested inside aggregate '${inAggregate}'`,
+          e.span,
+        );
+      } else if (sig.window && !ctx.windows) {
+        this.report(
+          "SYNTAX_ERROR",
+          `window function '${lower}' is allowed only in window(...), found in ${ctx.where}` +
+            (ctx.where === "select"
+              ? `; window(${lower}(...) as name, by: key, order: key) adds it to each row`
+              : ""),
+          e.span,
+        );
+      } else if (sig.aggregate && inAggregate) {
         this.report(
           "SYNTAX_ERROR",
           `aggregate function '${lower}' cannot be nested inside aggregate '${inAggregate}'`,
@@ -496,7 +520,7 @@ class Checker {
         );
       }
     }
-    const inner = sig?.aggregate ? lower : inAggregate;
+    const inner = sig?.aggregate || sig?.window ? lower : inAggregate;
     for (const a of e.args) {
       if (a.kind === "star" && sig?.star) continue;
       if (a.kind === "star" && sig) {

@@ -6,6 +6,7 @@
 
 import { AGGREGATES } from "../functions/aggregates.ts";
 import { functionArity, FUNCTIONS } from "../functions/function_registry.ts";
+import { WINDOW_FUNCTIONS } from "../functions/window_functions.ts";
 
 export interface FunctionSignature {
   /** Lower case; function names are case-insensitive. */
@@ -17,15 +18,24 @@ export interface FunctionSignature {
   readonly aggregate: boolean;
   /** Accepts `*` as its argument: only count(*). */
   readonly star?: boolean;
+  /** Computed over the ordered rows of a group; allowed only in window(...). */
+  readonly window?: boolean;
 }
 
 export const FUNCTION_CATALOG: readonly FunctionSignature[] = [
   ...[...AGGREGATES].map(([name, def]): FunctionSignature => ({
     name,
-    minArgs: 1,
-    maxArgs: 1,
+    minArgs: 1 + (def.params?.names.length ?? 0),
+    maxArgs: 1 + (def.params?.names.length ?? 0),
     aggregate: true,
     ...(def.star ? { star: true } : {}),
+  })),
+  ...[...WINDOW_FUNCTIONS.values()].map((def): FunctionSignature => ({
+    name: def.name,
+    minArgs: def.minArgs,
+    maxArgs: def.maxArgs,
+    aggregate: false,
+    window: true,
   })),
   ...[...FUNCTIONS.values()].map((def): FunctionSignature => {
     const { min, max } = functionArity(def);

@@ -33,11 +33,11 @@ Deno.test("checkScript() reports unknown functions with a suggestion", () => {
 });
 
 Deno.test("checkScript() answers other languages' functions with ours", () => {
-  assert.deepEqual(problems(`${SRC} | select(dc(a), median(a), tostring(a), row_number())`), [
+  assert.deepEqual(problems(`${SRC} | select(dc(a), perc95(a), tostring(a), row_number())`), [
     "UNKNOWN_NAME 1:25 unknown function 'dc' (did you mean 'count_distinct'? dc (SPL): count_distinct(x))",
-    "UNKNOWN_NAME 1:32 unknown function 'median' (median (SPL, KQL, SQL): this version has no percentile or median; min, max and avg aggregate)",
+    "UNKNOWN_NAME 1:32 unknown function 'perc95' (did you mean 'percentile'? perc95 (SPL): percentile(x, 0.95) is the 95th percentile, one call per percentile)",
     "UNKNOWN_NAME 1:43 unknown function 'tostring' (did you mean 'STRING'? tostring (KQL, SPL): STRING(x))",
-    "UNKNOWN_NAME 1:56 unknown function 'row_number' (row_number (SQL, KQL): this version has no window functions; sort(...) | limit(n) gives the first n rows)",
+    "SYNTAX_ERROR 1:56 window function 'row_number' is allowed only in window(...), found in select; window(row_number(...) as name, by: key, order: key) adds it to each row",
   ]);
 });
 

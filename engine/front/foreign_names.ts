@@ -23,7 +23,9 @@ const DISTINCT = "select(a, b) | group(a, b) gives each distinct (a, b) once";
 const PROJECT = "select(a, b) keeps those fields";
 const ADD_FIELD = "select(*, expr as name) adds a field";
 const TOP = "select(key, count(*) as n) | group(key) | sort(n desc) | limit(10)";
-const NO_PERCENTILE = "this version has no percentile or median; min, max and avg aggregate";
+const WINDOW =
+  "window(lag(x) as prev, lead(x) as next, sum(x) as running, row_number() as n, by: key, order: time) adds them to each row";
+const PERCENTILE = "percentile(x, 0.95) is the 95th percentile, one call per percentile";
 
 export const FOREIGN_NAMES: readonly ForeignName[] = [
   // Commands.
@@ -163,19 +165,29 @@ export const FOREIGN_NAMES: readonly ForeignName[] = [
     ours: "regex_extract",
     hint: "select(*, regex_extract(field, '...', 1) as name) reads a part of a field",
   },
-  // Functions.
-  { name: "median", kind: "function", from: "SPL, KQL, SQL", ours: null, hint: NO_PERCENTILE },
-  { name: "percentile", kind: "function", from: "KQL, SQL", ours: null, hint: NO_PERCENTILE },
-  { name: "percentiles", kind: "function", from: "KQL", ours: null, hint: NO_PERCENTILE },
-  { name: "perc95", kind: "function", from: "SPL", ours: null, hint: NO_PERCENTILE },
-  { name: "p95", kind: "function", from: "SPL", ours: null, hint: NO_PERCENTILE },
   {
-    name: "row_number",
-    kind: "function",
-    from: "SQL, KQL",
-    ours: null,
-    hint: "this version has no window functions; sort(...) | limit(n) gives the first n rows",
+    name: "streamstats",
+    kind: "command",
+    from: "SPL",
+    ours: "window",
+    hint: WINDOW,
   },
+  {
+    name: "serialize",
+    kind: "command",
+    from: "KQL",
+    ours: "window",
+    hint: WINDOW,
+  },
+  // Functions.
+  { name: "percentiles", kind: "function", from: "KQL", ours: "percentile", hint: PERCENTILE },
+  { name: "perc95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
+  { name: "p95", kind: "function", from: "SPL", ours: "percentile", hint: PERCENTILE },
+  { name: "percentile_cont", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
+  { name: "quantile", kind: "function", from: "SQL", ours: "percentile", hint: PERCENTILE },
+  { name: "prev", kind: "function", from: "KQL", ours: "lag", hint: WINDOW },
+  { name: "next", kind: "function", from: "KQL", ours: "lead", hint: WINDOW },
+  { name: "row_cumsum", kind: "function", from: "KQL", ours: "sum", hint: WINDOW },
   { name: "dc", kind: "function", from: "SPL", ours: "count_distinct", hint: "count_distinct(x)" },
   {
     name: "dcount",

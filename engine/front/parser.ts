@@ -119,6 +119,34 @@ export const COMMANDS: { readonly [K in CommandKind]: CommandSyntax<K> } = {
       };
     },
   },
+  window: {
+    names: ["window"],
+    parse(p, name, at, span) {
+      const items: SelectItem[] = [], by: Expr[] = [], order: SortKey[] = [];
+      let part: "items" | "by" | "order" = "items";
+      if (!p.isPunct(")")) {
+        do {
+          const t = p.peek();
+          const word = t.kind === "ident" && p.isPunct(":", 1) ? t.text.toLowerCase() : null;
+          if (word === "by" || word === "order") {
+            if (word === "by" ? part !== "items" : part === "order") {
+              p.fail(`expected '${word}:' once, after the items of window and before 'order:'`);
+            }
+            part = word;
+            p.next();
+            p.next();
+          }
+          if (part === "items") {
+            if (p.isPunct("*")) p.fail("expected an expression (window keeps every field: no '*')");
+            items.push(p.parseSelectItem());
+          } else if (part === "by") by.push(p.parseExpr());
+          else order.push(p.parseSortKey());
+        } while (p.eatPunct(","));
+      }
+      if (!p.arity(name, items.length, 1, Infinity, at)) return null;
+      return { kind: "window", items, by, order, span };
+    },
+  },
   save: {
     names: ["save"],
     parse(p, name, at, span) {
@@ -473,6 +501,21 @@ class Parser {
     if (t.kind === "punct" && t.text === "*" && (this.isPunct(",", 1) || this.isPunct(")", 1))) {
       this.next();
       return { expr: { kind: "star", span: spanOf(t) }, alias: null, span: spanOf(t) };
+    }
+    if (
+      (t.kind === "ident" || t.kind === "quoted") && this.isPunct(".", 1) &&
+      this.isPunct("*", 2) && (this.isPunct(",", 3) || this.isPunct(")", 3))
+    ) {
+      // `e.*`: every field of the tuple `e` (after `unnest(Records as e)`).
+      this.next();
+      this.next();
+      this.next();
+      return {
+        expr: { kind: "field", name: t.text, span: spanOf(t) },
+        alias: null,
+        span: spanOf(t),
+        spread: true,
+      };
     }
     const expr = this.parseExpr();
     const alias = this.eatKeyword("as") ? this.parseName("after 'as'") : null;

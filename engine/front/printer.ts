@@ -76,7 +76,9 @@ export function printCommand(c: Command): string {
     case "select":
       return `(select${
         c.items.map((i) =>
-          i.alias === null
+          i.spread
+            ? ` (spread ${printExpr(i.expr)})`
+            : i.alias === null
             ? " " + printExpr(i.expr)
             : ` (as ${printExpr(i.expr)} ${printName(i.alias)})`
         ).join("")
@@ -102,6 +104,17 @@ export function printCommand(c: Command): string {
       })`;
     case "save":
       return `(save ${printExpr(c.path)})`;
+    case "window":
+      return `(window${
+        c.items.map((i) =>
+          i.alias === null
+            ? " " + printExpr(i.expr)
+            : ` (as ${printExpr(i.expr)} ${printName(i.alias)})`
+        ).join("")
+      } (by${c.by.map((k) => " " + printExpr(k)).join("")}) (order${
+        c.order.map((k) => k.descending ? ` (desc ${printExpr(k.expr)})` : " " + printExpr(k.expr))
+          .join("")
+      }))`;
     default:
       return assertNever(c);
   }

@@ -27,12 +27,20 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
       "record_start",
       "max_record_lines",
       "unmatched",
+      "path_field",
+      "zone",
+      "raw_field",
+      "line_field",
     ],
   },
-  { name: "READ_JSON", required: ["src"], optional: ["from", "to"] },
-  { name: "READ_CSV", required: ["src"], optional: ["delimiter", "header", "quote", "from", "to"] },
-  { name: "READ_W3C", required: ["src"], optional: ["from", "to"] },
-  { name: "READ_ZEEK", required: ["src"], optional: ["from", "to"] },
+  { name: "READ_JSON", required: ["src"], optional: ["from", "to", "path_field"] },
+  {
+    name: "READ_CSV",
+    required: ["src"],
+    optional: ["delimiter", "header", "quote", "from", "to", "path_field"],
+  },
+  { name: "READ_W3C", required: ["src"], optional: ["from", "to", "path_field"] },
+  { name: "READ_ZEEK", required: ["src"], optional: ["from", "to", "path_field"] },
 ];
 
 /** Every source written like a call, upper-case: those above and VALUES (rows, not arguments). */

@@ -6,7 +6,7 @@
 
 import { QueryError } from "../front/diagnostics.ts";
 import { arrayOf, isNumeric, scalar, type Type, typeToString } from "../values/types.ts";
-import { Interval, type Value } from "../values/values.ts";
+import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { compareValues, estimateBytes, type ValueKey, valueKey } from "../values/value_ops.ts";
 import { decodeValue, encodeValue } from "../table/sxt_values.ts";
 
@@ -24,13 +24,22 @@ export interface Accumulator {
   mergeState(state: unknown): void;
 }
 
-/** An aggregate takes exactly one argument (the checker's catalogue derives that from here). */
+/**
+ * An aggregate takes one argument, then `params` constant numbers (`percentile(x, 0.95)`); the
+ * checker's catalogue derives that from here.
+ */
 export interface AggregateDef {
   /** Accepts `*` as its argument: only count(*). */
   readonly star?: boolean;
+  /** Constant numbers after the argument, each checked by `check` (absent: none). */
+  readonly params?: {
+    readonly names: readonly string[];
+    /** A message when the value is out of range, else null. */
+    check(value: number, index: number): string | null;
+  };
   /** The result type for the argument's type (null for `count(*)`); throws a TYPE_ERROR QueryError. */
   resultType(arg: Type | null): Type;
-  create(): Accumulator;
+  create(params?: readonly number[]): Accumulator;
 }
 
 const LONG = scalar("LONG");
@@ -213,6 +222,76 @@ function arrayAccumulator(): Accumulator {
   };
 }
 
+/**
+ * An exact percentile: every non-null value is held (8 bytes each, charged to the memory budget
+ * as the group's state), sorted once when the result is asked for, and interpolated linearly
+ * between the two nearest ranks (SQL's `percentile_cont`, DuckDB's `quantile_cont`, numpy's
+ * default): for n values sorted `v[0..n-1]`, the p-th is at rank `p * (n - 1)`. Merging states
+ * concatenates them, so one thread and several workers give the same answer to the last bit.
+ * Numbers give a DOUBLE; intervals an INTERVAL and timestamps a TIMESTAMP (milliseconds,
+ * interpolated the same way and rounded down to a whole millisecond).
+ */
+function percentileAccumulator(p: number): Accumulator {
+  const values: number[] = [];
+  let sorted = true;
+  let kind: "number" | "interval" | "timestamp" | null = null;
+  const push = (x: number) => {
+    if (sorted && values.length > 0 && x < values[values.length - 1]!) sorted = false;
+    values.push(x);
+  };
+  return {
+    add(v) {
+      if (v === null) return;
+      if (typeof v === "number") {
+        if (Number.isNaN(v)) return;
+        kind ??= "number";
+        push(v);
+      } else if (v instanceof Interval) {
+        kind = "interval";
+        push(v.ms);
+      } else if (v instanceof Timestamp) {
+        kind = "timestamp";
+        push(v.ms);
+      } else {clash(
+          `percentile needs numbers, intervals or timestamps, found ${JSON.stringify(String(v))}`,
+        );}
+    },
+    result() {
+      const n = values.length;
+      if (n === 0) return null;
+      if (!sorted) {
+        values.sort((a, b) => a - b);
+        sorted = true;
+      }
+      const rank = p * (n - 1);
+      const lo = Math.floor(rank), hi = Math.ceil(rank);
+      const a = values[lo]!, b = values[hi]!;
+      const x = lo === hi ? a : a + (b - a) * (rank - lo);
+      if (kind === "interval") return new Interval(Math.floor(x));
+      if (kind === "timestamp") return new Timestamp(Math.floor(x));
+      return x;
+    },
+    get bytes() {
+      return 8 * values.length;
+    },
+    exportState: () => [kind, values],
+    mergeState(state) {
+      const [k, vs] = state as [typeof kind, number[]];
+      if (k !== null) kind = k;
+      for (const x of vs) push(x);
+    },
+  };
+}
+
+function percentileType(name: string): (arg: Type | null) => Type {
+  return (arg) => {
+    const t = needArg(name, arg);
+    if (isNumeric(t) || t.kind === "NULL") return DOUBLE;
+    if (t.kind === "INTERVAL" || t.kind === "TIMESTAMP" || t.kind === "ANY") return t;
+    return clash(`${name} needs a number, an interval or a timestamp, found ${typeToString(t)}`);
+  };
+}
+
 function sameAsArg(name: string): (arg: Type | null) => Type {
   return (arg) => needArg(name, arg);
 }
@@ -245,6 +324,21 @@ export const AGGREGATES: ReadonlyMap<string, AggregateDef> = new Map<string, Agg
   ],
   ["first", { resultType: sameAsArg("first"), create: firstAccumulator }],
   ["last", { resultType: sameAsArg("last"), create: lastAccumulator }],
+  [
+    "percentile",
+    {
+      params: {
+        names: ["p"],
+        check: (p) =>
+          p >= 0 && p <= 1
+            ? null
+            : `percentile takes a fraction between 0 and 1 (0.95 for the 95th), found ${p}`,
+      },
+      resultType: percentileType("percentile"),
+      create: (params) => percentileAccumulator(params?.[0] ?? 0.5),
+    },
+  ],
+  ["median", { resultType: percentileType("median"), create: () => percentileAccumulator(0.5) }],
   [
     "array_agg",
     { resultType: (arg) => arrayOf(needArg("array_agg", arg)), create: arrayAccumulator },

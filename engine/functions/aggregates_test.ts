@@ -121,3 +121,46 @@ Deno.test("every aggregate's state exported and merged in order gives one pass's
     }
   }
 });
+
+Deno.test("percentile interpolates between the nearest ranks, median is the 0.5th", () => {
+  const p = (q: number, values: readonly Value[]) => {
+    const acc = AGGREGATES.get("percentile")!.create([q]);
+    for (const v of values) acc.add(v);
+    return acc.result();
+  };
+  assert.equal(p(0.5, [4, 1, 3, 2]), 2.5);
+  assert.equal(p(0, [4, 1, null, 3]), 1);
+  assert.equal(p(1, [4, 1, 3]), 4);
+  assert.equal(p(0.95, [10, 20, 30, 40, 50]), 48);
+  assert.equal(p(0.9, [7]), 7);
+  assert.equal(p(0.5, [null]), null);
+  assert.equal(aggregate("median", [5, 1, 3]), 3);
+  assert.equal(aggregate("median", [5, 1, 3, 4]), 3.5);
+  assert.deepEqual(p(0.5, [new Interval(10), new Interval(15)]), new Interval(12));
+  assert.deepEqual(p(0.5, [new Timestamp(1000), new Timestamp(3000)]), new Timestamp(2000));
+  const check = AGGREGATES.get("percentile")!.params!.check;
+  assert.equal(check(0.95, 0), null);
+  assert.match(check(95, 0) ?? "", /between 0 and 1 \(0\.95 for the 95th\), found 95/);
+  assert.equal(typeToString(AGGREGATES.get("median")!.resultType(scalar("INTEGER"))), "DOUBLE");
+  assert.equal(
+    typeToString(AGGREGATES.get("percentile")!.resultType(scalar("INTERVAL"))),
+    "INTERVAL",
+  );
+  assert.throws(() => AGGREGATES.get("median")!.resultType(scalar("STRING")), QueryError);
+});
+
+Deno.test("percentile states merged in any split give the one-pass answer", () => {
+  const values = [9, 3, 7, 1, 8, 2, 2, 6, 5, 4, 0.5, 11];
+  for (const q of [0, 0.25, 0.5, 0.9, 0.95, 1]) {
+    const whole = AGGREGATES.get("percentile")!.create([q]);
+    for (const v of values) whole.add(v);
+    for (let cut = 0; cut <= values.length; cut++) {
+      const a = AGGREGATES.get("percentile")!.create([q]);
+      const b = AGGREGATES.get("percentile")!.create([q]);
+      values.slice(0, cut).forEach((v) => a.add(v));
+      values.slice(cut).forEach((v) => b.add(v));
+      a.mergeState(structuredClone(b.exportState()));
+      assert.equal(a.result(), whole.result(), `q ${q} cut ${cut}`);
+    }
+  }
+});

@@ -6,6 +6,7 @@
 import { timestampMatcher } from "../pattern/timestamp_matcher.ts";
 import { inferYear } from "../pattern/year_inference.ts";
 import { parseTimestamp } from "../values/time_parse.ts";
+import { truncatedMillis } from "../values/time.ts";
 import { checkTimePattern, compileTimestampParser } from "../values/time_pattern.ts";
 import { toText } from "../render/render.ts";
 import { scalar } from "../values/types.ts";
@@ -128,10 +129,8 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
             : typeof v === "string" && v.trim() !== ""
             ? Number(v)
             : NaN;
-          // Through microseconds, so that a decimal fraction is not cut by binary rounding.
-          return Number.isFinite(n)
-            ? new Timestamp(Math.floor(Math.round(n * unit * 1e3) / 1e3))
-            : null;
+          // Truncated to the millisecond, as every reader of times does (truncatedMillis).
+          return Number.isFinite(n) ? new Timestamp(truncatedMillis(n, unit)) : null;
         };
       }
       if (typeof constFormat === "string") {
@@ -147,7 +146,9 @@ export const CAST_FUNCTIONS: readonly FunctionDef[] = [
         const v = fv!(row);
         if (v === null) return null;
         if (v instanceof Timestamp) return v;
-        if (typeof v === "number") return Number.isFinite(v) ? new Timestamp(Math.trunc(v)) : null;
+        if (typeof v === "number") {
+          return Number.isFinite(v) ? new Timestamp(truncatedMillis(v, 1)) : null;
+        }
         if (typeof v !== "string") return null;
         let parse = fixed;
         if (!parse && fformat) {

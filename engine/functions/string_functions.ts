@@ -2,6 +2,7 @@
  * regex_replace. */
 
 import { arrayOf, scalar } from "../values/types.ts";
+import type { Value } from "../values/values.ts";
 import { toText } from "../render/render.ts";
 import { type FunctionDef, returns, strict1, strict2, strict3 } from "./function_def.ts";
 import { compileUserRegex, forRe2, regexMistake, type UserRegex } from "../values/user_regex.ts";
@@ -78,10 +79,22 @@ export const STRING_FUNCTIONS: readonly FunctionDef[] = [
   },
   {
     name: "len",
-    signature: "len(s STRING)",
-    params: ["STRING"],
-    result: returns(INTEGER),
-    compile: strict1(length),
+    signature: "len(x STRING or ARRAY)",
+    params: ["ANY"],
+    result: ([a], ctx) => {
+      const kind = a!.type.kind;
+      if (kind !== "STRING" && kind !== "ARRAY" && kind !== "ANY" && kind !== "NULL") {
+        ctx.fail(
+          `len needs a STRING (its characters) or an ARRAY (its elements), found ${kind}`,
+          0,
+        );
+      }
+      return INTEGER;
+    },
+    // The characters of a string, the elements of an array; null for anything else.
+    compile: strict1((v: Value) =>
+      typeof v === "string" ? length(v) : Array.isArray(v) ? v.length : null
+    ),
   },
   {
     name: "substr",

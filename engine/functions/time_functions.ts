@@ -1,6 +1,8 @@
 /** Time functions: now() T(s) time_trunc(ts, interval) format_time(ts, pattern [, zone]) hour(ts) day(ts). */
 
-import { isValidZone, localParts, truncate } from "../values/time.ts";
+import { ambiguousZoneIn } from "../values/time_zones.ts";
+import { fromLocalParts, isValidZone, localParts, truncate } from "../values/time.ts";
+import { parseInterval } from "../values/interval.ts";
 import { compileTimestampFormatter } from "../values/time_format.ts";
 import { parseTimestamp } from "../values/time_parse.ts";
 import { checkTimePattern } from "../values/time_pattern.ts";
@@ -15,6 +17,8 @@ import {
 } from "./function_def.ts";
 
 const TIMESTAMP = scalar("TIMESTAMP");
+/** The calendar units time_trunc takes by name (their length varies). */
+const CALENDAR_UNITS = ["month", "quarter", "year"];
 const INTEGER = scalar("INTEGER");
 const STRING = scalar("STRING");
 
@@ -54,9 +58,14 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
       if (arg!.constant && arg!.constant.value !== null) {
         const ts = toTimestamp(arg!.constant.value, zone);
         if (ts === null) {
+          const text = arg!.constant.value;
+          const ambiguous = typeof text === "string" ? ambiguousZoneIn(text) : null;
           ctx.fail(
-            `${JSON.stringify(arg!.constant.value)} is not a timestamp; expected e.g. ` +
-              `'2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z' or '2024-05-01 13:00:00 +0200'`,
+            `${JSON.stringify(text)} is not a timestamp; ${
+              ambiguous ??
+                "expected e.g. '2024-05-01 13:00:00', '2024-05-01T13:00:00.250Z', " +
+                  "'2024-05-01 13:00:00 +0200' or '2024-05-01 13:00:00 Europe/Tallinn'"
+            }`,
             0,
           );
         }
@@ -70,11 +79,43 @@ export const TIME_FUNCTIONS: readonly FunctionDef[] = [
   },
   {
     name: "time_trunc",
-    signature: "time_trunc(ts TIMESTAMP, size INTERVAL)",
-    params: ["TIMESTAMP", "INTERVAL"],
-    result: returns(TIMESTAMP),
+    signature: "time_trunc(ts TIMESTAMP, size INTERVAL or 'month', 'quarter', 'year')",
+    params: ["TIMESTAMP", "ANY"],
+    result: ([, size], ctx) => {
+      const c = size!.constant?.value;
+      if (typeof c === "string" && CALENDAR_UNITS.includes(c.toLowerCase())) return TIMESTAMP;
+      if (typeof c === "string" && parseInterval(c).ok) return TIMESTAMP;
+      if (size!.type.kind !== "INTERVAL" && size!.type.kind !== "NULL") {
+        ctx.fail(
+          `the second argument of time_trunc must be INTERVAL (1 hour, 1 day) or one of ` +
+            `'month', 'quarter', 'year', found ${
+              typeof c === "string" ? JSON.stringify(c) : size!.type.kind
+            }`,
+          1,
+        );
+      }
+      return TIMESTAMP;
+    },
     compile: (fns, args, ctx) => {
       const zone = ctx.timeZone;
+      const unit = args[1]!.constant?.value;
+      if (typeof unit === "string" && !CALENDAR_UNITS.includes(unit.toLowerCase())) {
+        // An interval written as text: '15 min'.
+        const parsed = parseInterval(unit);
+        const ms = parsed.ok ? parsed.millis : 0;
+        if (ms <= 0) ctx.fail(`time_trunc needs a positive interval`, 1);
+        return strict1((ts: Timestamp) => new Timestamp(truncate(ts.ms, ms, zone)))(fns, args, ctx);
+      }
+      if (typeof unit === "string") {
+        // Calendar units, in the query's time zone: the first instant of the month,
+        // quarter or year.
+        const months = { month: 1, quarter: 3, year: 12 }[unit.toLowerCase()]!;
+        return strict1((ts: Timestamp) => {
+          const p = localParts(ts.ms, zone);
+          const month = p.month - ((p.month - 1) % months);
+          return new Timestamp(fromLocalParts({ year: p.year, month, day: 1 }, zone));
+        })(fns, args, ctx);
+      }
       const size = args[1]!.constant?.value as Interval | null | undefined;
       if (size && size.ms <= 0) ctx.fail(`time_trunc needs a positive interval`, 1);
       return strict2((ts: Timestamp, iv: Interval) =>

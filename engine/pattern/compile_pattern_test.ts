@@ -495,3 +495,18 @@ Deno.test("compilePattern() refuses a pattern whose optional parts after LDs wou
   assert.ok(!refused.ok);
   assert.match(refused.message, /too many optional parts after LD or DATA/);
 });
+
+Deno.test("KVP(',') and KVP(';') read pairs separated by that character", () => {
+  assert.deepEqual(one("KVP(','):kv EOL", 'a=1, b="x, y",c='), {
+    kv: { a: "1", b: "x, y", c: "" },
+  });
+  assert.deepEqual(one("KVP(';'):kv ' end' EOL", "a=1;b=2 end"), { kv: { a: "1", b: "2" } });
+  // Without an argument, spaces separate, and a comma is part of a value.
+  assert.deepEqual(one("KVP:kv EOL", "a=1, b=2"), { kv: { a: "1,", b: "2" } });
+  // `KVP (...)` with a space is KVP then a group.
+  assert.deepEqual(one("KVP:kv ('!' | '?') EOL", "a=1 b=2!"), { kv: { a: "1", b: "2" } });
+  for (const bad of ["KVP('ab')", "KVP('=')", "KVP(' ')"]) {
+    const r = compilePattern(bad, { timeZone: "UTC" });
+    assert.ok(!r.ok && /KVP takes one separator character/.test(r.message), bad);
+  }
+});

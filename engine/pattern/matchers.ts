@@ -5,7 +5,7 @@
  */
 
 import { ANY, arrayOf, scalar, tupleOf, type Type } from "../values/types.ts";
-import { fromLocalParts } from "../values/time.ts";
+import { fromLocalParts, truncatedMillis } from "../values/time.ts";
 import { MONTHS_SHORT, parseHttpDate, parseIso8601 } from "../values/time_parse.ts";
 import { parseIp, parseIpv4 } from "../values/ip.ts";
 import { IpAddr, Timestamp, type Value } from "../values/values.ts";
@@ -157,10 +157,11 @@ function unescapeQuoted(s: string): string {
   return s.replace(/\\(.)/g, (_, c: string) => c === "n" ? "\n" : c === "t" ? "\t" : c);
 }
 
-function parseKvp(s: string): Value {
+const PAIRS = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"]*)`, "g");
+
+function parseKvp(s: string, pairs: RegExp = PAIRS): Value {
   const out: Record<string, Value> = {};
-  const re = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"]*)`, "g");
-  for (const m of s.matchAll(re)) {
+  for (const m of s.matchAll(pairs)) {
     const v = m[2]!;
     out[m[1]!] = v.startsWith('"') ? unescapeQuoted(v.slice(1, -1)) : v;
   }
@@ -265,8 +266,14 @@ export function matcherSpec(
           return null;
         }
       }, { canFail: true });
-    case "KVP":
-      return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+    case "KVP": {
+      if (argument === null) return spec(`${KV}(?:[ \\t]+${KV})*`, ANY, () => parseKvp);
+      // Pairs separated by `argument` (and white space around it): `a=1, b=2`, `a=1;b=2`.
+      const sep = argument.replace(/[\\^$.*+?()[\]{}|\-\/]/g, "\\$&");
+      const kv = `[\\w.\\-]+=(?:${QUOTED}|[^\\s"${sep}]*)`;
+      const pairs = new RegExp(`([\\w.\\-]+)=(${QUOTED}|[^\\s"${sep}]*)`, "g");
+      return spec(`${kv}(?:[ \\t]*${sep}[ \\t]*${kv})*`, ANY, () => (s) => parseKvp(s, pairs));
+    }
     case "JAVANAME":
       return spec("[\\w$.]+", scalar("STRING"), asString);
     case "HOSTPORT":
@@ -274,11 +281,11 @@ export function matcherSpec(
     case "IPLIST":
       return spec(IPLIST, arrayOf(scalar("IPADDR")), () => parseIpList);
     case "EPOCH":
-      // Through microseconds, so that the decimal fraction is not cut by binary rounding.
+      // Truncated to the millisecond, as every reader of times does (truncatedMillis).
       return spec(
         "\\d{1,12}(?:\\.\\d{1,9})?",
         scalar("TIMESTAMP"),
-        () => (s) => new Timestamp(Math.floor(Math.round(Number(s) * 1e6) / 1e3)),
+        () => (s) => new Timestamp(truncatedMillis(Number(s))),
       );
     case "EPOCHMS":
       return spec("\\d{1,15}", scalar("TIMESTAMP"), () => (s) => new Timestamp(Number(s)));

@@ -206,7 +206,11 @@ export function parsePattern(
     i += word[0].length;
     let argument: string | null = null;
     let argumentOffset = -1;
-    if (WITH_ARGUMENT.has(matcher)) {
+    // KVP takes its separator between pairs, written right after it: `KVP(',')`, `KVP(';')`
+    // (`KVP ('a' | 'b')`, with a space, is KVP then a choice).
+    const kvpSeparator = matcher === "KVP" && text[i] === "(" &&
+      /^\(\s*['"]/.test(text.slice(i));
+    if (WITH_ARGUMENT.has(matcher) || kvpSeparator) {
       skipSpace();
       if (text[i] !== "(") fail(`expected '(' and a quoted argument after ${matcher}`);
       i++;
@@ -216,6 +220,14 @@ export function parsePattern(
       }
       argumentOffset = i;
       argument = readString(matcher === "REGEX");
+      if (matcher === "KVP" && !/^[^\s\w"'=]$/.test(argument)) {
+        fail(
+          `KVP takes one separator character between its pairs, such as ',' or ';', found ${
+            JSON.stringify(argument)
+          }`,
+          argumentOffset,
+        );
+      }
       skipSpace();
       if (text[i] !== ")") fail(`expected ')' after the argument of ${matcher}`);
       i++;

@@ -17,7 +17,8 @@ function fieldSource(letter: string, count: number): string {
       if (count === 3) return "[A-Za-z]{3}";
       return count === 1 ? "\\d{1,2}" : `\\d{${count}}`;
     case "S":
-      return `\\d{${count}}`;
+      // `S` alone: an unpadded count of milliseconds (time_pattern.ts).
+      return count === 1 ? "\\d{1,3}" : `\\d{${count}}`;
     case "a":
       return "[AaPp][Mm]";
     case "E":
@@ -26,6 +27,10 @@ function fieldSource(letter: string, count: number): string {
     case "X":
     case "x":
       return OFFSET;
+    case "z":
+    case "V":
+      // A zone's name: an abbreviation (`CEST`) or an IANA name (`America/Argentina/Salta`).
+      return "[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*";
     default: // d H h m s
       return count === 1 ? "\\d{1,2}" : `\\d{${count}}`;
   }

@@ -37,6 +37,11 @@ export interface ExecContext {
   /** What the query has read and produced so far (absent: nobody counts). */
   readonly stats?: QueryStats | undefined;
   /**
+   * Set for a PARSE source with `unmatched: 'ignore'`: records the pattern does not match are
+   * expected, counted in `stats.recordsUnmatched` and not warned about.
+   */
+  readonly ignoreUnmatched?: boolean;
+  /**
    * The query's slices of work in the server's thread (absent in a scan worker, whose thread
    * serves nobody else): every operator's batches pass it (run.ts), and operators that work on
    * rows they hold take turns through it.

@@ -63,6 +63,8 @@ export interface AggregateSpec {
   /** What `arg` was compiled from (Compiled.origin). */
   readonly argOrigin?: ExprOrigin;
   readonly create: () => Accumulator;
+  /** The constant numbers after the argument (`percentile(x, 0.95)`), when it takes some. */
+  readonly params?: readonly number[];
   /**
    * Set for `count` and `sum`, which the aggregate operator may keep as plain numbers per group
    * (the same results as `create`'s accumulators, without an object per group).
@@ -70,6 +72,20 @@ export interface AggregateSpec {
   readonly fold?: "count" | "sum";
   /** Set when the argument is a plain field reference: that field's name. */
   readonly argField?: string;
+}
+
+/** One window function or running aggregate of a `window(...)` (engine/exec/window.ts). */
+export interface WindowSpec {
+  /** The synthetic field name the outputs read the value from. */
+  readonly slot: string;
+  readonly label: string;
+  readonly kind: "row_number" | "rank" | "dense_rank" | "lag" | "lead" | "aggregate";
+  /** The argument (lag, lead, an aggregate's); null for none and `count(*)`. */
+  readonly arg: RowFn | null;
+  /** How many rows back (lag) or ahead (lead); 0 for the others. */
+  readonly offset: number;
+  /** A fresh accumulator per group, for a running aggregate. */
+  readonly create?: () => Accumulator;
 }
 
 /** The accumulator shape the planner adapts the functions' aggregates to. */
@@ -223,6 +239,17 @@ type PlanStep =
     readonly top: number | null;
   }
   | {
+    readonly kind: "window";
+    readonly input: PlanNode;
+    /** The groups (`by:`) and the order in each (`order:`); rows come out in that order. */
+    readonly by: readonly Compiled[];
+    readonly order: readonly (Compiled & { readonly descending: boolean })[];
+    readonly functions: readonly WindowSpec[];
+    /** Evaluated on the input row extended with the functions' slots; added to the row. */
+    readonly outputs: readonly Column[];
+    readonly reads: ReadonlySet<string>;
+  }
+  | {
     readonly kind: "limit";
     readonly input: PlanNode;
     readonly count: number;
@@ -352,6 +379,10 @@ function headline(node: PlanNode): string {
       }`;
     case "limit":
       return `limit ${node.count}${node.offset ? ` offset ${node.offset}` : ""}`;
+    case "window":
+      return `window ${node.outputs.map((c) => `${c.label} as ${c.name}`).join(", ")} by(${
+        node.by.map((k) => k.label).join(", ")
+      }) order(${node.order.map((k) => `${k.label}${k.descending ? " desc" : ""}`).join(", ")})`;
     case "join":
       return `${node.outer ? "leftjoin" : "join"} on ${
         node.leftKeys.map((k, i) => `${k.label} = ${node.rightKeys[i]!.label}`).join(" and ")
@@ -385,6 +416,7 @@ export function childrenOf(node: PlanNode): readonly PlanNode[] {
     case "sort":
     case "limit":
     case "unnest":
+    case "window":
     case "save":
       return [node.input];
     case "after":
@@ -410,6 +442,7 @@ export function withChildren(node: PlanNode, inputs: readonly PlanNode[]): PlanN
     case "sort":
     case "limit":
     case "unnest":
+    case "window":
     case "save":
       return { ...node, input: inputs[0]! };
     case "after":

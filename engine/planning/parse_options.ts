@@ -2,7 +2,8 @@
  * PARSE's options beyond src: the pattern (`pattern:` or `pattern_file:`), `record_start` (what begins a record of several
  * lines: a pattern matched at the start of a line, `REGEX('...')` for a regular expression) and
  * `max_record_lines` (the most lines a record holds, 1000 unless given); `unmatched: true` gives
- * the records the pattern does not match (uri, line, record) instead of the parsed ones.
+ * the records the pattern does not match (uri, line, record) instead of the parsed ones, and
+ * `unmatched: 'ignore'` expects them (counted in the stats, without a warning).
  */
 
 import type { NamedExpr, Span } from "../front/ast.ts";
@@ -21,6 +22,8 @@ export interface ParseOptions {
   readonly records: RecordOptions | null;
   /** `unmatched: true`: the source gives the records that do not match instead. */
   readonly unmatched: boolean;
+  /** `unmatched: 'ignore'`: records that do not match are expected: counted, not warned of. */
+  readonly ignoreUnmatched: boolean;
 }
 
 type Args = ReadonlyMap<string, { value: Value; expr: NamedExpr }>;
@@ -78,15 +81,22 @@ export function parseOptions(env: PlanEnv, args: Args): ParseOptions | undefined
     );
     ok = false;
   }
-  let unmatched = false;
+  let unmatched = false, ignoreUnmatched = false;
   const u = args.get("unmatched");
   if (u && u.value !== null) {
-    if (typeof u.value !== "boolean") {
-      report(env, "BAD_ARGUMENT", "PARSE unmatched must be true or false", u.expr.span);
+    if (u.value === "ignore") ignoreUnmatched = true;
+    else if (typeof u.value !== "boolean") {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        "PARSE unmatched must be true (give the records that do not match), false, or 'ignore' " +
+          "(expect them: no warning)",
+        u.expr.span,
+      );
       ok = false;
     } else unmatched = u.value;
   }
-  return ok ? { records, unmatched } : undefined;
+  return ok ? { records, unmatched, ignoreUnmatched } : undefined;
 }
 
 /** The sub-patterns `$name` a pattern may use: the script's constants that hold text. */

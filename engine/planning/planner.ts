@@ -16,6 +16,7 @@ import { containsAggregate, planAggregate, planProject } from "./select.ts";
 import { planValues } from "./values.ts";
 import { planJoin } from "./join.ts";
 import { planSave } from "./save.ts";
+import { planWindow } from "./window.ts";
 import { planSourceCall } from "./source_calls.ts";
 import { existingFile, resolvePath } from "./paths.ts";
 import { CorruptTable, readTableSchema } from "../table/table_reader.ts";
@@ -379,6 +380,8 @@ async function planCommand(
         reads: fieldsRead(command.field),
       };
     }
+    case "window":
+      return planWindow(env, input, command);
     case "save": {
       const node = await planSave(env, input, command);
       return node && { ...node, open };

@@ -5,10 +5,12 @@
  */
 
 import type { Command, Expr, SelectItem, Span } from "../front/ast.ts";
-import type { AggregateSpec, Column, Compiled, PlanNode } from "../plan/plan.ts";
+import type { AggregateSpec, Column, Compiled, PlanNode, RowFn } from "../plan/plan.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import { ANY, type Field, type Type } from "../values/types.ts";
 import { AGGREGATES, isAggregate } from "../functions/aggregates.ts";
+import { SPREAD_PREFIX } from "../exec/project.ts";
+import { isTuple } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
 import { FieldReads, fieldsRead, type Input, originOf, scopeOf, typed } from "./expressions.ts";
 import { exprLabel } from "./labels.ts";
@@ -41,13 +43,13 @@ export function containsAggregate(expr: Expr): boolean {
 }
 
 /** The output name of the item at 0-based `index`. */
-function itemName(item: SelectItem, index: number): string {
+export function itemName(item: SelectItem, index: number): string {
   if (item.alias !== null) return item.alias;
   return item.expr.kind === "field" ? item.expr.name : `f_${index + 1}`;
 }
 
 /** Adds `column` to the output, a later column of the same name replacing the earlier. */
-function put<T extends { name: string }>(list: T[], column: T): void {
+export function put<T extends { name: string }>(list: T[], column: T): void {
   const at = list.findIndex((c) => c.name === column.name);
   if (at >= 0) list[at] = column;
   else list.push(column);
@@ -58,6 +60,7 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
   const schema: Field[] = [];
   let reads: Set<string> | null = new FieldReads();
   let ok = true;
+  let spreads = false;
   select.items.forEach((item, i) => {
     if (item.expr.kind === "star") {
       reads = null;
@@ -72,11 +75,44 @@ export function planProject(env: PlanEnv, input: PlanNode, select: Select): Plan
     const t = typed(env, item.expr, input);
     if (!t) return void (ok = false);
     if (reads) fieldsRead(item.expr, reads);
+    if (item.spread) {
+      const field = (item.expr as Expr & { kind: "field" }).name;
+      if (t.type.kind === "TUPLE") {
+        // Known members: a column each, named as the member.
+        for (const m of t.type.fields) {
+          const member = m.name;
+          const fn: RowFn = (row) => {
+            const v = t.fn(row);
+            return isTuple(v) ? v[member] ?? null : null;
+          };
+          put(columns, { name: member, label: `${field}.${member}`, fn });
+          put(schema, { name: member, type: m.type, nullable: m.nullable || t.nullable });
+        }
+        return;
+      }
+      if (t.type.kind !== "ANY") {
+        report(env, "TYPE_ERROR", `${field}.* needs a TUPLE, found ${t.type.kind}`, item.span);
+        return void (ok = false);
+      }
+      // Members known only row by row (READ_JSON): the project spreads them (SPREAD_PREFIX).
+      spreads = true;
+      put(columns, {
+        name: `${SPREAD_PREFIX}${field}`,
+        label: `${field}.*`,
+        fn: t.fn,
+        ...(t.origin ? { origin: t.origin } : {}),
+      });
+      return;
+    }
     const name = itemName(item, i);
     put(columns, { name, label: t.label, fn: t.fn, ...(t.origin ? { origin: t.origin } : {}) });
     put(schema, { name, type: t.type, nullable: t.nullable });
   });
   if (!ok) return undefined;
+  if (spreads) {
+    const star = input.open === true && select.items.some((i) => i.expr.kind === "star");
+    return { kind: "project", schema, open: true, input, columns, copyInput: star, reads };
+  }
   if (input.open && select.items.some((i) => i.expr.kind === "star")) {
     // The fields of an open input are known only row by row: `*` copies each row whole.
     const own = columns.filter((c) =>
@@ -178,6 +214,26 @@ function aggregateSlot(
     arg = t;
     argType = t.type;
   }
+  const params: number[] = [];
+  for (const [i, paramName] of (def.params?.names ?? []).entries()) {
+    const e = call.args[i + 1];
+    const value = e && constantNumber(e);
+    if (e === undefined || value === undefined) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `${name} takes a constant number as its argument '${paramName}'`,
+        (e ?? call).span,
+      );
+      return undefined;
+    }
+    const problem = def.params!.check(value, i);
+    if (problem !== null) {
+      report(env, "BAD_ARGUMENT", problem, e.span);
+      return undefined;
+    }
+    params.push(value);
+  }
   let resultType: Type;
   try {
     resultType = def.resultType(argType);
@@ -193,7 +249,8 @@ function aggregateSlot(
     name,
     arg: arg && arg.fn,
     ...(arg?.origin ? { argOrigin: arg.origin } : {}),
-    create: () => def.create(),
+    create: () => def.create(params),
+    ...(params.length > 0 ? { params } : {}),
     ...(name === "count" || name === "sum" ? { fold: name } : {}),
     ...(argExpr?.kind === "field" ? { argField: argExpr.name } : {}),
   });
@@ -258,7 +315,7 @@ export function planAggregate(
   const rewritten: { name: string; expr: Expr; label: string }[] = [];
   let ok = true;
   select.items.forEach((item, i) => {
-    if (item.expr.kind === "star") {
+    if (item.expr.kind === "star" || item.spread) {
       report(env, "TYPE_ERROR", "'*' cannot be used in a select with aggregates", item.span);
       return void (ok = false);
     }
@@ -290,6 +347,11 @@ export function planAggregate(
     put(schema, { name, type: t.type, nullable: t.nullable || (keys.length === 0 && readsInput) });
   }
   return { kind: "aggregate", schema, input, keys, aggregates: rewrite.specs, outputs, reads };
+}
+
+/** The value of a number literal (a negative one is folded by the parser), else undefined. */
+function constantNumber(e: Expr): number | undefined {
+  return e.kind === "literal" && typeof e.value === "number" ? e.value : undefined;
 }
 
 function isSlot(field: string): boolean {

@@ -20,6 +20,9 @@ import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/p
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
+import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
+import { type Field, scalar } from "../values/types.ts";
+import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
@@ -193,7 +196,68 @@ export async function planSourceCall(
     report(env, e.diagnostic.code, e.diagnostic.message, call.span);
     return undefined;
   }
-  const files = lister(env, store, args);
+  const { files, onFile } = filesOneAtATime(lister(env, store, args));
+  const pathField = fieldNameArgument(env, args, "path_field", "each row's file");
+  if (pathField === false) return undefined;
+  const node = await planFileSource(env, call, name, args, files);
+  if (!node || pathField === undefined || name === "LIST") return node;
+  if (node.kind !== "source") return node;
+  if (!node.open && node.schema.some((f) => f.name === pathField)) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      `${name} path_field '${pathField}' is also a field of the pattern; choose another name`,
+      args.values.get("path_field")!.expr.span,
+    );
+    return undefined;
+  }
+  const { scan: _scan, origin: _origin, ...plain } = node;
+  return {
+    ...plain,
+    schema: [...node.schema, { name: pathField, type: scalar("STRING"), nullable: false }],
+    label: `${node.label.slice(0, -1)}, path_field: '${pathField}')`,
+    start: withPathField(node.start, files, onFile, pathField, {
+      label: name,
+      open: node.open === true,
+    }),
+    takes: { fields: node.takes.fields, filter: false },
+  };
+}
+
+/**
+ * The field name an argument such as `path_field:` asks for; undefined when not asked, false
+ * after a reported mistake.
+ */
+function fieldNameArgument(
+  env: PlanEnv,
+  args: CallArgs,
+  key: "path_field" | "raw_field" | "line_field",
+  what: string,
+): string | undefined | false {
+  const a = args.values.get(key);
+  if (!a || a.value === null) return undefined;
+  if (typeof a.value !== "string" || a.value === "" || a.value.length > 128) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      `${key} must be the name of the field to hold ${what}, such as '_${key.split("_")[0]}'`,
+      a.expr.span,
+    );
+    return false;
+  }
+  return a.value;
+}
+
+/** Every line a record, for `raw_field` and `line_field` over a pattern of one line. */
+const EVERY_LINE = { start: () => true, maxLines: 1 };
+
+async function planFileSource(
+  env: PlanEnv,
+  call: SourceCall,
+  name: string,
+  args: CallArgs,
+  files: (ctx: ExecContext) => AsyncIterable<FileEntry>,
+): Promise<PlanNode | undefined> {
   const label = `${name}(src: '${args.src}')`;
   switch (name) {
     case "LIST": {
@@ -267,11 +331,28 @@ async function planParse(
   const options = parseOptions(env, args.values);
   if (!options) return undefined;
   const records = options.records;
+  // `zone:` the zone of the source's times that carry none (else the query's).
+  const zoneArg = args.values.get("zone");
+  let zone = env.query.timeZone;
+  if (zoneArg && zoneArg.value !== null) {
+    if (typeof zoneArg.value !== "string" || !isValidZone(zoneArg.value)) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `PARSE zone must be an IANA zone name such as 'Europe/Tallinn' or 'UTC', found ${
+          JSON.stringify(zoneArg.value)
+        }`,
+        zoneArg.expr.span,
+      );
+      return undefined;
+    }
+    zone = zoneArg.value;
+  }
   // The sub-patterns it names, kept for the scan workers that compile it again.
   const named = subPatterns(env);
   const used = new Map<string, string>();
   const compiled = compilePattern(arg.text, {
-    timeZone: env.query.timeZone,
+    timeZone: zone,
     records: records !== null,
     subPatterns: (name) => {
       const text = named(name);
@@ -289,36 +370,88 @@ async function planParse(
     return undefined;
   }
   const pattern = compiled.pattern;
+  // `raw_field:` the record's text, `line_field:` its first line's number, beside its fields.
+  const raw = fieldNameArgument(env, args, "raw_field", "each record's text");
+  const line = fieldNameArgument(env, args, "line_field", "each record's line number");
+  if (raw === false || line === false) return undefined;
+  const extra = { ...(raw ? { raw } : {}), ...(line ? { line } : {}) };
+  const extras: Field[] = [
+    ...(raw ? [{ name: raw, type: scalar("STRING"), nullable: false }] : []),
+    ...(line ? [{ name: line, type: scalar("LONG"), nullable: false }] : []),
+  ];
+  for (const f of extras) {
+    if (pattern.fields.some((p) => p.name === f.name) || (raw === line)) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `PARSE ${f === extras[0] && raw ? "raw_field" : "line_field"} '${f.name}' is ` +
+          `${raw === line ? "given twice" : "also a field of the pattern"}; choose another name`,
+        call.span,
+      );
+      return undefined;
+    }
+  }
+  if (extras.length > 0 && records === null && pattern.multiLine) {
+    report(
+      env,
+      "BAD_ARGUMENT",
+      "PARSE raw_field and line_field need records: a pattern over several lines needs " +
+        "record_start, which says where each begins",
+      call.span,
+    );
+    return undefined;
+  }
+  const cut = records ?? (extras.length > 0 ? EVERY_LINE : null);
   if (options.unmatched) {
     const start: OpenSource = (ctx) => unmatchedSource(files(ctx), pattern, records, ctx);
     const label = `PARSE(src: '${args.src}', unmatched: true)`;
     return { kind: "source", schema: UNMATCHED_SCHEMA, label, start, ...TAKES_NOTHING };
   }
-  // What the column cache keys the pattern by: its text and the sub-patterns it used.
-  const spec = [arg.text, [...used].sort()];
-  const start: OpenSource = records !== null
+  // What the column cache keys the pattern by: its text, the sub-patterns it used and the zone
+  // of its zone-less times.
+  const spec = [arg.text, [...used].sort(), zone];
+  const ignore = options.ignoreUnmatched;
+  const quiet = <C extends ExecContext>(ctx: C): C =>
+    ignore ? { ...ctx, ignoreUnmatched: true } : ctx;
+  const start: OpenSource = cut !== null
     ? (ctx, read) =>
-      parseRecordsSource(files(ctx), pattern, read.fields, ctx, records, read.filter ?? undefined)
-    : (ctx, read) => readParse(files(ctx), pattern, spec, ctx, read);
+      parseRecordsSource(
+        files(ctx),
+        pattern,
+        read.fields,
+        quiet(ctx),
+        cut,
+        read.filter ?? undefined,
+        extra,
+      )
+    : (ctx, read) => readParse(files(ctx), pattern, spec, quiet(ctx), read);
   // Records that start where a pattern says are read by one thread only (a record may span any
   // cut); line records may be shared among workers.
-  const scan: SourceScan | undefined = records !== null ? undefined : {
+  const scan: SourceScan | undefined = cut !== null ? undefined : {
     list: files,
     // A record of a multi-line pattern may span a cut: such files are read whole.
     lines: () => Promise.resolve(!pattern.multiLine),
-    read: (shares, ctx, read) => readParse(shares, pattern, spec, ctx, read),
+    read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
     skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
   };
   return {
     kind: "source",
-    schema: pattern.fields,
-    label: `PARSE(src: '${args.src}')`,
+    schema: [...pattern.fields, ...extras],
+    label: `PARSE(src: '${args.src}'${ignore ? ", unmatched: 'ignore'" : ""}${
+      raw ? `, raw_field: '${raw}'` : ""
+    }${line ? `, line_field: '${line}'` : ""})`,
     start,
     ...TAKES_ALL,
     ...(scan && readsHostFiles(args.src)
       ? {
         scan,
-        origin: sourceOrigin({ kind: "PARSE", pattern: arg.text, subPatterns: [...used] }, args),
+        origin: sourceOrigin({
+          kind: "PARSE",
+          pattern: arg.text,
+          subPatterns: [...used],
+          ...(ignore ? { ignoreUnmatched: true } : {}),
+          ...(zone !== env.query.timeZone ? { timeZone: zone } : {}),
+        }, args),
       }
       : {}),
   };

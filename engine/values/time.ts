@@ -6,6 +6,18 @@
  * and time_pattern.ts (Java-style patterns); time to text: time_format.ts.
  */
 
+/**
+ * The one precision rule for times read with a fraction of a millisecond (EPOCH, READ_ZEEK's
+ * `time` and `interval`, `TIMESTAMP(n, 's')`, a timestamp's text with more than 3 fraction
+ * digits): whole milliseconds, truncated toward the earlier one (1320279566.447996 s is
+ * .447, never .448). `count` of `unitMs` (1000 for seconds, 1e-3 for microseconds) is read
+ * through microseconds first, so that a decimal fraction is not cut by binary rounding
+ * (1730800801.987 s is .987, not .986999...).
+ */
+export function truncatedMillis(count: number, unitMs = 1000): number {
+  return Math.floor(Math.round(count * unitMs * 1e3) / 1e3);
+}
+
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;

@@ -36,7 +36,7 @@ export function formatLocal(ms: number, zone: string): string {
   return iso.slice(0, iso.length - 6);
 }
 
-type FieldFormatter = (p: LocalParts, offset: number) => string;
+type FieldFormatter = (p: LocalParts, offset: number, zone: string) => string;
 
 function fieldFormatter(letter: string, count: number): FieldFormatter {
   switch (letter) {
@@ -58,6 +58,8 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
     case "s":
       return (p) => pad(p.second, count);
     case "S":
+      // `S` alone: the count of milliseconds, unpadded (SimpleDateFormat's `.S`: 5 ms is `5`).
+      if (count === 1) return (p) => String(p.millis);
       return (p) => {
         const s = pad(p.millis, 3);
         return count <= 3 ? s.slice(0, count) : s + "0".repeat(count - 3);
@@ -76,6 +78,10 @@ function fieldFormatter(letter: string, count: number): FieldFormatter {
         : (_p, o) => formatOffset(o, count >= 3, true);
     case "x":
       return (_p, o) => formatOffset(o, count >= 3, false);
+    case "z":
+    case "V":
+      // The zone's name as given (`Europe/Tallinn`, `UTC`); read back by the same letters.
+      return (_p, _offset, zone) => zone;
     default:
       throw new Error(`unknown time pattern letter '${letter}'`);
   }
@@ -98,7 +104,7 @@ export function compileTimestampFormatter(pattern: string): (ms: number, zone: s
     const offset = zoneOffsetMillis(ms, zone);
     const p = partsOfLocal(ms + offset);
     let out = "";
-    for (const f of parts) out += f(p, offset);
+    for (const f of parts) out += f(p, offset, zone);
     return out;
   };
 }

@@ -5,6 +5,7 @@
  */
 
 import { DAY, daysFromCivil, HOUR, localToInstant, MINUTE } from "./time.ts";
+import { instantInNamedZone } from "./time_zones.ts";
 
 export function digitAt(text: string, i: number): number {
   const c = text.charCodeAt(i) - 48;
@@ -58,7 +59,8 @@ function parseOffsetRest(text: string, i: number): number | null {
 
 /**
  * Parses `2024-05-01`, `2024-05-01 13:00`, `2024-05-01 13:00:00`, `2024-05-01T13:00:00.250Z`,
- * `2024-05-01 13:00:00 +0200`, `...+02:00`; without an offset the local time of `zone`.
+ * `2024-05-01 13:00:00 +0200`, `...+02:00`, `... CEST`, `... Europe/Tallinn`; without an offset
+ * or a zone the local time of `zone`.
  * Returns epoch ms or null.
  */
 export function parseTimestamp(text: string, zone: string): number | null {
@@ -105,7 +107,11 @@ export function parseTimestamp(text: string, zone: string): number | null {
   if (i === s.length) return localToInstant(local, zone);
   if (s[i] === " ") i++;
   const offset = parseOffsetRest(s, i);
-  if (offset === null) return null;
+  if (offset === null) {
+    // A zone by name: `CEST`, `Europe/Tallinn` (time_zones.ts).
+    const c = s.charCodeAt(i) | 32;
+    return c >= 97 && c <= 122 ? instantInNamedZone(local, s.slice(i)) : null;
+  }
   return local - offset;
 }
 

@@ -1,10 +1,12 @@
 /**
  * Java-style time patterns (`yyyy-MM-dd HH:mm:ss.SSS Z`): checked (`checkTimePattern`) and
  * compiled into a parser of timestamps (`compileTimestampParser`). Letters: yyyy yy MM M MMM MMMM
- * dd d HH H hh h mm m ss s SSS a Z X XX XXX EEE EEEE u, 'quoted text', '' for a quote.
+ * dd d HH H hh h mm m ss s SSS a Z X XX XXX EEE EEEE u, z and VV (a zone's name: `CEST`,
+ * `Europe/Tallinn`, time_zones.ts), 'quoted text', '' for a quote.
  */
 
 import { DAY, daysFromCivil, HOUR, localToInstant, MINUTE } from "./time.ts";
+import { instantInNamedZone, readZoneName } from "./time_zones.ts";
 import {
   digitAt,
   digits,
@@ -19,7 +21,7 @@ type PatternToken =
   | { readonly kind: "literal"; readonly text: string }
   | { readonly kind: "field"; readonly letter: string; readonly count: number };
 
-const PATTERN_LETTERS = "yMdHhmsSaZXxEu";
+const PATTERN_LETTERS = "yMdHhmsSaZXxEuzV";
 
 export function tokenizePattern(pattern: string): PatternToken[] {
   const out: PatternToken[] = [];
@@ -84,6 +86,8 @@ interface ParseState {
   millis: number;
   pm: number; // -1 unset, 0 am, 1 pm
   offset: number | null;
+  /** A zone read by name (`z`, `VV`). */
+  zone: string | null;
 }
 
 type FieldParser = (text: string, i: number, st: ParseState) => number; // new index or -1
@@ -100,9 +104,13 @@ function readNumber(text: string, i: number, min: number, max: number): [number,
   return j - i < min ? [-1, -1] : [v, j];
 }
 
-function numberField(count: number, set: (st: ParseState, v: number) => void): FieldParser {
+function numberField(
+  count: number,
+  set: (st: ParseState, v: number) => void,
+  min = count,
+): FieldParser {
   return (text, i, st) => {
-    const [v, j] = readNumber(text, i, count, count >= 3 ? count : Math.max(count, 2));
+    const [v, j] = readNumber(text, i, min, count >= 3 ? count : Math.max(count, 2));
     if (j < 0) return -1;
     set(st, v);
     return j;
@@ -171,6 +179,11 @@ function fieldParser(letter: string, count: number): FieldParser {
     case "s":
       return numberField(count, (st, v) => st.second = v);
     case "S":
+      if (count === 1) {
+        // `S` alone: a count of milliseconds without padding, as Java's SimpleDateFormat writes
+        // it (`13:55:36.5` is 5 ms, `.50` 50 ms); `SSS` and longer are a fraction of a second.
+        return numberField(3, (st, v) => st.millis = v, 1);
+      }
       return (text, i, st) => {
         const [v, j] = readNumber(text, i, count, count);
         if (j < 0) return -1;
@@ -196,6 +209,14 @@ function fieldParser(letter: string, count: number): FieldParser {
     case "X":
     case "x":
       return offsetParser;
+    case "z":
+    case "V":
+      return (text, i, st) => {
+        const read = readZoneName(text, i);
+        if (read === null) return -1;
+        st.zone = read.name;
+        return read.end;
+      };
     default:
       throw new Error(`unknown time pattern letter '${letter}'`);
   }
@@ -227,6 +248,7 @@ export function compileTimestampParser(
       millis: 0,
       pm: -1,
       offset: null,
+      zone: null,
     };
     let i = 0;
     for (const step of steps) {
@@ -240,6 +262,7 @@ export function compileTimestampParser(
     ) return null;
     const local = daysFromCivil(st.year, st.month, st.day) * DAY + st.hour * HOUR +
       st.minute * MINUTE + Math.min(st.second, 59) * 1000 + st.millis;
-    return st.offset === null ? localToInstant(local, zone) : local - st.offset;
+    if (st.offset !== null) return local - st.offset;
+    return st.zone !== null ? instantInNamedZone(local, st.zone) : localToInstant(local, zone);
   };
 }

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { fromLocalParts, isValidZone, localParts, truncate, zoneOffsetMillis } from "./time.ts";
+import {
+  fromLocalParts,
+  isValidZone,
+  localParts,
+  truncate,
+  truncatedMillis,
+  zoneOffsetMillis,
+} from "./time.ts";
 import { compileTimestampFormatter, formatIso, formatLocal } from "./time_format.ts";
 import { parseHttpDate, parseIso8601, parseTimestamp } from "./time_parse.ts";
 import { compileTimestampParser } from "./time_pattern.ts";
@@ -22,7 +29,8 @@ Deno.test("parseTimestamp() reads the forms of the language reference", () => {
     ["  2024-05-01  ", "UTC", "2024-05-01T00:00:00.000Z"],
     ["2024-02-30", "UTC", null],
     ["2024-05-01 25:00:00", "UTC", null],
-    ["2024-05-01 13:00:00 CEST", "UTC", null],
+    ["2024-05-01 13:00:00 CEST", "UTC", "2024-05-01T11:00:00.000Z"],
+    ["2024-05-01 13:00:00 IST", "UTC", null],
     ["yesterday", "UTC", null],
     ["", "UTC", null],
   ];
@@ -189,4 +197,14 @@ Deno.test("isValidZone() also takes the UTC spellings, and refuses blank and ove
   for (const zone of [" ", "Europe/Berlin ", "Europe/" + "x".repeat(70)]) {
     assert.ok(!isValidZone(zone), zone);
   }
+});
+
+Deno.test("truncatedMillis() truncates to the earlier millisecond, read through microseconds", () => {
+  assert.equal(truncatedMillis(1320279566.447996), 1320279566447);
+  assert.equal(truncatedMillis(1320279566.999999), 1320279566999);
+  assert.equal(truncatedMillis(1730800801.987), 1730800801987);
+  assert.equal(truncatedMillis(0.0005), 0);
+  assert.equal(truncatedMillis(1.5, 1), 1);
+  assert.equal(truncatedMillis(1320279566447996, 1e-3), 1320279566447);
+  assert.equal(truncatedMillis(-0.0015), -2);
 });

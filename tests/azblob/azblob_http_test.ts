@@ -127,6 +127,27 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
     { user: "carol@contoso.com", failures: 1 },
     { user: "late@contoso.com", failures: 1 },
   ]);
+  // Where each row came from: `path_field` gives each sign-in its blob.
+  const perBlob = await sync(
+    s,
+    "alice",
+    SCRIPT.replace("15:00:00'))", "15:00:00'), path_field: '_path')")
+      .replace(
+        "select(properties.userPrincipalName as user, time)",
+        "select(properties.userPrincipalName as user, _path)",
+      ),
+  );
+  const blobs = await perBlob.text();
+  assert.equal(perBlob.status, 200, blobs);
+  const rows = JSON.parse(blobs) as { user: string; _path: string }[];
+  assert.deepEqual(rows.map((r) => r.user), ["carol@contoso.com", "dave@contoso.com"]);
+  for (const [r, hour] of [[rows[0]!, "13"], [rows[1]!, "14"]] as const) {
+    assert.match(
+      r._path,
+      new RegExp(`^azblob://arch/${SIGNINS}/.*/y=2024/m=05/d=01/h=${hour}/m=00/PT1H\\.json$`),
+      r._path,
+    );
+  }
   const refused = await sync(s, "bob", SCRIPT);
   const body = await refused.json();
   // Outside the acl the store is as one that does not exist.

@@ -64,6 +64,23 @@ Deno.test("the served datastore registry reads cloudapi:// through the hosts in 
       .map((a) => String(a.record.id)).sort();
     assert.ok(expected.length > 0);
     assert.deepEqual(got, expected);
+
+    // Where each record came from: `path_field` gives it its file (cloudapi://.../yyyy/MM/dd/...).
+    const perHour = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
+      method: "POST",
+      headers: SCRIPT_HEADERS,
+      body: script.replace("to: TIMESTAMP", "path_field: '_path', to: TIMESTAMP")
+        .replace("select(id)", "select(id, _path)"),
+    });
+    const hours = await perHour.text();
+    assert.equal(perHour.status, 200, hours);
+    const tagged = JSON.parse(hours) as { id: string; _path: string }[];
+    assert.deepEqual(tagged.map((r) => r.id).sort(), expected);
+    const files = new Set(tagged.map((r) => r._path));
+    assert.ok(files.size >= 1);
+    for (const f of files) {
+      assert.match(f, /^cloudapi:\/\/corp\/directory_service\/audits\/\d{4}\/\d\d\/\d\d\//, f);
+    }
   } finally {
     await emulator.stop();
   }

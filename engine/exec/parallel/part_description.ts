@@ -166,6 +166,7 @@ function describeAggregate(a: AggregateSpec): AggregateDescription {
     label: a.label,
     name: a.name,
     arg: a.argOrigin ? describeOrigin(a.argOrigin, a.label) : null,
+    ...(a.params ? { params: a.params } : {}),
     ...(a.fold ? { fold: a.fold } : {}),
     ...(a.argField !== undefined ? { argField: a.argField } : {}),
   };
@@ -283,7 +284,8 @@ function buildAggregate(a: AggregateDescription, build: PartBuild): AggregateSpe
     label: a.label,
     name: a.name,
     arg: a.arg && compileExpr(a.arg, build),
-    create: () => def.create(),
+    create: () => def.create(a.params),
+    ...(a.params ? { params: a.params } : {}),
     ...(a.fold ? { fold: a.fold } : {}),
     ...(a.argField !== undefined ? { argField: a.argField } : {}),
   };
@@ -329,17 +331,23 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
   if (part.reader.kind === "PARSE") {
     const subPatterns = new Map(part.reader.subPatterns);
     const compiled = compilePattern(part.reader.pattern, {
-      timeZone: build.timeZone,
+      timeZone: part.reader.timeZone ?? build.timeZone,
       records: false,
       subPatterns: (name) => subPatterns.get(name),
     });
     if (!compiled.ok) throw new Error(`the pattern does not compile: ${compiled.message}`);
     const pattern = compiled.pattern;
-    const spec = [part.reader.pattern, [...part.reader.subPatterns].sort()];
+    const spec = [
+      part.reader.pattern,
+      [...part.reader.subPatterns].sort(),
+      part.reader.timeZone ?? build.timeZone,
+    ];
+    const ignore = part.reader.ignoreUnmatched === true;
     scan = {
       list,
       lines: () => Promise.resolve(!pattern.multiLine),
-      read: (shares, ctx, read) => readParse(shares, pattern, spec, ctx, read),
+      read: (shares, ctx, read) =>
+        readParse(shares, pattern, spec, ignore ? { ...ctx, ignoreUnmatched: true } : ctx, read),
     };
   } else {
     scan = {

@@ -71,6 +71,12 @@ function withNeeded(node: PlanNode, needed: Needed): PlanNode {
     case "filter":
     case "sort":
       return { ...node, input: withNeeded(node.input, plus(needed, node.reads)) };
+    case "window": {
+      // Its columns replace input fields of their names: the input need not give them.
+      const own = new Set(node.outputs.map((c) => c.name));
+      const others = needed === null ? null : new Set([...needed].filter((n) => !own.has(n)));
+      return { ...node, input: withNeeded(node.input, plus(others, node.reads)) };
+    }
     case "unnest": {
       // The element replaces an input field of its name: the input need not give it.
       const others = needed === null ? null : new Set([...needed].filter((n) => n !== node.name));
