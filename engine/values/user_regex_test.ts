@@ -17,7 +17,8 @@ Deno.test("expressions that backtrack exponentially in V8 answer at once", () =>
     assert.ok(compiled.ok, source);
     assert.equal(compiled.regex.native, false, source);
     const ms = timed(() => assert.equal(compiled.regex.test(EVIL_LINE), false));
-    assert.ok(ms < 200, `${source}: ${ms.toFixed(0)} ms`);
+    // Backtracking would take minutes on this line; 2 s leaves room for a busy machine.
+    assert.ok(ms < 2000, `${source}: ${ms.toFixed(0)} ms`);
   }
 });
 
