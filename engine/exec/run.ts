@@ -112,7 +112,7 @@ function openHere(node: PlanNode, ctx: ExecContext): BatchStream {
     case "join":
       return joinRows(openNode(node.left, ctx), openNode(node.right, ctx), node, ctx);
     case "union":
-      return unionRows(node.inputs.map((i) => openNode(i, ctx)), node.schema, ctx);
+      return unionRows(node.inputs.map((i) => openNode(i, ctx)), node.schema, ctx, node.open);
     case "unnest":
       return unnestRows(openNode(node.input, ctx), {
         array: node.array.fn,
