@@ -423,3 +423,16 @@ Deno.test("a file not cut by lines (a JSON array) is cached whole, and read agai
   assert.equal(grown.stats.cacheBlocks, 0);
   await same(home, text, columnCache);
 });
+
+Deno.test("a PARSE with another zone for its zone-less times is another entry, not the cached rows", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  const at = (zone: string) =>
+    `PARSE(src: '/shared/a.log', pattern: ${PATTERN}, zone: '${zone}') | select(min(ts) as first)`;
+  const utc = await same(home, at("UTC"), columnCache);
+  await same(home, at("UTC"), columnCache);
+  // The same pattern, the same file: only the zone differs, and so must the times.
+  const tallinn = await same(home, at("Europe/Tallinn"), columnCache);
+  assert.notEqual(tallinn.rows, utc.rows);
+  assert.equal(tallinn.stats.cacheBlocks, 0, "read raw: no entry of that zone yet");
+});
