@@ -65,6 +65,8 @@ export function createEditor(
     readonly workDir: () => string;
     readonly onRun: () => void;
     readonly onChecked?: (answer: CheckAnswer) => void;
+    /** The text changed (typed, pasted or set). */
+    readonly onChange?: (text: string) => void;
   },
 ): ScriptEditor {
   let last: CheckAnswer | null = null;
@@ -162,6 +164,9 @@ export function createEditor(
         lint,
         lintGutter(),
         EditorView.lineWrapping,
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) options.onChange?.(u.state.doc.toString());
+        }),
         EditorView.contentAttributes.of({ "aria-label": "Script" }),
       ],
     }),

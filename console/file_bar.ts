@@ -12,6 +12,10 @@ export interface FileBar {
   /** Opens `path` (GET with its ETag) and gives its text. */
   open(path: string): Promise<string>;
   path(): string;
+  /** The path the editor's text was opened from or saved to; null for a new script. */
+  storedPath(): string | null;
+  /** Forgets the stored path: the editor holds a new script. */
+  reset(): void;
   /** The folder a script in the editor runs in: the open file's, else /user. */
   workDir(): string;
 }
@@ -20,6 +24,8 @@ export function fileBar(options: {
   readonly text: () => string;
   readonly onChanged: () => void;
   readonly onNew: () => void;
+  /** Saved to `path` (a draft of it may go). */
+  readonly onSaved?: (path: string) => void;
 }): FileBar {
   const pathInput = h("input", {
     id: "file-path",
@@ -58,6 +64,7 @@ export function fileBar(options: {
       opened = { path, etag: res.headers.get("ETag") ?? "" };
       await res.body?.cancel();
       fill(status, `Saved ${path}`);
+      options.onSaved?.(path);
       options.onChanged();
     } catch (e) {
       report(e, path);
@@ -125,6 +132,12 @@ export function fileBar(options: {
       return text;
     },
     path: () => pathInput.value.trim(),
+    storedPath: () => opened?.path ?? null,
+    reset() {
+      opened = null;
+      pathInput.value = "/user/untitled.sx";
+      fill(status);
+    },
     workDir() {
       const p = pathInput.value.trim();
       const dir = p.slice(0, p.lastIndexOf("/"));

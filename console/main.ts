@@ -5,7 +5,7 @@
  */
 
 import { apiJson, type Language, storedToken, storeToken, type Whoami } from "./api.ts";
-import { fill, h } from "./dom.ts";
+import { debounce, fill, h } from "./dom.ts";
 import { createEditor, type ScriptEditor } from "./editor.ts";
 import { emptyVocabulary } from "./trawl_language.ts";
 import { runPane } from "./run_pane.ts";
@@ -16,6 +16,8 @@ import { queriesPane } from "./queries_pane.ts";
 import { machinesPane } from "./machines_pane.ts";
 import { patternPane } from "./pattern_pane.ts";
 import { datastoreForm } from "./datastore_form.ts";
+import { drafts, formatUrlState, parseUrlState, sameUrlState, type UrlState } from "./url_state.ts";
+import { trailingSort, withFilter, withSort } from "./refine.ts";
 
 const SAMPLE = "VALUES((host: 'a', n: 1), (host: 'b', n: 2), (host: 'a', n: 3))\n" +
   "| select(host, count(*) as hits)\n| group(host)";
@@ -73,20 +75,63 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   language.keywords.forEach((k) => words.keywords.add(k));
 
   const machines = machinesPane();
-  const run = runPane({ onState: (id, state) => machines.setQueryState(id, state) });
-  const viewBox = h("div", { className: "view-box" });
   // deno-lint-ignore prefer-const
   let editor: ScriptEditor;
+  const runScript = () => run.runText(editor.text(), file.workDir());
+  /** A refinement from the grid: the script changed in the editor, and run. */
+  const refine = (script: string) => {
+    editor.setText(script);
+    runScript();
+  };
+  const run = runPane({
+    onState: (id, state) => machines.setQueryState(id, state),
+    onFollow: () => writeUrl(true),
+    onRunAgain: runScript,
+    grid: () => ({
+      sorted: trailingSort(editor.text()),
+      onSort: (field, direction) => refine(withSort(editor.text(), field, direction)),
+      onFilter: (condition) => refine(withFilter(editor.text(), condition)),
+    }),
+  });
+  const viewBox = h("div", { className: "view-box" });
+  const draftNote = h("div", { className: "draft-note", role: "status" });
+  /** The draft's key: the stored script's path, "" for a new one. */
+  let draftPath = "";
+  /** The text as stored, for a script opened from the tree. */
+  let storedText: string | null = null;
   const file = fileBar({
     text: () => editor.text(),
     onChanged: () => tree.refresh(),
-    onNew: () => editor.setText(""),
+    onNew: () => {
+      draftPath = "";
+      storedText = null;
+      fill(draftNote);
+      editor.setText("");
+      writeUrl(true);
+    },
+    onSaved: (path) => {
+      drafts.clear(me.name, draftPath);
+      draftPath = path;
+      storedText = editor.text();
+      drafts.clear(me.name, path);
+      fill(draftNote);
+      writeUrl(false);
+    },
   });
   const runButton = h("button", { type: "button", className: "primary" }, "Run");
-  const runScript = () => run.runText(editor.text(), file.workDir());
   runButton.addEventListener("click", runScript);
   const editorBox = h("div", { className: "editor" });
-  editor = createEditor(editorBox, { words, workDir: () => file.workDir(), onRun: runScript });
+  const keepDraft = debounce((text: string) => {
+    if (storedText !== null && text === storedText) drafts.clear(me.name, draftPath);
+    else drafts.set(me.name, draftPath, text);
+    writeUrl(false);
+  }, 300);
+  editor = createEditor(editorBox, {
+    words,
+    workDir: () => file.workDir(),
+    onRun: runScript,
+    onChange: keepDraft,
+  });
   const showViewForm = (text: string) => {
     const args = viewArguments(text);
     fill(
@@ -94,15 +139,49 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       args.length ? viewForm(args, (values) => run.runStored(file.path(), values)) : null,
     );
   };
+  /** Opens a stored script in the editor; a draft of it kept in this browser wins, said so. */
+  const openScript = async (path: string) => {
+    let text: string;
+    try {
+      text = await file.open(path);
+    } catch (e) {
+      fill(
+        draftNote,
+        h("span", { role: "alert", className: "error" }, `${path}: ${(e as Error).message}`),
+      );
+      return;
+    }
+    draftPath = path;
+    storedText = text;
+    const draft = drafts.get(me.name, path);
+    if (draft !== null && draft !== text) {
+      editor.setText(draft);
+      fill(
+        draftNote,
+        `Your unsaved changes to ${path}, kept in this browser, are in the editor. `,
+        h("button", {
+          type: "button",
+          onclick: () => {
+            drafts.clear(me.name, path);
+            editor.setText(text);
+            fill(draftNote);
+          },
+        }, "Discard draft"),
+      );
+    } else {
+      fill(draftNote);
+      editor.setText(text);
+    }
+    showViewForm(editor.text());
+  };
   const tree = treePane({
     onOpen: async (path, entry) => {
       selectTab("editor");
       if (entry.kind === "table") {
         return run.runText(`@[${path}]`, file.workDir());
       }
-      const text = await file.open(path);
-      editor.setText(text);
-      showViewForm(text);
+      await openScript(path);
+      writeUrl(true);
     },
   });
   const queries = queriesPane((id) => {
@@ -120,6 +199,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       "div",
       { className: "work" },
       file.element,
+      draftNote,
       editorBox,
       h(
         "div",
@@ -166,7 +246,12 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     tabButtons[next]!.focus();
     e.preventDefault();
   });
+  let currentTab = "editor";
   function selectTab(id: string) {
+    if (!tabs.some((t) => t.id === id)) id = "editor";
+    const changed = id !== currentTab;
+    currentTab = id;
+    if (changed) writeUrl(true);
     tabs.forEach((t, i) => {
       const selected = t.id === id;
       tabButtons[i]!.setAttribute("aria-selected", String(selected));
@@ -178,6 +263,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   const signOut = h("button", {
     type: "button",
     onclick: () => {
+      root.dataset.signedIn = "no";
       storeToken(null);
       tabs.forEach((t) => t.onShow?.(false));
       showSignIn(root);
@@ -195,8 +281,54 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     ),
     h("main", {}, ...panels),
   );
-  selectTab("editor");
-  editor.setText(SAMPLE);
+  /** The address for what is shown: pushed for a new view, replaced for an edit. */
+  let applying = false;
+  function urlNow(): UrlState {
+    const path = file.storedPath() ?? undefined;
+    return {
+      tab: currentTab,
+      path,
+      script: path ? undefined : editor.text(),
+      query: run.current() ?? undefined,
+    };
+  }
+  function writeUrl(push: boolean) {
+    if (applying || !root.isConnected || root.dataset.signedIn !== "yes") return;
+    const next = urlNow();
+    if (sameUrlState(next, parseUrlState(location.hash))) return;
+    if (push) history.pushState(null, "", formatUrlState(next));
+    else history.replaceState(null, "", formatUrlState(next));
+  }
+  /** Shows what an address says: on sign-in, a reload, Back and Forward. */
+  async function apply(state: UrlState) {
+    applying = true;
+    try {
+      selectTab(state.tab);
+      if (state.path) {
+        if (state.path !== file.storedPath()) await openScript(state.path);
+      } else {
+        if (file.storedPath() !== null) {
+          file.reset();
+          fill(viewBox);
+        }
+        draftPath = "";
+        storedText = null;
+        fill(draftNote);
+        const text = state.script ?? drafts.get(me.name, "") ?? SAMPLE;
+        if (text !== editor.text()) editor.setText(text);
+      }
+      // Re-attaches to the query: still running, finished, or gone ("Run again").
+      if (state.query && state.query !== run.current()) run.follow(state.query);
+    } finally {
+      applying = false;
+    }
+  }
+  const onPop = () => apply(parseUrlState(location.hash));
+  globalThis.addEventListener("popstate", onPop);
+  signOut.addEventListener("click", () => globalThis.removeEventListener("popstate", onPop));
+  root.dataset.signedIn = "yes";
+  await apply(parseUrlState(location.hash));
+  writeUrl(false);
   await tree.refresh();
 }
 

@@ -9,7 +9,7 @@
 import { api, ApiFailure, apiJson, FINISHED, type QueryStatus } from "./api.ts";
 import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
-import { resultTable } from "./result_table.ts";
+import { type GridActions, resultTable } from "./result_table.ts";
 import { chartFor, chartKind } from "./charts.ts";
 import { storedRunPath } from "./stored_run.ts";
 
@@ -25,10 +25,18 @@ export interface RunPane {
   /** Follows a query already submitted (from the queries list). */
   follow(queryId: string): Promise<void>;
   cancel(): Promise<void>;
+  /** The query followed, if any. */
+  current(): string | null;
 }
 
 export function runPane(options: {
   readonly onState: (queryId: string, state: string) => void;
+  /** A query is followed from now on (submitted, opened, or re-attached after a reload). */
+  readonly onFollow?: (queryId: string) => void;
+  /** "Run again" on a query whose result expired. */
+  readonly onRunAgain?: () => void;
+  /** The grid's sort and filters, for the query shown (console/refine.ts). */
+  readonly grid?: () => Omit<GridActions, "onExpired">;
 }): RunPane {
   const state = h("output", { className: "state", "aria-label": "State" }, "no query yet");
   const progress = h("progress", { max: 1, value: 0, "aria-label": "Progress" });
@@ -70,6 +78,7 @@ export function runPane(options: {
     fill(stats);
     fill(warnings);
     fill(error);
+    error.classList.remove("gone");
     fill(table);
     fill(chart);
     fill(count);
@@ -78,6 +87,30 @@ export function runPane(options: {
   const showError = (e: unknown) => {
     fill(error, (e as Error).message);
     fill(state, "not started");
+  };
+  /** The server no longer has the query (410) or never had it for this user (404). */
+  const showGone = (queryId: string, e: ApiFailure) => {
+    const again = h("button", {
+      type: "button",
+      className: "primary",
+      onclick: () => options.onRunAgain?.(),
+    }, "Run again");
+    fill(
+      error,
+      e.status === 410
+        ? `The result of query ${queryId.slice(0, 8)} has expired: the server keeps a result ` +
+          `only for a while after it was last read (query.retention). `
+        : `There is no query ${queryId.slice(0, 8)} for you on this server (${e.message}). `,
+      again,
+    );
+    error.classList.add("gone");
+    fill(state, e.status === 410 ? "expired" : "not found");
+    state.dataset.state = "EXPIRED";
+    cancelButton.disabled = true;
+    fill(table);
+    fill(chart);
+    fill(count);
+    downloads.hidden = true;
   };
   const submit = async (path: string, init: RequestInit) => {
     reset();
@@ -101,6 +134,7 @@ export function runPane(options: {
     const result = resultTable(
       { rowsPath: `/queries/${queryId}/result`, schema },
       (n) => fill(count, `${n} rows`),
+      { ...options.grid?.(), onExpired: (e) => showGone(queryId, e) },
     );
     fill(table, result.element);
     fill(
@@ -132,6 +166,7 @@ export function runPane(options: {
 
   const pane: RunPane = {
     element,
+    current: () => current,
     runText(text, workDir) {
       return submit(`/queries?scriptPath=${encodeURIComponent(workDir)}`, {
         method: "POST",
@@ -156,6 +191,7 @@ export function runPane(options: {
       following = abort;
       current = queryId;
       element.dataset.queryId = queryId;
+      options.onFollow?.(queryId);
       let finished: QueryStatus | null = null;
       const open = async (lastEventId: string | null) =>
         (await api(`/queries/${queryId}/events`, {
@@ -196,6 +232,9 @@ export function runPane(options: {
         }
       } catch (e) {
         if (abort.signal.aborted) return;
+        if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+          return showGone(queryId, e);
+        }
         if (e instanceof ApiFailure) return showError(e);
         lost = e;
       }
@@ -204,12 +243,20 @@ export function runPane(options: {
       try {
         st ??= await apiJson<QueryStatus>(`/queries/${queryId}`);
       } catch (e) {
+        if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+          return showGone(queryId, e);
+        }
         return showError(lost ?? e);
       }
       setState(queryId, st.state);
       progress.value = st.progress;
-      if (st.state === "SUCCEEDED") await showResult(queryId);
-      else if (st.error) fill(error, st.error.message);
+      if (st.state === "SUCCEEDED") {
+        await showResult(queryId).catch((e) => {
+          if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+            showGone(queryId, e);
+          } else fill(error, (e as Error).message);
+        });
+      } else if (st.error) fill(error, st.error.message);
       else if (lost) fill(error, `lost the query's events: ${(lost as Error).message}`);
     },
     async cancel() {

@@ -1,0 +1,330 @@
+/**
+ * The console as a daily tool (issue 27), in headless Chromium against a real server and real
+ * files: a grid one works in (sort, filters, widths, detail, filter for/out, keys), state that
+ * survives (the address, Back/Forward, reload, a copied link, a draft, re-attaching to a running
+ * query, an expired result with "Run again"), and every tab checked by axe-core and shot at 1280
+ * and 640 px and in dark mode (tests/browser/artefacts/daily-*.png).
+ */
+
+import assert from "node:assert/strict";
+import { SimulatedClock } from "xstate";
+import type { Page } from "playwright-core";
+import { openBrowser } from "./browser.ts";
+import { seriousAxeFindings } from "./axe.ts";
+import { startTestServer } from "../api/server.ts";
+import { SLOW_SCRIPT, writeBigLog } from "../api/client.ts";
+
+/** Replaces the editor's text as a person would: select all, type. */
+async function setScript(page: Page, text: string): Promise<void> {
+  const content = page.locator(".cm-content");
+  await content.click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.press("Delete");
+  await content.fill(text);
+}
+
+const script = (page: Page) => page.locator(".cm-content").innerText();
+const state = (page: Page, s: string) =>
+  page.locator('output[aria-label="State"]', { hasText: s }).waitFor({ timeout: 60_000 });
+const hashOf = (page: Page) => new URLSearchParams(new URL(page.url()).hash.slice(1));
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Run", exact: true }).waitFor();
+}
+
+/** The texts of a column's cells drawn, top to bottom. */
+async function column(page: Page, col: number): Promise<string[]> {
+  return await page.locator(`.grid-body [role=gridcell][data-col="${col}"]`).allInnerTexts();
+}
+
+const ROWS = "VALUES(\n" +
+  '  (t: T(\'2024-05-01T13:00:00.123Z\'), host: \'a\', n: 3, doc: \'{"user":{"id":7,"tags":["x","y"]}}\'),\n' +
+  "  (t: T('2024-05-01T13:30:00.456Z'), host: 'b', n: 1, doc: '[]'),\n" +
+  "  (t: T('2024-05-01T15:00:00.789Z'), host: 'a', n: 2, doc: 'plain'))";
+
+Deno.test({
+  name: "a daily user works in the grid and finds the console as they left it",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    const clock = new SimulatedClock();
+    await using s = await startTestServer({}, { clock });
+    const token = await s.deps.users.add("root", { admin: true });
+    const big = await writeBigLog(s, 1_500_000);
+    for (const n of [2, 3, 4, 5, 6]) await Deno.link(big, big.replace("big.log", `big${n}.log`));
+    await using b = await openBrowser();
+    const { page } = b;
+
+    await t.step("signs in; the address says the tab and the script", async () => {
+      await page.goto(s.url + "/");
+      await signIn(page, token);
+      assert.equal(hashOf(page).get("tab"), "editor");
+      assert.match(hashOf(page).get("script") ?? "", /^VALUES/);
+      assert.ok(!page.url().includes(token));
+    });
+
+    await t.step("columns are as wide as their content: no timestamp is cut", async () => {
+      await setScript(page, ROWS);
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await state(page, "SUCCEEDED");
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: /^2024-05-01T13:00:00\.123/ }).waitFor();
+      const cut = await page.locator(".grid-body [role=gridcell]").evaluateAll((cells) =>
+        cells.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent)
+      );
+      assert.deepEqual(cut, []);
+      await b.shot("daily-01-grid");
+    });
+
+    await t.step("a header sorts: `| sort(...)` added to the script and run", async () => {
+      const header = page.getByRole("columnheader", { name: /^n\b/ });
+      await header.getByRole("button").click();
+      await state(page, "SUCCEEDED");
+      await page.locator('[role=columnheader][aria-sort="ascending"]', { hasText: "n" })
+        .waitFor();
+      assert.match(await script(page), /\n\| sort\(n\)$/);
+      assert.deepEqual(await column(page, 2), ["1", "2", "3"]);
+      // Again: descending, the sort line replaced rather than stacked.
+      await page.getByRole("columnheader", { name: /^n\b/ }).getByRole("button").click();
+      await page.locator('[role=columnheader][aria-sort="descending"]').waitFor();
+      assert.match(await script(page), /\n\| sort\(n desc\)$/);
+      assert.equal((await script(page)).match(/sort\(/g)?.length, 1);
+      await page.waitForFunction(
+        `document.querySelector('.grid-body [data-col="2"]')?.textContent === "3"`,
+      );
+      assert.deepEqual(await column(page, 2), ["3", "2", "1"]);
+    });
+
+    await t.step("a column's filter box adds `| filter(...)` and runs", async () => {
+      await page.getByLabel("Filter n").fill("> 1");
+      await page.getByLabel("Filter n").press("Enter");
+      await page.getByText("2 rows", { exact: true }).waitFor();
+      assert.match(await script(page), /\| filter\(n > 1\)\n\| sort\(n desc\)$/);
+      await page.getByLabel("Filter host").fill("b");
+      await page.getByLabel("Filter host").press("Enter");
+      await page.getByText("0 rows", { exact: true }).waitFor();
+      assert.match(await script(page), /\| filter\(contains\(host, 'b'\)\)/);
+      await setScript(page, ROWS);
+      await page.keyboard.press("Control+Enter");
+      await page.getByText("3 rows", { exact: true }).waitFor();
+    });
+
+    await t.step("arrow keys move between cells; Enter opens the row's detail", async () => {
+      const grid = page.getByRole("grid", { name: "Result" });
+      await grid.getByRole("gridcell", { name: "a", exact: true }).first().click();
+      await page.keyboard.press("Escape");
+      const focused = () =>
+        page.evaluate(`document.activeElement?.textContent ?? ""`) as Promise<string>;
+      assert.equal(await focused(), "a");
+      await page.keyboard.press("ArrowDown");
+      assert.equal(await focused(), "b");
+      await page.keyboard.press("ArrowRight");
+      assert.equal(await focused(), "1");
+      await page.keyboard.press("Home");
+      assert.match(await focused(), /^2024-05-01T13:30:00\.456/);
+      await page.keyboard.press("ArrowUp");
+      await page.keyboard.press("End");
+      assert.match(await focused(), /^\{"user"/);
+      await page.keyboard.press("Enter");
+      const detail = page.getByRole("region", { name: "Row detail" });
+      await detail.waitFor();
+      // The JSON text laid out, as text.
+      const json = await detail.locator("pre.value").nth(3).innerText();
+      assert.equal(json, JSON.stringify({ user: { id: 7, tags: ["x", "y"] } }, null, 2));
+      await b.shot("daily-02-row-detail");
+    });
+
+    await t.step(
+      "filter out a value from the detail pane, for one with `+` on a cell",
+      async () => {
+        const detail = page.getByRole("region", { name: "Row detail" });
+        await detail.getByRole("button", { name: "Filter out host = 'a'" }).click();
+        await page.getByText("1 rows", { exact: true }).waitFor();
+        assert.match(await script(page), /\| filter\(host != 'a'\)$/);
+        assert.deepEqual(await column(page, 1), ["b"]);
+        await setScript(page, ROWS);
+        await page.keyboard.press("Control+Enter");
+        await page.getByText("3 rows", { exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: "b", exact: true }).click();
+        await page.getByRole("button", { name: "Close" }).click();
+        await page.keyboard.press("+");
+        await page.getByText("1 rows", { exact: true }).waitFor();
+        assert.match(await script(page), /\| filter\(host = 'b'\)$/);
+      },
+    );
+
+    await t.step("a column is resized by dragging its header's edge", async () => {
+      const header = page.getByRole("columnheader", { name: /^host\b/ });
+      const before = (await header.boundingBox())!;
+      const grip = header.locator(".col-grip");
+      const g = (await grip.boundingBox())!;
+      await page.mouse.move(g.x + g.width / 2, g.y + g.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(g.x + 120, g.y + g.height / 2, { steps: 5 });
+      await page.mouse.up();
+      const after = (await header.boundingBox())!;
+      assert.ok(
+        Math.abs(after.width - before.width - 120 + g.width / 2) < 8,
+        `${before.width} → ${after.width}`,
+      );
+      const cell = (await page.getByRole("gridcell", { name: "b", exact: true }).boundingBox())!;
+      assert.ok(
+        Math.abs(cell.width - after.width) < 2,
+        `cell ${cell.width}, header ${after.width}`,
+      );
+    });
+
+    await t.step("axe finds nothing critical or serious with the grid and its detail", async () => {
+      await page.getByRole("gridcell", { name: "b", exact: true }).click();
+      // axe itself sets inline styles, which the page's CSP refuses: none before it ran.
+      assert.deepEqual(b.errors.filter((e) => /inline style/.test(e)), []);
+      assert.deepEqual(await seriousAxeFindings(page), []);
+    });
+
+    await t.step(
+      "Back and Forward move between tabs and queries, not out of the console",
+      async () => {
+        const query = hashOf(page).get("query");
+        assert.ok(query);
+        await page.getByRole("tab", { name: "Queries" }).click();
+        assert.equal(hashOf(page).get("tab"), "queries");
+        await page.getByRole("tab", { name: "Machines" }).click();
+        await page.goBack();
+        await page.getByRole("tab", { name: "Queries", selected: true }).waitFor();
+        await page.goBack();
+        await page.getByRole("tab", { name: "Editor", selected: true }).waitFor();
+        assert.equal(new URL(page.url()).origin, new URL(s.url).origin);
+        assert.equal(hashOf(page).get("query"), query);
+        await page.goForward();
+        await page.getByRole("tab", { name: "Queries", selected: true }).waitFor();
+        await page.goBack();
+        await page.getByRole("tab", { name: "Editor", selected: true }).waitFor();
+      },
+    );
+
+    await t.step("a reload re-attaches to a query still running", async () => {
+      await setScript(page, SLOW_SCRIPT.replace("big.log", "big*.log"));
+      await page.keyboard.press("Control+Enter");
+      await state(page, "RUNNING");
+      const id = hashOf(page).get("query")!;
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      await page.reload();
+      await page.getByRole("button", { name: "Run", exact: true }).waitFor();
+      await state(page, "RUNNING");
+      assert.equal(await page.locator("section.run").getAttribute("data-query-id"), id);
+      assert.match(await script(page), /big\*\.log/);
+      await b.shot("daily-03-reattached");
+      await page.getByRole("button", { name: "Cancel" }).click();
+      await state(page, "CANCELLED");
+    });
+
+    await t.step(
+      "a saved script's path is in the address; a reload reopens it, draft and all",
+      async () => {
+        await page.getByLabel("Path", { exact: true }).fill("/user/keep.sx");
+        await setScript(page, "VALUES((x: 1))");
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByText("Saved /user/keep.sx").waitFor();
+        await page.waitForFunction(() => location.hash.includes("path="));
+        assert.equal(hashOf(page).get("path"), "/user/keep.sx");
+        assert.equal(hashOf(page).get("script"), null);
+        await setScript(page, "VALUES((x: 2))");
+        // The draft is written once typing pauses.
+        await page.waitForFunction(() =>
+          Object.keys(localStorage).some((k) =>
+            k.startsWith("trawl.draft.") && k.endsWith("/user/keep.sx")
+          )
+        );
+        await page.reload();
+        await page.getByText(/Your unsaved changes to \/user\/keep\.sx/).waitFor();
+        assert.equal(await script(page), "VALUES((x: 2))");
+        await page.getByRole("button", { name: "Discard draft" }).click();
+        assert.equal(await script(page), "VALUES((x: 1))");
+        assert.equal(await page.getByLabel("Path", { exact: true }).inputValue(), "/user/keep.sx");
+      },
+    );
+
+    await t.step("a copied link opens the same script, tab and result in another tab", async () => {
+      await page.getByRole("button", { name: "New" }).click();
+      await setScript(page, "VALUES((city: 'Tartu', n: 3))");
+      await page.keyboard.press("Control+Enter");
+      await page.getByRole("gridcell", { name: "Tartu" }).waitFor();
+      await page.waitForFunction(() => location.hash.includes("Tartu"));
+      const link = page.url();
+      const other = await page.context().newPage();
+      await other.goto(link);
+      // A new tab has no token: sign in, then the link's view.
+      await signIn(other, token);
+      await other.getByRole("gridcell", { name: "Tartu" }).waitFor();
+      assert.equal(await script(other), "VALUES((city: 'Tartu', n: 3))");
+      await other.close();
+    });
+
+    await t.step("an unsaved draft comes back in a fresh tab with no address", async () => {
+      await setScript(page, "VALUES((draft: 'kept'))");
+      await page.waitForFunction(() =>
+        Object.entries(localStorage).some(([k, v]) =>
+          k.startsWith("trawl.draft.") && v.includes("kept")
+        )
+      );
+      const other = await page.context().newPage();
+      await other.goto(s.url + "/");
+      await signIn(other, token);
+      assert.equal(await script(other), "VALUES((draft: 'kept'))");
+      await other.close();
+    });
+
+    await t.step("an expired result says so and offers Run again", async () => {
+      await page.keyboard.press("Control+Enter");
+      await page.getByRole("gridcell", { name: "kept" }).waitFor();
+      // Past the retention (5 minutes by default) on the server's clock.
+      clock.increment(10 * 60_000);
+      await page.reload();
+      const alert = page.getByRole("alert").filter({ hasText: "has expired" });
+      await alert.waitFor();
+      await b.shot("daily-04-expired");
+      await alert.getByRole("button", { name: "Run again" }).click();
+      await page.getByRole("gridcell", { name: "kept" }).waitFor();
+      await state(page, "SUCCEEDED");
+    });
+
+    await t.step(
+      "every tab at 1280 and 640 px, light and dark, with no serious axe finding",
+      async () => {
+        await setScript(page, ROWS);
+        await page.keyboard.press("Control+Enter");
+        await page.getByRole("gridcell", { name: "plain" }).waitFor();
+        await page.getByRole("gridcell", { name: "plain" }).click();
+        const tabs = ["Editor", "Queries", "Machines", "Pattern", "Datastores"];
+        for (const scheme of ["light", "dark"] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          for (const width of [1280, 640]) {
+            await page.setViewportSize({ width, height: 900 });
+            for (const tab of tabs) {
+              await page.getByRole("tab", { name: tab }).click();
+              await page.getByRole("tab", { name: tab, selected: true }).waitFor();
+              await b.shot(`daily-tab-${tab.toLowerCase()}-${width}-${scheme}`);
+              const wide = await page.evaluate("document.documentElement.scrollWidth") as number;
+              assert.ok(wide <= width + 20, `${tab} is ${wide}px wide at ${width}px`);
+              if (width === 1280) {
+                assert.deepEqual(await seriousAxeFindings(page), [], `${tab}, ${scheme}`);
+              }
+            }
+          }
+        }
+        await page.emulateMedia({ colorScheme: "light" });
+        await page.setViewportSize({ width: 1280, height: 900 });
+      },
+    );
+
+    await t.step("no errors in the page", () => {
+      const unexpected = b.errors.filter((e) =>
+        !/Failed to load resource: the server responded with a status of (410|416)/.test(e) &&
+        !/Applying inline style violates/.test(e)
+      );
+      assert.deepEqual(unexpected, []);
+    });
+  },
+});
