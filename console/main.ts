@@ -17,6 +17,7 @@ import { machinesPane } from "./machines_pane.ts";
 import { patternPane } from "./pattern_pane.ts";
 import { datastoreForm } from "./datastore_form.ts";
 import { drafts, formatUrlState, parseUrlState, sameUrlState, type UrlState } from "./url_state.ts";
+import { QueryHistory } from "./history.ts";
 import { trailingSort, withFilter, withSort } from "./refine.ts";
 
 const SAMPLE = "VALUES((host: 'a', n: 1), (host: 'b', n: 2), (host: 'a', n: 3))\n" +
@@ -83,8 +84,18 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     editor.setText(script);
     runScript();
   };
+  const queryHistory = new QueryHistory(me.name);
   const run = runPane({
     onState: (id, state) => machines.setQueryState(id, state),
+    onSubmitted: (queryId, what) => queryHistory.add({ queryId, submitted: Date.now(), ...what }),
+    onFinished: (queryId, state, rows) => {
+      const known = queryHistory.get(queryId);
+      queryHistory.update(queryId, {
+        state,
+        finished: known?.finished ?? Date.now(),
+        ...(rows === undefined ? {} : { rows }),
+      });
+    },
     onFollow: () => writeUrl(true),
     onRunAgain: runScript,
     grid: () => ({
@@ -184,9 +195,22 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       writeUrl(true);
     },
   });
-  const queries = queriesPane((id) => {
-    selectTab("editor");
-    run.follow(id);
+  const queries = queriesPane({
+    history: queryHistory,
+    onOpen: (id) => {
+      selectTab("editor");
+      run.follow(id);
+    },
+    onRunAgain: (entry) => {
+      selectTab("editor");
+      if (entry.stored) return run.runStored(entry.stored.path, entry.stored.args);
+      if (file.storedPath() !== null) file.reset();
+      draftPath = "";
+      storedText = null;
+      fill(draftNote);
+      editor.setText(entry.script ?? "");
+      run.runText(entry.script ?? "", entry.workDir ?? "/user");
+    },
   });
   const pattern = patternPane();
   const stores = me.admin ? datastoreForm() : null;

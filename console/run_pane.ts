@@ -29,10 +29,18 @@ export interface RunPane {
   current(): string | null;
 }
 
+export type Submitted =
+  | { readonly script: string; readonly workDir: string }
+  | { readonly stored: { readonly path: string; readonly args: Record<string, string> } };
+
 export function runPane(options: {
   readonly onState: (queryId: string, state: string) => void;
   /** A query is followed from now on (submitted, opened, or re-attached after a reload). */
   readonly onFollow?: (queryId: string) => void;
+  /** A query was submitted from here: what ran, for the history. */
+  readonly onSubmitted?: (queryId: string, what: Submitted) => void;
+  /** A followed query finished (`rows` once its result's size is known). */
+  readonly onFinished?: (queryId: string, state: string, rows?: number) => void;
   /** "Run again" on a query whose result expired. */
   readonly onRunAgain?: () => void;
   /** The grid's sort and filters, for the query shown (console/refine.ts). */
@@ -112,10 +120,11 @@ export function runPane(options: {
     fill(count);
     downloads.hidden = true;
   };
-  const submit = async (path: string, init: RequestInit) => {
+  const submit = async (path: string, init: RequestInit, what: Submitted) => {
     reset();
     try {
       const { queryId } = await apiJson<{ queryId: string }>(path, init);
+      options.onSubmitted?.(queryId, what);
       await pane.follow(queryId);
     } catch (e) {
       showError(e);
@@ -133,7 +142,10 @@ export function runPane(options: {
     const schema = await apiJson<Record<string, string>>(`/queries/${queryId}/result/schema`);
     const result = resultTable(
       { rowsPath: `/queries/${queryId}/result`, schema },
-      (n) => fill(count, `${n} rows`),
+      (n) => {
+        fill(count, `${n} rows`);
+        options.onFinished?.(queryId, "SUCCEEDED", n);
+      },
       { ...options.grid?.(), onExpired: (e) => showGone(queryId, e) },
     );
     fill(table, result.element);
@@ -172,7 +184,7 @@ export function runPane(options: {
         method: "POST",
         headers: { "Content-Type": "text/plain" },
         body: text,
-      });
+      }, { script: text, workDir });
     },
     runStored(path, args) {
       let url;
@@ -183,7 +195,7 @@ export function runPane(options: {
         showError(e);
         return Promise.resolve();
       }
-      return submit(url, { method: "POST" });
+      return submit(url, { method: "POST" }, { stored: { path, args } });
     },
     async follow(queryId) {
       following?.abort();
@@ -250,6 +262,7 @@ export function runPane(options: {
       }
       setState(queryId, st.state);
       progress.value = st.progress;
+      options.onFinished?.(queryId, st.state);
       if (st.state === "SUCCEEDED") {
         await showResult(queryId).catch((e) => {
           if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {

@@ -56,6 +56,7 @@ Deno.test({
     for (const n of [2, 3, 4, 5, 6]) await Deno.link(big, big.replace("big.log", `big${n}.log`));
     await using b = await openBrowser();
     const { page } = b;
+    let expiredId = "";
 
     await t.step("signs in; the address says the tab and the script", async () => {
       await page.goto(s.url + "/");
@@ -279,6 +280,7 @@ Deno.test({
     await t.step("an expired result says so and offers Run again", async () => {
       await page.keyboard.press("Control+Enter");
       await page.getByRole("gridcell", { name: "kept" }).waitFor();
+      expiredId = hashOf(page).get("query")!;
       // Past the retention (5 minutes by default) on the server's clock.
       clock.increment(10 * 60_000);
       await page.reload();
@@ -289,6 +291,39 @@ Deno.test({
       await page.getByRole("gridcell", { name: "kept" }).waitFor();
       await state(page, "SUCCEEDED");
     });
+
+    await t.step(
+      "the queries list cancels a running query; the history outlives retention and runs one again",
+      async () => {
+        await setScript(page, SLOW_SCRIPT.replace("big.log", "big*.log"));
+        await page.keyboard.press("Control+Enter");
+        await state(page, "RUNNING");
+        const id = hashOf(page).get("query")!;
+        await page.getByRole("tab", { name: "Queries" }).click();
+        const listed = page.locator(`table.queries tr[data-query-id="${id}"]`);
+        await listed.getByRole("button", { name: `Cancel query ${id.slice(0, 8)}` }).click();
+        await listed.getByText("CANCELLED").waitFor();
+        // The expired query is gone from the server's list, not from the history.
+        const past = page.locator("table.queries-history tbody tr");
+        await past.first().waitFor();
+        assert.equal(
+          await page.locator(`table.queries tr[data-query-id="${expiredId}"]`).count(),
+          0,
+        );
+        const expired = page.locator(`table.queries-history tr[data-query-id="${expiredId}"]`);
+        const cells = await expired.locator("td").allInnerTexts();
+        assert.equal(cells[1], "SUCCEEDED");
+        assert.match(cells[2]!, /\d+(\.\d)? (ms|s)$/);
+        assert.equal(cells[3], "1");
+        assert.equal(cells[4], "VALUES((draft: 'kept'))");
+        await b.shot("daily-05-history");
+        const tartu = past.filter({ hasText: "Tartu" }).first();
+        await tartu.getByRole("button", { name: /^Run again: query / }).click();
+        await page.getByRole("tab", { name: "Editor", selected: true }).waitFor();
+        await page.getByRole("gridcell", { name: "Tartu" }).waitFor();
+        assert.equal(await script(page), "VALUES((city: 'Tartu', n: 3))");
+      },
+    );
 
     await t.step(
       "every tab at 1280 and 640 px, light and dark, with no serious axe finding",
