@@ -18,7 +18,11 @@ import { patternPane } from "./pattern_pane.ts";
 import { datastoreForm } from "./datastore_form.ts";
 import { drafts, formatUrlState, parseUrlState, sameUrlState, type UrlState } from "./url_state.ts";
 import { QueryHistory } from "./history.ts";
+import { fileView } from "./file_view.ts";
 import { trailingSort, withFilter, withSort } from "./refine.ts";
+
+/** A file larger than this is previewed rather than opened in the editor. */
+const MAX_EDITOR_BYTES = 256 * 1024;
 
 const SAMPLE = "VALUES((host: 'a', n: 1), (host: 'b', n: 2), (host: 'a', n: 3))\n" +
   "| select(host, count(*) as hits)\n| group(host)";
@@ -185,12 +189,35 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     }
     showViewForm(editor.text());
   };
+  const preview = fileView({
+    onPreparePattern: (lines, text) => {
+      pattern.prepare(lines, text);
+      selectTab("pattern");
+    },
+    onNewQuery: (script) => {
+      if (file.storedPath() !== null) file.reset();
+      draftPath = "";
+      storedText = null;
+      fill(draftNote);
+      fill(viewBox);
+      editor.setText(script);
+      preview.hide();
+      writeUrl(true);
+      editor.view.focus();
+    },
+  });
   const tree = treePane({
     onOpen: async (path, entry) => {
       selectTab("editor");
       if (entry.kind === "table") {
+        preview.hide();
         return run.runText(`@[${path}]`, file.workDir());
       }
+      // A log (or anything large) is previewed, never loaded into the editor.
+      if (entry.kind === "file" || (entry.size ?? 0) > MAX_EDITOR_BYTES) {
+        return preview.show(path);
+      }
+      preview.hide();
       await openScript(path);
       writeUrl(true);
     },
@@ -222,6 +249,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     h(
       "div",
       { className: "work" },
+      preview.element,
       file.element,
       draftNote,
       editorBox,

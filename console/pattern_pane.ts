@@ -17,7 +17,7 @@ interface TryAnswer {
 export function patternPane() {
   const samples = h("textarea", { id: "pattern-samples", rows: 6, spellcheck: false });
   const pattern = h("textarea", { id: "pattern-text", rows: 3, spellcheck: false });
-  const out = h("div", { className: "pattern-out", "aria-live": "polite" });
+  const out = h("div", { className: "pattern-out table-scroll", "aria-live": "polite" });
   const element = h(
     "section",
     { "aria-label": "Pattern" },
@@ -89,5 +89,13 @@ export function patternPane() {
   }, 250);
   samples.addEventListener("input", update);
   pattern.addEventListener("input", update);
-  return { element };
+  return {
+    element,
+    /** Samples (a file's first lines) and a pattern to start from. */
+    prepare(lines: readonly string[], text: string) {
+      samples.value = lines.join("\n");
+      pattern.value = text;
+      update();
+    },
+  };
 }

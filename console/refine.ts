@@ -110,3 +110,106 @@ export function withFilter(script: string, condition: string): string {
   const filtered = `${base}\n| filter(${condition})`;
   return sort ? `${filtered}\n| sort(${sort[1]})` : filtered;
 }
+
+/** The sources whose `from:` and `to:` bound what is read (LANGUAGE.md §3). */
+const TIMED_SOURCES = /\b(PARSE|LIST|READ_JSON)\s*\(/g;
+
+/** The index just past the `)` closing the call whose `(` is at `open`, skipping strings. */
+function closingParen(s: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < s.length; i++) {
+    const c = s[i]!;
+    if (s.startsWith("'''", i)) {
+      const end = s.indexOf("'''", i + 3);
+      if (end < 0) return -1;
+      i = end + 2;
+    } else if (c === "'" || c === '"') {
+      for (i++; i < s.length && s[i] !== c; i++) if (s[i] === "\\") i++;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/** The top-level arguments of a call's text between its parentheses. */
+function splitArguments(s: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (s.startsWith("'''", i)) {
+      const end = s.indexOf("'''", i + 3);
+      i = end < 0 ? s.length : end + 2;
+    } else if (c === "'" || c === '"') {
+      for (i++; i < s.length && s[i] !== c; i++) if (s[i] === "\\") i++;
+    } else if (c === "(" || c === "[") depth++;
+    else if (c === ")" || c === "]") depth--;
+    else if (c === "," && depth === 0) {
+      out.push(s.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(s.slice(start));
+  return out.filter((a) => a.trim() !== "");
+}
+
+/**
+ * The script with every PARSE, LIST and READ_JSON source given `from:` and `to:` (replacing
+ * those it had; null leaves the bound out), as the time picker sets them.
+ */
+export function withSourceRange(script: string, from: Date | null, to: Date | null): string {
+  let out = "";
+  let at = 0;
+  for (const m of script.matchAll(TIMED_SOURCES)) {
+    const open = m.index! + m[0].length - 1;
+    if (open < at) continue;
+    const close = closingParen(script, open);
+    if (close < 0) break;
+    const args = splitArguments(script.slice(open + 1, close - 1))
+      .filter((a) => !/^\s*(from|to)\s*:/.test(a));
+    const kept = args.map((a, i) => (i === 0 ? a.replace(/^\s+/, "") : a));
+    if (from) kept.push(` from: T('${from.toISOString()}')`);
+    if (to) kept.push(` to: T('${to.toISOString()}')`);
+    out += script.slice(at, open + 1) + kept.join(",") + ")";
+    at = close;
+  }
+  return out + script.slice(at);
+}
+
+const RANGE_LINE = /\n\| filter\(\S+ >= T\('[^']*'\) and \S+ < T\('[^']*'\)\)(?=\n\| sort\(|\s*$)/;
+
+/**
+ * The script with the time picker's filter on `field` (one `| filter(f >= T(..) and f < T(..))`
+ * line, replaced on each change, before a trailing sort the grid added), or without it.
+ */
+export function withRangeFilter(
+  script: string,
+  field: string | null,
+  from: Date | null,
+  to: Date | null,
+): string {
+  const base = script.replace(RANGE_LINE, "");
+  if (!field || !from || !to) return base;
+  const f = fieldName(field);
+  return withFilter(
+    base,
+    `${f} >= T('${from.toISOString()}') and ${f} < T('${to.toISOString()}')`,
+  );
+}
+
+/** Aggregates in a script: its result is a summary, not events. */
+export function isAggregate(script: string): boolean {
+  return /\|\s*group\s*\(/.test(script) ||
+    /\b(count|count_distinct|sum|avg|min|max|first|last|array_agg)\s*\(/.test(script);
+}
+
+/** The script without trailing `| limit(...)` / `| sort(...)` stages: every event, any order. */
+export function withoutTail(script: string): string {
+  let s = script.replace(/\s+$/, "");
+  for (;;) {
+    const next = s.replace(/\n?\s*\|\s*(limit|sort)\([^()]*\)\s*$/, "");
+    if (next === s) return s;
+    s = next;
+  }
+}

@@ -10,6 +10,8 @@ export interface Entry {
   readonly name: string;
   readonly kind: "folder" | "script" | "table" | "pattern" | "datastore" | "file";
   readonly size?: number;
+  /** ISO 8601. */
+  readonly modified?: string;
   readonly rights?: readonly string[];
 }
 
@@ -49,12 +51,23 @@ export function treePane(options: {
     const items = await Promise.all(entries.map(async (entry) => {
       const child = `${path === "/" ? "" : path}/${entry.name}`;
       const label = h("span", { className: `kind-${entry.kind}` }, entry.name);
-      const item = h("li", {
-        role: "treeitem",
-        tabIndex: -1,
-        "aria-level": String(level),
-        "data-path": child,
-      }, label);
+      const meta = entry.kind === "folder" ? null : h(
+        "span",
+        { className: "tree-meta" },
+        [entry.size === undefined ? "" : bytesText(entry.size), dateText(entry.modified)]
+          .filter((x) => x).join(" · "),
+      );
+      const item = h(
+        "li",
+        {
+          role: "treeitem",
+          tabIndex: -1,
+          "aria-level": String(level),
+          "data-path": child,
+        },
+        label,
+        meta,
+      );
       if (entry.kind === "folder") {
         const group = h("ul", { role: "group" });
         item.setAttribute("aria-expanded", String(open.has(child)));
@@ -135,4 +148,31 @@ export function treePane(options: {
 /** A tree path as a URL path, each name encoded. */
 export function encodePath(path: string): string {
   return path.split("/").map(encodeURIComponent).join("/").replace(/\/$/, "");
+}
+
+/** A size as people read it: 512 B, 4.1 KB, 50.3 MB. */
+export function bytesText(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1000;
+  let u = 0;
+  while (v >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
+}
+
+/** A date as the tree shows it: day and minute in the browser's zone. */
+export function dateText(iso: string | undefined): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime()) || d.getTime() === 0) return "";
+  return d.toLocaleString(undefined, {
+    ...(d.getFullYear() === new Date().getFullYear() ? {} : { year: "numeric" }),
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
 }

@@ -53,6 +53,22 @@ Deno.test({
     await using s = await startTestServer({}, { clock });
     const token = await s.deps.users.add("root", { admin: true });
     const big = await writeBigLog(s, 1_500_000);
+    // A real-shaped nginx access log in the combined format, some 40 MB.
+    const accessLines: string[] = [];
+    const agents = [
+      "Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0",
+      "curl/8.5.0",
+    ];
+    for (let i = 0; i < 200_000; i++) {
+      const t = new Date(Date.UTC(2024, 9, 10, 0, 0, i)).toUTCString().split(" ");
+      const when = `${t[1]}/${t[2]}/${t[3]}:${t[4]} +0000`;
+      accessLines.push(
+        `10.0.${(i >> 8) & 255}.${i & 255} - - [${when}] "GET /page/${i % 97}?q=${i} HTTP/1.1" ` +
+          `${[200, 200, 304, 404, 500][i % 5]} ${i % 7 === 0 ? 0 : 1000 + i} ` +
+          `"${i % 3 === 0 ? "-" : "https://example.com/start"}" "${agents[i % 2]}"`,
+      );
+    }
+    await s.write("/shared/access.log", accessLines.join("\n") + "\n");
     for (const n of [2, 3, 4, 5, 6]) await Deno.link(big, big.replace("big.log", `big${n}.log`));
     await using b = await openBrowser();
     const { page } = b;
@@ -291,6 +307,58 @@ Deno.test({
       await page.getByRole("gridcell", { name: "kept" }).waitFor();
       await state(page, "SUCCEEDED");
     });
+
+    await t.step(
+      "a large log in the tree: size and date, a preview, a pattern and a query, never the editor",
+      async () => {
+        const before = await script(page);
+        const asked: string[] = [];
+        const listen = (req: { url(): string }) => asked.push(new URL(req.url()).pathname);
+        page.on("request", listen);
+        await page.getByRole("button", { name: "Refresh" }).click();
+        const tree = page.getByRole("tree", { name: "Files" });
+        const shared = tree.locator('[data-path="/shared"]');
+        await shared.waitFor();
+        if (await shared.getAttribute("aria-expanded") !== "true") {
+          await tree.getByText("shared", { exact: true }).click();
+        }
+        const item = tree.locator('[data-path="/shared/access.log"]');
+        const meta = await item.locator(".tree-meta").innerText();
+        assert.match(meta, /^\d+ MB · /, meta);
+        await item.getByText("access.log", { exact: true }).click();
+        const view = page.getByRole("region", { name: "File" });
+        await view.getByText(/^The first 20 lines/).waitFor();
+        assert.equal(
+          (await view.getByLabel("First lines").innerText()).split("\n")[0],
+          accessLines[0],
+        );
+        assert.match(await view.innerText(), /\d+ MB · modified/);
+        assert.equal(await script(page), before);
+        page.off("request", listen);
+        assert.ok(asked.includes("/API/v1.0/preview/shared/access.log"), asked.join(" "));
+        assert.ok(!asked.some((p) => p.startsWith("/API/v1.0/resources/shared/access.log")));
+        await b.shot("daily-06-file-preview");
+
+        await view.getByRole("button", { name: "Prepare pattern" }).click();
+        await page.getByRole("tab", { name: "Pattern", selected: true }).waitFor();
+        await page.locator("tr.match").nth(19).waitFor();
+        assert.equal(await page.locator("tr.no-match").count(), 0);
+        assert.equal((await page.getByLabel("Sample lines").inputValue()).split("\n").length, 20);
+        await b.shot("daily-07-prepared-pattern");
+
+        await page.getByRole("tab", { name: "Editor" }).click();
+        await view.getByRole("button", { name: "New query on this file" }).click();
+        assert.match(
+          await script(page),
+          /^PARSE\(pattern: '''IPV4:client[\s\S]*src: '\/shared\/access\.log'\)/,
+        );
+        await page.keyboard.press("Control+Enter");
+        await page.getByText("100 rows", { exact: true }).waitFor({ timeout: 60_000 });
+        const grid = page.getByRole("grid", { name: "Result" });
+        await grid.getByRole("columnheader", { name: /^agent\b/ }).waitFor();
+        await grid.getByRole("gridcell", { name: "https://example.com/start" }).first().waitFor();
+      },
+    );
 
     await t.step(
       "the queries list cancels a running query; the history outlives retention and runs one again",

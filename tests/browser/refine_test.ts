@@ -7,11 +7,15 @@
 import assert from "node:assert/strict";
 import {
   columnCondition,
+  isAggregate,
   literal,
   trailingSort,
   valueCondition,
   withFilter,
+  withoutTail,
+  withRangeFilter,
   withSort,
+  withSourceRange,
 } from "../../console/refine.ts";
 import { startTestServer } from "../api/server.ts";
 
@@ -74,4 +78,34 @@ Deno.test("the server accepts every refinement the grid writes", async () => {
     assert.equal(res.status, 200, `${script}\n${body}`);
     assert.equal(JSON.parse(body).length, rows, `${script}\n${body}`);
   }
+});
+
+Deno.test("the time picker's bounds on every timed source and its filter, replaced not stacked", () => {
+  const from = new Date("2024-10-10T00:00:00Z");
+  const to = new Date("2024-10-11T00:00:00Z");
+  const script = "PARSE(pattern: '''LD:x ',' EOL''', src: '/a.log', from: T('2020-01-01'))\n" +
+    "| join(@[/b.sxt] on left.x = right.x)\n| filter(x != 'a, b)')";
+  const once = withSourceRange(script, from, to);
+  assert.equal(
+    once,
+    "PARSE(pattern: '''LD:x ',' EOL''', src: '/a.log', from: T('2024-10-10T00:00:00.000Z'), " +
+      "to: T('2024-10-11T00:00:00.000Z'))\n| join(@[/b.sxt] on left.x = right.x)\n" +
+      "| filter(x != 'a, b)')",
+  );
+  assert.equal(withSourceRange(once, from, to), once);
+  assert.equal(
+    withSourceRange(once, null, null),
+    "PARSE(pattern: '''LD:x ',' EOL''', src: '/a.log')\n| join(@[/b.sxt] on left.x = right.x)\n" +
+      "| filter(x != 'a, b)')",
+  );
+  const filtered = withRangeFilter("VALUES((t: now()))\n| sort(t)", "t", from, to);
+  assert.equal(
+    filtered,
+    "VALUES((t: now()))\n| filter(t >= T('2024-10-10T00:00:00.000Z') and " +
+      "t < T('2024-10-11T00:00:00.000Z'))\n| sort(t)",
+  );
+  assert.equal(withRangeFilter(filtered, "t", null, null), "VALUES((t: now()))\n| sort(t)");
+  assert.equal(withoutTail("VALUES((a: 1))\n| sort(a desc)\n| limit(100)"), "VALUES((a: 1))");
+  assert.ok(isAggregate("X | select(host, count(*) as n) | group(host)"));
+  assert.ok(!isAggregate("PARSE(pattern: '''LD:line EOL''', src: '/a') | limit(5)"));
 });
