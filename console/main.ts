@@ -19,7 +19,15 @@ import { datastoreForm } from "./datastore_form.ts";
 import { drafts, formatUrlState, parseUrlState, sameUrlState, type UrlState } from "./url_state.ts";
 import { QueryHistory } from "./history.ts";
 import { fileView } from "./file_view.ts";
-import { trailingSort, withFilter, withSort } from "./refine.ts";
+import {
+  isAggregate,
+  trailingSort,
+  withFilter,
+  withRangeFilter,
+  withSort,
+  withSourceRange,
+} from "./refine.ts";
+import { timePicker } from "./time_picker.ts";
 
 /** A file larger than this is previewed rather than opened in the editor. */
 const MAX_EDITOR_BYTES = 256 * 1024;
@@ -82,7 +90,22 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   const machines = machinesPane();
   // deno-lint-ignore prefer-const
   let editor: ScriptEditor;
-  const runScript = () => run.runText(editor.text(), file.workDir());
+  const picker = timePicker();
+  /** Runs the editor's script with the time picker's range written into it. */
+  const runScript = () => {
+    const range = picker.range();
+    const text = editor.text();
+    let next = withSourceRange(text, range.from, range.to);
+    const field = isAggregate(next) ? null : run.timeField();
+    next = withRangeFilter(next, field, range.from, range.to);
+    if (next !== text) editor.setText(next);
+    picker.note(
+      range.from || range.to
+        ? `${range.label}: ${range.from?.toISOString() ?? "…"} to ${range.to?.toISOString() ?? "…"}`
+        : "",
+    );
+    return run.runText(next, file.workDir());
+  };
   /** A refinement from the grid: the script changed in the editor, and run. */
   const refine = (script: string) => {
     editor.setText(script);
@@ -102,6 +125,11 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     },
     onFollow: () => writeUrl(true),
     onRunAgain: runScript,
+    script: () => ({ text: editor.text(), workDir: file.workDir() }),
+    onZoom: (from, to) => {
+      picker.setAbsolute(from, to);
+      runScript();
+    },
     grid: () => ({
       sorted: trailingSort(editor.text()),
       onSort: (field, direction) => refine(withSort(editor.text(), field, direction)),
@@ -258,6 +286,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
         { className: "run-bar" },
         runButton,
         h("span", { className: "hint" }, "Ctrl+Enter (⌘+Enter) runs the script"),
+        picker.element,
       ),
       viewBox,
       run.element,

@@ -177,7 +177,8 @@ export function withSourceRange(script: string, from: Date | null, to: Date | nu
   return out + script.slice(at);
 }
 
-const RANGE_LINE = /\n\| filter\(\S+ >= T\('[^']*'\) and \S+ < T\('[^']*'\)\)(?=\n\| sort\(|\s*$)/;
+const RANGE_LINE =
+  /\n\| filter\(\S+ >= T\('[^']*'\) and \S+ < T\('[^']*'\)\)(?=\n\| (sort|limit)\(|\s*$)/;
 
 /**
  * The script with the time picker's filter on `field` (one `| filter(f >= T(..) and f < T(..))`
@@ -192,10 +193,10 @@ export function withRangeFilter(
   const base = script.replace(RANGE_LINE, "");
   if (!field || !from || !to) return base;
   const f = fieldName(field);
-  return withFilter(
-    base,
-    `${f} >= T('${from.toISOString()}') and ${f} < T('${to.toISOString()}')`,
-  );
+  // Before a trailing limit or sort: the range narrows the events, then they are cut.
+  const head = withoutTail(base);
+  return `${head}\n| filter(${f} >= T('${from.toISOString()}') and ${f} < T('${to.toISOString()}'))` +
+    base.slice(head.length);
 }
 
 /** Aggregates in a script: its result is a summary, not events. */

@@ -10,7 +10,8 @@ import { api, ApiFailure, apiJson, FINISHED, type QueryStatus } from "./api.ts";
 import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { type GridActions, resultTable } from "./result_table.ts";
-import { chartFor, chartKind } from "./charts.ts";
+import { bucketFor, chartPlan, eventsChart, valuesChart } from "./charts.ts";
+import { fieldName, isAggregate, withoutTail } from "./refine.ts";
 import { storedRunPath } from "./stored_run.ts";
 
 /** How many rows the chart looks at, at most. */
@@ -25,6 +26,8 @@ export interface RunPane {
   /** Follows a query already submitted (from the queries list). */
   follow(queryId: string): Promise<void>;
   cancel(): Promise<void>;
+  /** The time field of the last result of events, if it had one (for the time picker). */
+  timeField(): string | null;
   /** The query followed, if any. */
   current(): string | null;
 }
@@ -43,6 +46,10 @@ export function runPane(options: {
   readonly onFinished?: (queryId: string, state: string, rows?: number) => void;
   /** "Run again" on a query whose result expired. */
   readonly onRunAgain?: () => void;
+  /** The script in the editor: what a query followed from elsewhere ran, as far as we know. */
+  readonly script?: () => { readonly text: string; readonly workDir: string };
+  /** A drag across the events histogram. */
+  readonly onZoom?: (from: Date, to: Date) => void;
   /** The grid's sort and filters, for the query shown (console/refine.ts). */
   readonly grid?: () => Omit<GridActions, "onExpired">;
 }): RunPane {
@@ -71,10 +78,13 @@ export function runPane(options: {
     error,
     warnings,
     h("div", { className: "result-bar" }, count, downloads),
-    table,
     chart,
+    table,
   );
   let current: string | null = null;
+  /** What the last query submitted from here ran. */
+  let submitted: { queryId: string; text: string; workDir: string } | null = null;
+  let timeField: string | null = null;
   let following: AbortController | null = null;
 
   cancelButton.addEventListener("click", () => pane.cancel());
@@ -125,6 +135,8 @@ export function runPane(options: {
     try {
       const { queryId } = await apiJson<{ queryId: string }>(path, init);
       options.onSubmitted?.(queryId, what);
+      if ("script" in what) submitted = { queryId, text: what.script, workDir: what.workDir };
+      else submitted = null;
       await pane.follow(queryId);
     } catch (e) {
       showError(e);
@@ -169,16 +181,57 @@ export function runPane(options: {
     // The chart waits for the first page, which tells the total.
     const first = await result.rows(1);
     if (first.length === 0) return;
-    const kind = chartKind(schema, result.total());
-    if (!kind) return;
-    const rows = await result.rows(CHART_ROWS);
-    const picture = chartFor(kind, rows, result.total());
-    if (picture) fill(chart, picture);
+    const ran = submitted?.queryId === queryId ? submitted : options.script?.();
+    const plan = chartPlan(schema, isAggregate(ran?.text ?? ""), result.total());
+    timeField = plan?.kind === "events" ? plan.time : null;
+    if (!plan || !ran) return;
+    if (plan.kind === "values") {
+      const picture = valuesChart(plan, await result.rows(CHART_ROWS), result.total());
+      if (picture && current === queryId) fill(chart, picture);
+      return;
+    }
+    // Events: the server counts all of them per bucket, the script run twice more.
+    const base = withoutTail(ran.text);
+    const f = fieldName(plan.time);
+    const sync = async (text: string) =>
+      await apiJson<Record<string, unknown>[]>(
+        `/?scriptPath=${encodeURIComponent(ran.workDir)}`,
+        {
+          method: "POST",
+          headers: { "Content-Type": "text/plain", Accept: "application/json" },
+          body: text,
+        },
+      );
+    try {
+      fill(chart, h("p", { className: "hint" }, `Counting the events over ${plan.time}…`));
+      const [span] = await sync(
+        `${base}\n| select(min(${f}) as lo, max(${f}) as hi, count(*) as n)`,
+      );
+      if (!span || span.lo === null || current !== queryId) return fill(chart);
+      const bucket = bucketFor(Date.parse(String(span.hi)) - Date.parse(String(span.lo)));
+      const rows = await sync(
+        `${base}\n| select(time_trunc(${f}, ${bucket.literal}) as t, count(*) as n)\n| group(t)\n| sort(t)`,
+      );
+      if (current !== queryId) return;
+      const picture = eventsChart(
+        plan.time,
+        rows,
+        bucket,
+        Number(span.n),
+        (from, to) => options.onZoom?.(from, to),
+      );
+      fill(chart, picture);
+    } catch (e) {
+      if (current === queryId) {
+        fill(chart, h("p", { className: "hint" }, `No histogram: ${(e as Error).message}`));
+      }
+    }
   };
 
   const pane: RunPane = {
     element,
     current: () => current,
+    timeField: () => timeField,
     runText(text, workDir) {
       return submit(`/queries?scriptPath=${encodeURIComponent(workDir)}`, {
         method: "POST",

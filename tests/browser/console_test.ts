@@ -80,7 +80,7 @@ Deno.test({
       // The header, the column filters, two rows.
       assert.equal(await grid.getByRole("row").count(), 4);
       await page.getByText("2 rows", { exact: true }).waitFor();
-      await page.locator("figure.chart svg").waitFor();
+      await page.locator("figure.chart canvas").waitFor();
       await b.shot("02-run-rows");
     });
 
@@ -134,7 +134,8 @@ Deno.test({
           "  (t: T('2024-05-01T15:00:00Z'), n: 3))",
       );
       await page.getByRole("button", { name: "Run", exact: true }).click();
-      await page.getByRole("img", { name: "Rows over time by t" }).waitFor();
+      await page.getByRole("img", { name: "Events over time by t" }).waitFor();
+      await page.getByText(/Events over time by t: 3 events, 1 min per bar/).waitFor();
       assert.match(
         await page.getByRole("grid", { name: "Result" }).getByRole("columnheader").first()
           .innerText(),
@@ -379,7 +380,7 @@ Deno.test({
       await tree.getByText("cities.sxt", { exact: true }).click();
       const grid = page.getByRole("grid", { name: "Result" });
       await grid.getByRole("gridcell", { name: "Tartu", exact: true }).waitFor();
-      await page.locator("figure.chart svg").waitFor();
+      await page.locator("figure.chart canvas").waitFor();
       await b.shot("10a-stored-table");
     });
 

@@ -105,6 +105,9 @@ Deno.test("the time picker's bounds on every timed source and its filter, replac
       "t < T('2024-10-11T00:00:00.000Z'))\n| sort(t)",
   );
   assert.equal(withRangeFilter(filtered, "t", null, null), "VALUES((t: now()))\n| sort(t)");
+  const limited = withRangeFilter("VALUES((t: now()))\n| limit(100)", "t", from, to);
+  assert.match(limited, /^VALUES\(\(t: now\(\)\)\)\n\| filter\(t >= .*\)\n\| limit\(100\)$/);
+  assert.equal(withRangeFilter(limited, "t", from, to), limited);
   assert.equal(withoutTail("VALUES((a: 1))\n| sort(a desc)\n| limit(100)"), "VALUES((a: 1))");
   assert.ok(isAggregate("X | select(host, count(*) as n) | group(host)"));
   assert.ok(!isAggregate("PARSE(pattern: '''LD:line EOL''', src: '/a') | limit(5)"));
