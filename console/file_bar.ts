@@ -6,6 +6,7 @@
 import { api, ApiFailure } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { encodePath } from "./tree_pane.ts";
+import { makeFolders } from "./folders.ts";
 
 export interface FileBar {
   readonly element: HTMLElement;
@@ -67,7 +68,29 @@ export function fileBar(options: {
       options.onSaved?.(path);
       options.onChanged();
     } catch (e) {
-      report(e, path);
+      const missing = e instanceof ApiFailure && e.status === 404 &&
+        /no such folder: /.exec(e.message);
+      if (!missing) return report(e, path);
+      const folder = path.slice(0, path.lastIndexOf("/")) || "/";
+      fill(
+        status,
+        h(
+          "span",
+          { role: "alert", className: "error" },
+          `Not saved: there is no folder ${folder}. `,
+          h("button", {
+            type: "button",
+            onclick: async () => {
+              try {
+                await makeFolders(folder);
+              } catch (err) {
+                return report(err, folder);
+              }
+              await save();
+            },
+          }, "Create the folder and save"),
+        ),
+      );
     }
   };
   const rename = async () => {

@@ -109,31 +109,44 @@ export function queriesPane(options: {
   };
   history.onChange(drawHistory);
   let timer: ReturnType<typeof setInterval> | undefined;
+  const rows = new Map<
+    string,
+    { key: string; tr: HTMLElement; actions: HTMLElement; finished: boolean }
+  >();
   const load = async () => {
     try {
       const items = await apiJson<Item[]>("/queries");
       fill(error);
-      fill(
-        body,
-        ...items.map((q) =>
-          h(
-            "tr",
-            { "data-query-id": q.queryId },
-            h("td", {}, new Date(q.submitted).toLocaleTimeString()),
-            h("td", {}, q.user),
-            h("td", { className: `state-${q.state}` }, q.state),
-            h("td", {}, `${Math.round(q.progress * 100)} %`),
-            h("td", { className: "script-cell" }, h("code", {}, q.scriptPath), " ", q.excerpt),
-            h(
-              "td",
-              { className: "actions" },
-              open(q.queryId),
-              FINISHED.has(q.state) ? null : cancel(q.queryId),
-              runAgain(history.get(q.queryId), q.queryId),
-            ),
-          )
-        ),
-      );
+      // Rows are kept by query and changed in place: a button stays put while one clicks it.
+      const next = items.map((q) => {
+        const key = JSON.stringify([q.state, q.progress, history.get(q.queryId) !== undefined]);
+        const had = rows.get(q.queryId);
+        if (had && had.key === key) return had.tr;
+        const tr = h(
+          "tr",
+          { "data-query-id": q.queryId },
+          h("td", {}, new Date(q.submitted).toLocaleTimeString()),
+          h("td", {}, q.user),
+          h("td", { className: `state-${q.state}` }, q.state),
+          h("td", {}, `${Math.round(q.progress * 100)} %`),
+          h("td", { className: "script-cell" }, h("code", {}, q.scriptPath), " ", q.excerpt),
+          had && FINISHED.has(q.state) === had.finished ? had.actions : h(
+            "td",
+            { className: "actions" },
+            open(q.queryId),
+            FINISHED.has(q.state) ? null : cancel(q.queryId),
+            runAgain(history.get(q.queryId), q.queryId),
+          ),
+        );
+        const actions = tr.lastElementChild as HTMLElement;
+        rows.set(q.queryId, { key, tr, actions, finished: FINISHED.has(q.state) });
+        if (had) had.tr.replaceWith(tr);
+        return tr;
+      });
+      for (const id of rows.keys()) if (!items.some((q) => q.queryId === id)) rows.delete(id);
+      const same = next.length === body.children.length &&
+        next.every((tr, i) => body.children[i] === tr);
+      if (!same) fill(body, ...next);
     } catch (e) {
       fill(error, (e as Error).message);
     }

@@ -4,6 +4,7 @@
  */
 
 import { apiJson } from "./api.ts";
+import { makeFolders } from "./folders.ts";
 import { fill, h } from "./dom.ts";
 
 export interface Entry {
@@ -24,6 +25,32 @@ export interface TreePane {
 export function treePane(options: {
   readonly onOpen: (path: string, entry: Entry) => void;
 }): TreePane {
+  const folderInput = h("input", {
+    id: "new-folder-path",
+    type: "text",
+    value: "/user/",
+    size: 16,
+  });
+  const newFolder = h(
+    "form",
+    { id: "new-folder", className: "new-folder", hidden: true, "aria-label": "New folder" },
+    h("label", { htmlFor: "new-folder-path" }, "Folder path"),
+    folderInput,
+    h("button", { type: "submit" }, "Create"),
+  );
+  newFolder.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const path = folderInput.value.trim().replace(/\/+$/, "");
+    if (!path.startsWith("/")) return fill(error, "A folder path starts with /, e.g. /user/logs");
+    try {
+      await makeFolders(path);
+      fill(error);
+      newFolder.hidden = true;
+      await pane.refresh();
+    } catch (err) {
+      fill(error, `${path}: ${(err as Error).message}`);
+    }
+  });
   const tree = h("ul", { role: "tree", "aria-label": "Files", className: "tree" });
   const error = h("p", { role: "alert", className: "error" });
   const element = h(
@@ -34,7 +61,18 @@ export function treePane(options: {
       { className: "files-head" },
       h("h2", {}, "Files"),
       h("button", { type: "button", onclick: () => pane.refresh() }, "Refresh"),
+      h("button", {
+        type: "button",
+        "aria-expanded": "false",
+        "aria-controls": "new-folder",
+        onclick: (e: Event) => {
+          newFolder.hidden = !newFolder.hidden;
+          (e.currentTarget as HTMLElement).setAttribute("aria-expanded", String(!newFolder.hidden));
+          if (!newFolder.hidden) folderInput.focus();
+        },
+      }, "New folder"),
     ),
+    newFolder,
     tree,
     error,
   );

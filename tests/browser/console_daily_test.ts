@@ -281,7 +281,7 @@ Deno.test({
     );
 
     await t.step("a copied link opens the same script, tab and result in another tab", async () => {
-      await page.getByRole("button", { name: "New" }).click();
+      await page.getByRole("button", { name: "New", exact: true }).click();
       await setScript(page, "VALUES((city: 'Tartu', n: 3))");
       await page.keyboard.press("Control+Enter");
       await page.getByRole("gridcell", { name: "Tartu" }).waitFor();
@@ -483,6 +483,35 @@ Deno.test({
     );
 
     await t.step(
+      "New folder in the tree; Save into a missing folder offers to create it",
+      async () => {
+        const asRoot = (path: string) =>
+          fetch(`${s.url}/API/v1.0${path}`, { headers: { Authorization: `Bearer ${token}` } });
+        await page.getByRole("button", { name: "New folder" }).click();
+        await page.getByLabel("Folder path").fill("/user/logs/2024");
+        await page.getByRole("button", { name: "Create", exact: true }).click();
+        await page.getByRole("form", { name: "New folder" }).waitFor({ state: "hidden" });
+        const made = await asRoot("/resources/user/logs/2024/");
+        assert.equal(made.status, 200, await made.text());
+        await page.getByRole("button", { name: "New", exact: true }).click();
+        await page.getByLabel("Path", { exact: true }).fill("/user/new/place/q.sx");
+        await setScript(page, "VALUES((q: 1))");
+        await page.getByRole("button", { name: "Save" }).click();
+        const offer = page.getByRole("alert").filter({
+          hasText: "there is no folder /user/new/place",
+        });
+        await offer.waitFor();
+        await b.shot("daily-12-missing-folder");
+        await offer.getByRole("button", { name: "Create the folder and save" }).click();
+        await page.getByText("Saved /user/new/place/q.sx").waitFor();
+        assert.equal(
+          await (await asRoot("/resources/user/new/place/q.sx")).text(),
+          "VALUES((q: 1))",
+        );
+      },
+    );
+
+    await t.step(
       "every tab at 1280 and 640 px, light and dark, with no serious axe finding",
       async () => {
         await setScript(page, ROWS);
@@ -513,7 +542,9 @@ Deno.test({
 
     await t.step("no errors in the page", () => {
       const unexpected = b.errors.filter((e) =>
-        !/Failed to load resource: the server responded with a status of (410|416)/.test(e) &&
+        !/Failed to load resource: the server responded with a status of (404|409|410|416)/.test(
+          e,
+        ) &&
         !/Applying inline style violates/.test(e)
       );
       assert.deepEqual(unexpected, []);

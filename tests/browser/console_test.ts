@@ -289,7 +289,7 @@ Deno.test({
     });
 
     await t.step("saves a script, reopens it, and a conflicting save is refused", async () => {
-      await page.getByRole("button", { name: "New" }).click();
+      await page.getByRole("button", { name: "New", exact: true }).click();
       await page.getByLabel("Path", { exact: true }).fill("/user/saved.sx");
       await setScript(page, "VALUES((x: 1))");
       await page.getByRole("button", { name: "Save" }).click();
