@@ -278,6 +278,8 @@ export function valuesChart(
       height: HEIGHT,
       scales: {
         x: plan.xIsTime ? { time: true } : { time: false, range: [-0.5, xs.length - 0.5] },
+        // From zero (or below, for negative values): bars and counts read true.
+        y: { range: (_u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] },
       },
       axes: axes(plan.xIsTime, labels),
       legend: { live: true },

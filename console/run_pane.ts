@@ -10,6 +10,7 @@ import { api, ApiFailure, apiJson, FINISHED, type QueryStatus } from "./api.ts";
 import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { type GridActions, resultTable } from "./result_table.ts";
+import { fieldsPane } from "./fields_pane.ts";
 import { bucketFor, chartPlan, eventsChart, valuesChart } from "./charts.ts";
 import { fieldName, isAggregate, withoutTail } from "./refine.ts";
 import { storedRunPath } from "./stored_run.ts";
@@ -63,6 +64,7 @@ export function runPane(options: {
   const chart = h("div", { className: "chart-box" });
   const count = h("output", { "aria-label": "Row count" });
   const table = h("div", { className: "result" });
+  const fields = h("div", { className: "fields-box" });
   const element = h(
     "section",
     { className: "run", "aria-label": "Query" },
@@ -79,6 +81,7 @@ export function runPane(options: {
     warnings,
     h("div", { className: "result-bar" }, count, downloads),
     chart,
+    fields,
     table,
   );
   let current: string | null = null;
@@ -98,6 +101,7 @@ export function runPane(options: {
     fill(error);
     error.classList.remove("gone");
     fill(table);
+    fill(fields);
     fill(chart);
     fill(count);
     downloads.hidden = true;
@@ -126,6 +130,7 @@ export function runPane(options: {
     state.dataset.state = "EXPIRED";
     cancelButton.disabled = true;
     fill(table);
+    fill(fields);
     fill(chart);
     fill(count);
     downloads.hidden = true;
@@ -182,6 +187,10 @@ export function runPane(options: {
     const first = await result.rows(1);
     if (first.length === 0) return;
     const ran = submitted?.queryId === queryId ? submitted : options.script?.();
+    const onFilter = options.grid?.().onFilter;
+    if (ran && onFilter && current === queryId) {
+      fill(fields, fieldsPane({ schema, script: ran, onFilter }));
+    }
     const plan = chartPlan(schema, isAggregate(ran?.text ?? ""), result.total());
     timeField = plan?.kind === "events" ? plan.time : null;
     if (!plan || !ran) return;

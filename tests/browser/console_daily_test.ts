@@ -102,6 +102,24 @@ Deno.test({
       assert.ok(!page.url().includes(token));
     });
 
+    await t.step("inside a pattern, completion offers matchers only", async () => {
+      await setScript(page, "PARSE(pattern: '''IP");
+      await page.keyboard.press("Control+Space");
+      const list = page.locator(".cm-tooltip-autocomplete");
+      await list.getByText("IPV4", { exact: true }).waitFor();
+      const labels = await list.locator(".cm-completionLabel").allInnerTexts();
+      assert.ok(!labels.includes("IP"), `the function IP offered in a pattern: ${labels}`);
+      await page.keyboard.press("Escape");
+      await setScript(page, "VALUES((a: 1))\n| filter(");
+      await page.keyboard.press("Control+Space");
+      await list.getByText("a", { exact: true }).waitFor();
+      const outside = await list.locator(".cm-completionLabel").allInnerTexts();
+      for (const matcher of ["IPV4", "EOL", "LD"]) {
+        assert.ok(!outside.includes(matcher), `${matcher} offered outside a pattern: ${outside}`);
+      }
+      await page.keyboard.press("Escape");
+    });
+
     await t.step("columns are as wide as their content: no timestamp is cut", async () => {
       await setScript(page, ROWS);
       await page.getByRole("button", { name: "Run", exact: true }).click();
@@ -114,6 +132,31 @@ Deno.test({
       assert.deepEqual(cut, []);
       await b.shot("daily-01-grid");
     });
+
+    await t.step(
+      "the fields list gives each field's top values from the server; a click filters",
+      async () => {
+        await page.locator("details.fields summary").click();
+        const fields = page.getByRole("list", { name: "Fields" });
+        await fields.getByRole("button", { name: /^host\b/ }).click();
+        const top = page.getByRole("list", { name: "Top values of host" });
+        await top.waitFor();
+        await page.getByText("2 distinct, 0 % null, of 3 rows").waitFor();
+        assert.deepEqual(await top.locator("li").allInnerTexts(), [
+          "a\n2 · 66.7 %",
+          "b\n1 · 33.3 %",
+        ]);
+        await fields.getByRole("button", { name: /^doc\b/ }).click();
+        await page.getByText("3 distinct, 0 % null, of 3 rows").waitFor();
+        await b.shot("daily-01b-fields");
+        await top.getByRole("button", { name: "a", exact: true }).click();
+        await page.getByText("2 rows", { exact: true }).waitFor();
+        assert.match(await script(page), /\n\| filter\(host = 'a'\)$/);
+        await setScript(page, ROWS);
+        await page.keyboard.press("Control+Enter");
+        await page.getByText("3 rows", { exact: true }).waitFor();
+      },
+    );
 
     await t.step("a header sorts: `| sort(...)` added to the script and run", async () => {
       const header = page.getByRole("columnheader", { name: /^n\b/ });
