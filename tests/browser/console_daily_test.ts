@@ -554,6 +554,37 @@ Deno.test({
       },
     );
 
+    await t.step("a datastore is deleted from its list, after a confirmation", async () => {
+      const asRoot = (path: string, init: RequestInit = {}) =>
+        fetch(`${s.url}/API/v1.0${path}`, {
+          ...init,
+          headers: { Authorization: `Bearer ${token}`, ...init.headers },
+        });
+      const put = await asRoot("/datastores/oldlogs", {
+        method: "PUT",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ type: "FILE", fileStore: { root: Deno.cwd() } }),
+      });
+      assert.ok(put.ok, await put.text());
+      await page.getByRole("tab", { name: "Datastores" }).click();
+      const asked: string[] = [];
+      page.once("dialog", (d) => {
+        asked.push(d.message());
+        d.accept();
+      });
+      await page.getByRole("button", { name: "Delete oldlogs" }).click();
+      await page.getByText("Deleted oldlogs.").waitFor();
+      assert.match(asked[0] ?? "", /Delete the datastore oldlogs\?/);
+      await until(
+        async () => await page.getByRole("button", { name: "Open oldlogs" }).count() === 0,
+        "oldlogs gone from the list",
+      );
+      const gone = await asRoot("/datastores/oldlogs");
+      assert.equal(gone.status, 404);
+      await gone.body?.cancel();
+      await page.getByRole("tab", { name: "Editor" }).click();
+    });
+
     await t.step(
       "every tab at 1280 and 640 px, light and dark, with no serious axe finding",
       async () => {
