@@ -41,7 +41,7 @@ export function skeleton(path: string, firstLine: string | undefined): string {
 }
 
 export function fileView(options: {
-  readonly onPreparePattern: (lines: readonly string[], pattern: string) => void;
+  readonly onPreparePattern: (lines: readonly string[], pattern: string, path: string) => void;
   readonly onNewQuery: (script: string) => void;
 }) {
   const element = h("section", { className: "file-view", "aria-label": "File", hidden: true });
@@ -95,7 +95,7 @@ export function fileView(options: {
           { className: "file-actions" },
           h("button", {
             type: "button",
-            onclick: () => options.onPreparePattern(p.lines, guessPattern(p.lines[0])),
+            onclick: () => options.onPreparePattern(p.lines, guessPattern(p.lines[0]), p.path),
           }, "Prepare pattern"),
           h("button", {
             type: "button",

@@ -21,6 +21,7 @@ import { QueryHistory } from "./history.ts";
 import { fileView } from "./file_view.ts";
 import {
   isAggregate,
+  stringLiteral,
   trailingSort,
   withFilter,
   withRangeFilter,
@@ -158,6 +159,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       storedText = editor.text();
       drafts.clear(me.name, path);
       fill(draftNote);
+      showViewForm(editor.text());
       writeUrl(false);
     },
   });
@@ -218,22 +220,24 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     showViewForm(editor.text());
   };
   const preview = fileView({
-    onPreparePattern: (lines, text) => {
-      pattern.prepare(lines, text);
+    onPreparePattern: (lines, text, path) => {
+      pattern.prepare(lines, text, path);
       selectTab("pattern");
     },
-    onNewQuery: (script) => {
-      if (file.storedPath() !== null) file.reset();
-      draftPath = "";
-      storedText = null;
-      fill(draftNote);
-      fill(viewBox);
-      editor.setText(script);
-      preview.hide();
-      writeUrl(true);
-      editor.view.focus();
-    },
+    onNewQuery: (script) => newQuery(script),
   });
+  /** A new, unsaved script in the editor (from a file's preview or the pattern pane). */
+  function newQuery(script: string) {
+    if (file.storedPath() !== null) file.reset();
+    draftPath = "";
+    storedText = null;
+    fill(draftNote);
+    fill(viewBox);
+    editor.setText(script);
+    preview.hide();
+    writeUrl(true);
+    editor.view.focus();
+  }
   const tree = treePane({
     onOpen: async (path, entry) => {
       selectTab("editor");
@@ -267,7 +271,16 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       run.runText(entry.script ?? "", entry.workDir ?? "/user");
     },
   });
-  const pattern = patternPane();
+  const pattern = patternPane({
+    onUse: (text, src) => {
+      selectTab("editor");
+      newQuery(
+        `PARSE(pattern: '''${text}''',\n      src: ${
+          stringLiteral(src ?? "/shared/*.log")
+        })\n| limit(100)`,
+      );
+    },
+  });
   const stores = me.admin ? datastoreForm() : null;
 
   const editorPanel = h(

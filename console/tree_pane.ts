@@ -76,12 +76,16 @@ export function treePane(options: {
     tree,
     error,
   );
-  const open = new Set<string>(["/user"]);
+  const open = new Set<string>();
 
   const folder = async (path: string, into: HTMLElement, level: number) => {
     let entries: Entry[];
     try {
       entries = await apiJson<Entry[]>(`/resources${encodePath(path)}/`);
+      // The caller's own folder first, as `/user` (the same as /users/<name>).
+      if (path === "/" && !entries.some((e) => e.name === "user")) {
+        entries = [{ name: "user", kind: "folder" }, ...entries];
+      }
     } catch (e) {
       fill(error, `${path}: ${(e as Error).message}`);
       return;

@@ -406,7 +406,15 @@ Deno.test({
         assert.equal((await page.getByLabel("Sample lines").inputValue()).split("\n").length, 20);
         await b.shot("daily-07-prepared-pattern");
 
-        await page.getByRole("tab", { name: "Editor" }).click();
+        // "Use in query": the pattern and the file it was prepared from, in a new script.
+        await page.getByRole("button", { name: "Use in query" }).click();
+        await page.getByRole("tab", { name: "Editor", selected: true }).waitFor();
+        assert.match(
+          await script(page),
+          /^PARSE\(pattern: '''IPV4:client[\s\S]*EOL''',\n\s+src: '\/shared\/access\.log'\)\n\| limit\(100\)$/,
+        );
+        await item.getByText("access.log", { exact: true }).click();
+        await view.getByText(/^The first 20 lines/).waitFor();
         await view.getByRole("button", { name: "New query on this file" }).click();
         assert.match(
           await script(page),
@@ -538,7 +546,7 @@ Deno.test({
         assert.equal(made.status, 200, await made.text());
         await page.getByRole("button", { name: "New", exact: true }).click();
         await page.getByLabel("Path", { exact: true }).fill("/user/new/place/q.sx");
-        await setScript(page, "VALUES((q: 1))");
+        await setScript(page, "init(n: 1);\nVALUES((q: 1), (q: 2)) | limit($n)");
         await page.getByRole("button", { name: "Save" }).click();
         const offer = page.getByRole("alert").filter({
           hasText: "there is no folder /user/new/place",
@@ -549,8 +557,18 @@ Deno.test({
         await page.getByText("Saved /user/new/place/q.sx").waitFor();
         assert.equal(
           await (await asRoot("/resources/user/new/place/q.sx")).text(),
-          "VALUES((q: 1))",
+          "init(n: 1);\nVALUES((q: 1), (q: 2)) | limit($n)",
         );
+        // A script with arguments gets its form as soon as it is saved.
+        const form = page.getByRole("form", { name: "View arguments" });
+        await form.getByLabel("n (LONG)").fill("2");
+        await form.getByRole("button", { name: "Run view" }).click();
+        await page.getByText("2 rows", { exact: true }).waitFor();
+        // The tree has the person's own folder as /user, the new folders in it.
+        const tree = page.getByRole("tree", { name: "Files" });
+        await tree.locator('[data-path="/user"] > span').first().click();
+        await tree.locator('[data-path="/user/logs"]').waitFor();
+        await tree.locator('[data-path="/user/new"]').waitFor();
       },
     );
 
