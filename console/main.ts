@@ -93,10 +93,15 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   let editor: ScriptEditor;
   const picker = timePicker();
   /** Runs the editor's script with the time picker's range written into it. */
+  /** Whether the last run wrote the picker's bounds into the script (to take them out again). */
+  let pickerWrote = false;
   const runScript = () => {
     const range = picker.range();
     const text = editor.text();
-    let next = withSourceRange(text, range.from, range.to);
+    const any = !range.from && !range.to;
+    // "Any time" leaves bounds one wrote by hand alone, and takes out those the picker wrote.
+    let next = any && !pickerWrote ? text : withSourceRange(text, range.from, range.to);
+    pickerWrote = !any;
     const field = isAggregate(next) ? null : run.timeField();
     next = withRangeFilter(next, field, range.from, range.to);
     if (next !== text) editor.setText(next);

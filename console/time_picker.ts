@@ -4,7 +4,8 @@
  * written into the script (console/refine.ts): `from:` and `to:` on every PARSE, LIST and
  * READ_JSON source (which skip files whose path time lies outside), and, when the last result
  * had a time field and the script gives events, one `| filter(t >= T(..) and t < T(..))` line.
- * A relative range is computed anew at each run; "Any time" takes the bounds out again.
+ * A relative range is computed anew at each run; "Any time" takes out the bounds the picker wrote
+ * (bounds written by hand stay).
  */
 
 import { h } from "./dom.ts";

@@ -463,6 +463,15 @@ Deno.test({
         await page.getByRole("button", { name: "Run", exact: true }).click();
         await page.getByText("100 rows", { exact: true }).waitFor({ timeout: 60_000 });
         assert.ok(!/from:|time >= T/.test(await script(page)), await script(page));
+        // Bounds written by hand stay when the picker says "Any time".
+        const handWritten = (await script(page)).replace(
+          "src: '/shared/access.log'",
+          "src: '/shared/access.log', from: T('2020-01-01T00:00:00Z')",
+        );
+        await setScript(page, handWritten);
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+        await page.getByText("100 rows", { exact: true }).waitFor({ timeout: 60_000 });
+        assert.equal(await script(page), handWritten);
       },
     );
 
