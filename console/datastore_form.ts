@@ -390,7 +390,22 @@ export function datastoreForm() {
             "li",
             {},
             h("button", { type: "button", onclick: () => load(s.name) }, `Open ${s.name}`),
-            ` ${s.type}`,
+            ` ${s.type} `,
+            h("button", {
+              type: "button",
+              onclick: async () => {
+                if (!confirm(`Delete the datastore ${s.name}? Queries that read it will fail.`)) {
+                  return;
+                }
+                try {
+                  await api(`/datastores/${encodeURIComponent(s.name)}`, { method: "DELETE" });
+                  fill(status, `Deleted ${s.name}.`);
+                } catch (e) {
+                  fill(status, h("p", { role: "alert", className: "error" }, (e as Error).message));
+                }
+                await listStores();
+              },
+            }, `Delete ${s.name}`),
           )
         ),
       );

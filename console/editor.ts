@@ -65,6 +65,8 @@ export function createEditor(
     readonly workDir: () => string;
     readonly onRun: () => void;
     readonly onChecked?: (answer: CheckAnswer) => void;
+    /** The text changed (typed, pasted or set). */
+    readonly onChange?: (text: string) => void;
   },
 ): ScriptEditor {
   let last: CheckAnswer | null = null;
@@ -94,13 +96,17 @@ export function createEditor(
     const afterPipe = /\|\s*$/.test(before);
     const { words } = options;
     const list: Completion[] = [];
+    // Inside a '''pattern''' only matchers make sense.
+    if ((before.split("'''").length - 1) % 2 === 1) {
+      for (const m of words.matchers) list.push({ label: m, type: "constant", detail: "matcher" });
+      return { from, options: list, validFor: /^[A-Za-z0-9_]*$/ };
+    }
     for (const c of words.commands) list.push({ label: c, type: "keyword", detail: "command" });
     if (!afterPipe) {
       for (const s of words.sources) list.push({ label: s, type: "class", detail: "source" });
       for (const f of words.functions) {
         list.push({ label: f, type: "function", detail: "function", apply: `${f}(` });
       }
-      for (const m of words.matchers) list.push({ label: m, type: "constant", detail: "matcher" });
       for (const k of words.keywords) list.push({ label: k, type: "keyword", detail: "keyword" });
       // The fields of the stream the cursor's pipe stage reads: the script up to that pipe.
       const pipe = before.lastIndexOf("|");
@@ -162,6 +168,9 @@ export function createEditor(
         lint,
         lintGutter(),
         EditorView.lineWrapping,
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) options.onChange?.(u.state.doc.toString());
+        }),
         EditorView.contentAttributes.of({ "aria-label": "Script" }),
       ],
     }),

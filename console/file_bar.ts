@@ -6,12 +6,17 @@
 import { api, ApiFailure } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { encodePath } from "./tree_pane.ts";
+import { makeFolders } from "./folders.ts";
 
 export interface FileBar {
   readonly element: HTMLElement;
   /** Opens `path` (GET with its ETag) and gives its text. */
   open(path: string): Promise<string>;
   path(): string;
+  /** The path the editor's text was opened from or saved to; null for a new script. */
+  storedPath(): string | null;
+  /** Forgets the stored path: the editor holds a new script. */
+  reset(): void;
   /** The folder a script in the editor runs in: the open file's, else /user. */
   workDir(): string;
 }
@@ -20,6 +25,8 @@ export function fileBar(options: {
   readonly text: () => string;
   readonly onChanged: () => void;
   readonly onNew: () => void;
+  /** Saved to `path` (a draft of it may go). */
+  readonly onSaved?: (path: string) => void;
 }): FileBar {
   const pathInput = h("input", {
     id: "file-path",
@@ -58,9 +65,32 @@ export function fileBar(options: {
       opened = { path, etag: res.headers.get("ETag") ?? "" };
       await res.body?.cancel();
       fill(status, `Saved ${path}`);
+      options.onSaved?.(path);
       options.onChanged();
     } catch (e) {
-      report(e, path);
+      const missing = e instanceof ApiFailure && e.status === 404 &&
+        /no such folder: /.exec(e.message);
+      if (!missing) return report(e, path);
+      const folder = path.slice(0, path.lastIndexOf("/")) || "/";
+      fill(
+        status,
+        h(
+          "span",
+          { role: "alert", className: "error" },
+          `Not saved: there is no folder ${folder}. `,
+          h("button", {
+            type: "button",
+            onclick: async () => {
+              try {
+                await makeFolders(folder);
+              } catch (err) {
+                return report(err, folder);
+              }
+              await save();
+            },
+          }, "Create the folder and save"),
+        ),
+      );
     }
   };
   const rename = async () => {
@@ -125,6 +155,12 @@ export function fileBar(options: {
       return text;
     },
     path: () => pathInput.value.trim(),
+    storedPath: () => opened?.path ?? null,
+    reset() {
+      opened = null;
+      pathInput.value = "/user/untitled.sx";
+      fill(status);
+    },
     workDir() {
       const p = pathInput.value.trim();
       const dir = p.slice(0, p.lastIndexOf("/"));

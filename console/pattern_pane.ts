@@ -14,10 +14,19 @@ interface TryAnswer {
   readonly lines?: readonly { row: Record<string, unknown> | null }[];
 }
 
-export function patternPane() {
+export function patternPane(options: {
+  /** "Use in query": the pattern, and the file its samples came from if any. */
+  readonly onUse?: (pattern: string, src: string | null) => void;
+} = {}) {
+  let source: string | null = null;
+  const use = h("button", {
+    type: "button",
+    className: "primary",
+    onclick: () => options.onUse?.(pattern.value, source),
+  }, "Use in query");
   const samples = h("textarea", { id: "pattern-samples", rows: 6, spellcheck: false });
   const pattern = h("textarea", { id: "pattern-text", rows: 3, spellcheck: false });
-  const out = h("div", { className: "pattern-out", "aria-live": "polite" });
+  const out = h("div", { className: "pattern-out table-scroll", "aria-live": "polite" });
   const element = h(
     "section",
     { "aria-label": "Pattern" },
@@ -34,6 +43,7 @@ export function patternPane() {
       h("label", { htmlFor: "pattern-text" }, "PARSE pattern"),
       pattern,
     ),
+    h("div", { className: "buttons" }, use),
     out,
   );
   const update = debounce(async () => {
@@ -89,5 +99,14 @@ export function patternPane() {
   }, 250);
   samples.addEventListener("input", update);
   pattern.addEventListener("input", update);
-  return { element };
+  return {
+    element,
+    /** Samples (a file's first lines) and a pattern to start from. */
+    prepare(lines: readonly string[], text: string, from: string | null = null) {
+      source = from;
+      samples.value = lines.join("\n");
+      pattern.value = text;
+      update();
+    },
+  };
 }

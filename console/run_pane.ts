@@ -9,8 +9,10 @@
 import { api, ApiFailure, apiJson, FINISHED, type QueryStatus } from "./api.ts";
 import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
-import { resultTable } from "./result_table.ts";
-import { chartFor, chartKind } from "./charts.ts";
+import { type GridActions, resultTable } from "./result_table.ts";
+import { fieldsPane } from "./fields_pane.ts";
+import { bucketFor, chartPlan, eventsChart, valuesChart } from "./charts.ts";
+import { fieldName, isAggregate, withoutTail } from "./refine.ts";
 import { storedRunPath } from "./stored_run.ts";
 
 /** How many rows the chart looks at, at most. */
@@ -25,10 +27,32 @@ export interface RunPane {
   /** Follows a query already submitted (from the queries list). */
   follow(queryId: string): Promise<void>;
   cancel(): Promise<void>;
+  /** The time field of the last result of events, if it had one (for the time picker). */
+  timeField(): string | null;
+  /** The query followed, if any. */
+  current(): string | null;
 }
+
+export type Submitted =
+  | { readonly script: string; readonly workDir: string }
+  | { readonly stored: { readonly path: string; readonly args: Record<string, string> } };
 
 export function runPane(options: {
   readonly onState: (queryId: string, state: string) => void;
+  /** A query is followed from now on (submitted, opened, or re-attached after a reload). */
+  readonly onFollow?: (queryId: string) => void;
+  /** A query was submitted from here: what ran, for the history. */
+  readonly onSubmitted?: (queryId: string, what: Submitted) => void;
+  /** A followed query finished (`rows` once its result's size is known). */
+  readonly onFinished?: (queryId: string, state: string, rows?: number) => void;
+  /** "Run again" on a query whose result expired. */
+  readonly onRunAgain?: () => void;
+  /** The script in the editor: what a query followed from elsewhere ran, as far as we know. */
+  readonly script?: () => { readonly text: string; readonly workDir: string };
+  /** A drag across the events histogram. */
+  readonly onZoom?: (from: Date, to: Date) => void;
+  /** The grid's sort and filters, for the query shown (console/refine.ts). */
+  readonly grid?: () => Omit<GridActions, "onExpired">;
 }): RunPane {
   const state = h("output", { className: "state", "aria-label": "State" }, "no query yet");
   const progress = h("progress", { max: 1, value: 0, "aria-label": "Progress" });
@@ -40,6 +64,7 @@ export function runPane(options: {
   const chart = h("div", { className: "chart-box" });
   const count = h("output", { "aria-label": "Row count" });
   const table = h("div", { className: "result" });
+  const fields = h("div", { className: "fields-box" });
   const element = h(
     "section",
     { className: "run", "aria-label": "Query" },
@@ -55,10 +80,14 @@ export function runPane(options: {
     error,
     warnings,
     h("div", { className: "result-bar" }, count, downloads),
-    table,
     chart,
+    fields,
+    table,
   );
   let current: string | null = null;
+  /** What the last query submitted from here ran. */
+  let submitted: { queryId: string; text: string; workDir: string } | null = null;
+  let timeField: string | null = null;
   let following: AbortController | null = null;
 
   cancelButton.addEventListener("click", () => pane.cancel());
@@ -70,7 +99,9 @@ export function runPane(options: {
     fill(stats);
     fill(warnings);
     fill(error);
+    error.classList.remove("gone");
     fill(table);
+    fill(fields);
     fill(chart);
     fill(count);
     downloads.hidden = true;
@@ -79,10 +110,38 @@ export function runPane(options: {
     fill(error, (e as Error).message);
     fill(state, "not started");
   };
-  const submit = async (path: string, init: RequestInit) => {
+  /** The server no longer has the query (410) or never had it for this user (404). */
+  const showGone = (queryId: string, e: ApiFailure) => {
+    const again = h("button", {
+      type: "button",
+      className: "primary",
+      onclick: () => options.onRunAgain?.(),
+    }, "Run again");
+    fill(
+      error,
+      e.status === 410
+        ? `The result of query ${queryId.slice(0, 8)} has expired: the server keeps a result ` +
+          `only for a while after it was last read (query.retention). `
+        : `There is no query ${queryId.slice(0, 8)} for you on this server (${e.message}). `,
+      again,
+    );
+    error.classList.add("gone");
+    fill(state, e.status === 410 ? "expired" : "not found");
+    state.dataset.state = "EXPIRED";
+    cancelButton.disabled = true;
+    fill(table);
+    fill(fields);
+    fill(chart);
+    fill(count);
+    downloads.hidden = true;
+  };
+  const submit = async (path: string, init: RequestInit, what: Submitted) => {
     reset();
     try {
       const { queryId } = await apiJson<{ queryId: string }>(path, init);
+      options.onSubmitted?.(queryId, what);
+      if ("script" in what) submitted = { queryId, text: what.script, workDir: what.workDir };
+      else submitted = null;
       await pane.follow(queryId);
     } catch (e) {
       showError(e);
@@ -100,7 +159,11 @@ export function runPane(options: {
     const schema = await apiJson<Record<string, string>>(`/queries/${queryId}/result/schema`);
     const result = resultTable(
       { rowsPath: `/queries/${queryId}/result`, schema },
-      (n) => fill(count, `${n} rows`),
+      (n) => {
+        fill(count, `${n} rows`);
+        options.onFinished?.(queryId, "SUCCEEDED", n);
+      },
+      { ...options.grid?.(), onExpired: (e) => showGone(queryId, e) },
     );
     fill(table, result.element);
     fill(
@@ -123,21 +186,67 @@ export function runPane(options: {
     // The chart waits for the first page, which tells the total.
     const first = await result.rows(1);
     if (first.length === 0) return;
-    const kind = chartKind(schema, result.total());
-    if (!kind) return;
-    const rows = await result.rows(CHART_ROWS);
-    const picture = chartFor(kind, rows, result.total());
-    if (picture) fill(chart, picture);
+    const ran = submitted?.queryId === queryId ? submitted : options.script?.();
+    const onFilter = options.grid?.().onFilter;
+    if (ran && onFilter && current === queryId) {
+      fill(fields, fieldsPane({ schema, script: ran, onFilter }));
+    }
+    const plan = chartPlan(schema, isAggregate(ran?.text ?? ""), result.total());
+    timeField = plan?.kind === "events" ? plan.time : null;
+    if (!plan || !ran) return;
+    if (plan.kind === "values") {
+      const picture = valuesChart(plan, await result.rows(CHART_ROWS), result.total());
+      if (picture && current === queryId) fill(chart, picture);
+      return;
+    }
+    // Events: the server counts all of them per bucket, the script run twice more.
+    const base = withoutTail(ran.text);
+    const f = fieldName(plan.time);
+    const sync = async (text: string) =>
+      await apiJson<Record<string, unknown>[]>(
+        `/?scriptPath=${encodeURIComponent(ran.workDir)}`,
+        {
+          method: "POST",
+          headers: { "Content-Type": "text/plain", Accept: "application/json" },
+          body: text,
+        },
+      );
+    try {
+      fill(chart, h("p", { className: "hint" }, `Counting the events over ${plan.time}…`));
+      const [span] = await sync(
+        `${base}\n| select(min(${f}) as lo, max(${f}) as hi, count(*) as n)`,
+      );
+      if (!span || span.lo === null || current !== queryId) return fill(chart);
+      const bucket = bucketFor(Date.parse(String(span.hi)) - Date.parse(String(span.lo)));
+      const rows = await sync(
+        `${base}\n| select(time_trunc(${f}, ${bucket.literal}) as t, count(*) as n)\n| group(t)\n| sort(t)`,
+      );
+      if (current !== queryId) return;
+      const picture = eventsChart(
+        plan.time,
+        rows,
+        bucket,
+        Number(span.n),
+        (from, to) => options.onZoom?.(from, to),
+      );
+      fill(chart, picture);
+    } catch (e) {
+      if (current === queryId) {
+        fill(chart, h("p", { className: "hint" }, `No histogram: ${(e as Error).message}`));
+      }
+    }
   };
 
   const pane: RunPane = {
     element,
+    current: () => current,
+    timeField: () => timeField,
     runText(text, workDir) {
       return submit(`/queries?scriptPath=${encodeURIComponent(workDir)}`, {
         method: "POST",
         headers: { "Content-Type": "text/plain" },
         body: text,
-      });
+      }, { script: text, workDir });
     },
     runStored(path, args) {
       let url;
@@ -148,7 +257,7 @@ export function runPane(options: {
         showError(e);
         return Promise.resolve();
       }
-      return submit(url, { method: "POST" });
+      return submit(url, { method: "POST" }, { stored: { path, args } });
     },
     async follow(queryId) {
       following?.abort();
@@ -156,6 +265,7 @@ export function runPane(options: {
       following = abort;
       current = queryId;
       element.dataset.queryId = queryId;
+      options.onFollow?.(queryId);
       let finished: QueryStatus | null = null;
       const open = async (lastEventId: string | null) =>
         (await api(`/queries/${queryId}/events`, {
@@ -196,6 +306,9 @@ export function runPane(options: {
         }
       } catch (e) {
         if (abort.signal.aborted) return;
+        if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+          return showGone(queryId, e);
+        }
         if (e instanceof ApiFailure) return showError(e);
         lost = e;
       }
@@ -204,12 +317,21 @@ export function runPane(options: {
       try {
         st ??= await apiJson<QueryStatus>(`/queries/${queryId}`);
       } catch (e) {
+        if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+          return showGone(queryId, e);
+        }
         return showError(lost ?? e);
       }
       setState(queryId, st.state);
       progress.value = st.progress;
-      if (st.state === "SUCCEEDED") await showResult(queryId);
-      else if (st.error) fill(error, st.error.message);
+      options.onFinished?.(queryId, st.state);
+      if (st.state === "SUCCEEDED") {
+        await showResult(queryId).catch((e) => {
+          if (e instanceof ApiFailure && (e.status === 410 || e.status === 404)) {
+            showGone(queryId, e);
+          } else fill(error, (e as Error).message);
+        });
+      } else if (st.error) fill(error, st.error.message);
       else if (lost) fill(error, `lost the query's events: ${(lost as Error).message}`);
     },
     async cancel() {

@@ -41,6 +41,7 @@ import { languageRoutes } from "./language.ts";
 import { machineRoutes } from "./machines.ts";
 import { patternRoutes } from "./patterns.ts";
 import { consoleRoutes } from "./console.ts";
+import { filePreviewRoutes } from "./file_preview.ts";
 import type { QueryMetrics } from "../actors/query_metrics.ts";
 import type { FamilyCounters } from "../actors/connector_pool.ts";
 import { metricsRoutes } from "./metrics.ts";
@@ -115,6 +116,7 @@ function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   api.route("/", machineRoutes(deps.supervisor, deps.connectors));
   api.route("/", patternRoutes(deps.settings));
   api.route("/", sigmaRoutes(deps.tree));
+  api.route("/", filePreviewRoutes(deps.tree));
   const stores = deps.datastoreAdmin;
   api.route(
     "/",

@@ -485,6 +485,23 @@ export const CONTRACTS = {
     summary: "a folder's listing or a file's bytes",
     responses: { "200": { description: "the listing or the file" }, "404": err("not found") },
   },
+  preview: {
+    method: "get",
+    path: `${API}/preview/{path}`,
+    summary: "the first lines of a file (at most 64 KiB read), with its size and date",
+    query: z.object({
+      lines: z.string()
+        .regex(/^\d{1,3}$/, "lines must be an integer from 1 to 200")
+        .refine((s) => Number(s) >= 1 && Number(s) <= 200, "lines must be an integer from 1 to 200")
+        .describe("how many lines, at most (20 by default)")
+        .optional(),
+    }).strict(),
+    responses: {
+      "200": { description: "{path, size, modified, lines, complete}" },
+      "403": err("no read right on a file one may list"),
+      "404": err("not found, or not visible"),
+    },
+  },
   putResource: {
     method: "put",
     path: `${API}/resources/{path}`,
