@@ -23,6 +23,7 @@ import { CorruptTable, readTableSchema } from "../table/table_reader.ts";
 import { MAX_PIPELINE_OPERATORS } from "../front/checker.ts";
 import { operatorCount } from "./operator_count.ts";
 import { type ArgumentInput, bindArguments, loadView, SCRIPT_RIGHTS, viewEnv } from "./views.ts";
+import { hyphenatedNames } from "./hyphenated_names.ts";
 
 /**
  * Plans `script` in `env` with its arguments (`caller` hears about bad ones). Undefined when
@@ -225,8 +226,11 @@ export async function planPipeline(
   let node = await planSource(env, pipeline.source);
   const commands = pipeline.commands;
   for (let i = 0; i < commands.length && node; i++) {
-    const command = commands[i]!;
-    const next = commands[i + 1];
+    // Over fields known only from the data, `log-status` is a name (hyphenated_names.ts).
+    const named = node.open ? hyphenatedNames : (c: Command) => c;
+    const command = named(commands[i]!);
+    const following = commands[i + 1];
+    const next = following && named(following);
     if (command.kind === "select") {
       const group = next?.kind === "group" ? next : null;
       if (group || command.items.some((item) => containsAggregate(item.expr))) {
