@@ -26,11 +26,17 @@ export function filesOneAtATime(list: Files): {
   onFile: (ctx: ExecContext, file: FileEntry) => ExecContext;
 } {
   const single = new WeakMap<object, FileEntry>();
+  const files: Files = (ctx) => {
+    const file = single.get(ctx);
+    if (file) return one(file);
+    // A scan that listed the files already (to share them) keeps its listing under its own
+    // `list`, which is this function: the inner lister knows only itself, and would list again
+    // (every listing warning twice).
+    const listed = ctx.listed?.get(files);
+    return listed ? fromArray(listed) : list(ctx);
+  };
   return {
-    files: (ctx) => {
-      const file = single.get(ctx);
-      return file ? one(file) : list(ctx);
-    },
+    files,
     onFile: (ctx, file) => {
       const own: ExecContext = { ...ctx };
       single.set(own, file);
@@ -41,6 +47,10 @@ export function filesOneAtATime(list: Files): {
 
 async function* one(file: FileEntry): AsyncGenerator<FileEntry> {
   yield file;
+}
+
+async function* fromArray(files: readonly FileEntry[]): AsyncGenerator<FileEntry> {
+  yield* files;
 }
 
 /**
