@@ -316,7 +316,7 @@ async function planFileSource(
       return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
     }
     default:
-      return planParse(env, call, args, files);
+      return await planParse(env, call, args, files);
   }
 }
 
