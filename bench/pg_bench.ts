@@ -12,7 +12,13 @@
  *
  * First, the storage alone (no server): `--concurrency` writers doing small puts of their own
  * keys, and locked read-modify-writes of one shared document (`coordination.update`, as the
- * admission document is changed), through one pool and through two (two servers' worth).
+ * admission document is changed), through one pool and through two (two servers' worth). Then
+ * the SQL pattern of issue 25's "admission as rows", alone (not what the servers run yet): a table
+ * of `query.maxRunning` slot rows, a query admitted by `SELECT ... WHERE holder IS NULL FOR UPDATE
+ * SKIP LOCKED LIMIT 1` and an UPDATE in one transaction, freed by clearing it (with a NOTIFY),
+ * against the same admit + free as two locked updates of one document; and the same select
+ * without SKIP LOCKED (a taker waits on a row being taken and then finds none: "full" while other
+ * slots are free) and without FOR UPDATE (takers pick the same row; the guarded UPDATE loses).
  */
 
 import { join } from "node:path";
@@ -20,6 +26,7 @@ import { type ServerProcess, startServerProcess } from "../tests/foundation/serv
 import { startPostgres } from "../tests/support/postgres.ts";
 import { openPgStorage, type PgStorage } from "../home/storage/pg_storage.ts";
 import { sleep } from "../engine/util/sleep.ts";
+import postgres from "postgres";
 
 function arg(name: string, fallback: number): number {
   const i = Deno.args.indexOf(`--${name}`);
@@ -151,11 +158,102 @@ async function storageAlone(url: string): Promise<void> {
   }
 }
 
+/** Admit + free per second of CONCURRENCY clients spread over `pools`, and the times none was free. */
+async function admissionRate(
+  name: string,
+  pools: number,
+  op: (pool: number) => Promise<boolean>,
+): Promise<void> {
+  let admitted = 0;
+  let full = 0;
+  const end = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, i) => {
+      while (performance.now() < end) (await op(i % pools)) ? admitted++ : full++;
+    }),
+  );
+  console.log(
+    `${name.padEnd(48)} ${
+      (admitted / SECONDS).toFixed(0).padStart(6)
+    } admit+free/s  (${full} found none free)`,
+  );
+}
+
+/** Admission as rows against the locked document, storage alone, `maxRunning` = CONCURRENCY. */
+async function rowsAlone(url: string): Promise<void> {
+  const max = CONCURRENCY;
+  let next = 0;
+  const stores = [await openPgStorage(url), await openPgStorage(url)];
+  try {
+    const key = ["bench", "slots"];
+    const encode = (ids: string[]) => new TextEncoder().encode(JSON.stringify(ids));
+    const decode = (v: Uint8Array | undefined) =>
+      v ? JSON.parse(new TextDecoder().decode(v)) as string[] : [];
+    const documentOp = async (pool: number): Promise<boolean> => {
+      const storage = stores[pool]!;
+      const id = `d${next++}`;
+      let took = false;
+      await storage.coordination.update(key, (current) => {
+        const running = decode(current?.value);
+        took = running.length < max;
+        return took ? [{ key, value: encode([...running, id]) }] : undefined;
+      });
+      if (!took) return false;
+      await storage.coordination.update(key, (current) => [
+        { key, value: encode(decode(current?.value).filter((x) => x !== id)) },
+      ]);
+      await storage.coordination.notify("bench");
+      return true;
+    };
+    for (const n of [1, 2]) {
+      await admissionRate(`admission, ${n} pool(s): locked document`, n, documentOp);
+    }
+  } finally {
+    for (const s of stores) await s.close();
+  }
+  const sqls = [postgres(url, { max: 10 }), postgres(url, { max: 10 })];
+  try {
+    await sqls[0]!`CREATE TABLE bench_slots (n int PRIMARY KEY, holder text UNIQUE, server text)`;
+    await sqls[0]!`INSERT INTO bench_slots (n) SELECT generate_series(0, ${max - 1})`;
+    const rowsOp = (select: "skip" | "wait" | "none") => async (pool: number) => {
+      const sql = sqls[pool]!;
+      const id = `r${next++}`;
+      const n = await sql.begin(async (tx) => {
+        const rows = select === "skip"
+          ? await tx`SELECT n FROM bench_slots WHERE holder IS NULL ORDER BY n
+                     FOR UPDATE SKIP LOCKED LIMIT 1`
+          : select === "wait"
+          ? await tx`SELECT n FROM bench_slots WHERE holder IS NULL ORDER BY n FOR UPDATE LIMIT 1`
+          : await tx`SELECT n FROM bench_slots WHERE holder IS NULL ORDER BY n LIMIT 1`;
+        const row = rows[0];
+        if (row === undefined) return undefined;
+        const taken = await tx`UPDATE bench_slots SET holder = ${id}, server = ${`s${pool}`}
+                               WHERE n = ${row.n} AND holder IS NULL`;
+        return taken.count === 1 ? row.n as number : undefined;
+      });
+      if (n === undefined) return false;
+      await sql.begin(async (tx) => {
+        await tx`UPDATE bench_slots SET holder = NULL, server = NULL WHERE n = ${n}`;
+        await tx`SELECT pg_notify('trawl_bench', '')`;
+      });
+      return true;
+    };
+    for (const n of [1, 2]) {
+      await admissionRate(`admission, ${n} pool(s): rows, SKIP LOCKED`, n, rowsOp("skip"));
+    }
+    await admissionRate(`admission, 2 pool(s): rows, FOR UPDATE alone`, 2, rowsOp("wait"));
+    await admissionRate(`admission, 2 pool(s): rows, no lock`, 2, rowsOp("none"));
+  } finally {
+    for (const sql of sqls) await sql.end({ timeout: 1 });
+  }
+}
+
 const root = await Deno.makeTempDir({ prefix: "trawl-pg-bench-" });
 try {
   await using pg = await startPostgres();
   console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   if (!Deno.args.includes("--kv-only")) await storageAlone(await pg.newDatabase());
+  if (!Deno.args.includes("--kv-only")) await rowsAlone(await pg.newDatabase());
   if (!Deno.args.includes("--kv-only")) {
     await oneThenTwo(root, "pg", `pg:${await pg.newDatabase()}`);
   }
