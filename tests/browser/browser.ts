@@ -169,6 +169,9 @@ export async function openBrowser(): Promise<BrowserSession> {
     env: { ...Deno.env.toObject(), ...browser.env },
     headless: true,
     viewport: { width: 1280, height: 900 },
+    // Under LANG=C the npm Chromium reports navigator.language "en-US@posix", which Intl
+    // refuses (uPlot formats its numbers with it): a person's browser has a real language.
+    locale: "en-US",
     args: [
       "--headless",
       "--no-sandbox",

@@ -30,6 +30,10 @@ async function setScript(page: Page, text: string): Promise<void> {
   await page.keyboard.press("Control+a");
   await page.keyboard.press("Delete");
   await content.fill(text);
+  // A busy machine draws the editor late: the script is run only once it holds the text, and
+  // a completion list opened by the typing is closed (it would take the next key).
+  await until(async () => (await script(page)).trim() === text.trim(), "the editor's script");
+  await page.keyboard.press("Escape");
 }
 
 const script = (page: Page) => page.locator(".cm-content").innerText();
