@@ -16,6 +16,7 @@ import { queriesPane } from "./queries_pane.ts";
 import { machinesPane } from "./machines_pane.ts";
 import { patternPane } from "./pattern_pane.ts";
 import { datastoreForm } from "./datastore_form.ts";
+import { detectionsPane } from "./detections_pane.ts";
 import { drafts, formatUrlState, parseUrlState, sameUrlState, type UrlState } from "./url_state.ts";
 import { QueryHistory } from "./history.ts";
 import { fileView } from "./file_view.ts";
@@ -286,6 +287,12 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
       );
     },
   });
+  const detections = detectionsPane({
+    onOpenInEditor: (script) => {
+      selectTab("editor");
+      newQuery(script);
+    },
+  });
   const stores = me.admin ? datastoreForm() : null;
 
   const editorPanel = h(
@@ -315,6 +322,12 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     { id: "queries", label: "Queries", panel: queries.element, onShow: queries.setVisible },
     { id: "machines", label: "Machines", panel: machines.element, onShow: machines.setVisible },
     { id: "pattern", label: "Pattern", panel: pattern.element },
+    {
+      id: "detections",
+      label: "Detections",
+      panel: detections.element,
+      onShow: (v) => v && detections.refresh(),
+    },
   ];
   if (stores) {
     tabs.push({
