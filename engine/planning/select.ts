@@ -143,10 +143,26 @@ function extractAggregates(
   input: Input,
   into: Rewrite,
 ): Expr | undefined {
+  return replaceCalls(
+    expr,
+    (call) => isAggregate(call.name) ? aggregateSlot(env, call, input, into) : null,
+  );
+}
+
+/**
+ * `expr` with the calls `slot` takes replaced by what it gives (undefined: a reported
+ * mistake, and the whole is undefined); it answers null for a call to keep, whose arguments
+ * are walked. Aggregates in a select, window functions in a window (window.ts).
+ */
+export function replaceCalls(
+  expr: Expr,
+  slot: (call: Expr & { kind: "call" }) => Expr | undefined | null,
+): Expr | undefined {
   const walk = (e: Expr): Expr | undefined => {
     switch (e.kind) {
       case "call": {
-        if (isAggregate(e.name)) return aggregateSlot(env, e, input, into);
+        const taken = slot(e);
+        if (taken !== null) return taken;
         const args: Expr[] = [];
         for (const a of e.args) {
           const r = walk(a);

@@ -19,7 +19,7 @@ import {
 import { type PlanEnv, report } from "./env.ts";
 import { FieldReads, fieldsRead, type Input, typed } from "./expressions.ts";
 import { exprLabel } from "./labels.ts";
-import { itemName, put } from "./select.ts";
+import { itemName, put, replaceCalls } from "./select.ts";
 
 type Window = Command & { kind: "window" };
 
@@ -49,7 +49,7 @@ export function planWindow(env: PlanEnv, input: PlanNode, command: Window): Plan
   const rewritten: { name: string; expr: Expr; label: string }[] = [];
   let ok = true;
   command.items.forEach((item, i) => {
-    const expr = replaceCalls(env, item.expr, input, functions, slots);
+    const expr = windowCalls(env, item.expr, input, functions, slots);
     if (!expr) return void (ok = false);
     fieldsRead(item.expr, reads);
     rewritten.push({ name: itemName(item, i), expr, label: exprLabel(item.expr) });
@@ -86,63 +86,20 @@ export function planWindow(env: PlanEnv, input: PlanNode, command: Window): Plan
 }
 
 /** `expr` with each window function and aggregate call replaced by a field reading its slot. */
-function replaceCalls(
+function windowCalls(
   env: PlanEnv,
   expr: Expr,
   input: PlanNode,
   functions: WindowSpec[],
   slots: Field[],
 ): Expr | undefined {
-  const walk = (e: Expr): Expr | undefined => {
-    switch (e.kind) {
-      case "call": {
-        if (isWindowFunction(e.name) || isAggregate(e.name)) {
-          return windowSlot(env, e, input, functions, slots);
-        }
-        const args: Expr[] = [];
-        for (const a of e.args) {
-          const r = walk(a);
-          if (!r) return undefined;
-          args.push(r);
-        }
-        return { ...e, args };
-      }
-      case "unary": {
-        const operand = walk(e.operand);
-        return operand && { ...e, operand };
-      }
-      case "binary": {
-        const left = walk(e.left), right = walk(e.right);
-        return left && right && { ...e, left, right };
-      }
-      case "in": {
-        const operand = walk(e.operand);
-        const list = e.list.map(walk);
-        if (!operand || list.some((x) => !x)) return undefined;
-        return { ...e, operand, list: list as Expr[] };
-      }
-      case "isNull": {
-        const operand = walk(e.operand);
-        return operand && { ...e, operand };
-      }
-      case "member": {
-        const object = walk(e.object);
-        return object && { ...e, object };
-      }
-      case "index": {
-        const object = walk(e.object), index = walk(e.index);
-        return object && index && { ...e, object, index };
-      }
-      case "tuple": {
-        const fields = e.fields.map((f) => ({ ...f, value: walk(f.value) }));
-        if (fields.some((f) => !f.value)) return undefined;
-        return { ...e, fields: fields as typeof e.fields };
-      }
-      default:
-        return e;
-    }
-  };
-  return walk(expr);
+  return replaceCalls(
+    expr,
+    (call) =>
+      isWindowFunction(call.name) || isAggregate(call.name)
+        ? windowSlot(env, call, input, functions, slots)
+        : null,
+  );
 }
 
 function windowSlot(
