@@ -75,6 +75,8 @@ export class SharedBuckets {
   #stopped = false;
   /** KV round trips made (tests, the bench). */
   roundTrips = 0;
+  /** KV writes that granted tokens, each a batch for the waiters of its time (tests). */
+  grantWrites = 0;
 
   readonly #storage: Storage;
 
@@ -212,6 +214,7 @@ export class SharedBuckets {
       { expectedVersion: version, expireInMs: USE_MS + windowMs + 60_000 },
     );
     if (!result.ok) return undefined;
+    this.grantWrites++;
     bucket.tokens = n;
     bucket.validUntil = now + USE_MS;
     bucket.grant = grant;

@@ -48,8 +48,11 @@ Deno.test("two servers' shared buckets on one KV grant no more than the limit in
     // how soon tokens come back depends on the machine's load.)
     const took = Date.now() - started;
     assert.ok(took >= 4 * limit.unitMs, `${took} ms`);
-    // Requests waiting together share a round trip: fewer KV calls than two per token.
-    assert.ok(a.roundTrips + b.roundTrips < 2 * 24, `${a.roundTrips + b.roundTrips} round trips`);
+    // Requests waiting together share a write: each server's first grant serves 5 of its 12
+    // waiters, so fewer grant writes than tokens. (Not a count of round trips: how many reads a
+    // wait takes depends on when the machine wakes the process.)
+    const writes = a.grantWrites + b.grantWrites;
+    assert.ok(writes < 24 && writes >= 24 / limit.limit, `${writes} grant writes for 24 tokens`);
   });
 });
 

@@ -1,0 +1,17 @@
+/**
+ * The CPU time the calling thread has used, in microseconds (user and system).
+ *
+ * A thread's, not the process's: scan workers and (under `deno test --parallel`) other test
+ * modules run as threads of the same process, and their CPU is not time this event loop spent.
+ * Where the runtime has no per-thread figure (`process.threadCpuUsage` is Node 23.9+ and Deno
+ * 2.x), the process's is the fallback: an over-count, never an under-count.
+ */
+import process from "node:process";
+
+type Usage = { user: number; system: number };
+const threadUsage = (process as { threadCpuUsage?: () => Usage }).threadCpuUsage;
+
+export function threadCpuMicros(): number {
+  const { user, system } = threadUsage ? threadUsage.call(process) : process.cpuUsage();
+  return user + system;
+}
