@@ -28,6 +28,7 @@ import {
   startSupervisor,
   type SupervisorRef,
 } from "./actors/supervisor.ts";
+import { workerThreadsEnded } from "./actors/worker_threads.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createScanWorkers } from "./actors/scan_workers.ts";
 import { workerKvPath } from "./actors/worker_tree.ts";
@@ -378,9 +379,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Idle scan workers and the storage end with the server.
     finished: server.finished.finally(async () => {
       await stopDetections?.();
-      deps.scanWorkers?.close();
       // Its unfinished queries are marked FAILED for the other servers, its lease goes.
       await deps.sharedQueries?.stop();
+      // The queries still running stop (their engines are aborted) before what they use
+      // (workers, storage) is closed under them.
+      deps.supervisor?.stop();
+      deps.scanWorkers?.close();
       if (deps.supervisor && storage.kind === "files") await saveIds(storage, deps.supervisor, log);
       place?.stop?.();
       await storage.close();
@@ -434,13 +438,17 @@ async function serve(command: Extract<Command, { kind: "serve" }>): Promise<numb
   try {
     const server = await startServer({ ...command, signal: stopping.signal });
     await server.finished;
-    // The queries' retention timers would keep the process alive for minutes after the
-    // server has stopped.
-    server.deps.supervisor?.stop();
+    // The supervisor stopped with the server (its retention timers would keep the process
+    // alive for minutes); the pacer's and the inspector's timers too.
     server.deps.lifetimes.pacer.stop();
     server.deps.lifetimes.inspector?.stop();
     // The log is written in batches: the last lines (the requests that ended the service).
     await server.deps.log.flush();
+    // The process exits next: not while a terminated worker's thread is still ending.
+    if (!await workerThreadsEnded()) {
+      server.deps.log.warn("a scan worker's thread had not ended 5 s after the server stopped");
+      await server.deps.log.flush();
+    }
   } finally {
     stops.forEach(([s, stop]) => Deno.removeSignalListener(s, stop));
   }

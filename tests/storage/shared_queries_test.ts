@@ -343,7 +343,12 @@ await eachBackend(
 
     const slow = await submitted(a, c.token, SLOW_SCRIPT);
     await waitForStatus(b, c.token, slow, stateIs("RUNNING"));
-    assert.equal(await a.stop("SIGTERM"), 0);
+    const code = await a.stop("SIGTERM");
+    assert.equal(
+      code,
+      0,
+      `exit ${code}; the server's last lines:\n${a.stderr.slice(-30).join("\n")}`,
+    );
     // Well before the lease (10 s by default) would have run out.
     const failed = await waitForStatus(b, c.token, slow, stateIs("FAILED", "SUCCEEDED"), 3_000);
     assert.equal(failed.state, "FAILED", JSON.stringify(failed));
