@@ -131,16 +131,24 @@ async function nullsSeen(
 Deno.test("rendered on workers, a column held a null when any share saw one, earlier or later", async () => {
   await using home = await engineHome();
   const count = 8000;
-  // Nulls in the first lines only (the first share's), in the last only, and nowhere.
+  // Nulls in the first lines only (the first share's), in the second share's, in the last
+  // only, and nowhere. Four shares: which share tells last is the machine's choice, and a merge
+  // that let the last one's word stand would go unseen only if, in all three files, the share
+  // with the nulls told last (1 in 64).
   await home.write("/shared/first.log", lines(count, (i) => i < 50 && i % 7 === 0));
+  await home.write(
+    "/shared/second.log",
+    lines(count, (i) => i > count / 4 + 50 && i < count / 4 + 100 && i % 7 === 0),
+  );
   await home.write("/shared/last.log", lines(count, (i) => i > count - 50 && i % 7 === 0));
   await home.write("/shared/none.log", lines(count, () => false));
-  const pool = createScanWorkers({ count: 2, dataDir: home.tree.root, grants: () => [] });
+  const pool = createScanWorkers({ count: 4, dataDir: home.tree.root, grants: () => [] });
   const workers = { ...pool, minShareBytes: 1 };
   try {
     for (
       const [file, expected] of [
         ["first", [false, true]],
+        ["second", [false, true]],
         ["last", [false, true]],
         ["none", [false, false]],
       ] as const
