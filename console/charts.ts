@@ -133,12 +133,13 @@ function figure(
 ): Drawn & { plot: () => uPlot | null } {
   const box = h("div", { className: "chart-canvas", role: "img", "aria-label": title });
   const element = h("figure", { className: "chart" }, box, h("figcaption", {}, caption));
-  let plot: uPlot | null = null;
   const width = () => Math.max(280, box.clientWidth || 640);
+  // Drawn at once (640 px wide until the box is laid out), not at the first resize
+  // notification: a figure had no chart until the browser sent one, and a browser test on a
+  // busy machine waited 30 s for a figure's canvas.
+  const plot = new uPlot(build(width()), data, box);
   new ResizeObserver(() => {
-    if (!box.isConnected) return;
-    if (!plot) plot = new uPlot(build(width()), data, box);
-    else plot.setSize({ width: width(), height: HEIGHT });
+    if (box.isConnected) plot.setSize({ width: width(), height: HEIGHT });
   }).observe(box);
   return { element, plot: () => plot };
 }
