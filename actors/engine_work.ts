@@ -66,8 +66,9 @@ export async function drainEngine(
   let encode: ((row: Row) => string) | undefined;
   const render = options.encoder?.render;
   let writeBytes: RowBytesWriter | undefined;
-  // Small at first (it grows as rows need): a trivial query's answer is a few bytes.
-  const sink = render ? new ByteSink(1024) : undefined;
+  // Made when rows come that are not rendered yet (the engine renders them itself where it
+  // can: a trivial query's answer comes rendered), small at first: it grows as rows need.
+  let sink: ByteSink | undefined;
   const ends: number[] = [];
   // The engine's batches take turns of the event loop by the query's TimeSlicer (run.ts), whose
   // slices count the time spent here storing them.
@@ -82,7 +83,8 @@ export async function drainEngine(
       continue;
     }
     if (batch.length === 0) continue;
-    if (render && sink) {
+    if (render) {
+      sink ??= new ByteSink(1024);
       if (!writeBytes) {
         const columns = columnsOf(run.schema(), batch);
         encode = options.encoder!(columns);

@@ -36,7 +36,9 @@ try {
     ["sync VALUES((a: 1))", () =>
       new Request("http://in.process/API/v1.0/?scriptPath=/user", {
         method: "POST",
-        headers: { ...auth, "Content-Type": "text/vnd.engine.script" },
+        // With its Content-Length, as an HTTP client sends it (a Request made here has none,
+        // and the body would be read as a chunked stream).
+        headers: { ...auth, "Content-Type": "text/vnd.engine.script", "Content-Length": "14" },
         body: "VALUES((a: 1))",
       })],
     ["GET whoami", () => new Request("http://in.process/API/v1.0/whoami", { headers: auth })],
