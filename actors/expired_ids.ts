@@ -3,8 +3,13 @@
  * they answer 410 rather than 404. Every answered synchronous query adds one, so there may be
  * millions: the registry is updated in place and forgets from the oldest end, which keeps each
  * drop O(1). (The supervisor used to copy and scan a Map per drop, which made the synchronous
- * API slower with every request served.)
+ * API slower with every request served.) At most `maxIds` are kept (the newest): at a thousand
+ * synchronous queries a second, a day's memory would be 86 million ids, gigabytes of heap; an id
+ * forgotten early answers 404.
  */
+
+/** The most ids remembered: about 15 MB of heap (a server stopping keeps as many). */
+export const MAX_EXPIRED_IDS = 100_000;
 
 interface Entry {
   readonly owner: string;
@@ -15,7 +20,7 @@ export class ExpiredIds {
   /** Insertion order is drop order, and times only grow: the oldest entries come first. */
   readonly #entries = new Map<string, Entry>();
 
-  constructor(readonly memoryMs: number) {}
+  constructor(readonly memoryMs: number, readonly maxIds = MAX_EXPIRED_IDS) {}
 
   /** How many ids are remembered (some may be past their memory until the next `remember`). */
   get size(): number {
@@ -31,6 +36,9 @@ export class ExpiredIds {
     // Delete first so that a re-used id moves to the young end and the order stays by time.
     this.#entries.delete(queryId);
     this.#entries.set(queryId, { owner, at: now });
+    if (this.#entries.size > this.maxIds) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
   }
 
   /** Every id remembered, oldest first: `[id, owner, dropped at]`. */

@@ -19,6 +19,15 @@ Deno.test("remembering an id forgets those past their memory, so the registry st
   assert.equal(ids.ownerOf("q0", 9_999), undefined);
 });
 
+Deno.test("at most maxIds are remembered, the newest: a day of synchronous queries cannot fill the heap", () => {
+  const ids = new ExpiredIds(24 * 3_600_000, 1_000);
+  for (let t = 0; t < 5_000; t++) ids.remember(`q${t}`, "alice", t);
+  assert.equal(ids.size, 1_000);
+  assert.equal(ids.ownerOf("q4999", 5_000), "alice");
+  assert.equal(ids.ownerOf("q4000", 5_000), "alice");
+  assert.equal(ids.ownerOf("q3999", 5_000), undefined);
+});
+
 Deno.test("an id remembered again moves to the young end and keeps its new owner", () => {
   const ids = new ExpiredIds(100);
   ids.remember("q1", "alice", 0);
