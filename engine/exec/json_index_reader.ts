@@ -25,9 +25,7 @@ import {
   type JsonPath,
   type JsonPathReader,
   jsonPathReader,
-  MANY_OF_LENGTH,
   numberAt,
-  sameKey,
   skipNumber,
   skipSpace,
   type Steps,
@@ -172,8 +170,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
    */
   const takeMembers = (b: Uint8Array, steps: Steps): boolean => {
     const members = steps.members;
-    const byLength = steps.byLength;
-    const n = members.length;
+    const index = steps.index;
     let p = tok[++t]!;
     if (b[p] === CLOSE_OBJECT) {
       t++;
@@ -187,18 +184,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       // A key with a backslash (escapes) is left to the reference, as it leaves it.
       while (bs[bc]! < keyStart) bc++;
       if (bs[bc]! < keyEnd) return false;
-      const length = keyEnd - keyStart;
-      let found = length < byLength.length ? byLength[length]! : -1;
-      if (found === MANY_OF_LENGTH) {
-        found = -1;
-        for (let k = 0; k < n; k++) {
-          const key = members[k]!.key;
-          if (key.length === length && sameKey(b, keyStart, key)) {
-            found = k;
-            break;
-          }
-        }
-      } else if (found >= 0 && !sameKey(b, keyStart, members[found]!.key)) found = -1;
+      const found = index.find(b, keyStart, keyEnd);
       if (found < 0) {
         // The token after the colon: the value's own, or the , or } after a scalar.
         const c = b[tok[t]!];
