@@ -320,21 +320,10 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
     }
     if (inner !== null) {
       if (depth >= MAX_DEPTH) return -1;
-      clear(inner);
+      clearSlots(inner, values);
       return take(b, i, inner, depth + 1);
     }
     return skipValue(b, i);
-  };
-
-  const clear = (steps: Steps): void => {
-    for (const m of steps.members) {
-      for (const slot of m.slots) values[slot] = null;
-      if (m.inner !== null) clear(m.inner);
-    }
-    for (const e of steps.elements) {
-      for (const slot of e.slots) values[slot] = null;
-      if (e.inner !== null) clear(e.inner);
-    }
   };
 
   const takeMembers = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
@@ -451,6 +440,18 @@ export function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Ste
     } else elements.push({ index: head, slots, inner });
   }
   return { members, index: new MemberIndex(members.map((m) => m.key)), elements };
+}
+
+/** Sets to null the slots of `steps` and of all steps below (a repeated key's earlier value). */
+export function clearSlots(steps: Steps, values: Value[]): void {
+  for (const m of steps.members) {
+    for (const slot of m.slots) values[slot] = null;
+    if (m.inner !== null) clearSlots(m.inner, values);
+  }
+  for (const e of steps.elements) {
+    for (const slot of e.slots) values[slot] = null;
+    if (e.inner !== null) clearSlots(e.inner, values);
+  }
 }
 
 /** Past a number at `i` (JSON's grammar exactly); -1 when it is none. */
