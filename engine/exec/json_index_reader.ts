@@ -26,7 +26,9 @@ import {
   type JsonPath,
   type JsonPathReader,
   jsonPathReader,
+  MANY_OF_LENGTH,
   numberAt,
+  sameKey,
   skipNumber,
   skipSpace,
   type Steps,
@@ -160,7 +162,8 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
    */
   const takeMembers = (b: Uint8Array, steps: Steps): boolean => {
     const members = steps.members;
-    const index = steps.index;
+    const byLength = steps.byLength;
+    const n = members.length;
     let p = tok[++t]!;
     if (b[p] === CLOSE_OBJECT) {
       t++;
@@ -174,7 +177,19 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       // A key with a backslash (escapes) is left to the reference, as it leaves it.
       while (bs[bc]! < keyStart) bc++;
       if (bs[bc]! < keyEnd) return false;
-      const found = index.find(b, keyStart, keyEnd);
+      // As json_line_reader.ts's lookup (written out there for speed).
+      const length = keyEnd - keyStart;
+      let found = length < byLength.length ? byLength[length]! : -1;
+      if (found === MANY_OF_LENGTH) {
+        found = -1;
+        for (let k = 0; k < n; k++) {
+          const key = members[k]!.key;
+          if (key.length === length && sameKey(b, keyStart, key)) {
+            found = k;
+            break;
+          }
+        }
+      } else if (found >= 0 && !sameKey(b, keyStart, members[found]!.key)) found = -1;
       if (found < 0) {
         // The token after the colon: the value's own, or the , or } after a scalar.
         const c = b[tok[t]!];

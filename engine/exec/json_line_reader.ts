@@ -21,7 +21,7 @@
  * Where the time goes: most bytes of a log record are in strings, which are stepped over four
  * bytes at a time (`skipPlain`: one word test for a quote, a backslash or a control character,
  * and the offset of the first from its lowest flag); a key is matched by its length first (a
- * table per object of the paths: member_index.ts), so most keys have no byte compared; a short ASCII string read
+ * table per object of the paths), so most keys have no byte compared; a short ASCII string read
  * is taken from a table of the texts made before (`ShortStrings`), not decoded. The scan of a
  * record never stops at the last wanted value: the rest must still be checked (an invalid line
  * goes to JSON.parse, which refuses it) and a later repeat of a key replaces what it gave.
@@ -32,7 +32,6 @@
 import type { Row, Value } from "../values/values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import { ShortStrings } from "../values/short_strings.ts";
-import { MemberIndex } from "./member_index.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -46,6 +45,9 @@ const CLOSE_ARRAY = 0x5d;
  * deep applies there (kept below that rule's depth, so that it alone decides).
  */
 export const MAX_DEPTH = 100;
+
+/** In Steps.byLength: several members have keys of this length. */
+export const MANY_OF_LENGTH = -2;
 
 /** A field path: member names and array indexes from the top-level object down. */
 export type JsonPath = readonly (string | number)[];
@@ -123,8 +125,11 @@ interface Element {
 
 export interface Steps {
   readonly members: readonly Step[];
-  /** The members by their keys' bytes (`find` gives a position in `members`). */
-  readonly index: MemberIndex;
+  /**
+   * By a key's length: the one member of that length, MANY_OF_LENGTH when several have it,
+   * -1 when none does (most keys of a record: no byte of theirs is compared).
+   */
+  readonly byLength: Int16Array;
   /** Array elements by index, with the slots that take them and deeper steps. */
   readonly elements: readonly Element[];
 }
@@ -328,7 +333,8 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
 
   const takeMembers = (b: Uint8Array, i: number, steps: Steps, depth: number): number => {
     const members = steps.members;
-    const index = steps.index;
+    const byLength = steps.byLength;
+    const n = members.length;
     i = skipSpace(b, i + 1);
     if (b[i] === CLOSE_OBJECT) return i + 1;
     for (;;) {
@@ -347,7 +353,21 @@ export function jsonPathReader(paths: readonly JsonPath[]): JsonPathReader | nul
         if (b[i] !== 0x3a) return -1;
       }
       i++;
-      const found = index.find(b, keyStart, keyEnd);
+      // The lookup by length is written out here and in json_index_reader.ts, not shared: this
+      // loop is past V8's inlining budget, and a call per key measured 5-8% slower here
+      // (bench/scanner_bench.ts).
+      const length = keyEnd - keyStart;
+      let found = length < byLength.length ? byLength[length]! : -1;
+      if (found === MANY_OF_LENGTH) {
+        found = -1;
+        for (let k = 0; k < n; k++) {
+          const key = members[k]!.key;
+          if (key.length === length && sameKey(b, keyStart, key)) {
+            found = k;
+            break;
+          }
+        }
+      } else if (found >= 0 && !sameKey(b, keyStart, members[found]!.key)) found = -1;
       if (found < 0) {
         // Most values skipped are strings: straight to the string's end.
         i = b[i] === QUOTE ? skipString(b, i) : skipValue(b, i);
@@ -439,7 +459,11 @@ export function stepsOf(paths: readonly { rest: JsonPath; slot: number }[]): Ste
       members.push({ key: Uint8Array.from(head, (c) => c.charCodeAt(0)), slots, inner });
     } else elements.push({ index: head, slots, inner });
   }
-  return { members, index: new MemberIndex(members.map((m) => m.key)), elements };
+  const byLength = new Int16Array(Math.max(0, ...members.map((m) => m.key.length)) + 1).fill(-1);
+  members.forEach((m, k) => {
+    byLength[m.key.length] = byLength[m.key.length] === -1 ? k : MANY_OF_LENGTH;
+  });
+  return { members, byLength, elements };
 }
 
 /** Sets to null the slots of `steps` and of all steps below (a repeated key's earlier value). */
@@ -532,6 +556,12 @@ export function skipSpace(b: Uint8Array, i: number): number {
   let c = b[i];
   while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
   return i;
+}
+
+/** Whether the bytes at `start` are those of `key` (the caller compared the lengths). */
+export function sameKey(b: Uint8Array, start: number, key: Uint8Array): boolean {
+  for (let j = 0; j < key.length; j++) if (b[start + j] !== key[j]) return false;
+  return true;
 }
 
 function isHex(c: number | undefined): boolean {
