@@ -87,7 +87,8 @@ export async function folderOnce(
   return home;
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether `path` names anything (a link: its target). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await Deno.stat(path);
     return true;

