@@ -22,6 +22,7 @@ import type { Value } from "../values/values.ts";
 import { ShortStrings } from "../values/short_strings.ts";
 import { END, scannerPath, SimdScanner } from "../simd/scanner.ts";
 import {
+  clearSlots,
   type JsonPath,
   type JsonPathReader,
   jsonPathReader,
@@ -147,22 +148,11 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       bc = bc0;
     }
     if (inner !== null) {
-      clear(inner);
+      clearSlots(inner, values);
       return take(b, i, inner);
     }
     skipAt(b, i);
     return true;
-  };
-
-  const clear = (steps: Steps): void => {
-    for (const m of steps.members) {
-      for (const slot of m.slots) values[slot] = null;
-      if (m.inner !== null) clear(m.inner);
-    }
-    for (const e of steps.elements) {
-      for (const slot of e.slots) values[slot] = null;
-      if (e.inner !== null) clear(e.inner);
-    }
   };
 
   /**
@@ -187,6 +177,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       // A key with a backslash (escapes) is left to the reference, as it leaves it.
       while (bs[bc]! < keyStart) bc++;
       if (bs[bc]! < keyEnd) return false;
+      // As json_line_reader.ts's lookup (written out there for speed).
       const length = keyEnd - keyStart;
       let found = length < byLength.length ? byLength[length]! : -1;
       if (found === MANY_OF_LENGTH) {

@@ -10,8 +10,9 @@
  */
 
 import { type Browser, chromium, type Page } from "playwright-core";
-import { basename, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import { tmpdir } from "node:os";
+import { folderOnce } from "../support/npm_install_once.ts";
 
 export const ARTEFACTS = new URL("./artefacts/", import.meta.url).pathname;
 
@@ -76,25 +77,13 @@ interface Unpacked {
 }
 
 /**
- * npm's Chromium, unpacked into `<tmp>/trawl-chromium-<version>-<uid>/` on first use. Several
- * test processes may ask at once: each unpacks into a folder of its own, renamed into place in
- * one step, so a folder in place is whole (a run killed mid-way leaves a `.part-` folder, swept
- * an hour later).
+ * npm's Chromium, unpacked into `<tmp>/trawl-chromium-<version>-<uid>/` on first use (whole, once
+ * per user: tests/support/npm_install_once.ts's folderOnce).
  */
 export async function unpackNpmChromium(): Promise<ChromiumLaunch> {
-  const home = join(tmpdir(), `trawl-chromium-${NPM_CHROMIUM}-${Deno.uid() ?? "user"}`);
-  if (!await isFile(join(home, "launch.json"))) {
-    await sweepParts(home);
-    const part = await Deno.makeTempDir({ dir: tmpdir(), prefix: `${basename(home)}.part-` });
-    try {
-      await unpackInto(part, home);
-      await Deno.rename(part, home);
-    } catch (e) {
-      await Deno.remove(part, { recursive: true }).catch(() => {});
-      // Another process may have put its folder in place first.
-      if (!await isFile(join(home, "launch.json"))) throw e;
-    }
-  }
+  const name = `trawl-chromium-${NPM_CHROMIUM}-${Deno.uid() ?? "user"}`;
+  // The fonts' configuration names the folder where it will be.
+  const home = await folderOnce(name, (part) => unpackInto(part, join(tmpdir(), name)));
   const at = JSON.parse(await Deno.readTextFile(join(home, "launch.json"))) as Unpacked;
   const libraries = join(home, at.libraries);
   const path = Deno.env.get("LD_LIBRARY_PATH");
@@ -135,19 +124,6 @@ async function unpackInto(part: string, home: string): Promise<void> {
       `  <cachedir>${xml(join(home, "fonts-cache"))}</cachedir>\n</fontconfig>\n`,
   );
   await Deno.writeTextFile(join(part, "launch.json"), JSON.stringify(at));
-}
-
-/** Removes `.part-` folders of `home` older than an hour: unpacks a killed run left. */
-async function sweepParts(home: string): Promise<void> {
-  const prefix = `${basename(home)}.part-`;
-  for await (const entry of Deno.readDir(tmpdir())) {
-    if (!entry.name.startsWith(prefix)) continue;
-    const path = join(tmpdir(), entry.name);
-    const changed = (await Deno.stat(path).catch(() => null))?.mtime?.getTime() ?? Date.now();
-    if (Date.now() - changed > 3_600_000) {
-      await Deno.remove(path, { recursive: true }).catch(() => {});
-    }
-  }
 }
 
 export interface BrowserSession extends AsyncDisposable {

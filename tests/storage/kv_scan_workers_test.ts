@@ -10,70 +10,17 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type RunningServer, startServer } from "../../main.ts";
 import { runCli } from "../foundation/server_process.ts";
-import { createLogger } from "../../home/log.ts";
-import type { ShareMessage } from "../../engine/contracts/scan_workers.ts";
+import {
+  bigLog,
+  type CountedServer,
+  countedServer,
+  stateHome,
+  stopServer,
+} from "../support/shared_state.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
-const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
-
-interface KvServer {
-  readonly server: RunningServer;
-  /** Shares started on the server's workers, and their last messages by kind. */
-  readonly shares: { started: number; ends: Record<string, number>; failures: string[] };
-  readonly token?: string | undefined;
-}
-
-/** A server on `kvFile` (its own home under `root`) with `workers` scan workers, counted. */
-async function kvServer(root: string, name: string, kvFile: string, workers: number) {
-  const home = join(root, name);
-  await Deno.mkdir(join(home, "conf"), { recursive: true });
-  await Deno.writeTextFile(join(home, "conf", "settings.conf"), `storage = kv:${kvFile}\n`);
-  const lines: string[] = [];
-  const server = await startServer({
-    home,
-    overrides: {
-      "wgui.host": "127.0.0.1",
-      "wgui.port": "0",
-      "server.timeZone": "UTC",
-      "query.workers": String(workers),
-      // As tests/api/server.ts: niced workers starve beside other test files on a busy machine.
-      "query.workerNice": "0",
-    },
-    out: (line) => lines.push(line),
-    log: createLogger((line) => {
-      // deno-lint-ignore no-console
-      if (line.includes(" ERROR ")) console.error(line);
-    }),
-  });
-  const shares = { started: 0, ends: {} as Record<string, number>, failures: [] as string[] };
-  const pool = server.deps.scanWorkers;
-  if (pool) {
-    // Counted where the engine starts a share: the workers are the pool's real ones.
-    const start = pool.start.bind(pool);
-    pool.start = (task, listen) => {
-      shares.started++;
-      return start(task, (m: ShareMessage) => {
-        if (m.kind === "groups" || m.kind === "done" || m.kind === "failed") {
-          shares.ends[m.kind] = (shares.ends[m.kind] ?? 0) + 1;
-        }
-        if (m.kind === "failed") shares.failures.push(JSON.stringify(m));
-        listen(m);
-      });
-    };
-  }
-  return { server, shares, token: lines.find((l) => TOKEN_LINE.test(l)) } satisfies KvServer;
-}
-
-async function stopServer(s: KvServer): Promise<void> {
-  await s.server.shutdown();
-  await s.server.finished;
-  s.server.deps.supervisor?.stop();
-  s.server.deps.lifetimes.pacer.stop();
-}
-
-function api(s: KvServer, token: string, path: string, init: RequestInit = {}) {
+function api(s: CountedServer, token: string, path: string, init: RequestInit = {}) {
   return fetch(`${s.server.url}API/v1.0${path}`, {
     ...init,
     headers: { Authorization: `Bearer ${token}`, ...init.headers },
@@ -82,7 +29,7 @@ function api(s: KvServer, token: string, path: string, init: RequestInit = {}) {
 }
 
 /** The rows of `script` run synchronously. */
-async function run(s: KvServer, token: string, script: string): Promise<unknown[]> {
+async function run(s: CountedServer, token: string, script: string): Promise<unknown[]> {
   const res = await api(s, token, "/?scriptPath=/user", {
     method: "POST",
     headers: { "Content-Type": "text/plain" },
@@ -91,15 +38,6 @@ async function run(s: KvServer, token: string, script: string): Promise<unknown[
   const text = await res.text();
   assert.equal(res.status, 200, text);
   return JSON.parse(text);
-}
-
-/** About 14 MiB: more than the 8 MiB a worker's share takes at least, so it is cut in two. */
-function bigLog(lines = 380_000): string {
-  const parts: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    parts.push(`${i} host-${i % 13} ${i % 3 === 0 ? "POST" : "GET"} /index.html 200 5120\n`);
-  }
-  return parts.join("");
 }
 
 function bigJsonLines(lines = 330_000): string {
@@ -136,11 +74,11 @@ function kvFds(kvFile: string): string[] {
 Deno.test("scan workers read a KV server's tree and its FILE datastores as one thread does", async () => {
   const root = await Deno.makeTempDir({ prefix: "trawl-kvworkers-" });
   const kvFile = join(root, "state.kv");
-  const servers: KvServer[] = [];
+  const servers: CountedServer[] = [];
   try {
-    const two = await kvServer(root, "two", kvFile, 2);
+    const two = await countedServer(await stateHome(root, "two", `kv:${kvFile}`), 2);
     servers.push(two);
-    const one = await kvServer(root, "one", kvFile, 1);
+    const one = await countedServer(await stateHome(root, "one", `kv:${kvFile}`), 1);
     servers.push(one);
     assert.ok(two.server.deps.scanWorkers, "a KV-file server has scan workers");
     assert.equal(one.server.deps.scanWorkers?.count, 1);
@@ -221,13 +159,13 @@ Deno.test("scan workers read a KV server's tree and its FILE datastores as one t
     assert.equal(one.shares.started, 5);
 
     // The workers' KV ends with them: once both servers stopped, nothing holds the KV file.
-    for (const s of servers.splice(0)) await stopServer(s);
+    for (const s of servers.splice(0)) await stopServer(s.server);
     for (let i = 0; i < 50 && kvFds(kvFile).length > 0; i++) {
       await sleep(100);
     }
     assert.deepEqual(kvFds(kvFile), []);
   } finally {
-    for (const s of servers) await stopServer(s).catch(() => {});
+    for (const s of servers) await stopServer(s.server).catch(() => {});
     await Deno.remove(root, { recursive: true });
   }
 });

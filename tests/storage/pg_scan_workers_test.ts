@@ -6,59 +6,12 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import postgres from "postgres";
-import { type RunningServer, startServer } from "../../main.ts";
-import { createLogger } from "../../home/log.ts";
+import type { RunningServer } from "../../main.ts";
 import { sharedPostgres } from "../support/postgres.ts";
+import { bigLog, countedServer, stateHome, stopServer } from "../support/shared_state.ts";
 
 const pg = await sharedPostgres();
-const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
-
-async function pgServer(root: string, name: string, url: string, workers: number) {
-  const home = join(root, name);
-  await Deno.mkdir(join(home, "conf"), { recursive: true });
-  await Deno.writeTextFile(join(home, "conf", "settings.conf"), `storage = pg:${url}\n`);
-  const lines: string[] = [];
-  const server = await startServer({
-    home,
-    overrides: {
-      "wgui.host": "127.0.0.1",
-      "wgui.port": "0",
-      "server.timeZone": "UTC",
-      "query.workers": String(workers),
-      "query.workerNice": "0",
-    },
-    out: (line) => lines.push(line),
-    log: createLogger(() => {}),
-  });
-  let started = 0;
-  const pool = server.deps.scanWorkers;
-  if (pool) {
-    const start = pool.start.bind(pool);
-    pool.start = (task, listen) => {
-      started++;
-      return start(task, listen);
-    };
-  }
-  return { server, shares: () => started, token: lines.find((l) => TOKEN_LINE.test(l)) };
-}
-
-async function stopServer(server: RunningServer): Promise<void> {
-  await server.shutdown();
-  await server.finished;
-  server.deps.supervisor?.stop();
-  server.deps.lifetimes.pacer.stop();
-}
-
-function bigLog(lines = 380_000): string {
-  const parts: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    parts.push(`${i} host-${i % 13} ${i % 3 === 0 ? "POST" : "GET"} /index.html 200 5120\n`);
-  }
-  return parts.join("");
-}
-
 const GROUPED =
   "PARSE(pattern: '''INT:n ' ' LD:host ' ' WORD:method LD EOL''', src: '/users/admin/big.log')" +
   " | filter(n % 7 = 0) | select(method, count(*) as hits, sum(n) as total) | group(method)";
@@ -68,9 +21,9 @@ Deno.test("scan workers read a PostgreSQL server's tree as one thread does, and 
   const root = await Deno.makeTempDir({ prefix: "trawl-pgworkers-" });
   const servers: RunningServer[] = [];
   try {
-    const two = await pgServer(root, "two", url, 2);
+    const two = await countedServer(await stateHome(root, "two", `pg:${url}`), 2);
     servers.push(two.server);
-    const one = await pgServer(root, "one", url, 1);
+    const one = await countedServer(await stateHome(root, "one", `pg:${url}`), 1);
     servers.push(one.server);
     assert.ok(two.server.deps.scanWorkers, "a PostgreSQL server has scan workers");
     const token = two.token!;
@@ -94,9 +47,9 @@ Deno.test("scan workers read a PostgreSQL server's tree as one thread does, and 
       assert.equal(res.status, 200, text);
       return JSON.parse(text);
     };
-    const before = two.shares();
+    const before = two.shares.started;
     const parallel = await run(two.server);
-    assert.equal(two.shares() - before, 2, "two shares on workers");
+    assert.equal(two.shares.started - before, 2, "two shares on workers");
     assert.deepEqual(parallel, [
       { method: "POST", hits: 18096, total: 3_438_194_760 },
       { method: "GET", hits: 36190, total: 6_876_009_525 },

@@ -1,6 +1,6 @@
 /**
  * Azurite, Microsoft's Azure Storage emulator (npm `azurite`), for tests of the `azblob://`
- * datastore: installed through npx on first use (into npm's cache: no root, Node 20 or later),
+ * datastore: installed with npm on first use (npm_install_once.ts: no root, Node 20 or later),
  * its blob service started on a free loopback port over a temp folder, stopped (and the folder
  * removed) at dispose. Blobs are put there with the official SDK, `@azure/storage-blob`, signed
  * with Azurite's well-known dev account.
@@ -10,10 +10,12 @@
  */
 
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
+import { join } from "node:path";
 import { cleanUp, withDeadline } from "./deadline.ts";
-import { sleep } from "../../engine/util/sleep.ts";
+import { freePort, waitForPort } from "./loopback_port.ts";
+import { npmInstallOnce } from "./npm_install_once.ts";
 
-const AZURITE = "azurite@3.37.0";
+const AZURITE_VERSION = "3.37.0";
 /** Azurite's documented development account (not a secret: every Azurite has it). */
 export const DEV_ACCOUNT = "devstoreaccount1";
 export const DEV_KEY =
@@ -27,32 +29,18 @@ export interface Azurite extends AsyncDisposable {
   upload(container: string, name: string, content: string | Uint8Array): Promise<void>;
 }
 
-/** The script npx installed for the blob service, resolved once per process. */
-let script: Promise<string> | undefined;
-
-function azuriteScript(): Promise<string> {
-  script ??= (async () => {
-    const out = await new Deno.Command("npx", {
-      // `command -v` is the shell's own: no `which` needed.
-      args: ["--yes", "-p", AZURITE, "-c", "command -v azurite-blob"],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const bin = new TextDecoder().decode(out.stdout).trim();
-    if (!out.success || bin === "") {
-      throw new Error(`cannot install ${AZURITE}: ${new TextDecoder().decode(out.stderr)}`);
-    }
-    // Run its script with node directly: one process, stopped by its own id.
-    return await Deno.realPath(bin);
-  })();
-  return script;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+/** The blob service's script (its package.json's `bin`), installed once per user. */
+async function azuriteScript(): Promise<string> {
+  const pkg = await npmInstallOnce(
+    "azurite",
+    AZURITE_VERSION,
+    `trawl-azurite-${AZURITE_VERSION}-${Deno.uid() ?? "user"}`,
+  );
+  const manifest = JSON.parse(await Deno.readTextFile(join(pkg, "package.json"))) as {
+    bin: Record<string, string>;
+  };
+  // Run it with node directly: one process, stopped by its own id.
+  return join(pkg, manifest.bin["azurite-blob"]!);
 }
 
 export async function startAzurite(): Promise<Azurite> {
@@ -87,7 +75,7 @@ export async function startAzurite(): Promise<Azurite> {
       await withDeadline(child.status, 10_000, "Azurite's exit");
       await stderr;
     });
-    await waitForPort(port, child.status, stderr);
+    await waitForPort(port, { name: "Azurite", exited: child.status, log: stderr, every: 100 });
     const endpoint = `http://127.0.0.1:${port}/${DEV_ACCOUNT}`;
     const service = new BlobServiceClient(
       endpoint,
@@ -108,24 +96,4 @@ export async function startAzurite(): Promise<Azurite> {
     await stopAll().catch(() => {});
     throw e;
   }
-}
-
-async function waitForPort(
-  port: number,
-  exited: Promise<Deno.CommandStatus>,
-  stderr: Promise<string>,
-): Promise<void> {
-  let ended = false;
-  exited.then(() => ended = true);
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    if (ended) throw new Error(`Azurite ended at start: ${await stderr}`);
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await sleep(100);
-    }
-  }
-  throw new Error(`Azurite did not listen on port ${port} within 60 s`);
 }

