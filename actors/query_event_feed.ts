@@ -8,7 +8,9 @@
  *   state     `{from, to, millis}` for each state change after it (or after the resumed position)
  *   progress  `{progress}`, at most every PROGRESS_EVERY_MS
  *   warning   the warning object
- *   stats     `{rowsOut, elapsedMillis}`, with progress and once more at the end
+ *   stats     `{rowsOut, elapsedMillis, filesRead, bytesRead, recordsRead, etaMillis?}`, with
+ *             progress, every TICK_EVERY_MS while RUNNING (the elapsed time ticks even when
+ *             nothing else changes), and once more at the end
  *
  * The stream ends after the finished state. An event's id counts the state changes and warnings
  * sent up to it (`<changes>.<warnings>`), so a resumed stream repeats none: the missed changes
@@ -17,11 +19,13 @@
 
 import type { SharedQueries } from "./shared_queries.ts";
 import type { SharedRecord } from "./shared/records.ts";
-import { isFinished, queryStatus, topState } from "./query_machine.ts";
+import { isFinished, queryStatus, statsOf, topState } from "./query_machine.ts";
 import type { QueryRef } from "./supervisor.ts";
 
 /** Progress events come at most this often. */
 export const PROGRESS_EVERY_MS = 100;
+/** While a query runs, a `stats` event comes at least this often. */
+export const TICK_EVERY_MS = 1000;
 /** How often the feed of another server's query reads its record. */
 export const REMOTE_POLL_MS = 250;
 
@@ -45,7 +49,21 @@ export interface FeedState {
   readonly warnings: readonly unknown[];
   readonly progress: unknown;
   readonly finished: boolean;
-  readonly stats: { readonly rowsOut: number; readonly elapsedMillis: number };
+  readonly stats: EventStats;
+}
+
+/**
+ * The `stats` event: the rows stored and the time since the query was submitted, what it has
+ * read (files, bytes, records: the engine adds to them per chunk), and, while it runs with an
+ * input of known size, an estimate of the time left (actors/query_progress.ts; absent otherwise).
+ */
+export interface EventStats {
+  readonly rowsOut: number;
+  readonly elapsedMillis: number;
+  readonly filesRead: number;
+  readonly bytesRead: number;
+  readonly recordsRead: number;
+  readonly etaMillis?: number;
 }
 
 /** A query's state now, and its changes until it ends or is gone. */
@@ -59,9 +77,10 @@ export interface StatusFeed {
 export function queryEvents(
   feed: StatusFeed,
   resume: EventPosition | undefined,
-  options: { readonly progressEveryMs?: number } = {},
+  options: { readonly progressEveryMs?: number; readonly tickEveryMs?: number } = {},
 ): ReadableStream<QueryEvent> {
   const progressEveryMs = options.progressEveryMs ?? PROGRESS_EVERY_MS;
+  const tickEveryMs = options.tickEveryMs ?? TICK_EVERY_MS;
   let stop = () => {};
   return new ReadableStream<QueryEvent>({
     start(controller) {
@@ -72,6 +91,7 @@ export function queryEvents(
       let progress = first.progress;
       let progressSentAt = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let statsSentAt = 0;
       let closed = false;
       const subscription: { unsubscribe?: () => void } = {};
       // Never throws: it runs inside the query actor's observer. A stream already closed (the
@@ -87,10 +107,19 @@ export function queryEvents(
       const sendProgress = () => {
         timer = undefined;
         if (closed) return;
-        progressSentAt = Date.now();
+        progressSentAt = statsSentAt = Date.now();
         send("progress", { progress });
         send("stats", feed.current().stats);
       };
+      // The elapsed time (and the bytes and records read, which move without the progress
+      // when a source's size is unknown) ticks while the query runs.
+      const ticker = setInterval(() => {
+        if (closed || Date.now() - statsSentAt < tickEveryMs / 2) return;
+        const now = feed.current();
+        if (now.finished || now.status.state !== "RUNNING") return;
+        statsSentAt = Date.now();
+        send("stats", now.stats);
+      }, tickEveryMs);
       const close = () => {
         if (closed) return;
         stop();
@@ -103,6 +132,7 @@ export function queryEvents(
       stop = () => {
         closed = true;
         clearTimeout(timer);
+        clearInterval(ticker);
         subscription.unsubscribe?.();
       };
       /** The state changes and warnings not sent yet, in their order. */
@@ -156,7 +186,10 @@ export function actorFeed(ref: QueryRef): StatusFeed {
         progress: context.progress,
         // An actor stopped (dropped) ends its stream as a finished one does.
         finished: finished || snapshot.status !== "active",
-        stats: { rowsOut: context.store.count, elapsedMillis: end - start },
+        stats: eventStats(
+          { ...statsOf(context, context.now()), rowsOut: context.store.count },
+          end - start,
+        ),
       };
     },
     subscribe(changed, ended) {
@@ -176,14 +209,14 @@ export function recordFeed(
   return {
     current() {
       const { status } = last;
-      const stats = status.stats as { rowsOut?: number; elapsedMillis?: number } | undefined;
+      const stats = status.stats as Partial<Record<keyof EventStats, number>> | undefined;
       return {
         status,
         stateChanges: status.stateChanges as unknown[],
         warnings: status.warnings as unknown[],
         progress: status.progress,
         finished: isFinished(status.state),
-        stats: { rowsOut: stats?.rowsOut ?? 0, elapsedMillis: stats?.elapsedMillis ?? 0 },
+        stats: eventStats(stats ?? {}, stats?.elapsedMillis ?? 0),
       };
     },
     subscribe(changed, ended) {
@@ -209,5 +242,20 @@ export function recordFeed(
         clearTimeout(timer);
       };
     },
+  };
+}
+
+/** The `stats` event of a status's stats (`elapsedMillis` as the events count it). */
+function eventStats(
+  stats: Partial<Record<keyof EventStats, number>>,
+  elapsedMillis: number,
+): EventStats {
+  return {
+    rowsOut: stats.rowsOut ?? 0,
+    elapsedMillis,
+    filesRead: stats.filesRead ?? 0,
+    bytesRead: stats.bytesRead ?? 0,
+    recordsRead: stats.recordsRead ?? 0,
+    ...(stats.etaMillis === undefined ? {} : { etaMillis: stats.etaMillis }),
   };
 }

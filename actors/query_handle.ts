@@ -42,6 +42,15 @@ export interface LiveItems {
   follow(): AsyncIterable<readonly StoredItem[] | RenderedRows>;
 }
 
+/**
+ * The rows of a RUNNING query so far (ResultStore.readPlaced): `count` is how many have their
+ * place in the result fixed now, `schema` the columns seen so far. Read by range like a finished
+ * result; the next read may give more.
+ */
+export interface PartialItems extends ResultItems {
+  readonly state: QueryState;
+}
+
 /** A query's result, or why it has none. */
 export type ResultOutcome =
   | { readonly ok: true; readonly items: ResultItems }
@@ -81,4 +90,9 @@ export interface QueryHandle {
    * query of this server has it.
    */
   following?(items: number): Promise<LiveItems | undefined>;
+  /**
+   * Its rows so far while it is RUNNING (a ranged read that does not wait for the end);
+   * undefined in any other state. Only a query of this server has it.
+   */
+  partial?(): PartialItems | undefined;
 }

@@ -16,7 +16,13 @@ import { isFinished, queryStatus, type QueryWarning, topState } from "./query_ma
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
 import type { SharedQueries } from "./shared_queries.ts";
 import type { SharedRecord } from "./shared/records.ts";
-import type { LiveItems, QueryHandle, QueryStatus, ResultOutcome } from "./query_handle.ts";
+import type {
+  LiveItems,
+  PartialItems,
+  QueryHandle,
+  QueryStatus,
+  ResultOutcome,
+} from "./query_handle.ts";
 import type { ResultStore } from "./result_store.ts";
 import { type Diagnostic, schemaFromJson, type User } from "../engine/mod.ts";
 
@@ -68,6 +74,23 @@ export class LiveHandle implements QueryHandle {
 
   events(resume: EventPosition | undefined): ReadableStream<QueryEvent> {
     return queryEvents(actorFeed(this.ref), resume);
+  }
+
+  partial(): PartialItems | undefined {
+    const { context, value } = this.ref.getSnapshot();
+    const state = topState(value);
+    if (state !== "RUNNING" || !context.run) return undefined;
+    const { store, run } = context;
+    return {
+      state,
+      count: store.placed,
+      schema: run.schema(),
+      fixed: context.fixedFormat,
+      owner: context.owner,
+      inMemory: (first, last) => store.inMemory(first, last),
+      read: (first, last) => store.readPlacedItems(first, last),
+      readParts: (first, last) => store.readPlaced(first, last),
+    };
   }
 
   async stop(): Promise<{ stopped: "cancelled" | "freed"; status: QueryStatus }> {

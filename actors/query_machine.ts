@@ -43,6 +43,7 @@ import {
   type FragmentEncoderFactory,
   startEngine,
 } from "./engine_work.ts";
+import { etaMillis } from "./query_progress.ts";
 
 export type QueryState =
   | "NEW"
@@ -431,12 +432,14 @@ export function isFinished(state: QueryState): boolean {
 export function statsOf(
   context: QueryContext,
   now: number,
-): QueryStats & { elapsedMillis: number } {
+): QueryStats & { elapsedMillis: number; etaMillis?: number } {
   const changes = context.stateChanges;
   const started = changes.find((c) => c.to === "SCHEDULED")?.millis;
   const ended = changes.find((c) => FINISHED_STATES.includes(c.to))?.millis;
   const elapsedMillis = started === undefined ? 0 : Math.max(0, (ended ?? now) - started);
-  return { ...context.stats, elapsedMillis };
+  // While it runs, the time left when its input's size is known (actors/query_progress.ts).
+  const eta = ended === undefined ? etaMillis(context.progress, elapsedMillis) : undefined;
+  return { ...context.stats, elapsedMillis, ...(eta === undefined ? {} : { etaMillis: eta }) };
 }
 
 /** The status object of a query as the API shows it (`state` inside), from its snapshot. */

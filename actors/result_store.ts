@@ -308,6 +308,97 @@ export class ResultStore {
   }
 
   /**
+   * Items whose place in the result is already fixed while it is still being stored: the
+   * first items and lane 0's segments, in order (a lane's run, the pending items and other
+   * lanes' segments wait for the seal, which places them); every item once sealed. What
+   * `readPlaced` can give: a RUNNING query's rows so far (GET of a range while it runs).
+   */
+  get placed(): number {
+    if (this.#dropped) return 0;
+    if (this.#sealed) return this.#count;
+    let n = this.#head.length;
+    for (const s of this.#segments) if (s.lane === 0) n += s.count;
+    return n + this.#openTail().count;
+  }
+
+  /**
+   * Lane 0's items stored after its last segment, not yet cut into one: its run of rendered rows
+   * or its pending fragments (at most one of them holds items). Pending rows (not fragments)
+   * wait for their segment.
+   */
+  #openTail(): { readonly count: number; readonly run?: LaneRun; readonly texts?: string[] } {
+    const run = this.#runs.get(0);
+    if (run && run.ends.length > 0) return { count: run.ends.length, run };
+    if (this.#pendingCount > 0 && this.#pendingEnds !== null) {
+      return { count: this.#pendingCount, texts: this.#pendingTexts };
+    }
+    return { count: 0 };
+  }
+
+  /**
+   * Items `first..last` (inclusive) of those `placed` now, as `readParts` gives them, without
+   * waiting for the rest: whole items only (a segment is kept whole or not at all). Once
+   * sealed, `readParts`. Throws (ResultDroppedError) when the result is dropped meanwhile.
+   */
+  async *readPlaced(
+    first: number,
+    last: number,
+  ): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
+    if (this.#sealed) {
+      yield* this.readParts(first, last);
+      return;
+    }
+    this.#readers++;
+    try {
+      this.#checkDropped();
+      // Taken now: what is stored meanwhile is for the next read.
+      const head = this.#head.slice(0, Math.min(this.#head.length, last + 1));
+      let at = this.#head.length;
+      const segments: Segment[] = [];
+      for (const s of this.#segments) {
+        if (s.lane !== 0) continue;
+        // Lane 0's segments follow the first items in the order they came.
+        segments.push({ ...s, first: at });
+        at += s.count;
+      }
+      const tail = this.#openTail();
+      const tailFirst = at;
+      at += tail.count;
+      last = Math.min(last, at - 1);
+      // The open tail's whole items, copied now (before any await): it grows meanwhile.
+      let tailItems: readonly StoredItem[] | RenderedRows | undefined;
+      if (tail.count > 0 && last >= tailFirst) {
+        const to = last - tailFirst;
+        if (tail.run) {
+          const ends = Uint32Array.from(tail.run.ends.slice(0, to + 1));
+          const bytes = tail.run.buffer.slice(0, ends[to]);
+          tailItems = new RenderedRows(bytes, ends, tail.run.frame);
+        } else tailItems = tail.texts!.slice(0, to + 1);
+      }
+      for (let i = first; i <= Math.min(last, head.length - 1); i += SEGMENT_ITEMS) {
+        this.#checkDropped();
+        yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
+      }
+      // A spilled segment is read once its write (queued before now) is done.
+      if (segments.some((s) => !s.bytes && s.first + s.count > first && s.first <= last)) {
+        await this.#serial(() => Promise.resolve());
+      }
+      yield* readSegments(segments, first, last, this.path, () => this.#checkDropped());
+      this.#checkDropped();
+      if (tailItems) yield tailPart(tailItems, Math.max(0, first - tailFirst));
+    } finally {
+      this.#readers--;
+    }
+  }
+
+  /** As `readPlaced`, rendered rows decoded (as `read` gives them). */
+  async *readPlacedItems(first: number, last: number): AsyncGenerator<readonly StoredItem[]> {
+    for await (const part of this.readPlaced(first, last)) {
+      yield part instanceof RenderedRows ? decodeRendered(part.bytes, part.ends, part.frame) : part;
+    }
+  }
+
+  /**
    * Resolves once the store holds at least `items` items, is sealed or dropped, or `ended`
    * settles: when a synchronous answer may start streaming.
    */
@@ -561,6 +652,18 @@ export class ResultStore {
     this.#queue = next.catch(() => {});
     return next;
   }
+}
+
+/** The items of an open tail (ResultStore.readPlaced) from its `from`th on. */
+function tailPart(
+  items: readonly StoredItem[] | RenderedRows,
+  from: number,
+): readonly StoredItem[] | RenderedRows {
+  if (from === 0) return items;
+  if (!(items instanceof RenderedRows)) return items.slice(from);
+  const start = items.ends[from - 1]!;
+  const ends = items.ends.slice(from).map((e) => e - start);
+  return new RenderedRows(items.bytes.slice(start), ends, items.frame);
 }
 
 /**

@@ -321,3 +321,61 @@ Deno.test("ResultStore places rendered lanes one after the other, whatever order
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** What `readPlacedItems` gives now. */
+async function placedItems(store: ResultStore, first = 0, last = store.placed - 1) {
+  const out: StoredItem[] = [];
+  for await (const batch of store.readPlacedItems(first, last)) out.push(...batch);
+  return out;
+}
+
+Deno.test("ResultStore gives the items placed so far while it is still stored: lane 0's, whole, in their final places", async () => {
+  const frame = { separator: "\n", before: "", after: "" };
+  for (const memoryBytes of [1 << 30, 4096]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("qp", { memoryBytes, spillDir: dir });
+    const lanes = [0, 1].map((lane) =>
+      Array.from({ length: 3 }, (_, b) =>
+        Array.from(
+          { length: b === 0 && lane === 0 ? 10 : 3000 },
+          (_, i) => `{"lane":${lane},"b":${b},"i":${i},"pad":"${"ü".repeat(i % 40)}"}`,
+        ))
+    );
+    const laneZero: string[] = [];
+    for (const [lane, b] of [[1, 0], [0, 0], [1, 1], [0, 1], [0, 2], [1, 2]] as const) {
+      const batch = lanes[lane]![b]!;
+      const [bytes, ends] = rendered(batch.map((t) => frame.separator + t));
+      await store.appendRendered(bytes, ends, frame, lane);
+      if (lane === 0) laneZero.push(...batch);
+      // Every row of lane 0 has its place (the first items, its segments, its open run); the
+      // other lane's rows wait for the seal.
+      assert.equal(store.placed, laneZero.length, `after lane ${lane} batch ${b}`);
+      assert.deepEqual(await placedItems(store), laneZero);
+    }
+    assert.deepEqual(await placedItems(store, 5, 3020), laneZero.slice(5, 3021));
+    assert.deepEqual(await placedItems(store, 4000, 9000), laneZero.slice(4000, 9001));
+    await store.seal();
+    const texts = lanes.flat(2);
+    assert.equal(store.placed, texts.length);
+    assert.deepEqual(await placedItems(store), texts);
+    await store.drop();
+    assert.equal(store.placed, 0);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResultStore places rows a segment at a time past the first items", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = new ResultStore("qr2", { memoryBytes: 1 << 20, spillDir: dir });
+  const rows = Array.from({ length: 2500 }, (_, i) => ({ i, s: `row ${i}` }));
+  await store.append(rows.slice(0, 10));
+  assert.equal(store.placed, 10);
+  await store.append(rows.slice(10));
+  // The first 10 as they came, then whole segments of 1024: the 442 after them wait.
+  assert.equal(store.placed, 10 + 2 * 1024);
+  assert.deepEqual(await placedItems(store), rows.slice(0, 10 + 2 * 1024));
+  await store.seal();
+  assert.deepEqual(await placedItems(store), rows);
+  await store.drop();
+  await Deno.remove(dir, { recursive: true });
+});

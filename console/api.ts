@@ -100,6 +100,14 @@ export interface QueryStatus {
   readonly warnings: readonly { time: string; level: string; message: string }[];
   readonly stateChanges: readonly { millis: number; from: string; to: string }[];
   readonly error?: Diagnostic;
+  /** What it has read and made (docs/api.md, the status object's `stats`). */
+  readonly stats?: {
+    readonly rowsOut?: number;
+    readonly elapsedMillis?: number;
+    readonly bytesRead?: number;
+    readonly recordsRead?: number;
+    readonly etaMillis?: number;
+  };
 }
 
 export const FINISHED = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);

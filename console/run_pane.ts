@@ -14,6 +14,7 @@ import { fieldsPane } from "./fields_pane.ts";
 import { bucketFor, chartPlan, eventsChart, valuesChart } from "./charts.ts";
 import { fieldName, isAggregate, withoutTail } from "./refine.ts";
 import { storedRunPath } from "./stored_run.ts";
+import { type LiveRows, liveRows, type LiveStats, statsText } from "./live_rows.ts";
 
 /** How many rows the chart looks at, at most. */
 const CHART_ROWS = 5000;
@@ -64,6 +65,8 @@ export function runPane(options: {
   const chart = h("div", { className: "chart-box" });
   const count = h("output", { "aria-label": "Row count" });
   const table = h("div", { className: "result" });
+  /** While the query runs: its first rows so far (console/live_rows.ts). */
+  const live = h("div", { className: "live-box" });
   const fields = h("div", { className: "fields-box" });
   const element = h(
     "section",
@@ -82,6 +85,7 @@ export function runPane(options: {
     h("div", { className: "result-bar" }, count, downloads),
     chart,
     fields,
+    live,
     table,
   );
   let current: string | null = null;
@@ -89,11 +93,26 @@ export function runPane(options: {
   let submitted: { queryId: string; text: string; workDir: string } | null = null;
   let timeField: string | null = null;
   let following: AbortController | null = null;
+  let liveView: LiveRows | null = null;
+  /** The first rows of the query followed, shown while it runs and asked for on each tick. */
+  const showLive = (queryId: string) => {
+    if (!liveView) {
+      liveView = liveRows(queryId);
+      fill(live, liveView.element);
+    }
+    liveView.refresh();
+  };
+  const hideLive = () => {
+    liveView?.stop();
+    liveView = null;
+    fill(live);
+  };
 
   cancelButton.addEventListener("click", () => pane.cancel());
 
   const reset = () => {
     following?.abort();
+    hideLive();
     fill(state, "submitting");
     progress.value = 0;
     fill(stats);
@@ -263,10 +282,12 @@ export function runPane(options: {
       following?.abort();
       const abort = new AbortController();
       following = abort;
+      hideLive();
       current = queryId;
       element.dataset.queryId = queryId;
       options.onFollow?.(queryId);
       let finished: QueryStatus | null = null;
+      let running = false;
       const open = async (lastEventId: string | null) =>
         (await api(`/queries/${queryId}/events`, {
           signal: abort.signal,
@@ -286,12 +307,17 @@ export function runPane(options: {
               const st = data as QueryStatus;
               setState(queryId, st.state);
               progress.value = st.progress;
+              running = st.state === "RUNNING";
+              if (st.stats) fill(stats, statsText(st.stats, running));
+              if (running) showLive(queryId);
               fill(warnings, ...st.warnings.map(warningItem));
               if (FINISHED.has(st.state)) finished = st;
               break;
             }
             case "state":
               setState(queryId, data.to);
+              running = data.to === "RUNNING";
+              if (running) showLive(queryId);
               break;
             case "progress":
               progress.value = data.progress;
@@ -300,7 +326,9 @@ export function runPane(options: {
               warnings.append(warningItem(data));
               break;
             case "stats":
-              fill(stats, `${data.rowsOut} rows out, ${data.elapsedMillis} ms`);
+              fill(stats, statsText(data as LiveStats, running));
+              // Every second or so while it runs: the first rows so far, until a page is full.
+              if (running) showLive(queryId);
               break;
           }
         }
@@ -313,6 +341,7 @@ export function runPane(options: {
         lost = e;
       }
       if (current !== queryId) return;
+      hideLive();
       let st = finished;
       try {
         st ??= await apiJson<QueryStatus>(`/queries/${queryId}`);
@@ -324,6 +353,8 @@ export function runPane(options: {
       }
       setState(queryId, st.state);
       progress.value = st.progress;
+      // Its last stats (the stream may stop at the finished state, before them): no time left.
+      if (st.stats) fill(stats, statsText(st.stats, false));
       options.onFinished?.(queryId, st.state);
       if (st.state === "SUCCEEDED") {
         await showResult(queryId).catch((e) => {

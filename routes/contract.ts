@@ -107,6 +107,7 @@ const Status = z.object({
     cacheBlocks: z.number().int(),
     cacheBlocksSkipped: z.number().int(),
     elapsedMillis: z.number(),
+    etaMillis: z.number().int().optional(),
   }),
   error: z.object({ code: z.string(), message: z.string() }).loose().optional(),
 });
@@ -365,12 +366,15 @@ export const CONTRACTS = {
   result: {
     method: "get",
     path: `${API}/queries/{id}/result`,
-    summary: "a succeeded query's rows",
+    summary: "a succeeded query's rows; with Range, a RUNNING query's rows so far",
     query: z.object(formatQuery),
     responses: {
       "200": Rows,
-      "206": Rows,
-      "409": err("not succeeded"),
+      "206": {
+        description: "the rows of the range; while RUNNING the rows so far " +
+          "(Trawl-Query-State, Trawl-Rows-So-Far, Content-Range total *)",
+      },
+      "409": err("not succeeded (and not RUNNING, for a Range)"),
       "416": err("range not satisfiable"),
     },
   },

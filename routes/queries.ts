@@ -94,6 +94,11 @@ export function queryRoutes(
       const live = await handle.following(1);
       if (live) return liveResponse(deps, live, () => handle.touch());
     }
+    // A page of a running query: the rows so far, at once (docs/api.md, "Rows while it runs").
+    if (c.req.header("Range") !== undefined && handle.partial && !handle.finished()) {
+      const partial = handle.partial();
+      if (partial) return itemsResponse(c, deps, partial, () => handle.touch(), partial.state);
+    }
     // The retention counts from the end of the last request naming the query: a long read's
     // end, not its start (while it reads, the supervisor keeps the result).
     return itemsResponse(c, deps, resultItems(handle), () => handle.touch());
@@ -210,12 +215,18 @@ export function liveResponse(
   });
 }
 
-/** The response of `items` for the request's format and Range (see resultResponse). */
+/**
+ * The response of `items` for the request's format and Range (see resultResponse). `running`:
+ * the items are a RUNNING query's rows so far (PartialItems): the answer says so in
+ * `Trawl-Query-State` and `Trawl-Rows-So-Far`, its `Content-Range` total is `*` (not known
+ * yet), and a range past the rows so far is an empty `200`, not a `416` (more may come).
+ */
 export function itemsResponse(
   c: Context<AppEnv>,
   deps: QueryDeps,
   items: ResultItems,
   onClose?: () => void,
+  running?: QueryState,
 ): Response {
   const fixed = items.fixed as FixedFormat | undefined;
   let format: ResultFormat;
@@ -235,7 +246,15 @@ export function itemsResponse(
     "Content-Type": formatSpec(format.mediaType).contentType,
     "Accept-Ranges": "items",
   };
-  if (parsed.range) {
+  if (running) {
+    headers["Trawl-Query-State"] = running;
+    headers["Trawl-Rows-So-Far"] = String(total);
+  }
+  if (parsed.range && running && parsed.range.first >= total) {
+    // Nothing of this page yet: no rows (the format's empty answer), to be asked again.
+    first = 0;
+    last = -1;
+  } else if (parsed.range) {
     const resolved = resolveRange(parsed.range, total);
     if (!resolved.ok) {
       throw new ApiError(416, "RANGE_NOT_SATISFIABLE", resolved.message, {
@@ -244,7 +263,9 @@ export function itemsResponse(
     }
     ({ first, last } = resolved);
     status = 206;
-    headers["Content-Range"] = contentRange(first, last, total);
+    headers["Content-Range"] = running
+      ? `items ${first}-${last}/*`
+      : contentRange(first, last, total);
   }
   const zone = queryZone(items.owner, deps.settings);
   const few = last - first < SMALL_BODY_ITEMS ? items.inMemory(first, last) : undefined;
