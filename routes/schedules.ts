@@ -32,6 +32,8 @@ import {
 import { cloudLag, convertSigma, matchRecords } from "../actors/sigma_rules.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { UserStore } from "../home/user_store.ts";
+import type { Settings } from "../home/settings.ts";
+import { type AllowEntry, refusedUrl } from "../home/private_targets.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -53,8 +55,40 @@ export interface DetectionDeps {
   readonly warn?: (message: string) => void;
   /** Hands the scheduler and the outbox to a test, which ticks them itself. */
   readonly onStart?: (parts: { scheduler: Scheduler; outbox: AlertOutbox }) => void;
-  /** Outbox options (tests). */
-  readonly outbox?: { readonly baseDelayMs?: number; readonly timeoutMs?: number };
+  /** Outbox options (settings `alerts.*`; tests). */
+  readonly outbox?: {
+    readonly maxAttempts?: number;
+    readonly baseDelayMs?: number;
+    readonly maxDelayMs?: number;
+    readonly timeoutMs?: number;
+    readonly keepDeliveredMs?: number;
+  };
+  /** How long a server's lease on a run lasts (`detections.lease`). */
+  readonly leaseMs?: number;
+  /** How long run records are kept (`detections.runRetention`). */
+  readonly runRetentionMs?: number;
+  /** The `dedupDays` of schedules that set none (`detections.dedupDays`). */
+  readonly dedupDays?: number;
+  /** Webhook targets of the server's own network allowed (`alerts.allowPrivateTargets`). */
+  readonly allowPrivateTargets?: readonly AllowEntry[];
+}
+
+/** The options of /schedules that are settings (main.ts; the test server). */
+export function detectionSettings(settings: Settings) {
+  return {
+    tickMs: settings["detections.tick"],
+    leaseMs: settings["detections.lease"],
+    runRetentionMs: settings["detections.runRetention"],
+    dedupDays: settings["detections.dedupDays"],
+    allowPrivateTargets: settings["alerts.allowPrivateTargets"] ?? [],
+    outbox: {
+      maxAttempts: settings["alerts.maxAttempts"],
+      baseDelayMs: settings["alerts.retryDelay"],
+      maxDelayMs: settings["alerts.maxRetryDelay"],
+      timeoutMs: settings["alerts.timeout"],
+      keepDeliveredMs: settings["alerts.keepDelivered"],
+    },
+  } satisfies Partial<DetectionDeps>;
 }
 
 /** The largest body of POST/PUT /schedules and /run (a Sigma rule of up to 1 MiB). */
@@ -72,7 +106,7 @@ const ScheduleBody = z.object({
   lookbackMinutes: z.number().int().min(1).max(90 * 1440),
   runAs: NAME.optional(),
   enabled: z.boolean().default(true),
-  dedupDays: z.number().int().min(1).max(400).default(30),
+  dedupDays: z.number().int().min(1).max(400).optional(),
   webhook: z.object({
     url: z.string().url().refine((u) => /^https?:\/\//.test(u), "http or https"),
     secret: z.string().min(16).max(512).optional(),
@@ -182,7 +216,10 @@ export function scheduleRoutes(
     clock,
     server: deps.server,
     runQuery: runQuery(queryDeps, users),
+    ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),
+    ...(deps.runRetentionMs !== undefined ? { runRetentionMs: deps.runRetentionMs } : {}),
   });
+  const allowPrivateTargets = deps.allowPrivateTargets ?? [];
   const read = async (id: string): Promise<Schedule | undefined> => {
     const stored = await storage.get([...SCHEDULES, id]);
     return stored ? JSON.parse(new TextDecoder().decode(stored.value)) as Schedule : undefined;
@@ -191,6 +228,7 @@ export function scheduleRoutes(
     storage,
     clock,
     webhookOf: async (id) => (await read(id))?.webhook,
+    allowPrivateTargets,
     ...deps.outbox,
   });
   deps.onStart?.({ scheduler, outbox });
@@ -290,11 +328,18 @@ export function scheduleRoutes(
     if (input.webhook) {
       const secret = input.webhook.secret ?? old?.webhook?.secret;
       if (secret === undefined) throw badRequest("BAD_PARAMETER", "'webhook.secret' is missing");
+      // Not the server's own network (SSRF), unless an admin allows it; checked again, after
+      // DNS, at each delivery (actors/alert_outbox.ts).
+      const refused = refusedUrl(input.webhook.url, allowPrivateTargets);
+      if (refused !== undefined) {
+        throw badRequest("WEBHOOK_REFUSED", `'webhook.url': ${refused}`);
+      }
       webhook = { url: input.webhook.url, secret };
     }
     const { webhook: _w, runAs: _r, ...rest } = input;
     return {
       ...rest,
+      dedupDays: input.dedupDays ?? deps.dedupDays ?? 30,
       id,
       owner: old?.owner ?? user.name,
       runAs,
