@@ -203,6 +203,48 @@ function runQuery(queryDeps: QueryDeps, users: UserStore): RunQuery {
 
 const SERVER: User = { name: "(server)", groups: [], admin: true };
 
+/** The `cloudapi://` URIs a schedule reads: its converted rule's sources, or those its script names. */
+async function cloudUris(
+  queryDeps: QueryDeps,
+  input: {
+    script?: string | undefined;
+    sigma?: string | undefined;
+    target?: string | undefined;
+    store?: string | undefined;
+  },
+): Promise<string[]> {
+  if (input.sigma !== undefined) {
+    const [c] = await convertSigma(queryDeps.tree, {
+      text: input.sigma,
+      target: input.target,
+      store: input.store,
+    });
+    return c?.ok ? (c.sources ?? []).filter((s) => s.startsWith("cloudapi://")) : [];
+  }
+  return [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
+}
+
+/**
+ * How far back a run must reach for the cloud hours it reads: an hour's records change until it
+ * is fetched after its lag, and a fetch happens when it is read after the update frequency; so
+ * hours that ended within `lag + update frequency` (one more hour for zones off the hour) of the
+ * last run may hold records that run did not read (actors/scheduler.ts).
+ */
+async function cloudReach(
+  queryDeps: QueryDeps,
+  schedule: Schedule,
+  stores: DatastoreAdmin | undefined,
+): Promise<number> {
+  let reach = 0;
+  for (const uri of await cloudUris(queryDeps, schedule)) {
+    const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
+    const definition = store && stores ? await stores.get(SERVER, store) : null;
+    const lag = definition ? cloudLag(definition, uri) : undefined;
+    if (lag) reach = Math.max(reach, lag.lagMs + lag.updateMs + 2 * 3_600_000);
+  }
+  return reach;
+}
+
 export function scheduleRoutes(
   queryDeps: QueryDeps,
   users: UserStore,
@@ -216,6 +258,7 @@ export function scheduleRoutes(
     clock,
     server: deps.server,
     runQuery: runQuery(queryDeps, users),
+    reachMs: (schedule) => cloudReach(queryDeps, schedule, stores),
     ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),
     ...(deps.runRetentionMs !== undefined ? { runRetentionMs: deps.runRetentionMs } : {}),
   });
@@ -292,7 +335,6 @@ export function scheduleRoutes(
       throw new ApiError(403, "FORBIDDEN", "only an admin may run a schedule as another user");
     }
     if (!(await users.get(runAs))) throw badRequest("BAD_PARAMETER", `no user '${runAs}'`);
-    let sources: readonly string[] | undefined;
     if (input.sigma !== undefined) {
       const rules = await convertSigma(queryDeps.tree, {
         text: input.sigma,
@@ -306,12 +348,9 @@ export function scheduleRoutes(
           reason: c.reason,
         });
       }
-      sources = c.sources;
     }
     // A look-back shorter than a cloud log's lag would miss the records that arrive late.
-    const uris = sources ??
-      [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
-    for (const uri of uris) {
+    for (const uri of await cloudUris(queryDeps, input)) {
       const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
       const definition = store && stores ? await stores.get(SERVER, store) : null;
       const lag = definition ? cloudLag(definition, uri) : undefined;
