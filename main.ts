@@ -22,6 +22,7 @@ import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
 import { connectionsAllowedByFds, serveGuarded } from "./routes/guarded_server.ts";
+import { detectionSettings } from "./routes/schedules.ts";
 import {
   idsToRemember,
   rememberIds,
@@ -333,14 +334,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     out(token);
   }
 
-  // Scheduled detections: due schedules and alerts looked at every 30 s (docs/detections.md).
+  // Scheduled detections: due schedules and alerts looked at every `detections.tick`
+  // (docs/detections.md).
   let stopDetections: (() => Promise<void>) | undefined;
   const app = createApp({
     ...deps,
     detections: {
       storage,
       server: `server-${crypto.randomUUID().slice(0, 8)}`,
-      tickMs: 30_000,
+      ...detectionSettings(settings),
       started: (stop) => stopDetections = stop,
       warn: (message) => log.warn(message),
     },

@@ -14,6 +14,12 @@
  */
 
 import type { Storage, StorageKey } from "../engine/mod.ts";
+import {
+  type AllowEntry,
+  dnsResolver,
+  refusedTarget,
+  type Resolver,
+} from "../home/private_targets.ts";
 
 export type AlertState = "pending" | "delivered" | "dead" | "suppressed";
 
@@ -52,6 +58,13 @@ export interface OutboxOptions {
   /** How long a delivered alert stays listed (in a KV storage; files keep it). */
   readonly keepDeliveredMs?: number;
   readonly fetch?: typeof fetch;
+  /**
+   * Targets of the server's own network that may be called (`alerts.allowPrivateTargets`,
+   * home/private_targets.ts); every other loopback, link-local, private, multicast or
+   * unspecified address is refused at each attempt, after its name is resolved.
+   */
+  readonly allowPrivateTargets?: readonly AllowEntry[];
+  readonly resolve?: Resolver;
 }
 
 export const OUTBOX: StorageKey = ["detections", "outbox"];
@@ -100,6 +113,8 @@ export class AlertOutbox {
       timeoutMs: 10_000,
       keepDeliveredMs: 30 * 86_400_000,
       fetch: globalThis.fetch,
+      allowPrivateTargets: [],
+      resolve: dnsResolver,
       ...options,
     };
   }
@@ -165,6 +180,12 @@ export class AlertOutbox {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
     try {
+      const refused = await refusedTarget(
+        webhook.url,
+        this.#o.allowPrivateTargets,
+        this.#o.resolve,
+      );
+      if (refused !== undefined) throw new RefusedTarget(refused);
       const response = await this.#o.fetch(webhook.url, {
         method: "POST",
         headers: {
@@ -175,16 +196,22 @@ export class AlertOutbox {
         },
         body,
         signal: timeout.signal,
+        // A redirect is not followed: it could lead to an address refused above.
+        redirect: "manual",
       });
       await response.body?.cancel();
       if (response.ok) {
         const { lastError: _, ...rest } = alert;
         return { ...rest, state: "delivered", attempts: tried, deliveredAt: this.#o.clock() };
       }
-      error = `the webhook answered ${response.status}`;
+      error = response.status >= 300 && response.status < 400
+        ? `the webhook answered ${response.status} (a redirect, not followed)`
+        : `the webhook answered ${response.status}`;
       wait = retryAfterMs(response.headers.get("Retry-After"), this.#o.clock());
     } catch (e) {
-      error = timeout.signal.aborted
+      error = e instanceof RefusedTarget
+        ? `the webhook is refused: ${e.message}`
+        : timeout.signal.aborted
         ? `the webhook did not answer within ${this.#o.timeoutMs} ms`
         : `the webhook could not be reached (${(e as Error).name})`;
     } finally {
@@ -198,3 +225,6 @@ export class AlertOutbox {
     return { ...alert, attempts: tried, nextAt: this.#o.clock() + delay, lastError: error };
   }
 }
+
+/** A webhook whose address may not be called (home/private_targets.ts). */
+class RefusedTarget extends Error {}

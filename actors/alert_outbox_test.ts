@@ -8,6 +8,17 @@ import {
   signature,
 } from "./alert_outbox.ts";
 import { memoryStorage } from "./test_support.ts";
+import type { Storage } from "../engine/mod.ts";
+import { parseAllowList } from "../home/private_targets.ts";
+
+/** The receivers of these tests are on loopback: allowed as an admin would allow them. */
+const LOOPBACK = allowList("127.0.0.0/8");
+
+function allowList(text: string) {
+  const l = parseAllowList(text);
+  if (typeof l === "string") throw new Error(l);
+  return l;
+}
 
 const SECRET = "whsec-0123456789abcdef-never-shown";
 
@@ -68,6 +79,7 @@ Deno.test("a webhook answering 500, 503 with Retry-After, no answer, then 200 ge
   await using hook = webhook(["500", "503-retry", "hang", "200"]);
   let now = 1_000_000;
   const outbox = new AlertOutbox({
+    allowPrivateTargets: LOOPBACK,
     storage,
     clock: () => now,
     webhookOf: (s) =>
@@ -123,6 +135,7 @@ Deno.test("after maxAttempts an alert is dead, listed, and delivered again on re
   await using hook = webhook(["500", "500", "200"]);
   let now = 5_000;
   const outbox = new AlertOutbox({
+    allowPrivateTargets: LOOPBACK,
     storage,
     clock: () => now,
     webhookOf: () => Promise.resolve({ url: hook.url, secret: SECRET }),
@@ -152,6 +165,7 @@ Deno.test("an unreachable webhook is retried, and the message names no URL", asy
   const port = listener.addr.port;
   listener.close(); // nothing listens there now
   const outbox = new AlertOutbox({
+    allowPrivateTargets: LOOPBACK,
     storage,
     clock: () => 0,
     webhookOf: () =>
@@ -171,3 +185,59 @@ Deno.test("Retry-After: seconds or an HTTP date", () => {
   assert.equal(retryAfterMs("soon", 0), undefined);
   assert.equal(retryAfterMs(null, 0), undefined);
 });
+
+Deno.test("a webhook of the server's own network is refused at delivery; a redirect is not followed", async () => {
+  await using storage = await memoryStorage();
+  const reached: string[] = [];
+  const inner = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    reached.push(req.url);
+    return new Response("ok");
+  });
+  const outer = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.body?.cancel();
+    return new Response(null, {
+      status: 307,
+      headers: { Location: `http://127.0.0.1:${inner.addr.port}/stolen` },
+    });
+  });
+  try {
+    let url = `http://127.0.0.1:${outer.addr.port}/hook`;
+    const options = {
+      storage,
+      clock: () => 0,
+      webhookOf: () => Promise.resolve({ url, secret: SECRET }),
+    };
+    // Not allowed: no request leaves.
+    await storage.put(alertKey("d1"), encodeAlert(pending("d1", 0)));
+    await new AlertOutbox(options).deliverDue();
+    const refused = (await outboxGet(storage, "d1"))!;
+    assert.equal(refused.state, "pending");
+    assert.match(refused.lastError!, /refused: .*127\.0\.0\.1 is a loopback address/);
+    // Allowed (only the outer receiver's port): it answers a redirect to the inner one.
+    const allowed = parseAllowList(`127.0.0.1:${outer.addr.port}`);
+    assert.ok(typeof allowed !== "string");
+    const outbox = new AlertOutbox({ ...options, allowPrivateTargets: allowed });
+    await storage.put(alertKey("d2"), encodeAlert(pending("d2", 0)));
+    await outbox.deliverDue();
+    const redirected = (await outbox.get("d2"))!;
+    assert.equal(redirected.state, "pending");
+    assert.match(redirected.lastError!, /307 \(a redirect, not followed\)/);
+    assert.deepEqual(reached, [], "the redirect's target got no request");
+    // The metadata address is refused even when loopback is allowed.
+    url = "http://169.254.169.254/latest/meta-data/";
+    await storage.put(alertKey("d3"), encodeAlert(pending("d3", 0)));
+    await outbox.deliverDue();
+    assert.match((await outbox.get("d3"))!.lastError!, /the cloud metadata address/);
+  } finally {
+    await inner.shutdown();
+    await outer.shutdown();
+  }
+});
+
+async function outboxGet(storage: Storage, id: string): Promise<Alert | null> {
+  return await new AlertOutbox({
+    storage,
+    clock: () => 0,
+    webhookOf: () => Promise.resolve(undefined),
+  }).get(id);
+}

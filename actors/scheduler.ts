@@ -12,6 +12,12 @@
  *   `id`/`Id`/`properties.id`, else the SHA-256 of its canonical JSON); the key's mark and the
  *   alert are written in one commit that requires the mark to be absent, so overlapping windows,
  *   re-fetched hours and two servers racing alert once. Marks are kept `dedupDays`.
+ * - **Cloud hours that change.** A `cloudapi://` hour's stored records change until it is final
+ *   (fetched once its lag has passed, connectors/cloudapi/refresh_policy.ts), and a fetch brings
+ *   them only when the hour is read after its update frequency. So a run over such sources also
+ *   reaches back `lag + update frequency + 1 h` before `coveredTo` (`reachMs`): every hour not final
+ *   when the last run read it is read again, its new (late) records alerted when they arrive, the
+ *   ones already alerted counted as duplicates.
  * - **One server per run.** A run takes the schedule's lease (compare-and-swap on
  *   `detections/leases/<id>`, for `leaseMs`) first; a server that finds it held skips the run.
  *
@@ -94,6 +100,12 @@ export interface SchedulerOptions {
   readonly leaseMs?: number;
   /** How long run records are kept. */
   readonly runRetentionMs?: number;
+  /**
+   * How far before the end of the last covered window a schedule's run must reach besides its
+   * look-back: for `cloudapi://` sources, back to every hour whose stored records may have changed
+   * since the last run read it (routes/schedules.ts). 0 when absent.
+   */
+  readonly reachMs?: (schedule: Schedule) => Promise<number>;
 }
 
 const ROOT = ["detections"];
@@ -181,7 +193,12 @@ export class Scheduler {
   readonly #o: Required<SchedulerOptions>;
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseMs: 10 * MINUTE, runRetentionMs: 30 * DAY, ...options };
+    this.#o = {
+      leaseMs: 10 * MINUTE,
+      runRetentionMs: 30 * DAY,
+      reachMs: () => Promise.resolve(0),
+      ...options,
+    };
   }
 
   async schedules(): Promise<Schedule[]> {
@@ -224,7 +241,11 @@ export class Scheduler {
         if (nextDue(schedule, fresh.lastRunAt, now) > now) return undefined;
         // Records seen by no run: an event time after coveredTo, or one up to a look-back before
         // it that arrived since.
-        const from = Math.min(fresh.coveredTo ?? now, now) - schedule.lookbackMinutes * MINUTE;
+        // For cloud hours not yet final at the last run, back to where their records may have
+        // changed since (late records fetched again): their matches already alerted are
+        // duplicates, the new ones alerted once.
+        const back = Math.max(schedule.lookbackMinutes * MINUTE, await this.#o.reachMs(schedule));
+        const from = Math.min(fresh.coveredTo ?? now, now) - back;
         const record = await this.#run(schedule, from, now, "scheduled");
         const next: ScheduleState = {
           ...fresh,

@@ -89,7 +89,7 @@ export { matchRecords };
 export function cloudLag(
   definition: unknown,
   uri: string,
-): { readonly lagMs: number; readonly log: string } | undefined {
+): { readonly lagMs: number; readonly updateMs: number; readonly log: string } | undefined {
   const m = /^cloudapi:\/\/[^/]+\/([^/]+)\/([^/*?]+)/.exec(uri);
   if (!m) return undefined;
   const family = FAMILIES.find((f) => FAMILY_SPECS[f].logId === m[1]);
@@ -100,5 +100,5 @@ export function cloudLag(
   const parsed = parseLogList(family, list);
   if (!parsed.ok) return undefined;
   const log = parsed.logs.find((l) => l.uriName === m[2]);
-  return log ? { lagMs: log.lagMs, log: `${m[1]}/${m[2]}` } : undefined;
+  return log ? { lagMs: log.lagMs, updateMs: log.updateMs, log: `${m[1]}/${m[2]}` } : undefined;
 }

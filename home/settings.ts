@@ -10,6 +10,7 @@ import { BYTE_SIZE_FORM, parseByteSize } from "./byte_size.ts";
 import { processTimeZone } from "./time_zone.ts";
 import { isValidZone } from "../engine/values/time.ts";
 import { parseStorageSetting, STORAGE_FORM } from "./storage/open_storage.ts";
+import { parseAllowList } from "./private_targets.ts";
 
 /** A settings file or override that cannot be used; the message names every bad key. */
 export class SettingsError extends Error {
@@ -47,6 +48,25 @@ const interval = fromText(`a positive interval: ${INTERVAL_FORM}`, (text) => {
   const r = parseInterval(text);
   return r.ok && r.millis > 0 ? r.millis : undefined;
 });
+
+/** Milliseconds of an interval from `min` to `max` (texts as a user writes them). */
+function intervalWithin(min: string, max: string) {
+  const lo = (parseInterval(min) as { millis: number }).millis;
+  const hi = (parseInterval(max) as { millis: number }).millis;
+  return fromText(`an interval from ${min} to ${max}: ${INTERVAL_FORM}`, (text) => {
+    const r = parseInterval(text);
+    return r.ok && r.millis >= lo && r.millis <= hi ? r.millis : undefined;
+  });
+}
+
+/** Hosts, addresses and CIDRs a server-made request may reach inside its own network. */
+const allowList = fromText(
+  "a comma-separated list of host[:port] and CIDRs, e.g. '127.0.0.1:9000, hooks.lan, 10.20.0.0/16'",
+  (text) => {
+    const list = parseAllowList(text);
+    return typeof list === "string" ? undefined : list;
+  },
+).optional();
 
 const byteSize = fromText(BYTE_SIZE_FORM, parseByteSize);
 
@@ -285,6 +305,56 @@ export const SETTINGS = {
     "30 sec",
     "with a KV: how long a server's lease on fetching a cloud hour lasts unless renewed",
   ),
+  "detections.tick": setting(
+    intervalWithin("1 sec", "1 h"),
+    "30 sec",
+    "how often due schedules are run and due alerts delivered (docs/detections.md)",
+  ),
+  "detections.lease": setting(
+    intervalWithin("10 sec", "24 h"),
+    "10 min",
+    "servers sharing a storage: how long a server's lease on a schedule's run lasts; a run longer than this may be run again by another server (its matches still alert once)",
+  ),
+  "detections.runRetention": setting(
+    intervalWithin("1 h", "400 days"),
+    "30 days",
+    "how long the record of a schedule's run is kept (`GET /schedules/<id>/runs`)",
+  ),
+  "detections.dedupDays": setting(
+    integer(1, 400),
+    "30",
+    "days a match's key is kept (so that it alerts once) for schedules that set no `dedupDays`",
+  ),
+  "alerts.maxAttempts": setting(
+    integer(1, 100),
+    "5",
+    "attempts to deliver an alert before it is `dead` (listed, delivered again on redeliver)",
+  ),
+  "alerts.retryDelay": setting(
+    intervalWithin("1 sec", "24 h"),
+    "30 sec",
+    "wait after an alert's first failed attempt; doubled at each further one",
+  ),
+  "alerts.maxRetryDelay": setting(
+    intervalWithin("1 sec", "7 days"),
+    "1 h",
+    "longest wait between two attempts, a webhook's `Retry-After` included; at least `alerts.retryDelay`",
+  ),
+  "alerts.timeout": setting(
+    intervalWithin("100 ms", "10 min"),
+    "10 sec",
+    "how long a webhook may take to answer before the attempt fails",
+  ),
+  "alerts.keepDelivered": setting(
+    intervalWithin("1 h", "400 days"),
+    "30 days",
+    "how long a delivered alert stays listed (with a KV or PostgreSQL storage)",
+  ),
+  "alerts.allowPrivateTargets": setting(
+    allowList,
+    undefined,
+    "webhook hosts (`host[:port]`) and CIDRs of the server's own network that alerts may be sent to; every other loopback, link-local (cloud metadata), private, unspecified or multicast address is refused, at creation and again after DNS at delivery",
+  ),
 };
 
 type SettingsShape = { readonly [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]["schema"] };
@@ -375,7 +445,17 @@ export function loadSettings(
   }
 
   const parsed = settingsSchema.safeParse(raw);
-  if (parsed.success) return { settings: parsed.data, warnings };
+  if (parsed.success) {
+    const d = parsed.data;
+    if (d["alerts.maxRetryDelay"] < d["alerts.retryDelay"]) {
+      throw new SettingsError([
+        `setting 'alerts.maxRetryDelay' = '${
+          raw["alerts.maxRetryDelay"]
+        }' is shorter than 'alerts.retryDelay' = '${raw["alerts.retryDelay"]}'`,
+      ]);
+    }
+    return { settings: parsed.data, warnings };
+  }
   const problems = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0]);
     const source = sources.get(key) ?? "default";

@@ -172,3 +172,25 @@ Deno.test("parseByteSize() reads plain bytes and binary and decimal units", () =
   assert.equal(parseByteSize(""), undefined);
   assert.equal(parseByteSize("-1"), undefined);
 });
+
+Deno.test("loadSettings() reads the detections and alerts settings, and refuses bad ones", () => {
+  const { settings } = loadSettings(
+    "detections.tick = 1 min\nalerts.maxAttempts = 8\nalerts.allowPrivateTargets = 127.0.0.1:9000, 10.0.0.0/8\n",
+    {},
+  );
+  assert.equal(settings["detections.tick"], 60_000);
+  assert.equal(settings["alerts.maxAttempts"], 8);
+  assert.equal(settings["alerts.allowPrivateTargets"]?.length, 2);
+  assert.equal(defaultSettings()["alerts.allowPrivateTargets"], undefined);
+  assert.equal(defaultSettings()["detections.lease"], 600_000);
+  const bad: [string, RegExp][] = [
+    ["detections.tick = 0 sec", /'detections.tick'.*interval from 1 sec to 1 h/],
+    ["alerts.maxAttempts = 0", /'alerts.maxAttempts'.*from 1 to 100/],
+    ["alerts.allowPrivateTargets = http://x/", /'alerts.allowPrivateTargets'.*host\[:port\]/],
+    ["alerts.allowPrivateTargets = 10.0.0.0/99", /'alerts.allowPrivateTargets'/],
+    ["alerts.retryDelay = 2 h\nalerts.maxRetryDelay = 1 h", /shorter than 'alerts.retryDelay'/],
+  ];
+  for (const [text, why] of bad) {
+    assert.throws(() => loadSettings(text + "\n", {}), (e: Error) => why.test(e.message), text);
+  }
+});

@@ -32,6 +32,8 @@ import {
 import { cloudLag, convertSigma, matchRecords } from "../actors/sigma_rules.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { UserStore } from "../home/user_store.ts";
+import type { Settings } from "../home/settings.ts";
+import { type AllowEntry, refusedUrl } from "../home/private_targets.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 import { sendJson } from "./json.ts";
@@ -53,8 +55,40 @@ export interface DetectionDeps {
   readonly warn?: (message: string) => void;
   /** Hands the scheduler and the outbox to a test, which ticks them itself. */
   readonly onStart?: (parts: { scheduler: Scheduler; outbox: AlertOutbox }) => void;
-  /** Outbox options (tests). */
-  readonly outbox?: { readonly baseDelayMs?: number; readonly timeoutMs?: number };
+  /** Outbox options (settings `alerts.*`; tests). */
+  readonly outbox?: {
+    readonly maxAttempts?: number;
+    readonly baseDelayMs?: number;
+    readonly maxDelayMs?: number;
+    readonly timeoutMs?: number;
+    readonly keepDeliveredMs?: number;
+  };
+  /** How long a server's lease on a run lasts (`detections.lease`). */
+  readonly leaseMs?: number;
+  /** How long run records are kept (`detections.runRetention`). */
+  readonly runRetentionMs?: number;
+  /** The `dedupDays` of schedules that set none (`detections.dedupDays`). */
+  readonly dedupDays?: number;
+  /** Webhook targets of the server's own network allowed (`alerts.allowPrivateTargets`). */
+  readonly allowPrivateTargets?: readonly AllowEntry[];
+}
+
+/** The options of /schedules that are settings (main.ts; the test server). */
+export function detectionSettings(settings: Settings) {
+  return {
+    tickMs: settings["detections.tick"],
+    leaseMs: settings["detections.lease"],
+    runRetentionMs: settings["detections.runRetention"],
+    dedupDays: settings["detections.dedupDays"],
+    allowPrivateTargets: settings["alerts.allowPrivateTargets"] ?? [],
+    outbox: {
+      maxAttempts: settings["alerts.maxAttempts"],
+      baseDelayMs: settings["alerts.retryDelay"],
+      maxDelayMs: settings["alerts.maxRetryDelay"],
+      timeoutMs: settings["alerts.timeout"],
+      keepDeliveredMs: settings["alerts.keepDelivered"],
+    },
+  } satisfies Partial<DetectionDeps>;
 }
 
 /** The largest body of POST/PUT /schedules and /run (a Sigma rule of up to 1 MiB). */
@@ -72,7 +106,7 @@ const ScheduleBody = z.object({
   lookbackMinutes: z.number().int().min(1).max(90 * 1440),
   runAs: NAME.optional(),
   enabled: z.boolean().default(true),
-  dedupDays: z.number().int().min(1).max(400).default(30),
+  dedupDays: z.number().int().min(1).max(400).optional(),
   webhook: z.object({
     url: z.string().url().refine((u) => /^https?:\/\//.test(u), "http or https"),
     secret: z.string().min(16).max(512).optional(),
@@ -169,6 +203,48 @@ function runQuery(queryDeps: QueryDeps, users: UserStore): RunQuery {
 
 const SERVER: User = { name: "(server)", groups: [], admin: true };
 
+/** The `cloudapi://` URIs a schedule reads: its converted rule's sources, or those its script names. */
+async function cloudUris(
+  queryDeps: QueryDeps,
+  input: {
+    script?: string | undefined;
+    sigma?: string | undefined;
+    target?: string | undefined;
+    store?: string | undefined;
+  },
+): Promise<string[]> {
+  if (input.sigma !== undefined) {
+    const [c] = await convertSigma(queryDeps.tree, {
+      text: input.sigma,
+      target: input.target,
+      store: input.store,
+    });
+    return c?.ok ? (c.sources ?? []).filter((s) => s.startsWith("cloudapi://")) : [];
+  }
+  return [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
+}
+
+/**
+ * How far back a run must reach for the cloud hours it reads: an hour's records change until it
+ * is fetched after its lag, and a fetch happens when it is read after the update frequency; so
+ * hours that ended within `lag + update frequency` (one more hour for zones off the hour) of the
+ * last run may hold records that run did not read (actors/scheduler.ts).
+ */
+async function cloudReach(
+  queryDeps: QueryDeps,
+  schedule: Schedule,
+  stores: DatastoreAdmin | undefined,
+): Promise<number> {
+  let reach = 0;
+  for (const uri of await cloudUris(queryDeps, schedule)) {
+    const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
+    const definition = store && stores ? await stores.get(SERVER, store) : null;
+    const lag = definition ? cloudLag(definition, uri) : undefined;
+    if (lag) reach = Math.max(reach, lag.lagMs + lag.updateMs + 2 * 3_600_000);
+  }
+  return reach;
+}
+
 export function scheduleRoutes(
   queryDeps: QueryDeps,
   users: UserStore,
@@ -182,7 +258,11 @@ export function scheduleRoutes(
     clock,
     server: deps.server,
     runQuery: runQuery(queryDeps, users),
+    reachMs: (schedule) => cloudReach(queryDeps, schedule, stores),
+    ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),
+    ...(deps.runRetentionMs !== undefined ? { runRetentionMs: deps.runRetentionMs } : {}),
   });
+  const allowPrivateTargets = deps.allowPrivateTargets ?? [];
   const read = async (id: string): Promise<Schedule | undefined> => {
     const stored = await storage.get([...SCHEDULES, id]);
     return stored ? JSON.parse(new TextDecoder().decode(stored.value)) as Schedule : undefined;
@@ -191,6 +271,7 @@ export function scheduleRoutes(
     storage,
     clock,
     webhookOf: async (id) => (await read(id))?.webhook,
+    allowPrivateTargets,
     ...deps.outbox,
   });
   deps.onStart?.({ scheduler, outbox });
@@ -254,7 +335,6 @@ export function scheduleRoutes(
       throw new ApiError(403, "FORBIDDEN", "only an admin may run a schedule as another user");
     }
     if (!(await users.get(runAs))) throw badRequest("BAD_PARAMETER", `no user '${runAs}'`);
-    let sources: readonly string[] | undefined;
     if (input.sigma !== undefined) {
       const rules = await convertSigma(queryDeps.tree, {
         text: input.sigma,
@@ -268,12 +348,9 @@ export function scheduleRoutes(
           reason: c.reason,
         });
       }
-      sources = c.sources;
     }
     // A look-back shorter than a cloud log's lag would miss the records that arrive late.
-    const uris = sources ??
-      [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
-    for (const uri of uris) {
+    for (const uri of await cloudUris(queryDeps, input)) {
       const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
       const definition = store && stores ? await stores.get(SERVER, store) : null;
       const lag = definition ? cloudLag(definition, uri) : undefined;
@@ -290,11 +367,18 @@ export function scheduleRoutes(
     if (input.webhook) {
       const secret = input.webhook.secret ?? old?.webhook?.secret;
       if (secret === undefined) throw badRequest("BAD_PARAMETER", "'webhook.secret' is missing");
+      // Not the server's own network (SSRF), unless an admin allows it; checked again, after
+      // DNS, at each delivery (actors/alert_outbox.ts).
+      const refused = refusedUrl(input.webhook.url, allowPrivateTargets);
+      if (refused !== undefined) {
+        throw badRequest("WEBHOOK_REFUSED", `'webhook.url': ${refused}`);
+      }
       webhook = { url: input.webhook.url, secret };
     }
     const { webhook: _w, runAs: _r, ...rest } = input;
     return {
       ...rest,
+      dedupDays: input.dedupDays ?? deps.dedupDays ?? 30,
       id,
       owner: old?.owner ?? user.name,
       runAs,

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { startTestServer } from "./server.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 import { GRAPH_MAPPING } from "../../connectors/sigma/mapping.ts";
 import { signature } from "../../actors/alert_outbox.ts";
 import type { Scheduler } from "../../actors/scheduler.ts";
@@ -44,7 +44,8 @@ Deno.test("a scheduled Sigma rule alerts each match once, through the supervisor
   });
   let now = Date.parse("2024-05-01T10:30:00Z");
   let parts: { scheduler: Scheduler; outbox: AlertOutbox } | undefined;
-  await using s = await startTestServer({}, {
+  // The webhook is on loopback: allowed as an admin would allow it.
+  await using s = await startTestServer({ "alerts.allowPrivateTargets": "127.0.0.1" }, {
     detections: { clock: () => now, onStart: (p) => parts = p },
   });
   try {
@@ -264,4 +265,63 @@ Deno.test("two servers on one storage: each due run runs on one of them, each ma
   );
   const alerts = (await (await one.fetch("alice", `${API}/schedules/${id}/alerts`)).json()).alerts;
   assert.deepEqual(alerts.map((a: { key: string }) => a.key.split("|")[2]).sort(), ["r1", "r2"]);
+});
+
+Deno.test("webhooks of the server's own network are refused at creation and change, unless a setting allows them", async () => {
+  const body = (url: string) =>
+    JSON.stringify({
+      name: "hooked",
+      everyMinutes: 5,
+      lookbackMinutes: 10,
+      script: "init(from::TIMESTAMP, to::TIMESTAMP);\nVALUES((id: 'r1'))",
+      webhook: { url, secret: SECRET },
+    });
+  const send = async (s: TestServer, method: string, path: string, url: string) => {
+    const res = await s.fetch("alice", `${API}${path}`, {
+      method,
+      headers: { "Content-Type": "application/json" },
+      body: body(url),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  {
+    await using s = await startTestServer();
+    const refused: [string, RegExp][] = [
+      ["http://169.254.169.254/latest/meta-data/", /the cloud metadata address/],
+      ["http://127.0.0.1:9000/hook", /127\.0\.0\.1 is a loopback address/],
+      ["http://[::1]/hook", /loopback address/],
+      ["http://10.1.2.3/hook", /a private address/],
+      ["http://192.168.1.20/hook", /a private address/],
+      ["http://localhost:8080/hook", /a loopback name/],
+      ["http://[fe80::1]/hook", /link-local/],
+    ];
+    for (const [url, why] of refused) {
+      const r = await send(s, "POST", "/schedules", url);
+      assert.equal(r.status, 400, url);
+      assert.equal(r.body.code, "WEBHOOK_REFUSED", url);
+      assert.match(r.body.message, why);
+      assert.match(r.body.message, /alerts\.allowPrivateTargets/);
+    }
+    const ftp = await send(s, "POST", "/schedules", "ftp://hooks.example.com/x");
+    assert.equal(ftp.status, 400);
+    // A public one is taken; changing it to a private one is refused and keeps the old one.
+    const ok = await send(s, "POST", "/schedules", "https://hooks.example.com/trawl");
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    const changed = await send(s, "PUT", `/schedules/${ok.body.id}`, "http://172.16.0.9/x");
+    assert.equal(changed.status, 400);
+    assert.match(changed.body.message, /172\.16\.0\.9 is a private address/);
+    const kept = await (await s.fetch("alice", `${API}/schedules/${ok.body.id}`)).json();
+    assert.equal(kept.webhook.url, "https://hooks.example.com/trawl");
+  }
+  {
+    await using s = await startTestServer({
+      "alerts.allowPrivateTargets": "127.0.0.1:9000, 10.0.0.0/8",
+    });
+    assert.equal((await send(s, "POST", "/schedules", "http://127.0.0.1:9000/h")).status, 201);
+    assert.equal((await send(s, "POST", "/schedules", "http://10.9.8.7/h")).status, 201);
+    const other = await send(s, "POST", "/schedules", "http://127.0.0.1:9001/h");
+    assert.equal(other.status, 400);
+    const metadata = await send(s, "POST", "/schedules", "http://169.254.169.254/");
+    assert.equal(metadata.status, 400);
+  }
 });

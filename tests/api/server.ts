@@ -16,7 +16,7 @@ import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
 import type { DatastoreKind } from "../../connectors/datastore_kind.ts";
 import { type AppDeps, createApp } from "../../routes/app.ts";
-import type { DetectionDeps } from "../../routes/schedules.ts";
+import { type DetectionDeps, detectionSettings } from "../../routes/schedules.ts";
 import { FileStorage } from "../../home/storage/file_storage.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 import { connectionsAllowedByFds, serveGuarded } from "../../routes/guarded_server.ts";
@@ -99,7 +99,14 @@ export async function startTestServer(
     };
     const app = createApp({
       ...deps,
-      detections: { storage: new FileStorage(home.dir), server: "test", ...options.detections },
+      detections: {
+        storage: new FileStorage(home.dir),
+        server: "test",
+        // The settings' (alerts.*, detections.*), but no loop of its own: the tests tick.
+        ...detectionSettings(settings),
+        tickMs: 0,
+        ...options.detections,
+      },
     });
     // Served as main.ts serves it: behind the connection guard.
     const server = await serveGuarded(app.fetch, {
