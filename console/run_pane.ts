@@ -230,12 +230,16 @@ export function runPane(options: {
           body: text,
         },
       );
+    // Every write to the chart box checks that this query is still the one shown: a histogram
+    // finishing late would empty or overwrite the chart of the query run after it.
+    if (current !== queryId) return;
     try {
       fill(chart, h("p", { className: "hint" }, `Counting the events over ${plan.time}…`));
       const [span] = await sync(
         `${base}\n| select(min(${f}) as lo, max(${f}) as hi, count(*) as n)`,
       );
-      if (!span || span.lo === null || current !== queryId) return fill(chart);
+      if (current !== queryId) return;
+      if (!span || span.lo === null) return fill(chart);
       const bucket = bucketFor(Date.parse(String(span.hi)) - Date.parse(String(span.lo)));
       const rows = await sync(
         `${base}\n| select(time_trunc(${f}, ${bucket.literal}) as t, count(*) as n)\n| group(t)\n| sort(t)`,
