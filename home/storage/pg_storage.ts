@@ -89,6 +89,19 @@ const SCHEMA = `
     at timestamptz NOT NULL
   );
   CREATE SEQUENCE IF NOT EXISTS trawl_versions;
+  CREATE TABLE IF NOT EXISTS trawl_run_slots (
+    n integer PRIMARY KEY,
+    holder text UNIQUE,
+    server text,
+    at bigint
+  );
+  CREATE TABLE IF NOT EXISTS trawl_admitted (
+    id text PRIMARY KEY,
+    server text NOT NULL,
+    at bigint NOT NULL,
+    state text NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS trawl_admitted_queue ON trawl_admitted (at, id) WHERE state = 'queued';
 `;
 
 /** The URL without its password, query and fragment: what messages may show. */
@@ -480,6 +493,34 @@ export class PgStorage implements Storage {
         });
       } catch (e) {
         if (e instanceof Conflict) return { ok: false, conflict: e.key };
+        if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
+        this.#failed(doing, e);
+      }
+    }
+  }
+
+  /**
+   * `work` in one transaction, given the transaction and `write`, which writes a commit's entries
+   * in it (their expected versions checked as in `commit`; the transaction's version answered).
+   * A conflict on an entry rolls all back: the answer is then `{ conflict }`. Run again when
+   * PostgreSQL broke a deadlock (so `work` may be called more than once).
+   */
+  async transact<T>(
+    doing: string,
+    work: (
+      tx: postgres.TransactionSql,
+      write: (entries: readonly CommitEntry[]) => Promise<string>,
+    ) => Promise<T>,
+  ): Promise<T | { readonly conflict: StorageKey }> {
+    const write = (tx: postgres.TransactionSql) => (entries: readonly CommitEntry[]) => {
+      checkCommit(entries);
+      return this.#write(tx, [...entries].sort((a, b) => compareKeys(a.key, b.key)));
+    };
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.sql.begin((tx) => work(tx, write(tx))) as T;
+      } catch (e) {
+        if (e instanceof Conflict) return { conflict: e.key };
         if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
         this.#failed(doing, e);
       }

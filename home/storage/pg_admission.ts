@@ -1,0 +1,199 @@
+/**
+ * Admission as rows (storage = pg:): what `actors/shared/slots.ts` keeps in one document
+ * (`queries/slots`) kept in two tables, so that servers admitting and ending queries do not
+ * queue on one locked value:
+ *
+ *   trawl_run_slots  one row per running slot (n = 0 .. query.maxRunning - 1), `holder` the query
+ *                    holding it or NULL. A query takes a free one with FOR UPDATE SKIP LOCKED:
+ *                    two takers never wait on each other and never take the same row, and no
+ *                    more than query.maxRunning queries can ever hold one.
+ *   trawl_admitted   one row per admitted query not yet ended: its server, when it was admitted
+ *                    (the queue's order) and its state: `queued`, `running` or `storing` (its
+ *                    result being stored, its slot already free).
+ *
+ * A freed slot is handed, in the transaction that frees it, to the oldest queued query (any
+ * server's; `fill`), and `trawl_slots` is signalled so its server starts it. A query that finds
+ * no free slot (or finds queries waiting) queues; its server then fills once more, since a slot
+ * freed while the query was being queued would have found no one to hand itself to. Queueing
+ * takes an advisory lock, so `query.maxQueued` is exact across servers; the fast path (a free
+ * slot, nobody waiting) takes no lock but its slot row's.
+ *
+ * Each change that writes a query's record (its creation, its end) writes it in the same
+ * transaction (`PgStorage.transact`): the record and the slot never disagree.
+ */
+
+import type { CommitEntry, StorageKey } from "../../engine/contracts/storage.ts";
+import type { PgStorage } from "./pg_storage.ts";
+
+/** Held while a query is queued (so that maxQueued is exact across servers). */
+const QUEUE_LOCK = 0x7472_6171; // "traq"
+
+export interface RowSlot {
+  readonly id: string;
+  readonly server: string;
+  readonly at: number;
+}
+
+export type RowDecision = "run" | "queue" | "full";
+
+type Tx = Parameters<Parameters<PgStorage["transact"]>[1]>[0];
+
+function conflicted(x: unknown): x is { readonly conflict: StorageKey } {
+  return typeof x === "object" && x !== null && "conflict" in x;
+}
+
+export class PgAdmission {
+  #made = 0;
+
+  constructor(readonly storage: PgStorage, readonly maxRunning: number) {}
+
+  /** The slot rows 0 .. maxRunning - 1 exist (made once per server). */
+  async #make(): Promise<void> {
+    if (this.#made >= this.maxRunning) return;
+    await this.storage.sql`
+      INSERT INTO trawl_run_slots (n)
+      SELECT generate_series(0, ${this.maxRunning - 1}::int) ON CONFLICT DO NOTHING`;
+    this.#made = this.maxRunning;
+  }
+
+  /**
+   * Admits `slot`: a free running slot when no query waits, else the queue while it has fewer
+   * than `maxQueued`, else none (`full`: nothing written). `record` is written with it.
+   */
+  async admit(
+    slot: RowSlot,
+    maxQueued: number,
+    record: CommitEntry,
+  ): Promise<{ readonly decision: RowDecision; readonly version: string | null }> {
+    await this.#make();
+    const max = this.maxRunning;
+    const done = await this.storage.transact(`admitting query ${slot.id}`, async (tx, write) => {
+      const [{ waiting }] = await tx<[{ waiting: boolean }]>`
+        SELECT EXISTS (SELECT 1 FROM trawl_admitted WHERE state = 'queued') AS waiting`;
+      if (!waiting) {
+        const taken = await tx<{ n: number }[]>`
+          UPDATE trawl_run_slots SET holder = ${slot.id}, server = ${slot.server}, at = ${slot.at}
+          WHERE n = (SELECT n FROM trawl_run_slots WHERE holder IS NULL AND n < ${max}
+                     ORDER BY n LIMIT 1 FOR UPDATE SKIP LOCKED)
+          RETURNING n`;
+        if (taken.length === 1) {
+          await tx`
+            INSERT INTO trawl_admitted (id, server, at, state)
+            VALUES (${slot.id}, ${slot.server}, ${slot.at}, 'running')`;
+          return { decision: "run" as const, version: await write([record]) };
+        }
+      }
+      await tx`SELECT pg_advisory_xact_lock(${QUEUE_LOCK})`;
+      const [{ queued, free }] = await tx<[{ queued: number; free: number }]>`
+        SELECT (SELECT count(*)::int FROM trawl_admitted WHERE state = 'queued') AS queued,
+               (SELECT count(*)::int FROM trawl_run_slots
+                WHERE holder IS NULL AND n < ${max}) AS free`;
+      if (queued >= maxQueued && free === 0) return { decision: "full" as const, version: null };
+      await tx`
+        INSERT INTO trawl_admitted (id, server, at, state)
+        VALUES (${slot.id}, ${slot.server}, ${slot.at}, 'queued')`;
+      return { decision: "queue" as const, version: await write([record]) };
+    });
+    if (conflicted(done)) return { decision: "full", version: null };
+    return done;
+  }
+
+  /**
+   * Hands free slots to the oldest queued queries (each taken row locked, others skipped); the
+   * number handed. Any server may: the query's own server learns it from `holding`.
+   */
+  async #fill(tx: Tx): Promise<number> {
+    const max = this.maxRunning;
+    const moved = await tx<{ id: string }[]>`
+      WITH free AS (
+        SELECT n, row_number() OVER (ORDER BY n) AS r FROM (
+          SELECT n FROM trawl_run_slots WHERE holder IS NULL AND n < ${max}
+          ORDER BY n FOR UPDATE SKIP LOCKED) f),
+      head AS (
+        SELECT id, server, at, row_number() OVER (ORDER BY at, id) AS r FROM (
+          SELECT id, server, at FROM trawl_admitted WHERE state = 'queued'
+          ORDER BY at, id LIMIT ${max} FOR UPDATE SKIP LOCKED) q),
+      pairs AS (SELECT free.n, head.id, head.server, head.at FROM free JOIN head USING (r)),
+      running AS (
+        UPDATE trawl_admitted a SET state = 'running' FROM pairs WHERE a.id = pairs.id)
+      UPDATE trawl_run_slots s SET holder = pairs.id, server = pairs.server, at = pairs.at
+      FROM pairs WHERE s.n = pairs.n RETURNING pairs.id`;
+    return moved.length;
+  }
+
+  /**
+   * Fills free slots, then answers which of `mine` (queued queries of this server) now hold
+   * one; `handed`: whether this look handed any slot (other servers' queries may be among them).
+   */
+  async holding(
+    mine: readonly string[],
+  ): Promise<{ readonly ids: string[]; readonly handed: boolean }> {
+    await this.#make();
+    const done = await this.storage.transact("looking for free query slots", async (tx) => {
+      const handed = await this.#fill(tx);
+      const rows = await tx<{ holder: string }[]>`
+        SELECT holder FROM trawl_run_slots WHERE holder = ANY(${mine as string[]})`;
+      return { ids: rows.map((r) => r.holder), handed: handed > 0 };
+    });
+    if (conflicted(done)) return { ids: [], handed: false };
+    return done;
+  }
+
+  /**
+   * The query's result is being stored: its running slot is freed (and handed on) and it stays
+   * admitted as `storing`. Whether a slot was freed.
+   */
+  async storing(id: string): Promise<boolean> {
+    const done = await this.storage.transact(`freeing the slot of query ${id}`, async (tx) => {
+      const freed = await tx`
+        UPDATE trawl_run_slots SET holder = NULL, server = NULL, at = NULL
+        WHERE holder = ${id} RETURNING n`;
+      if (freed.length === 0) return false;
+      await tx`UPDATE trawl_admitted SET state = 'storing' WHERE id = ${id}`;
+      await this.#fill(tx);
+      return true;
+    });
+    return done === true;
+  }
+
+  /**
+   * The query ends: its slot and place go (the slot handed on), with `entries` (its final
+   * record) written in the same transaction. `applied: false` when an entry's expected version
+   * did not hold (nothing is written), or when `entries` is empty and the query held nothing.
+   * `freed`: whether a slot or a place in the queue was given up (to be signalled).
+   */
+  async end(
+    id: string,
+    entries: readonly CommitEntry[],
+  ): Promise<{ readonly applied: boolean; readonly version: string | null; freed: boolean }> {
+    const done = await this.storage.transact(`ending query ${id}`, async (tx, write) => {
+      const version = entries.length > 0 ? await write(entries) : null;
+      const gone = await tx<{ state: string }[]>`
+        DELETE FROM trawl_admitted WHERE id = ${id} RETURNING state`;
+      const freed = await tx`
+        UPDATE trawl_run_slots SET holder = NULL, server = NULL, at = NULL
+        WHERE holder = ${id} RETURNING n`;
+      if (freed.length > 0) await this.#fill(tx);
+      const applied = entries.length > 0 || gone.length > 0 || freed.length > 0;
+      const left = freed.length > 0 || gone.some((g) => g.state === "queued");
+      return { applied, version, freed: left };
+    });
+    if (conflicted(done)) return { applied: false, version: null, freed: false };
+    return done;
+  }
+
+  /** Every admitted query not yet ended (queued, running, storing), of every server. */
+  async all(): Promise<RowSlot[]> {
+    const rows = await this.storage.sql<{ id: string; server: string; at: string }[]>`
+      SELECT id, server, at::text FROM trawl_admitted`;
+    return rows.map((r) => ({ id: r.id, server: r.server, at: Number(r.at) }));
+  }
+
+  /** How many hold a running slot and how many wait, across servers (tests, benchmarks). */
+  async counts(): Promise<{ readonly running: number; readonly queued: number }> {
+    const [row] = await this.storage.sql<[{ running: number; queued: number }]>`
+      SELECT (SELECT count(*)::int FROM trawl_run_slots WHERE holder IS NOT NULL) AS running,
+             (SELECT count(*)::int FROM trawl_admitted WHERE state = 'queued') AS queued`;
+    return row;
+  }
+}
