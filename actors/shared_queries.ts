@@ -29,7 +29,7 @@
 
 import { type CommitEntry, type Storage, type User } from "../engine/mod.ts";
 import { PgStorage } from "../home/storage/pg_storage.ts";
-import { PgAdmission } from "../home/storage/pg_admission.ts";
+import { type Handed, PgAdmission } from "../home/storage/pg_admission.ts";
 import type { Logger } from "../home/log.ts";
 import { isFinished } from "./query_machine.ts";
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
@@ -507,7 +507,7 @@ export class SharedQueries implements SchedulingGate {
   /** The query's result is being stored: its running slot is freed (`next` moved in). */
   async #storing(queryId: string, next: HandOver | undefined): Promise<void> {
     if (this.rows) {
-      if (await this.rows.storing(queryId)) this.#signal();
+      this.#handed(await this.rows.storing(queryId));
       return;
     }
     await this.book.change((slots) => {
@@ -528,7 +528,7 @@ export class SharedQueries implements SchedulingGate {
   ): Promise<SlotOutcome> {
     if (this.rows) {
       const ended = await this.rows.end(queryId, entries);
-      if (ended.freed) this.#signal();
+      this.#handed(ended.handed);
       return ended.applied ? { applied: true, version: ended.version } : { applied: false };
     }
     return await this.book.change((slots) => {
@@ -539,7 +539,25 @@ export class SharedQueries implements SchedulingGate {
     });
   }
 
-  /** Tells every server that a slot was freed or handed over (`trawl_slots`). */
+  /**
+   * Queries handed a slot by a commit of this server: its own start at once; another server's
+   * are signalled (`trawl_slots`), so that it starts them.
+   */
+  #handed(handed: readonly Handed[]): void {
+    let mine = false;
+    let theirs = false;
+    for (const { id, server } of handed) {
+      if (server === this.serverId && this.#queued.includes(id)) {
+        this.#queued.splice(this.#queued.indexOf(id), 1);
+        this.#granted.add(id);
+        mine = true;
+      } else theirs = true;
+    }
+    if (mine) this.#supervisor?.send({ type: "SLOTS" });
+    if (theirs) this.#signal();
+  }
+
+  /** Tells every server that a slot was handed over (`trawl_slots`). */
   #signal(): void {
     this.storage.coordination?.notify(SLOTS_CHANNEL).catch(() => {});
   }

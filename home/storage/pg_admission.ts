@@ -23,7 +23,7 @@
  */
 
 import type { CommitEntry, StorageKey } from "../../engine/contracts/storage.ts";
-import type { PgStorage } from "./pg_storage.ts";
+import { type PgStorage, Rollback } from "./pg_storage.ts";
 
 /** Held while a query is queued (so that maxQueued is exact across servers). */
 const QUEUE_LOCK = 0x7472_6171; // "traq"
@@ -35,6 +35,12 @@ export interface RowSlot {
 }
 
 export type RowDecision = "run" | "queue" | "full";
+
+/** A queued query handed a freed slot, and its server. */
+export interface Handed {
+  readonly id: string;
+  readonly server: string;
+}
 
 type Tx = Parameters<Parameters<PgStorage["transact"]>[1]>[0];
 
@@ -68,31 +74,31 @@ export class PgAdmission {
     await this.#make();
     const max = this.maxRunning;
     const done = await this.storage.transact(`admitting query ${slot.id}`, async (tx, write) => {
-      const [{ waiting }] = await tx<[{ waiting: boolean }]>`
-        SELECT EXISTS (SELECT 1 FROM trawl_admitted WHERE state = 'queued') AS waiting`;
-      if (!waiting) {
-        const taken = await tx<{ n: number }[]>`
+      // The record first: the query's own new key, which no one else waits for.
+      const version = await write([record]);
+      // A free slot when no query waits: one statement, the slot's row alone locked.
+      const taken = await tx`
+        WITH take AS (
           UPDATE trawl_run_slots SET holder = ${slot.id}, server = ${slot.server}, at = ${slot.at}
           WHERE n = (SELECT n FROM trawl_run_slots WHERE holder IS NULL AND n < ${max}
                      ORDER BY n LIMIT 1 FOR UPDATE SKIP LOCKED)
-          RETURNING n`;
-        if (taken.length === 1) {
-          await tx`
-            INSERT INTO trawl_admitted (id, server, at, state)
-            VALUES (${slot.id}, ${slot.server}, ${slot.at}, 'running')`;
-          return { decision: "run" as const, version: await write([record]) };
-        }
-      }
-      await tx`SELECT pg_advisory_xact_lock(${QUEUE_LOCK})`;
-      const [{ queued, free }] = await tx<[{ queued: number; free: number }]>`
-        SELECT (SELECT count(*)::int FROM trawl_admitted WHERE state = 'queued') AS queued,
-               (SELECT count(*)::int FROM trawl_run_slots
-                WHERE holder IS NULL AND n < ${max}) AS free`;
-      if (queued >= maxQueued && free === 0) return { decision: "full" as const, version: null };
-      await tx`
+            AND NOT EXISTS (SELECT 1 FROM trawl_admitted WHERE state = 'queued')
+          RETURNING n)
         INSERT INTO trawl_admitted (id, server, at, state)
-        VALUES (${slot.id}, ${slot.server}, ${slot.at}, 'queued')`;
-      return { decision: "queue" as const, version: await write([record]) };
+        SELECT ${slot.id}, ${slot.server}, ${slot.at}, 'running' FROM take RETURNING 1`;
+      if (taken.length === 1) return { decision: "run" as const, version };
+      // Else the queue while it has room, counted under its lock (sent together: one round trip).
+      const [, queued] = await Promise.all([
+        tx`SELECT pg_advisory_xact_lock(${QUEUE_LOCK})`.execute(),
+        tx`
+          INSERT INTO trawl_admitted (id, server, at, state)
+          SELECT ${slot.id}, ${slot.server}, ${slot.at}, 'queued'
+          WHERE (SELECT count(*) FROM trawl_admitted WHERE state = 'queued') < ${maxQueued}
+             OR EXISTS (SELECT 1 FROM trawl_run_slots WHERE holder IS NULL AND n < ${max})
+          RETURNING 1`.execute(),
+      ]);
+      if (queued.length === 0) throw new Rollback({ decision: "full" as const, version: null });
+      return { decision: "queue" as const, version };
     });
     if (conflicted(done)) return { decision: "full", version: null };
     return done;
@@ -102,9 +108,9 @@ export class PgAdmission {
    * Hands free slots to the oldest queued queries (each taken row locked, others skipped); the
    * number handed. Any server may: the query's own server learns it from `holding`.
    */
-  async #fill(tx: Tx): Promise<number> {
+  async #fill(tx: Tx): Promise<Handed[]> {
     const max = this.maxRunning;
-    const moved = await tx<{ id: string }[]>`
+    return await tx<Handed[]>`
       WITH free AS (
         SELECT n, row_number() OVER (ORDER BY n) AS r FROM (
           SELECT n FROM trawl_run_slots WHERE holder IS NULL AND n < ${max}
@@ -117,13 +123,13 @@ export class PgAdmission {
       running AS (
         UPDATE trawl_admitted a SET state = 'running' FROM pairs WHERE a.id = pairs.id)
       UPDATE trawl_run_slots s SET holder = pairs.id, server = pairs.server, at = pairs.at
-      FROM pairs WHERE s.n = pairs.n RETURNING pairs.id`;
-    return moved.length;
+      FROM pairs WHERE s.n = pairs.n RETURNING pairs.id, pairs.server`;
   }
 
   /**
    * Fills free slots, then answers which of `mine` (queued queries of this server) now hold
-   * one; `handed`: whether this look handed any slot (other servers' queries may be among them).
+   * one; `handed`: whether this look handed a slot to a query not among them (another
+   * server's, to be signalled).
    */
   async holding(
     mine: readonly string[],
@@ -133,7 +139,8 @@ export class PgAdmission {
       const handed = await this.#fill(tx);
       const rows = await tx<{ holder: string }[]>`
         SELECT holder FROM trawl_run_slots WHERE holder = ANY(${mine as string[]})`;
-      return { ids: rows.map((r) => r.holder), handed: handed > 0 };
+      const ids = rows.map((r) => r.holder);
+      return { ids, handed: handed.some((h) => !ids.includes(h.id)) };
     });
     if (conflicted(done)) return { ids: [], handed: false };
     return done;
@@ -141,44 +148,45 @@ export class PgAdmission {
 
   /**
    * The query's result is being stored: its running slot is freed (and handed on) and it stays
-   * admitted as `storing`. Whether a slot was freed.
+   * admitted as `storing`. The queries handed the slot (none or one).
    */
-  async storing(id: string): Promise<boolean> {
+  async storing(id: string): Promise<Handed[]> {
     const done = await this.storage.transact(`freeing the slot of query ${id}`, async (tx) => {
       const freed = await tx`
         UPDATE trawl_run_slots SET holder = NULL, server = NULL, at = NULL
         WHERE holder = ${id} RETURNING n`;
-      if (freed.length === 0) return false;
+      if (freed.length === 0) return [];
       await tx`UPDATE trawl_admitted SET state = 'storing' WHERE id = ${id}`;
-      await this.#fill(tx);
-      return true;
+      return await this.#fill(tx);
     });
-    return done === true;
+    return conflicted(done) ? [] : done;
   }
 
   /**
    * The query ends: its slot and place go (the slot handed on), with `entries` (its final
    * record) written in the same transaction. `applied: false` when an entry's expected version
    * did not hold (nothing is written), or when `entries` is empty and the query held nothing.
-   * `freed`: whether a slot or a place in the queue was given up (to be signalled).
+   * `handed`: the queries handed its slot (to be started by their servers).
    */
   async end(
     id: string,
     entries: readonly CommitEntry[],
-  ): Promise<{ readonly applied: boolean; readonly version: string | null; freed: boolean }> {
+  ): Promise<
+    { readonly applied: boolean; readonly version: string | null; readonly handed: Handed[] }
+  > {
     const done = await this.storage.transact(`ending query ${id}`, async (tx, write) => {
       const version = entries.length > 0 ? await write(entries) : null;
-      const gone = await tx<{ state: string }[]>`
-        DELETE FROM trawl_admitted WHERE id = ${id} RETURNING state`;
-      const freed = await tx`
-        UPDATE trawl_run_slots SET holder = NULL, server = NULL, at = NULL
-        WHERE holder = ${id} RETURNING n`;
-      if (freed.length > 0) await this.#fill(tx);
+      const [gone, freed] = await Promise.all([
+        tx`DELETE FROM trawl_admitted WHERE id = ${id} RETURNING state`.execute(),
+        tx`
+          UPDATE trawl_run_slots SET holder = NULL, server = NULL, at = NULL
+          WHERE holder = ${id} RETURNING n`.execute(),
+      ]);
+      const handed = freed.length > 0 ? await this.#fill(tx) : [];
       const applied = entries.length > 0 || gone.length > 0 || freed.length > 0;
-      const left = freed.length > 0 || gone.some((g) => g.state === "queued");
-      return { applied, version, freed: left };
+      return { applied, version, handed };
     });
-    if (conflicted(done)) return { applied: false, version: null, freed: false };
+    if (conflicted(done)) return { applied: false, version: null, handed: [] };
     return done;
   }
 

@@ -161,6 +161,11 @@ class Conflict {
   constructor(readonly key: StorageKey) {}
 }
 
+/** Thrown inside `PgStorage.transact`'s work: the transaction is rolled back, `value` answered. */
+export class Rollback {
+  constructor(readonly value: unknown) {}
+}
+
 /** A key made by another commit while this one ran: this one is rolled back and run again. */
 class RunAgain extends Error {
   constructor() {
@@ -521,6 +526,7 @@ export class PgStorage implements Storage {
         return await this.sql.begin((tx) => work(tx, write(tx))) as T;
       } catch (e) {
         if (e instanceof Conflict) return { conflict: e.key };
+        if (e instanceof Rollback) return e.value as T;
         if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
         this.#failed(doing, e);
       }
