@@ -56,9 +56,11 @@ export class PgAdmission {
   /** The slot rows 0 .. maxRunning - 1 exist (made once per server). */
   async #make(): Promise<void> {
     if (this.#made >= this.maxRunning) return;
-    await this.storage.sql`
-      INSERT INTO trawl_run_slots (n)
-      SELECT generate_series(0, ${this.maxRunning - 1}::int) ON CONFLICT DO NOTHING`;
+    await this.storage.transact("making the query slot rows", async (tx) => {
+      await tx`
+        INSERT INTO trawl_run_slots (n)
+        SELECT generate_series(0, ${this.maxRunning - 1}::int) ON CONFLICT DO NOTHING`;
+    });
     this.#made = this.maxRunning;
   }
 
@@ -192,16 +194,13 @@ export class PgAdmission {
 
   /** Every admitted query not yet ended (queued, running, storing), of every server. */
   async all(): Promise<RowSlot[]> {
-    const rows = await this.storage.sql<{ id: string; server: string; at: string }[]>`
-      SELECT id, server, at::text FROM trawl_admitted`;
+    const rows = await this.storage.transact(
+      "listing the admitted queries",
+      (tx) =>
+        tx<{ id: string; server: string; at: string }[]>`
+        SELECT id, server, at::text FROM trawl_admitted`,
+    );
+    if (conflicted(rows)) return [];
     return rows.map((r) => ({ id: r.id, server: r.server, at: Number(r.at) }));
-  }
-
-  /** How many hold a running slot and how many wait, across servers (tests, benchmarks). */
-  async counts(): Promise<{ readonly running: number; readonly queued: number }> {
-    const [row] = await this.storage.sql<[{ running: number; queued: number }]>`
-      SELECT (SELECT count(*)::int FROM trawl_run_slots WHERE holder IS NOT NULL) AS running,
-             (SELECT count(*)::int FROM trawl_admitted WHERE state = 'queued') AS queued`;
-    return row;
   }
 }
