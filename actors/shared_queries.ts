@@ -27,7 +27,9 @@
  * connection.
  */
 
-import { type Storage, type User } from "../engine/mod.ts";
+import { type CommitEntry, type Storage, type User } from "../engine/mod.ts";
+import { PgStorage } from "../home/storage/pg_storage.ts";
+import { type Handed, PgAdmission } from "../home/storage/pg_admission.ts";
 import type { Logger } from "../home/log.ts";
 import { isFinished } from "./query_machine.ts";
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
@@ -48,6 +50,8 @@ import {
   type SlotOp,
   type SlotOutcome,
   SLOTS_CHANNEL,
+  storing,
+  withNext,
   without,
 } from "./shared/slots.ts";
 import { Publisher } from "./shared/publisher.ts";
@@ -105,6 +109,11 @@ export class SharedQueries implements SchedulingGate {
   readonly records: Records;
   readonly pages: ResultPages;
   readonly book: SlotBook;
+  /**
+   * Admission as rows (storage = pg:, home/storage/pg_admission.ts) instead of the document
+   * `queries/slots` (`book`, then unused).
+   */
+  readonly rows: PgAdmission | undefined;
   readonly #now: () => number;
   readonly #asks: Asks;
   readonly #lease: Lease;
@@ -135,13 +144,17 @@ export class SharedQueries implements SchedulingGate {
       storage,
       () => this.#queued.length > 0 ? this.#promotion() : undefined,
     );
+    this.rows = storage instanceof PgStorage
+      ? new PgAdmission(storage, options.maxRunning)
+      : undefined;
     this.#asks = new Asks(storage);
     this.#lease = new Lease(storage, this.serverId, options.leaseMs, this.#now);
     this.#watch = new LeaseWatch(options.leaseMs);
     this.#publisher = new Publisher({
       records: this.records,
       pages: this.pages,
-      book: this.book,
+      storing: (id, next) => this.#storing(id, next),
+      end: (id, entries, next) => this.#end(id, entries, next),
       retentionMs: options.retentionMs,
       now: this.#now,
       stopping: () => this.#stopping,
@@ -218,6 +231,21 @@ export class SharedQueries implements SchedulingGate {
       ...(submission.fixedFormat === undefined ? {} : { fixedFormat: submission.fixedFormat }),
       ...(submission.shareResult ? {} : { answered: true }),
     };
+    if (this.rows) {
+      const slot = { id: queryId, server: this.serverId, at: now };
+      const admitted = await this.rows.admit(
+        slot,
+        this.options.maxQueued,
+        this.records.create(record),
+      );
+      if (admitted.decision === "full") return "full";
+      if (admitted.decision === "run") this.#granted.add(queryId);
+      else this.#queued.push(queryId);
+      this.#publisher.admitted(record, admitted.version, submission.shareResult);
+      // A slot freed while it was being queued found no one to hand itself to.
+      if (admitted.decision === "queue") void this.#look({ promote: true, asks: false });
+      return admitted.decision;
+    }
     let decision: Admission = "full";
     const outcome = await this.book.change((slots) => {
       const admitted = admitSlot(
@@ -242,10 +270,8 @@ export class SharedQueries implements SchedulingGate {
   async release(queryId: string): Promise<void> {
     this.#forgetLocal(queryId);
     this.#publisher.tracked.delete(queryId);
-    await this.book.change((slots) => ({
-      slots: without(slots, new Set([queryId])) ?? slots,
-      extra: [this.records.remove(queryId)],
-    })).catch((e) => this.#warn(`releasing query ${queryId}`, e));
+    await this.#end(queryId, [this.records.remove(queryId)], undefined)
+      .catch((e) => this.#warn(`releasing query ${queryId}`, e));
   }
 
   /** Follows an admitted query's actor: publishes its record, its result, frees its slot. */
@@ -345,6 +371,18 @@ export class SharedQueries implements SchedulingGate {
   }
 
   async #promote(): Promise<void> {
+    if (this.rows) {
+      const { ids, handed } = await this.rows.holding(this.#queued);
+      if (handed) this.#signal();
+      if (ids.length === 0) return;
+      for (const id of ids) {
+        if (!this.#queued.includes(id)) continue;
+        this.#queued.splice(this.#queued.indexOf(id), 1);
+        this.#granted.add(id);
+      }
+      this.#supervisor?.send({ type: "SLOTS" });
+      return;
+    }
     const op = this.#promotion();
     this.book.push(op);
     await op.done;
@@ -397,7 +435,8 @@ export class SharedQueries implements SchedulingGate {
    * take it meanwhile, and a query queued elsewhere later is younger. Returns the query moved.
    */
   async #handOver(queryId: string, held: boolean): Promise<HandOver | undefined> {
-    if (!held || this.#queued.length === 0) return undefined;
+    // With rows the slot is handed over by the database (PgAdmission.end).
+    if (this.rows || !held || this.#queued.length === 0) return undefined;
     const { value } = await this.book.read();
     const head = value.queued[0];
     if (!head || head.server !== this.serverId || !this.#queued.includes(head.id)) return undefined;
@@ -414,13 +453,13 @@ export class SharedQueries implements SchedulingGate {
     if (this.#sweeping || this.#stopping) return;
     this.#sweeping = true;
     try {
-      const slots = (await this.book.read()).value;
-      const servers = new Set(allSlots(slots).map((s) => s.server));
+      const all = this.rows ? await this.rows.all() : allSlots((await this.book.read()).value);
+      const servers = new Set(all.map((s) => s.server));
       servers.delete(this.serverId);
       const now = this.#now();
       for (const server of servers) {
         if (!this.#watch.dead(server, await this.#lease.version(server), now)) continue;
-        const ids = allSlots(slots).filter((s) => s.server === server).map((s) => s.id);
+        const ids = all.filter((s) => s.server === server).map((s) => s.id);
         this.options.log.warn(
           `server ${server} stopped renewing its lease: failing its ${ids.length} unfinished queries`,
         );
@@ -431,7 +470,7 @@ export class SharedQueries implements SchedulingGate {
       this.#watch.keepOnly(servers);
       // This server's own slots that no query of it holds any more (a finish whose commit
       // failed): freed, so that a failure of the KV never keeps a slot for good.
-      for (const slot of allSlots(slots)) {
+      for (const slot of all) {
         if (
           slot.server === this.serverId && !this.#publisher.tracked.has(slot.id) &&
           now - slot.at > ORPHAN_SLOT_MS
@@ -452,19 +491,75 @@ export class SharedQueries implements SchedulingGate {
       const found = await this.records.get(queryId);
       const record = found?.record;
       if (!found || !record || record.freed || isFinished(record.status.state)) {
-        await this.book.change((slots) => {
-          const next = without(slots, new Set([queryId]));
-          return next && { slots: next, extra: [] };
-        });
+        await this.#end(queryId, [], undefined);
         return;
       }
       const failed = failedRecord(record, message, this.#now());
-      const outcome = await this.book.change((slots) => ({
-        slots: without(slots, new Set([queryId])) ?? slots,
-        extra: [this.records.final(failed, found.version)],
-      }));
+      const outcome = await this.#end(
+        queryId,
+        [this.records.final(failed, found.version)],
+        undefined,
+      );
       if (outcome.applied) return;
     }
+  }
+
+  /** The query's result is being stored: its running slot is freed (`next` moved in). */
+  async #storing(queryId: string, next: HandOver | undefined): Promise<void> {
+    if (this.rows) {
+      this.#handed(await this.rows.storing(queryId));
+      return;
+    }
+    await this.book.change((slots) => {
+      const moved = storing(slots, queryId);
+      if (!moved) return next && { slots: withNext(slots, next), extra: [] };
+      return { slots: next ? withNext(moved, next) : moved, extra: [] };
+    });
+  }
+
+  /**
+   * The query's slot or place goes (`next` moved into it), `entries` written in the same
+   * commit; with none, nothing is done (`applied: false`) when the query held nothing.
+   */
+  async #end(
+    queryId: string,
+    entries: readonly CommitEntry[],
+    next: HandOver | undefined,
+  ): Promise<SlotOutcome> {
+    if (this.rows) {
+      const ended = await this.rows.end(queryId, entries);
+      this.#handed(ended.handed);
+      return ended.applied ? { applied: true, version: ended.version } : { applied: false };
+    }
+    return await this.book.change((slots) => {
+      const left = without(slots, new Set([queryId]));
+      if (entries.length === 0) return left && { slots: left, extra: [] };
+      const freed = left ?? slots;
+      return { slots: next ? withNext(freed, next) : freed, extra: entries };
+    });
+  }
+
+  /**
+   * Queries handed a slot by a commit of this server: its own start at once; another server's
+   * are signalled (`trawl_slots`), so that it starts them.
+   */
+  #handed(handed: readonly Handed[]): void {
+    let mine = false;
+    let theirs = false;
+    for (const { id, server } of handed) {
+      if (server === this.serverId && this.#queued.includes(id)) {
+        this.#queued.splice(this.#queued.indexOf(id), 1);
+        this.#granted.add(id);
+        mine = true;
+      } else theirs = true;
+    }
+    if (mine) this.#supervisor?.send({ type: "SLOTS" });
+    if (theirs) this.#signal();
+  }
+
+  /** Tells every server that a slot was handed over (`trawl_slots`). */
+  #signal(): void {
+    this.storage.coordination?.notify(SLOTS_CHANNEL).catch(() => {});
   }
 
   /** Another server marked this query FAILED (it took this server for dead). */

@@ -10,7 +10,8 @@ import { isFinished, type QueryState, queryStatus, topState } from "../query_mac
 import type { QueryRef } from "../supervisor.ts";
 import type { Records, SharedRecord, SharedResult } from "./records.ts";
 import type { ResultPages } from "./result_pages.ts";
-import { type HandOver, type SlotBook, storing, withNext, without } from "./slots.ts";
+import type { HandOver, SlotOutcome } from "./slots.ts";
+import type { CommitEntry } from "../../engine/mod.ts";
 import { schemaToJson } from "../../engine/mod.ts";
 
 /** A record is written at most this often for progress alone. */
@@ -24,8 +25,18 @@ const FINISH_RETRY_MS = 1_000;
 export interface PublisherHost {
   readonly records: Records;
   readonly pages: ResultPages;
-  readonly book: SlotBook;
   readonly retentionMs: number;
+  /** The query's result is being stored: its running slot is freed (`next` moved in). */
+  storing(queryId: string, next: HandOver | undefined): Promise<void>;
+  /**
+   * The query ends: its slot or place goes (`next` moved in), `entries` written with it in one
+   * commit (`applied: false`: an entry's expected version did not hold, nothing written).
+   */
+  end(
+    queryId: string,
+    entries: readonly CommitEntry[],
+    next: HandOver | undefined,
+  ): Promise<SlotOutcome>;
   now(): number;
   stopping(): boolean;
   /** Whether this server holds a running slot for the query. */
@@ -175,11 +186,7 @@ export class Publisher {
     let result: SharedResult | undefined;
     if (status.state === "SUCCEEDED" && entry.shareResult) {
       // Its running slot is free while the result is stored (the next query need not wait).
-      await host.book.change((slots) => {
-        const moved = storing(slots, queryId);
-        if (!moved) return next && { slots: withNext(slots, next), extra: [] };
-        return { slots: next ? withNext(moved, next) : moved, extra: [] };
-      });
+      await host.storing(queryId, next);
       try {
         const columns = (context.schema ?? []).map((f) => f.name);
         // The pages outlive the record.
@@ -196,13 +203,11 @@ export class Publisher {
       ...(result ? { result } : {}),
     };
     const handedOver = next && !entry.shareResult ? next : undefined;
-    const outcome = await host.book.change((slots) => {
-      const freed = without(slots, new Set([queryId])) ?? slots;
-      return {
-        slots: handedOver ? withNext(freed, handedOver) : freed,
-        extra: [host.records.final(record, entry.version)],
-      };
-    });
+    const outcome = await host.end(
+      queryId,
+      [host.records.final(record, entry.version)],
+      handedOver,
+    );
     if (outcome.applied) {
       entry.version = outcome.version;
       entry.record = record;
@@ -211,10 +216,7 @@ export class Publisher {
     // Another server failed it meanwhile (and freed its slot): the result goes.
     entry.lost = true;
     await host.pages.drop(queryId, result);
-    await host.book.change((slots) => {
-      const left = without(slots, new Set([queryId]));
-      return left && { slots: left, extra: [] };
-    }).catch(() => {});
+    await host.end(queryId, [], undefined).catch(() => {});
   }
 
   /** The actor was dropped (freed, expired, crashed) or the supervisor stopped. */

@@ -89,6 +89,19 @@ const SCHEMA = `
     at timestamptz NOT NULL
   );
   CREATE SEQUENCE IF NOT EXISTS trawl_versions;
+  CREATE TABLE IF NOT EXISTS trawl_run_slots (
+    n integer PRIMARY KEY,
+    holder text UNIQUE,
+    server text,
+    at bigint
+  );
+  CREATE TABLE IF NOT EXISTS trawl_admitted (
+    id text PRIMARY KEY,
+    server text NOT NULL,
+    at bigint NOT NULL,
+    state text NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS trawl_admitted_queue ON trawl_admitted (at, id) WHERE state = 'queued';
 `;
 
 /** The URL without its password, query and fragment: what messages may show. */
@@ -146,6 +159,11 @@ interface HeadRow {
 /** A conflict found inside a transaction: thrown to roll it back. */
 class Conflict {
   constructor(readonly key: StorageKey) {}
+}
+
+/** Thrown inside `PgStorage.transact`'s work: the transaction is rolled back, `value` answered. */
+export class Rollback {
+  constructor(readonly value: unknown) {}
 }
 
 /** A key made by another commit while this one ran: this one is rolled back and run again. */
@@ -480,6 +498,35 @@ export class PgStorage implements Storage {
         });
       } catch (e) {
         if (e instanceof Conflict) return { ok: false, conflict: e.key };
+        if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
+        this.#failed(doing, e);
+      }
+    }
+  }
+
+  /**
+   * `work` in one transaction, given the transaction and `write`, which writes a commit's entries
+   * in it (their expected versions checked as in `commit`; the transaction's version answered).
+   * A conflict on an entry rolls all back: the answer is then `{ conflict }`. Run again when
+   * PostgreSQL broke a deadlock (so `work` may be called more than once).
+   */
+  async transact<T>(
+    doing: string,
+    work: (
+      tx: postgres.TransactionSql,
+      write: (entries: readonly CommitEntry[]) => Promise<string>,
+    ) => Promise<T>,
+  ): Promise<T | { readonly conflict: StorageKey }> {
+    const write = (tx: postgres.TransactionSql) => (entries: readonly CommitEntry[]) => {
+      checkCommit(entries);
+      return this.#write(tx, [...entries].sort((a, b) => compareKeys(a.key, b.key)));
+    };
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.sql.begin((tx) => work(tx, write(tx))) as T;
+      } catch (e) {
+        if (e instanceof Conflict) return { conflict: e.key };
+        if (e instanceof Rollback) return e.value as T;
         if (isRetryable(e) && attempt < COMMIT_ATTEMPTS) continue;
         this.#failed(doing, e);
       }

@@ -1,7 +1,8 @@
 /**
  * Three real `main.ts serve` processes on one PostgreSQL (`storage = pg:`): queries submitted
- * through all three at once are never admitted past `query.maxRunning` across them (the
- * admission document, read from the database by the test all along, never holds more), a
+ * through all three at once are never admitted past `query.maxRunning` across them (the slot
+ * rows, read from the database by the test all along, never hold more; with synchronous queries
+ * the records saying RUNNING never number more either), a
  * server killed with SIGKILL mid-query has its queries marked FAILED by the others once its
  * lease expires while every other query succeeds once, and the slots are all free after; the
  * database stopped under a running query: requests that need it get 503 and the servers stay up,
@@ -14,8 +15,6 @@ import { type ServerProcess, startServerProcess } from "../foundation/server_pro
 import { startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
-import { SLOTS } from "../../actors/shared/keys.ts";
-import type { Slots } from "../../actors/shared/slots.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
 const QUICK = "PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/rows.log') | " +
@@ -102,19 +101,17 @@ Deno.test("three servers on one PostgreSQL never run more than query.maxRunning 
     "query.maxQueued=200",
     "cluster.lease=2 s",
   ]);
-  // The test's own look at the admission document, all along.
+  // The test's own look at the slot rows, all along.
   const watcher = await openPgStorage(url, { connections: 1 });
   let most = 0;
   let looks = 0;
   let watching = true;
   const watch = (async () => {
     while (watching) {
-      const stored = await watcher.get(SLOTS);
-      if (stored) {
-        const slots = JSON.parse(new TextDecoder().decode(stored.value)) as Slots;
-        most = Math.max(most, slots.running.length);
-        looks++;
-      }
+      const [row] = await watcher.sql<[{ running: number }]>`
+        SELECT count(*)::int AS running FROM trawl_run_slots WHERE holder IS NOT NULL`;
+      most = Math.max(most, row.running);
+      looks++;
       await sleep(2);
     }
   })();
@@ -161,18 +158,82 @@ Deno.test("three servers on one PostgreSQL never run more than query.maxRunning 
     watching = false;
     await watch;
     assert.ok(looks > 0);
-    assert.ok(most <= 2, `the admission document held ${most} running queries`);
+    assert.ok(most <= 2, `the slot rows held ${most} running queries`);
     // Nothing held once every query ended (C's slots freed by the others).
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const slots = JSON.parse(
-        new TextDecoder().decode((await watcher.get(SLOTS))!.value),
-      ) as Slots;
-      const held = slots.running.length + slots.queued.length + (slots.storing ?? []).length;
-      if (held === 0) break;
-      if (Date.now() > deadline) throw new Error(`slots still held: ${JSON.stringify(slots)}`);
+      const [held] = await watcher.sql<[{ slots: number; admitted: number }]>`
+        SELECT (SELECT count(*)::int FROM trawl_run_slots WHERE holder IS NOT NULL) AS slots,
+               (SELECT count(*)::int FROM trawl_admitted) AS admitted`;
+      if (held.slots === 0 && held.admitted === 0) break;
+      if (Date.now() > deadline) throw new Error(`slots still held: ${JSON.stringify(held)}`);
       await sleep(100);
     }
+  } finally {
+    watching = false;
+    await watch.catch(() => {});
+    await watcher.close();
+    for (const s of all) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+/** A million pairs counted: long enough for RUNNING to be published (150 ms after it began). */
+const PAIRS = "@a = PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/pairs1k.log') | " +
+  "select(1 as k, n);\n@a | join(@a on left.k = right.k) | select(count(*) as pairs)";
+
+Deno.test("two servers on one PostgreSQL: the records saying RUNNING never number more than query.maxRunning (synchronous queries: the slot and the final record go in one commit)", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pg2-" });
+  const { servers: all, token } = await servers(2, url, root, [
+    "query.maxRunning=2",
+    "query.maxQueued=100",
+  ]);
+  await writeLog(join(root, "logs", "pairs1k.log"), 1_000);
+  const watcher = await openPgStorage(url, { connections: 1 });
+  let most = { records: 0, slots: 0 };
+  let running = 0;
+  let watching = true;
+  // One statement, one snapshot: the records of every server and the slot rows.
+  const watch = (async () => {
+    while (watching) {
+      const [row] = await watcher.sql<[{ records: number; slots: number }]>`
+        SELECT (SELECT count(*)::int FROM trawl_heads
+                WHERE key[1] = 'queries' AND key[2] = 'q' AND data IS NOT NULL
+                  AND convert_from(data, 'UTF8')::json->'status'->>'state' = 'RUNNING')
+                 AS records,
+               (SELECT count(*)::int FROM trawl_run_slots WHERE holder IS NOT NULL) AS slots`;
+      most = {
+        records: Math.max(most.records, row.records),
+        slots: Math.max(most.slots, row.slots),
+      };
+      if (row.records > 0) running++;
+      await sleep(2);
+    }
+  })();
+  try {
+    const sync = async (server: ServerProcess) => {
+      const res = await api(server, token, "/?scriptPath=/user", {
+        method: "POST",
+        headers: { "Content-Type": "text/vnd.engine.script" },
+        body: PAIRS,
+      });
+      return { status: res.status, body: await res.text() };
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => sync(all[i % 2]!)),
+    );
+    for (const answer of answers) {
+      assert.equal(answer.status, 200, answer.body);
+      assert.deepEqual(JSON.parse(answer.body), [{ pairs: 1_000_000 }]);
+    }
+    watching = false;
+    await watch;
+    // The watch saw queries running (else it proves nothing), never more than 2.
+    assert.ok(running > 0, "no record was seen RUNNING");
+    assert.ok(most.records <= 2, `${most.records} records said RUNNING at once`);
+    assert.ok(most.slots <= 2, `${most.slots} slot rows were held at once`);
   } finally {
     watching = false;
     await watch.catch(() => {});
