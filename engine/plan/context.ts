@@ -5,7 +5,7 @@
 
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
 import type { Row } from "../values/values.ts";
-import { threadCpuMicros } from "../util/cpu.ts";
+import process from "node:process";
 import { QueryError } from "../front/diagnostics.ts";
 import type { ParallelContext } from "../contracts/scan_workers.ts";
 import type { ColumnCache } from "../fs/column_cache.ts";
@@ -140,7 +140,8 @@ export function checkCancelled(signal: AbortSignal): void {
 export const SLICE_MS = 10;
 
 /**
- * CPU time (µs, this thread's) of a turn that ran other work: a bare turn of the event loop
+ * CPU time (µs, the process's: scan workers' and the collector's threads count too, which keeps
+ * slices short while they are busy) of a turn that ran other work: a bare turn of the event loop
  * (`setTimeout(0)`, about 2.2 ms of waiting) takes about 0.1 ms of CPU. CPU rather than elapsed
  * time, which a loaded machine stretches without anyone else being served.
  */
@@ -189,9 +190,10 @@ export class TimeSlicer {
   async turn(): Promise<void> {
     const started = performance.now();
     for (let first = true;; first = false) {
-      const cpu = threadCpuMicros();
+      const cpu = process.cpuUsage();
       await new Promise<void>((resolve) => setTimeout(resolve, 0));
-      if (threadCpuMicros() - cpu < BUSY_TURN_CPU_US) {
+      const used = process.cpuUsage(cpu);
+      if (used.user + used.system < BUSY_TURN_CPU_US) {
         // Nobody was served: the next slice may be longer (a turn costs ~2 ms of waiting).
         if (first) this.#slice = Math.min(this.sliceMs * IDLE_STRETCH, this.#slice * 1.5);
         break;

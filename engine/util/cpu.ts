@@ -1,8 +1,10 @@
 /**
  * The CPU time the calling thread has used, in microseconds (user and system).
  *
- * A thread's, not the process's: scan workers and (under `deno test --parallel`) other test
- * modules run as threads of the same process, and their CPU is not time this event loop spent.
+ * A thread's, not the process's: under `deno test --parallel` other test modules run as threads
+ * of the same process, and their CPU is not time this event loop spent (tests/support/
+ * loop_gaps.ts). The engine's TimeSlicer keeps the process's figure on purpose: see
+ * engine/plan/context.ts.
  * Where the runtime has no per-thread figure (`process.threadCpuUsage` is Node 23.9+ and Deno
  * 2.x), the process's is the fallback: an over-count, never an under-count.
  */
