@@ -10,130 +10,66 @@
  * `127.0.0.1:9000`, `[::1]:8080`) and CIDRs (`10.20.0.0/16`, `fd00::/8`).
  */
 
-/** An address as 16 bytes (IPv4 as ::ffff:a.b.c.d) and whether it was written as IPv4. */
-interface Address {
-  readonly bytes: Uint8Array;
-  readonly v4: boolean;
+import { formatIp, netContains, parseIp, parseNet } from "../engine/values/ip.ts";
+import { IpAddr, type IpNet } from "../engine/values/values.ts";
+
+type Net = IpNet;
+
+const net = (cidr: string): Net => parseNet(cidr)!;
+
+/** The ranges of the server's own network, each with why it is refused. */
+const RANGES: readonly (readonly [Net, string])[] = ([
+  ["0.0.0.0/8", "an unspecified address"],
+  ["10.0.0.0/8", "a private address"],
+  ["100.64.0.0/10", "a private (shared) address"],
+  ["127.0.0.0/8", "a loopback address"],
+  ["169.254.169.254/32", "the cloud metadata address"],
+  ["169.254.0.0/16", "a link-local address"],
+  ["172.16.0.0/12", "a private address"],
+  ["192.168.0.0/16", "a private address"],
+  ["224.0.0.0/4", "a multicast address"],
+  ["240.0.0.0/4", "a reserved or broadcast address"],
+  ["::/128", "an unspecified address"],
+  ["::1/128", "a loopback address"],
+  ["fc00::/7", "a private (unique local) address"],
+  ["fe80::/10", "a link-local address"],
+  ["fec0::/10", "a site-local address"],
+  ["ff00::/8", "a multicast address"],
+] as const).map(([cidr, why]) => [net(cidr), why] as const);
+
+/** IPv6 prefixes that carry an IPv4 address in their last 32 bits besides ::ffff:0:0/96 (which
+ * netContains already reads as IPv4): NAT64 and the deprecated IPv4-compatible form. */
+const NAT64 = net("64:ff9b::/96");
+const COMPATIBLE = net("::/96");
+const NOT_COMPATIBLE = net("::/127");
+
+/** An IP address (IPv6 with or without brackets), null when the text is none. */
+function parseAddress(text: string): IpAddr | null {
+  return parseIp(text.replace(/^\[(.*)\]$/, "$1"));
 }
 
-function parseV4(text: string): Uint8Array | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
-  if (!m) return undefined;
-  const parts = m.slice(1).map(Number);
-  return parts.every((p) => p <= 255) ? new Uint8Array(parts) : undefined;
+/** `ip` as the IPv4 address it carries (NAT64, IPv4-compatible), or itself. */
+function carried(ip: IpAddr): IpAddr {
+  const v4 = netContains(NAT64, ip) ||
+    (netContains(COMPATIBLE, ip) && !netContains(NOT_COMPATIBLE, ip));
+  return v4 ? new IpAddr(4, Number((ip.bits as bigint) & 0xffffffffn)) : ip;
 }
-
-function parseV6(text: string): Uint8Array | undefined {
-  let t = text.replace(/%.*$/, "");
-  // A trailing dotted IPv4 becomes two groups.
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(t);
-  if (dotted) {
-    const v4 = parseV4(dotted[2]!);
-    if (!v4) return undefined;
-    t = dotted[1]! + ((v4[0]! << 8) | v4[1]!).toString(16) + ":" +
-      ((v4[2]! << 8) | v4[3]!).toString(16);
-  }
-  const halves = t.split("::");
-  if (halves.length > 2) return undefined;
-  const groups = (s: string) => s === "" ? [] : s.split(":");
-  const head = groups(halves[0]!);
-  const tail = halves.length === 2 ? groups(halves[1]!) : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  const all = [...head, ...Array(halves.length === 2 ? missing : 0).fill("0"), ...tail];
-  const out = new Uint8Array(16);
-  for (let i = 0; i < 8; i++) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(all[i]!)) return undefined;
-    const g = parseInt(all[i]!, 16);
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  }
-  return out;
-}
-
-/** An IP address (IPv6 with or without brackets), undefined when the text is none. */
-function parseAddress(text: string): Address | undefined {
-  const v4 = parseV4(text);
-  if (v4) {
-    const bytes = new Uint8Array(16);
-    bytes[10] = 0xff;
-    bytes[11] = 0xff;
-    bytes.set(v4, 12);
-    return { bytes, v4: true };
-  }
-  const inner = /^\[(.*)\]$/.exec(text)?.[1] ?? text;
-  const v6 = inner.includes(":") ? parseV6(inner) : undefined;
-  return v6 ? { bytes: v6, v4: false } : undefined;
-}
-
-/** Does `bytes` start with the first `bits` bits of `prefix`? */
-function inPrefix(bytes: Uint8Array, prefix: Uint8Array, bits: number): boolean {
-  for (let i = 0; i < bits; i++) {
-    const byte = i >> 3;
-    const mask = 0x80 >> (i & 7);
-    if ((bytes[byte]! & mask) !== (prefix[byte]! & mask)) return false;
-  }
-  return true;
-}
-
-const V4_RANGES: readonly [string, number, string][] = [
-  ["0.0.0.0", 8, "an unspecified address"],
-  ["10.0.0.0", 8, "a private address"],
-  ["100.64.0.0", 10, "a private (shared) address"],
-  ["127.0.0.0", 8, "a loopback address"],
-  ["169.254.169.254", 32, "the cloud metadata address"],
-  ["169.254.0.0", 16, "a link-local address"],
-  ["172.16.0.0", 12, "a private address"],
-  ["192.168.0.0", 16, "a private address"],
-  ["224.0.0.0", 4, "a multicast address"],
-  ["240.0.0.0", 4, "a reserved or broadcast address"],
-];
-
-const V6_RANGES: readonly [string, number, string][] = [
-  ["::", 128, "an unspecified address"],
-  ["::1", 128, "a loopback address"],
-  ["fc00::", 7, "a private (unique local) address"],
-  ["fe80::", 10, "a link-local address"],
-  ["fec0::", 10, "a site-local address"],
-  ["ff00::", 8, "a multicast address"],
-];
 
 /**
  * Why `text` (an IP address) is in the server's own network, or undefined when it is public
  * (or no IP address at all).
  */
 export function privateAddressReason(text: string): string | undefined {
-  const a = parseAddress(text);
-  if (!a) return undefined;
-  let bytes = a.bytes;
-  // IPv4 carried in IPv6: mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96), compatible (::/96).
-  const mapped = inPrefix(bytes, parseV6("::ffff:0:0")!, 96);
-  const nat64 = inPrefix(bytes, parseV6("64:ff9b::")!, 96);
-  const compatible = inPrefix(bytes, new Uint8Array(16), 96) &&
-    !inPrefix(bytes, new Uint8Array(16), 127);
-  if (mapped || nat64 || compatible) {
-    const v4 = new Uint8Array(16);
-    v4[10] = 0xff;
-    v4[11] = 0xff;
-    v4.set(bytes.subarray(12), 12);
-    bytes = v4;
-  }
-  if (inPrefix(bytes, parseV6("::ffff:0:0")!, 96)) {
-    for (const [net, bits, why] of V4_RANGES) {
-      if (inPrefix(bytes, parseAddress(net)!.bytes, 96 + bits)) return why;
-    }
-    return undefined;
-  }
-  for (const [net, bits, why] of V6_RANGES) {
-    if (inPrefix(bytes, parseV6(net)!, bits)) return why;
-  }
-  return undefined;
+  const ip = parseAddress(text);
+  if (!ip) return undefined;
+  const address = carried(ip);
+  return RANGES.find(([range]) => netContains(range, address))?.[1];
 }
 
 /** One entry of an allow list. */
 export type AllowEntry =
   | { readonly kind: "host"; readonly host: string; readonly port?: string }
-  | { readonly kind: "cidr"; readonly prefix: Uint8Array; readonly bits: number };
+  | { readonly kind: "cidr"; readonly net: Net };
 
 /** The entries of a comma-separated allow list; a string naming the first bad entry. */
 export function parseAllowList(text: string): AllowEntry[] | string {
@@ -141,12 +77,10 @@ export function parseAllowList(text: string): AllowEntry[] | string {
   for (const raw of text.split(",")) {
     const item = raw.trim();
     if (item === "") continue;
-    const cidr = /^(.+)\/(\d{1,3})$/.exec(item);
-    if (cidr) {
-      const a = parseAddress(cidr[1]!);
-      const bits = Number(cidr[2]);
-      if (!a || bits > (a.v4 ? 32 : 128)) return `'${item}' is not a CIDR`;
-      out.push({ kind: "cidr", prefix: a.bytes, bits: a.v4 ? 96 + bits : bits });
+    if (/^.+\/\d{1,3}$/.test(item)) {
+      const cidr = parseNet(item);
+      if (!cidr) return `'${item}' is not a CIDR`;
+      out.push({ kind: "cidr", net: cidr });
       continue;
     }
     const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$/.exec(item);
@@ -165,8 +99,8 @@ export function parseAllowList(text: string): AllowEntry[] | string {
 /** A host as compared: lower case, IPv6 without brackets and in one spelling. */
 function normalHost(host: string): string {
   const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  const a = bare.includes(":") ? parseAddress(bare) : undefined;
-  return a ? [...a.bytes].map((b) => b.toString(16).padStart(2, "0")).join("") : bare;
+  const ip = bare.includes(":") ? parseAddress(bare) : null;
+  return ip ? formatIp(ip) : bare;
 }
 
 /** Is `host` (name or address, as in a URL) with `port` allowed by a host entry? */
@@ -177,9 +111,9 @@ export function allowedHost(list: readonly AllowEntry[], host: string, port: str
 
 /** Is the address `ip` inside a CIDR of the list? */
 export function allowedAddress(list: readonly AllowEntry[], ip: string): boolean {
-  const a = parseAddress(ip);
-  return a !== undefined &&
-    list.some((e) => e.kind === "cidr" && inPrefix(a.bytes, e.prefix, e.bits));
+  const address = parseAddress(ip);
+  return address !== null &&
+    list.some((e) => e.kind === "cidr" && netContains(e.net, address));
 }
 
 /** The default port of a URL's scheme when it names none. */
@@ -205,7 +139,7 @@ export function refusedUrl(text: string, list: readonly AllowEntry[]): string | 
   if (why !== undefined && !allowedAddress(list, bare)) {
     return `the webhook's host ${host} is ${why}, which an admin has not allowed (setting alerts.allowPrivateTargets)`;
   }
-  if (why === undefined && parseAddress(bare) === undefined) {
+  if (why === undefined && parseAddress(bare) === null) {
     const name = host.toLowerCase().replace(/\.$/, "");
     if (name === "localhost" || name.endsWith(".localhost")) {
       return `the webhook's host ${host} is a loopback name, which an admin has not allowed (setting alerts.allowPrivateTargets)`;
@@ -239,7 +173,7 @@ export async function refusedTarget(
   if (refused !== undefined) return refused;
   const url = new URL(text);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  if (allowedHost(list, url.hostname, portOf(url)) || parseAddress(host) !== undefined) {
+  if (allowedHost(list, url.hostname, portOf(url)) || parseAddress(host) !== null) {
     return undefined;
   }
   let addresses: readonly string[];
