@@ -12,12 +12,17 @@
  *   `id`/`Id`/`properties.id`, else the SHA-256 of its canonical JSON); the key's mark and the
  *   alert are written in one commit that requires the mark to be absent, so overlapping windows,
  *   re-fetched hours and two servers racing alert once. Marks are kept `dedupDays`.
- * - **Cloud hours that change.** A `cloudapi://` hour's stored records change until it is final
- *   (fetched once its lag has passed, connectors/cloudapi/refresh_policy.ts), and a fetch brings
- *   them only when the hour is read after its update frequency. So a run over such sources also
- *   reaches back `lag + update frequency + 1 h` before `coveredTo` (`reachMs`): every hour not final
- *   when the last run read it is read again, its new (late) records alerted when they arrive, the
- *   ones already alerted counted as duplicates.
+ * - **Cloud hours that change.** A `cloudapi://` hour's stored records change when it is fetched
+ *   again (within its lag, when read after its update frequency), fetched once more later (its
+ *   file archived, the log's lag raised) or when late suite content brings it records. The state
+ *   remembers, per cloud hour of the schedule's sources within `lateHorizonMs` (and not before its
+ *   first window), the stamp of the hour's stored fetch state (`CloudHour.stamp`) that the last run
+ *   reading it whole found before reading it. A run also reads, besides its window, each hour
+ *   whose stamp differs now (its records changed since: a late record, however late, is alerted
+ *   when it is stored) and each hour a read would fetch (not final yet: reading it fetches its
+ *   late records); the matches already alerted are duplicates. The stamps are written in the same
+ *   commit as the run's record and the covered window, so a server that stops mid-run leaves the
+ *   state of the last whole run.
  * - **One server per run.** A run takes the schedule's lease (compare-and-swap on
  *   `detections/leases/<id>`, for `leaseMs`) first; a server that finds it held skips the run.
  *
@@ -58,6 +63,13 @@ export interface ScheduleState {
   /** The end of the last successful scheduled window. */
   readonly coveredTo?: number;
   readonly lastRunAt?: number;
+  /** The start of the first scheduled window: no hour before it is the schedule's to read. */
+  readonly since?: number;
+  /**
+   * Per cloud hour (`CloudHour.key`) within the late horizon: its stamp when a run last read it
+   * whole (taken before the read, so a change during the read is read again).
+   */
+  readonly hours?: Readonly<Record<string, string | null>>;
 }
 
 export interface RunRecord {
@@ -75,7 +87,33 @@ export interface RunRecord {
   readonly alerts: number;
   readonly duplicates: number;
   readonly suppressed: number;
+  /** Cloud hours read again besides the window (their stored records changed, or not final). */
+  readonly late?: readonly { readonly from: number; readonly to: number }[];
   readonly error?: string;
+}
+
+/** One stored hour of a `cloudapi://` source (connectors/cloudapi `StoredHour`). */
+export interface CloudHour {
+  /** `<store>/<log>/<hour start>`. */
+  readonly key: string;
+  readonly hour: number;
+  readonly end: number;
+  /** Changes whenever the hour's stored records may have; null: never fetched. */
+  readonly stamp: string | null;
+  /** A read would fetch it now (never fetched, or not final and its update frequency past). */
+  readonly due: boolean;
+}
+
+/** The stored cloud hours overlapping [from, to) that a schedule reads (none: no cloud source). */
+export type CloudHours = (
+  schedule: Schedule,
+  from: number,
+  to: number,
+) => Promise<readonly CloudHour[]>;
+
+interface Window {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** What a run's query gives: its id, the rule's id and title, the records, their matched paths. */
@@ -100,12 +138,13 @@ export interface SchedulerOptions {
   readonly leaseMs?: number;
   /** How long run records are kept. */
   readonly runRetentionMs?: number;
+  /** The stored cloud hours a schedule reads; none when absent. */
+  readonly cloudHours?: CloudHours;
   /**
-   * How far before the end of the last covered window a schedule's run must reach besides its
-   * look-back: for `cloudapi://` sources, back to every hour whose stored records may have changed
-   * since the last run read it (routes/schedules.ts). 0 when absent.
+   * How far back cloud hours whose stored records changed are read again
+   * (`detections.lateHorizon`); 0: never (only the look-back).
    */
-  readonly reachMs?: (schedule: Schedule) => Promise<number>;
+  readonly lateHorizonMs?: number;
 }
 
 const ROOT = ["detections"];
@@ -196,7 +235,8 @@ export class Scheduler {
     this.#o = {
       leaseMs: 10 * MINUTE,
       runRetentionMs: 30 * DAY,
-      reachMs: () => Promise.resolve(0),
+      cloudHours: () => Promise.resolve([]),
+      lateHorizonMs: 3 * DAY,
       ...options,
     };
   }
@@ -211,8 +251,14 @@ export class Scheduler {
   }
 
   async state(id: string): Promise<ScheduleState> {
+    return (await this.#stateEntry(id)).state;
+  }
+
+  async #stateEntry(id: string): Promise<{ state: ScheduleState; version: string | null }> {
     const stored = await this.#o.storage.get([...ROOT, "state", id]);
-    return stored ? parse<ScheduleState>(stored.value) : {};
+    return stored
+      ? { state: parse<ScheduleState>(stored.value), version: stored.version }
+      : { state: {}, version: null };
   }
 
   /** The schedule's runs, newest first. */
@@ -235,34 +281,91 @@ export class Scheduler {
       const now = this.#o.clock();
       const state = await this.state(schedule.id);
       if (nextDue(schedule, state.lastRunAt, now) > now) continue;
-      const run = await this.#leased(schedule, async () => {
-        // Read again under the lease: another server may have run it meanwhile.
-        const fresh = await this.state(schedule.id);
-        if (nextDue(schedule, fresh.lastRunAt, now) > now) return undefined;
-        // Records seen by no run: an event time after coveredTo, or one up to a look-back before
-        // it that arrived since.
-        // For cloud hours not yet final at the last run, back to where their records may have
-        // changed since (late records fetched again): their matches already alerted are
-        // duplicates, the new ones alerted once.
-        const back = Math.max(schedule.lookbackMinutes * MINUTE, await this.#o.reachMs(schedule));
-        const from = Math.min(fresh.coveredTo ?? now, now) - back;
-        const record = await this.#run(schedule, from, now, "scheduled");
-        const next: ScheduleState = {
-          ...fresh,
-          lastRunAt: now,
-          ...(record.state === "succeeded" ? { coveredTo: now } : {}),
-        };
-        await this.#o.storage.put([...ROOT, "state", schedule.id], json(next));
-        return record;
-      });
+      const run = await this.#leased(schedule, () => this.#scheduled(schedule, now));
       if (run) done.push(run);
     }
     return done;
   }
 
+  /** A scheduled run, under the lease: its window, the cloud hours that changed, one commit. */
+  async #scheduled(schedule: Schedule, now: number): Promise<RunRecord | undefined> {
+    // Read again under the lease: another server may have run it meanwhile.
+    const { state: fresh, version } = await this.#stateEntry(schedule.id);
+    if (nextDue(schedule, fresh.lastRunAt, now) > now) return undefined;
+    // Records seen by no run: an event time after coveredTo, or one up to a look-back before it
+    // that arrived since.
+    const main: Window = {
+      from: Math.min(fresh.coveredTo ?? now, now) - schedule.lookbackMinutes * MINUTE,
+      to: now,
+    };
+    const since = fresh.since ?? main.from;
+    let hours: readonly CloudHour[] = [];
+    let windows: Window[] = [main];
+    let failure: string | undefined;
+    if (this.#o.lateHorizonMs > 0) {
+      try {
+        hours = await this.#o.cloudHours(
+          schedule,
+          Math.max(now - this.#o.lateHorizonMs, since),
+          now,
+        );
+        windows = lateWindows(hours, fresh.hours ?? {}, main, since);
+      } catch (e) {
+        failure = `the stored state of its cloud hours could not be read: ${(e as Error).message}`;
+      }
+    }
+    const { record, succeeded } = failure === undefined
+      ? await this.#evaluate(schedule, windows, "scheduled")
+      : { record: this.#failed(schedule, main, "scheduled", failure), succeeded: [] };
+    // An hour read whole by a window whose query succeeded is evaluated at the stamp it had
+    // before; the others keep the stamp they had.
+    const evaluated: Record<string, string | null> = {};
+    for (const h of hours) {
+      const whole = succeeded.some((w) =>
+        w.from <= Math.max(h.hour, since) && w.to >= Math.min(h.end, now)
+      );
+      const before = fresh.hours?.[h.key];
+      if (whole) evaluated[h.key] = h.stamp;
+      else if (before !== undefined) evaluated[h.key] = before;
+    }
+    const mainDone = succeeded.includes(windows[0]!);
+    const next: ScheduleState = {
+      ...fresh,
+      lastRunAt: now,
+      since,
+      hours: evaluated,
+      ...(mainDone ? { coveredTo: now } : {}),
+    };
+    // The state and the run's record in one commit: a server stopping between them leaves both
+    // as they were (the run is then done again).
+    const written = await this.#o.storage.commit([
+      { key: [...ROOT, "state", schedule.id], value: json(next), expectedVersion: version },
+      { key: this.#runKey(record), value: json(record), expireInMs: this.#o.runRetentionMs },
+    ]);
+    if (!written.ok) {
+      // Another server changed the state meanwhile (this one's lease ran out): its state stands.
+      const lost: RunRecord = {
+        ...record,
+        state: "failed",
+        error: "the schedule's state changed during the run (its lease ran out): not recorded",
+      };
+      await this.#o.storage.put(this.#runKey(lost), json(lost), {
+        expireInMs: this.#o.runRetentionMs,
+      });
+      return lost;
+    }
+    return record;
+  }
+
   /** A run over an explicit window (a backfill); it does not move the schedule's coverage. */
   async runNow(schedule: Schedule, from: number, to: number): Promise<RunRecord | "leased"> {
-    const run = await this.#leased(schedule, () => this.#run(schedule, from, to, "backfill"));
+    const run = await this.#leased(schedule, async () => {
+      const { record } = await this.#evaluate(schedule, [{ from, to }], "backfill");
+      await this.#o.storage.put(this.#runKey(record), json(record), {
+        expireInMs: this.#o.runRetentionMs,
+      });
+      return record;
+    });
     return run ?? "leased";
   }
 
@@ -287,63 +390,87 @@ export class Scheduler {
     }
   }
 
-  async #run(
+  #runKey(record: RunRecord): StorageKey {
+    const start = String(record.startedAt).padStart(15, "0");
+    return [...ROOT, "runs", record.schedule, `${start}-${record.id}`];
+  }
+
+  #failed(schedule: Schedule, window: Window, kind: RunRecord["kind"], error: string): RunRecord {
+    const now = this.#o.clock();
+    return {
+      id: crypto.randomUUID(),
+      schedule: schedule.id,
+      kind,
+      from: window.from,
+      to: window.to,
+      server: this.#o.server,
+      startedAt: now,
+      finishedAt: now,
+      state: "failed",
+      matches: 0,
+      alerts: 0,
+      duplicates: 0,
+      suppressed: 0,
+      error,
+    };
+  }
+
+  /**
+   * Runs the query of each window (the first is the run's own; the others, cloud hours read
+   * again) and alerts its new matches; the run's record (not yet stored) and the windows whose
+   * query succeeded.
+   */
+  async #evaluate(
     schedule: Schedule,
-    from: number,
-    to: number,
+    windows: readonly Window[],
     kind: RunRecord["kind"],
-  ): Promise<RunRecord> {
+  ): Promise<{ record: RunRecord; succeeded: Window[] }> {
     const startedAt = this.#o.clock();
     const id = crypto.randomUUID();
-    let record: RunRecord;
-    try {
-      const outcome = await this.#o.runQuery(schedule, { from, to });
-      let alerts = 0;
-      let duplicates = 0;
-      let suppressed = 0;
-      for (const r of outcome.records) {
-        const result = await this.#alert(schedule, outcome, r, { from, to, run: id });
-        if (result === "new") alerts++;
-        else if (result === "suppressed") suppressed++;
-        else duplicates++;
+    const succeeded: Window[] = [];
+    const errors: string[] = [];
+    let queryId: string | undefined;
+    let matches = 0;
+    let alerts = 0;
+    let duplicates = 0;
+    let suppressed = 0;
+    for (const [i, window] of windows.entries()) {
+      try {
+        const outcome = await this.#o.runQuery(schedule, window);
+        if (i === 0) queryId = outcome.queryId;
+        for (const r of outcome.records) {
+          const result = await this.#alert(schedule, outcome, r, { ...window, run: id });
+          if (result === "new") alerts++;
+          else if (result === "suppressed") suppressed++;
+          else duplicates++;
+        }
+        matches += outcome.records.length;
+        succeeded.push(window);
+      } catch (e) {
+        const what = i === 0 ? "" : `cloud hours from ${new Date(window.from).toISOString()}: `;
+        errors.push(what + (e as Error).message);
       }
-      record = {
-        id,
-        schedule: schedule.id,
-        kind,
-        from,
-        to,
-        server: this.#o.server,
-        startedAt,
-        finishedAt: this.#o.clock(),
-        state: "succeeded",
-        queryId: outcome.queryId,
-        matches: outcome.records.length,
-        alerts,
-        duplicates,
-        suppressed,
-      };
-    } catch (e) {
-      record = {
-        id,
-        schedule: schedule.id,
-        kind,
-        from,
-        to,
-        server: this.#o.server,
-        startedAt,
-        finishedAt: this.#o.clock(),
-        state: "failed",
-        matches: 0,
-        alerts: 0,
-        duplicates: 0,
-        suppressed: 0,
-        error: (e as Error).message,
-      };
     }
-    const runKey = [...ROOT, "runs", schedule.id, `${String(startedAt).padStart(15, "0")}-${id}`];
-    await this.#o.storage.put(runKey, json(record), { expireInMs: this.#o.runRetentionMs });
-    return record;
+    const [main, ...late] = windows;
+    const record: RunRecord = {
+      id,
+      schedule: schedule.id,
+      kind,
+      from: main!.from,
+      to: main!.to,
+      server: this.#o.server,
+      startedAt,
+      finishedAt: this.#o.clock(),
+      state: errors.length === 0 ? "succeeded" : "failed",
+      ...(queryId !== undefined ? { queryId } : {}),
+      matches,
+      alerts,
+      duplicates,
+      suppressed,
+      ...(late.length > 0 ? { late: late.map((w) => ({ from: w.from, to: w.to })) } : {}),
+      ...(errors.length > 0 ? { error: errors.join("; ") } : {}),
+    };
+    return { record, succeeded };
   }
 
   async #alert(
@@ -412,6 +539,34 @@ export class Scheduler {
     }
     return state === "suppressed" ? "suppressed" : "new";
   }
+}
+
+/**
+ * The windows a scheduled run reads: `main` first, then the cloud hours before it that changed
+ * since a run last read them whole (their stamp differs from the one `evaluated` keeps) or that a
+ * read would fetch (not final yet), contiguous hours as one window. A window that reaches `main`
+ * extends it instead. No hour is read from before `since`.
+ */
+export function lateWindows(
+  hours: readonly CloudHour[],
+  evaluated: Readonly<Record<string, string | null>>,
+  main: Window,
+  since: number,
+): Window[] {
+  const late = hours
+    .filter((h) => h.hour < main.from && h.end > since)
+    .filter((h) => h.due || evaluated[h.key] !== h.stamp)
+    .map((h) => ({ from: Math.max(h.hour, since), to: Math.min(h.end, main.from) }))
+    .sort((a, b) => a.from - b.from);
+  const merged: { from: number; to: number }[] = [];
+  for (const w of late) {
+    const last = merged.at(-1);
+    if (last && w.from <= last.to) last.to = Math.max(last.to, w.to);
+    else merged.push({ ...w });
+  }
+  let from = main.from;
+  while (merged.length > 0 && merged.at(-1)!.to >= from) from = Math.min(from, merged.pop()!.from);
+  return [{ from, to: main.to }, ...merged];
 }
 
 function pathValue(record: Readonly<Record<string, unknown>>, path: string): unknown {

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import {
   canonicalJson,
+  type CloudHour,
+  lateWindows,
   nextDue,
   parseCron,
   type RunQuery,
@@ -166,6 +168,78 @@ Deno.test("two servers on one storage: one runs each due run, nothing doubled", 
   assert.equal(a.windows.length + b.windows.length, 4);
   assert.deepEqual(await alertedIds(storage), ["x", "y"]);
   assert.equal((await one.runs("s1")).length, 4);
+});
+
+Deno.test("lateWindows(): changed or due hours before the window, contiguous ones joined", () => {
+  const H = 60 * MIN;
+  const hour = (i: number, stamp: string | null, due = false): CloudHour => ({
+    key: `s/l/${i}`,
+    hour: T0 + i * H,
+    end: T0 + (i + 1) * H,
+    stamp,
+    due,
+  });
+  const evaluated = { "s/l/0": "a", "s/l/1": "b", "s/l/2": "c", "s/l/3": "d", "s/l/5": "f" };
+  const main = { from: T0 + 5 * H + 30 * MIN, to: T0 + 8 * H };
+  const hours = [
+    hour(0, "a"),
+    hour(1, "B"), // changed
+    hour(2, "c", true), // due (not final)
+    hour(3, "d"),
+    hour(4, null, true), // never fetched
+    hour(5, "F"), // changed, straddles the window's start: the window begins at its start
+    hour(6, "g"),
+  ];
+  assert.deepEqual(lateWindows(hours, evaluated, main, T0), [
+    { from: T0 + 4 * H, to: main.to },
+    { from: T0 + H, to: T0 + 3 * H },
+  ]);
+  // Nothing before `since` (the schedule's first window).
+  assert.deepEqual(lateWindows(hours, evaluated, main, T0 + 2 * H + 30 * MIN), [
+    { from: T0 + 4 * H, to: main.to },
+    { from: T0 + 2 * H + 30 * MIN, to: T0 + 3 * H },
+  ]);
+  assert.deepEqual(lateWindows(hours.slice(0, 1), evaluated, main, T0), [main]);
+});
+
+Deno.test("two servers on one storage: a changed cloud hour is read again once, by one of them", async () => {
+  await using storage = await memoryStorage();
+  const H = 60 * MIN;
+  let now = T0;
+  // One stored cloud hour, T0 - 8 h: its stamp changes when a late record is stored in it.
+  const stored: Event[] = [ev("early", T0 - 8 * H + MIN)];
+  let stamp = "1";
+  const cloudHours = () =>
+    Promise.resolve([{ key: "s/l/h", hour: T0 - 8 * H, end: T0 - 7 * H, stamp, due: false }]);
+  const a = source(stored, () => now);
+  const b = source(stored, () => now);
+  const options = { storage, clock: () => now, cloudHours, lateHorizonMs: 86_400_000 };
+  const one = new Scheduler({ ...options, server: "one", runQuery: a.runQuery });
+  const two = new Scheduler({ ...options, server: "two", runQuery: b.runQuery });
+  // Its first windows (the look-back, 8 h) read the hour whole; the next ones, an hour later
+  // each, no longer reach it.
+  await addSchedule(storage, { lookbackMinutes: 480 });
+  const round = async () => {
+    const [r1, r2] = await Promise.all([one.tick(), two.tick()]);
+    assert.equal(r1.length + r2.length, 1, "exactly one server ran");
+    now += H;
+    return [...r1, ...r2][0]!;
+  };
+  assert.equal((await round()).late, undefined);
+  assert.deepEqual((await one.state("s1")).hours, { "s/l/h": "1" });
+  assert.equal((await round()).late, undefined, "still in the window");
+  assert.equal((await round()).late, undefined, "unchanged: not read again");
+  // A record of that hour, published 8 h late, is stored: the hour's stamp changes.
+  stored.push(ev("late", T0 - 8 * H + 2 * MIN));
+  stamp = "2";
+  const again = await round();
+  assert.deepEqual(again.late, [{ from: T0 - 8 * H, to: T0 - 7 * H }]);
+  assert.equal(again.alerts, 1);
+  assert.equal((await round()).late, undefined, "read once");
+  assert.deepEqual(await alertedIds(storage), ["early", "late"]);
+  // The state and the run records: one per round, in the storage both servers share.
+  assert.equal((await two.runs("s1")).length, 5);
+  assert.deepEqual((await two.state("s1")).hours, { "s/l/h": "2" });
 });
 
 Deno.test("a server killed between match and delivery: the alert is in the storage, delivered by the next", async () => {

@@ -320,6 +320,11 @@ export const SETTINGS = {
     "30 days",
     "how long the record of a schedule's run is kept (`GET /schedules/<id>/runs`)",
   ),
+  "detections.lateHorizon": setting(
+    intervalWithin("0 sec", "90 days"),
+    "3 days",
+    "how far back a schedule reads again the cloud hours (`cloudapi://`) whose stored records changed since it last read them (a record published later than the log's lag); 0 reads only the look-back",
+  ),
   "detections.dedupDays": setting(
     integer(1, 400),
     "30",

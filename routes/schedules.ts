@@ -29,6 +29,7 @@ import {
   Scheduler,
   SCHEDULES,
 } from "../actors/scheduler.ts";
+import { cloudHoursOf } from "../actors/scheduler_cloud.ts";
 import { cloudLag, convertSigma, matchRecords } from "../actors/sigma_rules.ts";
 import type { DatastoreAdmin } from "../actors/datastore_admin.ts";
 import type { UserStore } from "../home/user_store.ts";
@@ -67,6 +68,8 @@ export interface DetectionDeps {
   readonly leaseMs?: number;
   /** How long run records are kept (`detections.runRetention`). */
   readonly runRetentionMs?: number;
+  /** How far back changed cloud hours are read again (`detections.lateHorizon`; 0: never). */
+  readonly lateHorizonMs?: number;
   /** The `dedupDays` of schedules that set none (`detections.dedupDays`). */
   readonly dedupDays?: number;
   /** Webhook targets of the server's own network allowed (`alerts.allowPrivateTargets`). */
@@ -79,6 +82,7 @@ export function detectionSettings(settings: Settings) {
     tickMs: settings["detections.tick"],
     leaseMs: settings["detections.lease"],
     runRetentionMs: settings["detections.runRetention"],
+    lateHorizonMs: settings["detections.lateHorizon"],
     dedupDays: settings["detections.dedupDays"],
     allowPrivateTargets: settings["alerts.allowPrivateTargets"] ?? [],
     outbox: {
@@ -224,27 +228,6 @@ async function cloudUris(
   return [...(input.script ?? "").matchAll(/cloudapi:\/\/[^'"\s]+/g)].map((m) => m[0]);
 }
 
-/**
- * How far back a run must reach for the cloud hours it reads: an hour's records change until it
- * is fetched after its lag, and a fetch happens when it is read after the update frequency; so
- * hours that ended within `lag + update frequency` (one more hour for zones off the hour) of the
- * last run may hold records that run did not read (actors/scheduler.ts).
- */
-async function cloudReach(
-  queryDeps: QueryDeps,
-  schedule: Schedule,
-  stores: DatastoreAdmin | undefined,
-): Promise<number> {
-  let reach = 0;
-  for (const uri of await cloudUris(queryDeps, schedule)) {
-    const store = /^cloudapi:\/\/([^/]+)\//.exec(uri)?.[1];
-    const definition = store && stores ? await stores.get(SERVER, store) : null;
-    const lag = definition ? cloudLag(definition, uri) : undefined;
-    if (lag) reach = Math.max(reach, lag.lagMs + lag.updateMs + 2 * 3_600_000);
-  }
-  return reach;
-}
-
 export function scheduleRoutes(
   queryDeps: QueryDeps,
   users: UserStore,
@@ -258,7 +241,13 @@ export function scheduleRoutes(
     clock,
     server: deps.server,
     runQuery: runQuery(queryDeps, users),
-    reachMs: (schedule) => cloudReach(queryDeps, schedule, stores),
+    // Cloud hours whose stored records changed since a run read them are read again.
+    cloudHours: cloudHoursOf({
+      datastores: queryDeps.datastores,
+      user: (name) => users.get(name),
+      uris: (schedule) => cloudUris(queryDeps, schedule),
+    }),
+    ...(deps.lateHorizonMs !== undefined ? { lateHorizonMs: deps.lateHorizonMs } : {}),
     ...(deps.leaseMs !== undefined ? { leaseMs: deps.leaseMs } : {}),
     ...(deps.runRetentionMs !== undefined ? { runRetentionMs: deps.runRetentionMs } : {}),
   });

@@ -17,7 +17,7 @@ import { hourFilePath, hourlyFiles } from "./file_layout.ts";
 import { dayStart, hoursBetween, hourStart } from "./zoned_hours.ts";
 import { recordsInRange } from "./record_filter.ts";
 import { HOUR_MS, needsFetch } from "./refresh_policy.ts";
-import type { LogRecord } from "./hour_store.ts";
+import { hourStamp, type LogRecord } from "./hour_store.ts";
 import { folderHourFiles, type HourFiles, storageHourFiles } from "./hour_files.ts";
 import { HourLeases } from "./hour_lease.ts";
 import { type Storage, StorageError } from "../../engine/contracts/storage.ts";
@@ -166,6 +166,29 @@ export function storageZone(def: CloudApiDefinition, settings?: CloudApiSettings
     Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
 }
 
+/** One stored hour of a store, as `hourStates` tells it (actors/scheduler.ts `CloudHour`). */
+export interface StoredHour {
+  /** `<store>/<log>/<hour start>`. */
+  readonly key: string;
+  readonly hour: number;
+  /** The next hour's start (an hour later, but for the zones' shifts). */
+  readonly end: number;
+  /** Changes whenever the hour's stored records may have; null: never fetched. */
+  readonly stamp: string | null;
+  /** A read would fetch the hour now (never fetched, or within its lag and due again). */
+  readonly due: boolean;
+}
+
+/** A datastore that tells its stored hours' fetch state (the `cloudapi://` one). */
+export interface HourStateSource {
+  hourStates(pattern: string, from: number, to: number): Promise<StoredHour[]>;
+}
+
+/** Does `store` tell its stored hours' fetch state? */
+export function hasHourStates(store: unknown): store is HourStateSource {
+  return typeof (store as Partial<HourStateSource> | null)?.hourStates === "function";
+}
+
 interface Candidate {
   readonly log: LogSpec;
   readonly path: string;
@@ -217,22 +240,7 @@ class CloudApiStore implements Datastore {
     // One folder serves every user, so its hours cannot follow whoever queries.
     const zone = storageZone(this.def, this.deps.settings);
     const bounded = options.from !== undefined || options.to !== undefined;
-    const now = this.#now();
-    const candidates: Candidate[] = [];
-    for (const log of this.def.logs) {
-      const byPath = new Map<string, number[]>();
-      const from = Math.max(now - this.def.windowMs[log.family], options.from ?? -Infinity);
-      const to = Math.min(now, options.to ?? Infinity);
-      if (!(from < to)) continue;
-      for (const hour of hoursBetween(from, to, zone)) {
-        const path = hourFilePath(log, hour, zone, this.def);
-        if (!match(path)) continue;
-        const list = byPath.get(path);
-        if (list) list.push(hour);
-        else byPath.set(path, [hour]);
-      }
-      for (const [path, hours] of byPath) candidates.push({ log, path, hours });
-    }
+    const candidates = this.#candidates(match, zone, options.from, options.to);
     await this.#fetchDue(candidates, zone, options);
     for (const c of candidates) {
       // A day file holds whichever hours earlier queries fetched: serve the asked hours only.
@@ -262,6 +270,60 @@ class CloudApiStore implements Datastore {
         },
       };
     }
+  }
+
+  /** The files and hours of the logs `match` accepts, of [from, to) within the time windows. */
+  #candidates(
+    match: (path: string) => boolean,
+    zone: string,
+    from: number | undefined,
+    to: number | undefined,
+  ): Candidate[] {
+    const now = this.#now();
+    const candidates: Candidate[] = [];
+    for (const log of this.def.logs) {
+      const byPath = new Map<string, number[]>();
+      const lo = Math.max(now - this.def.windowMs[log.family], from ?? -Infinity);
+      const hi = Math.min(now, to ?? Infinity);
+      if (!(lo < hi)) continue;
+      for (const hour of hoursBetween(lo, hi, zone)) {
+        const path = hourFilePath(log, hour, zone, this.def);
+        if (!match(path)) continue;
+        const list = byPath.get(path);
+        if (list) list.push(hour);
+        else byPath.set(path, [hour]);
+      }
+      for (const [path, hours] of byPath) candidates.push({ log, path, hours });
+    }
+    return candidates;
+  }
+
+  /**
+   * The stored fetch state of every hour of [from, to) that `pattern` reads, without fetching
+   * anything: its stamp (hour_store.ts `hourStamp`: changes whenever the hour's stored records
+   * may have) and whether a read would fetch it now (not yet final, its update frequency past).
+   */
+  async hourStates(pattern: string, from: number, to: number): Promise<StoredHour[]> {
+    const match = pathMatcher(splitUri(pattern)?.path ?? "");
+    const zone = storageZone(this.def, this.deps.settings);
+    const now = this.#now();
+    const out: StoredHour[] = [];
+    for (const c of this.#candidates(match, zone, from, to)) {
+      const state = await this.#files.readState(c.path).catch((e) => {
+        throw this.#storageFailure(e, c.log, c.hours);
+      });
+      for (const hour of c.hours) {
+        const s = state.hours[String(hour)];
+        out.push({
+          key: `${this.def.name}/${c.log.uriName}/${hour}`,
+          hour,
+          end: hourStart(hour + HOUR_MS + 1_000, zone),
+          stamp: hourStamp(s),
+          due: needsFetch(c.log, hour, s, now),
+        });
+      }
+    }
+    return out;
   }
 
   /** Fetches every due hour of the candidates, reporting progress per hour. */
@@ -416,9 +478,14 @@ class CloudApiStore implements Datastore {
     // Content created up to the lag after an hour can still hold that hour's records.
     const to = Math.min(this.#now(), Math.max(...starts) + HOUR_MS + log.lagMs);
     const records = await fetchSuiteContent(client, log, from, to, this.deps.subscriptions);
-    const byPath = new Map<string, { records: LogRecord[]; fetched: Map<number, number> }>();
+    const byPath = new Map<
+      string,
+      { records: LogRecord[]; fetched: Map<number, number>; touched: Set<number> }
+    >();
     for (const [hour, path] of hours) {
-      if (!byPath.has(path)) byPath.set(path, { records: [], fetched: new Map() });
+      if (!byPath.has(path)) {
+        byPath.set(path, { records: [], fetched: new Map(), touched: new Set() });
+      }
       byPath.get(path)!.fetched.set(hour, 0);
     }
     let untimed = 0;
@@ -431,9 +498,13 @@ class CloudApiStore implements Datastore {
       const hour = hourStart(t, zone);
       const path = hours.get(hour) ?? hourFilePath(log, hour, zone, this.def);
       let entry = byPath.get(path);
-      if (!entry) byPath.set(path, entry = { records: [], fetched: new Map() });
+      if (!entry) {
+        byPath.set(path, entry = { records: [], fetched: new Map(), touched: new Set() });
+      }
       entry.records.push(r);
       if (hours.has(hour)) entry.fetched.set(hour, (entry.fetched.get(hour) ?? 0) + 1);
+      // A late record of an hour not fetched now: that hour's records changed.
+      else entry.touched.add(hour);
     }
     if (untimed > 0) {
       client.onWarning({
@@ -444,7 +515,7 @@ class CloudApiStore implements Datastore {
       });
     }
     for (const [path, entry] of byPath) {
-      await this.#store(log, path, entry.records, entry.fetched);
+      await this.#store(log, path, entry.records, entry.fetched, entry.touched);
     }
   }
 
@@ -496,11 +567,13 @@ class CloudApiStore implements Datastore {
     path: string,
     records: LogRecord[],
     fetched: Map<number, number>,
+    touched?: Set<number>,
   ): Promise<void> {
     await this.#files.merge(path, records, {
       idField: logTypeOf(log).idField,
       timeField: logTypeOf(log).timeField,
       fetched,
+      ...(touched && touched.size > 0 ? { touched } : {}),
       now: this.#now(),
       // No query reads the file once its last hour has left the family's time window.
       retainMs: this.def.windowMs[log.family],

@@ -13,6 +13,16 @@ export interface HourState {
   /** Epoch ms of the last complete fetch of the hour. */
   readonly fetchedAt: number;
   readonly records: number;
+  /**
+   * Epoch ms of the last time records of this hour came in with another hour's fetch (a suite
+   * log's late content), without the hour being fetched: its records changed all the same.
+   */
+  readonly touchedAt?: number;
+}
+
+/** A text that changes whenever the hour's stored records may have (actors/scheduler.ts). */
+export function hourStamp(state: HourState | undefined): string | null {
+  return state ? `${state.fetchedAt}/${state.records}/${state.touchedAt ?? ""}` : null;
 }
 
 export interface FileState {
@@ -82,6 +92,8 @@ export interface MergeOptions {
   readonly timeField: string;
   /** Hours to mark as fetched now, with the records each had. */
   readonly fetched: ReadonlyMap<number, number>;
+  /** Hours, fetched before and not now, that `records` holds records of (marked `touchedAt`). */
+  readonly touched?: ReadonlySet<number>;
   readonly now: number;
 }
 
@@ -96,7 +108,7 @@ export async function mergeIntoFile(
 ): Promise<number> {
   const all = mergeRecords(await readRecords(file), records, options);
   if (all.length > 0 || records.length > 0) await writeAtomic(file, recordLines(all));
-  if (options.fetched.size > 0) {
+  if (options.fetched.size > 0 || (options.touched?.size ?? 0) > 0) {
     const hours = markFetched(await readState(file), options);
     await writeAtomic(statePath(file), JSON.stringify({ hours }, null, 1) + "\n");
   }
@@ -139,9 +151,16 @@ export function parseRecordLines(text: string): LogRecord[] {
 /** The hours of `state` with the hours of `options.fetched` marked as fetched now. */
 export function markFetched(
   state: FileState,
-  options: Pick<MergeOptions, "fetched" | "now">,
+  options: Pick<MergeOptions, "fetched" | "now" | "touched">,
 ): Record<string, HourState> {
   const hours: Record<string, HourState> = { ...state.hours };
+  for (const hour of options.touched ?? []) {
+    const before = hours[String(hour)];
+    // An hour never fetched stays so: it is fetched (whole) when read.
+    if (before && !options.fetched.has(hour)) {
+      hours[String(hour)] = { ...before, touchedAt: options.now };
+    }
+  }
   for (const [hour, count] of options.fetched) {
     hours[String(hour)] = { fetchedAt: options.now, records: count };
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { mergeIntoFile, readRecords, readState } from "./hour_store.ts";
+import { hourStamp, markFetched, mergeIntoFile, readRecords, readState } from "./hour_store.ts";
 
 const HOUR = Date.UTC(2026, 2, 10, 11);
 
@@ -58,4 +58,20 @@ Deno.test("mergeIntoFile() keeps records without an id, and one copy of a repeat
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("markFetched(): an hour given records by another hour's fetch changes its stamp only", () => {
+  const state = { hours: { "0": { fetchedAt: 10, records: 2 } } };
+  const hours = markFetched(state, {
+    fetched: new Map([[3_600_000, 5]]),
+    touched: new Set([0, 7_200_000]),
+    now: 50,
+  });
+  // Still fetched at 10 (the refresh policy is unchanged), but its records changed at 50.
+  assert.deepEqual(hours["0"], { fetchedAt: 10, records: 2, touchedAt: 50 });
+  assert.notEqual(hourStamp(hours["0"]), hourStamp(state.hours["0"]));
+  assert.deepEqual(hours["3600000"], { fetchedAt: 50, records: 5 });
+  // An hour never fetched stays so: a read fetches it whole.
+  assert.equal(hours["7200000"], undefined);
+  assert.equal(hourStamp(undefined), null);
 });
