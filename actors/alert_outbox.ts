@@ -16,8 +16,8 @@
 import type { Storage, StorageKey } from "../engine/mod.ts";
 import {
   type AllowEntry,
+  checkedTarget,
   dnsResolver,
-  refusedTarget,
   type Resolver,
 } from "../home/private_targets.ts";
 
@@ -57,13 +57,15 @@ export interface OutboxOptions {
   readonly timeoutMs?: number;
   /** How long a delivered alert stays listed (in a KV storage; files keep it). */
   readonly keepDeliveredMs?: number;
-  readonly fetch?: typeof fetch;
+  /** Root certificates trusted besides the system's, for `https` webhooks (tests). */
+  readonly caCerts?: readonly string[];
   /**
    * Targets of the server's own network that may be called (`alerts.allowPrivateTargets`,
    * home/private_targets.ts); every other loopback, link-local, private, multicast or
    * unspecified address is refused at each attempt, after its name is resolved.
    */
   readonly allowPrivateTargets?: readonly AllowEntry[];
+  /** How a webhook's host name is resolved, once per attempt (tests: a resolver of their own). */
   readonly resolve?: Resolver;
 }
 
@@ -103,7 +105,7 @@ export function retryAfterMs(header: string | null, now: number): number | undef
 }
 
 export class AlertOutbox {
-  readonly #o: Required<Omit<OutboxOptions, "fetch">> & { fetch: typeof fetch };
+  readonly #o: Required<OutboxOptions>;
 
   constructor(options: OutboxOptions) {
     this.#o = {
@@ -112,7 +114,7 @@ export class AlertOutbox {
       maxDelayMs: 3_600_000,
       timeoutMs: 10_000,
       keepDeliveredMs: 30 * 86_400_000,
-      fetch: globalThis.fetch,
+      caCerts: [],
       allowPrivateTargets: [],
       resolve: dnsResolver,
       ...options,
@@ -180,14 +182,15 @@ export class AlertOutbox {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
     try {
-      const refused = await refusedTarget(
+      // Resolved once and checked; the connection goes to that address (no second lookup).
+      const target = await checkedTarget(
         webhook.url,
         this.#o.allowPrivateTargets,
         this.#o.resolve,
       );
-      if (refused !== undefined) throw new RefusedTarget(refused);
-      const response = await this.#o.fetch(webhook.url, {
-        method: "POST",
+      if ("refused" in target) throw new RefusedTarget(target.refused);
+      // A redirect is not followed (never: it could lead to an address refused above).
+      const response = await postPinned(target, {
         headers: {
           "Content-Type": "application/json",
           "Idempotency-Key": alert.key,
@@ -196,10 +199,8 @@ export class AlertOutbox {
         },
         body,
         signal: timeout.signal,
-        // A redirect is not followed: it could lead to an address refused above.
-        redirect: "manual",
+        caCerts: this.#o.caCerts,
       });
-      await response.body?.cancel();
       if (response.ok) {
         const { lastError: _, ...rest } = alert;
         return { ...rest, state: "delivered", attempts: tried, deliveredAt: this.#o.clock() };
@@ -228,3 +229,116 @@ export class AlertOutbox {
 
 /** A webhook whose address may not be called (home/private_targets.ts). */
 class RefusedTarget extends Error {}
+
+/** The head of an HTTP answer (its body is not read). */
+export interface AnswerHead {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: Headers;
+}
+
+/** The longest answer head read. */
+const MAX_HEAD = 64 * 1024;
+
+/**
+ * An HTTP/1.1 `POST` of `body` to `target.url`, over a connection to `target.address` (the one
+ * that was checked) rather than to whatever the host name resolves to now: the request carries
+ * the URL's host in `Host`, and for `https` the TLS handshake sends it as the server name and
+ * checks the certificate against it (Deno.startTls). Only the answer's head is read; the
+ * connection is closed after it (`Connection: close`).
+ */
+export async function postPinned(
+  target: { readonly url: URL; readonly address: string },
+  options: {
+    readonly headers: Readonly<Record<string, string>>;
+    readonly body: string;
+    readonly signal: AbortSignal;
+    readonly caCerts?: readonly string[];
+  },
+): Promise<AnswerHead> {
+  const { url, address } = target;
+  const tls = url.protocol === "https:";
+  const port = url.port !== "" ? Number(url.port) : tls ? 443 : 80;
+  const bytes = encoder.encode(options.body);
+  // Header values as fetch takes them (a value with CR/LF is refused, not sent).
+  const headers = new Headers(options.headers);
+  headers.set("Host", url.host);
+  headers.set("Content-Length", String(bytes.length));
+  headers.set("Connection", "close");
+  headers.set("User-Agent", "Trawl-Alerts");
+  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
+  head += "\r\n";
+  const signal = options.signal;
+  let conn: Deno.Conn = await Deno.connect({
+    hostname: address.includes(":") ? `[${address}]` : address,
+    port,
+    signal,
+  });
+  const close = () => {
+    try {
+      conn.close();
+    } catch { /* closed already */ }
+  };
+  signal.addEventListener("abort", close, { once: true });
+  try {
+    if (tls) {
+      conn = await Deno.startTls(conn as Deno.TcpConn, {
+        hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+        caCerts: [...(options.caCerts ?? [])],
+      });
+    }
+    signal.throwIfAborted();
+    await writeAll(conn, Uint8Array.from(head, (c) => c.charCodeAt(0)));
+    await writeAll(conn, bytes);
+    return parseHead(await readHead(conn));
+  } finally {
+    signal.removeEventListener("abort", close);
+    close();
+  }
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
+/**
+ * Reads the answer's head (up to its blank line), past any interim (1xx) answers; the text of the
+ * final one.
+ */
+async function readHead(conn: Deno.Conn): Promise<string> {
+  const latin1 = new TextDecoder("latin1");
+  const buffer = new Uint8Array(MAX_HEAD);
+  let length = 0;
+  while (length < MAX_HEAD) {
+    const n = await conn.read(buffer.subarray(length));
+    if (n === null) break;
+    length += n;
+    for (;;) {
+      const text = latin1.decode(buffer.subarray(0, length));
+      const end = text.indexOf("\r\n\r\n");
+      if (end < 0) break;
+      if (!/^HTTP\/1\.[01] 1\d\d/.test(text)) return text.slice(0, end);
+      // An interim answer (100 Continue): the final one follows.
+      buffer.copyWithin(0, end + 4, length);
+      length -= end + 4;
+    }
+  }
+  throw new Error("the webhook's answer has no complete head");
+}
+
+function parseHead(text: string): AnswerHead {
+  const [statusLine = "", ...lines] = text.split("\r\n");
+  const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine);
+  if (!m) throw new Error("the webhook's answer is not HTTP/1.1");
+  const status = Number(m[1]);
+  const headers = new Headers();
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) continue;
+    try {
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    } catch { /* a header that is none */ }
+  }
+  return { status, ok: status >= 200 && status < 300, headers };
+}

@@ -160,34 +160,59 @@ export const dnsResolver: Resolver = async (host) => {
   return answers.flatMap((a) => a.status === "fulfilled" ? a.value : []);
 };
 
+/** Where a webhook is called: the address it was checked at, or why it may not be called. */
+export type Target =
+  | { readonly refused: string }
+  | { readonly url: URL; readonly address: string };
+
 /**
- * Why a webhook URL may not be called now (at delivery), its name resolved: refusedUrl, then
- * every address the name has must be public or allowed by a CIDR (or the host itself listed).
+ * The address a webhook URL is called at (at delivery), checked: refusedUrl, then its name is
+ * resolved once and every address it has must be public or allowed by a CIDR (or the host itself
+ * listed). The connection goes to the first of those addresses and no other (actors/alert_outbox.ts):
+ * a name resolved again at connect time could answer 127.0.0.1 the second time (DNS rebinding).
  */
-export async function refusedTarget(
+export async function checkedTarget(
   text: string,
   list: readonly AllowEntry[],
   resolve: Resolver = dnsResolver,
-): Promise<string | undefined> {
+): Promise<Target> {
   const refused = refusedUrl(text, list);
-  if (refused !== undefined) return refused;
+  if (refused !== undefined) return { refused };
   const url = new URL(text);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  if (allowedHost(list, url.hostname, portOf(url)) || parseAddress(host) !== null) {
-    return undefined;
-  }
+  if (parseAddress(host) !== null) return { url, address: host };
   let addresses: readonly string[];
   try {
     addresses = await resolve(host);
   } catch {
     addresses = [];
   }
-  if (addresses.length === 0) return `the webhook's host ${host} could not be resolved`;
-  for (const ip of addresses) {
-    const why = privateAddressReason(ip);
-    if (why !== undefined && !allowedAddress(list, ip)) {
-      return `the webhook's host ${host} resolves to ${ip}, ${why}, which an admin has not allowed (setting alerts.allowPrivateTargets)`;
+  // Only addresses: a resolver's answer that is none is not connected to.
+  const usable = addresses.filter((a) => parseAddress(a) !== null);
+  if (usable.length === 0) return { refused: `the webhook's host ${host} could not be resolved` };
+  if (!allowedHost(list, url.hostname, portOf(url))) {
+    for (const ip of usable) {
+      const why = privateAddressReason(ip);
+      if (why !== undefined && !allowedAddress(list, ip)) {
+        return {
+          refused:
+            `the webhook's host ${host} resolves to ${ip}, ${why}, which an admin has not allowed (setting alerts.allowPrivateTargets)`,
+        };
+      }
     }
   }
-  return undefined;
+  return { url, address: usable[0]! };
+}
+
+/**
+ * Why a webhook URL may not be called now (at delivery), its name resolved (checkedTarget);
+ * undefined when it may.
+ */
+export async function refusedTarget(
+  text: string,
+  list: readonly AllowEntry[],
+  resolve: Resolver = dnsResolver,
+): Promise<string | undefined> {
+  const target = await checkedTarget(text, list, resolve);
+  return "refused" in target ? target.refused : undefined;
 }
