@@ -13,7 +13,7 @@
  * of this process, and counting their work made a sort that took its turns look like one that
  * held the loop 219 ms (CI on 85effdb).
  */
-import { threadCpuMicros } from "../../engine/util/cpu.ts";
+import { threadCpuMicros } from "./thread_cpu.ts";
 
 export function watchLoopGaps(everyMs: number): {
   readonly longest: number;
