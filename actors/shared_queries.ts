@@ -27,7 +27,7 @@
  * connection.
  */
 
-import { type CommitEntry, type Storage, type User } from "../engine/mod.ts";
+import { type CommitEntry, type Diagnostic, type Storage, type User } from "../engine/mod.ts";
 import { PgStorage } from "../home/storage/pg_storage.ts";
 import { type Handed, PgAdmission } from "../home/storage/pg_admission.ts";
 import type { Logger } from "../home/log.ts";
@@ -163,7 +163,7 @@ export class SharedQueries implements SchedulingGate {
       handOver: (id, held) => this.#handOver(id, held),
       fail: (id, message) => this.#fail(id, message),
       warn: (doing, e) => this.#warn(doing, e),
-      lost: (id) => this.#lose(id),
+      lost: (id) => void this.#lose(id),
     });
   }
 
@@ -562,13 +562,22 @@ export class SharedQueries implements SchedulingGate {
     this.storage.coordination?.notify(SLOTS_CHANNEL).catch(() => {});
   }
 
-  /** Another server marked this query FAILED (it took this server for dead). */
-  #lose(queryId: string): void {
+  /**
+   * Another server marked this query FAILED (it took this server for dead): it ends FAILED here
+   * too, with the record's error, so that this server and the others tell one state.
+   */
+  async #lose(queryId: string): Promise<void> {
     this.#forgetLocal(queryId);
     this.options.log.warn(
-      `query ${queryId} was marked FAILED by another server (this server's lease was seen expired); cancelling it`,
+      `query ${queryId} was marked FAILED by another server (this server's lease was seen expired); stopping it`,
     );
-    this.#supervisor?.send({ type: "CANCEL", queryId });
+    const status = await this.records.get(queryId).then((found) => found?.record.status)
+      .catch(() => undefined);
+    const told = status?.state === "FAILED" ? status.error as Diagnostic | undefined : undefined;
+    const error: Diagnostic = typeof told?.message === "string"
+      ? told
+      : { code: "RUNTIME_ERROR", message: "the server that ran this query stopped responding" };
+    this.#supervisor?.send({ type: "FAIL", queryId, error });
   }
 
   #forgetLocal(queryId: string): void {

@@ -11,6 +11,11 @@ import { ALICE, memoryStorage } from "./test_support.ts";
 import { createLogger } from "../home/log.ts";
 import { Lease } from "./shared/leases.ts";
 import { type Storage } from "../engine/mod.ts";
+import { createActor } from "xstate";
+import { queryMachine } from "./query_machine.ts";
+import { ResultStore } from "./result_store.ts";
+import { fakeEngine, PLAN } from "./test_support.ts";
+import { sleep } from "../engine/util/sleep.ts";
 
 const SUBMISSION = { shareResult: true } as const;
 
@@ -182,4 +187,43 @@ Deno.test("a stopping server fails its unfinished queries at once and frees thei
   assert.equal(await storage.get(["queries", "server", "a"]), null);
   await b.shared.poll();
   assert.equal(b.shared.mayRun("q2"), true);
+});
+
+Deno.test("a live server taken for dead (its lease unrenewed past cluster.lease) ends its query FAILED with the error the others wrote, not CANCELLED: every server tells one state", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [await server(storage, "a"), await server(storage, "b")];
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  // An engine that runs until stopped: the query stays RUNNING.
+  const engine = fakeEngine({ batches: [[{ a: 1 }], [{ a: 2 }]], gate: new Promise(() => {}) });
+  const logic = queryMachine.provide({ actors: { startEngine: engine } });
+  const query = createActor(logic, {
+    input: {
+      queryId: "q1",
+      owner: ALICE,
+      plan: PLAN,
+      store: new ResultStore("q1", { memoryBytes: 1 << 20, spillDir: "/nonexistent" }),
+      retentionMs: 60_000,
+      serverTimeZone: "UTC",
+      now: () => a.now,
+      log: createLogger(() => {}),
+    },
+  }).start();
+  query.send({ type: "ACCEPT" });
+  a.shared.track("q1", query);
+  // a stalls (no renewal) longer than the lease: b marks q1 FAILED.
+  await b.shared.sweep();
+  b.now = 1001;
+  await b.shared.sweep();
+  assert.equal((await b.shared.record("q1"))!.record.status.state, "FAILED");
+  // a goes on: its next write of q1 (RUNNING) finds the record changed; its supervisor is told.
+  query.send({ type: "SCHEDULE" });
+  const deadline = Date.now() + 10_000;
+  while (!a.told.some((e) => e.type === "FAIL" || e.type === "CANCEL")) {
+    if (Date.now() > deadline) throw new Error(`a was told ${JSON.stringify(a.told)}`);
+    await sleep(20);
+  }
+  const told = a.told.find((e) => e.type === "FAIL" || e.type === "CANCEL")!;
+  assert.equal(told.type, "FAIL", JSON.stringify(told));
+  assert.match(JSON.stringify(told), /stopped responding/);
+  query.stop();
 });

@@ -25,7 +25,7 @@ import {
   fromCallback,
   setup,
 } from "xstate";
-import type { User } from "../engine/mod.ts";
+import type { Diagnostic, User } from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
 import {
   type FinishedState,
@@ -120,6 +120,8 @@ export type SupervisorEvent =
     readonly note?: QueryNote;
   }
   | { readonly type: "CANCEL"; readonly queryId: string }
+  /** Ends an unfinished query FAILED with `error` (another server marked its record so). */
+  | { readonly type: "FAIL"; readonly queryId: string; readonly error: Diagnostic }
   | { readonly type: "TOUCH"; readonly queryId: string }
   /** The gate let more queries run: waiting ones are scheduled if there are local slots. */
   | { readonly type: "SLOTS" }
@@ -218,8 +220,9 @@ export const supervisorMachine = setup({
       removeWaiting(context, event.queryId);
     },
     forward: ({ context, event }) => {
-      if (event.type !== "CANCEL" && event.type !== "TOUCH") return;
-      context.queries.get(event.queryId)?.ref.send({ type: event.type });
+      const ref = "queryId" in event ? context.queries.get(event.queryId)?.ref : undefined;
+      if (event.type === "CANCEL" || event.type === "TOUCH") ref?.send({ type: event.type });
+      else if (event.type === "FAIL") ref?.send({ type: "FAIL", error: event.error });
     },
     retain: ({ context, event }) => {
       if (!("queryId" in event)) return;
@@ -295,6 +298,7 @@ export const supervisorMachine = setup({
       on: {
         SUBMIT: { guard: "canAdmit", actions: ["admit", "schedule"] },
         CANCEL: { actions: "forward" },
+        FAIL: { actions: "forward" },
         TOUCH: { actions: "forward" },
         SLOTS: { actions: "schedule" },
         FREE: [

@@ -242,3 +242,24 @@ Deno.test("queries given no clock run their delays on XState's own (the server's
   assert.deepEqual(log.lines, [], "the query expired, it did not crash");
   supervisor.stop();
 });
+
+Deno.test("FAIL sent to the supervisor ends that query FAILED with the given error, running or waiting", async () => {
+  using started = startSupervisor({
+    batches: [[{ a: 1 }], [{ a: 2 }]],
+    gate: new Promise(() => {}),
+  });
+  const { supervisor, submit } = started;
+  const running = submit("q1");
+  const waiting = submit("q2");
+  await waitFor(running!, (s) => topState(s.value) === "RUNNING");
+  assert.equal(state(waiting), "QUEUED");
+  const error = {
+    code: "RUNTIME_ERROR" as const,
+    message: "the server that ran this query stopped responding",
+  };
+  for (const queryId of ["q2", "q1"]) supervisor.send({ type: "FAIL", queryId, error });
+  for (const ref of [running, waiting]) {
+    const end = await waitFor(ref!, (s) => topState(s.value) === "FAILED");
+    assert.deepEqual(end.context.error, error);
+  }
+});
