@@ -10,12 +10,11 @@ import type { SupervisorEvent } from "./supervisor.ts";
 import { ALICE, memoryStorage } from "./test_support.ts";
 import { createLogger } from "../home/log.ts";
 import { Lease } from "./shared/leases.ts";
-import { type Storage } from "../engine/mod.ts";
+import { sleep, type Storage } from "../engine/mod.ts";
 import { createActor } from "xstate";
 import { queryMachine } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
 import { fakeEngine, PLAN } from "./test_support.ts";
-import { sleep } from "../engine/util/sleep.ts";
 
 const SUBMISSION = { shareResult: true } as const;
 
