@@ -151,6 +151,62 @@ Deno.test({
       );
 
       await t.step(
+        "a warning is drawn in the warning colour, an error in the error colour",
+        async () => {
+          await s.write("/shared/mixed.log", "1 a\nx b\n3 c\n");
+          await page.getByRole("tab", { name: "Editor" }).click();
+          const run = async (script: string) => {
+            const content = page.locator(".cm-content");
+            await content.click();
+            await page.keyboard.press("Control+a");
+            await page.keyboard.press("Delete");
+            await content.fill(script);
+            await page.keyboard.press("Escape");
+            await page.getByRole("button", { name: "Run", exact: true }).click();
+          };
+          await run("PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/mixed.log')");
+          const warning = page.getByRole("list", { name: "Warnings" }).locator("li").first();
+          await warning.getByText(/does not match the pattern/).waitFor();
+          // The colours --warn and --bad stand for, and an element's, in each scheme.
+          const palette = async () =>
+            await page.evaluate(`(() => {
+              const style = getComputedStyle(document.documentElement);
+              const probe = document.createElement("span");
+              document.body.append(probe);
+              const of = (name) => {
+                probe.style.color = style.getPropertyValue(name);
+                return getComputedStyle(probe).color;
+              };
+              const out = { warn: of("--warn"), bad: of("--bad") };
+              probe.remove();
+              return out;
+            })()`) as { warn: string; bad: string };
+          const colour = async (l: typeof warning) =>
+            await l.evaluate((el) =>
+              (el.ownerDocument.defaultView as unknown as {
+                getComputedStyle(e: unknown): { color: string };
+              }).getComputedStyle(el).color
+            );
+          for (const scheme of ["light", "dark"] as const) {
+            await page.emulateMedia({ colorScheme: scheme });
+            const { warn, bad } = await palette();
+            assert.notEqual(warn, bad, scheme);
+            assert.equal(await colour(warning), warn, scheme);
+          }
+          await page.emulateMedia({ colorScheme: "light" });
+          await run("VALUES((a: 1)) | filter(nope = 1)");
+          const error = page.locator('div.error[role="alert"]').filter({ hasText: /nope/ }).first();
+          await error.waitFor();
+          for (const scheme of ["light", "dark"] as const) {
+            await page.emulateMedia({ colorScheme: scheme });
+            assert.equal(await colour(error), (await palette()).bad, scheme);
+          }
+          await page.emulateMedia({ colorScheme: "light" });
+          await page.getByRole("tab", { name: "Machines" }).click();
+        },
+      );
+
+      await t.step(
         "substates are drawn inside their state; every transition is listed",
         async () => {
           const query = page.locator('svg[data-machine="query"]');
@@ -216,7 +272,13 @@ Deno.test({
       });
 
       await t.step("no errors in the page", () => {
-        assert.deepEqual(b.errors.filter((e) => !/Applying inline style violates/.test(e)), []);
+        // The refused script's 400 is the only failed request.
+        assert.deepEqual(
+          b.errors.filter((e) =>
+            !/Applying inline style violates|responded with a status of 400/.test(e)
+          ),
+          [],
+        );
       });
     } finally {
       await emulator.stop();
