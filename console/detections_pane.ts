@@ -100,6 +100,7 @@ function scheduleForm(onSaved: () => Promise<void>) {
   const lookback = input("sch-lookback", { type: "number", min: 1, defaultValue: "60" });
   const enabled = input("sch-enabled", { type: "checkbox", defaultChecked: true });
   const hookUrl = input("sch-hook", { type: "url", placeholder: "https://hooks.example.com/x" });
+  hookUrl.setAttribute("aria-describedby", "sch-hook-hint");
   const hookSecret = input("sch-secret", { type: "password", autocomplete: "new-password" });
   const secretState = h("small", { id: "sch-secret-state" });
   hookSecret.setAttribute("aria-describedby", secretState.id);
@@ -153,7 +154,15 @@ function scheduleForm(onSaved: () => Promise<void>) {
       enabled,
       h("label", { htmlFor: enabled.id }, "Enabled"),
     ),
-    row("Webhook URL (optional)", hookUrl),
+    row(
+      "Webhook URL",
+      hookUrl,
+      h(
+        "small",
+        { id: "sch-hook-hint" },
+        "Optional: without one, alerts are kept and listed here.",
+      ),
+    ),
     row("Webhook secret", hookSecret, secretState),
     h("div", { className: "actions" }, submit, cancel),
     status,
@@ -340,7 +349,7 @@ export function detectionsPane(options: { readonly onOpenInEditor: (script: stri
         }, "Delete"),
       ),
       h("h4", {}, "Runs"),
-      table(
+      runs.length === 0 ? h("p", {}, "No runs yet.") : table(
         `Runs of ${s.name}`,
         ["Window", "Kind", "State", "Matches", "Alerts", "Duplicates", "Error"],
         runs.slice(0, 10).map((r) =>
@@ -358,7 +367,7 @@ export function detectionsPane(options: { readonly onOpenInEditor: (script: stri
         ),
       ),
       h("h4", {}, "Alerts"),
-      table(
+      alerts.length === 0 ? h("p", {}, "No alerts.") : table(
         `Alerts of ${s.name}`,
         ["Created", "Record", "Delivery", "Attempts", "Last error", "Actions"],
         alerts.slice(0, 50).map((a) =>
