@@ -178,6 +178,9 @@ function scheduleForm(onSaved: () => Promise<void>) {
         ? { everyMinutes: Number(every.value) }
         : { cron: cron.value.trim() }),
     };
+    // What the form has no field for is kept (the server would reset it).
+    if (editing?.dedupDays !== undefined) body.dedupDays = editing.dedupDays;
+    if (editing?.suppress !== undefined) body.suppress = editing.suppress;
     if (editing?.target && kind.value === "sigma") body.target = editing.target;
     if (editing?.store && kind.value === "sigma") body.store = editing.store;
     if (hookUrl.value.trim()) {

@@ -73,6 +73,23 @@ Deno.test({
       });
 
       await t.step("edits it: the new cadence is listed, the webhook's secret kept", async () => {
+        // Fields the form does not show, set through the API, survive the edit.
+        const listed = (await api("/schedules")).json as { schedules: { id: string }[] };
+        const id = listed.schedules[0]!.id;
+        const put = await s.fetch("alice", `/API/v1.0/schedules/${id}`, {
+          method: "PUT",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({
+            name: "bob signs in",
+            script: "init(from::TIMESTAMP, to::TIMESTAMP);\nVALUES((id: 'x1', user: 'bob'))",
+            everyMinutes: 15,
+            lookbackMinutes: 60,
+            dedupDays: 7,
+            suppress: { fields: ["user"], forMinutes: 1 },
+            webhook: { url: hook },
+          }),
+        });
+        assert.equal(put.status, 200, await put.text());
         await page.getByRole("button", { name: "Edit bob signs in" }).click();
         const form = page.getByRole("form", { name: "Edit bob signs in" });
         assert.equal(await form.getByLabel("Every (minutes)").inputValue(), "15");
@@ -91,10 +108,21 @@ Deno.test({
         const block = page.getByRole("region", { name: "Schedule bob signs in" });
         await block.getByText(/every 30 min/).waitFor();
         const { json } = await api("/schedules");
-        const [stored] = (json as { schedules: { everyMinutes: number; webhook: unknown }[] })
+        const [stored] = (json as {
+          schedules: {
+            everyMinutes: number;
+            webhook: unknown;
+            dedupDays: number;
+            suppress: unknown;
+          }[];
+        })
           .schedules;
         assert.equal(stored!.everyMinutes, 30);
         assert.deepEqual(stored!.webhook, { url: hook, secret: "(hidden)" });
+        assert.deepEqual(
+          [stored!.dedupDays, stored!.suppress],
+          [7, { fields: ["user"], forMinutes: 1 }],
+        );
       });
 
       await t.step(
