@@ -85,6 +85,29 @@ export class DatastoreAdmin {
     return await checked.test();
   }
 
+  /**
+   * Tests a definition without storing it ("Test connection" before "Save"): `json` as `put`
+   * would store it (the stored secrets kept when it gives none and changes no key they are bound
+   * to), validated, then its kind's test. Nothing is written.
+   */
+  async testDefinition(name: string, json: unknown): Promise<readonly ConnectionCheck[]> {
+    if (!STORE_NAME.test(name)) {
+      throw new DatastoreProblems([`'${name.slice(0, 80)}' is not a datastore name`]);
+    }
+    if (!isObject(json)) {
+      throw new DatastoreProblems([`datastore '${name}': expected a JSON object`]);
+    }
+    const body = this.#merged(name, json, await this.files.read(name));
+    const checked = this.#validate(name, body);
+    if (!checked.ok) throw new DatastoreProblems(checked.problems);
+    if (!checked.test) {
+      throw new DatastoreProblems([
+        `datastore '${name}': a ${checked.kind.type} store has no connection test`,
+      ]);
+    }
+    return await checked.test();
+  }
+
   /** The stores `user` may read (admins: all, with the problem of any that cannot be used). */
   async list(user: User): Promise<DatastoreSummary[]> {
     const out: DatastoreSummary[] = [];

@@ -4,7 +4,8 @@
  * CLOUDAPI store gets the specification's form, field by field; any other kind its settings as
  * JSON and one write-only field per secret key. Written with `PUT /datastores/<name>` and
  * checked by the server, whose messages appear beside the fields they name; "Test connection"
- * asks `POST /datastores/<name>/test` for each family's answer. Secrets are write-only: the
+ * sends the form's definition, unsaved, to `POST /datastores/<name>/test` for each family's
+ * answer. Secrets are write-only: the
  * form shows whether one is set, never its value.
  */
 
@@ -323,17 +324,34 @@ export function datastoreForm() {
     await listStores();
     return true;
   };
+  // The form's definition as it stands, tested by the server without saving it.
   const testConnection = async () => {
-    if (!(await save())) return;
-    fill(status, "Testing the connection…");
+    clearMessages();
+    const name = value("storeName");
+    if (!name) {
+      mark("storeName", "a store needs a name");
+      return;
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = definition();
+    } catch (e) {
+      if (e instanceof FieldProblem) mark(e.field, e.message);
+      return;
+    }
+    fill(status, "Testing the connection (not saved)…");
     try {
       const answer = await apiJson<
         { families: { family: string; ok: boolean; message: string }[] }
       >(
-        `/datastores/${encodeURIComponent(value("storeName"))}/test`,
-        { method: "POST" },
+        `/datastores/${encodeURIComponent(name)}/test`,
+        {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        },
       );
-      fill(status, "Connection tested.");
+      fill(status, `Connection tested; ${name} is not saved until you press Save.`);
       fill(
         results,
         ...answer.families.map((f) =>

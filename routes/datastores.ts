@@ -8,7 +8,8 @@
  *                                (unless a key it is bound to changed: 400);
  *                                `If-Match` replaces only that version (else 412)
  *   DELETE /datastores/<name>    admins
- *   POST   /datastores/<name>/test  admins: a token per API, one cheap read per enabled family
+ *   POST   /datastores/<name>/test  admins: a token per API, one cheap read per enabled family;
+ *                                with a definition as body: that one, as PUT would store it, unsaved
  */
 
 import { Hono } from "hono";
@@ -85,18 +86,45 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
     return c.body(null, 204);
   });
 
-  app.post("/datastores/:name/test", async (c) => {
-    if (!c.get("user").admin) throw forbidden("only admins may test datastores");
-    const name = c.req.param("name");
-    try {
-      const families = await admin.test(name);
-      if (!families) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
-      return sendJson(c, { families });
-    } catch (e) {
-      if (!(e instanceof DatastoreProblems)) throw e;
-      throw badRequest("BAD_DATASTORE", e.message, { problems: e.problems });
-    }
-  });
+  app.post(
+    "/datastores/:name/test",
+    bodyLimit({
+      maxSize: MAX_DEFINITION_BYTES,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "PAYLOAD_TOO_LARGE",
+          `a datastore definition is at most ${MAX_DEFINITION_BYTES} bytes`,
+        );
+      },
+    }),
+    async (c) => {
+      if (!c.get("user").admin) throw forbidden("only admins may test datastores");
+      const name = c.req.param("name");
+      // A body is a definition to test as it would be saved, without saving it; none: the stored.
+      const text = await c.req.text();
+      let json: unknown;
+      if (text.trim() !== "") {
+        try {
+          json = JSON.parse(text);
+        } catch {
+          throw badRequest("BAD_DATASTORE", `datastore '${name}': the body is not valid JSON`, {
+            problems: ["the body is not valid JSON"],
+          });
+        }
+      }
+      try {
+        const families = json === undefined
+          ? await admin.test(name)
+          : await admin.testDefinition(name, json);
+        if (!families) throw notFound(`no such datastore: ${name.slice(0, 80)}`);
+        return sendJson(c, { families });
+      } catch (e) {
+        if (!(e instanceof DatastoreProblems)) throw e;
+        throw badRequest("BAD_DATASTORE", e.message, { problems: e.problems });
+      }
+    },
+  );
 
   return app;
 }

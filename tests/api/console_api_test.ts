@@ -322,6 +322,76 @@ Deno.test("POST /datastores/<name>/test gets a token and reads once per enabled 
   }
 });
 
+Deno.test("POST /datastores/<name>/test with a definition tests it unsaved, with the stored secret only where it was entered for", async () => {
+  const emulator = new CloudEmulator({
+    tenants: [{ tenantId: TENANT, clientId: CLIENT, secret: SECRET }],
+    seed: { from: Date.now() - 2 * HOUR, to: Date.now(), perHour: 2 },
+  });
+  await emulator.start();
+  try {
+    await using s = await startTestServer({
+      "cloudapi.loginHost": emulator.url,
+      "cloudapi.graphHost": emulator.url,
+      "cloudapi.manageHost": emulator.url,
+    });
+    const token = await asAdmin(s);
+    const root = (path: string, init: RequestInit = {}) =>
+      s.fetch("root", path, {
+        ...init,
+        headers: { Authorization: `Bearer ${token}`, ...init.headers },
+      });
+    const test = (name: string, store: Record<string, unknown>, user = "root") =>
+      (user === "root" ? root : (p: string, i?: RequestInit) => s.fetch(user, p, i))(
+        `${API}/datastores/${name}/test`,
+        { method: "POST", body: JSON.stringify({ type: "CLOUDAPI", cloudapiStore: store }) },
+      );
+    // A new store, tested before it is saved: each family answers, nothing is stored.
+    const res = await test("fresh", baseStore({ activityLogs: undefined }));
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.deepEqual(
+      JSON.parse(text).families.map((f: { family: string; ok: boolean }) => [f.family, f.ok]),
+      [["directory", true], ["suite", true]],
+    );
+    assert.ok(!text.includes(SECRET));
+    await expectError(await root(`${API}/datastores/fresh`), 404, "NOT_FOUND");
+    // A wrong secret fails, named by the service's answer, never echoed.
+    const wrong = await (await test("fresh", baseStore({ secret: "Not.The.Secret-42" }))).text();
+    assert.ok(JSON.parse(wrong).families.every((f: { ok: boolean }) => !f.ok), wrong);
+    assert.ok(!wrong.includes("Not.The.Secret-42"));
+    // A stored store's form without the secret: tested with the stored one, unless it changes
+    // a key the secret is bound to.
+    const put = await root(`${API}/datastores/corp`, {
+      method: "PUT",
+      body: JSON.stringify({ type: "CLOUDAPI", cloudapiStore: baseStore() }),
+    });
+    assert.ok(put.ok, await put.text());
+    const kept = await test("corp", baseStore({ secret: undefined, timeZone: "Europe/Tallinn" }));
+    assert.equal(kept.status, 200, await kept.clone().text());
+    assert.ok((await kept.json()).families.every((f: { ok: boolean }) => f.ok));
+    const moved = await test(
+      "corp",
+      baseStore({ secret: undefined, tenantId: "elsewhere.example" }),
+    );
+    assert.equal(moved.status, 400);
+    assert.match(await moved.text(), /tenantId/);
+    // The stored definition is unchanged by the tests.
+    assert.equal(
+      (await (await root(`${API}/datastores/corp`)).json()).cloudapiStore.timeZone,
+      "UTC",
+    );
+    // Admins only; a body that is not JSON is refused by name.
+    await expectError(await test("corp", baseStore(), "alice"), 403, "FORBIDDEN");
+    await expectError(
+      await root(`${API}/datastores/corp/test`, { method: "POST", body: "{nope" }),
+      400,
+      "BAD_DATASTORE",
+    );
+  } finally {
+    await emulator.stop();
+  }
+});
+
 Deno.test("with inspect.statelyUrl the supervisor and its queries report to Stately's inspector", async () => {
   const messages: string[] = [];
   const relay = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {

@@ -338,6 +338,11 @@ Deno.test({
         const results = page.getByRole("list", { name: "Connection test" });
         await results.getByText(/directory: OK/).waitFor();
         await results.getByText(/suite: OK/).waitFor();
+        // Tested, not saved: Save stores it.
+        const unsaved = await asRoot(`${API}/datastores/corp`);
+        assert.equal(unsaved.status, 404);
+        await unsaved.body?.cancel();
+        await page.getByRole("button", { name: "Save" }).click();
         await page.getByText("(set)").waitFor();
         assert.equal(await page.getByLabel("Secret Key").inputValue(), "");
         assert.ok(!(await page.content()).includes(SECRET));
