@@ -18,7 +18,8 @@ import { compilePattern } from "../pattern/compile_pattern.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
-import { readTableSource } from "../exec/read_table_source.ts";
+import { readTableSource, type RecordExtras } from "../exec/read_table_source.ts";
+import { readJsonSource } from "../exec/read_json_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
 import { type Field, scalar } from "../values/types.ts";
@@ -199,6 +200,20 @@ export async function planSourceCall(
   const { files, onFile } = filesOneAtATime(lister(env, store, args));
   const pathField = fieldNameArgument(env, args, "path_field", "each row's file");
   if (pathField === false) return undefined;
+  const named = ["path_field", "line_field", "raw_field"] as const;
+  for (const [i, key] of named.entries()) {
+    const a = args.values.get(key)?.value;
+    const twin = named.slice(0, i).find((k) => a != null && args.values.get(k)?.value === a);
+    if (twin !== undefined) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `${name} ${twin} and ${key} name the same field '${a}'; choose another name`,
+        args.values.get(key)!.expr.span,
+      );
+      return undefined;
+    }
+  }
   const node = await planFileSource(env, call, name, args, files);
   if (!node || pathField === undefined || name === "LIST") return node;
   if (node.kind !== "source") return node;
@@ -248,6 +263,29 @@ function fieldNameArgument(
   return a.value;
 }
 
+/**
+ * `line_field:` and `raw_field:` of READ_JSON, READ_CSV, READ_W3C and READ_ZEEK (PARSE reads its
+ * own): the fields asked for, with their place in the schema and the label; undefined when none
+ * is asked for, false after a reported mistake.
+ */
+function recordExtras(
+  env: PlanEnv,
+  args: CallArgs,
+): { extra: RecordExtras; fields: Field[]; label: string } | undefined | false {
+  const raw = fieldNameArgument(env, args, "raw_field", "each record's text");
+  const line = fieldNameArgument(env, args, "line_field", "each record's line number");
+  if (raw === false || line === false) return false;
+  if (raw === undefined && line === undefined) return undefined;
+  return {
+    extra: { ...(raw ? { raw } : {}), ...(line ? { line } : {}) },
+    fields: [
+      ...(line ? [{ name: line, type: scalar("LONG"), nullable: false }] : []),
+      ...(raw ? [{ name: raw, type: scalar("STRING"), nullable: false }] : []),
+    ],
+    label: `${line ? `, line_field: '${line}'` : ""}${raw ? `, raw_field: '${raw}'` : ""}`,
+  };
+}
+
 /** Every line a record, for `raw_field` and `line_field` over a pattern of one line. */
 const EVERY_LINE = { start: () => true, maxLines: 1 };
 
@@ -265,6 +303,28 @@ async function planFileSource(
       return { kind: "source", schema: LIST_SCHEMA, label, start, ...TAKES_NOTHING };
     }
     case "READ_JSON": {
+      const asked = recordExtras(env, args);
+      if (asked === false) return undefined;
+      if (asked) {
+        // Each record's line and text: whole files in the query's thread (no scan workers, no
+        // column cache), so that lines count from the file's start.
+        const start: OpenSource = (ctx, read) =>
+          warnAbsentFields(
+            name,
+            read.fields,
+            read.filter?.keep,
+            ctx,
+            (keep) => readJsonSource(files(ctx), read.fields, ctx, keep, read.paths, asked.extra),
+          );
+        return {
+          kind: "source",
+          schema: asked.fields,
+          open: true,
+          label: `${label.slice(0, -1)}${asked.label})`,
+          start,
+          ...TAKES_ALL,
+        };
+      }
       const start: OpenSource = (ctx, read) =>
         warnAbsentFields(
           name,
@@ -305,15 +365,24 @@ async function planFileSource(
     case "READ_ZEEK": {
       const format = tableFormat(env, name, args.values);
       if (!format) return undefined;
+      const asked = recordExtras(env, args);
+      if (asked === false) return undefined;
       const start: OpenSource = (ctx, read) =>
         warnAbsentFields(
           name,
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep),
+          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep, asked?.extra),
         );
-      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+      return {
+        kind: "source",
+        schema: asked?.fields ?? [],
+        open: true,
+        label: asked ? `${label.slice(0, -1)}${asked.label})` : label,
+        start,
+        ...TAKES_ALL,
+      };
     }
     default:
       return await planParse(env, call, args, files);
