@@ -71,10 +71,10 @@ export async function* readTableSource(
   const { line: lineName, raw: rawName } = extra;
   const onRow: OnRow = lineName === undefined && rawName === undefined
     ? (row) => sink.push(pick(row))
-    : (row, line, raw) => {
+    : (row, line, text, start, end) => {
       const out = pick(row);
       if (lineName !== undefined) out[lineName] = line;
-      if (rawName !== undefined) out[rawName] = raw();
+      if (rawName !== undefined) out[rawName] = recordText(text, start, end);
       sink.push(out);
     };
   const problems = new Problems(sourceName(format));
@@ -128,8 +128,11 @@ class Problems {
   }
 }
 
-/** A record read: its row, the number of its first line, its text (made only when asked). */
-type OnRow = (row: Row, line: number, raw: () => string) => void;
+/**
+ * A record read: its row, the number of its first line, and where its text is (`text[start,
+ * end)`, cut out only when asked for).
+ */
+type OnRow = (row: Row, line: number, text: string, start: number, end: number) => void;
 
 interface TableReader {
   /** Reads the records of `text[start, end)` (whole lines); a record may continue later. */
@@ -151,7 +154,15 @@ function csvReader(
   let held = "";
   let line = 1; // the line number of the next record's first line
 
-  const emit = (fields: (string | null)[], at: number, raw: () => string, onRow: OnRow) => {
+  /** A record's fields, the number of its first line and its place in `text`. */
+  const emit = (
+    fields: (string | null)[],
+    at: number,
+    text: string,
+    start: number,
+    end: number,
+    onRow: OnRow,
+  ) => {
     if (names === null) {
       names = fields.map((f, i) => f === null || f === "" ? `f_${i + 1}` : f);
       return;
@@ -166,7 +177,7 @@ function csvReader(
     }
     const row: Row = {};
     for (let i = 0; i < names.length; i++) row[names[i]!] = fields[i] ?? null;
-    onRow(row, at, raw);
+    onRow(row, at, text, start, end);
   };
 
   /** Reads records from `text`; returns where an unfinished record starts (or text.length). */
@@ -236,7 +247,7 @@ function csvReader(
       if (p < n) p++; // the "\n"
       else if (more) return recordStart; // a last line without its "\n" may continue
       line += lines + 1;
-      emit(fields, recordLine, () => recordText(text, recordStart, recordEnd), onRow);
+      emit(fields, recordLine, text, recordStart, recordEnd, onRow);
     }
     return n;
   };
@@ -295,7 +306,7 @@ function lineReader(parse: LineParser): TableReader {
       number++;
       if (line === "") continue;
       const row = parse(line, number);
-      if (row !== null) onRow(row, number, () => line);
+      if (row !== null) onRow(row, number, line, 0, line.length);
     }
   };
   return {
