@@ -23,6 +23,7 @@ import { scanPathReader } from "./json_index_reader.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import type { RecordExtras } from "./read_table_source.ts";
+import { firstLineOf } from "./parallel/shares.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -92,7 +93,8 @@ export async function* readJsonSource(
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
-    let line = 0;
+    // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
+    let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
     const array = new ArraySplitter();
     const objects = new ObjectSplitter();
     for await (const { bytes, start, end } of scanByteLines(file, ctx)) {

@@ -16,7 +16,12 @@ import {
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
-import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
+import {
+  EVERY_LINE,
+  parseRecordsSource,
+  UNMATCHED_SCHEMA,
+  unmatchedSource,
+} from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
 import { readTableSource, type RecordExtras } from "../exec/read_table_source.ts";
 import { readJsonSource } from "../exec/read_json_source.ts";
@@ -26,7 +31,7 @@ import { type Field, scalar } from "../values/types.ts";
 import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
+import type { OpenSource, PlanNode, SourceOrigin, SourceRead, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { isJsonLines, readJson, readParse } from "../exec/cached_sources.ts";
@@ -286,9 +291,6 @@ function recordExtras(
   };
 }
 
-/** Every line a record, for `raw_field` and `line_field` over a pattern of one line. */
-const EVERY_LINE = { start: () => true, maxLines: 1 };
-
 async function planFileSource(
   env: PlanEnv,
   call: SourceCall,
@@ -306,23 +308,39 @@ async function planFileSource(
       const asked = recordExtras(env, args);
       if (asked === false) return undefined;
       if (asked) {
-        // Each record's line and text: whole files in the query's thread (no scan workers, no
-        // column cache), so that lines count from the file's start.
-        const start: OpenSource = (ctx, read) =>
+        // Each record's line and text: read raw (not from the column cache); a share of a file
+        // of JSON lines counts the lines before it (read_json_source.ts, firstLineOf).
+        const open = (shares: boolean) =>
+        (ctx: ExecContext, read: SourceRead) =>
+        (
+          all: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+        ) =>
           warnAbsentFields(
             name,
             read.fields,
             read.filter?.keep,
             ctx,
-            (keep) => readJsonSource(files(ctx), read.fields, ctx, keep, read.paths, asked.extra),
+            (keep) => readJsonSource(all, read.fields, ctx, keep, read.paths, asked.extra),
+            shares,
           );
+        const scan: SourceScan = {
+          list: files,
+          lines: (file, signal) => isJsonLines(file, signal),
+          read: (shares, ctx, read) => open(true)(ctx, read)(shares),
+        };
         return {
           kind: "source",
           schema: asked.fields,
           open: true,
           label: `${label.slice(0, -1)}${asked.label})`,
-          start,
+          start: (ctx, read) => open(false)(ctx, read)(files(ctx)),
           ...TAKES_ALL,
+          ...(readsHostFiles(args.src)
+            ? {
+              scan,
+              origin: sourceOrigin({ kind: "READ_JSON", extra: asked.extra }, args),
+            }
+            : {}),
         };
       }
       const start: OpenSource = (ctx, read) =>
@@ -495,14 +513,33 @@ async function planParse(
       )
     : (ctx, read) => readParse(files(ctx), pattern, spec, quiet(ctx), read);
   // Records that start where a pattern says are read by one thread only (a record may span any
-  // cut); line records may be shared among workers.
-  const scan: SourceScan | undefined = cut !== null ? undefined : {
-    list: files,
-    // A record of a multi-line pattern may span a cut: such files are read whole.
-    lines: () => Promise.resolve(!pattern.multiLine),
-    read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
-    skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
-  };
+  // cut); line records may be shared among workers, and with their line or text too (each share
+  // counting the lines before it, read raw, not from the column cache).
+  const skipped: SourceScan["skipped"] = (all, tally, ctx) =>
+    unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx);
+  const scan: SourceScan | undefined = records !== null ? undefined : cut === EVERY_LINE
+    ? {
+      list: files,
+      lines: () => Promise.resolve(true),
+      read: (shares, ctx, read) =>
+        parseRecordsSource(
+          shares,
+          pattern,
+          read.fields,
+          quiet(ctx),
+          EVERY_LINE,
+          read.filter ?? undefined,
+          extra,
+        ),
+      skipped,
+    }
+    : {
+      list: files,
+      // A record of a multi-line pattern may span a cut: such files are read whole.
+      lines: () => Promise.resolve(!pattern.multiLine),
+      read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
+      skipped,
+    };
   return {
     kind: "source",
     schema: [...pattern.fields, ...extras],
@@ -520,6 +557,7 @@ async function planParse(
           subPatterns: [...used],
           ...(ignore ? { ignoreUnmatched: true } : {}),
           ...(zone !== env.query.timeZone ? { timeZone: zone } : {}),
+          ...(extras.length > 0 ? { extra } : {}),
         }, args),
       }
       : {}),
