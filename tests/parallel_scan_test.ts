@@ -329,3 +329,53 @@ Deno.test("a worker runs the part the query planned: a view deleted after planni
     pool.close();
   }
 });
+
+Deno.test("line_field and raw_field on workers: each share counts the lines before it, every record gets its own line and text", async () => {
+  await using home = await engineHome();
+  // Each record holds its own line number (n=...); blank lines, CRLF lines and lines that are
+  // not records in between, so a share's first line is rarely a record.
+  let log = "";
+  let json = "";
+  for (let i = 1; i <= 6000; i++) {
+    log += i % 97 === 0
+      ? "\n"
+      : i % 89 === 0
+      ? "no number here\n"
+      : `x${"y".repeat(i % 13)} n=${i}` +
+        (i % 7 === 0 ? "\r\n" : "\n");
+    json += i % 83 === 0
+      ? "\n"
+      : i % 79 === 0
+      ? "[not an object\n"
+      : `{"n":${i},"pad":"${"p".repeat(i % 11)}"}\n`;
+  }
+  await home.write("/shared/lines/a.log", log);
+  await home.write("/shared/lines/b.log", log.slice(0, 20_000));
+  await home.write("/shared/lines/e.jsonl", json);
+  const stats = { started: 0, stopped: 0 };
+  const pool = workers(home.tree.root, 3, stats);
+  try {
+    for (
+      const script of [
+        `PARSE(pattern: '''LD 'n=' INT:n EOL''', src: '/shared/lines/*.log', line_field: 'line',
+               raw_field: 'raw') | filter(n > 0) | select(n, line, raw)`,
+        `READ_JSON(src: '/shared/lines/e.jsonl', line_field: 'line', raw_field: 'raw')
+         | filter(n > 0) | select(n, line, raw)`,
+      ]
+    ) {
+      const before = stats.started;
+      const one = await home.run(script);
+      const many = await home.run(script, { scanWorkers: pool });
+      assert.ok(stats.started - before >= 2, `${stats.started - before} workers: ${script}`);
+      assert.ok(many.rows.length > 5000, `${many.rows.length} rows`);
+      for (const r of many.rows) {
+        assert.equal(r.line, r.n, JSON.stringify(r));
+        assert.ok(String(r.raw).includes(String(r.n)) && !String(r.raw).endsWith("\r"));
+      }
+      assert.deepEqual(many.rows, one.rows);
+      assert.deepEqual(many.warnings, one.warnings);
+    }
+  } finally {
+    pool.close();
+  }
+});

@@ -35,6 +35,15 @@ export interface ParamDescription {
   readonly type: Type;
 }
 
+/**
+ * The fields a source adds beside a record's own (`line_field:`, `raw_field:`): their names.
+ * A share then gives the number of each record's first line in its file, and its text.
+ */
+export interface RecordExtraNames {
+  readonly line?: string;
+  readonly raw?: string;
+}
+
 /** How a source that workers may read reads its files: PARSE with its pattern's text and the
  * sub-patterns it named (text by name), or READ_JSON. */
 export type SourceReader =
@@ -46,8 +55,9 @@ export type SourceReader =
     readonly ignoreUnmatched?: boolean;
     /** `zone:` the zone of its times without one, when not the query's. */
     readonly timeZone?: string;
+    readonly extra?: RecordExtraNames;
   }
-  | { readonly kind: "READ_JSON" };
+  | { readonly kind: "READ_JSON"; readonly extra?: RecordExtraNames };
 
 /** The source a part reads, as plain data: what it is, where its files are, what it reads. */
 export interface SourceDescription {

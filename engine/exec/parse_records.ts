@@ -22,6 +22,8 @@ import { type BatchStream, type ExecContext, expectFiles, RowSink } from "../pla
 import { scanLines } from "./scan_lines.ts";
 import { unmatchedLines, UnmatchedRecords } from "./unmatched.ts";
 import { scalar, type Schema } from "../values/types.ts";
+import type { SkipTally, TallyWarning } from "../plan/skip_tally.ts";
+import { firstLineOf } from "./parallel/shares.ts";
 
 export interface RecordOptions {
   /** Whether a line begins a record. */
@@ -30,19 +32,26 @@ export interface RecordOptions {
   readonly maxLines: number;
 }
 
+/** Every line a record: PARSE's line records when their line or text is asked for. */
+export const EVERY_LINE: RecordOptions = { start: () => true, maxLines: 1 };
+
 /** A record: its text (lines joined by "\n") and the 1-based number of its first line. */
 export interface TextRecord {
   readonly text: string;
   readonly line: number;
 }
 
-/** The records of `file`, a batch per piece of the file read. */
+/**
+ * The records of `file`, a batch per piece of the file read; `firstLine` is the number of the
+ * first line it reads (a share of a file starts further on).
+ */
 export async function* fileRecords(
   file: FileEntry,
   ctx: Pick<ExecContext, "signal" | "progress" | "warn">,
   options: RecordOptions,
+  firstLine = 1,
 ): AsyncGenerator<TextRecord[]> {
-  let lineNumber = 0;
+  let lineNumber = firstLine - 1;
   let lines: string[] = [];
   let first = 0;
   let started = false; // a start line was seen
@@ -101,7 +110,9 @@ export async function* parseRecordsSource(
   const unmatched = new UnmatchedRecords();
   for (const file of await expectFiles(files, ctx.progress)) {
     extractor.setFile(file);
-    for await (const records of fileRecords(file, ctx, options)) {
+    // A scan worker's share of a file of line records counts the lines before it.
+    const first = line !== undefined ? await firstLineOf(file, ctx.signal) : 1;
+    for await (const records of fileRecords(file, ctx, options, first)) {
       if (ctx.stats) ctx.stats.recordsRead += records.length;
       for (const record of records) {
         const row = extractor(record.text);
@@ -119,7 +130,17 @@ export async function* parseRecordsSource(
   if (last) yield last;
   if (ctx.stats) ctx.stats.recordsUnmatched += unmatched.count;
   const warning = ctx.ignoreUnmatched ? null : unmatched.warning("PARSE");
-  if (warning) ctx.warn(warning);
+  if (warning) {
+    // With its tally, so that the warnings of workers' shares (or of files read one at a time
+    // for `path_field`) become one, as parse_source.ts tells its own.
+    const tally: SkipTally = {
+      kind: "PARSE",
+      count: unmatched.count,
+      first: { uri: unmatched.firstUri },
+    };
+    const told: TallyWarning = { ...warning, tally };
+    ctx.warn(told);
+  }
 }
 
 /** The schema of `PARSE(..., unmatched: true)`: where each unmatched record is, and its text. */

@@ -22,6 +22,8 @@ import { type JsonLineReader, jsonLineReader, type JsonPath } from "./json_line_
 import { scanPathReader } from "./json_index_reader.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { generatedFunction } from "../values/generated_code.ts";
+import type { RecordExtras } from "./read_table_source.ts";
+import { firstLineOf } from "./parallel/shares.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -37,7 +39,9 @@ export const MAX_JSON_DEPTH = 128;
  * `keep`, when given, is a filter pushed into the scan: only the rows it keeps are handed out.
  * `paths` names fields of `needed` that the query reads only through members: the byte reader
  * gives such a field as a tuple of just those members (the other readers give it whole, which
- * reads the same).
+ * reads the same). `extra` adds each record's line number and text (`line_field`,
+ * `raw_field`): the number of the line it starts on (whole files are read from their start),
+ * and its JSON text (a line, an element of the array, an object across lines).
  */
 export async function* readJsonSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
@@ -45,12 +49,22 @@ export async function* readJsonSource(
   ctx: ExecContext,
   keep?: (row: Row) => boolean,
   paths?: ReadonlyMap<string, readonly (readonly string[])[]>,
+  extra: RecordExtras = {},
 ): BatchStream {
   const pick = picker(needed);
+  const { line: lineName, raw: rawName } = extra;
+  const extras = lineName !== undefined || rawName !== undefined;
+  /** The row with the fields asked for beside the record's own (the file's replace the data's). */
+  const origin = (row: Row, line: number, raw: string): Row => {
+    if (lineName !== undefined) row[lineName] = line;
+    if (rawName !== undefined) row[rawName] = raw;
+    return row;
+  };
   const readFields = needed !== null && needed.length <= FIELD_READER_MAX
     ? jsonFieldReader(needed)
     : null;
-  const bytesReader = needed !== null && needed.length <= FIELD_READER_MAX
+  // The byte reader skips the text of the lines: not when their text or number is asked for.
+  const bytesReader = !extras && needed !== null && needed.length <= FIELD_READER_MAX
     ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed, scanPathReader)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -67,19 +81,20 @@ export async function* readJsonSource(
     if (skipped++ === 0) firstBad = first;
   };
   /** A record of an array or of objects across lines: a row, or counted as skipped. */
-  const take = (json: string, uri: string, where: string) => {
+  const take = (json: string, uri: string, where: string, line: number) => {
     const v = parseObject(json);
     if (v === TOO_DEEP) {
       records++;
       if (deep++ === 0) firstDeep = `${where} of '${uri}'`;
     } else if (v) {
       records++;
-      push(pick(v));
+      push(extras ? origin(pick(v), line, json.trim()) : pick(v));
     } else bad({ uri, where });
   };
   for (const file of await expectFiles(files, ctx.progress)) {
     let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
-    let line = 0;
+    // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
+    let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
     const array = new ArraySplitter();
     const objects = new ObjectSplitter();
     for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
@@ -94,12 +109,14 @@ export async function* readJsonSource(
           : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
           ? "objects"
           : "lines";
+        // The blank lines before it were not fed to the splitters.
+        array.line = objects.line = line + 1;
       }
       if (mode === "objects") {
         const text = decoder.decode(bytes.subarray(start, end));
         objects.feed(
           text,
-          (json) => take(json, file.uri, `object ${objects.objects}`),
+          (json, at) => take(json, file.uri, `object ${objects.objects}`, at),
           () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
         );
       } else if (mode === "array") {
@@ -108,7 +125,7 @@ export async function* readJsonSource(
           text,
           0,
           text.length,
-          (json) => take(json, file.uri, `element ${array.elements}`),
+          (json, at) => take(json, file.uri, `element ${array.elements}`, at),
         );
         if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
       } else {
@@ -137,7 +154,7 @@ export async function* readJsonSource(
             const row = readFields(l);
             if (row !== undefined) {
               records++;
-              push(row);
+              push(extras ? origin(row, line, stripCr(l)) : row);
               continue;
             }
           }
@@ -147,7 +164,7 @@ export async function* readJsonSource(
             if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
           } else if (v) {
             records++;
-            push(pick(v));
+            push(extras ? origin(pick(v), line, stripCr(l)) : pick(v));
           } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
         }
       }
@@ -287,6 +304,10 @@ function picker(needed: readonly string[] | null): (v: JsonObject) => Row {
   };
 }
 
+function stripCr(s: string): string {
+  return s.endsWith("\r") ? s.slice(0, -1) : s;
+}
+
 function firstNonSpace(text: string, start: number, end: number): number {
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
@@ -332,6 +353,9 @@ function restOfLineBlank(bytes: Uint8Array, from: number, end: number): boolean 
 class ObjectSplitter {
   /** Objects handed out so far. */
   objects = 0;
+  /** The number of the line the text fed next begins on. */
+  line = 1;
+  #first = 1;
   #depth = 0;
   #inString = false;
   #escaped = false;
@@ -343,10 +367,15 @@ class ObjectSplitter {
     return this.#depth > 0;
   }
 
-  feed(text: string, onObject: (json: string) => void, onStray: () => void): void {
+  feed(
+    text: string,
+    onObject: (json: string, line: number) => void,
+    onStray: () => void,
+  ): void {
     let from = 0;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
+      if (c === 0x0a) this.line++;
       if (this.#inString) {
         if (this.#escaped) this.#escaped = false;
         else if (c === 0x5c /* \ */) this.#escaped = true;
@@ -357,6 +386,7 @@ class ObjectSplitter {
         if (c === 0x7b /* { */) {
           this.#depth = 1;
           this.#inStray = false;
+          this.#first = this.line;
           from = i;
         } else if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
         else if (!this.#inStray) {
@@ -371,7 +401,7 @@ class ObjectSplitter {
         const json = this.#pending + text.slice(from, i + 1);
         this.#pending = "";
         this.objects++;
-        onObject(json);
+        onObject(json, this.#first);
       }
     }
     if (this.#depth > 0) this.#pending += text.slice(from);
@@ -389,15 +419,25 @@ class ArraySplitter {
   closed = false;
   /** Whether something other than white space followed the array. */
   trailing = false;
+  /** The number of the line the text fed next begins on. */
+  line = 1;
+  /** The line of the element being read, once its first character is seen (else 0). */
+  #first = 0;
   #depth = 0;
   #inString = false;
   #escaped = false;
   #pending = "";
 
-  feed(text: string, start: number, end: number, onElement: (json: string) => void): void {
+  feed(
+    text: string,
+    start: number,
+    end: number,
+    onElement: (json: string, line: number) => void,
+  ): void {
     let from = start;
     for (let i = start; i < end; i++) {
       const c = text.charCodeAt(i);
+      if (c === 0x0a) this.line++;
       if (this.#inString) {
         if (this.#escaped) this.#escaped = false;
         else if (c === 0x5c /* \ */) this.#escaped = true;
@@ -408,6 +448,10 @@ class ArraySplitter {
         if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.trailing = true;
         continue;
       }
+      if (
+        this.#depth === 1 && this.#first === 0 && c !== 0x20 && c !== 0x0a && c !== 0x0d &&
+        c !== 0x09 && c !== 0x2c /* , */ && c !== 0x5d /* ] */
+      ) this.#first = this.line;
       if (c === 0x22) this.#inString = true;
       else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
         if (this.#depth++ === 0) from = i + 1;
@@ -424,11 +468,13 @@ class ArraySplitter {
     if (this.#depth > 0) this.#pending += text.slice(from, end);
   }
 
-  #emit(piece: string, onElement: (json: string) => void): void {
+  #emit(piece: string, onElement: (json: string, line: number) => void): void {
     const json = this.#pending + piece;
+    const line = this.#first;
     this.#pending = "";
+    this.#first = 0;
     if (json.trim() === "") return;
     this.elements++;
-    onElement(json);
+    onElement(json, line);
   }
 }

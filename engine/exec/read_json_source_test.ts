@@ -233,3 +233,58 @@ Deno.test("readJsonSource() picks own fields only: one named like Object's membe
     }
   });
 });
+
+Deno.test("readJsonSource() with line and raw fields: the line each record starts on and its text, in files read in many pieces", async () => {
+  const extra = { line: "_line", raw: "_raw" };
+  const read = async (files: FileEntry[], needed: string[] | null) => {
+    const out: Row[] = [];
+    for await (
+      const b of readJsonSource(files, needed, testContext(), undefined, undefined, extra)
+    ) {
+      out.push(...b);
+    }
+    return out;
+  };
+  // Pretty-printed, as `JSON.stringify(o, null, 2)` and the Entra ID portal write them: an array
+  // of 12000 objects over 8 lines each (1 MiB and more, cut inside objects), after 2 blank
+  // lines; and the same objects written one after another across lines.
+  const objects = Array.from({ length: 12_000 }, (_, i) => ({
+    i,
+    text: `a } { [ ] "q" ${"x".repeat(i % 40)}`,
+    nested: { list: [i] },
+  }));
+  const pretty = objects.map((o) => JSON.stringify(o, null, 2));
+  const lines = (s: string) => s.split("\n").length;
+  const starts: number[] = [];
+  let at = 4; // blank, blank, "[", then the first object
+  for (const p of pretty) {
+    starts.push(at);
+    at += lines(p);
+  }
+  const array = "\n\n[\n" + pretty.join(",\n") + "\n]\n";
+  await withFiles([array], async (files) => {
+    assert.ok(files[0]!.size > 1 << 20);
+    const got = await read(files, null);
+    assert.equal(got.length, objects.length);
+    for (const [k, r] of got.entries()) {
+      assert.equal(r._line, starts[k], `element ${k}`);
+      assert.equal(r._raw, pretty[k]);
+      assert.equal(r.i, k);
+    }
+  });
+  const across = pretty.join("\n") + "\n";
+  await withFiles([across], async (files) => {
+    const got = await read(files, ["i"]);
+    assert.deepEqual(got.map((r) => r._line), starts.map((s) => s - 3));
+    assert.deepEqual(got.map((r) => r.i), objects.map((o) => o.i));
+  });
+  // JSON lines, CRLF and blank lines counted; a data field of the same name is replaced.
+  await withFiles(['{"a":1,"_line":"mine"}\r\n\r\nnot json\n{"a":2}'], async (files) => {
+    for (const needed of [null, ["a", "_line", "_raw"]]) {
+      assert.deepEqual(await read(files, needed), [
+        { a: 1, _line: 1, _raw: '{"a":1,"_line":"mine"}' },
+        { a: 2, _line: 4, _raw: '{"a":2}' },
+      ]);
+    }
+  });
+});

@@ -44,16 +44,39 @@ function sourceName(format: TableFormat): string {
   return format.kind === "csv" ? "READ_CSV" : format.kind === "w3c" ? "READ_W3C" : "READ_ZEEK";
 }
 
-/** Rows of `files` read as `format`; `needed` limits the fields (null: all). */
+/**
+ * Fields asked for beside a record's own (`line_field:`, `raw_field:`): the number of its first
+ * line in its file (from 1), and its text (its lines joined by "\n", without the line end).
+ */
+export interface RecordExtras {
+  readonly line?: string;
+  readonly raw?: string;
+}
+
+/**
+ * Rows of `files` read as `format`; `needed` limits the fields (null: all); `extra` adds each
+ * record's line number and text (whole files are read from their start: the numbers count from
+ * the file's first line).
+ */
 export async function* readTableSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   format: TableFormat,
   needed: readonly string[] | null,
   ctx: ExecContext,
   keep?: (row: Row) => boolean,
+  extra: RecordExtras = {},
 ): BatchStream {
   const sink = new RowSink(keep);
   const pick = picker(needed);
+  const { line: lineName, raw: rawName } = extra;
+  const onRow: OnRow = lineName === undefined && rawName === undefined
+    ? (row) => sink.push(pick(row))
+    : (row, line, text, start, end) => {
+      const out = pick(row);
+      if (lineName !== undefined) out[lineName] = line;
+      if (rawName !== undefined) out[rawName] = recordText(text, start, end);
+      sink.push(out);
+    };
   const problems = new Problems(sourceName(format));
   for (const file of await expectFiles(files, ctx.progress)) {
     const reader = format.kind === "csv"
@@ -62,11 +85,11 @@ export async function* readTableSource(
       ? lineReader(w3cLines(file.uri, problems))
       : lineReader(zeekLines(file.uri, problems));
     for await (const { text, start, end } of scanLines(file, ctx)) {
-      reader.feed(text, start, end, (row) => sink.push(pick(row)));
+      reader.feed(text, start, end, onRow);
       const batch = sink.take();
       if (batch) yield batch;
     }
-    reader.finish((row) => sink.push(pick(row)));
+    reader.finish(onRow);
   }
   const last = sink.take(true);
   if (last) yield last;
@@ -105,11 +128,17 @@ class Problems {
   }
 }
 
+/**
+ * A record read: its row, the number of its first line, and where its text is (`text[start,
+ * end)`, cut out only when asked for).
+ */
+type OnRow = (row: Row, line: number, text: string, start: number, end: number) => void;
+
 interface TableReader {
   /** Reads the records of `text[start, end)` (whole lines); a record may continue later. */
-  feed(text: string, start: number, end: number, onRow: (row: Row) => void): void;
+  feed(text: string, start: number, end: number, onRow: OnRow): void;
   /** The end of the file: a record still open is ended. */
-  finish(onRow: (row: Row) => void): void;
+  finish(onRow: OnRow): void;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,7 +154,15 @@ function csvReader(
   let held = "";
   let line = 1; // the line number of the next record's first line
 
-  const emit = (fields: (string | null)[], at: number, onRow: (row: Row) => void) => {
+  /** A record's fields, the number of its first line and its place in `text`. */
+  const emit = (
+    fields: (string | null)[],
+    at: number,
+    text: string,
+    start: number,
+    end: number,
+    onRow: OnRow,
+  ) => {
     if (names === null) {
       names = fields.map((f, i) => f === null || f === "" ? `f_${i + 1}` : f);
       return;
@@ -140,11 +177,11 @@ function csvReader(
     }
     const row: Row = {};
     for (let i = 0; i < names.length; i++) row[names[i]!] = fields[i] ?? null;
-    onRow(row);
+    onRow(row, at, text, start, end);
   };
 
   /** Reads records from `text`; returns where an unfinished record starts (or text.length). */
-  const read = (text: string, more: boolean, onRow: (row: Row) => void): number => {
+  const read = (text: string, more: boolean, onRow: OnRow): number => {
     let p = 0;
     const n = text.length;
     while (p < n) {
@@ -206,10 +243,11 @@ function csvReader(
         break; // a line end or the end of the text
       }
       if (!complete) return recordStart;
+      const recordEnd = p;
       if (p < n) p++; // the "\n"
       else if (more) return recordStart; // a last line without its "\n" may continue
       line += lines + 1;
-      emit(fields, recordLine, onRow);
+      emit(fields, recordLine, text, recordStart, recordEnd, onRow);
     }
     return n;
   };
@@ -224,6 +262,12 @@ function csvReader(
       held = "";
     },
   };
+}
+
+/** A record's text: its lines (CRLF or LF) joined by "\n", without the line end after it. */
+function recordText(text: string, start: number, end: number): string {
+  const s = stripCr(text.slice(start, end));
+  return s.includes("\r\n") ? s.replaceAll("\r\n", "\n") : s;
 }
 
 function fieldEnd(text: string, from: number, delimiter: string): number {
@@ -252,7 +296,7 @@ type LineParser = (line: string, number: number) => Row | null;
 function lineReader(parse: LineParser): TableReader {
   let number = 0;
   let held = "";
-  const each = (text: string, onRow: (row: Row) => void) => {
+  const each = (text: string, onRow: OnRow) => {
     let pos = 0;
     while (pos < text.length) {
       const nl = text.indexOf("\n", pos);
@@ -262,7 +306,7 @@ function lineReader(parse: LineParser): TableReader {
       number++;
       if (line === "") continue;
       const row = parse(line, number);
-      if (row !== null) onRow(row);
+      if (row !== null) onRow(row, number, line, 0, line.length);
     }
   };
   return {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readTableSource, type TableFormat } from "./read_table_source.ts";
+import { readTableSource, type RecordExtras, type TableFormat } from "./read_table_source.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import { IpAddr, type Row, Timestamp } from "../values/values.ts";
 
@@ -10,6 +10,7 @@ async function read(
   content: string,
   format: TableFormat,
   needed: string[] | null = null,
+  extra: RecordExtras = {},
 ): Promise<{ rows: Row[]; warnings: string[] }> {
   const dir = await Deno.makeTempDir({ prefix: "trawl-table-" });
   try {
@@ -17,7 +18,9 @@ async function read(
     await Deno.writeTextFile(path, content);
     const ctx = testContext();
     const rows: Row[] = [];
-    for await (const b of readTableSource([await hostEntry(path)], format, needed, ctx)) {
+    for await (
+      const b of readTableSource([await hostEntry(path)], format, needed, ctx, undefined, extra)
+    ) {
       rows.push(...b);
     }
     return { rows, warnings: ctx.warnings.map((w) => w.message) };
@@ -71,4 +74,30 @@ Deno.test("READ_ZEEK decodes escapes and takes its separators from the header", 
     "a\\x7cb|1;2|0.5\n(empty)|(empty)|-\n";
   const { rows } = await read(text, { kind: "zeek" });
   assert.deepEqual(rows, [{ msg: "a|b", tags: [1, 2], n: 0.5 }, { msg: "", tags: [], n: null }]);
+});
+
+Deno.test("READ_CSV with line and raw fields: a record's first line and its text across pieces, CRLF as LF", async () => {
+  const long = "x".repeat(300_000);
+  const text = `a,b\r\n1,"${long}\r\nsecond ""line"""\r\n\r\n2,last`; // no final line end
+  const extra = { line: "n", raw: "r" };
+  const { rows } = await read(text, CSV, null, extra);
+  assert.deepEqual(rows.map((r) => r.n), [2, 5]);
+  assert.equal(rows[0]!.r, `1,"${long}\nsecond ""line"""`);
+  assert.deepEqual(rows[1], { a: "2", b: "last", n: 5, r: "2,last" });
+  // Only the fields the query reads, and the two asked for.
+  const some = await read(text, CSV, ["b", "n"], { line: "n" });
+  assert.deepEqual(some.rows[1], { b: "last", n: 5 });
+});
+
+Deno.test("READ_ZEEK and READ_W3C with line and raw fields: header lines counted", async () => {
+  const zeek =
+    "#separator \\x09\n#fields\tuid\tn\n#types\tstring\tcount\nC1\t1\n\nC2\t2\n#close\tx\n";
+  const { rows } = await read(zeek, { kind: "zeek" }, null, { line: "_line", raw: "_raw" });
+  assert.deepEqual(rows, [
+    { uid: "C1", n: 1, _line: 4, _raw: "C1\t1" },
+    { uid: "C2", n: 2, _line: 6, _raw: "C2\t2" },
+  ]);
+  const w3c = "#Fields: date time cs-method\r\n2024-11-05 00:00:03 GET\r\n";
+  const iis = await read(w3c, { kind: "w3c" }, ["cs-method", "l", "t"], { line: "l", raw: "t" });
+  assert.deepEqual(iis.rows, [{ "cs-method": "GET", l: 2, t: "2024-11-05 00:00:03 GET" }]);
 });

@@ -33,14 +33,35 @@ export const SOURCE_CATALOG: readonly SourceSignature[] = [
       "line_field",
     ],
   },
-  { name: "READ_JSON", required: ["src"], optional: ["from", "to", "path_field"] },
+  {
+    name: "READ_JSON",
+    required: ["src"],
+    optional: ["from", "to", "path_field", "line_field", "raw_field"],
+  },
   {
     name: "READ_CSV",
     required: ["src"],
-    optional: ["delimiter", "header", "quote", "from", "to", "path_field"],
+    optional: [
+      "delimiter",
+      "header",
+      "quote",
+      "from",
+      "to",
+      "path_field",
+      "line_field",
+      "raw_field",
+    ],
   },
-  { name: "READ_W3C", required: ["src"], optional: ["from", "to", "path_field"] },
-  { name: "READ_ZEEK", required: ["src"], optional: ["from", "to", "path_field"] },
+  {
+    name: "READ_W3C",
+    required: ["src"],
+    optional: ["from", "to", "path_field", "line_field", "raw_field"],
+  },
+  {
+    name: "READ_ZEEK",
+    required: ["src"],
+    optional: ["from", "to", "path_field", "line_field", "raw_field"],
+  },
 ];
 
 /** Every source written like a call, upper-case: those above and VALUES (rows, not arguments). */

@@ -16,16 +16,22 @@ import {
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
-import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
+import {
+  EVERY_LINE,
+  parseRecordsSource,
+  UNMATCHED_SCHEMA,
+  unmatchedSource,
+} from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
-import { readTableSource } from "../exec/read_table_source.ts";
+import { readTableSource, type RecordExtras } from "../exec/read_table_source.ts";
+import { readJsonSource } from "../exec/read_json_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
 import { type Field, scalar } from "../values/types.ts";
 import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
-import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
+import type { OpenSource, PlanNode, SourceOrigin, SourceRead, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
 import { isJsonLines, readJson, readParse } from "../exec/cached_sources.ts";
@@ -199,6 +205,20 @@ export async function planSourceCall(
   const { files, onFile } = filesOneAtATime(lister(env, store, args));
   const pathField = fieldNameArgument(env, args, "path_field", "each row's file");
   if (pathField === false) return undefined;
+  const named = ["path_field", "line_field", "raw_field"] as const;
+  for (const [i, key] of named.entries()) {
+    const a = args.values.get(key)?.value;
+    const twin = named.slice(0, i).find((k) => a != null && args.values.get(k)?.value === a);
+    if (twin !== undefined) {
+      report(
+        env,
+        "BAD_ARGUMENT",
+        `${name} ${twin} and ${key} name the same field '${a}'; choose another name`,
+        args.values.get(key)!.expr.span,
+      );
+      return undefined;
+    }
+  }
   const node = await planFileSource(env, call, name, args, files);
   if (!node || pathField === undefined || name === "LIST") return node;
   if (node.kind !== "source") return node;
@@ -248,8 +268,28 @@ function fieldNameArgument(
   return a.value;
 }
 
-/** Every line a record, for `raw_field` and `line_field` over a pattern of one line. */
-const EVERY_LINE = { start: () => true, maxLines: 1 };
+/**
+ * `line_field:` and `raw_field:` of READ_JSON, READ_CSV, READ_W3C and READ_ZEEK (PARSE reads its
+ * own): the fields asked for, with their place in the schema and the label; undefined when none
+ * is asked for, false after a reported mistake.
+ */
+function recordExtras(
+  env: PlanEnv,
+  args: CallArgs,
+): { extra: RecordExtras; fields: Field[]; label: string } | undefined | false {
+  const raw = fieldNameArgument(env, args, "raw_field", "each record's text");
+  const line = fieldNameArgument(env, args, "line_field", "each record's line number");
+  if (raw === false || line === false) return false;
+  if (raw === undefined && line === undefined) return undefined;
+  return {
+    extra: { ...(raw ? { raw } : {}), ...(line ? { line } : {}) },
+    fields: [
+      ...(line ? [{ name: line, type: scalar("LONG"), nullable: false }] : []),
+      ...(raw ? [{ name: raw, type: scalar("STRING"), nullable: false }] : []),
+    ],
+    label: `${line ? `, line_field: '${line}'` : ""}${raw ? `, raw_field: '${raw}'` : ""}`,
+  };
+}
 
 async function planFileSource(
   env: PlanEnv,
@@ -265,6 +305,44 @@ async function planFileSource(
       return { kind: "source", schema: LIST_SCHEMA, label, start, ...TAKES_NOTHING };
     }
     case "READ_JSON": {
+      const asked = recordExtras(env, args);
+      if (asked === false) return undefined;
+      if (asked) {
+        // Each record's line and text: read raw (not from the column cache); a share of a file
+        // of JSON lines counts the lines before it (read_json_source.ts, firstLineOf).
+        const open = (shares: boolean) =>
+        (ctx: ExecContext, read: SourceRead) =>
+        (
+          all: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+        ) =>
+          warnAbsentFields(
+            name,
+            read.fields,
+            read.filter?.keep,
+            ctx,
+            (keep) => readJsonSource(all, read.fields, ctx, keep, read.paths, asked.extra),
+            shares,
+          );
+        const scan: SourceScan = {
+          list: files,
+          lines: (file, signal) => isJsonLines(file, signal),
+          read: (shares, ctx, read) => open(true)(ctx, read)(shares),
+        };
+        return {
+          kind: "source",
+          schema: asked.fields,
+          open: true,
+          label: `${label.slice(0, -1)}${asked.label})`,
+          start: (ctx, read) => open(false)(ctx, read)(files(ctx)),
+          ...TAKES_ALL,
+          ...(readsHostFiles(args.src)
+            ? {
+              scan,
+              origin: sourceOrigin({ kind: "READ_JSON", extra: asked.extra }, args),
+            }
+            : {}),
+        };
+      }
       const start: OpenSource = (ctx, read) =>
         warnAbsentFields(
           name,
@@ -305,15 +383,24 @@ async function planFileSource(
     case "READ_ZEEK": {
       const format = tableFormat(env, name, args.values);
       if (!format) return undefined;
+      const asked = recordExtras(env, args);
+      if (asked === false) return undefined;
       const start: OpenSource = (ctx, read) =>
         warnAbsentFields(
           name,
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep),
+          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep, asked?.extra),
         );
-      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+      return {
+        kind: "source",
+        schema: asked?.fields ?? [],
+        open: true,
+        label: asked ? `${label.slice(0, -1)}${asked.label})` : label,
+        start,
+        ...TAKES_ALL,
+      };
     }
     default:
       return await planParse(env, call, args, files);
@@ -426,14 +513,33 @@ async function planParse(
       )
     : (ctx, read) => readParse(files(ctx), pattern, spec, quiet(ctx), read);
   // Records that start where a pattern says are read by one thread only (a record may span any
-  // cut); line records may be shared among workers.
-  const scan: SourceScan | undefined = cut !== null ? undefined : {
-    list: files,
-    // A record of a multi-line pattern may span a cut: such files are read whole.
-    lines: () => Promise.resolve(!pattern.multiLine),
-    read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
-    skipped: (all, tally, ctx) => unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx),
-  };
+  // cut); line records may be shared among workers, and with their line or text too (each share
+  // counting the lines before it, read raw, not from the column cache).
+  const skipped: SourceScan["skipped"] = (all, tally, ctx) =>
+    unmatchedWarning(all, tally.first.uri, tally.count, pattern, ctx);
+  const scan: SourceScan | undefined = records !== null ? undefined : cut === EVERY_LINE
+    ? {
+      list: files,
+      lines: () => Promise.resolve(true),
+      read: (shares, ctx, read) =>
+        parseRecordsSource(
+          shares,
+          pattern,
+          read.fields,
+          quiet(ctx),
+          EVERY_LINE,
+          read.filter ?? undefined,
+          extra,
+        ),
+      skipped,
+    }
+    : {
+      list: files,
+      // A record of a multi-line pattern may span a cut: such files are read whole.
+      lines: () => Promise.resolve(!pattern.multiLine),
+      read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
+      skipped,
+    };
   return {
     kind: "source",
     schema: [...pattern.fields, ...extras],
@@ -451,6 +557,7 @@ async function planParse(
           subPatterns: [...used],
           ...(ignore ? { ignoreUnmatched: true } : {}),
           ...(zone !== env.query.timeZone ? { timeZone: zone } : {}),
+          ...(extras.length > 0 ? { extra } : {}),
         }, args),
       }
       : {}),

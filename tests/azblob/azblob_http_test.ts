@@ -148,6 +148,24 @@ Deno.test("an AZBLOB store defined over /datastores hides its key, keeps it on P
       r._path,
     );
   }
+  // And the line each record starts on in its blob: Entra ID exports, JSON arrays over many lines.
+  for (const day of ["2024-05-01", "2024-05-02"]) {
+    const sample = new URL(`../samples/entra/signins_${day}.json`, import.meta.url);
+    await az.upload("exports", `signins_${day}.json`, await Deno.readTextFile(sample));
+  }
+  const perLine = await sync(
+    s,
+    "alice",
+    `READ_JSON(src: 'azblob://arch/exports/*.json', path_field: '_path', line_field: '_line')
+| filter(status.errorCode != 0)
+| select(_path, _line, userPrincipalName as user)`,
+  );
+  const lined = await perLine.text();
+  assert.equal(perLine.status, 200, lined);
+  assert.deepEqual(JSON.parse(lined), [
+    { _path: "azblob://arch/exports/signins_2024-05-01.json", _line: 21, user: "bob@contoso.com" },
+    { _path: "azblob://arch/exports/signins_2024-05-02.json", _line: 2, user: "carol@contoso.com" },
+  ]);
   const refused = await sync(s, "bob", SCRIPT);
   const body = await refused.json();
   // Outside the acl the store is as one that does not exist.

@@ -69,17 +69,23 @@ Deno.test("the served datastore registry reads cloudapi:// through the hosts in 
     const perHour = await s.fetch("alice", "/API/v1.0/?scriptPath=/user", {
       method: "POST",
       headers: SCRIPT_HEADERS,
-      body: script.replace("to: TIMESTAMP", "path_field: '_path', to: TIMESTAMP")
-        .replace("select(id)", "select(id, _path)"),
+      body: script.replace(
+        "to: TIMESTAMP",
+        "path_field: '_path', line_field: '_line', to: TIMESTAMP",
+      )
+        .replace("select(id)", "select(id, _path, _line)"),
     });
     const hours = await perHour.text();
     assert.equal(perHour.status, 200, hours);
-    const tagged = JSON.parse(hours) as { id: string; _path: string }[];
+    const tagged = JSON.parse(hours) as { id: string; _path: string; _line: number }[];
     assert.deepEqual(tagged.map((r) => r.id).sort(), expected);
     const files = new Set(tagged.map((r) => r._path));
     assert.ok(files.size >= 1);
     for (const f of files) {
       assert.match(f, /^cloudapi:\/\/corp\/directory_service\/audits\/\d{4}\/\d\d\/\d\d\//, f);
+      // One record a line: the records read from each file are its lines 1, 2, ... in order.
+      const lines = tagged.filter((r) => r._path === f).map((r) => r._line);
+      assert.deepEqual(lines, lines.map((_, i) => i + 1), f);
     }
   } finally {
     await emulator.stop();

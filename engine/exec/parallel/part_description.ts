@@ -37,6 +37,8 @@ import { typeExpr } from "../../expr/compile_expr.ts";
 import { AGGREGATES } from "../../functions/aggregates.ts";
 import { compilePattern } from "../../pattern/compile_pattern.ts";
 import { readJson, readParse } from "../cached_sources.ts";
+import { readJsonSource } from "../read_json_source.ts";
+import { EVERY_LINE, parseRecordsSource } from "../parse_records.ts";
 import { warnAbsentFields } from "../absent_fields.ts";
 
 /** `node` as plain data, or undefined when some of it was not made by the planner. */
@@ -343,13 +345,29 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
       part.reader.timeZone ?? build.timeZone,
     ];
     const ignore = part.reader.ignoreUnmatched === true;
+    const quiet = (ctx: ExecContext) => ignore ? { ...ctx, ignoreUnmatched: true } : ctx;
+    // With `line_field:`/`raw_field:` a line a record, read raw, each share counting the lines
+    // before it (as engine/planning/source_calls.ts plans it in the query's thread).
+    const extra = part.reader.extra;
     scan = {
       list,
       lines: () => Promise.resolve(!pattern.multiLine),
       read: (shares, ctx, read) =>
-        readParse(shares, pattern, spec, ignore ? { ...ctx, ignoreUnmatched: true } : ctx, read),
+        extra
+          ? parseRecordsSource(
+            shares,
+            pattern,
+            read.fields,
+            quiet(ctx),
+            EVERY_LINE,
+            read.filter ?? undefined,
+            extra,
+          )
+          : readParse(shares, pattern, spec, quiet(ctx), read),
     };
   } else {
+    // With `line_field:`/`raw_field:` read raw, each share counting the lines before it.
+    const extra = part.reader.extra;
     scan = {
       list,
       lines: () => Promise.resolve(true),
@@ -359,7 +377,10 @@ function buildSource(part: SourceDescription, build: PartBuild): PlanNode {
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readJson(shares, ctx, read.fields, keep, read.paths),
+          (keep) =>
+            extra
+              ? readJsonSource(shares, read.fields, ctx, keep, read.paths, extra)
+              : readJson(shares, ctx, read.fields, keep, read.paths),
           true,
         ),
     };

@@ -96,6 +96,38 @@ export function rangeEntry(
   };
 }
 
+/**
+ * The number (from 1) of the first line `entry` reads in its file: 1 for a whole file; for a
+ * share (`entry.range`) the lines of the file before the first line that starts in its range,
+ * counted by reading the bytes before it (read, not parsed), plus one. A share that asks for it
+ * thus reads the file from its start; one that does not pays nothing.
+ */
+export async function firstLineOf(entry: FileEntry, signal: AbortSignal): Promise<number> {
+  const range = entry.range;
+  if (range === undefined || range.start === 0) return 1;
+  const reader = (await range.file.open(signal)).getReader();
+  let newlines = 0;
+  let at = 0;
+  let last = -1; // the byte before the range
+  try {
+    while (at < range.start) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const stop = Math.min(value.length, range.start - at);
+      for (let i = value.indexOf(NL); i >= 0 && i < stop; i = value.indexOf(NL, i + 1)) {
+        newlines++;
+      }
+      if (at + stop === range.start && stop > 0) last = value[stop - 1]!;
+      at += stop;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  // A line that starts at the range's first byte is the next; one cut by it belongs to the
+  // share before, and the first line read is the one after it.
+  return last === NL ? newlines + 1 : newlines + 2;
+}
+
 async function openRange(
   file: FileEntry,
   start: number,

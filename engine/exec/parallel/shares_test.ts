@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { FileEntry } from "../../contracts/datastore.ts";
-import { shareEntry, splitShares } from "./shares.ts";
+import { firstLineOf, shareEntry, splitShares } from "./shares.ts";
 
 /** A file in memory read in chunks of `chunk` bytes, from any offset. */
 function memoryFile(uri: string, bytes: Uint8Array, chunk: number): FileEntry {
@@ -64,6 +64,33 @@ Deno.test("line ranges of a file, read one after the other, give each line exact
       },
     ),
     { numRuns: 400, seed: 3 },
+  );
+});
+
+Deno.test("firstLineOf: a share's first line is the number, in the whole file, of the first line it reads", async () => {
+  const signal = new AbortController().signal;
+  await fc.assert(
+    fc.asyncProperty(
+      text,
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: 1, max: 9 }),
+      async (content, workers, chunk) => {
+        const bytes = new TextEncoder().encode(content);
+        const file = memoryFile("a.log", bytes, chunk);
+        const shares = splitShares([{ uri: "a.log", size: bytes.length, lines: true }], workers, 1);
+        let linesBefore = 0; // the lines the shares before this one read
+        for (const share of shares) {
+          for (const part of share) {
+            const entry = shareEntry(file, part);
+            const got = await read(entry);
+            if (got.length === 0) continue; // a range in which no line starts
+            assert.equal(await firstLineOf(entry, signal), linesBefore + 1, JSON.stringify(part));
+            linesBefore += got.split("\n").length - (got.endsWith("\n") ? 1 : 0);
+          }
+        }
+      },
+    ),
+    { numRuns: 400, seed: 5 },
   );
 });
 
