@@ -12,6 +12,7 @@
 
 import uPlot from "uplot";
 import { h } from "./dom.ts";
+import { withEmptyBuckets } from "./buckets.ts";
 
 type Row = Record<string, unknown>;
 
@@ -155,9 +156,10 @@ export function eventsChart(
   total: number,
   onZoom: (from: Date, to: Date) => void,
 ): HTMLElement | null {
-  const points = rows.map((r) => ({ t: Date.parse(String(r.t)), n: Number(r.n) }))
+  const given = rows.map((r) => ({ t: Date.parse(String(r.t)), n: Number(r.n) }))
     .filter((p) => !Number.isNaN(p.t));
-  if (points.length === 0) return null;
+  if (given.length === 0) return null;
+  const points = withEmptyBuckets(given, bucket.ms);
   const xs = points.map((p) => p.t / 1000);
   const ys = points.map((p) => p.n);
   const title = `Events over time by ${time}`;
