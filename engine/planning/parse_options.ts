@@ -136,14 +136,19 @@ export async function patternArgument(
       report(env, "BAD_ARGUMENT", "PARSE needs pattern: a pattern as a string", inline.expr.span);
       return undefined;
     }
-    const literal = inline.expr.value;
-    // A pattern written in place: its mistakes are placed in it, at the element they are about.
-    const quoted = literal.kind === "literal" ? literal.quoted : undefined;
+    const expr = inline.expr.value;
+    // A pattern written in place, or a constant's: its mistakes are placed in the literal, at the
+    // element they are about.
+    const written = expr.kind === "literal" && expr.quoted
+      ? { span: expr.span, quoted: expr.quoted }
+      : expr.kind === "param"
+      ? env.params.get(expr.name)?.written
+      : undefined;
     return {
       text: inline.value,
       what: "pattern",
-      span: literal.span,
-      ...(quoted ? { quoted } : {}),
+      span: written?.span ?? expr.span,
+      ...(written ? { quoted: written.quoted } : {}),
     };
   }
   const path = file!.value;

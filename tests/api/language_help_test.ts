@@ -47,6 +47,10 @@ Deno.test("POST /check marks a pattern's mistake at the matcher, not at the open
   const quoted = "PARSE(pattern: 'IPV4:ip \\' \\' WROD:w', src: '/user/x.log')";
   const [q] = await check(s, quoted);
   assert.deepEqual([q!.line, q!.column], [1, quoted.indexOf("WROD") + 1]);
+  // A pattern bound to a constant: its mistake is placed where the constant is written.
+  const bound = "$p = 'IPV4:ip WROD:w';\nPARSE(pattern: $p, src: '/user/x.log')";
+  const [c] = await check(s, bound);
+  assert.deepEqual([c!.line, c!.column], [1, bound.indexOf("WROD") + 1]);
 });
 
 Deno.test("POST /patterns/try: each field's place in its line; where a failing line stopped", async () => {
