@@ -92,7 +92,8 @@ function helped(
   const help = words.help.get(helpKey(kind, kind === "function" ? name.toLowerCase() : name));
   return {
     label: name,
-    detail: help ? help.signature : kind,
+    // The signature when it says more than the name (a matcher's is mostly the name alone).
+    detail: help && help.signature !== name ? help.signature : kind,
     ...(help ? { info: () => helpNode(help) } : {}),
     ...rest,
   };

@@ -77,7 +77,7 @@ export function patternPane(options: {
     h(
       "div",
       { className: "field pattern-file" },
-      h("label", { htmlFor: "pattern-file" }, "Samples from a file"),
+      h("label", { htmlFor: "pattern-file" }, "Sample file"),
       h("div", { className: "buttons" }, file, load, fileNote),
       files,
     ),
