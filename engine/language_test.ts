@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { tryPattern } from "./language.ts";
+import { parsePattern } from "./pattern/parse_pattern.ts";
+import { needsLinearEngine } from "./pattern/backtracking.ts";
 
 const ACCESS = `IPV4:client ' - ' NSPACE:user ' [' HTTPDATE:time '] "' WORD:method ' ' ` +
   `NSPACE:path ' ' LD '" ' INT:status`;
@@ -45,6 +47,8 @@ Deno.test("a lazy LD last before the failing element: matching stopped where the
 
 Deno.test("spans on the linear-time engine, for a pattern that could backtrack without bound", () => {
   const pattern = `LD:a 'x' NSPACE:b ' ' INT:n`;
+  const parsed = parsePattern(pattern);
+  assert.ok(parsed.ok && needsLinearEngine(parsed.elements), "a pattern for the linear engine");
   const line = "aaa xxyz 42";
   const trial = tryPattern(pattern, [line], "UTC");
   assert.ok(trial.ok);
