@@ -45,6 +45,7 @@ import { api, type CheckAnswer, type Diagnostic } from "./api.ts";
 import {
   contextAt,
   helpKey,
+  matcherExpected,
   patternLanguage,
   trawlLanguage,
   type Vocabulary,
@@ -247,7 +248,11 @@ export function createEditor(
       validFor: /^[A-Za-z0-9_]*$/,
     });
     // Inside a pattern only matchers make sense; inside another string (a path) nothing does.
-    if (where.string === "pattern") return result(matcherOptions(words));
+    if (where.string === "pattern") {
+      return where.raw === undefined || matcherExpected(where.raw)
+        ? result(matcherOptions(words))
+        : null;
+    }
     if (where.string === "other") return null;
     const commands = () =>
       [...words.commands].map((c) =>
@@ -362,10 +367,7 @@ export function createPatternEditor(
     const from = word?.from ?? context.pos;
     const before = context.state.doc.sliceString(0, from);
     // After `:` comes a field's name, inside quotes a literal: no matcher there.
-    if (/:\s*$/.test(before)) return null;
-    const quotes = (before.match(/(?<!\\)'/g)?.length ?? 0) +
-      (before.match(/(?<!\\)"/g)?.length ?? 0);
-    if (quotes % 2 === 1) return null;
+    if (!matcherExpected(before)) return null;
     return { from, options: matcherOptions(words), validFor: /^[A-Za-z0-9_]*$/ };
   };
   const { host, root } = shadowHost(parent, "editor-host pattern-editor");

@@ -53,6 +53,24 @@ export interface CursorContext {
   readonly inArguments: boolean;
   /** Offset of the last `|` outside strings, comments and parentheses, or -1. */
   readonly pipe: number;
+  /** Inside a raw string: its text up to the cursor (a pattern's literals are quoted in it). */
+  readonly raw?: string;
+}
+
+/**
+ * Whether a matcher may come at the end of `pattern` (a pattern's text up to the cursor): not
+ * right after `:` (a field's name), nor inside one of its quoted literals.
+ */
+export function matcherExpected(pattern: string): boolean {
+  if (/:\s*[A-Za-z0-9_]*$/.test(pattern)) return false;
+  let quote: string | null = null;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (quote !== null && ch === "\\") i++;
+    else if (quote !== null && ch === quote) quote = null;
+    else if (quote === null && (ch === "'" || ch === '"')) quote = ch;
+  }
+  return quote === null;
 }
 
 /** The context at the end of `before` (the script up to the cursor). */
@@ -80,7 +98,7 @@ export function contextAt(before: string): CursorContext {
     } else if (before.startsWith("'''", i) || before.startsWith('"""', i)) {
       const fence = before.slice(i, i + 3);
       const end = before.indexOf(fence, i + 3);
-      if (end < 0) return inside("pattern");
+      if (end < 0) return { ...inside("pattern"), raw: before.slice(i + 3) };
       i = end + 3;
     } else if (ch === "'" || ch === '"') {
       let j = i + 1;

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { contextAt } from "../../console/trawl_language.ts";
+import { contextAt, matcherExpected } from "../../console/trawl_language.ts";
 
 Deno.test("inside a raw string or the value of pattern: the cursor is in a pattern", () => {
   assert.equal(contextAt("PARSE(pattern: '''IPV4:ip ' ' HT").string, "pattern");
@@ -38,4 +38,14 @@ Deno.test("after a pipe a command; inside its parentheses an expression of that 
     inArguments: true,
     pipe: -1,
   });
+});
+
+Deno.test("a matcher is expected neither after `:` nor inside a pattern's literal", () => {
+  assert.equal(matcherExpected("IPV4:client ' - ' "), true);
+  assert.equal(matcherExpected("IPV4:"), false);
+  assert.equal(matcherExpected("IPV4: "), false);
+  assert.equal(matcherExpected("IPV4:client ' - "), false);
+  assert.equal(matcherExpected(`IPV4 "a\\" `), false);
+  assert.equal(matcherExpected(`IPV4 "a\\"" `), true);
+  assert.equal(contextAt("$p = '''IPV4:ip ' ").raw, "IPV4:ip ' ");
 });
