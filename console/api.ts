@@ -91,6 +91,12 @@ export interface Language {
   }[];
   readonly matchers: readonly string[];
   readonly keywords: readonly string[];
+  readonly help: readonly {
+    readonly kind: "command" | "source" | "function" | "matcher";
+    readonly name: string;
+    readonly signature: string;
+    readonly description: string;
+  }[];
 }
 
 export interface QueryStatus {

@@ -7,7 +7,7 @@
 import { apiJson, type Language, storedToken, storeToken, type Whoami } from "./api.ts";
 import { debounce, fill, h } from "./dom.ts";
 import { createEditor, type ScriptEditor } from "./editor.ts";
-import { emptyVocabulary } from "./trawl_language.ts";
+import { emptyVocabulary, helpKey } from "./trawl_language.ts";
 import { runPane } from "./run_pane.ts";
 import { treePane } from "./tree_pane.ts";
 import { fileBar } from "./file_bar.ts";
@@ -88,6 +88,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   language.functions.forEach((f) => words.functions.add(f.name));
   language.matchers.forEach((m) => words.matchers.add(m));
   language.keywords.forEach((k) => words.keywords.add(k));
+  language.help.forEach((w) => words.help.set(helpKey(w.kind, w.name), w));
 
   const machines = machinesPane();
   // deno-lint-ignore prefer-const
@@ -278,6 +279,7 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     },
   });
   const pattern = patternPane({
+    words,
     onUse: (text, src) => {
       selectTab("editor");
       newQuery(

@@ -156,7 +156,8 @@ export const CONTRACTS = {
   language: {
     method: "get",
     path: `${API}/language`,
-    summary: "the language's commands, functions, matchers and sources (for editors)",
+    summary:
+      "the language's commands, functions, matchers and sources, with their help (for editors)",
     responses: { "200": { description: "the names, by kind" } },
   },
   machines: {

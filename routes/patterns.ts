@@ -1,8 +1,11 @@
 /**
  * `POST /patterns/try` with `{"pattern", "lines": [...]}`: what a PARSE pattern extracts from
  * each sample line, for developing a pattern as one types (the console's pattern pane):
- * `200 {"ok": true, "fields": {name: type}, "lines": [{"row": {...}} | {"row": null}]}`, or
- * `{"ok": false, "message", "offset"}` when the pattern itself is wrong. Nothing is read or kept.
+ * `200 {"ok": true, "fields": {name: type}, "lines": [{"row": {...} | null, "spans", "stop"}]}`
+ * (`spans`: where each field's text lies in the line, `{name: [start, end]}`; `stop`: for a line
+ * that does not match, `{"at", "element": {"offset", "text"}}`, the offset in the line where
+ * matching stopped and the pattern element that failed there), or `{"ok": false, "message",
+ * "offset"}` when the pattern itself is wrong. Nothing is read or kept.
  * A body over 1 MiB is `413 PAYLOAD_TOO_LARGE`, from its Content-Length before it is read.
  */
 
@@ -60,7 +63,11 @@ export function patternRoutes(settings: Settings): Hono<AppEnv> {
       trial.fields.map((f) => f.name),
       zone,
     );
-    const lines = trial.rows.map((row) => ({ row: row === null ? null : JSON.parse(write(row)) }));
+    const lines = trial.lines.map((l) => ({
+      row: l.row === null ? null : JSON.parse(write(l.row)),
+      spans: l.spans,
+      stop: l.stop,
+    }));
     return sendJson(c, { ok: true, fields: schemaToJson(trial.fields), lines });
   });
 }

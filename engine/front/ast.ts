@@ -5,6 +5,12 @@
 
 import type { Value } from "../values/values.ts";
 
+/** A string literal as written: its opening quote's length and the text up to the closing one. */
+export interface Quoted {
+  readonly fence: 1 | 3;
+  readonly source: string;
+}
+
 /** Where a node starts in the script: 1-based line and column, 0-based offset. */
 export interface Span {
   readonly line: number;
@@ -40,6 +46,8 @@ export type Expr =
     readonly span: Span;
     /** For numbers: the declared type (`42` INTEGER, `42L` or a 64-bit value LONG, `3.5` DOUBLE). */
     readonly numberKind?: "INTEGER" | "LONG" | "DOUBLE" | undefined;
+    /** For strings: as written (lexer.ts placeInString finds a character of the value). */
+    readonly quoted?: Quoted | undefined;
   }
   /** A field of the current record; `name` is unquoted (backquotes removed). */
   | { readonly kind: "field"; readonly name: string; readonly span: Span }

@@ -4,6 +4,7 @@
  * reporting the same problem twice.
  */
 
+import type { Quoted } from "./ast.ts";
 import type { Diagnostic } from "./diagnostics.ts";
 import { unitMillis } from "../values/interval.ts";
 
@@ -27,6 +28,30 @@ export type TokenKind =
   | "error" // a lexical mistake, already reported
   | "eof";
 
+/**
+ * Where the character at `offset` of a string literal's value is in the script: the literal
+ * starts (its opening quote) at `at`. Escapes (`\n`, `\u0041`) count as one character of the
+ * value; a raw string's lines are the script's.
+ */
+export function placeInString(
+  at: { readonly line: number; readonly column: number; readonly offset: number },
+  quoted: Quoted,
+  offset: number,
+): { line: number; column: number; offset: number } {
+  const src = quoted.source;
+  let i = 0;
+  for (let n = 0; n < offset && i < src.length; n++) {
+    if (quoted.fence === 3 || src[i] !== "\\") i++;
+    else i += src[i + 1] === "u" && /^[0-9A-Fa-f]{4}$/.test(src.slice(i + 2, i + 6)) ? 6 : 2;
+  }
+  const before = src.slice(0, i);
+  const breaks = before.split("\n").length - 1;
+  const column = breaks === 0
+    ? at.column + quoted.fence + i
+    : before.length - before.lastIndexOf("\n");
+  return { line: at.line + breaks, column, offset: at.offset + quoted.fence + i };
+}
+
 export interface Token {
   readonly kind: TokenKind;
   /** Identifier or keyword (lower-cased), string contents, operator, name after `$`/`@`, path. */
@@ -37,6 +62,8 @@ export interface Token {
   readonly numberKind?: "INTEGER" | "LONG" | "DOUBLE";
   /** For networks: the prefix length. */
   readonly prefix?: number;
+  /** For strings: the text between the quotes as written, to place an offset in the value. */
+  readonly quoted?: Quoted;
   readonly line: number;
   readonly column: number;
   readonly offset: number;
@@ -265,7 +292,7 @@ export function lex(text: string): LexResult {
     while (i < text.length) {
       const ch = text[i];
       if (ch === quote) {
-        push("string", start, out);
+        push("string", start, out, { quoted: { fence: 1, source: text.slice(start + 1, i) } });
         return i + 1;
       }
       if (ch === "\n") break;
@@ -317,7 +344,9 @@ export function lex(text: string): LexResult {
       fail(start, `unterminated string: ${fence} has no closing ${fence}`);
       return text.length;
     }
-    push("string", start, text.slice(start + 3, end));
+    push("string", start, text.slice(start + 3, end), {
+      quoted: { fence: 3, source: text.slice(start + 3, end) },
+    });
     return end + 3;
   }
 

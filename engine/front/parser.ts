@@ -727,7 +727,7 @@ class Parser {
         return { kind: "literal", value: t.num, numberKind: t.numberKind, span };
       case "string":
         this.next();
-        return { kind: "literal", value: t.text, span };
+        return { kind: "literal", value: t.text, span, quoted: t.quoted };
       case "ip":
         this.next();
         return { kind: "literal", value: new IpAddr(4, t.num), span };

@@ -71,6 +71,12 @@ export interface CompiledPattern {
     filter?: PushedFilter,
     direct?: DirectGroups,
   ): ByteScanner | null;
+  /**
+   * Where each named field's text lies in a match of the pattern at the start of `line`
+   * (`[start, end)`, absent for a field that took no text), or null when the line does not
+   * match: for the pattern developer (`POST /patterns/try`), on short sample lines.
+   */
+  spans(line: string): PatternSpans | null;
   /** All fields of the records in `text[start, end)`; see Extractor.extractAll. */
   extractAll(
     text: string,
@@ -79,6 +85,13 @@ export interface CompiledPattern {
     onRow: (row: Row) => void,
     options?: ExtractOptions,
   ): ExtractCounts;
+}
+
+/** Where a match of a pattern at the start of a line ends, and where its fields lie. */
+export interface PatternSpans {
+  readonly end: number;
+  /** `[start, end)` by field name; absent for a field that took no text. */
+  readonly fields: ReadonlyMap<string, readonly [number, number]>;
 }
 
 export type CompileResult =
@@ -145,6 +158,7 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
       return makeExtractor(re, slotsOf(some.fields), needed, all.maxLines);
     };
     let every: Extractor | null = null;
+    let spanMatcher: SpanMatcher | null = null;
     const pattern: CompiledPattern = {
       fields: schema,
       multiLine: all.maxLines > 1,
@@ -159,12 +173,52 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
         every ??= make(schema.map((f) => f.name));
         return every.extractAll(text, start, end, onRow, options);
       },
+      spans: (line) => fieldSpans(all, spanMatcher ??= spanMatcherOf(all, linear), line),
     };
     return { ok: true, pattern };
   } catch (e) {
     if (e instanceof CompileError) return { ok: false, message: e.message, offset: e.offset };
     throw e;
   }
+}
+
+/** Where the fields of `built` lie in a match at the start of `line`; null when none. */
+/** A match at the start of a line: its end and each capture group's range, or null. */
+type SpanMatcher = (line: string) => {
+  readonly end: number;
+  range(group: number): readonly [number, number] | undefined;
+} | null;
+
+/** The matcher `spans` uses: V8's with indices, or re2js's for a pattern that needs it. */
+function spanMatcherOf(built: BuiltRegex, linear: boolean): SpanMatcher {
+  if (linear) {
+    const re = RE2JS.compile(`^(?:${forRe2(built.source)})`);
+    return (line) => {
+      const m = re.matcher(line);
+      if (!m.lookingAt()) return null;
+      return { end: m.end(0), range: (g) => m.start(g) >= 0 ? [m.start(g), m.end(g)] : undefined };
+    };
+  }
+  const re = new RegExp(built.source, "yd");
+  return (line) => {
+    re.lastIndex = 0;
+    const m = re.exec(line);
+    if (m === null) return null;
+    return { end: m.index + m[0].length, range: (g) => m.indices?.[g] };
+  };
+}
+
+/** Where the fields of `built` lie in a match at the start of `line`; null when none. */
+function fieldSpans(built: BuiltRegex, match: SpanMatcher, line: string): PatternSpans | null {
+  const m = match(line);
+  if (m === null) return null;
+  const spans = new Map<string, readonly [number, number]>();
+  for (const [name, info] of built.fields) {
+    // A name in several alternatives: the one that matched.
+    const found = info.groups.map((g) => m.range(g.group)).find((r) => r !== undefined);
+    if (found) spans.set(name, found);
+  }
+  return { end: m.end, fields: spans };
 }
 
 /** A maker of sticky matchers of `built`: V8's sticky RegExp, or re2js on one record's lines. */

@@ -5,7 +5,7 @@
 
 import type { QueryContext } from "../contracts/query_context.ts";
 import type { Diagnostic, DiagnosticCode } from "../front/diagnostics.ts";
-import type { Span } from "../front/ast.ts";
+import type { Quoted, Span } from "../front/ast.ts";
 import type { PlanNode } from "../plan/plan.ts";
 import type { Schema, Type } from "../values/types.ts";
 import type { Value } from "../values/values.ts";
@@ -13,6 +13,8 @@ import type { Value } from "../values/values.ts";
 export interface ParamBinding {
   readonly value: Value;
   readonly type: Type;
+  /** A constant bound to a string literal: where it is, and as written (lexer.ts Quoted). */
+  readonly written?: { readonly span: Span; readonly quoted: Quoted };
 }
 
 export interface PlanEnv {

@@ -6,7 +6,7 @@
  * `unmatched: 'ignore'` expects them (counted in the stats, without a warning).
  */
 
-import type { NamedExpr, Span } from "../front/ast.ts";
+import type { NamedExpr, Quoted, Span } from "../front/ast.ts";
 import type { SubPatterns } from "../pattern/parse_pattern.ts";
 import { existingFile } from "./paths.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
@@ -115,7 +115,9 @@ export async function patternArgument(
   env: PlanEnv,
   call: { readonly span: Span },
   args: Args,
-): Promise<{ text: string; what: string; span: Span } | undefined> {
+): Promise<
+  { text: string; what: string; span: Span; quoted?: Quoted } | undefined
+> {
   const inline = args.get("pattern");
   const file = args.get("pattern_file");
   if ((inline === undefined) === (file === undefined)) {
@@ -134,7 +136,20 @@ export async function patternArgument(
       report(env, "BAD_ARGUMENT", "PARSE needs pattern: a pattern as a string", inline.expr.span);
       return undefined;
     }
-    return { text: inline.value, what: "pattern", span: inline.expr.value.span };
+    const expr = inline.expr.value;
+    // A pattern written in place, or a constant's: its mistakes are placed in the literal, at the
+    // element they are about.
+    const written = expr.kind === "literal" && expr.quoted
+      ? { span: expr.span, quoted: expr.quoted }
+      : expr.kind === "param"
+      ? env.params.get(expr.name)?.written
+      : undefined;
+    return {
+      text: inline.value,
+      what: "pattern",
+      span: written?.span ?? expr.span,
+      ...(written ? { quoted: written.quoted } : {}),
+    };
   }
   const path = file!.value;
   const span = file!.expr.value.span;

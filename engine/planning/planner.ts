@@ -55,8 +55,16 @@ export async function planScript(
         break;
       case "let": {
         const c = constant(env, statement.value);
+        const v = statement.value;
+        // A pattern's mistake is placed in the literal that holds it (parse_options.ts).
+        const written = c && v.kind === "literal" && v.quoted
+          ? { written: { span: v.span, quoted: v.quoted } }
+          : {};
         // A failed constant stays bound (to null) so later uses report nothing more.
-        env.params.set(statement.name, c ?? { value: null, type: { kind: "NULL" } });
+        env.params.set(
+          statement.name,
+          c ? { ...c, ...written } : { value: null, type: { kind: "NULL" } },
+        );
         break;
       }
       case "bind": {

@@ -31,6 +31,7 @@ import { type Field, scalar } from "../values/types.ts";
 import { isValidZone } from "../values/time.ts";
 import { tableFormat } from "./table_options.ts";
 import { QueryError } from "../front/diagnostics.ts";
+import { placeInString } from "../front/lexer.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceRead, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
@@ -452,7 +453,9 @@ async function planParse(
       env,
       "SYNTAX_ERROR",
       `in the ${arg.what} at offset ${compiled.offset}: ${compiled.message}`,
-      arg.span,
+      arg.quoted
+        ? { ...arg.span, ...placeInString(arg.span, arg.quoted, compiled.offset) }
+        : arg.span,
     );
     return undefined;
   }

@@ -25,7 +25,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 
 /** Replaces the editor's text as a person would: select all, type. */
 async function setScript(page: Page, text: string): Promise<void> {
-  const content = page.locator(".cm-content");
+  const content = page.locator('.cm-content[aria-label="Script"]');
   await content.click();
   await page.keyboard.press("Control+a");
   await page.keyboard.press("Delete");
@@ -36,7 +36,7 @@ async function setScript(page: Page, text: string): Promise<void> {
   await page.keyboard.press("Escape");
 }
 
-const script = (page: Page) => page.locator(".cm-content").innerText();
+const script = (page: Page) => page.locator('.cm-content[aria-label="Script"]').innerText();
 const state = (page: Page, s: string) =>
   page.locator('output[aria-label="State"]', { hasText: s }).waitFor({ timeout: 60_000 });
 const hashOf = (page: Page) => new URLSearchParams(new URL(page.url()).hash.slice(1));

@@ -22,7 +22,7 @@ interface Scrollable {
 
 /** Replaces the editor's text as a person would: select all, type. */
 async function setScript(page: Page, text: string): Promise<void> {
-  const content = page.locator(".cm-content");
+  const content = page.locator('.cm-content[aria-label="Script"]');
   await content.click();
   await page.keyboard.press("Control+a");
   await page.keyboard.press("Delete");
@@ -215,7 +215,10 @@ Deno.test({
         await list.getByText("host", { exact: true }).waitFor();
         await b.shot("03c-complete-field");
         await page.keyboard.press("Enter");
-        assert.match(await page.locator(".cm-content").innerText(), /filter\(host$/);
+        assert.match(
+          await page.locator('.cm-content[aria-label="Script"]').innerText(),
+          /filter\(host$/,
+        );
         await page.keyboard.type(" = 'a')\n| so");
         await page.keyboard.press("Control+Space");
         await list.getByText("sort", { exact: true }).waitFor();
@@ -297,7 +300,10 @@ Deno.test({
       const tree = page.getByRole("tree", { name: "Files" });
       await tree.getByText("saved.sx", { exact: true }).click();
       await page.getByText("Opened /users/root/saved.sx").waitFor();
-      assert.equal(await page.locator(".cm-content").innerText(), "VALUES((x: 1))");
+      assert.equal(
+        await page.locator('.cm-content[aria-label="Script"]').innerText(),
+        "VALUES((x: 1))",
+      );
       // Someone else saves it meanwhile.
       const other = await asRoot(`${API}/resources/user/saved.sx`, {
         method: "PUT",

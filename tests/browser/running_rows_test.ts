@@ -61,7 +61,7 @@ Deno.test({
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("button", { name: "Run", exact: true }).waitFor();
 
-    const content = page.locator(".cm-content");
+    const content = page.locator('.cm-content[aria-label="Script"]');
     await content.click();
     await page.keyboard.press("Control+a");
     await page.keyboard.press("Delete");
