@@ -130,7 +130,7 @@ Deno.test({
         "the query machine follows a query; its state changes listed with times",
         async () => {
           await page.getByRole("tab", { name: "Editor" }).click();
-          const content = page.locator(".cm-content");
+          const content = page.locator('.cm-content[aria-label="Script"]');
           await content.click();
           await page.keyboard.press("Control+a");
           await page.keyboard.press("Delete");
@@ -156,7 +156,7 @@ Deno.test({
           await s.write("/shared/mixed.log", "1 a\nx b\n3 c\n");
           await page.getByRole("tab", { name: "Editor" }).click();
           const run = async (script: string) => {
-            const content = page.locator(".cm-content");
+            const content = page.locator('.cm-content[aria-label="Script"]');
             await content.click();
             await page.keyboard.press("Control+a");
             await page.keyboard.press("Delete");
