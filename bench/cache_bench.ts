@@ -37,7 +37,7 @@ const WEEK_LOG = join(DATA_DIR, "week.log");
 const HOUR_FROM = "2024-05-04 13:00:00";
 const HOUR_TO = "2024-05-04 14:00:00";
 
-type Name = "access" | "json" | "nested" | "wide" | "hour";
+export type CacheName = "access" | "json" | "nested" | "wide" | "hour";
 
 interface CacheTask {
   readonly title: string;
@@ -47,7 +47,7 @@ interface CacheTask {
   readonly peer: string | null;
 }
 
-const CACHE_TASKS: Record<Name, CacheTask> = {
+export const CACHE_TASKS: Record<CacheName, CacheTask> = {
   access: { ...TASKS.access, peer: "access" },
   json: { ...TASKS.json, peer: "json" },
   nested: { ...TASKS.nested, peer: "nested" },
@@ -134,7 +134,7 @@ function fmt(ms: number): string {
 
 async function main(): Promise<void> {
   const runs = Number(option("runs") ?? 3);
-  const names = (option("tasks") ?? "access,json,nested,hour").split(",") as Name[];
+  const names = (option("tasks") ?? "access,json,nested,hour").split(",") as CacheName[];
   const workers = Number(option("workers") ?? (navigator.hardwareConcurrency || 1));
   const noPeers = Deno.args.includes("--no-peers");
   for (const f of [ACCESS_LOG, EVENTS_JSONL, SIGNINS_JSONL]) await Deno.stat(f);

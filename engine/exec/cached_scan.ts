@@ -54,6 +54,13 @@ export interface CachedRead {
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
   /** The pushed filter: only the rows it keeps are handed out. */
   readonly keep?: ((row: Row) => boolean) | undefined;
+  /** The fields `keep` reads: a cached block gives it a row of just those. */
+  readonly reads?: ReadonlySet<string> | undefined;
+  /**
+   * Whether the reader's skip tallies name a line (READ_JSON): the lines of each block are
+   * counted, so that a later block's line is counted from the file's start. PARSE names none.
+   */
+  readonly lineNumbers?: boolean;
   /** The one warning for the records skipped over all files (as the reader would give it). */
   readonly word: (
     files: readonly FileEntry[],
@@ -163,66 +170,76 @@ async function* fileRows(
   /** Lines before p in this entry: JSON lines name their line from the entry's start. */
   let lines = 0;
   let p = start;
-  while (p < end) {
-    checkCancelled(ctx.signal);
-    let used: BlockMeta | null = null;
-    for (const b of blocks.get(p) ?? []) {
-      if (b.hi > end) continue;
-      let block;
-      try {
-        block = await cache.read(b.path);
-      } catch (e) {
-        // A block that cannot be read (rights, the disk) is left; its lines are read raw.
-        if (!(e instanceof CorruptBlock)) continue;
-        await cache.remove(b.path);
-        ctx.warn({
-          level: "INFO",
-          message:
-            `the column cache's block of '${base.uri}' at ${b.lo} was corrupt (${e.message}); removed, read from the file`,
-        });
+  let writing: Promise<unknown> = Promise.resolve();
+  try {
+    while (p < end) {
+      checkCancelled(ctx.signal);
+      let used: BlockMeta | null = null;
+      for (const b of blocks.get(p) ?? []) {
+        if (b.hi > end) continue;
+        let block;
+        try {
+          block = await cache.read(b.path);
+        } catch (e) {
+          // A block that cannot be read (rights, the disk) is left; its lines are read raw.
+          if (!(e instanceof CorruptBlock)) continue;
+          await cache.remove(b.path);
+          ctx.warn({
+            level: "INFO",
+            message:
+              `the column cache's block of '${base.uri}' at ${b.lo} was corrupt (${e.message}); removed, read from the file`,
+          });
+          continue;
+        }
+        if (block === null) continue;
+        const meta = block.meta;
+        const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+          (meta.entire === true) === whole;
+        if (!same) {
+          await cache.drop(key);
+          blocks = new Map();
+          break;
+        }
+        used = meta;
+        addTally(state, meta.tally, lines);
+        lines += meta.lines;
+        ctx.progress.consume(meta.hi - meta.lo);
+        if (stats) {
+          stats.recordsRead += meta.records;
+          stats.recordsUnmatched += meta.unmatched;
+          stats.cacheBlocks++;
+        }
+        if (read.zone && !read.zone(meta)) {
+          if (stats) stats.cacheBlocksSkipped++;
+          break;
+        }
+        if (stats) stats.cacheBytes += meta.rawBytes;
+        // The filter sees only the fields it reads; a grouping right above takes what it can
+        // fold without a row (ExecContext.direct), the rest of the rows in order.
+        const rows = block.scan({ keep: read.keep, reads: read.reads, fold: ctx.direct });
+        yield* batches(rows, undefined, ctx);
+        break;
+      }
+      if (used !== null) {
+        p = used.hi;
         continue;
       }
-      if (block === null) continue;
-      const meta = block.meta;
-      const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
-        (meta.entire === true) === whole;
-      if (!same) {
-        await cache.drop(key);
-        blocks = new Map();
-        break;
+      // Raw: up to the next block boundary, the next cached block, or the end.
+      let q = Math.min(end, (Math.floor(p / step) + 1) * step);
+      for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
+      const got = await rawSegment(base, p, q, ctx, read, whole);
+      addTally(state, got.tally, lines);
+      lines += got.lines;
+      if (got.meta !== null) {
+        // Written while the next block is read (one write at a time, each published whole).
+        await writing;
+        writing = cache.write(key, p, q, encodeBlock(got.meta, got.rows));
       }
-      used = meta;
-      addTally(state, meta.tally, lines);
-      lines += meta.lines;
-      ctx.progress.consume(meta.hi - meta.lo);
-      if (stats) {
-        stats.recordsRead += meta.records;
-        stats.recordsUnmatched += meta.unmatched;
-        stats.cacheBlocks++;
-      }
-      if (read.zone && !read.zone(meta)) {
-        if (stats) stats.cacheBlocksSkipped++;
-        break;
-      }
-      if (stats) stats.cacheBytes += meta.rawBytes;
-      yield* batches(block.rows(), read.keep, ctx);
-      break;
+      yield* batches(got.rows, read.keep, ctx);
+      p = q;
     }
-    if (used !== null) {
-      p = used.hi;
-      continue;
-    }
-    // Raw: up to the next block boundary, the next cached block, or the end.
-    let q = Math.min(end, (Math.floor(p / step) + 1) * step);
-    for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-    const got = await rawSegment(base, p, q, ctx, read, whole);
-    addTally(state, got.tally, lines);
-    lines += got.lines;
-    if (got.meta !== null) {
-      await cache.write(key, p, q, encodeBlock(got.meta, got.rows));
-    }
-    yield* batches(got.rows, read.keep, ctx);
-    p = q;
+  } finally {
+    await writing;
   }
 }
 
@@ -374,6 +391,7 @@ async function rawSegment(
   let first = -1;
   let next = -1;
   let nl = 0;
+  const countLines = read.lineNumbers === true;
   let gap = false;
   const head = new Uint8Array(SAMPLE_BYTES);
   let headLen = 0;
@@ -383,7 +401,12 @@ async function rawSegment(
     if (first < 0) first = at;
     else if (at !== next) gap = true;
     next = at + bytes.length;
-    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) nl++;
+    // Lines are counted only for readers whose tallies name them (a search per line).
+    if (countLines) {
+      for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) {
+        nl++;
+      }
+    }
     if (headLen < SAMPLE_BYTES) {
       const take = Math.min(SAMPLE_BYTES - headLen, bytes.length);
       head.set(bytes.subarray(0, take), headLen);

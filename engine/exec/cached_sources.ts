@@ -43,6 +43,7 @@ export function readParse(
     lines: () => Promise.resolve(!pattern.multiLine),
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
     keep: filter?.keep,
+    reads: filter?.reads,
     word: async (all, tally, c) =>
       (await unmatchedWarning(all, tally.first.uri, tally.count, pattern, c)) ??
         skipWarning(tally),
@@ -66,6 +67,8 @@ export function readJson(
     lines: isJsonLines,
     raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),
     keep,
+    ...(filter && filter.keep === keep ? { reads: filter.reads } : {}),
+    lineNumbers: true,
     word: (_all, tally) => skipWarning(tally),
     zone: zoneTest(filter ?? undefined, ctx),
   }, ctx);

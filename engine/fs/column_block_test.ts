@@ -88,3 +88,77 @@ Deno.test("an empty block and a block of only nulls decode", () => {
   assert.deepEqual(roundTrip([]), []);
   assert.deepEqual(roundTrip([{ a: null }, { a: null }]), [{ a: null }, { a: null }]);
 });
+
+Deno.test("a block scan filters on a row of the fields the filter reads, and folds into a grouping", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 40; i++) {
+    rows.push({
+      ip: i % 7 === 0 ? null : new IpAddr(4, 0x0a000000 + (i % 4)),
+      status: i % 3 === 0 ? 404 : 200,
+      bytes: i % 5 === 0 ? null : i * 10,
+      path: `/p/${i}`,
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  // The filter is given only `status`; the rows it keeps come whole, in order.
+  const seen: Row[] = [];
+  const keep = (r: Row) => {
+    seen.push(r);
+    return r.status === 200;
+  };
+  const kept = block.scan({ keep, reads: new Set(["status"]) });
+  assert.deepEqual(kept, rows.filter((r) => r.status === 200));
+  assert.deepEqual(Object.keys(seen[0]!), ["status"]);
+  // Folding: groups by ip (IPv4 bits), count(*) and sum(bytes); a row whose group is new, or
+  // whose key is null, is handed over as a row, the others folded in place.
+  const slots = new Uint32Array(64);
+  const groups = new Map<number | null, number>();
+  const counts = new Float64Array(8);
+  const sums = new Float64Array(8);
+  const flags = new Uint8Array(8);
+  const added: Row[] = [];
+  const fold = {
+    key: "ip",
+    folds: [{ kind: "count" as const, field: null }, { kind: "sum" as const, field: "bytes" }],
+    add(row: Row) {
+      added.push(row);
+      const key = row.ip === null ? null : (row.ip as IpAddr).bits as number;
+      let g = groups.get(key);
+      if (g === undefined) {
+        g = groups.size;
+        groups.set(key, g);
+        if (key !== null) {
+          let at = (Math.imul(key, 0x9e3779b1) >>> 27) << 1;
+          while (slots[at + 1] !== 0) at = (at + 2) & 62;
+          slots[at] = key;
+          slots[at + 1] = g + 1;
+        }
+      }
+      counts[g]!++;
+      if (typeof row.bytes === "number") {
+        sums[g]! += row.bytes;
+        flags[g]! |= 1;
+      }
+    },
+    ipv4: () => ({ slots, shift: 27 }),
+    smallInts: () => null,
+    values: (i: number) => (i === 0 ? counts : sums),
+    flags: (_i: number) => flags,
+  };
+  assert.deepEqual(block.scan({ keep, reads: new Set(["status"]), fold }), []);
+  const want = new Map<number | null, { n: number; sum: number }>();
+  for (const r of rows.filter((r) => r.status === 200)) {
+    const key = r.ip === null ? null : (r.ip as IpAddr).bits as number;
+    const w = want.get(key) ?? { n: 0, sum: 0 };
+    w.n++;
+    w.sum += (r.bytes as number | null) ?? 0;
+    want.set(key, w);
+  }
+  for (const [key, w] of want) {
+    const g = groups.get(key)!;
+    assert.deepEqual([counts[g], sums[g]], [w.n, w.sum], `group ${key}`);
+  }
+  // Only new groups' first rows and null keys came as rows.
+  const nulls = rows.filter((r) => r.status === 200 && r.ip === null).length;
+  assert.equal(added.length, [...want.keys()].filter((k) => k !== null).length + nulls);
+});

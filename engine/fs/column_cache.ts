@@ -57,6 +57,8 @@ export class ColumnCache {
   /** Bytes written since the last sweep. */
   #written = 0;
   #sweeping: Promise<void> | null = null;
+  /** Entry folders this cache made (each made once, again only when a write finds it gone). */
+  readonly #made = new Set<string>();
 
   constructor(config: ColumnCacheConfig, options: ColumnCacheOptions = {}) {
     this.config = {
@@ -127,8 +129,20 @@ export class ColumnCache {
     const suffix = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
     const temp = join(dir, `.tmp-${lo}-${hi}-${suffix}`);
     try {
-      await Deno.mkdir(dir, { recursive: true });
-      await this.#write(temp, bytes);
+      if (!this.#made.has(dir)) {
+        await Deno.mkdir(dir, { recursive: true });
+        this.#made.add(dir);
+      }
+      try {
+        await this.#write(temp, bytes);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        // The entry was dropped (or swept) since its folder was made.
+        this.#made.delete(dir);
+        await Deno.mkdir(dir, { recursive: true });
+        this.#made.add(dir);
+        await this.#write(temp, bytes);
+      }
       await Deno.rename(temp, join(dir, `${lo}-${hi}.blk`));
     } catch (e) {
       await Deno.remove(temp).catch(() => {});
