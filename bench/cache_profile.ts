@@ -93,8 +93,6 @@ try {
     for (let i = 0; i < runs; i++) {
       await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
       show("first", await once(true));
-        await new Deno.Command("ls", { args: ["-laR", cache.dir] }).spawn().status;
-      }
     }
   }
   if (!only || only === "warm") {
