@@ -86,19 +86,32 @@ try {
       } ms  rows ${r.rows}  bytesRead ${s.bytesRead} cacheBytes ${s.cacheBytes} blocks ${s.cacheBlocks} skipped ${s.cacheBlocksSkipped}`,
     );
   };
-  if (!only || only === "plain") {
-    for (let i = 0; i < runs; i++) show("plain", await once(false));
-  }
-  if (!only || only === "first") {
+  const least: string[] = [];
+  const phase = async (label: string, run: () => Promise<Awaited<ReturnType<typeof once>>>) => {
+    const all = [];
     for (let i = 0; i < runs; i++) {
-      await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
-      show("first", await once(true));
+      const r = await run();
+      show(label, r);
+      all.push(r);
     }
+    least.push(
+      `${label} least: ${Math.min(...all.map((r) => r.ms)).toFixed(0)} ms, cpu ${
+        Math.min(...all.map((r) => r.cpuMs)).toFixed(0)
+      } ms`,
+    );
+  };
+  if (!only || only === "plain") await phase("plain", () => once(false));
+  if (!only || only === "first") {
+    await phase("first", async () => {
+      await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
+      return await once(true);
+    });
   }
   if (!only || only === "warm") {
     if (only === "warm") await once(true);
-    for (let i = 0; i < runs; i++) show("warm", await once(true));
+    await phase("warm", () => once(true));
   }
+  console.log(`${least.join("; ")} (load ${Deno.loadavg().join(" ")})`);
 } finally {
   workers?.close();
   await Deno.remove(home, { recursive: true });

@@ -38,7 +38,14 @@ import {
 } from "../plan/context.ts";
 import type { SkipTally } from "../plan/skip_tally.ts";
 import { ColumnCache } from "../fs/column_cache.ts";
-import { type BlockMeta, CorruptBlock, encodeBlock, SAMPLE_BYTES } from "../fs/column_block.ts";
+import {
+  type BlockMeta,
+  CorruptBlock,
+  decodeBlock,
+  type DecodedBlock,
+  encodeBlock,
+  SAMPLE_BYTES,
+} from "../fs/column_block.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
 import type { ZoneTest } from "./zone_maps.ts";
@@ -171,6 +178,13 @@ async function* fileRows(
   let lines = 0;
   let p = start;
   let writing: Promise<unknown> = Promise.resolve();
+  // The next block's file is read while this one's rows are made (at most one ahead).
+  let ahead: { path: string; block: Promise<DecodedBlock | null> } | null = null;
+  const readBlock = (path: string) => {
+    const got = ahead?.path === path ? ahead.block : cache.read(path);
+    ahead = null;
+    return got;
+  };
   try {
     while (p < end) {
       checkCancelled(ctx.signal);
@@ -179,7 +193,7 @@ async function* fileRows(
         if (b.hi > end) continue;
         let block;
         try {
-          block = await cache.read(b.path);
+          block = await readBlock(b.path);
         } catch (e) {
           // A block that cannot be read (rights, the disk) is left; its lines are read raw.
           if (!(e instanceof CorruptBlock)) continue;
@@ -213,6 +227,11 @@ async function* fileRows(
           if (stats) stats.cacheBlocksSkipped++;
           break;
         }
+        const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
+        if (next !== undefined) {
+          ahead = { path: next.path, block: cache.read(next.path) };
+          ahead.block.catch(() => {}); // its failure is met when it is awaited
+        }
         if (stats) stats.cacheBytes += meta.rawBytes;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.
@@ -230,12 +249,23 @@ async function* fileRows(
       const got = await rawSegment(base, p, q, ctx, read, whole);
       addTally(state, got.tally, lines);
       lines += got.lines;
+      let rows: readonly Row[] | null = null;
       if (got.meta !== null) {
+        const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next block is read (one write at a time, each published whole).
         await writing;
-        writing = cache.write(key, p, q, encodeBlock(got.meta, got.rows));
+        writing = cache.write(key, p, q, bytes);
+        // A grouping right above folds the block's columns as it will from the cache, cheaper
+        // than taking its rows one by one.
+        if (ctx.direct) {
+          const block = decodeBlock(bytes, false);
+          if (!block.meta.whole) {
+            rows = block.scan({ keep: read.keep, reads: read.reads, fold: ctx.direct });
+          }
+        }
       }
-      yield* batches(got.rows, read.keep, ctx);
+      if (rows !== null) yield* batches(rows, undefined, ctx);
+      else yield* batches(got.rows, read.keep, ctx);
       p = q;
     }
   } finally {
