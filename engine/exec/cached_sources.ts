@@ -4,6 +4,7 @@
  *
  *   readParse(files, pattern, spec, ctx, read)        // PARSE: spec = the pattern's text
  *   readJson(files, ctx, fields, keep, paths)          // READ_JSON
+ *   readTable(files, format, fields, ctx, keep)        // READ_CSV
  */
 
 import type { FileEntry } from "../contracts/datastore.ts";
@@ -15,6 +16,7 @@ import { skipWarning } from "../plan/skip_tally.ts";
 import { cachedScan } from "./cached_scan.ts";
 import { parseSource } from "./parse_source.ts";
 import { readJsonSource } from "./read_json_source.ts";
+import { readTableSource, type TableFormat } from "./read_table_source.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 import { zoneTest } from "./zone_maps.ts";
 
@@ -71,6 +73,32 @@ export function readJson(
     lineNumbers: true,
     word: (_all, tally) => skipWarning(tally),
     zone: zoneTest(filter ?? undefined, ctx),
+  }, ctx);
+}
+
+/**
+ * READ_CSV's rows of `files` (read_table_source.ts's arguments). A CSV file is cached whole (up
+ * to cached_scan.ts's WHOLE_FILE_BYTES): its header names the fields of every later line, and a
+ * quoted field may hold line ends, so it is never cut. READ_W3C and READ_ZEEK are read as before.
+ */
+export function readTable(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  format: TableFormat,
+  fields: readonly string[] | null,
+  ctx: ExecContext,
+  keep: ((row: Row) => boolean) | undefined,
+): BatchStream {
+  if (!ctx.cache || format.kind !== "csv") {
+    return readTableSource(files, format, fields, ctx, keep);
+  }
+  return cachedScan(files, {
+    spec: ["READ_CSV", format],
+    fields,
+    lines: () => Promise.resolve(false),
+    raw: (list, sub) => readTableSource(list, format, fields, sub),
+    keep,
+    // The reader keeps no skip tally: a block with its warnings is not cached (cached_scan.ts).
+    word: (_all, tally) => skipWarning(tally),
   }, ctx);
 }
 

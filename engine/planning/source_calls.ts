@@ -18,7 +18,6 @@ import { compilePattern } from "../pattern/compile_pattern.ts";
 import { unmatchedWarning } from "../exec/unmatched.ts";
 import { parseRecordsSource, UNMATCHED_SCHEMA, unmatchedSource } from "../exec/parse_records.ts";
 import { parseOptions, patternArgument, subPatterns } from "./parse_options.ts";
-import { readTableSource } from "../exec/read_table_source.ts";
 import { warnAbsentFields } from "../exec/absent_fields.ts";
 import { filesOneAtATime, withPathField } from "../exec/path_field.ts";
 import { type Field, scalar } from "../values/types.ts";
@@ -28,7 +27,7 @@ import { QueryError } from "../front/diagnostics.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
-import { isJsonLines, readJson, readParse } from "../exec/cached_sources.ts";
+import { isJsonLines, readJson, readParse, readTable } from "../exec/cached_sources.ts";
 import type { Value } from "../values/values.ts";
 import { Timestamp } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -311,9 +310,17 @@ async function planFileSource(
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep),
+          (keep) => readTable(files(ctx), format, read.fields, ctx, keep),
         );
-      return { kind: "source", schema: [], open: true, label, start, ...TAKES_ALL };
+      return {
+        kind: "source",
+        schema: [],
+        open: true,
+        label,
+        start,
+        ...TAKES_ALL,
+        ...(format.kind === "csv" ? { cached: true } : {}),
+      };
     }
     default:
       return await planParse(env, call, args, files);
