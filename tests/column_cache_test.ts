@@ -471,3 +471,36 @@ Deno.test("READ_CSV is cached whole: its header names every line's fields; a cha
   const again = await same(home, text, columnCache);
   assert.equal(again.stats.cacheBlocks, 0);
 });
+
+Deno.test("a record skipped in a later block is named by its line in the file, cold, warm and on workers", async () => {
+  const { home, columnCache, real } = await setup(2048);
+  await using _ = home;
+  const path = real.replace(/a\.log$/, "e.jsonl");
+  let text = "";
+  for (let i = 0; i < 600; i++) {
+    // Blank lines and a bad record or two past the first blocks: the warning names a line.
+    text += i === 411 ? "not json\n" : i === 90 ? "\n" : `{"n": ${i}, "s": "v${i % 3}"}\n`;
+  }
+  await Deno.writeTextFile(path, text);
+  const q = `READ_JSON(src: '/shared/e.jsonl') | select(s, count(*) as c) | group(s) | sort(s)`;
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    const cold = await same(home, q, columnCache);
+    assert.ok(cold.warnings.some((w) => /line 412\b/.test(w)), cold.warnings.join("\n"));
+    const warm = await same(home, q, columnCache);
+    assert.ok(warm.stats.cacheBlocks > 3);
+    const plain = await run(home, q);
+    for (let i = 0; i < 2; i++) {
+      const on = await run(home, q, { columnCache, scanWorkers: workers });
+      assert.equal(on.rows, plain.rows);
+      assert.deepEqual(on.warnings, plain.warnings);
+    }
+  } finally {
+    workers.close();
+  }
+});

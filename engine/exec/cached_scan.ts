@@ -63,11 +63,6 @@ export interface CachedRead {
   readonly keep?: ((row: Row) => boolean) | undefined;
   /** The fields `keep` reads: a cached block gives it a row of just those. */
   readonly reads?: ReadonlySet<string> | undefined;
-  /**
-   * Whether the reader's skip tallies name a line (READ_JSON): the lines of each block are
-   * counted, so that a later block's line is counted from the file's start. PARSE names none.
-   */
-  readonly lineNumbers?: boolean;
   /** The one warning for the records skipped over all files (as the reader would give it). */
   readonly word: (
     files: readonly FileEntry[],
@@ -127,6 +122,12 @@ async function* filtered(
   }
 }
 
+/** Whether `tally` would be the first kept and names a line (its offset then needed). */
+function needsLines(state: ScanState, tally: SkipTally | null): boolean {
+  return state.tally === null && tally !== null && tally.count > 0 &&
+    tally.first.line !== undefined;
+}
+
 function addTally(state: ScanState, tally: SkipTally | null, lineOffset: number): void {
   if (tally === null || tally.count === 0) return;
   if (state.tally === null) {
@@ -174,8 +175,26 @@ async function* fileRows(
     ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
     : cache.blockBytes;
   const stats = ctx.stats;
-  /** Lines before p in this entry: JSON lines name their line from the entry's start. */
-  let lines = 0;
+  // JSON lines name their line from the entry's start: "\n" in [first, countedTo) of the file,
+  // where `first` is the entry's first byte read; counted on only where a block counted its own.
+  let first = -1;
+  let counted = 0;
+  let countedTo = -1;
+  const linesBefore = async (at: number): Promise<number> => {
+    if (first < 0) return 0;
+    if (countedTo < at) {
+      counted += await countLines(base, countedTo, at, ctx.signal);
+      countedTo = at;
+    }
+    return counted;
+  };
+  const advance = (from: number, to: number, n: number) => {
+    if (first < 0) first = countedTo = from;
+    if (n >= 0 && countedTo === from) {
+      counted += n;
+      countedTo = to;
+    }
+  };
   let p = start;
   let writing: Promise<unknown> = Promise.resolve();
   // The next block's file is read while this one's rows are made (at most one ahead).
@@ -215,8 +234,10 @@ async function* fileRows(
           break;
         }
         used = meta;
-        addTally(state, meta.tally, lines);
-        lines += meta.lines;
+        const from = meta.end - meta.rawBytes;
+        if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
+        else addTally(state, meta.tally, 0);
+        advance(from, meta.end, meta.lines);
         ctx.progress.consume(meta.hi - meta.lo);
         if (stats) {
           stats.recordsRead += meta.records;
@@ -247,8 +268,11 @@ async function* fileRows(
       let q = Math.min(end, (Math.floor(p / step) + 1) * step);
       for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
       const got = await rawSegment(base, p, q, ctx, read, whole);
-      addTally(state, got.tally, lines);
-      lines += got.lines;
+      if (got.first >= 0) {
+        if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
+        else addTally(state, got.tally, 0);
+        advance(got.first, got.end, got.lines);
+      } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
       if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
@@ -260,7 +284,14 @@ async function* fileRows(
         if (ctx.direct) {
           const block = decodeBlock(bytes, false);
           if (!block.meta.whole) {
-            rows = block.scan({ keep: read.keep, reads: read.reads, fold: ctx.direct });
+            // The filter runs on the rows made (no row made again for it).
+            let select: Uint8Array | undefined;
+            if (read.keep) {
+              const keep = read.keep;
+              select = new Uint8Array(got.rows.length);
+              for (let i = 0; i < got.rows.length; i++) if (keep(got.rows[i]!)) select[i] = 1;
+            }
+            rows = block.scan({ select, fold: ctx.direct });
           }
         }
       }
@@ -311,6 +342,31 @@ function yearOf(ms: number): number {
   return a === new Date(ms + day).getUTCFullYear() ? a : NaN;
 }
 
+/** The "\n" in bytes [from, to) of `file`. */
+async function countLines(
+  file: FileEntry,
+  from: number,
+  to: number,
+  signal: AbortSignal,
+): Promise<number> {
+  if (file.openAt === undefined || to <= from) return 0;
+  const reader = (await file.openAt(signal, from)).getReader();
+  let n = 0;
+  let left = to - from;
+  try {
+    while (left > 0) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const piece = value.length > left ? value.subarray(0, left) : value;
+      for (let i = piece.indexOf(0x0a); i >= 0; i = piece.indexOf(0x0a, i + 1)) n++;
+      left -= piece.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return n;
+}
+
 async function readAt(
   file: FileEntry,
   at: number,
@@ -338,8 +394,11 @@ async function readAt(
 interface RawRead {
   readonly rows: Row[];
   readonly tally: SkipTally | null;
-  /** "\n" in the bytes read. */
+  /** "\n" in the bytes read, or -1: not counted. */
   readonly lines: number;
+  /** The first byte read and the one after the last (-1: none read). */
+  readonly first: number;
+  readonly end: number;
   /** The block to cache, or null when it may not be (an unfinished last line, a warning). */
   readonly meta: Omit<BlockMeta, "rowCount" | "columns" | "whole"> | null;
 }
@@ -420,8 +479,6 @@ async function rawSegment(
 ): Promise<RawRead> {
   let first = -1;
   let next = -1;
-  let nl = 0;
-  const countLines = read.lineNumbers === true;
   let gap = false;
   const head = new Uint8Array(SAMPLE_BYTES);
   let headLen = 0;
@@ -431,12 +488,6 @@ async function rawSegment(
     if (first < 0) first = at;
     else if (at !== next) gap = true;
     next = at + bytes.length;
-    // Lines are counted only for readers whose tallies name them (a search per line).
-    if (countLines) {
-      for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) {
-        nl++;
-      }
-    }
     if (headLen < SAMPLE_BYTES) {
       const take = Math.min(SAMPLE_BYTES - headLen, bytes.length);
       head.set(bytes.subarray(0, take), headLen);
@@ -470,7 +521,9 @@ async function rawSegment(
   return {
     rows: got.rows,
     tally: got.tally,
-    lines: nl,
+    lines: -1,
+    first: gap ? -1 : first,
+    end: next,
     meta: ok
       ? {
         lo,
@@ -482,7 +535,8 @@ async function rawSegment(
         head: crc32(head.subarray(0, headLen)),
         tail: crc32(tail.subarray(0, tailLen)),
         rawBytes,
-        lines: nl,
+        // Not counted (a search per line): fileRows counts them where a tally needs it.
+        lines: -1,
         records: got.records,
         unmatched: got.unmatched,
         tally: got.tally,

@@ -70,7 +70,6 @@ export function readJson(
     raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),
     keep,
     ...(filter && filter.keep === keep ? { reads: filter.reads } : {}),
-    lineNumbers: true,
     word: (_all, tally) => skipWarning(tally),
     zone: zoneTest(filter ?? undefined, ctx),
   }, ctx);

@@ -24,7 +24,7 @@
 
 import { crc32 } from "node:zlib";
 import type { Row, Value } from "../values/values.ts";
-import { IpAddr, Timestamp } from "../values/values.ts";
+import { IpAddr, isTuple, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
@@ -67,8 +67,10 @@ export interface BlockMeta {
   readonly tail: number;
   /** Bytes read to make the block (end - first byte read). */
   readonly rawBytes: number;
-  /** "\n" in the bytes read: line numbers of later blocks count on from here (0 where the
-   * reader names no lines: CachedRead.lineNumbers). */
+  /**
+   * "\n" in the bytes read, or -1: not counted (a search per line; cached_scan.ts counts the
+   * lines before a block only when a skip tally must name its line).
+   */
   readonly lines: number;
   /** Records read (matched or not) and those the reader skipped (stats). */
   readonly records: number;
@@ -82,7 +84,9 @@ export interface BlockMeta {
 
 export interface ColumnMeta {
   readonly name: string;
-  readonly kind: "i32" | "f64" | "ts" | "ip4" | "bool" | "str" | "dict" | "json";
+  readonly kind: "i32" | "f64" | "ts" | "ip4" | "bool" | "str" | "dict" | "json" | "tuple";
+  /** `tuple`: one column per member (every tuple of the column has these, in this order). */
+  readonly members?: readonly ColumnMeta[];
   /** Offset and length of the values' vector in the block, from its start. */
   readonly off: number;
   readonly len: number;
@@ -97,6 +101,12 @@ export interface ColumnMeta {
   readonly min?: number;
   readonly max?: number;
 }
+
+/**
+ * The version of what blocks hold, part of an entry's key (ColumnCache.key): 2 added `tuple`
+ * columns and left lines uncounted (-1).
+ */
+export const BLOCK_FORMAT = 2;
 
 /** Bytes sampled at the start and end of what a block read, to find the file unchanged. */
 export const SAMPLE_BYTES = 256;
@@ -269,8 +279,21 @@ function encodeColumn(
     }
   }
   kind ??= "json";
+  // Tuples of one shape (READ_JSON's nested members): a column per member.
+  const shape = kind === "json" ? tupleShape(column) : null;
   const tagsAt = tags === null ? undefined : parts.add(tags);
   const withTags = tagsAt ? { tags: tagsAt } : {};
+  if (shape !== null) {
+    const members = shape.map((m) => {
+      const values = new Array<Value | undefined>(n);
+      for (let i = 0; i < n; i++) {
+        const t = column[i] as Row | null | undefined;
+        values[i] = t === null || t === undefined ? undefined : t[m];
+      }
+      return encodeColumn(m, values, parts);
+    });
+    return { name, kind: "tuple", off: 0, len: 0, members, ...withTags };
+  }
   switch (kind) {
     case "i32":
     case "f64": {
@@ -375,6 +398,31 @@ function encodeColumn(
   }
 }
 
+/**
+ * The member names of a column's values when every one that is there is a tuple with those
+ * members in that order (at most 64, none `__proto__`), else null.
+ */
+function tupleShape(column: readonly (Value | undefined)[]): string[] | null {
+  let names: string[] | null = null;
+  for (let i = 0; i < column.length; i++) {
+    const v = column[i];
+    if (v === null || v === undefined) continue;
+    if (!isTuple(v)) return null;
+    if (names === null) {
+      names = Object.keys(v);
+      if (names.length === 0 || names.length > 64 || names.includes("__proto__")) return null;
+      continue;
+    }
+    let j = 0;
+    for (const k in v) {
+      if (names[j] !== k) return null;
+      j++;
+    }
+    if (j !== names.length) return null;
+  }
+  return names;
+}
+
 /** The kind of column a value alone would make. */
 function kindOf(v: Value): ColumnMeta["kind"] {
   if (typeof v === "number") {
@@ -418,6 +466,8 @@ export interface DecodedBlock {
 export interface BlockScan {
   readonly keep?: ((row: Row) => boolean) | undefined;
   readonly reads?: ReadonlySet<string> | undefined;
+  /** The rows already chosen (1: taken), as by `keep` over the rows the block was made of. */
+  readonly select?: Uint8Array | undefined;
   readonly fold?: BlockFold | undefined;
 }
 
@@ -490,11 +540,24 @@ interface ColumnView {
   readonly offsets: Uint32Array | null;
   /** dict: the distinct strings; json: the values as parsed. */
   readonly list: readonly unknown[] | null;
+  /** tuple: its members' columns. */
+  readonly members: readonly ColumnView[] | null;
+  /** The names of its variables in generated code (`v<id>`...): a path of indexes. */
+  readonly id: string;
 }
 
 function views(meta: BlockMeta, body: Uint8Array): ColumnView[] {
+  return columnViews(meta.columns, body, "");
+}
+
+function columnViews(
+  columns: readonly ColumnMeta[],
+  body: Uint8Array,
+  prefix: string,
+): ColumnView[] {
   const slice = (at: { off: number; len: number }) => body.subarray(at.off, at.off + at.len);
-  return meta.columns.map((c) => {
+  return columns.map((c, k) => {
+    const id = `${prefix}${k}`;
     const tags = c.tags ? slice(c.tags) : null;
     const raw = slice(c);
     const words = <T>(
@@ -523,6 +586,8 @@ function views(meta: BlockMeta, body: Uint8Array): ColumnView[] {
         offsets = words(Uint32Array);
         text = decoder.decode(slice(c.text!));
         break;
+      case "tuple":
+        break;
       case "dict": {
         const o = words(Uint32Array, slice(c.offsets!));
         const all = decoder.decode(slice(c.text!));
@@ -543,12 +608,20 @@ function views(meta: BlockMeta, body: Uint8Array): ColumnView[] {
       text,
       offsets,
       list,
+      members: c.kind === "tuple" ? columnViews(c.members ?? [], body, `${id}_`) : null,
+      id,
     };
   });
 }
 
+/** Every column and member column, depth first (each has variables in generated code). */
+function flatViews(cols: readonly ColumnView[]): ColumnView[] {
+  return cols.flatMap((c) => [c, ...flatViews(c.members ?? [])]);
+}
+
 /** The expression of column `k`'s value in row `i` (null where its tag says so). */
-function valueCode(c: ColumnView, k: number): string {
+function valueCode(c: ColumnView): string {
+  const k = c.id;
   let e: string;
   switch (c.kind) {
     case "i32":
@@ -570,6 +643,12 @@ function valueCode(c: ColumnView, k: number): string {
     case "dict":
       e = `l${k}[v${k}[i]]`;
       break;
+    case "tuple":
+      // Every tuple there has every member (a member's tag 2 only where the tuple is not).
+      e = `{ ${
+        (c.members ?? []).map((m) => `${JSON.stringify(m.name)}: ${valueCode(m)}`).join(", ")
+      } }`;
+      break;
     default:
       e = `decodeValue(l${k}[i])`;
   }
@@ -579,11 +658,11 @@ function valueCode(c: ColumnView, k: number): string {
 /** Code making the row of the columns `ks` into `name` (absent fields left out). */
 function rowCode(cols: readonly ColumnView[], ks: readonly number[], name: string): string {
   if (!ks.some((k) => cols[k]!.absent)) {
-    const fields = ks.map((k) => `${JSON.stringify(cols[k]!.name)}: ${valueCode(cols[k]!, k)}`);
+    const fields = ks.map((k) => `${JSON.stringify(cols[k]!.name)}: ${valueCode(cols[k]!)}`);
     return `const ${name} = { ${fields.join(", ")} };`;
   }
   const sets = ks.map((k) => {
-    const set = `${name}[${JSON.stringify(cols[k]!.name)}] = ${valueCode(cols[k]!, k)};`;
+    const set = `${name}[${JSON.stringify(cols[k]!.name)}] = ${valueCode(cols[k]!)};`;
     return cols[k]!.absent ? `if (t${k}[i] !== 2) ${set}` : set;
   });
   return `const ${name} = {};\n${sets.join("\n")}`;
@@ -647,6 +726,7 @@ continue;
 type BlockRows = (
   cols: readonly ColumnView[],
   n: number,
+  select: Uint8Array | undefined,
   keep: ((row: Row) => boolean) | undefined,
   fold: BlockFold | undefined,
   Timestamp: unknown,
@@ -662,7 +742,8 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
     const rows = text.length === 0 && n === 0
       ? []
       : text.split("\n").map((line) => decodeParsedRow(JSON.parse(line)));
-    const kept = scan.keep ? rows.filter(scan.keep) : rows;
+    const chosen = scan.select ? rows.filter((_, i) => scan.select![i] === 1) : rows;
+    const kept = scan.keep ? chosen.filter(scan.keep) : chosen;
     if (!scan.fold) return kept;
     for (const row of kept) scan.fold.add(row);
     return [];
@@ -671,6 +752,7 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
   // Rows with an own "__proto__" are stored whole (encodeBlock): a literal would set it.
   if (cols.some((c) => c.name === "__proto__")) throw new CorruptBlock("a column __proto__");
   const all = cols.map((_, k) => k);
+  const flat = flatViews(cols);
   const keep = scan.keep;
   // The filter is given a row of the fields it reads where none of them is ever absent.
   const reads = keep === undefined || scan.reads === undefined
@@ -682,8 +764,8 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
   const fs = folding ? scan.fold!.folds.map((_, f) => f) : [];
   const source = `const out = [];
 ${
-    cols.map((_, k) =>
-      `const c${k} = cols[${k}], v${k} = c${k}.vec, t${k} = c${k}.tags, x${k} = c${k}.text, o${k} = c${k}.offsets, l${k} = c${k}.list;`
+    flat.map(({ id }, j) =>
+      `const c${id} = cols[${j}], v${id} = c${id}.vec, t${id} = c${id}.tags, x${id} = c${id}.text, o${id} = c${id}.offsets, l${id} = c${id}.list;`
     ).join("\n")
   }
 let T_SLOTS = null, T_SHIFT = 0, SMALL = null${
@@ -699,6 +781,7 @@ ${fs.map((f) => `V${f} = fold.values(${f}); F${f} = fold.flags(${f});`).join("\n
 }
 refresh();
 for (let i = 0; i < n; i++) {
+${scan.select === undefined ? "" : "if (select[i] === 0) continue;"}
 ${keep === undefined ? "" : partial ? `${rowCode(cols, reads!, "f")}\nif (!keep(f)) continue;` : ""}
 ${fold}
 ${rowCode(cols, all, "row")}
@@ -713,8 +796,8 @@ ${
 }
 return out;`;
   const make = generatedFunction<BlockRows>(
-    ["cols", "n", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
+    ["cols", "n", "select", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
     source,
   );
-  return make(cols, n, keep, scan.fold, Timestamp, IpAddr, decodeValue);
+  return make(flat, n, scan.select, keep, scan.fold, Timestamp, IpAddr, decodeValue);
 }

@@ -109,6 +109,9 @@ Deno.test("a block scan filters on a row of the fields the filter reads, and fol
   const kept = block.scan({ keep, reads: new Set(["status"]) });
   assert.deepEqual(kept, rows.filter((r) => r.status === 200));
   assert.deepEqual(Object.keys(seen[0]!), ["status"]);
+  // Rows chosen beforehand (the filter run on the rows the block was made of).
+  const select = new Uint8Array(rows.length).map((_, i) => i % 3 === 1 ? 1 : 0);
+  assert.deepEqual(block.scan({ select }), rows.filter((_, i) => i % 3 === 1));
   // Folding: groups by ip (IPv4 bits), count(*) and sum(bytes); a row whose group is new, or
   // whose key is null, is handed over as a row, the others folded in place.
   const slots = new Uint32Array(64);
@@ -161,4 +164,32 @@ Deno.test("a block scan filters on a row of the fields the filter reads, and fol
   // Only new groups' first rows and null keys came as rows.
   const nulls = rows.filter((r) => r.status === 200 && r.ip === null).length;
   assert.equal(added.length, [...want.keys()].filter((k) => k !== null).length + nulls);
+});
+
+Deno.test("tuples of one shape are stored a column per member; others, whole values", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 30; i++) {
+    rows.push({
+      status: i % 6 === 0 ? null : { errorCode: i % 4, reason: i % 5 === 0 ? null : `r${i % 3}` },
+      loc: { city: `c${i}`, geo: { lat: i / 7, at: new Timestamp(i) } },
+      odd: i % 2 === 0 ? { a: 1 } : { b: 2 },
+    });
+  }
+  const bytes = encodeBlock(META, rows);
+  const meta = blockHeader(bytes);
+  const by = new Map(meta.columns.map((c) => [c.name, c]));
+  assert.equal(by.get("status")!.kind, "tuple");
+  assert.deepEqual(by.get("status")!.members!.map((m) => [m.name, m.kind]), [
+    ["errorCode", "i32"],
+    ["reason", "dict"],
+  ]);
+  assert.equal(by.get("loc")!.members![1]!.kind, "tuple");
+  assert.equal(by.get("odd")!.kind, "json");
+  const back = decodeBlock(bytes).rows();
+  assert.deepEqual(back, rows);
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i]!.status !== null) {
+      assert.deepEqual(Object.keys(back[i]!.status as object), ["errorCode", "reason"]);
+    }
+  }
 });

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { ColumnCacheConfig } from "../contracts/column_cache.ts";
 import { CACHE_BLOCK_BYTES } from "../contracts/column_cache.ts";
-import { decodeBlock, type DecodedBlock } from "./column_block.ts";
+import { BLOCK_FORMAT, decodeBlock, type DecodedBlock } from "./column_block.ts";
 
 /** A temporary block older than this is a crashed writer's. */
 export const STALE_CACHE_TEMP_MS = 10 * 60 * 1000;
@@ -73,9 +73,14 @@ export class ColumnCache {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The entry's name for a file's identity and a source's specification. */
+  /**
+   * The entry's name for a file's identity and a source's specification, and the blocks'
+   * format (BLOCK_FORMAT): a server of another format finds none of them, and the sweep ages
+   * them out.
+   */
   static key(parts: readonly unknown[]): string {
-    return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 40);
+    return createHash("sha256").update(JSON.stringify([BLOCK_FORMAT, ...parts])).digest("hex")
+      .slice(0, 40);
   }
 
   /** The blocks of entry `key`, by their `lo`, the longest first where two start alike. */
