@@ -48,7 +48,7 @@ import {
 } from "../fs/column_block.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
-import type { ZoneTest } from "./zone_maps.ts";
+import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
 
 export interface CachedRead {
   /** The reader and its specification as plain data (pattern text, JSON paths): part of the key. */
@@ -63,6 +63,8 @@ export interface CachedRead {
   readonly keep?: ((row: Row) => boolean) | undefined;
   /** The fields `keep` reads: a cached block gives it a row of just those. */
   readonly reads?: ReadonlySet<string> | undefined;
+  /** `keep`'s comparisons a cached block tests on its columns (zone_maps.ts's columnTest). */
+  readonly test?: { readonly test: ColumnTest; readonly exact: boolean } | null | undefined;
   /** The one warning for the records skipped over all files (as the reader would give it). */
   readonly word: (
     files: readonly FileEntry[],
@@ -256,7 +258,12 @@ async function* fileRows(
         if (stats) stats.cacheBytes += meta.rawBytes;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.
-        const rows = block.scan({ keep: read.keep, reads: read.reads, fold: ctx.direct });
+        const rows = block.scan({
+          keep: read.keep,
+          reads: read.reads,
+          test: read.test,
+          fold: ctx.direct,
+        });
         yield* batches(rows, undefined, ctx);
         break;
       }

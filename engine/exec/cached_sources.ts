@@ -18,7 +18,7 @@ import { parseSource } from "./parse_source.ts";
 import { readJsonSource } from "./read_json_source.ts";
 import { readTableSource, type TableFormat } from "./read_table_source.ts";
 import { unmatchedWarning } from "./unmatched.ts";
-import { zoneTest } from "./zone_maps.ts";
+import { columnTest, zoneTest } from "./zone_maps.ts";
 
 /** A filter pushed into a source, with what it was compiled from where the planner kept it. */
 export type CacheFilter = PushedFilter & {
@@ -46,6 +46,7 @@ export function readParse(
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
     keep: filter?.keep,
     reads: filter?.reads,
+    test: columnTest(filter, ctx),
     word: async (all, tally, c) =>
       (await unmatchedWarning(all, tally.first.uri, tally.count, pattern, c)) ??
         skipWarning(tally),

@@ -468,7 +468,43 @@ export interface BlockScan {
   readonly reads?: ReadonlySet<string> | undefined;
   /** The rows already chosen (1: taken), as by `keep` over the rows the block was made of. */
   readonly select?: Uint8Array | undefined;
+  /**
+   * Comparisons of `keep`'s (engine/exec/zone_maps.ts's columnTest) tested on the columns
+   * first; `exact`: they are all of it, and `keep` is not called.
+   */
+  readonly test?: { readonly test: BlockTest; readonly exact: boolean } | null | undefined;
   readonly fold?: BlockFold | undefined;
+}
+
+/** Comparisons of a field with a number (`num`) or a timestamp's milliseconds (`ts`). */
+export type BlockTest =
+  | { readonly and: readonly [BlockTest, BlockTest] }
+  | { readonly or: readonly [BlockTest, BlockTest] }
+  | {
+    readonly field: string;
+    readonly op: "<" | "<=" | ">" | ">=" | "=";
+    readonly value: number;
+    readonly kind: "num" | "ts";
+  };
+
+/**
+ * The code of `t` over row `i` of `cols` (its constants pushed to `consts`, read as K[j]), or
+ * null where a field's column is not of the kind compared (mixed values): `keep` then decides.
+ * A field no row has compares with null: not true.
+ */
+function testCode(t: BlockTest, cols: readonly ColumnView[], consts: number[]): string | null {
+  if ("and" in t || "or" in t) {
+    const [a, b] = "and" in t ? t.and : t.or;
+    const l = testCode(a, cols, consts);
+    const r = testCode(b, cols, consts);
+    return l === null || r === null ? null : `(${l} ${"and" in t ? "&&" : "||"} ${r})`;
+  }
+  const c = cols.find((x) => x.name === t.field);
+  if (c === undefined) return "false";
+  if (c.kind !== (t.kind === "num" ? "i32" : "ts")) return null;
+  consts.push(t.value);
+  const cmp = `v${c.id}[i] ${t.op === "=" ? "===" : t.op} K[${consts.length - 1}]`;
+  return c.tags === null ? `(${cmp})` : `(t${c.id}[i] === 0 && ${cmp})`;
 }
 
 /** DirectGroups (engine/plan/context.ts), as a block scan folds into it. */
@@ -725,6 +761,7 @@ continue;
 /** The rows of a block (scanRows's signature), made by code generated for its columns. */
 type BlockRows = (
   cols: readonly ColumnView[],
+  K: readonly number[],
   n: number,
   select: Uint8Array | undefined,
   keep: ((row: Row) => boolean) | undefined,
@@ -753,7 +790,10 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
   if (cols.some((c) => c.name === "__proto__")) throw new CorruptBlock("a column __proto__");
   const all = cols.map((_, k) => k);
   const flat = flatViews(cols);
-  const keep = scan.keep;
+  const consts: number[] = [];
+  const test = scan.test ? testCode(scan.test.test, cols, consts) : null;
+  // The comparisons on the columns first; the filter itself only where they are not all of it.
+  const keep = test !== null && scan.test!.exact ? undefined : scan.keep;
   // The filter is given a row of the fields it reads where none of them is ever absent.
   const reads = keep === undefined || scan.reads === undefined
     ? null
@@ -782,6 +822,7 @@ ${fs.map((f) => `V${f} = fold.values(${f}); F${f} = fold.flags(${f});`).join("\n
 refresh();
 for (let i = 0; i < n; i++) {
 ${scan.select === undefined ? "" : "if (select[i] === 0) continue;"}
+${test === null ? "" : `if (!${test}) continue;`}
 ${keep === undefined ? "" : partial ? `${rowCode(cols, reads!, "f")}\nif (!keep(f)) continue;` : ""}
 ${fold}
 ${rowCode(cols, all, "row")}
@@ -796,8 +837,8 @@ ${
 }
 return out;`;
   const make = generatedFunction<BlockRows>(
-    ["cols", "n", "select", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
+    ["cols", "K", "n", "select", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
     source,
   );
-  return make(flat, n, scan.select, keep, scan.fold, Timestamp, IpAddr, decodeValue);
+  return make(flat, consts, n, scan.select, keep, scan.fold, Timestamp, IpAddr, decodeValue);
 }

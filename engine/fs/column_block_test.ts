@@ -193,3 +193,49 @@ Deno.test("tuples of one shape are stored a column per member; others, whole val
     }
   }
 });
+
+Deno.test("a block tests comparisons on its columns; the filter decides the rest", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 60; i++) {
+    rows.push({
+      n: i % 11 === 0 ? null : i,
+      t: new Timestamp(1000 * i),
+      m: i % 2 === 0 ? i : `s${i}`, // mixed: not a column of numbers
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  const n = (op: "<" | ">=" | "=", value: number) => ({
+    field: "n",
+    op,
+    value,
+    kind: "num" as const,
+  });
+  const t = (op: "<" | ">=", value: number) => ({ field: "t", op, value, kind: "ts" as const });
+  const calls: Row[] = [];
+  const never = (r: Row) => {
+    calls.push(r);
+    return false;
+  };
+  // Exact: the filter is not called; null is not true.
+  const both = { and: [n(">=", 20), t("<", 40_000)] as const };
+  assert.deepEqual(
+    block.scan({ keep: never, test: { test: both, exact: true } }),
+    rows.filter((r) => r.n !== null && (r.n as number) >= 20 && (r.t as Timestamp).ms < 40_000),
+  );
+  assert.equal(calls.length, 0);
+  const either = { or: [n("=", 5), t(">=", 58_000)] as const };
+  assert.deepEqual(
+    block.scan({ test: { test: either, exact: true } }).map((r) => r.t),
+    [5, 58, 59].map((i) => new Timestamp(1000 * i)),
+  );
+  // Not exact: the rows the comparisons pass go on to the filter.
+  block.scan({ keep: never, test: { test: n("<", 10), exact: false } });
+  assert.equal(calls.length, 9); // 1..9 (0 is null)
+  // A field no row has is null: no row passes; mixed values leave it all to the filter.
+  const none = { field: "zz", op: "=" as const, value: 1, kind: "num" as const };
+  assert.deepEqual(block.scan({ test: { test: none, exact: true } }), []);
+  calls.length = 0;
+  const mixed = { field: "m", op: "<" as const, value: 10, kind: "num" as const };
+  block.scan({ keep: never, test: { test: mixed, exact: true } });
+  assert.equal(calls.length, rows.length);
+});
