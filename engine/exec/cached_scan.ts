@@ -291,14 +291,22 @@ async function* fileRows(
         if (ctx.direct) {
           const block = decodeBlock(bytes, false);
           if (!block.meta.whole) {
-            // The filter runs on the rows made (no row made again for it).
-            let select: Uint8Array | undefined;
-            if (read.keep) {
+            if (!read.keep || read.test?.exact) {
+              // As a cached block is read (its comparisons on the columns, the filter not
+              // called): the same generated code, so that the next query finds it compiled.
+              rows = block.scan({
+                keep: read.keep,
+                reads: read.reads,
+                test: read.test,
+                fold: ctx.direct,
+              });
+            } else {
+              // The filter runs on the rows made (no row made again for it).
               const keep = read.keep;
-              select = new Uint8Array(got.rows.length);
+              const select = new Uint8Array(got.rows.length);
               for (let i = 0; i < got.rows.length; i++) if (keep(got.rows[i]!)) select[i] = 1;
+              rows = block.scan({ select, fold: ctx.direct });
             }
-            rows = block.scan({ select, fold: ctx.direct });
           }
         }
       }
