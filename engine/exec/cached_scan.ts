@@ -101,6 +101,9 @@ export async function* cachedScan(
 /** Files larger than this that are not cut into blocks by lines are not cached. */
 export const WHOLE_FILE_BYTES = 64 << 20;
 
+/** Blocks a scan has being written at once (cache.write never fails: it answers false). */
+const WRITES_AHEAD = 4;
+
 /** Bytes of the blocks a scan in the server's thread writes (one is encoded in one go). */
 export const IN_THREAD_BLOCK_BYTES = 1 << 20;
 
@@ -198,7 +201,9 @@ async function* fileRows(
     }
   };
   let p = start;
-  let writing: Promise<unknown> = Promise.resolve();
+  // Blocks being written (each published whole): at most WRITES_AHEAD, so that a slow disk
+  // holds up the scan only past that.
+  const writing: Promise<unknown>[] = [];
   // The next block's file is read while this one's rows are made (at most one ahead).
   let ahead: { path: string; block: Promise<DecodedBlock | null> } | null = null;
   const readBlock = (path: string) => {
@@ -283,9 +288,9 @@ async function* fileRows(
       let rows: readonly Row[] | null = null;
       if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
-        // Written while the next block is read (one write at a time, each published whole).
-        await writing;
-        writing = cache.write(key, p, q, bytes);
+        // Written while the next blocks are read (up to WRITES_AHEAD at once).
+        if (writing.length >= WRITES_AHEAD) await writing.shift();
+        writing.push(cache.write(key, p, q, bytes));
         // A grouping right above folds the block's columns as it will from the cache, cheaper
         // than taking its rows one by one.
         if (ctx.direct) {
@@ -315,7 +320,7 @@ async function* fileRows(
       p = q;
     }
   } finally {
-    await writing;
+    await Promise.all(writing);
   }
 }
 
