@@ -11,7 +11,8 @@
  * beside DuckDB over the raw file and over its own native table (`CREATE TABLE ... AS`, made
  * before the timing), with as many threads as Trawl has workers; and the cache's size for the
  * columns used against the raw bytes they came from. The issue's targets are printed beside
- * the figures, with the load average. The median of `--runs` (default 3) counts.
+ * the figures, with the load average. The median of `--runs` (default 3) counts; beside each time,
+ * the server's CPU for the query (all its threads), steadier on a loaded machine.
  *
  *   deno run -A bench/gen_data.ts --mb 100      # access.log, events.jsonl, signins.jsonl
  *   (cd bench/node && npm install)
@@ -23,6 +24,7 @@ import { join } from "node:path";
 import { ACCESS_LOG, DATA_DIR, EVENTS_JSONL, SIGNINS_JSONL } from "./gen_data.ts";
 import {
   ACCESS_PATTERN,
+  cpuOf,
   loadAverage,
   makeHome,
   median,
@@ -37,7 +39,7 @@ const WEEK_LOG = join(DATA_DIR, "week.log");
 const HOUR_FROM = "2024-05-04 13:00:00";
 const HOUR_TO = "2024-05-04 14:00:00";
 
-type Name = "access" | "json" | "nested" | "wide" | "hour";
+export type CacheName = "access" | "json" | "nested" | "wide" | "hour";
 
 interface CacheTask {
   readonly title: string;
@@ -47,7 +49,7 @@ interface CacheTask {
   readonly peer: string | null;
 }
 
-const CACHE_TASKS: Record<Name, CacheTask> = {
+export const CACHE_TASKS: Record<CacheName, CacheTask> = {
   access: { ...TASKS.access, peer: "access" },
   json: { ...TASKS.json, peer: "json" },
   nested: { ...TASKS.nested, peer: "nested" },
@@ -134,7 +136,7 @@ function fmt(ms: number): string {
 
 async function main(): Promise<void> {
   const runs = Number(option("runs") ?? 3);
-  const names = (option("tasks") ?? "access,json,nested,hour").split(",") as Name[];
+  const names = (option("tasks") ?? "access,json,nested,hour").split(",") as CacheName[];
   const workers = Number(option("workers") ?? (navigator.hardwareConcurrency || 1));
   const noPeers = Deno.args.includes("--no-peers");
   for (const f of [ACCESS_LOG, EVENTS_JSONL, SIGNINS_JSONL]) await Deno.stat(f);
@@ -153,6 +155,7 @@ async function main(): Promise<void> {
       const query = async (server: Awaited<ReturnType<typeof startServer>>): Promise<Run> => {
         // trawlQuery knows the engine bench's tasks; the hour's script is posted alike.
         if (name !== "hour") return await trawlQuery(server, token, name);
+        const cpu0 = cpuOf(server.pid);
         const started = performance.now();
         const res = await fetch(`${server.url}/API/v1.0/?scriptPath=/user`, {
           method: "POST",
@@ -168,7 +171,7 @@ async function main(): Promise<void> {
         const ms = performance.now() - started;
         if (!res.ok) throw new Error(`Trawl answered ${res.status}: ${text.slice(0, 500)}`);
         const rows = JSON.parse(text) as Record<string, unknown>[];
-        return { ms, result: rows.map((r) => Object.values(r)) };
+        return { ms, cpuMs: cpuOf(server.pid) - cpu0, result: rows.map((r) => Object.values(r)) };
       };
       // No cache: the file read as before.
       let server = await startServer(home, [`query.workers=${workers}`, "cache.enabled=false"]);
@@ -224,21 +227,25 @@ async function main(): Promise<void> {
       const r = median(repeated.map((x) => x.ms));
       console.log(`\n## ${name}: ${task.title} (${(bytes / 1e6).toFixed(0)} MB)`);
       console.log(`load average before ${loadBefore}, after ${loadAverage()}\n`);
-      console.log("| run                         | median ms | runs (ms) |");
-      console.log("|-----------------------------|-----------|-----------|");
-      const row = (label: string, ms: number, all: readonly number[] | string) =>
+      // The server's CPU (all its threads) per query: steadier than the time on a loaded
+      // machine, where the time waits for cores as much as it works.
+      const cpu = (all: readonly Run[]) => median(all.map((x) => x.cpuMs ?? NaN));
+      console.log("| run                         | median ms | CPU ms (server) | runs (ms) |");
+      console.log("|-----------------------------|-----------|-----------------|-----------|");
+      const row = (label: string, ms: number, cpuMs: number, all: readonly number[] | string) =>
         console.log(
           `| ${label.padEnd(27)} | ${fmt(ms).padStart(9)} | ${
-            typeof all === "string" ? all : all.map((m) => m.toFixed(0)).join(", ")
-          } |`,
+            (Number.isNaN(cpuMs) ? "" : cpuMs.toFixed(0)).padStart(15)
+          } | ${typeof all === "string" ? all : all.map((m) => m.toFixed(0)).join(", ")} |`,
         );
-      row("Trawl, no cache", p, plain.map((x) => x.ms));
-      row("Trawl, first read (fills)", f, first.map((x) => x.ms));
-      row("Trawl, repeated read", r, repeated.map((x) => x.ms));
+      row("Trawl, no cache", p, cpu(plain), plain.map((x) => x.ms));
+      row("Trawl, first read (fills)", f, cpu(first), first.map((x) => x.ms));
+      row("Trawl, repeated read", r, cpu(repeated), repeated.map((x) => x.ms));
       for (const peer of peers) {
         row(
           peer.name,
           peer.ms,
+          NaN,
           peer.loadMs !== undefined ? `table made in ${peer.loadMs.toFixed(0)} ms` : "",
         );
       }
@@ -270,7 +277,11 @@ async function main(): Promise<void> {
             verdict(size <= 0.5)
           }; first read ${(overhead * 100).toFixed(0)}% over no cache (target ≤ 10%) ${
             verdict(overhead <= 0.1)
-          }`,
+          } (server CPU: repeated ${
+            ratio(cpu(first), cpu(repeated))
+          }× less than first read; first read ${
+            ((cpu(first) / cpu(plain) - 1) * 100).toFixed(0)
+          }% over no cache)`,
       );
     }
   } finally {

@@ -139,7 +139,7 @@ export function explain(plan: Plan): string {
   // filter skips blocks by (the blocks skipped are counted in the query's stats).
   const cache = compiled.cache;
   const note = (n: PlanNode) => {
-    if (!cache || n.kind !== "source" || !n.scan) return "";
+    if (!cache || n.kind !== "source" || !(n.scan || n.cached)) return "";
     const zones = zoneFields(n.filter, { timeZone: compiled.timeZone, now: compiled.now });
     return ` via column cache${zones.length > 0 ? ` zone maps(${zones.join(", ")})` : ""}`;
   };

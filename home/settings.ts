@@ -189,7 +189,7 @@ export const SETTINGS = {
   "cache.enabled": setting(
     boolean,
     "false",
-    "keep the columns that PARSE and READ_JSON extract in a cache (`engine_data/cache`), read by later queries of the same source instead of the bytes (docs/architecture.md); off where the server has no local disk. Off by default while a first read that fills it is slower than one that does not",
+    "keep the columns that PARSE, READ_JSON, READ_CSV extract in a cache (`engine_data/cache`), read by later queries of the same source, not the bytes (docs/architecture.md); off where the server has no local disk. Off by default while a first read that fills it is slower than one that doesn't",
   ),
   "cache.maxBytes": setting(
     byteSize.optional(),

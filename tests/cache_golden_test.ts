@@ -76,7 +76,9 @@ const scripts = [...Deno.readDirSync(SCRIPTS)]
   .filter((e) => e.isFile && e.name.endsWith(".sx"))
   .map((e) => e.name)
   .filter((name) =>
-    /PARSE|READ_JSON|\$\w+\s*=\s*'''|pattern/i.test(Deno.readTextFileSync(join(SCRIPTS, name)))
+    /PARSE|READ_JSON|READ_CSV|\$\w+\s*=\s*'''|pattern/i.test(
+      Deno.readTextFileSync(join(SCRIPTS, name)),
+    )
   )
   .sort();
 

@@ -436,3 +436,71 @@ Deno.test("a PARSE with another zone for its zone-less times is another entry, n
   assert.notEqual(tallinn.rows, utc.rows);
   assert.equal(tallinn.stats.cacheBlocks, 0, "read raw: no entry of that zone yet");
 });
+
+Deno.test("READ_CSV is cached whole: its header names every line's fields; a changed file is read again", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  const path = real.replace(/a\.log$/, "t.csv");
+  const rows = (n: number) =>
+    Array.from({ length: n }, (_, i) => `${i},"v${i % 5}, quoted",${i * 3}`).join("\n");
+  await Deno.writeTextFile(path, `id,word,amount\n${rows(400)}\n`);
+  const text = `READ_CSV(src: '/shared/t.csv') | filter(word != 'v0, quoted')
+| select(word, count(*) as c, max(id) as top) | group(word) | sort(word)`;
+  const cold = await same(home, text, columnCache);
+  assert.ok(cold.stats.bytesRead > 0);
+  const warm = await same(home, text, columnCache);
+  assert.equal(warm.stats.bytesRead, 0);
+  assert.equal(warm.stats.cacheBlocks, 1);
+  const compiled = await compile({ text }, home.context({ columnCache }));
+  assert.ok(compiled.ok);
+  assert.match(
+    explain(compiled.plan),
+    /source READ_CSV\(src: '\/shared\/t\.csv'\) .* via column cache/,
+  );
+  // Grown by lines: a whole file's block is not taken for a prefix; the new rows count.
+  await Deno.writeTextFile(path, `${rows(5)}\n`, { append: true });
+  const grown = await same(home, text, columnCache);
+  assert.ok(grown.stats.bytesRead > 0);
+  assert.equal(grown.stats.cacheBlocks, 0);
+  assert.notEqual(grown.rows, warm.rows);
+  assert.equal((await same(home, text, columnCache)).stats.cacheBlocks, 1);
+  // A file its reader warns about (more fields than the header) warns each time: never kept.
+  await Deno.writeTextFile(path, `id,word,amount\n1,a,2\n3,b,4,5\n`);
+  const bad = await same(home, text, columnCache);
+  assert.ok(bad.warnings.length > 0, "the reader's warning");
+  const again = await same(home, text, columnCache);
+  assert.equal(again.stats.cacheBlocks, 0);
+});
+
+Deno.test("a record skipped in a later block is named by its line in the file, cold, warm and on workers", async () => {
+  const { home, columnCache, real } = await setup(2048);
+  await using _ = home;
+  const path = real.replace(/a\.log$/, "e.jsonl");
+  let text = "";
+  for (let i = 0; i < 600; i++) {
+    // Blank lines and a bad record or two past the first blocks: the warning names a line.
+    text += i === 411 ? "not json\n" : i === 90 ? "\n" : `{"n": ${i}, "s": "v${i % 3}"}\n`;
+  }
+  await Deno.writeTextFile(path, text);
+  const q = `READ_JSON(src: '/shared/e.jsonl') | select(s, count(*) as c) | group(s) | sort(s)`;
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    const cold = await same(home, q, columnCache);
+    assert.ok(cold.warnings.some((w) => /line 412\b/.test(w)), cold.warnings.join("\n"));
+    const warm = await same(home, q, columnCache);
+    assert.ok(warm.stats.cacheBlocks > 3);
+    const plain = await run(home, q);
+    for (let i = 0; i < 2; i++) {
+      const on = await run(home, q, { columnCache, scanWorkers: workers });
+      assert.equal(on.rows, plain.rows);
+      assert.deepEqual(on.warnings, plain.warnings);
+    }
+  } finally {
+    workers.close();
+  }
+});

@@ -38,10 +38,17 @@ import {
 } from "../plan/context.ts";
 import type { SkipTally } from "../plan/skip_tally.ts";
 import { ColumnCache } from "../fs/column_cache.ts";
-import { type BlockMeta, CorruptBlock, encodeBlock, SAMPLE_BYTES } from "../fs/column_block.ts";
+import {
+  type BlockMeta,
+  CorruptBlock,
+  decodeBlock,
+  type DecodedBlock,
+  encodeBlock,
+  SAMPLE_BYTES,
+} from "../fs/column_block.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
-import type { ZoneTest } from "./zone_maps.ts";
+import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
 
 export interface CachedRead {
   /** The reader and its specification as plain data (pattern text, JSON paths): part of the key. */
@@ -54,6 +61,10 @@ export interface CachedRead {
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
   /** The pushed filter: only the rows it keeps are handed out. */
   readonly keep?: ((row: Row) => boolean) | undefined;
+  /** The fields `keep` reads: a cached block gives it a row of just those. */
+  readonly reads?: ReadonlySet<string> | undefined;
+  /** `keep`'s comparisons a cached block tests on its columns (zone_maps.ts's columnTest). */
+  readonly test?: { readonly test: ColumnTest; readonly exact: boolean } | null | undefined;
   /** The one warning for the records skipped over all files (as the reader would give it). */
   readonly word: (
     files: readonly FileEntry[],
@@ -90,6 +101,9 @@ export async function* cachedScan(
 /** Files larger than this that are not cut into blocks by lines are not cached. */
 export const WHOLE_FILE_BYTES = 64 << 20;
 
+/** Blocks a scan has being written at once (cache.write never fails: it answers false). */
+const WRITES_AHEAD = 4;
+
 /** Bytes of the blocks a scan in the server's thread writes (one is encoded in one go). */
 export const IN_THREAD_BLOCK_BYTES = 1 << 20;
 
@@ -111,6 +125,12 @@ async function* filtered(
     const rows = keep ? batch.filter(keep) : batch;
     if (rows.length > 0) yield rows;
   }
+}
+
+/** Whether `tally` would be the first kept and names a line (its offset then needed). */
+function needsLines(state: ScanState, tally: SkipTally | null): boolean {
+  return state.tally === null && tally !== null && tally.count > 0 &&
+    tally.first.line !== undefined;
 }
 
 function addTally(state: ScanState, tally: SkipTally | null, lineOffset: number): void {
@@ -160,69 +180,147 @@ async function* fileRows(
     ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
     : cache.blockBytes;
   const stats = ctx.stats;
-  /** Lines before p in this entry: JSON lines name their line from the entry's start. */
-  let lines = 0;
+  // JSON lines name their line from the entry's start: "\n" in [first, countedTo) of the file,
+  // where `first` is the entry's first byte read; counted on only where a block counted its own.
+  let first = -1;
+  let counted = 0;
+  let countedTo = -1;
+  const linesBefore = async (at: number): Promise<number> => {
+    if (first < 0) return 0;
+    if (countedTo < at) {
+      counted += await countLines(base, countedTo, at, ctx.signal);
+      countedTo = at;
+    }
+    return counted;
+  };
+  const advance = (from: number, to: number, n: number) => {
+    if (first < 0) first = countedTo = from;
+    if (n >= 0 && countedTo === from) {
+      counted += n;
+      countedTo = to;
+    }
+  };
   let p = start;
-  while (p < end) {
-    checkCancelled(ctx.signal);
-    let used: BlockMeta | null = null;
-    for (const b of blocks.get(p) ?? []) {
-      if (b.hi > end) continue;
-      let block;
-      try {
-        block = await cache.read(b.path);
-      } catch (e) {
-        // A block that cannot be read (rights, the disk) is left; its lines are read raw.
-        if (!(e instanceof CorruptBlock)) continue;
-        await cache.remove(b.path);
-        ctx.warn({
-          level: "INFO",
-          message:
-            `the column cache's block of '${base.uri}' at ${b.lo} was corrupt (${e.message}); removed, read from the file`,
+  // Blocks being written (each published whole): at most WRITES_AHEAD, so that a slow disk
+  // holds up the scan only past that.
+  const writing: Promise<unknown>[] = [];
+  // The next block's file is read while this one's rows are made (at most one ahead).
+  let ahead: { path: string; block: Promise<DecodedBlock | null> } | null = null;
+  const readBlock = (path: string) => {
+    const got = ahead?.path === path ? ahead.block : cache.read(path);
+    ahead = null;
+    return got;
+  };
+  try {
+    while (p < end) {
+      checkCancelled(ctx.signal);
+      let used: BlockMeta | null = null;
+      for (const b of blocks.get(p) ?? []) {
+        if (b.hi > end) continue;
+        let block;
+        try {
+          block = await readBlock(b.path);
+        } catch (e) {
+          // A block that cannot be read (rights, the disk) is left; its lines are read raw.
+          if (!(e instanceof CorruptBlock)) continue;
+          await cache.remove(b.path);
+          ctx.warn({
+            level: "INFO",
+            message:
+              `the column cache's block of '${base.uri}' at ${b.lo} was corrupt (${e.message}); removed, read from the file`,
+          });
+          continue;
+        }
+        if (block === null) continue;
+        const meta = block.meta;
+        const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+          (meta.entire === true) === whole;
+        if (!same) {
+          await cache.drop(key);
+          blocks = new Map();
+          break;
+        }
+        used = meta;
+        const from = meta.end - meta.rawBytes;
+        if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
+        else addTally(state, meta.tally, 0);
+        advance(from, meta.end, meta.lines);
+        ctx.progress.consume(meta.hi - meta.lo);
+        if (stats) {
+          stats.recordsRead += meta.records;
+          stats.recordsUnmatched += meta.unmatched;
+          stats.cacheBlocks++;
+        }
+        if (read.zone && !read.zone(meta)) {
+          if (stats) stats.cacheBlocksSkipped++;
+          break;
+        }
+        const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
+        if (next !== undefined) {
+          ahead = { path: next.path, block: cache.read(next.path) };
+          ahead.block.catch(() => {}); // its failure is met when it is awaited
+        }
+        if (stats) stats.cacheBytes += meta.rawBytes;
+        // The filter sees only the fields it reads; a grouping right above takes what it can
+        // fold without a row (ExecContext.direct), the rest of the rows in order.
+        const rows = block.scan({
+          keep: read.keep,
+          reads: read.reads,
+          test: read.test,
+          fold: ctx.direct,
         });
+        yield* batches(rows, undefined, ctx);
+        break;
+      }
+      if (used !== null) {
+        p = used.hi;
         continue;
       }
-      if (block === null) continue;
-      const meta = block.meta;
-      const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
-        (meta.entire === true) === whole;
-      if (!same) {
-        await cache.drop(key);
-        blocks = new Map();
-        break;
+      // Raw: up to the next block boundary, the next cached block, or the end.
+      let q = Math.min(end, (Math.floor(p / step) + 1) * step);
+      for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
+      const got = await rawSegment(base, p, q, ctx, read, whole);
+      if (got.first >= 0) {
+        if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
+        else addTally(state, got.tally, 0);
+        advance(got.first, got.end, got.lines);
+      } else addTally(state, got.tally, 0);
+      let rows: readonly Row[] | null = null;
+      if (got.meta !== null) {
+        const bytes = encodeBlock(got.meta, got.rows);
+        // Written while the next blocks are read (up to WRITES_AHEAD at once).
+        if (writing.length >= WRITES_AHEAD) await writing.shift();
+        writing.push(cache.write(key, p, q, bytes));
+        // A grouping right above folds the block's columns as it will from the cache, cheaper
+        // than taking its rows one by one.
+        if (ctx.direct) {
+          const block = decodeBlock(bytes, false);
+          if (!block.meta.whole) {
+            if (!read.keep || read.test?.exact) {
+              // As a cached block is read (its comparisons on the columns, the filter not
+              // called): the same generated code, so that the next query finds it compiled.
+              rows = block.scan({
+                keep: read.keep,
+                reads: read.reads,
+                test: read.test,
+                fold: ctx.direct,
+              });
+            } else {
+              // The filter runs on the rows made (no row made again for it).
+              const keep = read.keep;
+              const select = new Uint8Array(got.rows.length);
+              for (let i = 0; i < got.rows.length; i++) if (keep(got.rows[i]!)) select[i] = 1;
+              rows = block.scan({ select, fold: ctx.direct });
+            }
+          }
+        }
       }
-      used = meta;
-      addTally(state, meta.tally, lines);
-      lines += meta.lines;
-      ctx.progress.consume(meta.hi - meta.lo);
-      if (stats) {
-        stats.recordsRead += meta.records;
-        stats.recordsUnmatched += meta.unmatched;
-        stats.cacheBlocks++;
-      }
-      if (read.zone && !read.zone(meta)) {
-        if (stats) stats.cacheBlocksSkipped++;
-        break;
-      }
-      if (stats) stats.cacheBytes += meta.rawBytes;
-      yield* batches(block.rows(), read.keep, ctx);
-      break;
+      if (rows !== null) yield* batches(rows, undefined, ctx);
+      else yield* batches(got.rows, read.keep, ctx);
+      p = q;
     }
-    if (used !== null) {
-      p = used.hi;
-      continue;
-    }
-    // Raw: up to the next block boundary, the next cached block, or the end.
-    let q = Math.min(end, (Math.floor(p / step) + 1) * step);
-    for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-    const got = await rawSegment(base, p, q, ctx, read, whole);
-    addTally(state, got.tally, lines);
-    lines += got.lines;
-    if (got.meta !== null) {
-      await cache.write(key, p, q, encodeBlock(got.meta, got.rows));
-    }
-    yield* batches(got.rows, read.keep, ctx);
-    p = q;
+  } finally {
+    await Promise.all(writing);
   }
 }
 
@@ -264,6 +362,31 @@ function yearOf(ms: number): number {
   return a === new Date(ms + day).getUTCFullYear() ? a : NaN;
 }
 
+/** The "\n" in bytes [from, to) of `file`. */
+async function countLines(
+  file: FileEntry,
+  from: number,
+  to: number,
+  signal: AbortSignal,
+): Promise<number> {
+  if (file.openAt === undefined || to <= from) return 0;
+  const reader = (await file.openAt(signal, from)).getReader();
+  let n = 0;
+  let left = to - from;
+  try {
+    while (left > 0) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const piece = value.length > left ? value.subarray(0, left) : value;
+      for (let i = piece.indexOf(0x0a); i >= 0; i = piece.indexOf(0x0a, i + 1)) n++;
+      left -= piece.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return n;
+}
+
 async function readAt(
   file: FileEntry,
   at: number,
@@ -291,8 +414,11 @@ async function readAt(
 interface RawRead {
   readonly rows: Row[];
   readonly tally: SkipTally | null;
-  /** "\n" in the bytes read. */
+  /** "\n" in the bytes read, or -1: not counted. */
   readonly lines: number;
+  /** The first byte read and the one after the last (-1: none read). */
+  readonly first: number;
+  readonly end: number;
   /** The block to cache, or null when it may not be (an unfinished last line, a warning). */
   readonly meta: Omit<BlockMeta, "rowCount" | "columns" | "whole"> | null;
 }
@@ -373,7 +499,6 @@ async function rawSegment(
 ): Promise<RawRead> {
   let first = -1;
   let next = -1;
-  let nl = 0;
   let gap = false;
   const head = new Uint8Array(SAMPLE_BYTES);
   let headLen = 0;
@@ -383,7 +508,6 @@ async function rawSegment(
     if (first < 0) first = at;
     else if (at !== next) gap = true;
     next = at + bytes.length;
-    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) nl++;
     if (headLen < SAMPLE_BYTES) {
       const take = Math.min(SAMPLE_BYTES - headLen, bytes.length);
       head.set(bytes.subarray(0, take), headLen);
@@ -417,7 +541,9 @@ async function rawSegment(
   return {
     rows: got.rows,
     tally: got.tally,
-    lines: nl,
+    lines: -1,
+    first: gap ? -1 : first,
+    end: next,
     meta: ok
       ? {
         lo,
@@ -429,7 +555,8 @@ async function rawSegment(
         head: crc32(head.subarray(0, headLen)),
         tail: crc32(tail.subarray(0, tailLen)),
         rawBytes,
-        lines: nl,
+        // Not counted (a search per line): fileRows counts them where a tally needs it.
+        lines: -1,
         records: got.records,
         unmatched: got.unmatched,
         tally: got.tally,

@@ -4,6 +4,7 @@
  *
  *   readParse(files, pattern, spec, ctx, read)        // PARSE: spec = the pattern's text
  *   readJson(files, ctx, fields, keep, paths)          // READ_JSON
+ *   readTable(files, format, fields, ctx, keep)        // READ_CSV
  */
 
 import type { FileEntry } from "../contracts/datastore.ts";
@@ -15,8 +16,9 @@ import { skipWarning } from "../plan/skip_tally.ts";
 import { cachedScan } from "./cached_scan.ts";
 import { parseSource } from "./parse_source.ts";
 import { readJsonSource } from "./read_json_source.ts";
+import { readTableSource, type TableFormat } from "./read_table_source.ts";
 import { unmatchedWarning } from "./unmatched.ts";
-import { zoneTest } from "./zone_maps.ts";
+import { columnTest, zoneTest } from "./zone_maps.ts";
 
 /** A filter pushed into a source, with what it was compiled from where the planner kept it. */
 export type CacheFilter = PushedFilter & {
@@ -43,6 +45,8 @@ export function readParse(
     lines: () => Promise.resolve(!pattern.multiLine),
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
     keep: filter?.keep,
+    reads: filter?.reads,
+    test: columnTest(filter, ctx),
     word: async (all, tally, c) =>
       (await unmatchedWarning(all, tally.first.uri, tally.count, pattern, c)) ??
         skipWarning(tally),
@@ -66,8 +70,35 @@ export function readJson(
     lines: isJsonLines,
     raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),
     keep,
+    ...(filter && filter.keep === keep ? { reads: filter.reads } : {}),
     word: (_all, tally) => skipWarning(tally),
     zone: zoneTest(filter ?? undefined, ctx),
+  }, ctx);
+}
+
+/**
+ * READ_CSV's rows of `files` (read_table_source.ts's arguments). A CSV file is cached whole (up
+ * to cached_scan.ts's WHOLE_FILE_BYTES): its header names the fields of every later line, and a
+ * quoted field may hold line ends, so it is never cut. READ_W3C and READ_ZEEK are read as before.
+ */
+export function readTable(
+  files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
+  format: TableFormat,
+  fields: readonly string[] | null,
+  ctx: ExecContext,
+  keep: ((row: Row) => boolean) | undefined,
+): BatchStream {
+  if (!ctx.cache || format.kind !== "csv") {
+    return readTableSource(files, format, fields, ctx, keep);
+  }
+  return cachedScan(files, {
+    spec: ["READ_CSV", format],
+    fields,
+    lines: () => Promise.resolve(false),
+    raw: (list, sub) => readTableSource(list, format, fields, sub),
+    keep,
+    // The reader keeps no skip tally: a block with its warnings is not cached (cached_scan.ts).
+    word: (_all, tally) => skipWarning(tally),
   }, ctx);
 }
 

@@ -14,7 +14,7 @@
 import type { Expr } from "../front/ast.ts";
 import type { ExprOrigin, PushedFilter } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
-import type { BlockMeta, ColumnMeta } from "../fs/column_block.ts";
+import type { BlockMeta, BlockTest, ColumnMeta } from "../fs/column_block.ts";
 import { constantValue } from "../expr/compile_expr.ts";
 import { Timestamp } from "../values/values.ts";
 
@@ -65,6 +65,83 @@ export function zoneTest(
     const columns = new Map(meta.columns.map((c) => [c.name, c]));
     return bound(columns);
   };
+}
+
+/**
+ * A filter's comparisons of a field with a constant, as a cached block tests them on its typed
+ * columns (column_block.ts's BlockScan.test) instead of calling the filter on a row of each:
+ * `num` compares with a number, `ts` with a timestamp's milliseconds.
+ */
+export type ColumnTest = BlockTest;
+
+/**
+ * The comparisons of `filter` a block can test on its columns, and whether they are the whole
+ * filter (`exact`: a row they pass is one it keeps); null when it has none (or is negated).
+ * Through `and`, a conjunct that is no such comparison is left to the filter (not exact); an
+ * `or` needs both sides. A comparison is true only where the field has a value, as the
+ * filter's (with null it is not true), so a test through `and` and `or` is true exactly where
+ * the filter's condition is.
+ */
+export function columnTest(
+  filter: PushedFilter | null | undefined,
+  ctx: Pick<ExecContext, "timeZone" | "now">,
+): { readonly test: ColumnTest; readonly exact: boolean } | null {
+  const f = filter as
+    | (PushedFilter & { condition?: { origin?: ExprOrigin }; negated?: boolean })
+    | undefined;
+  const origin = f?.condition?.origin;
+  if (!origin || f?.negated) return null;
+  const scope = {
+    fields: origin.fields === null ? null : new Map(origin.fields.map((x) => [x.name, x])),
+    params: origin.params,
+    timeZone: ctx.timeZone,
+    now: ctx.now,
+  };
+  const constant = (e: Expr): unknown => {
+    if (mentionsField(e)) return undefined;
+    try {
+      return constantValue(e, scope)?.value;
+    } catch {
+      return undefined;
+    }
+  };
+  let exact = true;
+  const of = (e: Expr): ColumnTest | null => {
+    if (e.kind !== "binary") return null;
+    if (e.op === "and") {
+      const l = of(e.left);
+      const r = of(e.right);
+      if (l && r) return { and: [l, r] };
+      exact = false;
+      return l ?? r;
+    }
+    if (e.op === "or") {
+      const l = of(e.left);
+      const r = of(e.right);
+      return l && r ? { or: [l, r] } : null;
+    }
+    if (!(e.op in FLIP)) return null;
+    let op = e.op as string;
+    let field: string;
+    let value: unknown;
+    if (e.left.kind === "field") {
+      field = e.left.name;
+      value = constant(e.right);
+    } else if (e.right.kind === "field") {
+      field = e.right.name;
+      value = constant(e.left);
+      op = FLIP[op]!;
+    } else return null;
+    if (typeof value === "number" && Number.isFinite(value)) {
+      return { field, op: op as "<", value, kind: "num" };
+    }
+    if (value instanceof Timestamp && Number.isFinite(value.ms)) {
+      return { field, op: op as "<", value: value.ms, kind: "ts" };
+    }
+    return null;
+  };
+  const test = of(origin.expr);
+  return test === null ? null : { test, exact };
 }
 
 function mentionsField(e: unknown): boolean {

@@ -24,7 +24,7 @@
 
 import { crc32 } from "node:zlib";
 import type { Row, Value } from "../values/values.ts";
-import { IpAddr, Timestamp } from "../values/values.ts";
+import { IpAddr, isTuple, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
@@ -67,7 +67,10 @@ export interface BlockMeta {
   readonly tail: number;
   /** Bytes read to make the block (end - first byte read). */
   readonly rawBytes: number;
-  /** "\n" in the bytes read: line numbers of later blocks count on from here. */
+  /**
+   * "\n" in the bytes read, or -1: not counted (a search per line; cached_scan.ts counts the
+   * lines before a block only when a skip tally must name its line).
+   */
   readonly lines: number;
   /** Records read (matched or not) and those the reader skipped (stats). */
   readonly records: number;
@@ -81,7 +84,9 @@ export interface BlockMeta {
 
 export interface ColumnMeta {
   readonly name: string;
-  readonly kind: "i32" | "f64" | "ts" | "ip4" | "bool" | "str" | "dict" | "json";
+  readonly kind: "i32" | "f64" | "ts" | "ip4" | "bool" | "str" | "dict" | "json" | "tuple";
+  /** `tuple`: one column per member (every tuple of the column has these, in this order). */
+  readonly members?: readonly ColumnMeta[];
   /** Offset and length of the values' vector in the block, from its start. */
   readonly off: number;
   readonly len: number;
@@ -96,6 +101,12 @@ export interface ColumnMeta {
   readonly min?: number;
   readonly max?: number;
 }
+
+/**
+ * The version of what blocks hold, part of an entry's key (ColumnCache.key): 2 added `tuple`
+ * columns and left lines uncounted (-1).
+ */
+export const BLOCK_FORMAT = 2;
 
 /** Bytes sampled at the start and end of what a block read, to find the file unchanged. */
 export const SAMPLE_BYTES = 256;
@@ -231,6 +242,7 @@ function encodeColumn(
   const n = column.length;
   let tags: Uint8Array | null = null;
   let kind: ColumnMeta["kind"] | null = null;
+  // One pass tells the kind; a value of the kind found so far costs one test.
   for (let i = 0; i < n; i++) {
     const v = column[i];
     if (v === undefined || v === null) {
@@ -238,41 +250,74 @@ function encodeColumn(
       tags[i] = v === null ? 1 : 2;
       continue;
     }
-    const k = typeof v === "number"
-      ? (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff && !Object.is(v, -0)
-        ? "i32"
-        : "f64")
-      : typeof v === "string"
-      ? "str"
-      : typeof v === "boolean"
-      ? "bool"
-      : v instanceof Timestamp
-      ? "ts"
-      : v instanceof IpAddr && v.version === 4
-      ? "ip4"
-      : "json";
+    switch (kind) {
+      case "i32":
+        if (typeof v === "number" && (v | 0) === v && (v !== 0 || 1 / v > 0)) continue;
+        break;
+      case "str":
+        if (typeof v === "string") continue;
+        break;
+      case "ts":
+        if (v instanceof Timestamp) continue;
+        break;
+      case "ip4":
+        if (v instanceof IpAddr && v.version === 4) continue;
+        break;
+      case "f64":
+        if (typeof v === "number") continue;
+        break;
+      case "bool":
+        if (typeof v === "boolean") continue;
+        break;
+      case "json":
+        continue;
+    }
+    const k = kindOf(v);
     if (kind === null) kind = k;
     else if (kind !== k) {
-      if ((kind === "i32" && k === "f64") || (kind === "f64" && k === "i32")) kind = "f64";
-      else kind = "json";
+      kind = (kind === "i32" && k === "f64") || (kind === "f64" && k === "i32") ? "f64" : "json";
     }
   }
   kind ??= "json";
-  const value = (i: number): Value | undefined =>
-    tags !== null && tags[i] !== 0 ? undefined : column[i];
+  // Tuples of one shape (READ_JSON's nested members): a column per member.
+  const shape = kind === "json" ? tupleShape(column) : null;
   const tagsAt = tags === null ? undefined : parts.add(tags);
   const withTags = tagsAt ? { tags: tagsAt } : {};
+  if (shape !== null) {
+    const members = shape.map((m) => {
+      const values = new Array<Value | undefined>(n);
+      for (let i = 0; i < n; i++) {
+        const t = column[i] as Row | null | undefined;
+        values[i] = t === null || t === undefined ? undefined : t[m];
+      }
+      return encodeColumn(m, values, parts);
+    });
+    return { name, kind: "tuple", off: 0, len: 0, members, ...withTags };
+  }
   switch (kind) {
     case "i32":
-    case "f64":
-    case "ts": {
+    case "f64": {
       const vec = kind === "i32" ? new Int32Array(n) : new Float64Array(n);
       let min = Infinity;
       let max = -Infinity;
       for (let i = 0; i < n; i++) {
-        const v = value(i);
-        if (v === undefined) continue;
-        const x = kind === "ts" ? (v as Timestamp).ms : v as number;
+        const x = column[i];
+        if (typeof x !== "number") continue; // null or absent
+        vec[i] = x;
+        if (x < min) min = x;
+        if (x > max) max = x;
+      }
+      const zone = min <= max ? { min, max } : {};
+      return { name, kind, ...parts.add(bytesOf(vec)), ...withTags, ...zone };
+    }
+    case "ts": {
+      const vec = new Float64Array(n);
+      let min = Infinity;
+      let max = -Infinity;
+      for (let i = 0; i < n; i++) {
+        const v = column[i];
+        if (v === null || v === undefined) continue;
+        const x = (v as Timestamp).ms;
         vec[i] = x;
         if (x < min) min = x;
         if (x > max) max = x;
@@ -283,29 +328,37 @@ function encodeColumn(
     case "ip4": {
       const vec = new Uint32Array(n);
       for (let i = 0; i < n; i++) {
-        const v = value(i);
-        if (v !== undefined) vec[i] = (v as IpAddr).bits as number;
+        const v = column[i];
+        if (v !== null && v !== undefined) vec[i] = (v as IpAddr).bits as number;
       }
       return { name, kind, ...parts.add(bytesOf(vec)), ...withTags };
     }
     case "bool": {
       const vec = new Uint8Array(n);
-      for (let i = 0; i < n; i++) vec[i] = value(i) === true ? 1 : 0;
+      for (let i = 0; i < n; i++) vec[i] = column[i] === true ? 1 : 0;
       return { name, kind, ...parts.add(vec), ...withTags };
     }
     case "str": {
-      // Few distinct values: a dictionary and an index per row.
+      // Few distinct values: a dictionary and an index per row (given up at the first entry
+      // beyond a quarter of the rows, or beyond what a u16 holds).
+      const most = Math.min(0xffff, n >> 2);
       const dict = new Map<string, number>();
-      for (let i = 0; i < n && dict.size <= 0xffff; i++) {
-        const v = value(i) as string | undefined;
-        if (v !== undefined && !dict.has(v)) dict.set(v, dict.size);
-      }
-      if (dict.size <= 0xffff && dict.size * 4 <= n) {
-        const index = new Uint16Array(n);
-        for (let i = 0; i < n; i++) {
-          const v = value(i) as string | undefined;
-          if (v !== undefined) index[i] = dict.get(v)!;
+      let index: Uint16Array | null = new Uint16Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = column[i];
+        if (typeof v !== "string") continue;
+        let e = dict.get(v);
+        if (e === undefined) {
+          if (dict.size >= most) {
+            index = null;
+            break;
+          }
+          e = dict.size;
+          dict.set(v, e);
         }
+        index[i] = e;
+      }
+      if (index !== null) {
         const text = [...dict.keys()];
         const { offsets, joined } = joinStrings(text);
         const textAt = parts.add(encoder.encode(joined));
@@ -321,7 +374,10 @@ function encodeColumn(
         };
       }
       const texts = new Array<string>(n);
-      for (let i = 0; i < n; i++) texts[i] = (value(i) as string | undefined) ?? "";
+      for (let i = 0; i < n; i++) {
+        const v = column[i];
+        texts[i] = typeof v === "string" ? v : "";
+      }
       const { offsets, joined } = joinStrings(texts);
       const textAt = parts.add(encoder.encode(joined));
       return { name, kind: "str", ...parts.add(bytesOf(offsets)), text: textAt, ...withTags };
@@ -329,8 +385,8 @@ function encodeColumn(
     default: {
       const values = new Array<unknown>(n);
       for (let i = 0; i < n; i++) {
-        const v = value(i);
-        values[i] = v === undefined ? null : encodeValue(v);
+        const v = column[i];
+        values[i] = v === undefined || v === null ? null : encodeValue(v);
       }
       return {
         name,
@@ -340,6 +396,43 @@ function encodeColumn(
       };
     }
   }
+}
+
+/**
+ * The member names of a column's values when every one that is there is a tuple with those
+ * members in that order (at most 64, none `__proto__`), else null.
+ */
+function tupleShape(column: readonly (Value | undefined)[]): string[] | null {
+  let names: string[] | null = null;
+  for (let i = 0; i < column.length; i++) {
+    const v = column[i];
+    if (v === null || v === undefined) continue;
+    if (!isTuple(v)) return null;
+    if (names === null) {
+      names = Object.keys(v);
+      if (names.length === 0 || names.length > 64 || names.includes("__proto__")) return null;
+      continue;
+    }
+    let j = 0;
+    for (const k in v) {
+      if (names[j] !== k) return null;
+      j++;
+    }
+    if (j !== names.length) return null;
+  }
+  return names;
+}
+
+/** The kind of column a value alone would make. */
+function kindOf(v: Value): ColumnMeta["kind"] {
+  if (typeof v === "number") {
+    return (v | 0) === v && (v !== 0 || 1 / v > 0) ? "i32" : "f64";
+  }
+  if (typeof v === "string") return "str";
+  if (typeof v === "boolean") return "bool";
+  if (v instanceof Timestamp) return "ts";
+  if (v instanceof IpAddr && v.version === 4) return "ip4";
+  return "json";
 }
 
 /** One string of all of `texts` and where each ends (UTF-16 units). */
@@ -356,7 +449,73 @@ function joinStrings(texts: readonly string[]): { offsets: Uint32Array; joined: 
 /** A block read back: its description, and its rows made on demand. */
 export interface DecodedBlock {
   readonly meta: BlockMeta;
+  /** Every row, as encoded. */
   rows(): Row[];
+  /**
+   * The rows `scan.keep` keeps, made only for those; with `scan.fold`, the rows it can fold
+   * without a row are folded, and the others handed to its `add`, in order (none returned).
+   */
+  scan(scan: BlockScan): Row[];
+}
+
+/**
+ * What a reader of a block asks of its rows: a filter (`keep`, which reads only the fields
+ * `reads`: it is given a row of just those), and a grouping to fold rows into
+ * (DirectGroups of engine/plan/context.ts, one key, counts and sums).
+ */
+export interface BlockScan {
+  readonly keep?: ((row: Row) => boolean) | undefined;
+  readonly reads?: ReadonlySet<string> | undefined;
+  /** The rows already chosen (1: taken), as by `keep` over the rows the block was made of. */
+  readonly select?: Uint8Array | undefined;
+  /**
+   * Comparisons of `keep`'s (engine/exec/zone_maps.ts's columnTest) tested on the columns
+   * first; `exact`: they are all of it, and `keep` is not called.
+   */
+  readonly test?: { readonly test: BlockTest; readonly exact: boolean } | null | undefined;
+  readonly fold?: BlockFold | undefined;
+}
+
+/** Comparisons of a field with a number (`num`) or a timestamp's milliseconds (`ts`). */
+export type BlockTest =
+  | { readonly and: readonly [BlockTest, BlockTest] }
+  | { readonly or: readonly [BlockTest, BlockTest] }
+  | {
+    readonly field: string;
+    readonly op: "<" | "<=" | ">" | ">=" | "=";
+    readonly value: number;
+    readonly kind: "num" | "ts";
+  };
+
+/**
+ * The code of `t` over row `i` of `cols` (its constants pushed to `consts`, read as K[j]), or
+ * null where a field's column is not of the kind compared (mixed values): `keep` then decides.
+ * A field no row has compares with null: not true.
+ */
+function testCode(t: BlockTest, cols: readonly ColumnView[], consts: number[]): string | null {
+  if ("and" in t || "or" in t) {
+    const [a, b] = "and" in t ? t.and : t.or;
+    const l = testCode(a, cols, consts);
+    const r = testCode(b, cols, consts);
+    return l === null || r === null ? null : `(${l} ${"and" in t ? "&&" : "||"} ${r})`;
+  }
+  const c = cols.find((x) => x.name === t.field);
+  if (c === undefined) return "false";
+  if (c.kind !== (t.kind === "num" ? "i32" : "ts")) return null;
+  consts.push(t.value);
+  const cmp = `v${c.id}[i] ${t.op === "=" ? "===" : t.op} K[${consts.length - 1}]`;
+  return c.tags === null ? `(${cmp})` : `(t${c.id}[i] === 0 && ${cmp})`;
+}
+
+/** DirectGroups (engine/plan/context.ts), as a block scan folds into it. */
+export interface BlockFold {
+  readonly key: string;
+  readonly folds: readonly { readonly kind: "count" | "sum"; readonly field: string | null }[];
+  add(row: Row): void;
+  ipv4(): { readonly slots: Uint32Array; readonly shift: number };
+  smallInts(): Int32Array | null;
+  values(i: number): Float64Array;
+  flags(i: number): Uint8Array;
 }
 
 /** Only the header of a block's bytes (no checksum verified). */
@@ -374,12 +533,16 @@ export function blockHeader(bytes: Uint8Array): BlockMeta {
   }
 }
 
-/** The block in `bytes` (a whole file); throws CorruptBlock when its checksum fails. */
-export function decodeBlock(bytes: Uint8Array): DecodedBlock {
+/**
+ * The block in `bytes` (a whole file); throws CorruptBlock when its checksum fails (checked
+ * unless `verify` is false).
+ */
+export function decodeBlock(bytes: Uint8Array, verify = true): DecodedBlock {
   if (bytes.length < MAGIC.length + 8) throw new CorruptBlock("too short");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const stored = view.getUint32(bytes.length - 4, true);
-  if (crc32(bytes.subarray(0, bytes.length - 4)) !== stored) {
+  // `verify` false: bytes encodeBlock just gave, never stored.
+  if (verify && crc32(bytes.subarray(0, bytes.length - 4)) !== stored) {
     throw new CorruptBlock("checksum mismatch");
   }
   const meta = blockHeader(bytes);
@@ -392,104 +555,290 @@ export function decodeBlock(bytes: Uint8Array): DecodedBlock {
   const body = (bytes.byteOffset + bodyAt) % 8 === 0
     ? new Uint8Array(bytes.buffer, bytes.byteOffset + bodyAt, bytes.length - bodyAt - 4)
     : bytes.slice(bodyAt, bytes.length - 4);
-  return { meta, rows: () => decodeRows(meta, body) };
-}
-
-function decodeRows(meta: BlockMeta, body: Uint8Array): Row[] {
-  const n = meta.rowCount;
-  const slice = (at: { off: number; len: number }) => body.subarray(at.off, at.off + at.len);
-  if (meta.whole) {
-    const c = meta.columns[0]!;
-    const text = decoder.decode(slice(c));
-    return text.length === 0 && n === 0
-      ? []
-      : text.split("\n").map((line) => decodeParsedRow(JSON.parse(line)));
-  }
-  const columns = meta.columns.map((c) => columnValues(c, n, slice));
-  const names = meta.columns.map((c) => c.name);
-  if (!columns.some((c) => c.absent) && !names.includes("__proto__")) {
-    // Every row has every column: one object literal per row, made by code generated for
-    // these names (rows of one shape, built without a property added at a time).
-    const fields = names.map((name, k) => `${JSON.stringify(name)}: c${k}[i]`).join(", ");
-    const make = generatedFunction<(cols: ArrayLike<Value>[], n: number) => Row[]>(
-      ["cols", "n"],
-      `const [${names.map((_, k) => `c${k}`).join(", ")}] = cols;
-      const rows = new Array(n);
-      for (let i = 0; i < n; i++) rows[i] = { ${fields} };
-      return rows;`,
-    );
-    return make(columns.map((c) => c.values), n);
-  }
-  const rows = new Array<Row>(n);
-  for (let i = 0; i < n; i++) rows[i] = {};
-  for (let k = 0; k < columns.length; k++) {
-    const { values, tags } = columns[k]!;
-    const name = names[k]!;
-    for (let i = 0; i < n; i++) if (tags === null || tags[i] !== 2) rows[i]![name] = values[i]!;
-  }
-  return rows;
-}
-
-/** A column's values by row (null where null or absent), and whether some row lacks it. */
-function columnValues(
-  c: ColumnMeta,
-  n: number,
-  slice: (at: { off: number; len: number }) => Uint8Array,
-): { values: ArrayLike<Value>; tags: Uint8Array | null; absent: boolean } {
-  const tags = c.tags ? slice(c.tags) : null;
-  const absent = tags !== null && tags.includes(2);
-  const raw = slice(c);
-  const words = <T>(
-    Ctor: { new (b: ArrayBuffer, o: number, l: number): T; BYTES_PER_ELEMENT: number },
-  ) => new Ctor(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT);
-  const each = (get: (i: number) => Value): Value[] => {
-    const out = new Array<Value>(n);
-    for (let i = 0; i < n; i++) out[i] = tags === null || tags[i] === 0 ? get(i) : null;
-    return out;
+  return {
+    meta,
+    rows: () => scanRows(meta, body, {}),
+    scan: (scan) => scanRows(meta, body, scan),
   };
-  let values: ArrayLike<Value>;
+}
+
+/** A column's vectors, viewed over the block's body (strings decoded once). */
+interface ColumnView {
+  readonly name: string;
+  readonly kind: ColumnMeta["kind"];
+  readonly tags: Uint8Array | null;
+  /** Some row lacks the field (a tag 2). */
+  readonly absent: boolean;
+  /** i32, f64, ts, ip4, bool: the values; dict: the entry per row. */
+  readonly vec: ArrayLike<number> | null;
+  /** str: the text, and where each value ends in it (UTF-16 units, a leading 0). */
+  readonly text: string;
+  readonly offsets: Uint32Array | null;
+  /** dict: the distinct strings; json: the values as parsed. */
+  readonly list: readonly unknown[] | null;
+  /** tuple: its members' columns. */
+  readonly members: readonly ColumnView[] | null;
+  /** The names of its variables in generated code (`v<id>`...): a path of indexes. */
+  readonly id: string;
+}
+
+function views(meta: BlockMeta, body: Uint8Array): ColumnView[] {
+  return columnViews(meta.columns, body, "");
+}
+
+function columnViews(
+  columns: readonly ColumnMeta[],
+  body: Uint8Array,
+  prefix: string,
+): ColumnView[] {
+  const slice = (at: { off: number; len: number }) => body.subarray(at.off, at.off + at.len);
+  return columns.map((c, k) => {
+    const id = `${prefix}${k}`;
+    const tags = c.tags ? slice(c.tags) : null;
+    const raw = slice(c);
+    const words = <T>(
+      Ctor: { new (b: ArrayBuffer, o: number, l: number): T; BYTES_PER_ELEMENT: number },
+      at: Uint8Array = raw,
+    ) => new Ctor(at.buffer as ArrayBuffer, at.byteOffset, at.byteLength / Ctor.BYTES_PER_ELEMENT);
+    let vec: ArrayLike<number> | null = null;
+    let text = "";
+    let offsets: Uint32Array | null = null;
+    let list: unknown[] | null = null;
+    switch (c.kind) {
+      case "i32":
+        vec = words(Int32Array);
+        break;
+      case "f64":
+      case "ts":
+        vec = words(Float64Array);
+        break;
+      case "ip4":
+        vec = words(Uint32Array);
+        break;
+      case "bool":
+        vec = raw;
+        break;
+      case "str":
+        offsets = words(Uint32Array);
+        text = decoder.decode(slice(c.text!));
+        break;
+      case "tuple":
+        break;
+      case "dict": {
+        const o = words(Uint32Array, slice(c.offsets!));
+        const all = decoder.decode(slice(c.text!));
+        list = new Array<string>(c.entries!);
+        for (let e = 0; e < list.length; e++) list[e] = all.slice(o[e]!, o[e + 1]!);
+        vec = words(Uint16Array);
+        break;
+      }
+      default:
+        list = JSON.parse(decoder.decode(raw)) as unknown[];
+    }
+    return {
+      name: c.name,
+      kind: c.kind,
+      tags,
+      absent: tags !== null && tags.includes(2),
+      vec,
+      text,
+      offsets,
+      list,
+      members: c.kind === "tuple" ? columnViews(c.members ?? [], body, `${id}_`) : null,
+      id,
+    };
+  });
+}
+
+/** Every column and member column, depth first (each has variables in generated code). */
+function flatViews(cols: readonly ColumnView[]): ColumnView[] {
+  return cols.flatMap((c) => [c, ...flatViews(c.members ?? [])]);
+}
+
+/** The expression of column `k`'s value in row `i` (null where its tag says so). */
+function valueCode(c: ColumnView): string {
+  const k = c.id;
+  let e: string;
   switch (c.kind) {
     case "i32":
-    case "f64": {
-      const vec = c.kind === "i32" ? words(Int32Array) : words(Float64Array);
-      values = tags === null ? vec : each((i) => vec[i]!);
+    case "f64":
+      e = `v${k}[i]`;
       break;
-    }
-    case "ts": {
-      const vec = words(Float64Array);
-      values = each((i) => new Timestamp(vec[i]!));
+    case "ts":
+      e = `new Timestamp(v${k}[i])`;
       break;
-    }
-    case "ip4": {
-      const vec = words(Uint32Array);
-      values = each((i) => new IpAddr(4, vec[i]!));
+    case "ip4":
+      e = `new IpAddr(4, v${k}[i])`;
       break;
-    }
     case "bool":
-      values = each((i) => raw[i] === 1);
+      e = `v${k}[i] === 1`;
       break;
-    case "str": {
-      const offsets = words(Uint32Array);
-      const text = decoder.decode(slice(c.text!));
-      values = each((i) => text.slice(offsets[i]!, offsets[i + 1]!));
+    case "str":
+      e = `x${k}.slice(o${k}[i], o${k}[i + 1])`;
       break;
-    }
-    case "dict": {
-      const o = slice(c.offsets!);
-      const offsets = new Uint32Array(o.buffer as ArrayBuffer, o.byteOffset, o.byteLength / 4);
-      const text = decoder.decode(slice(c.text!));
-      const entries = new Array<string>(c.entries!);
-      for (let e = 0; e < entries.length; e++) {
-        entries[e] = text.slice(offsets[e]!, offsets[e + 1]!);
-      }
-      const index = new Uint16Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength / 2);
-      values = each((i) => entries[index[i]!]!);
+    case "dict":
+      e = `l${k}[v${k}[i]]`;
       break;
-    }
-    default: {
-      const parsed = JSON.parse(decoder.decode(raw)) as unknown[];
-      values = each((i) => decodeValue(parsed[i]));
-    }
+    case "tuple":
+      // Every tuple there has every member (a member's tag 2 only where the tuple is not).
+      e = `{ ${
+        (c.members ?? []).map((m) => `${JSON.stringify(m.name)}: ${valueCode(m)}`).join(", ")
+      } }`;
+      break;
+    default:
+      e = `decodeValue(l${k}[i])`;
   }
-  return { values, tags, absent };
+  return c.tags === null ? e : `(t${k}[i] === 0 ? ${e} : null)`;
+}
+
+/** Code making the row of the columns `ks` into `name` (absent fields left out). */
+function rowCode(cols: readonly ColumnView[], ks: readonly number[], name: string): string {
+  if (!ks.some((k) => cols[k]!.absent)) {
+    const fields = ks.map((k) => `${JSON.stringify(cols[k]!.name)}: ${valueCode(cols[k]!)}`);
+    return `const ${name} = { ${fields.join(", ")} };`;
+  }
+  const sets = ks.map((k) => {
+    const set = `${name}[${JSON.stringify(cols[k]!.name)}] = ${valueCode(cols[k]!)};`;
+    return cols[k]!.absent ? `if (t${k}[i] !== 2) ${set}` : set;
+  });
+  return `const ${name} = {};\n${sets.join("\n")}`;
+}
+
+/**
+ * Code folding row `i` into the grouping (as byte_scanner.ts's directCode does for a line),
+ * and going on to the next row, when its group exists and its values are plain numbers; ""
+ * when the block's columns cannot be folded so (the key not an IPv4 address or an integer,
+ * a summed field not integers).
+ */
+function foldCode(cols: readonly ColumnView[], fold: BlockFold): string {
+  const at = new Map(cols.map((c, k) => [c.name, k]));
+  const key = at.get(fold.key);
+  if (key === undefined) return "";
+  const kc = cols[key]!;
+  const tests: string[] = kc.tags === null ? [] : [`t${key}[i] === 0`];
+  let find: string;
+  if (kc.kind === "ip4") {
+    find = `let g = -1;
+{
+  const n = v${key}[i];
+  let at = (Math.imul(n, 0x9e3779b1) >>> T_SHIFT) << 1;
+  const mask = T_SLOTS.length - 2;
+  for (;;) {
+    const x = T_SLOTS[at + 1];
+    if (x === 0) break;
+    if (T_SLOTS[at] === n) { g = x - 1; break; }
+    at = (at + 2) & mask;
+  }
+}`;
+  } else if (kc.kind === "i32") {
+    find = `const n = v${key}[i];
+const g = SMALL !== null && n >= 0 && n < SMALL.length ? SMALL[n] - 1 : -1;`;
+  } else return "";
+  const adds: string[] = [];
+  for (let f = 0; f < fold.folds.length; f++) {
+    const { kind, field } = fold.folds[f]!;
+    if (field === null) {
+      if (kind !== "count") return "";
+      adds.push(`V${f}[g]++;`);
+      continue;
+    }
+    const k = at.get(field);
+    if (k === undefined || cols[k]!.kind !== "i32") return "";
+    const has = cols[k]!.tags === null ? "" : `if (t${k}[i] === 0) `;
+    adds.push(
+      kind === "count" ? `${has}V${f}[g]++;` : `${has}{ V${f}[g] += v${k}[i]; F${f}[g] |= 1; }`,
+    );
+  }
+  return `${tests.length > 0 ? `if (${tests.join(" && ")}) ` : ""}{
+${find}
+if (g >= 0) {
+${adds.join("\n")}
+continue;
+}
+}`;
+}
+
+/** The rows of a block (scanRows's signature), made by code generated for its columns. */
+type BlockRows = (
+  cols: readonly ColumnView[],
+  K: readonly number[],
+  n: number,
+  select: Uint8Array | undefined,
+  keep: ((row: Row) => boolean) | undefined,
+  fold: BlockFold | undefined,
+  Timestamp: unknown,
+  IpAddr: unknown,
+  decodeValue: unknown,
+) => Row[];
+
+function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
+  const n = meta.rowCount;
+  if (meta.whole) {
+    const c = meta.columns[0]!;
+    const text = decoder.decode(body.subarray(c.off, c.off + c.len));
+    const rows = text.length === 0 && n === 0
+      ? []
+      : text.split("\n").map((line) => decodeParsedRow(JSON.parse(line)));
+    const chosen = scan.select ? rows.filter((_, i) => scan.select![i] === 1) : rows;
+    const kept = scan.keep ? chosen.filter(scan.keep) : chosen;
+    if (!scan.fold) return kept;
+    for (const row of kept) scan.fold.add(row);
+    return [];
+  }
+  const cols = views(meta, body);
+  // Rows with an own "__proto__" are stored whole (encodeBlock): a literal would set it.
+  if (cols.some((c) => c.name === "__proto__")) throw new CorruptBlock("a column __proto__");
+  const all = cols.map((_, k) => k);
+  const flat = flatViews(cols);
+  const consts: number[] = [];
+  const test = scan.test ? testCode(scan.test.test, cols, consts) : null;
+  // The comparisons on the columns first; the filter itself only where they are not all of it.
+  const keep = test !== null && scan.test!.exact ? undefined : scan.keep;
+  // The filter is given a row of the fields it reads where none of them is ever absent.
+  const reads = keep === undefined || scan.reads === undefined
+    ? null
+    : all.filter((k) => scan.reads!.has(cols[k]!.name));
+  const partial = reads !== null && !reads.some((k) => cols[k]!.absent);
+  const fold = scan.fold === undefined ? "" : foldCode(cols, scan.fold);
+  const folding = fold !== "";
+  const fs = folding ? scan.fold!.folds.map((_, f) => f) : [];
+  const source = `const out = [];
+${
+    flat.map(({ id }, j) =>
+      `const c${id} = cols[${j}], v${id} = c${id}.vec, t${id} = c${id}.tags, x${id} = c${id}.text, o${id} = c${id}.offsets, l${id} = c${id}.list;`
+    ).join("\n")
+  }
+let T_SLOTS = null, T_SHIFT = 0, SMALL = null${
+    fs.map((f) => `, V${f} = null, F${f} = null`).join("")
+  };
+function refresh() {
+${
+    folding
+      ? `const t = fold.ipv4(); T_SLOTS = t.slots; T_SHIFT = t.shift; SMALL = fold.smallInts();
+${fs.map((f) => `V${f} = fold.values(${f}); F${f} = fold.flags(${f});`).join("\n")}`
+      : ""
+  }
+}
+refresh();
+for (let i = 0; i < n; i++) {
+${scan.select === undefined ? "" : "if (select[i] === 0) continue;"}
+${test === null ? "" : `if (!${test}) continue;`}
+${keep === undefined ? "" : partial ? `${rowCode(cols, reads!, "f")}\nif (!keep(f)) continue;` : ""}
+${fold}
+${rowCode(cols, all, "row")}
+${keep !== undefined && !partial ? "if (!keep(row)) continue;" : ""}
+${
+    folding
+      ? "fold.add(row);\nrefresh();"
+      : scan.fold !== undefined
+      ? "fold.add(row);"
+      : "out.push(row);"
+  }
+}
+return out;`;
+  const make = generatedFunction<BlockRows>(
+    ["cols", "K", "n", "select", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
+    source,
+  );
+  return make(flat, consts, n, scan.select, keep, scan.fold, Timestamp, IpAddr, decodeValue);
 }

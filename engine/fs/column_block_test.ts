@@ -88,3 +88,154 @@ Deno.test("an empty block and a block of only nulls decode", () => {
   assert.deepEqual(roundTrip([]), []);
   assert.deepEqual(roundTrip([{ a: null }, { a: null }]), [{ a: null }, { a: null }]);
 });
+
+Deno.test("a block scan filters on a row of the fields the filter reads, and folds into a grouping", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 40; i++) {
+    rows.push({
+      ip: i % 7 === 0 ? null : new IpAddr(4, 0x0a000000 + (i % 4)),
+      status: i % 3 === 0 ? 404 : 200,
+      bytes: i % 5 === 0 ? null : i * 10,
+      path: `/p/${i}`,
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  // The filter is given only `status`; the rows it keeps come whole, in order.
+  const seen: Row[] = [];
+  const keep = (r: Row) => {
+    seen.push(r);
+    return r.status === 200;
+  };
+  const kept = block.scan({ keep, reads: new Set(["status"]) });
+  assert.deepEqual(kept, rows.filter((r) => r.status === 200));
+  assert.deepEqual(Object.keys(seen[0]!), ["status"]);
+  // Rows chosen beforehand (the filter run on the rows the block was made of).
+  const select = new Uint8Array(rows.length).map((_, i) => i % 3 === 1 ? 1 : 0);
+  assert.deepEqual(block.scan({ select }), rows.filter((_, i) => i % 3 === 1));
+  // Folding: groups by ip (IPv4 bits), count(*) and sum(bytes); a row whose group is new, or
+  // whose key is null, is handed over as a row, the others folded in place.
+  const slots = new Uint32Array(64);
+  const groups = new Map<number | null, number>();
+  const counts = new Float64Array(8);
+  const sums = new Float64Array(8);
+  const flags = new Uint8Array(8);
+  const added: Row[] = [];
+  const fold = {
+    key: "ip",
+    folds: [{ kind: "count" as const, field: null }, { kind: "sum" as const, field: "bytes" }],
+    add(row: Row) {
+      added.push(row);
+      const key = row.ip === null ? null : (row.ip as IpAddr).bits as number;
+      let g = groups.get(key);
+      if (g === undefined) {
+        g = groups.size;
+        groups.set(key, g);
+        if (key !== null) {
+          let at = (Math.imul(key, 0x9e3779b1) >>> 27) << 1;
+          while (slots[at + 1] !== 0) at = (at + 2) & 62;
+          slots[at] = key;
+          slots[at + 1] = g + 1;
+        }
+      }
+      counts[g]!++;
+      if (typeof row.bytes === "number") {
+        sums[g]! += row.bytes;
+        flags[g]! |= 1;
+      }
+    },
+    ipv4: () => ({ slots, shift: 27 }),
+    smallInts: () => null,
+    values: (i: number) => (i === 0 ? counts : sums),
+    flags: (_i: number) => flags,
+  };
+  assert.deepEqual(block.scan({ keep, reads: new Set(["status"]), fold }), []);
+  const want = new Map<number | null, { n: number; sum: number }>();
+  for (const r of rows.filter((r) => r.status === 200)) {
+    const key = r.ip === null ? null : (r.ip as IpAddr).bits as number;
+    const w = want.get(key) ?? { n: 0, sum: 0 };
+    w.n++;
+    w.sum += (r.bytes as number | null) ?? 0;
+    want.set(key, w);
+  }
+  for (const [key, w] of want) {
+    const g = groups.get(key)!;
+    assert.deepEqual([counts[g], sums[g]], [w.n, w.sum], `group ${key}`);
+  }
+  // Only new groups' first rows and null keys came as rows.
+  const nulls = rows.filter((r) => r.status === 200 && r.ip === null).length;
+  assert.equal(added.length, [...want.keys()].filter((k) => k !== null).length + nulls);
+});
+
+Deno.test("tuples of one shape are stored a column per member; others, whole values", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 30; i++) {
+    rows.push({
+      status: i % 6 === 0 ? null : { errorCode: i % 4, reason: i % 5 === 0 ? null : `r${i % 3}` },
+      loc: { city: `c${i}`, geo: { lat: i / 7, at: new Timestamp(i) } },
+      odd: i % 2 === 0 ? { a: 1 } : { b: 2 },
+    });
+  }
+  const bytes = encodeBlock(META, rows);
+  const meta = blockHeader(bytes);
+  const by = new Map(meta.columns.map((c) => [c.name, c]));
+  assert.equal(by.get("status")!.kind, "tuple");
+  assert.deepEqual(by.get("status")!.members!.map((m) => [m.name, m.kind]), [
+    ["errorCode", "i32"],
+    ["reason", "dict"],
+  ]);
+  assert.equal(by.get("loc")!.members![1]!.kind, "tuple");
+  assert.equal(by.get("odd")!.kind, "json");
+  const back = decodeBlock(bytes).rows();
+  assert.deepEqual(back, rows);
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i]!.status !== null) {
+      assert.deepEqual(Object.keys(back[i]!.status as object), ["errorCode", "reason"]);
+    }
+  }
+});
+
+Deno.test("a block tests comparisons on its columns; the filter decides the rest", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 60; i++) {
+    rows.push({
+      n: i % 11 === 0 ? null : i,
+      t: new Timestamp(1000 * i),
+      m: i % 2 === 0 ? i : `s${i}`, // mixed: not a column of numbers
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  const n = (op: "<" | ">=" | "=", value: number) => ({
+    field: "n",
+    op,
+    value,
+    kind: "num" as const,
+  });
+  const t = (op: "<" | ">=", value: number) => ({ field: "t", op, value, kind: "ts" as const });
+  const calls: Row[] = [];
+  const never = (r: Row) => {
+    calls.push(r);
+    return false;
+  };
+  // Exact: the filter is not called; null is not true.
+  const both = { and: [n(">=", 20), t("<", 40_000)] as const };
+  assert.deepEqual(
+    block.scan({ keep: never, test: { test: both, exact: true } }),
+    rows.filter((r) => r.n !== null && (r.n as number) >= 20 && (r.t as Timestamp).ms < 40_000),
+  );
+  assert.equal(calls.length, 0);
+  const either = { or: [n("=", 5), t(">=", 58_000)] as const };
+  assert.deepEqual(
+    block.scan({ test: { test: either, exact: true } }).map((r) => r.t),
+    [5, 58, 59].map((i) => new Timestamp(1000 * i)),
+  );
+  // Not exact: the rows the comparisons pass go on to the filter.
+  block.scan({ keep: never, test: { test: n("<", 10), exact: false } });
+  assert.equal(calls.length, 9); // 1..9 (0 is null)
+  // A field no row has is null: no row passes; mixed values leave it all to the filter.
+  const none = { field: "zz", op: "=" as const, value: 1, kind: "num" as const };
+  assert.deepEqual(block.scan({ test: { test: none, exact: true } }), []);
+  calls.length = 0;
+  const mixed = { field: "m", op: "<" as const, value: 10, kind: "num" as const };
+  block.scan({ keep: never, test: { test: mixed, exact: true } });
+  assert.equal(calls.length, rows.length);
+});

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { ColumnCacheConfig } from "../contracts/column_cache.ts";
 import { CACHE_BLOCK_BYTES } from "../contracts/column_cache.ts";
-import { decodeBlock, type DecodedBlock } from "./column_block.ts";
+import { BLOCK_FORMAT, decodeBlock, type DecodedBlock } from "./column_block.ts";
 
 /** A temporary block older than this is a crashed writer's. */
 export const STALE_CACHE_TEMP_MS = 10 * 60 * 1000;
@@ -57,6 +57,8 @@ export class ColumnCache {
   /** Bytes written since the last sweep. */
   #written = 0;
   #sweeping: Promise<void> | null = null;
+  /** Entry folders this cache made (each made once, again only when a write finds it gone). */
+  readonly #made = new Set<string>();
 
   constructor(config: ColumnCacheConfig, options: ColumnCacheOptions = {}) {
     this.config = {
@@ -71,9 +73,14 @@ export class ColumnCache {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The entry's name for a file's identity and a source's specification. */
+  /**
+   * The entry's name for a file's identity and a source's specification, and the blocks'
+   * format (BLOCK_FORMAT): a server of another format finds none of them, and the sweep ages
+   * them out.
+   */
   static key(parts: readonly unknown[]): string {
-    return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 40);
+    return createHash("sha256").update(JSON.stringify([BLOCK_FORMAT, ...parts])).digest("hex")
+      .slice(0, 40);
   }
 
   /** The blocks of entry `key`, by their `lo`, the longest first where two start alike. */
@@ -127,8 +134,20 @@ export class ColumnCache {
     const suffix = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
     const temp = join(dir, `.tmp-${lo}-${hi}-${suffix}`);
     try {
-      await Deno.mkdir(dir, { recursive: true });
-      await this.#write(temp, bytes);
+      if (!this.#made.has(dir)) {
+        await Deno.mkdir(dir, { recursive: true });
+        this.#made.add(dir);
+      }
+      try {
+        await this.#write(temp, bytes);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        // The entry was dropped (or swept) since its folder was made.
+        this.#made.delete(dir);
+        await Deno.mkdir(dir, { recursive: true });
+        this.#made.add(dir);
+        await this.#write(temp, bytes);
+      }
       await Deno.rename(temp, join(dir, `${lo}-${hi}.blk`));
     } catch (e) {
       await Deno.remove(temp).catch(() => {});

@@ -190,6 +190,8 @@ type PlanStep =
     readonly scan?: SourceScan;
     /** With `scan`: what a worker rebuilds the source from (SourceDescription). */
     readonly origin?: SourceOrigin;
+    /** Read through the column cache, when the query has one, without `scan` (READ_CSV). */
+    readonly cached?: boolean;
   }
   /** A stored table `@[x.sxt]`. */
   | {

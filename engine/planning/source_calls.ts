@@ -35,7 +35,7 @@ import { placeInString } from "../front/lexer.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceRead, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
-import { isJsonLines, readJson, readParse } from "../exec/cached_sources.ts";
+import { isJsonLines, readJson, readParse, readTable } from "../exec/cached_sources.ts";
 import type { Value } from "../values/values.ts";
 import { Timestamp } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -392,7 +392,10 @@ async function planFileSource(
           read.fields,
           read.filter?.keep,
           ctx,
-          (keep) => readTableSource(files(ctx), format, read.fields, ctx, keep, asked?.extra),
+          (keep) =>
+            asked
+              ? readTableSource(files(ctx), format, read.fields, ctx, keep, asked.extra)
+              : readTable(files(ctx), format, read.fields, ctx, keep),
         );
       return {
         kind: "source",
@@ -401,6 +404,8 @@ async function planFileSource(
         label: asked ? `${label.slice(0, -1)}${asked.label})` : label,
         start,
         ...TAKES_ALL,
+        // Line and raw fields are read from the bytes, never from the cache.
+        ...(format.kind === "csv" && !asked ? { cached: true } : {}),
       };
     }
     default:

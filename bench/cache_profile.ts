@@ -1,0 +1,118 @@
+// deno-lint-ignore-file no-console
+/**
+ * The column cache in process, for profiling (bench/cache_bench.ts times it through a server):
+ * one task of bench/cache_bench.ts run without the cache, then filling it, then from it, each
+ * `--runs` times, with the query's stats. `--workers N` runs the scans on N scan workers as the
+ * server does (0: in this thread).
+ *
+ *   deno run -A [--cpu-prof --cpu-prof-dir=DIR] bench/cache_profile.ts access|json|nested|hour
+ *     [--workers 2] [--runs 2] [--only plain|first|warm]
+ */
+
+import { join } from "node:path";
+import { DATA_DIR } from "./gen_data.ts";
+import { cpuOf } from "./engine_bench.ts";
+import { CACHE_TASKS, type CacheName } from "./cache_bench.ts";
+import { compile, execute } from "../engine/engine.ts";
+import { newQueryStats } from "../engine/plan/context.ts";
+import { FsResourceTree } from "../home/resource_tree.ts";
+import { createDatastoreRegistry } from "../connectors/file/registry.ts";
+import { createScanWorkers } from "../actors/scan_workers.ts";
+import type { ColumnCacheConfig } from "../engine/contracts/column_cache.ts";
+
+function option(name: string): string | undefined {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 ? Deno.args[i + 1] : undefined;
+}
+
+const name = Deno.args[0] as CacheName;
+const task = CACHE_TASKS[name];
+if (!task) {
+  console.error("usage: cache_profile.ts access|json|nested|hour|wide [--workers N] [--runs N]");
+  Deno.exit(2);
+}
+const runs = Number(option("runs") ?? 2);
+const count = Number(option("workers") ?? 2);
+const only = option("only");
+const home = await Deno.makeTempDir({ prefix: "trawl-cache-profile-" });
+const data = join(home, "data");
+await Deno.mkdir(join(data, "system", "datastores"), { recursive: true });
+await Deno.mkdir(join(data, "users", "bench"), { recursive: true });
+await Deno.writeTextFile(
+  join(data, "system", "datastores", "bench.json"),
+  JSON.stringify({ type: "FILE", fileStore: { root: DATA_DIR } }),
+);
+const tree = new FsResourceTree(data);
+const workers = count > 0
+  ? createScanWorkers({ count, dataDir: data, grants: () => [], warm: true })
+  : undefined;
+const cache: ColumnCacheConfig = { dir: join(home, "cache"), maxBytes: 4 * 2 ** 30 };
+
+async function once(
+  withCache: boolean,
+): Promise<{ ms: number; cpuMs: number; rows: number; stats: unknown }> {
+  const started = performance.now();
+  const cpu0 = cpuOf(Deno.pid);
+  const compiled = await compile({ text: task.script }, {
+    user: { name: "bench", groups: [], admin: true },
+    workDir: "/users/bench",
+    timeZone: "UTC",
+    args: {},
+    datastores: createDatastoreRegistry(tree),
+    tree,
+    limits: { memoryLimit: 1 << 30 },
+    ...(workers ? { scanWorkers: workers } : {}),
+    ...(withCache ? { columnCache: cache } : {}),
+  });
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
+  const stats = newQueryStats();
+  const run = execute(compiled.plan, {
+    signal: new AbortController().signal,
+    onWarning: (w) => console.error(`warning: ${w.message}`),
+    stats,
+  });
+  let rows = 0;
+  for await (const batch of run.batches) rows += batch.length;
+  return { ms: performance.now() - started, cpuMs: cpuOf(Deno.pid) - cpu0, rows, stats };
+}
+
+try {
+  await once(false); // compilers warmed
+  const show = (label: string, r: Awaited<ReturnType<typeof once>>) => {
+    const s = r.stats as Record<string, number>;
+    console.log(
+      `${label.padEnd(6)} ${r.ms.toFixed(0).padStart(6)} ms  cpu ${
+        r.cpuMs.toFixed(0).padStart(6)
+      } ms  rows ${r.rows}  bytesRead ${s.bytesRead} cacheBytes ${s.cacheBytes} blocks ${s.cacheBlocks} skipped ${s.cacheBlocksSkipped}`,
+    );
+  };
+  const least: string[] = [];
+  const phase = async (label: string, run: () => Promise<Awaited<ReturnType<typeof once>>>) => {
+    const all = [];
+    for (let i = 0; i < runs; i++) {
+      const r = await run();
+      show(label, r);
+      all.push(r);
+    }
+    least.push(
+      `${label} least: ${Math.min(...all.map((r) => r.ms)).toFixed(0)} ms, cpu ${
+        Math.min(...all.map((r) => r.cpuMs)).toFixed(0)
+      } ms`,
+    );
+  };
+  if (!only || only === "plain") await phase("plain", () => once(false));
+  if (!only || only === "first") {
+    await phase("first", async () => {
+      await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
+      return await once(true);
+    });
+  }
+  if (!only || only === "warm") {
+    if (only === "warm") await once(true);
+    await phase("warm", () => once(true));
+  }
+  console.log(`${least.join("; ")} (load ${Deno.loadavg().join(" ")})`);
+} finally {
+  workers?.close();
+  await Deno.remove(home, { recursive: true });
+}
