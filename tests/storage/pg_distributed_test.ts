@@ -1,0 +1,249 @@
+/**
+ * One query's scan spread over two real `main.ts serve` processes on one PostgreSQL
+ * (`cluster.distributeBytes` low, actors/distributed_scans.ts): the answers of a count, grouped
+ * aggregates, a sort with a limit and filtered rows are those of one server alone (a third server
+ * on a database of its own, distribution off); both servers ran shares (the shares table says
+ * who held each); a server killed with SIGKILL while it holds shares loses them once its lease
+ * lapses and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
+ * cancelled query has its shares cancelled and the other server stops its worker on its share.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { startPostgres } from "../support/postgres.ts";
+import { stateHome } from "../support/shared_state.ts";
+import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
+import { seededRandom } from "../support/seeded_random.ts";
+import { sleep } from "../../engine/util/sleep.ts";
+
+const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
+const SRC = "file://logs/*.log";
+
+const SCRIPTS = [
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | select(count(*) as rows)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}')
+   | select(status, count(*) as n, sum(bytes) as total, min(bytes) as lo, max(ip) as top,
+            count_distinct(path) as paths, first(ip) as f, last(bytes) as l)
+   | group(status)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | sort(bytes desc, path) | limit(25)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 500 and bytes < 40)`,
+];
+
+/** `lines` records (and a few lines that are not) of about 40 bytes each. */
+async function writeLog(path: string, lines: number, seed: number): Promise<void> {
+  const rnd = seededRandom(seed);
+  const parts: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
+    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
+    parts.push(`${ip} ${status} ${Math.floor(rnd() * 50000)} /p/${i % 97}\n`);
+    if (i % 40_000 === 7) parts.push("not a record\n");
+  }
+  await Deno.writeTextFile(path, parts.join(""));
+}
+
+function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
+  return fetch(`${server.url}/API/v1.0${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
+  });
+}
+
+async function submit(server: ServerProcess, token: string, script: string): Promise<string> {
+  const res = await api(server, token, "/queries?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: script,
+  });
+  const body = await res.json();
+  assert.equal(res.status, 201, JSON.stringify(body));
+  return body.queryId;
+}
+
+async function finalState(server: ServerProcess, token: string, id: string) {
+  // Only tells a query that never ends (a busy machine runs these slowly).
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const res = await api(server, token, `/queries/${id}`);
+    const body = await res.json();
+    if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
+      return body as Record<string, unknown>;
+    }
+    if (Date.now() > deadline) throw new Error(`query ${id} did not end: ${JSON.stringify(body)}`);
+    await sleep(50);
+  }
+}
+
+async function answer(server: ServerProcess, token: string, script: string) {
+  const id = await submit(server, token, script);
+  const end = await finalState(server, token, id);
+  assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+  const res = await api(server, token, `/queries/${id}/result`);
+  assert.equal(res.status, 200);
+  return { id, rows: await res.json(), end };
+}
+
+async function defineLogs(server: ServerProcess, token: string, logs: string): Promise<void> {
+  const put = await api(server, token, "/datastores/logs", {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      type: "FILE",
+      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
+    }),
+  });
+  assert.equal(put.status, 201, await put.text());
+}
+
+interface ShareRow {
+  run: string;
+  share: number;
+  coordinator: string;
+  state: string;
+  attempt: number;
+  holder: string | null;
+  stopped_at: Date | null;
+}
+
+function shareRows(db: PgStorage): Promise<ShareRow[]> {
+  return db.sql<ShareRow[]>`
+    SELECT run, share, coordinator, state, attempt, holder, stopped_at FROM trawl_shares
+    ORDER BY created, run, share`;
+}
+
+/** Waits (bounded) until `test` holds for the share rows; answers them. */
+async function until(db: PgStorage, what: string, test: (rows: ShareRow[]) => boolean) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const rows = await shareRows(db);
+    if (test(rows)) return rows;
+    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(rows)}`);
+    await sleep(10);
+  }
+}
+
+/** Two servers spreading scans, on a fresh database; the logs folder they share. */
+async function cluster(root: string, url: string, lines: number) {
+  const logs = join(root, "logs");
+  await Deno.mkdir(logs);
+  await writeLog(join(logs, "a.log"), lines, 1);
+  await writeLog(join(logs, "b.log"), lines, 2);
+  const args = [
+    "query.workers=1",
+    "cluster.distributeBytes=1 MiB",
+    "cluster.lease=2 s",
+  ].flatMap((s) => ["--set", s]);
+  const a = await startServerProcess(await stateHome(root, "a", `pg:${url}`), args);
+  const b = await startServerProcess(await stateHome(root, "b", `pg:${url}`), args);
+  const token = a.firstToken!;
+  await defineLogs(a, token, logs);
+  return { a, b, token, logs };
+}
+
+Deno.test("a scan spread over two servers on one PostgreSQL answers as one server does, and both ran shares", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    const { a, b, token, logs } = await cluster(root, url, 150_000);
+    servers.push(a, b);
+    // One server alone, its scans not spread: the answers to compare with.
+    const solo = await startServerProcess(
+      await stateHome(root, "solo", `pg:${await pg.newDatabase()}`),
+      ["query.workers=1"].flatMap((s) => ["--set", s]),
+    );
+    servers.push(solo);
+    await defineLogs(solo, solo.firstToken!, logs);
+    for (const script of SCRIPTS) {
+      const alone = await answer(solo, solo.firstToken!, script);
+      const spread = await answer(a, token, script);
+      assert.deepEqual(spread.rows, alone.rows, script);
+      assert.ok(
+        Array.isArray(spread.rows) && spread.rows.length > 0,
+        `no rows: ${JSON.stringify(spread.rows)}`,
+      );
+    }
+    assert.equal(await solo.stop(), 0);
+    const rows = await shareRows(db);
+    // Every script ran as shares (4 each at least), every one done once.
+    assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
+    assert.ok(rows.every((r) => r.state === "done" || r.state === "cancelled"));
+    const holders = new Set(rows.filter((r) => r.state === "done").map((r) => r.holder));
+    assert.equal(holders.size, 2, `shares held by ${[...holders]}`);
+    // The coordinator (A) held some, B the others.
+    const coordinator = rows[0]!.coordinator;
+    assert.ok(holders.has(coordinator));
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a server killed while it holds shares: they run again elsewhere and the query succeeds once; a cancel stops the other server's part", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    // 2 x 600k records, about 50 MB: shares long enough to be seen held.
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const count = SCRIPTS[0]!;
+
+    // A cancel: the share B holds is cancelled and B stops its worker.
+    const cancelled = await submit(a, token, count);
+    let held = await until(
+      db,
+      "B never held a share",
+      (rows) => rows.some((r) => r.state === "running" && r.holder !== r.coordinator),
+    );
+    const bShare = held.find((r) => r.state === "running" && r.holder !== r.coordinator)!;
+    const stop = await api(a, token, `/queries/${cancelled}`, { method: "DELETE" });
+    assert.equal(stop.status, 200, await stop.text());
+    assert.equal((await finalState(a, token, cancelled)).state, "CANCELLED");
+    held = await until(
+      db,
+      "B did not stop its share",
+      (rows) =>
+        rows.some((r) =>
+          r.run === bShare.run && r.share === bShare.share && r.stopped_at !== null
+        ) && rows.every((r) => r.state !== "running" && r.state !== "queued"),
+    );
+    assert.ok(held.filter((r) => r.run === bShare.run).some((r) => r.state === "cancelled"));
+
+    // B killed while it holds a share: A runs it again once its lease lapsed.
+    const id = await submit(a, token, count);
+    const before = await until(
+      db,
+      "B never held a share of the second run",
+      (rows) =>
+        rows.some((r) =>
+          r.run !== bShare.run && r.state === "running" && r.holder !== r.coordinator
+        ),
+    );
+    const lost = before.find((r) =>
+      r.run !== bShare.run && r.state === "running" && r.holder !== r.coordinator
+    )!;
+    await b.stop("SIGKILL");
+    const end = await finalState(a, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const result = await (await api(a, token, `/queries/${id}/result`)).json();
+    // Nothing doubled, nothing lost.
+    assert.deepEqual(result, [{ rows: 2 * lines }]);
+    const after = (await shareRows(db)).filter((r) => r.run === lost.run);
+    const again = after.find((r) => r.share === lost.share)!;
+    assert.equal(again.state, "done");
+    assert.equal(again.holder, lost.coordinator, JSON.stringify(after));
+    assert.ok(again.attempt >= 2, JSON.stringify(again));
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
