@@ -256,6 +256,8 @@ export class DistributedScans {
     };
     const end = async (state: "done" | "handback", result: Uint8Array | null, why?: string) => {
       this.#held.delete(key);
+      // Its worker is free: the next share is claimed while this answer is written.
+      this.kick();
       try {
         const written = await this.shares.answer(claim, state, result, why ?? null);
         if (!written) {
@@ -270,7 +272,6 @@ export class DistributedScans {
           }`,
         );
       }
-      this.kick();
     };
     held.handle = this.#pool.start(claim.task as ShareTask, (m) => {
       if (held.stopped) return;
@@ -302,11 +303,16 @@ export class DistributedScans {
     });
   }
 
-  /** Renews the leases held; stops the workers of shares no longer held (cancelled, or lost). */
+  /**
+   * Says its runs are still waited for; renews the leases held; stops the workers of shares no
+   * longer held (cancelled, lost, or their coordinator gone).
+   */
   async #renew(): Promise<void> {
     const claims = [...this.#held.values()].map((h) => h.claim);
     let lost: Claim[];
     try {
+      // This server's own runs are still waited for (a run unseen for a lease is abandoned).
+      await this.shares.seen([...this.runs.keys()]);
       lost = await this.shares.renew(claims);
     } catch (e) {
       this.log.warn(`distributed scans: could not renew the leases of shares: ${message(e)}`);
@@ -390,7 +396,7 @@ class CoordinatedRun {
             continue;
           }
           s.state = "ended";
-          if (e.state === "failed") {
+          if (e.state === "failed" || e.state === "cancelled") {
             s.listen({
               kind: "failed",
               code: "INTERNAL",

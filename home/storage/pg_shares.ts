@@ -21,6 +21,10 @@
  *     result       what the share's worker posted, framed (see `frames`), until the
  *                  coordinator took it; error: why it failed
  *     stopped_at   when its holder stopped its worker after a cancel
+ *     claimed_at, answered_at   when its last attempt was claimed and answered (clock_timestamp)
+ *     run_seen     when its coordinator last said it still waits for the run (every third of
+ *                  the lease): a run unseen for a lease is abandoned (its coordinator died, and
+ *                  its query with it): its shares are no longer claimed, their holders stop
  *
  * Claims take the oldest open share with `FOR UPDATE SKIP LOCKED`: servers claiming together
  * never wait for each other nor take the same share. Changes are signalled on the channel
@@ -58,6 +62,9 @@ const SCHEMA = `
     result bytea,
     error text,
     stopped_at timestamptz,
+    claimed_at timestamptz,
+    answered_at timestamptz,
+    run_seen timestamptz NOT NULL DEFAULT now(),
     created timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run, share)
   );
@@ -79,7 +86,8 @@ export interface Claim {
 /** A share that ended, as its coordinator reads it. */
 export interface Ended {
   readonly share: number;
-  readonly state: "done" | "failed" | "handback";
+  /** cancelled: by its holder, its run seen abandoned (`error` says so). */
+  readonly state: "done" | "failed" | "handback" | "cancelled";
   readonly result: Uint8Array | null;
   readonly error: string | null;
 }
@@ -217,7 +225,8 @@ export class PgShares {
         >`
           WITH c AS (
             SELECT run, share, holder AS lost FROM trawl_shares
-            WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
+            WHERE (state = 'queued' OR (state = 'running' AND lease_until < now()))
+              AND run_seen > now() - make_interval(secs => ${this.leaseMs / 1000})
             ORDER BY created, run, share
             LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -227,6 +236,7 @@ export class PgShares {
             attempt = CASE WHEN s.attempt >= ${MAX_ATTEMPTS} THEN s.attempt ELSE s.attempt + 1 END,
             holder = CASE WHEN s.attempt >= ${MAX_ATTEMPTS} THEN s.holder ELSE ${this.server} END,
             lease_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
+            claimed_at = clock_timestamp(),
             error = CASE WHEN s.attempt >= ${MAX_ATTEMPTS}
               THEN format('share %s of the query''s scan was lost %s times (its server stopped ' ||
                 'answering; last %s); the query fails rather than run it again',
@@ -265,6 +275,7 @@ export class PgShares {
           ${claims.map((c) => c.attempt)}::int[]) AS c(run, share, attempt)
         WHERE s.run = c.run AND s.share = c.share AND s.attempt = c.attempt
           AND s.state = 'running'
+          AND s.run_seen > now() - make_interval(secs => ${this.leaseMs / 1000})
         RETURNING s.run, s.share`;
       const kept = new Set(held.map((r) => `${r.run}:${r.share}`));
       return claims.filter((c) => !kept.has(`${c.run}:${c.share}`));
@@ -284,7 +295,7 @@ export class PgShares {
     return await this.#call(`answering share ${claim.share} of run ${claim.run}`, async () => {
       const rows = await this.#sql`
         UPDATE trawl_shares SET state = ${state}, result = ${result}, error = ${error},
-          lease_until = NULL
+          lease_until = NULL, answered_at = clock_timestamp()
         WHERE run = ${claim.run} AND share = ${claim.share} AND attempt = ${claim.attempt}
           AND state = 'running'
         RETURNING share`;
@@ -294,11 +305,26 @@ export class PgShares {
     });
   }
 
-  /** Notes that this server stopped its worker on `claim` after a cancel. */
+  /** The coordinator still waits for `runs`. */
+  async seen(runs: readonly string[]): Promise<void> {
+    if (runs.length === 0) return;
+    await this.#call("noting the runs still coordinated", () =>
+      this.#sql`
+        UPDATE trawl_shares SET run_seen = now()
+        WHERE run = ANY(${runs as string[]}::text[]) AND state IN ('queued', 'running')`);
+  }
+
+  /**
+   * Notes that this server stopped its worker on `claim` (cancelled, lost, or its run abandoned:
+   * then cancelled, naming why).
+   */
   async stopped(claim: Claim): Promise<void> {
     await this.#call(`noting share ${claim.share} of run ${claim.run} stopped`, () =>
       this.#sql`
-        UPDATE trawl_shares SET stopped_at = now()
+        UPDATE trawl_shares SET stopped_at = now(),
+          state = CASE WHEN state = 'running' THEN 'cancelled' ELSE state END,
+          error = CASE WHEN state = 'running'
+            THEN 'its coordinator stopped answering: nobody waits for it' ELSE error END
         WHERE run = ${claim.run} AND share = ${claim.share} AND attempt = ${claim.attempt}`);
   }
 
@@ -325,7 +351,7 @@ export class PgShares {
           const rows = await tx<Ended[]>`
           SELECT share, state, result, error FROM trawl_shares
           WHERE run = ${run} AND share = ANY(${shares as number[]}::int[])
-            AND state IN ('done', 'failed', 'handback')
+            AND state IN ('done', 'failed', 'handback', 'cancelled')
           ORDER BY share
           FOR UPDATE`;
           if (rows.length > 0) {

@@ -5,7 +5,13 @@
  * on a database of its own, distribution off); both servers ran shares (the shares table says
  * who held each); a server killed with SIGKILL while it holds shares loses them once its lease
  * lapses and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
- * cancelled query has its shares cancelled and the other server stops its worker on its share.
+ * cancelled query has its shares cancelled and the other server stops its worker on its share;
+ * the coordinator killed mid-scan: its query is FAILED through the other server, nothing of its
+ * run is left running there, and that server then spreads a scan alone. And the shares table
+ * itself (home/storage/pg_shares.ts), two claimers on one database: a
+ * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
+ * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept,
+ * a cancelled share's holder losing it, the signals heard.
  */
 
 import assert from "node:assert/strict";
@@ -15,6 +21,7 @@ import { startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
 import { seededRandom } from "../support/seeded_random.ts";
+import { clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
@@ -241,6 +248,122 @@ Deno.test("a server killed while it holds shares: they run again elsewhere and t
     assert.equal(again.state, "done");
     assert.equal(again.holder, lost.coordinator, JSON.stringify(after));
     assert.ok(again.attempt >= 2, JSON.stringify(again));
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the shares table: a lapsed lease is claimed again, the late answer of the attempt before is ignored, a share lost MAX_ATTEMPTS times fails naming it, a cancel ends a holder's lease", async () => {
+  await using pg = await startPostgres();
+  const storage = await openPgStorage(await pg.newDatabase(), { connections: 2 });
+  const one = new PgShares(storage, "server-one", 60_000);
+  const two = new PgShares(storage, "server-two", 60_000);
+  const heard: string[] = [];
+  let unlisten: (() => Promise<void>) | undefined;
+  try {
+    await one.make();
+    unlisten = await one.listen(
+      (s) => heard.push("run" in s ? `${s.kind}:${s.run}` : s.kind),
+      () => {},
+    );
+    const lapse = (run: string, share: number) =>
+      storage.sql`UPDATE trawl_shares SET lease_until = now() - interval '1 second'
+        WHERE run = ${run} AND share = ${share}`;
+    const task = (n: number) => ({ part: "{}", task: clone({ n }) });
+    await one.queue("r1", [task(0), task(1)]);
+    const first = (await one.claim())!;
+    assert.deepEqual([first.share, first.attempt, first.task], [0, 1, { n: 0 }]);
+    const other = (await two.claim())!;
+    assert.deepEqual([other.share, other.attempt], [1, 1]);
+    assert.equal(await two.claim(), null);
+    // Share 0's holder is unheard of: its lease lapses and the other server takes it.
+    await lapse("r1", 0);
+    const again = (await two.claim())!;
+    assert.deepEqual([again.share, again.attempt], [0, 2]);
+    assert.equal(await one.answer(first, "done", clone("late")), false);
+    assert.deepEqual(await one.renew([first]), [first]);
+    const answer = frames([clone({ kind: "done" })]);
+    assert.equal(await two.answer(again, "done", answer), true);
+    const [ended] = await one.ended("r1", [0, 1]);
+    assert.equal(ended!.state, "done");
+    assert.deepEqual(unframe(ended!.result!), [{ kind: "done" }]);
+    // Taken once: the result is not kept after the coordinator read it.
+    assert.deepEqual(await one.ended("r1", [0]), [{
+      share: 0,
+      state: "done",
+      result: null,
+      error: null,
+    }]);
+    // Share 1 lost twice more: the next claim fails it instead.
+    await lapse("r1", 1);
+    assert.equal((await one.claim())!.attempt, 2);
+    await lapse("r1", 1);
+    assert.equal((await one.claim())!.attempt, 3);
+    await lapse("r1", 1);
+    assert.equal(await two.claim(), null);
+    const [failed] = await one.ended("r1", [1]);
+    assert.equal(failed!.state, "failed");
+    assert.match(failed!.error!, /^share 1 of the query's scan was lost 3 times .*server-one/);
+    // A run whose coordinator is unheard of for a lease: not claimed, and its holder loses it
+    // (stopping its worker cancels the share, naming why).
+    await one.queue("r3", [task(0), task(1)]);
+    const orphan = (await two.claim())!;
+    const abandon = () =>
+      storage.sql`UPDATE trawl_shares SET run_seen = now() - interval '2 minutes' WHERE run = 'r3'`;
+    await abandon();
+    assert.equal(await one.claim(), null);
+    assert.deepEqual(await two.renew([orphan]), [orphan]);
+    await two.stopped(orphan);
+    const [gone] = await one.ended("r3", [0]);
+    assert.equal(gone!.state, "cancelled");
+    assert.match(gone!.error!, /coordinator stopped answering/);
+    // Said again by its coordinator: its queued share is claimed.
+    await one.seen(["r3"]);
+    assert.equal((await one.claim())!.share, 1);
+    // A cancel: the holder's lease is no longer renewed and its answer is not written.
+    await one.queue("r2", [task(0)]);
+    const held = (await two.claim())!;
+    assert.equal(await one.cancel("r2", [0]), 1);
+    assert.deepEqual(await two.renew([held]), [held]);
+    assert.equal(await two.answer(held, "done", answer), false);
+    const deadline = Date.now() + 30_000;
+    while (!heard.includes("cancel:r2") && Date.now() < deadline) await sleep(10);
+    assert.ok(heard.includes("new") && heard.includes("done:r1"), JSON.stringify(heard));
+    assert.ok(heard.includes("cancel:r2"), JSON.stringify(heard));
+  } finally {
+    await unlisten?.();
+    await storage.close();
+  }
+});
+
+Deno.test("the coordinator killed mid-scan: the query is FAILED through the other server, which runs the next scan alone", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const id = await submit(a, token, SCRIPTS[0]!);
+    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state !== "queued"));
+    await a.stop("SIGKILL");
+    const end = await finalState(b, token, id);
+    assert.equal(end.state, "FAILED", JSON.stringify(end));
+    // Nothing of the dead coordinator's run stays running on B.
+    await until(
+      db,
+      "a share of the dead run still runs",
+      (rows) =>
+        // (The dead coordinator's own share stays as it left it: nobody waits for it.)
+        rows.every((r) => r.state !== "running" || r.holder === r.coordinator),
+    );
+    // B, alone now, spreads its own scan and claims every share itself.
+    const alone = await answer(b, token, SCRIPTS[0]!);
+    assert.deepEqual(alone.rows, [{ rows: 2 * lines }]);
   } finally {
     await db.close();
     for (const s of servers) await s.stop("SIGKILL").catch(() => {});
