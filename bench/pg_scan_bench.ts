@@ -9,6 +9,8 @@
  * grouped aggregate over them through one server with `query.workers=1` (its own database,
  * distribution off), and through the first of two servers with `query.workers=1` each and
  * `cluster.distributeBytes=64 MiB` on a database of their own (every share claimed by either).
+ * The control, run in the same turns: one server with `query.workers=2` (no PostgreSQL in its
+ * scan): what a second thread gains on this machine at all, the ceiling of the two servers' gain.
  * The workers run at nice 0 here (`query.workerNice=0`): at the default 10, on a machine that
  * other work keeps busy, niced workers share what that work leaves, however many there are. The
  * runs alternate (one server, two servers, ...) so that the machine's other load falls on
@@ -125,6 +127,12 @@ try {
     set("query.workers=1", "query.workerNice=0"),
   );
   servers.push(solo);
+  // The control: one server with two workers, what two threads get on this machine at all.
+  const pair = await startServerProcess(
+    await home(root, "pair", `pg:${await pg.newDatabase()}`),
+    set("query.workers=2", "query.workerNice=0"),
+  );
+  servers.push(pair);
   const spread = set("query.workers=1", "query.workerNice=0", "cluster.distributeBytes=64 MiB");
   const a = await startServerProcess(await home(root, "a", `pg:${clusterUrl}`), spread);
   servers.push(a);
@@ -132,20 +140,24 @@ try {
     servers.push(await startServerProcess(await home(root, `b${i}`, `pg:${clusterUrl}`), spread));
   }
   await defineLogs(solo, solo.firstToken!, logs);
+  await defineLogs(pair, pair.firstToken!, logs);
   await defineLogs(a, a.firstToken!, logs);
   console.log(`${MB} MB in ${Math.ceil(MB / FILE_MB)} files; load before: ${await loadavg()}`);
   const one: number[] = [];
   const two: number[] = [];
+  const control: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const [s1, r1] = await run(solo, solo.firstToken!);
     const [s2, r2] = await run(a, a.firstToken!);
-    if (r1 !== r2) throw new Error(`the answers differ:\n${r1}\n${r2}`);
+    const [s3, r3] = await run(pair, pair.firstToken!);
+    if (r1 !== r2 || r1 !== r3) throw new Error(`the answers differ:\n${r1}\n${r2}\n${r3}`);
     one.push(s1);
     two.push(s2);
+    control.push(s3);
     console.log(
       `run ${i + 1}: one server ${s1.toFixed(2)} s, ${SPREAD} servers ${
         s2.toFixed(2)
-      } s; load ${await loadavg()}`,
+      } s, one server with 2 workers ${s3.toFixed(2)} s; load ${await loadavg()}`,
     );
   }
   const best1 = Math.min(...one);
@@ -178,6 +190,12 @@ try {
     } MB/s)`,
   );
   console.log(`speed-up ${(best1 / best2).toFixed(2)}x   (issue 25's target: >= 1.7x)`);
+  const best3 = Math.min(...control);
+  console.log(
+    `control, one server with 2 workers: best ${best3.toFixed(2)} s (${
+      (best1 / best3).toFixed(2)
+    }x one worker: what a second thread gets here at all)`,
+  );
   // The load moves between runs: each pair (run one after the other) is also a ratio.
   const pairs = one.map((s1, i) => s1 / two[i]!);
   const median = [...pairs].sort((x, y) => x - y)[Math.floor(pairs.length / 2)]!;
