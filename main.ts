@@ -267,6 +267,7 @@ export function buildDeps(
         storage,
         pool,
         distributeBytes: settings["cluster.distributeBytes"],
+        answerBytes: settings["cluster.shareAnswerBytes"],
         leaseMs: settings["cluster.lease"],
         log,
       })

@@ -14,7 +14,8 @@
  * - **The claimer**: while it has fewer shares running than `query.workers`, the server claims
  *   the oldest open share (a signal `new` wakes it, and so does the moment the first lease of a
  *   running share lapses), runs it on its own scan workers, keeps what the worker posts (rows
- *   taken as they come: the answer is kept whole, framed, at most SHARE_RESULT_BYTES) and writes
+ *   taken as they come: the answer is kept whole, framed, at most `cluster.shareAnswerBytes`,
+ *   SHARE_RESULT_BYTES by default) and writes
  *   it into the share's row, which only the attempt that holds the share can. Its leases are
  *   renewed every third of `cluster.lease`; a share no longer held (cancelled, or taken by
  *   another server after a lapse) has its worker stopped.
@@ -48,6 +49,8 @@ export interface DistributedScanOptions {
   readonly pool: ScanWorkerPool;
   /** `cluster.distributeBytes`: inputs larger than this are spread. */
   readonly distributeBytes: number;
+  /** `cluster.shareAnswerBytes`: SHARE_RESULT_BYTES by default. */
+  readonly answerBytes?: number;
   /** `cluster.lease`: a share's holder unheard of this long is seen dead. */
   readonly leaseMs: number;
   readonly log: Logger;
@@ -241,6 +244,7 @@ export class DistributedScans {
     const held: Held = { claim, handle: undefined, stopped: false };
     this.#held.set(key, held);
     const kept: Uint8Array[] = [];
+    const most = this.#options.answerBytes ?? SHARE_RESULT_BYTES;
     let size = 0;
     const progress = {
       kind: "progress" as const,
@@ -289,13 +293,13 @@ export class DistributedScans {
       const bytes = clone(m);
       size += bytes.length + 4;
       kept.push(bytes);
-      if (size > SHARE_RESULT_BYTES) {
+      if (size > most) {
         held.stopped = true;
         held.handle?.stop();
         void end(
           "handback",
           null,
-          `its answer passed ${SHARE_RESULT_BYTES} bytes: the coordinator runs it`,
+          `its answer passed ${most} bytes: the coordinator runs it`,
         );
         return;
       }

@@ -12,7 +12,7 @@
  *     task         the ShareTask as the worker gets it (a structured clone, node:v8 serialize)
  *     state        queued → running → done; running → queued again once its lease lapsed
  *                  (claimed again: attempt + 1); failed (MAX_ATTEMPTS lapsed); handback (its
- *                  result was larger than SHARE_RESULT_BYTES: the coordinator runs it itself);
+ *                  result was larger than `cluster.shareAnswerBytes`: the coordinator runs it);
  *                  cancelled (the query was cancelled, or no longer needs it)
  *     attempt      how many times it was claimed; an answer is written only by the attempt
  *                  that holds it (`WHERE attempt = ...`), so a late one is ignored
@@ -38,7 +38,8 @@ import { StorageError } from "../../engine/contracts/storage.ts";
 /** Claims of one share before the query fails naming it. */
 export const MAX_ATTEMPTS = 3;
 /**
- * Bytes of a share's answer kept in its row (framed messages). A share whose answer is larger
+ * Bytes of a share's answer kept in its row by default (framed messages; the setting
+ * `cluster.shareAnswerBytes`). A share whose answer is larger
  * (a row pipeline that keeps many rows) is handed back: the coordinator runs it on its own
  * workers, streaming, as a local scan does.
  */

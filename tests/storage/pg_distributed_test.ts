@@ -1,7 +1,8 @@
 /**
  * One query's scan spread over two real `main.ts serve` processes on one PostgreSQL
  * (`cluster.distributeBytes` low, actors/distributed_scans.ts): the answers of a count, grouped
- * aggregates, a sort with a limit and filtered rows are those of one server alone (a third server
+ * aggregates, a sort with a limit and filtered rows (few, and many: those handed back to the
+ * coordinator past `cluster.shareAnswerBytes`) are those of one server alone (a third server
  * on a database of its own, distribution off); both servers ran shares (the shares table says
  * who held each); a server killed with SIGKILL while it holds shares loses them once its lease
  * lapses and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
@@ -35,6 +36,8 @@ const SCRIPTS = [
    | group(status)`,
   `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | sort(bytes desc, path) | limit(25)`,
   `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 500 and bytes < 40)`,
+  // A quarter of the records: every share's answer passes cluster.shareAnswerBytes.
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 404)`,
 ];
 
 /** `lines` records (and a few lines that are not) of about 40 bytes each. */
@@ -140,6 +143,8 @@ async function cluster(root: string, url: string, lines: number) {
     "query.workers=1",
     "cluster.distributeBytes=1 MiB",
     "cluster.lease=2 s",
+    // A share keeping more rows than this is handed back to the coordinator.
+    "cluster.shareAnswerBytes=256 KiB",
   ].flatMap((s) => ["--set", s]);
   const a = await startServerProcess(await stateHome(root, "a", `pg:${url}`), args);
   const b = await startServerProcess(await stateHome(root, "b", `pg:${url}`), args);
@@ -177,7 +182,13 @@ Deno.test("a scan spread over two servers on one PostgreSQL answers as one serve
     const rows = await shareRows(db);
     // Every script ran as shares (4 each at least), every one done once.
     assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
-    assert.ok(rows.every((r) => r.state === "done" || r.state === "cancelled"));
+    assert.ok(
+      rows.every((r) => ["done", "cancelled", "handback"].includes(r.state)),
+      JSON.stringify(rows),
+    );
+    // The last script's shares were handed back and run by the coordinator, streaming.
+    const last = rows.filter((r) => r.run === rows.at(-1)!.run);
+    assert.ok(last.every((r) => r.state === "handback"), JSON.stringify(last));
     const holders = new Set(rows.filter((r) => r.state === "done").map((r) => r.holder));
     assert.equal(holders.size, 2, `shares held by ${[...holders]}`);
     // The coordinator (A) held some, B the others.
