@@ -8,7 +8,9 @@
  * lapses and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
  * cancelled query has its shares cancelled and the other server stops its worker on its share;
  * the coordinator killed mid-scan: its query is FAILED through the other server, nothing of its
- * run is left running there, and that server then spreads a scan alone. And the shares table
+ * run is left running there, and that server then spreads a scan alone; the database stopped
+ * and started again mid-scan: the query SUCCEEDS with the right count (an answer that could not be
+ * written is claimed again once its lease lapsed). And the shares table
  * itself (home/storage/pg_shares.ts), two claimers on one database: a
  * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
  * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept,
@@ -375,6 +377,33 @@ Deno.test("the coordinator killed mid-scan: the query is FAILED through the othe
     // B, alone now, spreads its own scan and claims every share itself.
     const alone = await answer(b, token, SCRIPTS[0]!);
     assert.deepEqual(alone.rows, [{ rows: 2 * lines }]);
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the database stopped mid-scan and started again: the scan's shares run again and the query SUCCEEDS with the right count", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  let db = await openPgStorage(url, { connections: 1 });
+  try {
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const id = await submit(a, token, SCRIPTS[0]!);
+    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state === "running"));
+    await db.close();
+    await pg.stop();
+    await pg.start();
+    db = await openPgStorage(url, { connections: 1 });
+    const end = await finalState(a, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const result = await (await api(a, token, `/queries/${id}/result`)).json();
+    assert.deepEqual(result, [{ rows: 2 * lines }]);
   } finally {
     await db.close();
     for (const s of servers) await s.stop("SIGKILL").catch(() => {});
