@@ -380,15 +380,25 @@ export class PgShares {
     });
   }
 
-  /** Gives back this server's running shares (it stops): queued again, the attempt not counted. */
+  /**
+   * A server stopping: the shares of the runs it coordinates are cancelled (its queries end with
+   * it; their holders are signalled), and the shares it runs for others are queued again (the
+   * attempt not counted).
+   */
   async release(): Promise<void> {
     await this.#call("giving back the shares of a server stopping", async () => {
-      const rows = await this.#sql`
+      const cancelled = await this.#sql<{ run: string }[]>`
+        UPDATE trawl_shares SET state = 'cancelled', task = '\\x'::bytea, result = NULL,
+          error = 'its coordinator stopped'
+        WHERE coordinator = ${this.server} AND state IN ('queued', 'running')
+        RETURNING run`;
+      for (const run of new Set(cancelled.map((r) => r.run))) await this.#signal(`cancel:${run}`);
+      const queued = await this.#sql`
         UPDATE trawl_shares SET state = 'queued', holder = NULL, lease_until = NULL,
           attempt = attempt - 1
         WHERE holder = ${this.server} AND state = 'running'
         RETURNING share`;
-      if (rows.length > 0) await this.#signal("new");
+      if (queued.length > 0) await this.#signal("new");
     });
   }
 

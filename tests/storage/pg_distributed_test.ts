@@ -13,7 +13,8 @@
  * written is claimed again once its lease lapsed). And the shares table
  * itself (home/storage/pg_shares.ts), two claimers on one database: a
  * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
- * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept,
+ * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept, a
+ * server stopping giving back what it runs for others and cancelling its own runs,
  * a cancelled share's holder losing it, the signals heard.
  */
 
@@ -335,6 +336,19 @@ Deno.test("the shares table: a lapsed lease is claimed again, the late answer of
     // Said again by its coordinator: its queued share is claimed.
     await one.seen(["r3"]);
     assert.equal((await one.claim())!.share, 1);
+    // A server stopping: a share it runs for another is queued again, its attempt not counted;
+    // the shares of its own runs are cancelled.
+    await storage.sql`UPDATE trawl_shares SET state = 'done' WHERE run IN ('r1', 'r3')`;
+    await one.queue("r4", [task(0)]);
+    const running = (await two.claim())!;
+    assert.equal(running.run, "r4");
+    await two.release();
+    const [back] = await storage.sql<[{ state: string; attempt: number }]>`
+      SELECT state, attempt FROM trawl_shares WHERE run = 'r4'`;
+    assert.deepEqual({ ...back }, { state: "queued", attempt: 0 });
+    await one.release();
+    const [stopped] = await one.ended("r4", [0]);
+    assert.deepEqual([stopped!.state, stopped!.error], ["cancelled", "its coordinator stopped"]);
     // A cancel: the holder's lease is no longer renewed and its answer is not written.
     await one.queue("r2", [task(0)]);
     const held = (await two.claim())!;
