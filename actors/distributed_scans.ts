@@ -75,12 +75,16 @@ interface CoordShare {
   readonly listen: Listen;
   /** waiting: in the table; live: running on this server's workers (handed back); ended. */
   state: "waiting" | "live" | "ended";
+  /** Input bytes told to the engine before the answer (from its holder's renewals). */
+  told: number;
   local?: ShareHandle;
 }
 
 /** A share this server claimed and runs. */
 interface Held {
   readonly claim: Claim;
+  /** Input bytes its worker consumed so far (told with each renewal). */
+  consumed: number;
   handle: ShareHandle | undefined;
   stopped: boolean;
 }
@@ -241,7 +245,7 @@ export class DistributedScans {
   /** Runs a claimed share on this server's workers; its answer goes into its row. */
   #run(claim: Claim): void {
     const key = `${claim.run}:${claim.share}`;
-    const held: Held = { claim, handle: undefined, stopped: false };
+    const held: Held = { claim, consumed: 0, handle: undefined, stopped: false };
     this.#held.set(key, held);
     const kept: Uint8Array[] = [];
     const most = this.#options.answerBytes ?? SHARE_RESULT_BYTES;
@@ -281,6 +285,7 @@ export class DistributedScans {
       if (held.stopped) return;
       if (m.kind === "progress") {
         progress.bytes += m.bytes;
+        held.consumed = progress.bytes;
         if (m.stats) {
           for (const k of Object.keys(progress.stats) as (keyof typeof progress.stats)[]) {
             progress.stats[k] += m.stats[k] ?? 0;
@@ -312,12 +317,13 @@ export class DistributedScans {
    * longer held (cancelled, lost, or their coordinator gone).
    */
   async #renew(): Promise<void> {
-    const claims = [...this.#held.values()].map((h) => h.claim);
+    const holding = [...this.#held.values()];
+    const claims = holding.map((h) => h.claim);
     let lost: Claim[];
     try {
       // This server's own runs are still waited for (a run unseen for a lease is abandoned).
       await this.shares.seen([...this.runs.keys()]);
-      lost = await this.shares.renew(claims);
+      lost = await this.shares.renew(claims, holding.map((h) => h.consumed));
     } catch (e) {
       this.log.warn(`distributed scans: could not renew the leases of shares: ${message(e)}`);
       return;
@@ -351,7 +357,13 @@ class CoordinatedRun {
 
   /** The engine starts share `k` (in order): queued with the others of this turn. */
   add(task: ShareTask, listen: Listen): ShareHandle {
-    const s: CoordShare = { k: this.shares.length, task: portable(task), listen, state: "waiting" };
+    const s: CoordShare = {
+      k: this.shares.length,
+      task: portable(task),
+      listen,
+      state: "waiting",
+      told: 0,
+    };
     this.shares.push(s);
     this.#queued ??= Promise.resolve().then(() => this.#queue());
     return { stop: () => this.#stop(s), credit: () => s.local?.credit() };
@@ -374,14 +386,18 @@ class CoordinatedRun {
       return false;
     }
     this.owner.kick();
-    // The safety net for a signal lost: looked at once per lease.
-    this.#timer = setInterval(() => void this.check(), this.owner.leaseMs);
+    // The progress of the shares running, and the safety net for a signal lost: looked at every
+    // third of a lease, as often as the holders tell it.
+    this.#timer = setInterval(() => void this.check(true), this.owner.leaseMs / 3);
     this.#forgetWhenEnded();
     return true;
   }
 
-  /** Takes the answers of the shares that ended and hands them to the engine. */
-  async check(): Promise<void> {
+  /**
+   * Takes the answers of the shares that ended and hands them to the engine; with `progress`,
+   * also what the running ones have read since.
+   */
+  async check(progress = false): Promise<void> {
     if (this.#checking) {
       this.#checkAgain = true;
       return;
@@ -408,7 +424,23 @@ class CoordinatedRun {
             });
             continue;
           }
-          for (const m of unframe(e.result ?? new Uint8Array())) s.listen(m as ShareMessage);
+          for (const m of unframe(e.result ?? new Uint8Array()) as ShareMessage[]) {
+            // The bytes told before the answer are not told again.
+            if (m.kind === "progress") {
+              s.listen({ ...m, bytes: Math.max(0, m.bytes - s.told) });
+            } else s.listen(m);
+          }
+        }
+        if (progress) {
+          const running = this.shares.filter((s) => s.state === "waiting").map((s) => s.k);
+          for (const [k, bytes] of await this.owner.shares.consumed(this.id, running)) {
+            const s = this.shares[k];
+            // A share claimed again starts from 0: told only past what was told.
+            if (s === undefined || s.state !== "waiting" || bytes <= s.told) continue;
+            s.listen({ kind: "progress", bytes: bytes - s.told });
+            s.told = bytes;
+          }
+          progress = false;
         }
       } while (this.#checkAgain);
     } catch (e) {

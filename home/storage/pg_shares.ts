@@ -22,6 +22,8 @@
  *                  coordinator took it; error: why it failed
  *     stopped_at   when its holder stopped its worker after a cancel
  *     claimed_at, answered_at   when its last attempt was claimed and answered (clock_timestamp)
+ *     consumed     input bytes its running attempt has read, told with each renewal (the
+ *                  coordinator's progress moves by it before the answer)
  *     run_seen     when its coordinator last said it still waits for the run (every third of
  *                  the lease): a run unseen for a lease is abandoned (its coordinator died, and
  *                  its query with it): its shares are no longer claimed, their holders stop
@@ -66,6 +68,7 @@ const SCHEMA = `
     claimed_at timestamptz,
     answered_at timestamptz,
     run_seen timestamptz NOT NULL DEFAULT now(),
+    consumed bigint NOT NULL DEFAULT 0,
     created timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run, share)
   );
@@ -264,16 +267,20 @@ export class PgShares {
     });
   }
 
-  /** Extends the claims' leases; answers those no longer held (cancelled, or lapsed and taken). */
-  async renew(claims: readonly Claim[]): Promise<Claim[]> {
+  /**
+   * Extends the claims' leases, noting the bytes each has read (`consumed`, in the same order);
+   * answers those no longer held (cancelled, lapsed and taken, or their run abandoned).
+   */
+  async renew(claims: readonly Claim[], consumed?: readonly number[]): Promise<Claim[]> {
     if (claims.length === 0) return [];
     return await this.#call("renewing the leases of shares", async () => {
       const held = await this.#sql<{ run: string; share: number }[]>`
         UPDATE trawl_shares s SET lease_until = now() + make_interval(secs => ${
         this.leaseMs / 1000
-      })
+      }), consumed = c.consumed
         FROM unnest(${claims.map((c) => c.run)}::text[], ${claims.map((c) => c.share)}::int[],
-          ${claims.map((c) => c.attempt)}::int[]) AS c(run, share, attempt)
+          ${claims.map((c) => c.attempt)}::int[],
+          ${claims.map((_, i) => consumed?.[i] ?? 0)}::bigint[]) AS c(run, share, attempt, consumed)
         WHERE s.run = c.run AND s.share = c.share AND s.attempt = c.attempt
           AND s.state = 'running'
           AND s.run_seen > now() - make_interval(secs => ${this.leaseMs / 1000})
@@ -368,6 +375,17 @@ export class PgShares {
           }));
         }),
     );
+  }
+
+  /** The bytes read so far by the running shares of `run` among `shares`. */
+  async consumed(run: string, shares: readonly number[]): Promise<Map<number, number>> {
+    if (shares.length === 0) return new Map();
+    return await this.#call(`reading the progress of run ${run}`, async () => {
+      const rows = await this.#sql<{ share: number; consumed: string }[]>`
+        SELECT share, consumed::text FROM trawl_shares
+        WHERE run = ${run} AND share = ANY(${shares as number[]}::int[]) AND state = 'running'`;
+      return new Map(rows.map((r) => [r.share, Number(r.consumed)]));
+    });
   }
 
   /** Milliseconds until the first lease of a running share lapses (database clock); null: none. */

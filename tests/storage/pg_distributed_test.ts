@@ -15,7 +15,7 @@
  * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
  * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept, a
  * server stopping giving back what it runs for others and cancelling its own runs,
- * a cancelled share's holder losing it, the signals heard.
+ * a cancelled share's holder losing it, the progress a holder tells, the signals heard.
  */
 
 import assert from "node:assert/strict";
@@ -292,6 +292,10 @@ Deno.test("the shares table: a lapsed lease is claimed again, the late answer of
     const other = (await two.claim())!;
     assert.deepEqual([other.share, other.attempt], [1, 1]);
     assert.equal(await two.claim(), null);
+    // What a holder read, told with its renewal, is what the coordinator's progress reads.
+    assert.deepEqual(await two.renew([other], [1234]), []);
+    const read = await one.consumed("r1", [0, 1]);
+    assert.deepEqual([read.get(0), read.get(1)], [0, 1234]);
     // Share 0's holder is unheard of: its lease lapses and the other server takes it.
     await lapse("r1", 0);
     const again = (await two.claim())!;
