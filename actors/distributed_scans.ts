@@ -71,7 +71,7 @@ type Listen = (message: ShareMessage) => void;
 /** A share of a run this server coordinates. */
 interface CoordShare {
   readonly k: number;
-  readonly task: ShareTask;
+  task: ShareTask;
   readonly listen: Listen;
   /** waiting: in the table; live: running on this server's workers (handed back); ended. */
   state: "waiting" | "live" | "ended";
@@ -118,6 +118,12 @@ export class DistributedScans {
   #claiming = false;
   #again = false;
   #stopped = false;
+  /**
+   * Since when this server's renewals have all reached the database (undefined: the last one
+   * failed). A run is judged abandoned only after a lease of contact: after an outage its
+   * coordinator, which could not say it waits either, has a third of a lease to say it again.
+   */
+  #contactSince: number | undefined;
 
   constructor(options: DistributedScanOptions) {
     this.#options = options;
@@ -323,8 +329,12 @@ export class DistributedScans {
     try {
       // This server's own runs are still waited for (a run unseen for a lease is abandoned).
       await this.shares.seen([...this.runs.keys()]);
-      lost = await this.shares.renew(claims, holding.map((h) => h.consumed));
+      const now = performance.now();
+      const judge = this.#contactSince !== undefined && now - this.#contactSince >= this.leaseMs;
+      lost = await this.shares.renew(claims, holding.map((h) => h.consumed), judge);
+      this.#contactSince ??= now;
     } catch (e) {
+      this.#contactSince = undefined;
       this.log.warn(`distributed scans: could not renew the leases of shares: ${message(e)}`);
       return;
     }
@@ -371,6 +381,13 @@ class CoordinatedRun {
 
   async #queue(): Promise<boolean> {
     this.owner.runs.set(this.id, this);
+    // The engine gave each share the query's memory over the shares; a server runs at most
+    // `query.workers` of them at once, so each may have the query's memory over that.
+    const n = this.shares.length;
+    const memoryLimit = Math.floor(
+      this.shares[0]!.task.limits.memoryLimit * n / Math.max(1, this.owner.pool.count),
+    );
+    for (const s of this.shares) s.task = { ...s.task, limits: { ...s.task.limits, memoryLimit } };
     try {
       await this.owner.shares.queue(
         this.id,

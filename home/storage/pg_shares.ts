@@ -269,9 +269,14 @@ export class PgShares {
 
   /**
    * Extends the claims' leases, noting the bytes each has read (`consumed`, in the same order);
-   * answers those no longer held (cancelled, lapsed and taken, or their run abandoned).
+   * answers those no longer held (cancelled, lapsed and taken, or, with `judge`, their run
+   * abandoned: unseen for a lease).
    */
-  async renew(claims: readonly Claim[], consumed?: readonly number[]): Promise<Claim[]> {
+  async renew(
+    claims: readonly Claim[],
+    consumed?: readonly number[],
+    judge = true,
+  ): Promise<Claim[]> {
     if (claims.length === 0) return [];
     return await this.#call("renewing the leases of shares", async () => {
       const held = await this.#sql<{ run: string; share: number }[]>`
@@ -283,7 +288,7 @@ export class PgShares {
           ${claims.map((_, i) => consumed?.[i] ?? 0)}::bigint[]) AS c(run, share, attempt, consumed)
         WHERE s.run = c.run AND s.share = c.share AND s.attempt = c.attempt
           AND s.state = 'running'
-          AND s.run_seen > now() - make_interval(secs => ${this.leaseMs / 1000})
+          AND (NOT ${judge} OR s.run_seen > now() - make_interval(secs => ${this.leaseMs / 1000}))
         RETURNING s.run, s.share`;
       const kept = new Set(held.map((r) => `${r.run}:${r.share}`));
       return claims.filter((c) => !kept.has(`${c.run}:${c.share}`));
