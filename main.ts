@@ -272,6 +272,11 @@ export function buildDeps(
         log,
       })
       : undefined;
+  if (!distributed && settings["cluster.distributeBytes"] > 0) {
+    log.warn(
+      "cluster.distributeBytes is set, but scans are spread only with storage = pg: and scan workers: this server keeps its scans",
+    );
+  }
   return {
     home,
     settings,
