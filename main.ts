@@ -32,6 +32,7 @@ import {
 import { workerThreadsEnded } from "./actors/worker_threads.ts";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createScanWorkers } from "./actors/scan_workers.ts";
+import { DistributedScans } from "./actors/distributed_scans.ts";
 import { workerKvPath } from "./actors/worker_tree.ts";
 import { QueryMetrics } from "./actors/query_metrics.ts";
 import { createDatastoreRegistry } from "./connectors/file/registry.ts";
@@ -178,7 +179,11 @@ export function buildDeps(
   /** Where the state lives (the `storage` setting); the home's files by default. */
   storage: Storage = new FileStorage(home.dir),
   place?: TreePlace,
-): AppDeps & { readonly lifetimes: Lifetimes; readonly datastoreKinds: DatastoreKinds } {
+): AppDeps & {
+  readonly lifetimes: Lifetimes;
+  readonly datastoreKinds: DatastoreKinds;
+  readonly distributedScans?: DistributedScans;
+} {
   let rights: { grants(): readonly Grant[] };
   let tree: ResourceTree;
   if (place) {
@@ -242,6 +247,36 @@ export function buildDeps(
   sharedQueries?.start(supervisor).catch((e) =>
     log.warn(`shared queries: could not start: ${(e as Error).message}`)
   );
+  // Workers rebuild the tree from host paths, or from the KV file it is in (place.scanKv).
+  const pool = tree.hostFiles || place?.scanKv !== undefined
+    ? createScanWorkers({
+      count: settings["query.workers"],
+      dataDir: home.dataDir,
+      grants: () => rights.grants(),
+      ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
+      nice: settings["query.workerNice"],
+      // Loaded when the server starts: the first query would wait ~300 ms for them.
+      warm: settings["query.warmWorkers"],
+      ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
+    })
+    : undefined;
+  // Servers sharing a PostgreSQL spread a large scan over all of them (cluster.distributeBytes).
+  const distributed =
+    pool && storage instanceof PgStorage && settings["cluster.distributeBytes"] > 0
+      ? new DistributedScans({
+        storage,
+        pool,
+        distributeBytes: settings["cluster.distributeBytes"],
+        answerBytes: settings["cluster.shareAnswerBytes"],
+        leaseMs: settings["cluster.lease"],
+        log,
+      })
+      : undefined;
+  if (!distributed && settings["cluster.distributeBytes"] > 0) {
+    log.warn(
+      "cluster.distributeBytes is set, but scans are spread only with storage = pg: and scan workers: this server keeps its scans",
+    );
+  }
   return {
     home,
     settings,
@@ -257,19 +292,8 @@ export function buildDeps(
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
     }),
-    // Workers rebuild the tree from host paths, or from the KV file it is in (place.scanKv).
-    scanWorkers: tree.hostFiles || place?.scanKv !== undefined
-      ? createScanWorkers({
-        count: settings["query.workers"],
-        dataDir: home.dataDir,
-        grants: () => rights.grants(),
-        ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
-        nice: settings["query.workerNice"],
-        // Loaded when the server starts: the first query would wait ~300 ms for them.
-        warm: settings["query.warmWorkers"],
-        ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),
-      })
-      : undefined,
+    scanWorkers: distributed?.workers() ?? pool,
+    ...(distributed ? { distributedScans: distributed } : {}),
     // The column cache: where the server has a disk of its own, as for the scan workers (not
     // the edge entry, which has none).
     ...(settings["cache.enabled"] && (tree.hostFiles || place?.scanKv !== undefined)
@@ -327,6 +351,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   // Its lease is in the KV before the first query is taken.
   if (deps.supervisor) await deps.sharedQueries?.start(deps.supervisor);
+  await deps.distributedScans?.start();
   // Only where there are no users at all; of servers starting together on one KV, one creates it.
   const token = await deps.users.bootstrapAdmin("admin");
   if (token !== undefined) {
@@ -383,6 +408,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await stopDetections?.();
       // Its unfinished queries are marked FAILED for the other servers, its lease goes.
       await deps.sharedQueries?.stop();
+      // Its shares are given back to the other servers.
+      await deps.distributedScans?.stop();
       // The queries still running stop (their engines are aborted) before what they use
       // (workers, storage) is closed under them.
       deps.supervisor?.stop();

@@ -27,7 +27,12 @@ export {
   type ResourceTree,
   type Right,
 } from "./contracts/resource_tree.ts";
-export type { ScanWorkers, ShareMessage, ShareTask } from "./contracts/scan_workers.ts";
+export type {
+  ScanWorkers,
+  ShareHandle,
+  ShareMessage,
+  ShareTask,
+} from "./contracts/scan_workers.ts";
 export type { ColumnCacheConfig } from "./contracts/column_cache.ts";
 export type { ScriptSource } from "./contracts/script_source.ts";
 export {

@@ -202,6 +202,16 @@ export const SETTINGS = {
     "10 s",
     "servers sharing a KV: a server whose lease is this old is dead, and the others mark its unfinished queries `FAILED`",
   ),
+  "cluster.distributeBytes": setting(
+    byteSize,
+    "0",
+    "`storage = pg:`: a scan of FILE datastores larger than this is cut into shares that every server with this setting runs on its scan workers, merged by the server that took the query (docs/deployment.md); `0`: off",
+  ),
+  "cluster.shareAnswerBytes": setting(
+    byteSize,
+    "64 MiB",
+    "distributed scans: largest answer of one share kept in its row; a share whose answer is larger (many rows) is run again by the server that took the query, on its own workers",
+  ),
   "query.maxScriptBytes": setting(
     byteSize,
     "128 KiB",

@@ -171,6 +171,12 @@ export interface ScanWorkers {
   readonly isolateBytes?: number;
   /** Starts one worker on `task`; `listen` hears each of its messages, the last one `done`. */
   start(task: ShareTask, listen: (message: ShareMessage) => void): ShareHandle;
+  /**
+   * The workers that run a scan of `bytes` of input, when not these: servers sharing a
+   * PostgreSQL spread a large scan over all of them (actors/distributed_scans.ts), each share
+   * still started through `start`. Absent, or undefined: these.
+   */
+  distribute?(bytes: number): ScanWorkers | undefined;
 }
 
 export interface ShareHandle {

@@ -21,6 +21,7 @@ import {
   ISOLATE_BYTES,
   type ParallelContext,
   type PartialGroups,
+  type ScanWorkers,
   type ShareHandle,
   type ShareMessage,
 } from "../../contracts/scan_workers.ts";
@@ -40,6 +41,8 @@ type AggregateNode = PlanNode & { kind: "aggregate" };
 type SourceNode = PlanNode & { kind: "source" };
 
 interface Split {
+  /** Who runs the shares: the query's workers, or those it spreads a large scan over. */
+  readonly workers: ScanWorkers;
   readonly shares: readonly FileShare[][];
   readonly files: readonly FileEntry[];
   readonly scan: NonNullable<SourceNode["scan"]>;
@@ -66,7 +69,8 @@ async function split(
     here: { ...ctx, listed: new Map([...ctx.listed ?? [], [scan.list, files]]) },
   });
   checkCancelled(ctx.signal);
-  const { workers } = parallel;
+  const total = files.reduce((n, f) => n + f.size, 0);
+  const workers = parallel.workers.distribute?.(total) ?? parallel.workers;
   const shareable = await Promise.all(files.map(async (f) => ({
     uri: f.uri,
     size: f.size,
@@ -74,7 +78,6 @@ async function split(
       await scan.lines(f, ctx.signal).catch(() => false),
   })));
   const shares = splitShares(shareable, workers.count, workers.minShareBytes);
-  const total = files.reduce((n, f) => n + f.size, 0);
   // One share of a larger input still goes to a worker: the scan then runs apart from the
   // thread that answers every request (a catastrophic pattern there would hold them all up).
   const isolate = workers.isolateBytes ?? ISOLATE_BYTES;
@@ -82,7 +85,7 @@ async function split(
   ctx.progress.expect(total);
   // Counted here, once: a file cut into ranges is opened by several workers.
   if (ctx.stats) ctx.stats.filesRead += files.length;
-  return { shares, files, scan } satisfies Split;
+  return { workers, shares, files, scan } satisfies Split;
 }
 
 /**
@@ -147,7 +150,7 @@ class ShareRun {
     ctx.signal.addEventListener("abort", this.#stop, { once: true });
     const limits = shareLimits(parallel.limits, shares.length);
     shares.forEach((share, k) => {
-      this.handles.push(parallel.workers.start({
+      this.handles.push(split.workers.start({
         query: parallel.query,
         now: parallel.now,
         node: number,

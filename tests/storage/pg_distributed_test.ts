@@ -1,0 +1,430 @@
+/**
+ * One query's scan spread over two real `main.ts serve` processes on one PostgreSQL
+ * (`cluster.distributeBytes` low, actors/distributed_scans.ts): the answers of a count, grouped
+ * aggregates, a sort with a limit and filtered rows (few, and many: those handed back to the
+ * coordinator past `cluster.shareAnswerBytes`) are those of one server alone (a third server
+ * on a database of its own, distribution off); both servers ran shares (the shares table says
+ * who held each); a server killed with SIGKILL while it holds shares loses them once its lease
+ * lapses and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
+ * cancelled query has its shares cancelled and the other server stops its worker on its share;
+ * the coordinator killed mid-scan: its query is FAILED through the other server, nothing of its
+ * run is left running there, and that server then spreads a scan alone; the database stopped
+ * and started again mid-scan: the query SUCCEEDS with the right count (an answer that could not be
+ * written is claimed again once its lease lapsed). And the shares table
+ * itself (home/storage/pg_shares.ts), two claimers on one database: a
+ * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
+ * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept, a
+ * server stopping giving back what it runs for others and cancelling its own runs,
+ * a cancelled share's holder losing it, the progress a holder tells, the signals heard.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { startPostgres } from "../support/postgres.ts";
+import { stateHome } from "../support/shared_state.ts";
+import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
+import { seededRandom } from "../support/seeded_random.ts";
+import { clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
+import { sleep } from "../../engine/util/sleep.ts";
+
+const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
+const SRC = "file://logs/*.log";
+
+const SCRIPTS = [
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | select(count(*) as rows)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}')
+   | select(status, count(*) as n, sum(bytes) as total, min(bytes) as lo, max(ip) as top,
+            count_distinct(path) as paths, first(ip) as f, last(bytes) as l)
+   | group(status)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | sort(bytes desc, path) | limit(25)`,
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 500 and bytes < 40)`,
+  // A quarter of the records: every share's answer passes cluster.shareAnswerBytes.
+  `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 404)`,
+];
+
+/** `lines` records (and a few lines that are not) of about 40 bytes each. */
+async function writeLog(path: string, lines: number, seed: number): Promise<void> {
+  const rnd = seededRandom(seed);
+  const parts: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
+    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
+    parts.push(`${ip} ${status} ${Math.floor(rnd() * 50000)} /p/${i % 97}\n`);
+    if (i % 40_000 === 7) parts.push("not a record\n");
+  }
+  await Deno.writeTextFile(path, parts.join(""));
+}
+
+function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
+  return fetch(`${server.url}/API/v1.0${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
+  });
+}
+
+async function submit(server: ServerProcess, token: string, script: string): Promise<string> {
+  const res = await api(server, token, "/queries?scriptPath=/user", {
+    method: "POST",
+    headers: { "Content-Type": "text/vnd.engine.script" },
+    body: script,
+  });
+  const body = await res.json();
+  assert.equal(res.status, 201, JSON.stringify(body));
+  return body.queryId;
+}
+
+async function finalState(server: ServerProcess, token: string, id: string) {
+  // Only tells a query that never ends (a busy machine runs these slowly).
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const res = await api(server, token, `/queries/${id}`);
+    const body = await res.json();
+    if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
+      return body as Record<string, unknown>;
+    }
+    if (Date.now() > deadline) throw new Error(`query ${id} did not end: ${JSON.stringify(body)}`);
+    await sleep(50);
+  }
+}
+
+async function answer(server: ServerProcess, token: string, script: string) {
+  const id = await submit(server, token, script);
+  const end = await finalState(server, token, id);
+  assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+  const res = await api(server, token, `/queries/${id}/result`);
+  assert.equal(res.status, 200);
+  return { id, rows: await res.json(), end };
+}
+
+async function defineLogs(server: ServerProcess, token: string, logs: string): Promise<void> {
+  const put = await api(server, token, "/datastores/logs", {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      type: "FILE",
+      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
+    }),
+  });
+  assert.equal(put.status, 201, await put.text());
+}
+
+interface ShareRow {
+  run: string;
+  share: number;
+  coordinator: string;
+  state: string;
+  attempt: number;
+  holder: string | null;
+  stopped_at: Date | null;
+}
+
+function shareRows(db: PgStorage): Promise<ShareRow[]> {
+  return db.sql<ShareRow[]>`
+    SELECT run, share, coordinator, state, attempt, holder, stopped_at FROM trawl_shares
+    ORDER BY created, run, share`;
+}
+
+/** Waits (bounded) until `test` holds for the share rows; answers them. */
+async function until(db: PgStorage, what: string, test: (rows: ShareRow[]) => boolean) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const rows = await shareRows(db);
+    if (test(rows)) return rows;
+    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(rows)}`);
+    await sleep(10);
+  }
+}
+
+/** Two servers spreading scans, on a fresh database; the logs folder they share. */
+async function cluster(root: string, url: string, lines: number) {
+  const logs = join(root, "logs");
+  await Deno.mkdir(logs);
+  await writeLog(join(logs, "a.log"), lines, 1);
+  await writeLog(join(logs, "b.log"), lines, 2);
+  const args = [
+    "query.workers=1",
+    "cluster.distributeBytes=1 MiB",
+    "cluster.lease=2 s",
+    // A share keeping more rows than this is handed back to the coordinator.
+    "cluster.shareAnswerBytes=256 KiB",
+  ].flatMap((s) => ["--set", s]);
+  const a = await startServerProcess(await stateHome(root, "a", `pg:${url}`), args);
+  const b = await startServerProcess(await stateHome(root, "b", `pg:${url}`), args);
+  const token = a.firstToken!;
+  await defineLogs(a, token, logs);
+  return { a, b, token, logs };
+}
+
+Deno.test("a scan spread over two servers on one PostgreSQL answers as one server does, and both ran shares", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    const { a, b, token, logs } = await cluster(root, url, 150_000);
+    servers.push(a, b);
+    // One server alone, its scans not spread: the answers to compare with.
+    const solo = await startServerProcess(
+      await stateHome(root, "solo", `pg:${await pg.newDatabase()}`),
+      ["query.workers=1"].flatMap((s) => ["--set", s]),
+    );
+    servers.push(solo);
+    await defineLogs(solo, solo.firstToken!, logs);
+    for (const script of SCRIPTS) {
+      const alone = await answer(solo, solo.firstToken!, script);
+      const spread = await answer(a, token, script);
+      assert.deepEqual(spread.rows, alone.rows, script);
+      assert.ok(
+        Array.isArray(spread.rows) && spread.rows.length > 0,
+        `no rows: ${JSON.stringify(spread.rows)}`,
+      );
+    }
+    assert.equal(await solo.stop(), 0);
+    const rows = await shareRows(db);
+    // Every script ran as shares (4 each at least), every one done once.
+    assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
+    assert.ok(
+      rows.every((r) => ["done", "cancelled", "handback"].includes(r.state)),
+      JSON.stringify(rows),
+    );
+    // The last script's shares were handed back and run by the coordinator, streaming.
+    const last = rows.filter((r) => r.run === rows.at(-1)!.run);
+    assert.ok(last.every((r) => r.state === "handback"), JSON.stringify(last));
+    const holders = new Set(rows.filter((r) => r.state === "done").map((r) => r.holder));
+    assert.equal(holders.size, 2, `shares held by ${[...holders]}`);
+    // The coordinator (A) held some, B the others.
+    const coordinator = rows[0]!.coordinator;
+    assert.ok(holders.has(coordinator));
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a server killed while it holds shares: they run again elsewhere and the query succeeds once; a cancel stops the other server's part", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    // 2 x 600k records, about 50 MB: shares long enough to be seen held.
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const count = SCRIPTS[0]!;
+
+    // A cancel: the share B holds is cancelled and B stops its worker.
+    const cancelled = await submit(a, token, count);
+    let held = await until(
+      db,
+      "B never held a share",
+      (rows) => rows.some((r) => r.state === "running" && r.holder !== r.coordinator),
+    );
+    const bShare = held.find((r) => r.state === "running" && r.holder !== r.coordinator)!;
+    const stop = await api(a, token, `/queries/${cancelled}`, { method: "DELETE" });
+    assert.equal(stop.status, 200, await stop.text());
+    assert.equal((await finalState(a, token, cancelled)).state, "CANCELLED");
+    held = await until(
+      db,
+      "B did not stop its share",
+      (rows) =>
+        rows.some((r) =>
+          r.run === bShare.run && r.share === bShare.share && r.stopped_at !== null
+        ) && rows.every((r) => r.state !== "running" && r.state !== "queued"),
+    );
+    assert.ok(held.filter((r) => r.run === bShare.run).some((r) => r.state === "cancelled"));
+
+    // B killed while it holds a share: A runs it again once its lease lapsed.
+    const id = await submit(a, token, count);
+    const before = await until(
+      db,
+      "B never held a share of the second run",
+      (rows) =>
+        rows.some((r) =>
+          r.run !== bShare.run && r.state === "running" && r.holder !== r.coordinator
+        ),
+    );
+    const lost = before.find((r) =>
+      r.run !== bShare.run && r.state === "running" && r.holder !== r.coordinator
+    )!;
+    await b.stop("SIGKILL");
+    const end = await finalState(a, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const result = await (await api(a, token, `/queries/${id}/result`)).json();
+    // Nothing doubled, nothing lost.
+    assert.deepEqual(result, [{ rows: 2 * lines }]);
+    const after = (await shareRows(db)).filter((r) => r.run === lost.run);
+    const again = after.find((r) => r.share === lost.share)!;
+    assert.equal(again.state, "done");
+    assert.equal(again.holder, lost.coordinator, JSON.stringify(after));
+    assert.ok(again.attempt >= 2, JSON.stringify(again));
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the shares table: a lapsed lease is claimed again, the late answer of the attempt before is ignored, a share lost MAX_ATTEMPTS times fails naming it, a cancel ends a holder's lease", async () => {
+  await using pg = await startPostgres();
+  const storage = await openPgStorage(await pg.newDatabase(), { connections: 2 });
+  const one = new PgShares(storage, "server-one", 60_000);
+  const two = new PgShares(storage, "server-two", 60_000);
+  const heard: string[] = [];
+  let unlisten: (() => Promise<void>) | undefined;
+  try {
+    await one.make();
+    unlisten = await one.listen(
+      (s) => heard.push("run" in s ? `${s.kind}:${s.run}` : s.kind),
+      () => {},
+    );
+    const lapse = (run: string, share: number) =>
+      storage.sql`UPDATE trawl_shares SET lease_until = now() - interval '1 second'
+        WHERE run = ${run} AND share = ${share}`;
+    const task = (n: number) => ({ part: "{}", task: clone({ n }) });
+    await one.queue("r1", [task(0), task(1)]);
+    const first = (await one.claim())!;
+    assert.deepEqual([first.share, first.attempt, first.task], [0, 1, { n: 0 }]);
+    const other = (await two.claim())!;
+    assert.deepEqual([other.share, other.attempt], [1, 1]);
+    assert.equal(await two.claim(), null);
+    // What a holder read, told with its renewal, is what the coordinator's progress reads.
+    assert.deepEqual(await two.renew([other], [1234]), []);
+    const read = await one.consumed("r1", [0, 1]);
+    assert.deepEqual([read.get(0), read.get(1)], [0, 1234]);
+    // Share 0's holder is unheard of: its lease lapses and the other server takes it.
+    await lapse("r1", 0);
+    const again = (await two.claim())!;
+    assert.deepEqual([again.share, again.attempt], [0, 2]);
+    assert.equal(await one.answer(first, "done", clone("late")), false);
+    assert.deepEqual(await one.renew([first]), [first]);
+    const answer = frames([clone({ kind: "done" })]);
+    assert.equal(await two.answer(again, "done", answer), true);
+    const [ended] = await one.ended("r1", [0, 1]);
+    assert.equal(ended!.state, "done");
+    assert.deepEqual(unframe(ended!.result!), [{ kind: "done" }]);
+    // Taken once: the result is not kept after the coordinator read it.
+    assert.deepEqual(await one.ended("r1", [0]), [{
+      share: 0,
+      state: "done",
+      result: null,
+      error: null,
+    }]);
+    // Share 1 lost twice more: the next claim fails it instead.
+    await lapse("r1", 1);
+    assert.equal((await one.claim())!.attempt, 2);
+    await lapse("r1", 1);
+    assert.equal((await one.claim())!.attempt, 3);
+    await lapse("r1", 1);
+    assert.equal(await two.claim(), null);
+    const [failed] = await one.ended("r1", [1]);
+    assert.equal(failed!.state, "failed");
+    assert.match(failed!.error!, /^share 1 of the query's scan was lost 3 times .*server-one/);
+    // A run whose coordinator is unheard of for a lease: not claimed, and its holder loses it
+    // (stopping its worker cancels the share, naming why).
+    await one.queue("r3", [task(0), task(1)]);
+    const orphan = (await two.claim())!;
+    const abandon = () =>
+      storage.sql`UPDATE trawl_shares SET run_seen = now() - interval '2 minutes' WHERE run = 'r3'`;
+    await abandon();
+    assert.equal(await one.claim(), null);
+    assert.deepEqual(await two.renew([orphan]), [orphan]);
+    await two.stopped(orphan);
+    const [gone] = await one.ended("r3", [0]);
+    assert.equal(gone!.state, "cancelled");
+    assert.match(gone!.error!, /coordinator stopped answering/);
+    // Said again by its coordinator: its queued share is claimed.
+    await one.seen(["r3"]);
+    assert.equal((await one.claim())!.share, 1);
+    // A server stopping: a share it runs for another is queued again, its attempt not counted;
+    // the shares of its own runs are cancelled.
+    await storage.sql`UPDATE trawl_shares SET state = 'done' WHERE run IN ('r1', 'r3')`;
+    await one.queue("r4", [task(0)]);
+    const running = (await two.claim())!;
+    assert.equal(running.run, "r4");
+    await two.release();
+    const [back] = await storage.sql<[{ state: string; attempt: number }]>`
+      SELECT state, attempt FROM trawl_shares WHERE run = 'r4'`;
+    assert.deepEqual({ ...back }, { state: "queued", attempt: 0 });
+    await one.release();
+    const [stopped] = await one.ended("r4", [0]);
+    assert.deepEqual([stopped!.state, stopped!.error], ["cancelled", "its coordinator stopped"]);
+    // A cancel: the holder's lease is no longer renewed and its answer is not written.
+    await one.queue("r2", [task(0)]);
+    const held = (await two.claim())!;
+    assert.equal(await one.cancel("r2", [0]), 1);
+    assert.deepEqual(await two.renew([held]), [held]);
+    assert.equal(await two.answer(held, "done", answer), false);
+    const deadline = Date.now() + 30_000;
+    while (!heard.includes("cancel:r2") && Date.now() < deadline) await sleep(10);
+    assert.ok(heard.includes("new") && heard.includes("done:r1"), JSON.stringify(heard));
+    assert.ok(heard.includes("cancel:r2"), JSON.stringify(heard));
+  } finally {
+    await unlisten?.();
+    await storage.close();
+  }
+});
+
+Deno.test("the coordinator killed mid-scan: the query is FAILED through the other server, which runs the next scan alone", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  const db = await openPgStorage(url, { connections: 1 });
+  try {
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const id = await submit(a, token, SCRIPTS[0]!);
+    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state !== "queued"));
+    await a.stop("SIGKILL");
+    const end = await finalState(b, token, id);
+    assert.equal(end.state, "FAILED", JSON.stringify(end));
+    // Nothing of the dead coordinator's run stays running on B.
+    await until(
+      db,
+      "a share of the dead run still runs",
+      (rows) =>
+        // (The dead coordinator's own share stays as it left it: nobody waits for it.)
+        rows.every((r) => r.state !== "running" || r.holder === r.coordinator),
+    );
+    // B, alone now, spreads its own scan and claims every share itself.
+    const alone = await answer(b, token, SCRIPTS[0]!);
+    assert.deepEqual(alone.rows, [{ rows: 2 * lines }]);
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the database stopped mid-scan and started again: the scan's shares run again and the query SUCCEEDS with the right count", async () => {
+  await using pg = await startPostgres();
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const servers: ServerProcess[] = [];
+  const url = await pg.newDatabase();
+  let db = await openPgStorage(url, { connections: 1 });
+  try {
+    const lines = 600_000;
+    const { a, b, token } = await cluster(root, url, lines);
+    servers.push(a, b);
+    const id = await submit(a, token, SCRIPTS[0]!);
+    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state === "running"));
+    await db.close();
+    await pg.stop();
+    await pg.start();
+    db = await openPgStorage(url, { connections: 1 });
+    const end = await finalState(a, token, id);
+    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    const result = await (await api(a, token, `/queries/${id}/result`)).json();
+    assert.deepEqual(result, [{ rows: 2 * lines }]);
+  } finally {
+    await db.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
