@@ -314,6 +314,19 @@ export class DistributedScans {
         );
         return;
       }
+      if (m.kind === "failed" && !("diagnostic" in m)) {
+        // Not the query's fault (the storage away in a database restart, a worker that
+        // crashed): run again, here or elsewhere, a bounded number of times (pg_shares.ts).
+        this.#held.delete(key);
+        void this.shares.again(claim, m.message).catch((e) =>
+          this.log.warn(
+            `distributed scan ${claim.run}: could not queue share ${claim.share} again: ${
+              message(e)
+            }`,
+          )
+        ).finally(() => this.#wakeIn(this.leaseMs / 3));
+        return;
+      }
       if (isLast(m)) void end("done", frames([clone(progress), ...kept]));
     });
   }

@@ -242,9 +242,9 @@ export class PgShares {
             lease_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
             claimed_at = clock_timestamp(),
             error = CASE WHEN s.attempt >= ${MAX_ATTEMPTS}
-              THEN format('share %s of the query''s scan was lost %s times (its server stopped ' ||
-                'answering; last %s); the query fails rather than run it again',
-                s.share, s.attempt, c.lost)
+              THEN format('share %s of the query''s scan was lost %s times (%s); the query ' ||
+                'fails rather than run it again', s.share, s.attempt,
+                COALESCE('last: ' || s.error, 'its server stopped answering; last ' || c.lost))
               END,
             task = CASE WHEN s.attempt >= ${MAX_ATTEMPTS} THEN '\\x'::bytea ELSE s.task END
           FROM c WHERE s.run = c.run AND s.share = c.share
@@ -314,6 +314,25 @@ export class PgShares {
         RETURNING share`;
       if (rows.length === 0) return false;
       await this.#signal(`done:${claim.run}`);
+      return true;
+    });
+  }
+
+  /**
+   * Queues a claimed share again (its worker failed through no fault of the query: the storage
+   * away, a worker crashed), `why` kept; the next claim counts one more attempt, so a share that
+   * keeps failing fails the query after MAX_ATTEMPTS, naming the last `why`.
+   */
+  async again(claim: Claim, why: string): Promise<boolean> {
+    return await this.#call(`queueing share ${claim.share} of run ${claim.run} again`, async () => {
+      const rows = await this.#sql`
+        UPDATE trawl_shares SET state = 'queued', holder = NULL, lease_until = NULL,
+          error = ${why}
+        WHERE run = ${claim.run} AND share = ${claim.share} AND attempt = ${claim.attempt}
+          AND state = 'running'
+        RETURNING share`;
+      if (rows.length === 0) return false;
+      await this.#signal("new");
       return true;
     });
   }

@@ -324,6 +324,22 @@ Deno.test("the shares table: a lapsed lease is claimed again, the late answer of
     const [failed] = await one.ended("r1", [1]);
     assert.equal(failed!.state, "failed");
     assert.match(failed!.error!, /^share 1 of the query's scan was lost 3 times .*server-one/);
+    // A worker failing through no fault of the query queues its share again, counted; the
+    // last failure is named when attempts run out.
+    await one.queue("r7", [task(0)]);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const claim = (await two.claim())!;
+      assert.deepEqual([claim.run, claim.attempt], ["r7", attempt]);
+      assert.equal(await two.again(claim, `crash ${attempt}`), true);
+      assert.equal(await two.again(claim, "twice"), false);
+    }
+    assert.equal(await two.claim(), null);
+    const [crashed] = await one.ended("r7", [0]);
+    assert.equal(crashed!.state, "failed");
+    assert.match(
+      crashed!.error!,
+      /^share 0 of the query's scan was lost 3 times \(last: crash 3\)/,
+    );
     // A run whose coordinator is unheard of for a lease: not claimed, and its holder loses it
     // (stopping its worker cancels the share, naming why).
     await one.queue("r3", [task(0), task(1)]);
@@ -419,7 +435,11 @@ Deno.test("the database stopped mid-scan and started again: the scan's shares ru
     await pg.start();
     db = await openPgStorage(url, { connections: 1 });
     const end = await finalState(a, token, id);
-    assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
+    assert.equal(
+      end.state,
+      "SUCCEEDED",
+      `${JSON.stringify(end)}\n${a.stderr.slice(-30).join("\n")}`,
+    );
     const result = await (await api(a, token, `/queries/${id}/result`)).json();
     assert.deepEqual(result, [{ rows: 2 * lines }]);
   } finally {
