@@ -55,7 +55,7 @@ Deno.test("pipelined requests are answered one after the other, in order", async
   const third = await client.answer();
   assert.equal(first?.status, 200);
   assert.equal(second?.status, 200);
-  assert.deepEqual(JSON.parse(second!.body).lines, [{ row: { n: 7 } }]);
+  assert.deepEqual(JSON.parse(second!.body).lines.map((l: { row: unknown }) => l.row), [{ n: 7 }]);
   assert.equal(third?.status, 200);
   assert.equal(JSON.parse(third!.body).name, "alice");
 });
@@ -122,5 +122,5 @@ Deno.test("Expect: 100-continue: the interim answer is passed on and the body th
   await client.send(body);
   const answer = await client.answer();
   assert.equal(answer?.status, 200);
-  assert.deepEqual(JSON.parse(answer!.body).lines, [{ row: { n: 5 } }]);
+  assert.deepEqual(JSON.parse(answer!.body).lines.map((l: { row: unknown }) => l.row), [{ n: 5 }]);
 });
