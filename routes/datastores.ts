@@ -26,6 +26,29 @@ import { sendJson } from "./json.ts";
 /** A definition is small; anything larger is a mistake. */
 const MAX_DEFINITION_BYTES = 64 * 1024;
 
+/** A definition's body is at most MAX_DEFINITION_BYTES (413 past it). */
+const definitionLimit = bodyLimit({
+  maxSize: MAX_DEFINITION_BYTES,
+  onError: () => {
+    throw new ApiError(
+      413,
+      "PAYLOAD_TOO_LARGE",
+      `a datastore definition is at most ${MAX_DEFINITION_BYTES} bytes`,
+    );
+  },
+});
+
+/** The body as JSON, or 400 BAD_DATASTORE naming the store. */
+function definitionJson(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest("BAD_DATASTORE", `datastore '${name}': the body is not valid JSON`, {
+      problems: ["the body is not valid JSON"],
+    });
+  }
+}
+
 export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -43,27 +66,11 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
 
   app.put(
     "/datastores/:name",
-    bodyLimit({
-      maxSize: MAX_DEFINITION_BYTES,
-      onError: () => {
-        throw new ApiError(
-          413,
-          "PAYLOAD_TOO_LARGE",
-          `a datastore definition is at most ${MAX_DEFINITION_BYTES} bytes`,
-        );
-      },
-    }),
+    definitionLimit,
     async (c) => {
       if (!c.get("user").admin) throw forbidden("only admins may define datastores");
       const name = c.req.param("name");
-      let json: unknown;
-      try {
-        json = JSON.parse(await c.req.text());
-      } catch {
-        throw badRequest("BAD_DATASTORE", `datastore '${name}': the body is not valid JSON`, {
-          problems: ["the body is not valid JSON"],
-        });
-      }
+      const json = definitionJson(name, await c.req.text());
       try {
         const { created, etag } = await admin.put(name, json, c.req.header("If-Match"));
         return sendJson(c, (await admin.get(c.get("user"), name))!, created ? 201 : 200, {
@@ -88,31 +95,13 @@ export function datastoreRoutes(admin: DatastoreAdmin): Hono<AppEnv> {
 
   app.post(
     "/datastores/:name/test",
-    bodyLimit({
-      maxSize: MAX_DEFINITION_BYTES,
-      onError: () => {
-        throw new ApiError(
-          413,
-          "PAYLOAD_TOO_LARGE",
-          `a datastore definition is at most ${MAX_DEFINITION_BYTES} bytes`,
-        );
-      },
-    }),
+    definitionLimit,
     async (c) => {
       if (!c.get("user").admin) throw forbidden("only admins may test datastores");
       const name = c.req.param("name");
       // A body is a definition to test as it would be saved, without saving it; none: the stored.
       const text = await c.req.text();
-      let json: unknown;
-      if (text.trim() !== "") {
-        try {
-          json = JSON.parse(text);
-        } catch {
-          throw badRequest("BAD_DATASTORE", `datastore '${name}': the body is not valid JSON`, {
-            problems: ["the body is not valid JSON"],
-          });
-        }
-      }
+      const json = text.trim() === "" ? undefined : definitionJson(name, text);
       try {
         const families = json === undefined
           ? await admin.test(name)

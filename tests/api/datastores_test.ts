@@ -266,3 +266,21 @@ Deno.test("a secret too short to keep out of messages is 400 naming the key, and
   const ok = await admin(`${D}/s9`, put(cloudStore({ secret: "0123456789abcdef" })));
   assert.equal(ok.status, 201, await ok.text());
 });
+
+Deno.test("a definition that is not JSON is refused naming the store, to PUT and to a test; one past 64 KiB gets 413; nothing is saved", async () => {
+  await using s = await startTestServer();
+  const admin = await asAdmin(s);
+  for (const [path, method] of [[`${D}/corp`, "PUT"], [`${D}/corp/test`, "POST"]] as const) {
+    const res = await admin(path, { method, body: "{not json" });
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.code, "BAD_DATASTORE");
+    assert.match(body.message, /^datastore 'corp': the body is not valid JSON/);
+    const big = await admin(path, { method, body: JSON.stringify({ pad: "x".repeat(70_000) }) });
+    assert.equal(big.status, 413);
+    assert.match((await big.json()).message, /at most 65536 bytes/);
+  }
+  const gone = await admin(`${D}/corp`);
+  await gone.body?.cancel();
+  assert.equal(gone.status, 404);
+});
