@@ -21,7 +21,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
-import { startPostgres } from "../support/postgres.ts";
+import { type Postgres, startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
 import { seededRandom } from "../support/seeded_random.ts";
@@ -136,41 +136,75 @@ async function until(db: PgStorage, what: string, test: (rows: ShareRow[]) => bo
   }
 }
 
-/** Two servers spreading scans, on a fresh database; the logs folder they share. */
-async function cluster(root: string, url: string, lines: number) {
-  const logs = join(root, "logs");
-  await Deno.mkdir(logs);
-  await writeLog(join(logs, "a.log"), lines, 1);
-  await writeLog(join(logs, "b.log"), lines, 2);
-  const args = [
-    "query.workers=1",
-    "cluster.distributeBytes=1 MiB",
-    "cluster.lease=2 s",
-    // A share keeping more rows than this is handed back to the coordinator.
-    "cluster.shareAnswerBytes=256 KiB",
-  ].flatMap((s) => ["--set", s]);
-  const a = await startServerProcess(await stateHome(root, "a", `pg:${url}`), args);
-  const b = await startServerProcess(await stateHome(root, "b", `pg:${url}`), args);
-  const token = a.firstToken!;
-  await defineLogs(a, token, logs);
-  return { a, b, token, logs };
+/** Two servers spreading scans on a fresh database, the logs folder they share, a look at it. */
+interface Cluster {
+  readonly a: ServerProcess;
+  readonly b: ServerProcess;
+  readonly token: string;
+  readonly logs: string;
+  readonly root: string;
+  readonly url: string;
+  /** More servers the test starts, killed with the others. */
+  readonly more: ServerProcess[];
+  /** The test's own connection to the database (closed after, whatever it is then). */
+  db: PgStorage;
+}
+
+/**
+ * A cluster (two servers, `lines` records in each of two logs) given to `body`; every server is
+ * killed, the test's connection closed and the folder removed after, whatever `body` did.
+ */
+async function withCluster(
+  pg: Postgres,
+  lines: number,
+  body: (c: Cluster) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
+  const url = await pg.newDatabase();
+  const servers: ServerProcess[] = [];
+  let db: PgStorage | undefined;
+  try {
+    db = await openPgStorage(url, { connections: 1 });
+    const logs = join(root, "logs");
+    await Deno.mkdir(logs);
+    await writeLog(join(logs, "a.log"), lines, 1);
+    await writeLog(join(logs, "b.log"), lines, 2);
+    const args = [
+      "query.workers=1",
+      "cluster.distributeBytes=1 MiB",
+      "cluster.lease=2 s",
+      // A share keeping more rows than this is handed back to the coordinator.
+      "cluster.shareAnswerBytes=256 KiB",
+    ].flatMap((s) => ["--set", s]);
+    for (const name of ["a", "b"]) {
+      servers.push(await startServerProcess(await stateHome(root, name, `pg:${url}`), args));
+    }
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const token = a.firstToken!;
+    await defineLogs(a, token, logs);
+    const cluster: Cluster = { a, b, token, logs, root, url, more: servers, db };
+    try {
+      await body(cluster);
+    } finally {
+      db = cluster.db;
+    }
+  } finally {
+    await db?.close();
+    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
 }
 
 Deno.test("a scan spread over two servers on one PostgreSQL answers as one server does, and both ran shares", async () => {
   await using pg = await startPostgres();
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
-  const servers: ServerProcess[] = [];
-  const url = await pg.newDatabase();
-  const db = await openPgStorage(url, { connections: 1 });
-  try {
-    const { a, b, token, logs } = await cluster(root, url, 150_000);
-    servers.push(a, b);
+  await withCluster(pg, 150_000, async (cluster) => {
+    const { a, token, logs } = cluster;
     // One server alone, its scans not spread: the answers to compare with.
     const solo = await startServerProcess(
-      await stateHome(root, "solo", `pg:${await pg.newDatabase()}`),
+      await stateHome(cluster.root, "solo", `pg:${await pg.newDatabase()}`),
       ["query.workers=1"].flatMap((s) => ["--set", s]),
     );
-    servers.push(solo);
+    cluster.more.push(solo);
     await defineLogs(solo, solo.firstToken!, logs);
     for (const script of SCRIPTS) {
       const alone = await answer(solo, solo.firstToken!, script);
@@ -182,7 +216,7 @@ Deno.test("a scan spread over two servers on one PostgreSQL answers as one serve
       );
     }
     assert.equal(await solo.stop(), 0);
-    const rows = await shareRows(db);
+    const rows = await shareRows(cluster.db);
     // Every script ran as shares (4 each at least), every one done once.
     assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
     assert.ok(
@@ -197,30 +231,21 @@ Deno.test("a scan spread over two servers on one PostgreSQL answers as one serve
     // The coordinator (A) held some, B the others.
     const coordinator = rows[0]!.coordinator;
     assert.ok(holders.has(coordinator));
-  } finally {
-    await db.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("a server killed while it holds shares: they run again elsewhere and the query succeeds once; a cancel stops the other server's part", async () => {
   await using pg = await startPostgres();
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
-  const servers: ServerProcess[] = [];
-  const url = await pg.newDatabase();
-  const db = await openPgStorage(url, { connections: 1 });
-  try {
-    // 2 x 600k records, about 50 MB: shares long enough to be seen held.
-    const lines = 600_000;
-    const { a, b, token } = await cluster(root, url, lines);
-    servers.push(a, b);
+  // 2 x 600k records, about 50 MB: shares long enough to be seen held.
+  const lines = 600_000;
+  await withCluster(pg, lines, async (cluster) => {
+    const { a, b, token } = cluster;
     const count = SCRIPTS[0]!;
 
     // A cancel: the share B holds is cancelled and B stops its worker.
     const cancelled = await submit(a, token, count);
     let held = await until(
-      db,
+      cluster.db,
       "B never held a share",
       (rows) => rows.some((r) => r.state === "running" && r.holder !== r.coordinator),
     );
@@ -229,7 +254,7 @@ Deno.test("a server killed while it holds shares: they run again elsewhere and t
     assert.equal(stop.status, 200, await stop.text());
     assert.equal((await finalState(a, token, cancelled)).state, "CANCELLED");
     held = await until(
-      db,
+      cluster.db,
       "B did not stop its share",
       (rows) =>
         rows.some((r) =>
@@ -241,7 +266,7 @@ Deno.test("a server killed while it holds shares: they run again elsewhere and t
     // B killed while it holds a share: A runs it again once its lease lapsed.
     const id = await submit(a, token, count);
     const before = await until(
-      db,
+      cluster.db,
       "B never held a share of the second run",
       (rows) =>
         rows.some((r) =>
@@ -257,16 +282,12 @@ Deno.test("a server killed while it holds shares: they run again elsewhere and t
     const result = await (await api(a, token, `/queries/${id}/result`)).json();
     // Nothing doubled, nothing lost.
     assert.deepEqual(result, [{ rows: 2 * lines }]);
-    const after = (await shareRows(db)).filter((r) => r.run === lost.run);
+    const after = (await shareRows(cluster.db)).filter((r) => r.run === lost.run);
     const again = after.find((r) => r.share === lost.share)!;
     assert.equal(again.state, "done");
     assert.equal(again.holder, lost.coordinator, JSON.stringify(after));
     assert.ok(again.attempt >= 2, JSON.stringify(again));
-  } finally {
-    await db.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("the shares table: a lapsed lease is claimed again, the late answer of the attempt before is ignored, a share lost MAX_ATTEMPTS times fails naming it, a cancel ends a holder's lease", async () => {
@@ -387,22 +408,21 @@ Deno.test("the shares table: a lapsed lease is claimed again, the late answer of
 
 Deno.test("the coordinator killed mid-scan: the query is FAILED through the other server, which runs the next scan alone", async () => {
   await using pg = await startPostgres();
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
-  const servers: ServerProcess[] = [];
-  const url = await pg.newDatabase();
-  const db = await openPgStorage(url, { connections: 1 });
-  try {
-    const lines = 600_000;
-    const { a, b, token } = await cluster(root, url, lines);
-    servers.push(a, b);
+  const lines = 600_000;
+  await withCluster(pg, lines, async (cluster) => {
+    const { a, b, token } = cluster;
     const id = await submit(a, token, SCRIPTS[0]!);
-    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state !== "queued"));
+    await until(
+      cluster.db,
+      "no share of the scan ran",
+      (rows) => rows.some((r) => r.state !== "queued"),
+    );
     await a.stop("SIGKILL");
     const end = await finalState(b, token, id);
     assert.equal(end.state, "FAILED", JSON.stringify(end));
     // Nothing of the dead coordinator's run stays running on B.
     await until(
-      db,
+      cluster.db,
       "a share of the dead run still runs",
       (rows) =>
         // (The dead coordinator's own share stays as it left it: nobody waits for it.)
@@ -411,29 +431,24 @@ Deno.test("the coordinator killed mid-scan: the query is FAILED through the othe
     // B, alone now, spreads its own scan and claims every share itself.
     const alone = await answer(b, token, SCRIPTS[0]!);
     assert.deepEqual(alone.rows, [{ rows: 2 * lines }]);
-  } finally {
-    await db.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("the database stopped mid-scan and started again: the scan's shares run again and the query SUCCEEDS with the right count", async () => {
   await using pg = await startPostgres();
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
-  const servers: ServerProcess[] = [];
-  const url = await pg.newDatabase();
-  let db = await openPgStorage(url, { connections: 1 });
-  try {
-    const lines = 600_000;
-    const { a, b, token } = await cluster(root, url, lines);
-    servers.push(a, b);
+  const lines = 600_000;
+  await withCluster(pg, lines, async (cluster) => {
+    const { a, token } = cluster;
     const id = await submit(a, token, SCRIPTS[0]!);
-    await until(db, "no share of the scan ran", (rows) => rows.some((r) => r.state === "running"));
-    await db.close();
+    await until(
+      cluster.db,
+      "no share of the scan ran",
+      (rows) => rows.some((r) => r.state === "running"),
+    );
+    await cluster.db.close();
     await pg.stop();
     await pg.start();
-    db = await openPgStorage(url, { connections: 1 });
+    cluster.db = await openPgStorage(cluster.url, { connections: 1 });
     const end = await finalState(a, token, id);
     assert.equal(
       end.state,
@@ -442,9 +457,5 @@ Deno.test("the database stopped mid-scan and started again: the scan's shares ru
     );
     const result = await (await api(a, token, `/queries/${id}/result`)).json();
     assert.deepEqual(result, [{ rows: 2 * lines }]);
-  } finally {
-    await db.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
