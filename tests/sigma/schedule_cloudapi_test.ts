@@ -26,6 +26,23 @@ detection:
     condition: selection
 `;
 
+/** Alice's schedule of RULE over `store`, every 15 minutes with `lookbackMinutes`. */
+async function scheduleRule(
+  c: { readonly s: { fetch(user: string, path: string, init?: RequestInit): Promise<Response> } },
+  store: string,
+  name: string,
+  lookbackMinutes: number,
+): Promise<{ id: string }> {
+  const created = await c.s.fetch("alice", "/API/v1.0/schedules", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ name, sigma: RULE, store, everyMinutes: 15, lookbackMinutes }),
+  });
+  const schedule = await created.json();
+  assert.equal(created.status, 201, JSON.stringify(schedule));
+  return schedule;
+}
+
 Deno.test("a scheduled rule over late cloud records and an outage alerts every match once", async () => {
   let clock = { now: NOW };
   let parts: { scheduler: Scheduler; outbox: AlertOutbox } | undefined;
@@ -41,19 +58,7 @@ Deno.test("a scheduled rule over late cloud records and an outage alerts every m
   clock = store.clock;
   const start = NOW - 2 * HOUR;
   clock.now = start;
-  const created = await c.s.fetch("alice", "/API/v1.0/schedules", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      name: "wrong passwords",
-      sigma: RULE,
-      store: store.name,
-      everyMinutes: 15,
-      lookbackMinutes: 150,
-    }),
-  });
-  const schedule = await created.json();
-  assert.equal(created.status, 201, JSON.stringify(schedule));
+  const schedule = await scheduleRule(c, store.name, "wrong passwords", 150);
   const end = NOW + 5 * HOUR;
   for (let t = start; t <= end; t += 15 * MIN) {
     // An outage: no server runs between NOW and NOW + 3 h.
@@ -113,19 +118,7 @@ Deno.test("a late record in a cloud hour evaluated before it arrived, past the l
     },
   });
   clock.now = hour - 30 * MIN;
-  const created = await c.s.fetch("alice", "/API/v1.0/schedules", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      name: "late",
-      sigma: RULE,
-      store: store.name,
-      everyMinutes: 15,
-      lookbackMinutes: 120,
-    }),
-  });
-  const schedule = await created.json();
-  assert.equal(created.status, 201, JSON.stringify(schedule));
+  const schedule = await scheduleRule(c, store.name, "late", 120);
   let alertedAt: number | undefined;
   for (let t = clock.now; t <= hour + 7 * HOUR; t += 15 * MIN) {
     clock.now = t;
@@ -197,19 +190,7 @@ async function lateBeyondLag(lateHorizonMs?: number) {
     });
   }
   clock.now = hour - 30 * MIN;
-  const created = await c.s.fetch("alice", "/API/v1.0/schedules", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      name: "late",
-      sigma: RULE,
-      store: store.name,
-      everyMinutes: 15,
-      lookbackMinutes: 120,
-    }),
-  });
-  const schedule = await created.json();
-  assert.equal(created.status, 201, JSON.stringify(schedule));
+  const schedule = await scheduleRule(c, store.name, "late", 120);
   const alerted = async (id: string) =>
     (await parts!.outbox.list({ schedule: schedule.id })).filter((a) =>
       (a.payload.record as { id: string }).id === id
