@@ -34,12 +34,14 @@ export function zoneFields(
   return [...new Set(fields)];
 }
 
-/** The test of `filter`'s blocks, or null when it names no bound a zone map can check. */
-export function zoneTest(
-  filter: PushedFilter | undefined,
+/**
+ * The expression a pushed filter was compiled from and the value of its parts that name no
+ * field (undefined for the others); null for a negated filter or one without its origin.
+ */
+function readFilter(
+  filter: PushedFilter | null | undefined,
   ctx: Pick<ExecContext, "timeZone" | "now">,
-  named?: string[],
-): ZoneTest | null {
+): { readonly origin: ExprOrigin; readonly constant: (e: Expr) => unknown } | null {
   const f = filter as
     | (PushedFilter & { condition?: { origin?: ExprOrigin }; negated?: boolean })
     | undefined;
@@ -59,6 +61,18 @@ export function zoneTest(
       return undefined;
     }
   };
+  return { origin, constant };
+}
+
+/** The test of `filter`'s blocks, or null when it names no bound a zone map can check. */
+export function zoneTest(
+  filter: PushedFilter | undefined,
+  ctx: Pick<ExecContext, "timeZone" | "now">,
+  named?: string[],
+): ZoneTest | null {
+  const read = readFilter(filter, ctx);
+  if (read === null) return null;
+  const { origin, constant } = read;
   const bound = boundOf(origin.expr, constant, named);
   if (bound === null) return null;
   return (meta) => {
@@ -86,25 +100,9 @@ export function columnTest(
   filter: PushedFilter | null | undefined,
   ctx: Pick<ExecContext, "timeZone" | "now">,
 ): { readonly test: ColumnTest; readonly exact: boolean } | null {
-  const f = filter as
-    | (PushedFilter & { condition?: { origin?: ExprOrigin }; negated?: boolean })
-    | undefined;
-  const origin = f?.condition?.origin;
-  if (!origin || f?.negated) return null;
-  const scope = {
-    fields: origin.fields === null ? null : new Map(origin.fields.map((x) => [x.name, x])),
-    params: origin.params,
-    timeZone: ctx.timeZone,
-    now: ctx.now,
-  };
-  const constant = (e: Expr): unknown => {
-    if (mentionsField(e)) return undefined;
-    try {
-      return constantValue(e, scope)?.value;
-    } catch {
-      return undefined;
-    }
-  };
+  const read = readFilter(filter, ctx);
+  if (read === null) return null;
+  const { origin, constant } = read;
   let exact = true;
   const of = (e: Expr): ColumnTest | null => {
     if (e.kind !== "binary") return null;
