@@ -118,18 +118,9 @@ export function columnTest(
       const r = of(e.right);
       return l && r ? { or: [l, r] } : null;
     }
-    if (!(e.op in FLIP)) return null;
-    let op = e.op as string;
-    let field: string;
-    let value: unknown;
-    if (e.left.kind === "field") {
-      field = e.left.name;
-      value = constant(e.right);
-    } else if (e.right.kind === "field") {
-      field = e.right.name;
-      value = constant(e.left);
-      op = FLIP[op]!;
-    } else return null;
+    const compared = comparison(e, constant);
+    if (compared === null) return null;
+    const { field, op, value } = compared;
     if (typeof value === "number" && Number.isFinite(value)) {
       return { field, op: op as "<", value, kind: "num" };
     }
@@ -140,6 +131,22 @@ export function columnTest(
   };
   const test = of(origin.expr);
   return test === null ? null : { test, exact };
+}
+
+/**
+ * A comparison of a field with a constant (`<`, `<=`, `=`, ... in FLIP), as `field op value`
+ * with the field on the left (`5 < n` is `n > 5`); null for any other expression.
+ */
+function comparison(
+  e: Expr & { readonly kind: "binary" },
+  constant: (e: Expr) => unknown,
+): { readonly field: string; readonly op: string; readonly value: unknown } | null {
+  if (!(e.op in FLIP)) return null;
+  if (e.left.kind === "field") return { field: e.left.name, op: e.op, value: constant(e.right) };
+  if (e.right.kind === "field") {
+    return { field: e.right.name, op: FLIP[e.op]!, value: constant(e.left) };
+  }
+  return null;
 }
 
 function mentionsField(e: unknown): boolean {
@@ -165,18 +172,9 @@ function boundOf(e: Expr, constant: (e: Expr) => unknown, named?: string[]): Bou
     const r = boundOf(e.right, constant, named);
     return l && r ? (c) => l(c) || r(c) : null;
   }
-  if (!(e.op in FLIP)) return null;
-  let op = e.op as string;
-  let field: string;
-  let value: unknown;
-  if (e.left.kind === "field") {
-    field = e.left.name;
-    value = constant(e.right);
-  } else if (e.right.kind === "field") {
-    field = e.right.name;
-    value = constant(e.left);
-    op = FLIP[op]!;
-  } else return null;
+  const compared = comparison(e, constant);
+  if (compared === null) return null;
+  const { field, op, value } = compared;
   let x: number;
   let kinds: readonly string[];
   if (typeof value === "number" && !Number.isNaN(value)) {
