@@ -19,6 +19,13 @@
  * the coordination cost per share, (2 × two-server time − one-server time) / shares: the worker
  * time a share costs beyond a perfect split (claims, answers, workers' listing, the merge).
  * PostgreSQL is the tests' (tests/support/postgres.ts), on this machine.
+ *
+ * `--pin`: each server as a machine of one core. The one-worker server and the coordinator run on
+ * CPU 0 (every thread: `taskset -a`, and the scan workers they start later inherit it), the second
+ * server on CPU 1, the control unpinned. Unpinned, the one-worker server is not one core's worth:
+ * its main thread, V8's collector threads and the kernel's reads use the idle second core, so a
+ * second worker or server adds less than a second machine would (quiet run, 2 GB: 1.64× for a
+ * second thread at all). PostgreSQL and this client are not pinned (the database's own machine).
  */
 
 import { join } from "node:path";
@@ -37,6 +44,7 @@ const MB = arg("mb", 1024);
 const RUNS = arg("runs", 3);
 /** Servers of the spreading cluster (1: the distributed path's own cost, no second server). */
 const SPREAD = arg("servers", 2);
+const PIN = Deno.args.includes("--pin");
 const FILE_MB = 64;
 const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
 const SCRIPT = `PARSE(pattern: '''${PATTERN}''', src: 'file://logs/*.log')
@@ -85,6 +93,25 @@ async function defineLogs(server: ServerProcess, token: string, logs: string) {
   if (res.status !== 201) throw new Error(`datastore: ${res.status} ${await res.text()}`);
 }
 
+/** Pins every thread of the server whose home is `dir` to `cpu` (a machine of one core). */
+async function pin(dir: string, cpu: number): Promise<void> {
+  if (!PIN) return;
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    if (!cmdline.split("\0").includes(dir)) continue;
+    const out = await new Deno.Command("taskset", {
+      args: ["-a", "-p", "-c", String(cpu), entry.name],
+      stdout: "null",
+    }).output();
+    if (!out.success) {
+      throw new Error(`taskset of ${entry.name}: ${new TextDecoder().decode(out.stderr)}`);
+    }
+    return;
+  }
+  throw new Error(`no server process runs with home ${dir}`);
+}
+
 async function home(root: string, name: string, storage: string): Promise<string> {
   const dir = join(root, name);
   await Deno.mkdir(join(dir, "conf"), { recursive: true });
@@ -122,11 +149,10 @@ try {
   const set = (...s: string[]) => s.flatMap((x) => ["--set", x]);
   const soloUrl = await pg.newDatabase();
   const clusterUrl = await pg.newDatabase();
-  const solo = await startServerProcess(
-    await home(root, "solo", `pg:${soloUrl}`),
-    set("query.workers=1", "query.workerNice=0"),
-  );
+  const soloHome = await home(root, "solo", `pg:${soloUrl}`);
+  const solo = await startServerProcess(soloHome, set("query.workers=1", "query.workerNice=0"));
   servers.push(solo);
+  await pin(soloHome, 0);
   // The control: one server with two workers, what two threads get on this machine at all.
   const pair = await startServerProcess(
     await home(root, "pair", `pg:${await pg.newDatabase()}`),
@@ -134,15 +160,20 @@ try {
   );
   servers.push(pair);
   const spread = set("query.workers=1", "query.workerNice=0", "cluster.distributeBytes=64 MiB");
-  const a = await startServerProcess(await home(root, "a", `pg:${clusterUrl}`), spread);
+  const aHome = await home(root, "a", `pg:${clusterUrl}`);
+  const a = await startServerProcess(aHome, spread);
   servers.push(a);
+  await pin(aHome, 0);
   for (let i = 1; i < SPREAD; i++) {
-    servers.push(await startServerProcess(await home(root, `b${i}`, `pg:${clusterUrl}`), spread));
+    const bHome = await home(root, `b${i}`, `pg:${clusterUrl}`);
+    servers.push(await startServerProcess(bHome, spread));
+    await pin(bHome, i % 2);
   }
   await defineLogs(solo, solo.firstToken!, logs);
   await defineLogs(pair, pair.firstToken!, logs);
   await defineLogs(a, a.firstToken!, logs);
   console.log(`${MB} MB in ${Math.ceil(MB / FILE_MB)} files; load before: ${await loadavg()}`);
+  if (PIN) console.log("pinned: one server and the coordinator on CPU 0, the second on CPU 1");
   const one: number[] = [];
   const two: number[] = [];
   const control: number[] = [];
