@@ -28,6 +28,11 @@ export const PROGRESS_EVERY_MS = 100;
 export const TICK_EVERY_MS = 1000;
 /** How often the feed of another server's query reads its record. */
 export const REMOTE_POLL_MS = 250;
+/**
+ * Reads of that record that may fail in a row before its stream ends: a storage busy for a
+ * moment must not end a stream before the query's end was told.
+ */
+export const REMOTE_READ_ATTEMPTS = 8;
 
 export interface QueryEvent {
   /** `<changes>.<warnings>` sent up to this event. */
@@ -222,17 +227,19 @@ export function recordFeed(
     subscribe(changed, ended) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let done = false;
+      let failures = 0;
       const poll = async () => {
         timer = undefined;
         if (done) return;
         try {
           const found = await shared.record(record.queryId);
           if (done) return;
+          failures = 0;
           if (!found || found.record.freed) return ended();
           last = found.record;
           changed();
         } catch {
-          return ended();
+          if (++failures >= REMOTE_READ_ATTEMPTS) return ended();
         }
         if (!done) timer = setTimeout(poll, pollMs);
       };

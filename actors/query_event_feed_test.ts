@@ -9,8 +9,11 @@ import {
   type FeedState,
   type QueryEvent,
   queryEvents,
+  recordFeed,
+  REMOTE_READ_ATTEMPTS,
   type StatusFeed,
 } from "./query_event_feed.ts";
+import type { SharedRecord } from "./shared/records.ts";
 import { etaMillis } from "./query_progress.ts";
 
 function feedOf(state: { now: FeedState }): StatusFeed & { change(): void } {
@@ -75,4 +78,54 @@ Deno.test("the time left is estimated from the progress only when the input's si
   // Done, or no time yet: none either.
   assert.equal(etaMillis(1, 3000), undefined);
   assert.equal(etaMillis(0.5, 0), undefined);
+});
+
+/** A record of another server's query, in `state` after `changes` (NEW → ... → state). */
+function recordIn(state: string, changes: string[]): SharedRecord {
+  const stateChanges = changes.map((to, i) => ({ millis: i, from: changes[i - 1] ?? "NEW", to }));
+  return {
+    queryId: "q1",
+    owner: "alice",
+    server: "a",
+    submitted: 0,
+    scriptPath: "/user",
+    excerpt: "",
+    status: { queryId: "q1", state, progress: 0, warnings: [], stateChanges, stats: {} },
+  } as unknown as SharedRecord;
+}
+
+Deno.test("another server's query: reads of its record that fail for a while do not end its events before its end is told", async () => {
+  const running = recordIn("RUNNING", ["QUEUED", "RUNNING"]);
+  const cancelled = recordIn("CANCELLED", ["QUEUED", "RUNNING", "CANCELLED"]);
+  let reads = 0;
+  const shared = {
+    record(): Promise<{ record: SharedRecord; version: string } | null> {
+      reads++;
+      // The storage fails all but once less than the feed allows, then tells the end.
+      if (reads < REMOTE_READ_ATTEMPTS) return Promise.reject(new Error("database is locked"));
+      return Promise.resolve({ record: cancelled, version: "2" });
+    },
+  };
+  const told: QueryEvent[] = [];
+  for await (const e of queryEvents(recordFeed(shared, running, 1), undefined)) told.push(e);
+  assert.deepEqual(
+    told.filter((e) => e.event === "state").map((e) => (e.data as { to: string }).to),
+    ["CANCELLED"],
+  );
+  assert.equal(reads, REMOTE_READ_ATTEMPTS);
+});
+
+Deno.test("another server's query: a record that cannot be read at all ends its events", async () => {
+  let reads = 0;
+  const shared = {
+    record: () => {
+      reads++;
+      return Promise.reject(new Error("gone"));
+    },
+  };
+  const running = recordIn("RUNNING", ["QUEUED", "RUNNING"]);
+  const told: QueryEvent[] = [];
+  for await (const e of queryEvents(recordFeed(shared, running, 1), undefined)) told.push(e);
+  assert.deepEqual(told.map((e) => e.event), ["status"]);
+  assert.equal(reads, REMOTE_READ_ATTEMPTS);
 });

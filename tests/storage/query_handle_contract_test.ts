@@ -188,6 +188,7 @@ function contract(through: "a" | "b") {
     const told = await eventsOf(events);
     assert.ok(
       told.some((e) => e.event === "state" && (e.data as { to: string }).to === "CANCELLED"),
+      `no CANCELLED state among the events told: ${JSON.stringify(told)}`,
     );
     const cancelled = await found(p, slow, isState("CANCELLED"));
     const result = cancelled.result();
