@@ -147,6 +147,36 @@ export interface CloudServer extends AsyncDisposable {
 }
 
 /** Options of the server: a sink for its log lines. */
+
+/**
+ * The cloud connector's parts for a server whose home is `home`, on `emulator` (every host), with
+ * its own pacer `pool` and the test's `clock`: what main.ts gives it, with a short backoff.
+ */
+export function emulatorDeps(
+  home: string,
+  emulator: CloudEmulator,
+  pool: ConnectorPool,
+  clock: { now: number },
+): CloudApiDeps {
+  return {
+    ...cloudHomeAccess(homeLayout(home)),
+    settings: {
+      serverTimeZone: "UTC",
+      loginHost: emulator.url,
+      graphHost: emulator.url,
+      manageHost: emulator.url,
+      graphRateLimit: 1000,
+      graphRateTimeunit: "1 sec",
+    },
+    tokens: new TokenProvider(),
+    pacer: pool,
+    flights: new FetchFlights(),
+    subscriptions: new SubscriptionMemory(),
+    now: () => clock.now,
+    backoffMs: 5,
+  };
+}
+
 export async function cloudServer(
   options: {
     readonly logLine?: (line: string) => void;
@@ -191,24 +221,7 @@ export async function cloudServer(
       pools.push(pool);
       stores.set(name, {
         emulator,
-        deps: {
-          ...cloudHomeAccess(homeLayout(s.home)),
-          settings: {
-            serverTimeZone: "UTC",
-            loginHost: emulator.url,
-            graphHost: emulator.url,
-            manageHost: emulator.url,
-            graphRateLimit: 1000,
-            graphRateTimeunit: "1 sec",
-          },
-          tokens: new TokenProvider(),
-          pacer: pool,
-          flights: new FetchFlights(),
-          subscriptions: new SubscriptionMemory(),
-          now: () => clock.now,
-          backoffMs: 5,
-          stats,
-        },
+        deps: { ...emulatorDeps(s.home, emulator, pool, clock), stats },
       });
       await s.write(
         `/system/datastores/${name}.json`,

@@ -12,18 +12,13 @@ import { startTestServer, type TestServer } from "../api/server.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
 import type { Seeded } from "../emulator/seed.ts";
 import { CLIENT, HOUR, NOW, SECRET, TENANT } from "../cloudapi/harness.ts";
-import { storeDefinition } from "../cloudapi/http_harness.ts";
+import { emulatorDeps, storeDefinition } from "../cloudapi/http_harness.ts";
 import { memoryStorage } from "../../actors/test_support.ts";
 import type { Scheduler } from "../../actors/scheduler.ts";
 import type { AlertOutbox } from "../../actors/alert_outbox.ts";
 import type { SchemeRegistry } from "../../connectors/file/registry.ts";
 import { openCloudApiStore } from "../../connectors/cloudapi/cloudapi_datastore.ts";
 import { ConnectorPool } from "../../actors/connector_pool.ts";
-import { FetchFlights } from "../../connectors/cloudapi/fetch_flights.ts";
-import { SubscriptionMemory } from "../../connectors/cloudapi/subscriptions.ts";
-import { TokenProvider } from "../../connectors/cloudapi/token_provider.ts";
-import { cloudHomeAccess } from "../../home/cloud_access.ts";
-import { homeLayout } from "../../home/layout.ts";
 import { cleanUp } from "../support/deadline.ts";
 
 const MIN = 60_000;
@@ -70,24 +65,7 @@ Deno.test("two servers on one KV: a record published past the lag is alerted onc
       await Deno.writeTextFile(`${s.home}/conf/license`, "edition = enterprise\n");
       const pool = new ConnectorPool();
       pools.push(pool);
-      const deps = {
-        ...cloudHomeAccess(homeLayout(s.home)),
-        hourStorage: kv,
-        settings: {
-          serverTimeZone: "UTC",
-          loginHost: emulator.url,
-          graphHost: emulator.url,
-          manageHost: emulator.url,
-          graphRateLimit: 1000,
-          graphRateTimeunit: "1 sec",
-        },
-        tokens: new TokenProvider(),
-        pacer: pool,
-        flights: new FetchFlights(),
-        subscriptions: new SubscriptionMemory(),
-        now: () => clock.now,
-        backoffMs: 5,
-      };
+      const deps = { ...emulatorDeps(s.home, emulator, pool, clock), hourStorage: kv };
       (s.deps.datastores as SchemeRegistry).register(
         "cloudapi",
         (uri, user) => openCloudApiStore(uri, user, deps),
