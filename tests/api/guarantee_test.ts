@@ -20,6 +20,7 @@
  */
 
 import assert from "node:assert/strict";
+import process from "node:process";
 import { startTestServer, type TestServer } from "./server.ts";
 import { type ApiClient, FINISHED, pollUntil, SCRIPT_TYPE, startQuery, status } from "./client.ts";
 import { runCli, startServerProcess } from "../foundation/server_process.ts";
@@ -176,6 +177,8 @@ function repeatedAttack(s: ApiClient, script: string) {
  * bound grows in proportion, and the test says so. The idle p99 is measured before the attack.
  */
 const IDLE_P99_MS = 20;
+/** An idle server's process uses less of a core than this while bob is measured. */
+const IDLE_CPU_SHARE = 0.5;
 
 async function idleBound(s: ApiClient): Promise<{ ms: number; note: string }> {
   // The first requests compile the server's code: they are not the machine's load.
@@ -192,6 +195,57 @@ async function idleBound(s: ApiClient): Promise<{ ms: number; note: string }> {
   };
 }
 
+/** bob's requests measured while `running` holds: a second round if the first misses `bound`. */
+async function measureRounds(
+  s: ApiClient,
+  bound: { ms: number },
+  running: () => boolean,
+): Promise<{ worst: number; report: string }> {
+  let report = "";
+  let worst = Infinity;
+  for (let round = 1; round <= 2 && worst >= bound.ms; round++) {
+    const times = await measureOthers(s, running);
+    worst = Math.min(
+      worst,
+      Math.max(percentile(times.healthz, 0.99), percentile(times.sync, 0.99)),
+    );
+    report += `${round > 1 ? " | " : ""}round ${round}: ${summary("healthz", times.healthz)}; ${
+      summary("sync query", times.sync)
+    }`;
+  }
+  return { worst, report };
+}
+
+/**
+ * Whether the rounds kept within the bound. One that missed is judged again against the idle
+ * p99 measured once the attack has ended: other processes that took the cores during the attack
+ * (a CI machine running whole suites beside this one) slow an idle server as much, and that is
+ * the machine's load, not the attack's. The guarantee stands when the attack costs bob no more
+ * than the machine's load alone does.
+ */
+async function judged(
+  s: ApiClient,
+  bound: { ms: number; note: string },
+  rounds: { worst: number; report: string },
+): Promise<{ held: boolean; report: string }> {
+  if (rounds.worst < bound.ms) return { held: true, report: rounds.report + bound.note };
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const after = await idleBound(s);
+  const cpu = process.cpuUsage(cpuBefore);
+  // A server still busy with the attack (a cancel that left work running) would be slow when
+  // idle too: that is no excuse. Its process then takes most of the time measured; other
+  // processes' load leaves it little.
+  const share = (cpu.user + cpu.system) / 1000 / (performance.now() - started);
+  const held = rounds.worst < after.ms && share < IDLE_CPU_SHARE;
+  const note = after.ms > bound.ms
+    ? `; after the attack${after.note.replace(/^; /, " ")}, this process using ${
+      (share * 100).toFixed(0)
+    }% of a core`
+    : "";
+  return { held, report: rounds.report + bound.note + note };
+}
+
 /**
  * Runs one attack, measures bob meanwhile (a second round of samples if the first misses the
  * bound: a passing spike of the machine's load), cancels it, and asserts the guarantee.
@@ -199,21 +253,14 @@ async function idleBound(s: ApiClient): Promise<{ ms: number; note: string }> {
 async function assertGuarantee(s: ApiClient, script: string): Promise<void> {
   const bound = await idleBound(s);
   const attack = repeatedAttack(s, script);
-  let report = "";
-  let held = false;
-  for (let round = 1; round <= 2 && !held; round++) {
-    const times = await measureOthers(s, attack.running);
-    held = percentile(times.healthz, 0.99) < bound.ms && percentile(times.sync, 0.99) < bound.ms;
-    report += `${round > 1 ? " | " : ""}round ${round}: ${summary("healthz", times.healthz)}; ${
-      summary("sync query", times.sync)
-    }`;
-  }
+  const rounds = await measureRounds(s, bound, attack.running);
   const cancelled = await attack.cancel();
-  report += `; CANCELLED ${cancelled.ms.toFixed(0)} ms after the DELETE${bound.note}`;
+  const { held, report } = await judged(s, bound, rounds);
+  const told = `${report}; CANCELLED ${cancelled.ms.toFixed(0)} ms after the DELETE`;
   // deno-lint-ignore no-console
-  console.log(report);
-  assert.equal(cancelled.state, "CANCELLED", report);
-  assert.ok(held, report);
+  console.log(told);
+  assert.equal(cancelled.state, "CANCELLED", told);
+  assert.ok(held, told);
   assert.ok(cancelled.ms < CANCEL_MS, report);
   await OTHERS.healthz(s);
 }
@@ -302,21 +349,14 @@ Deno.test("while a large synchronous answer is read slowly, others are answered 
       await body.cancel();
     }
   })();
-  let report = "";
-  let held = false;
-  for (let round = 1; round <= 2 && !held; round++) {
-    const times = await measureOthers(s, () => reading);
-    held = percentile(times.healthz, 0.99) < bound.ms && percentile(times.sync, 0.99) < bound.ms;
-    report += `${round > 1 ? " | " : ""}round ${round}: ${summary("healthz", times.healthz)}; ${
-      summary("sync query", times.sync)
-    }`;
-  }
+  const rounds = await measureRounds(s, bound, () => reading);
   stop = true;
   await reader;
-  report += `; ${(bytes / 1e6).toFixed(1)} MB read${bound.note}`;
+  const { held, report } = await judged(s, bound, rounds);
+  const told = `${report}; ${(bytes / 1e6).toFixed(1)} MB read`;
   // deno-lint-ignore no-console
-  console.log(report);
-  assert.ok(held, report);
+  console.log(told);
+  assert.ok(held, told);
   await OTHERS.healthz(s);
 });
 
