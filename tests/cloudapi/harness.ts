@@ -46,6 +46,19 @@ export interface Harness extends AsyncDisposable {
 }
 
 /** Starts an emulator and makes a home with an enterprise license. */
+
+/** The connector's settings with every host on the emulator at `url`, and a generous rate. */
+export function emulatorSettings(url: string): CloudApiSettings {
+  return {
+    serverTimeZone: "UTC",
+    loginHost: url,
+    graphHost: url,
+    manageHost: url,
+    graphRateLimit: 1000,
+    graphRateTimeunit: "1 sec",
+  };
+}
+
 export async function harness(
   options: Partial<EmulatorOptions> = {},
   license = "enterprise",
@@ -78,15 +91,7 @@ export async function harness(
   const subscriptions = new SubscriptionMemory();
   const deps = (): CloudApiDeps => ({
     ...cloudHomeAccess(homeLayout(home)),
-    settings: {
-      serverTimeZone: "UTC",
-      loginHost: emulator.url,
-      graphHost: emulator.url,
-      manageHost: emulator.url,
-      graphRateLimit: 1000,
-      graphRateTimeunit: "1 sec",
-      ...settings(emulator.url),
-    },
+    settings: { ...emulatorSettings(emulator.url), ...settings(emulator.url) },
     tokens,
     pacer: pool,
     flights,

@@ -26,7 +26,7 @@ import { homeLayout } from "../../home/layout.ts";
 import { splitUri } from "../../connectors/cloudapi/uri_pattern.ts";
 import type { RequestStats } from "../../connectors/cloudapi/cloud_request.ts";
 import { CloudEmulator, type EmulatorOptions } from "../emulator/emulator.ts";
-import { baseStore, CLIENT, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
+import { baseStore, CLIENT, emulatorSettings, HOUR, NOW, SECRET, TENANT } from "./harness.ts";
 import { cleanUp, withDeadline } from "../support/deadline.ts";
 
 export const SCRIPT_HEADERS = { "Content-Type": "text/vnd.engine.script" };
@@ -160,14 +160,7 @@ export function emulatorDeps(
 ): CloudApiDeps {
   return {
     ...cloudHomeAccess(homeLayout(home)),
-    settings: {
-      serverTimeZone: "UTC",
-      loginHost: emulator.url,
-      graphHost: emulator.url,
-      manageHost: emulator.url,
-      graphRateLimit: 1000,
-      graphRateTimeunit: "1 sec",
-    },
+    settings: emulatorSettings(emulator.url),
     tokens: new TokenProvider(),
     pacer: pool,
     flights: new FetchFlights(),
