@@ -68,6 +68,9 @@ async function pump(
   if (rest !== "") lines.push(rest);
 }
 
+/** How long a server may take to say it listens. */
+const START_MS = 90_000;
+
 /** Starts `main.ts serve --home <home> --set wgui.port=0 [args]` and waits until it listens. */
 export async function startServerProcess(
   home: string,
@@ -115,9 +118,13 @@ export async function startServerProcess(
   status.then((s) =>
     listening.reject(new Error(`server exited (${s.code}) before listening:\n${stderr.join("\n")}`))
   );
+  // Only a server that hangs: a start takes 1-3 s, 30 s or more on a machine short of memory.
   const timer = setTimeout(
-    () => listening.reject(new Error("server did not start in 30 s")),
-    30_000,
+    () =>
+      listening.reject(
+        new Error(`server did not start in ${START_MS / 1000} s:\n${stderr.join("\n")}`),
+      ),
+    START_MS,
   );
   let url: string;
   try {
