@@ -238,13 +238,14 @@ export class DistributedScans {
     this.#stopped = true;
     clearInterval(this.#renewTimer);
     clearTimeout(this.#lapseTimer);
-    for (const run of this.runs.values()) run.close();
+    const closing = [...this.runs.values()].map((run) => run.close());
     for (const held of this.#held.values()) {
       held.stopped = true;
       held.handle?.stop();
     }
-    // Pieces of answers not given are deleted before the shares are given back.
-    await Promise.all([...this.#held.values()].map((h) => h.segment?.drop()));
+    // Pieces of answers not given (and of runs ended here) are deleted before the shares are
+    // given back.
+    await Promise.all([...closing, ...[...this.#held.values()].map((h) => h.segment?.drop())]);
     this.#held.clear();
     await this.#unlisten?.();
     await this.shares.release().catch((e) =>
@@ -697,24 +698,25 @@ class CoordinatedRun {
   }
 
   #forgetWhenEnded(): void {
-    if (this.shares.every((s) => s.state === "ended") && this.#cancels.size === 0) this.close();
+    if (this.shares.every((s) => s.state === "ended") && this.#cancels.size === 0) {
+      void this.close();
+    }
   }
 
   /** Forgets the run; once queued, deletes what is left of it in the storage. */
-  close(): void {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     this.#closed = true;
     clearInterval(this.#timer);
     this.owner.runs.delete(this.id);
-    if (this.#timer === undefined) return;
+    if (this.#timer === undefined) return Promise.resolve();
     // The pieces of attempts never read (a holder killed while it wrote them).
-    void this.owner.shares.dropSegments(this.id).catch((e) =>
+    return this.owner.shares.dropSegments(this.id).then(() => {}, (e) =>
       this.owner.log.warn(
         `distributed scan ${this.id}: could not delete its segments (the storage drops them after their retention): ${
           message(e)
         }`,
-      )
-    );
+      ));
   }
 }
 
