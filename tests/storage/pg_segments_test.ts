@@ -3,11 +3,13 @@
  * home/storage/pg_shares.ts), with two real `main.ts serve` processes on one PostgreSQL and
  * `cluster.shareAnswerBytes` low: every share's answer passes it, is written by its holder as
  * pieces under `cluster/segments/<run>/`, read by the coordinator in share order: the rows are
- * those of one server alone (rows rendered by the workers, groups, sorted rows); both servers wrote
- * segments; nothing is left in the storage after (a limit that stops the merge early included). A holder paused (SIGSTOP) mid-write loses its
- * share once its lease lapsed, the share runs again, the query's answer is exact; the holder,
- * let go (SIGCONT) after the query ended, deletes what it wrote and what it was writing. A holder
- * killed (SIGKILL) mid-write: the answer is exact, and the coordinator deletes the pieces it left.
+ * those of one server alone (rows rendered by the workers, groups, sorted rows, a limit that stops
+ * the merge early); both servers wrote segments; nothing is left in the storage after. A holder
+ * paused (SIGSTOP) mid-write loses its share once its lease lapsed and the share runs again; let go
+ * (SIGCONT) while the new attempt runs, it deletes what it wrote itself (before the run ended), and
+ * the answer is exact. A holder killed (SIGKILL) mid-write: the answer is exact, and the
+ * coordinator deletes the pieces it left. And the pieces themselves: their retention, their
+ * deletion by segment and by run.
  */
 
 import assert from "node:assert/strict";
@@ -234,7 +236,7 @@ Deno.test("answers larger than cluster.shareAnswerBytes come back as segments in
 });
 
 Deno.test("a holder paused or killed while it writes a segment: the share runs again, the answer is exact, and nothing it wrote is left", async () => {
-  await withCluster(300_000, async ({ a, b, bHome, solo, token, db }) => {
+  await withCluster(400_000, async ({ a, b, bHome, solo, token, db }) => {
     const alone = await answer(solo, solo.firstToken!, BIG);
     const bPid = await pidOf(bHome);
     /** B (not the coordinator) holds a running share and has written pieces of its segment. */
@@ -248,39 +250,53 @@ Deno.test("a holder paused or killed while it writes a segment: the share runs a
       return held ?? null;
     };
 
-    // Paused mid-write: its lease lapses, A runs the share again; let go after the query
-    // ended, B finds the share no longer its own and deletes its pieces (one being written too).
+    // Paused mid-write: its lease lapses and A claims the share again; let go then, while A runs
+    // it, B finds the share no longer its own and deletes its pieces (the one it was writing
+    // too) itself: they are gone while the run is still open (the coordinator deletes what is
+    // left of a run only once every share of it ended).
     const paused = await submit(a, token, BIG);
     const stalled = (await until("B never wrote a piece", midWrite, (r) => r !== null))!;
+    const theShare = (rows: ShareRow[]) =>
+      rows.find((r) => r.run === stalled.run && r.share === stalled.share)!;
     Deno.kill(bPid, "SIGSTOP");
-    let text: string;
     try {
-      text = await result(a, token, paused);
+      await until(
+        "the share was not claimed again",
+        () => shareRows(db),
+        (rows) => theShare(rows).attempt > stalled.attempt,
+      );
     } finally {
       Deno.kill(bPid, "SIGCONT");
     }
-    assert.equal(text, alone);
-    const again = (await shareRows(db)).find((r) =>
-      r.run === stalled.run && r.share === stalled.share
-    )!;
-    assert.equal(again.state, "done");
-    assert.ok(again.attempt > stalled.attempt, JSON.stringify(again));
-    assert.notEqual(again.segment?.split("-")[0], `s${stalled.share}a${stalled.attempt}`);
+    const mine = `${stalled.run}/s${stalled.share}a${stalled.attempt}-`;
+    const gone = await until(
+      "B left pieces of its superseded attempt",
+      async () => {
+        const keys = (await segmentKeys(db)).filter((k) => k.startsWith(mine));
+        return { keys, share: theShare(await shareRows(db)) };
+      },
+      (seen) => seen.keys.length === 0,
+    );
+    assert.equal(
+      gone.share.state,
+      "running",
+      `the share's new attempt ended before B deleted its pieces: ${JSON.stringify(gone)}`,
+    );
     // B stopped its attempt itself: it found the share no longer its own, or its answer refused.
     const gaveUp = new RegExp(
       `${stalled.run}: (share ${stalled.share} is no longer this server's|the answer of share ${stalled.share} \\(attempt ${stalled.attempt}\\) came late)`,
     );
     await until(
-      "B never gave its attempt up",
+      "B never said it gave its attempt up",
       () => Promise.resolve(b.stderr.join("\n")),
       (t) => gaveUp.test(t),
     );
-    // Then what it wrote (and what it was writing when paused) is deleted.
-    await until(
-      "B left pieces of its superseded attempt",
-      () => segmentKeys(db),
-      (k) => k.length === 0,
-    );
+    assert.equal(await result(a, token, paused), alone);
+    const again = theShare(await shareRows(db));
+    assert.equal(again.state, "done");
+    assert.ok(again.attempt > stalled.attempt, JSON.stringify(again));
+    assert.notEqual(again.segment?.split("-")[0], `s${stalled.share}a${stalled.attempt}`);
+    await until("segments left after the query", () => segmentKeys(db), (k) => k.length === 0);
     // B is alive, and spreading: the next query's shares are claimed by both again.
 
     // Killed mid-write: the coordinator deletes what it left once the run ended.
