@@ -8,15 +8,19 @@
  *   workers whose `start` puts each share in the shares table (home/storage/pg_shares.ts) instead
  *   of a local worker. When a share's answer is signalled (`done:<run>`), its messages are handed
  *   to the engine as a local worker's would be, and the engine merges the shares in their order
- *   with its own merge code. A share handed back (its answer too large for its row) runs on the
- *   coordinator's workers, streaming. Stopping a share (a cancel, a limit reached, the merge done)
- *   marks it cancelled and signals its holder.
+ *   with its own merge code. An answer written as a segment (below) is read a piece at a time,
+ *   its row batches handed on at most ROW_CREDIT ahead of the engine's credits, as a worker's
+ *   are, and deleted once read; when the run ended, whatever is left under it in the storage (a
+ *   holder killed mid-write) is deleted too. Stopping a share (a cancel, a limit reached, the
+ *   merge done) marks it cancelled and signals its holder.
  * - **The claimer**: while it has fewer shares running than `query.workers`, the server claims
  *   the oldest open share (a signal `new` wakes it, and so does the moment the first lease of a
  *   running share lapses), runs it on its own scan workers, keeps what the worker posts (rows
- *   taken as they come: the answer is kept whole, framed, at most `cluster.shareAnswerBytes`,
- *   SHARE_RESULT_BYTES by default) and writes
- *   it into the share's row, which only the attempt that holds the share can. Its leases are
+ *   taken as they come) and writes it into the share's row, which only the attempt that holds
+ *   the share can. An answer larger than `cluster.shareAnswerBytes` (SHARE_RESULT_BYTES by
+ *   default) is written as it comes as a segment in the storage, in pieces of about that size
+ *   (the worker's row credits held back while a piece is written), and the row names it; an
+ *   attempt whose answer is not taken (superseded, cancelled) deletes its pieces. Its leases are
  *   renewed every third of `cluster.lease`; a share no longer held (cancelled, or taken by
  *   another server after a lapse) has its worker stopped.
  *
@@ -29,7 +33,13 @@
  *   await scans.stop();
  */
 
-import type { ScanWorkers, ShareHandle, ShareMessage, ShareTask } from "../engine/mod.ts";
+import {
+  ROW_CREDIT,
+  type ScanWorkers,
+  type ShareHandle,
+  type ShareMessage,
+  type ShareTask,
+} from "../engine/mod.ts";
 import type { ScanWorkerPool } from "./scan_workers.ts";
 import type { PgStorage } from "../home/storage/pg_storage.ts";
 import type { Logger } from "../home/log.ts";
@@ -38,6 +48,7 @@ import {
   clone,
   frames,
   PgShares,
+  type SegmentRef,
   SHARE_RESULT_BYTES,
   type SharesSignal,
   unframe,
@@ -73,11 +84,17 @@ interface CoordShare {
   readonly k: number;
   task: ShareTask;
   readonly listen: Listen;
-  /** waiting: in the table; live: running on this server's workers (handed back); ended. */
-  state: "waiting" | "live" | "ended";
+  /**
+   * waiting: in the table; live: running on this server's workers (not queued); reading: its
+   * answer's segment read from the storage; ended.
+   */
+  state: "waiting" | "live" | "reading" | "ended";
   /** Input bytes told to the engine before the answer (from its holder's renewals). */
   told: number;
   local?: ShareHandle;
+  /** Reading: row batches handed to the engine and not yet credited; the reader waiting. */
+  ahead: number;
+  wake: (() => void) | undefined;
 }
 
 /** A share this server claimed and runs. */
@@ -87,6 +104,65 @@ interface Held {
   consumed: number;
   handle: ShareHandle | undefined;
   stopped: boolean;
+  /** Its answer's segment, once the answer passed `cluster.shareAnswerBytes`. */
+  segment?: SegmentWriter;
+}
+
+/**
+ * The pieces of one attempt's large answer, written one after the other under a fresh id
+ * (`s<share>a<attempt>-<random>`: fresh even when an attempt number is given again).
+ */
+class SegmentWriter {
+  readonly id: string;
+  /** Pieces asked for; those written are `pieces - writing`. */
+  pieces = 0;
+  writing = 0;
+  /** The first write that failed: the answer cannot be given. */
+  failure: unknown;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(readonly shares: PgShares, claim: Claim, readonly log: Logger) {
+    this.run = claim.run;
+    this.id = `s${claim.share}a${claim.attempt}-${crypto.randomUUID().slice(0, 8)}`;
+  }
+
+  readonly run: string;
+
+  /** Writes `bytes` as the next piece, after those asked for before; `then` when it is done. */
+  write(bytes: Uint8Array, then: () => void): void {
+    const piece = this.pieces++;
+    this.writing++;
+    this.#chain = this.#chain.then(async () => {
+      if (this.failure === undefined) {
+        await this.shares.writePiece(this.run, this.id, piece, bytes).catch((e) =>
+          this.failure ??= e
+        );
+      }
+      this.writing--;
+      then();
+    });
+  }
+
+  /** Resolves once every piece asked for is written (or failed: `failure`). */
+  settled(): Promise<void> {
+    return this.#chain;
+  }
+
+  /** Deletes the pieces, once the writes asked for are done (nothing is written after). */
+  drop(): Promise<void> {
+    this.#chain = this.#chain.then(() =>
+      this.shares.dropSegments(this.run, this.id).then(
+        () => {},
+        (e) =>
+          this.log.warn(
+            `distributed scan ${this.run}: could not delete segment ${this.id} (the storage drops it after its retention): ${
+              message(e)
+            }`,
+          ),
+      )
+    );
+    return this.#chain;
+  }
 }
 
 const isLast = (m: ShareMessage) => m.kind === "groups" || m.kind === "done" || m.kind === "failed";
@@ -162,11 +238,14 @@ export class DistributedScans {
     this.#stopped = true;
     clearInterval(this.#renewTimer);
     clearTimeout(this.#lapseTimer);
-    for (const run of this.runs.values()) run.close();
+    const closing = [...this.runs.values()].map((run) => run.close());
     for (const held of this.#held.values()) {
       held.stopped = true;
       held.handle?.stop();
     }
+    // Pieces of answers not given (and of runs ended here) are deleted before the shares are
+    // given back.
+    await Promise.all([...closing, ...[...this.#held.values()].map((h) => h.segment?.drop())]);
     this.#held.clear();
     await this.#unlisten?.();
     await this.shares.release().catch((e) =>
@@ -248,14 +327,19 @@ export class DistributedScans {
     this.#lapseTimer = setTimeout(() => this.kick(), ms);
   }
 
-  /** Runs a claimed share on this server's workers; its answer goes into its row. */
+  /**
+   * Runs a claimed share on this server's workers; its answer goes into its row, or, past
+   * `cluster.shareAnswerBytes`, into a segment its row names.
+   */
   #run(claim: Claim): void {
     const key = `${claim.run}:${claim.share}`;
     const held: Held = { claim, consumed: 0, handle: undefined, stopped: false };
     this.#held.set(key, held);
-    const kept: Uint8Array[] = [];
+    let kept: Uint8Array[] = [];
     const most = this.#options.answerBytes ?? SHARE_RESULT_BYTES;
     let size = 0;
+    /** Credits of row batches taken while a piece was written: given once it is. */
+    let withheld = 0;
     const progress = {
       kind: "progress" as const,
       bytes: 0,
@@ -268,12 +352,13 @@ export class DistributedScans {
         cacheBlocksSkipped: 0,
       },
     };
-    const end = async (state: "done" | "handback", result: Uint8Array | null, why?: string) => {
+    const end = async (result: Uint8Array, segment: SegmentRef | null) => {
       this.#held.delete(key);
       // Its worker is free: the next share is claimed while this answer is written.
       this.kick();
+      let written = false;
       try {
-        const written = await this.shares.answer(claim, state, result, why ?? null);
+        written = await this.shares.answer(claim, "done", result, null, segment);
         if (!written) {
           this.log.info(
             `distributed scan ${claim.run}: the answer of share ${claim.share} (attempt ${claim.attempt}) came late and was ignored`,
@@ -286,6 +371,38 @@ export class DistributedScans {
           }`,
         );
       }
+      // Not named by the row: nobody reads it.
+      if (!written) await held.segment?.drop();
+    };
+    /** Not the query's fault: the share runs again, here or elsewhere (pg_shares.ts). */
+    const again = (why: string) => {
+      held.stopped = true;
+      held.handle?.stop();
+      this.#held.delete(key);
+      void held.segment?.drop();
+      void this.shares.again(claim, why).catch((e) =>
+        this.log.warn(
+          `distributed scan ${claim.run}: could not queue share ${claim.share} again: ${
+            message(e)
+          }`,
+        )
+      ).finally(() => this.#wakeIn(this.leaseMs / 3));
+    };
+    const written = () => {
+      const segment = held.segment!;
+      if (held.stopped) return;
+      if (segment.failure !== undefined) {
+        return again(`could not write its answer to the storage: ${message(segment.failure)}`);
+      }
+      if (segment.writing > 0) return;
+      for (; withheld > 0; withheld--) held.handle?.credit();
+    };
+    /** The messages kept so far as the segment's next piece. */
+    const flush = () => {
+      held.segment ??= new SegmentWriter(this.shares, claim, this.log);
+      held.segment.write(frames(kept), written);
+      kept = [];
+      size = 0;
     };
     held.handle = this.#pool.start(claim.task as ShareTask, (m) => {
       if (held.stopped) return;
@@ -299,35 +416,34 @@ export class DistributedScans {
         }
         return;
       }
-      // Taken at once: the answer is kept whole, then merged in its turn by the coordinator.
-      if (m.kind === "rows" || m.kind === "rendered") held.handle?.credit();
+      if (m.kind === "failed" && !("diagnostic" in m)) {
+        // Not the query's fault (the storage away in a database restart, a worker that
+        // crashed): run again, a bounded number of times.
+        return again(m.message);
+      }
       const bytes = clone(m);
       size += bytes.length + 4;
       kept.push(bytes);
-      if (size > most) {
-        held.stopped = true;
-        held.handle?.stop();
-        void end(
-          "handback",
-          null,
-          `its answer passed ${most} bytes: the coordinator runs it`,
-        );
+      if (!isLast(m)) {
+        if (size > most) flush();
+        // Rows are taken at once, while no piece is being written.
+        if (m.kind === "rows" || m.kind === "rendered") {
+          if (held.segment !== undefined && held.segment.writing > 0) withheld++;
+          else held.handle?.credit();
+        }
         return;
       }
-      if (m.kind === "failed" && !("diagnostic" in m)) {
-        // Not the query's fault (the storage away in a database restart, a worker that
-        // crashed): run again, here or elsewhere, a bounded number of times (pg_shares.ts).
-        this.#held.delete(key);
-        void this.shares.again(claim, m.message).catch((e) =>
-          this.log.warn(
-            `distributed scan ${claim.run}: could not queue share ${claim.share} again: ${
-              message(e)
-            }`,
-          )
-        ).finally(() => this.#wakeIn(this.leaseMs / 3));
+      if (held.segment === undefined && size <= most) {
+        void end(frames([clone(progress), ...kept]), null);
         return;
       }
-      if (isLast(m)) void end("done", frames([clone(progress), ...kept]));
+      // A large answer: the rest is the segment's last piece; the row keeps the progress.
+      flush();
+      const segment = held.segment!;
+      void segment.settled().then(() => {
+        if (held.stopped || segment.failure !== undefined) return;
+        return end(frames([clone(progress)]), { id: segment.id, pieces: segment.pieces });
+      });
     });
   }
 
@@ -358,6 +474,7 @@ export class DistributedScans {
       held.stopped = true;
       held.handle?.stop();
       this.#held.delete(key);
+      void held.segment?.drop();
       await this.shares.stopped(claim).catch(() => {});
       this.log.info(
         `distributed scan ${claim.run}: share ${claim.share} is no longer this server's: its worker stopped`,
@@ -375,6 +492,7 @@ class CoordinatedRun {
   #checking = false;
   #checkAgain = false;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
 
   constructor(readonly id: string, readonly owner: DistributedScans) {}
 
@@ -386,10 +504,19 @@ class CoordinatedRun {
       listen,
       state: "waiting",
       told: 0,
+      ahead: 0,
+      wake: undefined,
     };
     this.shares.push(s);
     this.#queued ??= Promise.resolve().then(() => this.#queue());
-    return { stop: () => this.#stop(s), credit: () => s.local?.credit() };
+    return {
+      stop: () => this.#stop(s),
+      credit: () => {
+        if (s.local) return s.local.credit();
+        s.ahead--;
+        s.wake?.();
+      },
+    };
   }
 
   async #queue(): Promise<boolean> {
@@ -441,11 +568,7 @@ class CoordinatedRun {
         for (const e of ended) {
           const s = this.shares[e.share];
           if (s === undefined || s.state !== "waiting") continue;
-          if (e.state === "handback") {
-            this.#runHere(s);
-            continue;
-          }
-          s.state = "ended";
+          s.state = e.segment === undefined ? "ended" : "reading";
           if (e.state === "failed" || e.state === "cancelled") {
             s.listen({
               kind: "failed",
@@ -460,6 +583,7 @@ class CoordinatedRun {
               s.listen({ ...m, bytes: Math.max(0, m.bytes - s.told) });
             } else s.listen(m);
           }
+          if (e.segment !== undefined) void this.#read(s, e.segment);
         }
         if (progress) {
           const running = this.shares.filter((s) => s.state === "waiting").map((s) => s.k);
@@ -482,7 +606,53 @@ class CoordinatedRun {
     }
   }
 
-  /** A share handed back (or not queued): run on this server's workers, streaming. */
+  /**
+   * Hands the engine the messages of a share's segment, a piece at a time, its row batches at
+   * most ROW_CREDIT ahead of the engine's credits (as a worker's); then deletes the segment.
+   */
+  async #read(s: CoordShare, segment: SegmentRef): Promise<void> {
+    const shares = this.owner.shares;
+    try {
+      for (let piece = 0; piece < segment.pieces && s.state === "reading"; piece++) {
+        const bytes = await shares.readPiece(this.id, segment.id, piece);
+        if (bytes === null) {
+          throw new Error(`piece ${piece} of its answer is gone from the storage`);
+        }
+        for (const m of unframe(bytes) as ShareMessage[]) {
+          if (m.kind === "rows" || m.kind === "rendered") {
+            while (s.ahead >= ROW_CREDIT && s.state === "reading") {
+              await new Promise<void>((wake) => s.wake = wake);
+              s.wake = undefined;
+            }
+            s.ahead++;
+          }
+          if (s.state !== "reading") break;
+          s.listen(m);
+        }
+      }
+    } catch (e) {
+      if (s.state === "reading") {
+        s.state = "ended";
+        s.listen({
+          kind: "failed",
+          code: "INTERNAL",
+          message: `could not read the answer of share ${s.k} of the query's scan: ${message(e)}`,
+        });
+      }
+    } finally {
+      if (s.state === "reading") s.state = "ended";
+      await shares.dropSegments(this.id, segment.id).catch((e) =>
+        this.owner.log.warn(
+          `distributed scan ${this.id}: could not delete the segment of share ${s.k} (the storage drops it after its retention): ${
+            message(e)
+          }`,
+        )
+      );
+      this.#forgetWhenEnded();
+    }
+  }
+
+  /** A share not queued: run on this server's workers, streaming. */
   #runHere(s: CoordShare): void {
     s.state = "live";
     s.local = this.owner.pool.start(s.task, (m) => {
@@ -495,6 +665,12 @@ class CoordinatedRun {
 
   #stop(s: CoordShare): void {
     if (s.state === "ended") return;
+    if (s.state === "reading") {
+      // Its reader stops at the next message and deletes the segment.
+      s.state = "ended";
+      s.wake?.();
+      return;
+    }
     if (s.state === "live") {
       s.state = "ended";
       s.local?.stop();
@@ -522,12 +698,25 @@ class CoordinatedRun {
   }
 
   #forgetWhenEnded(): void {
-    if (this.shares.every((s) => s.state === "ended") && this.#cancels.size === 0) this.close();
+    if (this.shares.every((s) => s.state === "ended") && this.#cancels.size === 0) {
+      void this.close();
+    }
   }
 
-  close(): void {
+  /** Forgets the run; once queued, deletes what is left of it in the storage. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
     clearInterval(this.#timer);
     this.owner.runs.delete(this.id);
+    if (this.#timer === undefined) return Promise.resolve();
+    // The pieces of attempts never read (a holder killed while it wrote them).
+    return this.owner.shares.dropSegments(this.id).then(() => {}, (e) =>
+      this.owner.log.warn(
+        `distributed scan ${this.id}: could not delete its segments (the storage drops them after their retention): ${
+          message(e)
+        }`,
+      ));
   }
 }
 

@@ -33,6 +33,7 @@ export type {
   ShareMessage,
   ShareTask,
 } from "./contracts/scan_workers.ts";
+export { ROW_CREDIT } from "./contracts/scan_workers.ts";
 export type { ColumnCacheConfig } from "./contracts/column_cache.ts";
 export type { ScriptSource } from "./contracts/script_source.ts";
 export {

@@ -210,7 +210,7 @@ export const SETTINGS = {
   "cluster.shareAnswerBytes": setting(
     byteSize,
     "64 MiB",
-    "distributed scans: largest answer of one share kept in its row; a share whose answer is larger (many rows) is run again by the server that took the query, on its own workers",
+    "distributed scans: largest answer of one share kept in its row; a larger one (many rows) is written by the share's holder as a segment in the storage, in pieces of this size, which the server that took the query reads and deletes",
   ),
   "query.maxScriptBytes": setting(
     byteSize,

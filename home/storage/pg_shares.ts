@@ -4,22 +4,29 @@
  * (actors/distributed_scans.ts). The table:
  *
  *   trawl_shares(run, share, coordinator, part, task, state, attempt, holder, lease_until,
- *                result, error, stopped_at, created)
+ *                result, segment, pieces, error, stopped_at, created)
  *     run          one split of one query's scan (a uuid made by its coordinator)
  *     share        the share's number: the coordinator merges the shares in this order
  *     coordinator  the server that took the query, plans it and merges
  *     part         the part of the plan as JSON (PartDescription), for people reading the table
  *     task         the ShareTask as the worker gets it (a structured clone, node:v8 serialize)
  *     state        queued → running → done; running → queued again once its lease lapsed
- *                  (claimed again: attempt + 1); failed (MAX_ATTEMPTS lapsed); handback (its
- *                  result was larger than `cluster.shareAnswerBytes`: the coordinator runs it);
- *                  cancelled (the query was cancelled, or no longer needs it)
+ *                  (claimed again: attempt + 1); failed (MAX_ATTEMPTS lapsed); cancelled (the
+ *                  query was cancelled, or no longer needs it)
  *     attempt      how many times it was claimed; an answer is written only by the attempt
  *                  that holds it (`WHERE attempt = ...`), so a late one is ignored
  *     holder       the server of the attempt; lease_until: when it is seen dead (the
  *                  database's clock: the servers' clocks need not agree)
  *     result       what the share's worker posted, framed (see `frames`), until the
  *                  coordinator took it; error: why it failed
+ *     segment, pieces   an answer larger than `cluster.shareAnswerBytes`: its messages are in
+ *                  the storage's values `cluster/segments/<run>/<segment>/<0..pieces-1>`
+ *                  (framed, each about that size, with a retention of SEGMENT_RETENTION_MS),
+ *                  written by the attempt that answered (a fresh id per attempt: a superseded
+ *                  attempt's pieces are never named, and it deletes them itself); `result` then
+ *                  holds only the share's progress. The coordinator reads them in order and
+ *                  deletes them, and deletes every value under its run once the run ended (the
+ *                  pieces of a holder killed mid-write among them)
  *     stopped_at   when its holder stopped its worker after a cancel
  *     claimed_at, answered_at   when its last attempt was claimed and answered (clock_timestamp)
  *     consumed     input bytes its running attempt has read, told with each renewal (the
@@ -35,17 +42,25 @@
 
 import { deserialize, serialize } from "node:v8";
 import type { PgStorage } from "./pg_storage.ts";
-import { StorageError } from "../../engine/contracts/storage.ts";
+import { StorageError, type StorageKey } from "../../engine/contracts/storage.ts";
 
 /** Claims of one share before the query fails naming it. */
 export const MAX_ATTEMPTS = 3;
 /**
  * Bytes of a share's answer kept in its row by default (framed messages; the setting
- * `cluster.shareAnswerBytes`). A share whose answer is larger
- * (a row pipeline that keeps many rows) is handed back: the coordinator runs it on its own
- * workers, streaming, as a local scan does.
+ * `cluster.shareAnswerBytes`). A share whose answer is larger (a row pipeline that keeps many
+ * rows) is written as a segment in the storage, in pieces of about this size.
  */
 export const SHARE_RESULT_BYTES = 64 << 20;
+/**
+ * How long the pieces of a segment stay when nobody deletes them (a coordinator killed before it
+ * read them): the storage drops them after this.
+ */
+export const SEGMENT_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Where the segments of distributed scans are, by run: `cluster/segments/<run>/<id>/<n>`. */
+export const SEGMENTS: StorageKey = ["cluster", "segments"];
+export const segmentKey = (run: string, id: string, piece?: number): StorageKey =>
+  piece === undefined ? [...SEGMENTS, run, id] : [...SEGMENTS, run, id, String(piece)];
 /** Rows of ended runs are deleted once they are this old (at each new run). */
 const KEEP_MS = 60 * 60 * 1000;
 const SCHEMA_LOCK = 0x7472_6173; // "tras"
@@ -74,9 +89,17 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS trawl_shares_open ON trawl_shares (created, run, share)
     WHERE state IN ('queued', 'running');
+  ALTER TABLE trawl_shares ADD COLUMN IF NOT EXISTS segment text;
+  ALTER TABLE trawl_shares ADD COLUMN IF NOT EXISTS pieces integer;
 `;
 
-export type ShareState = "queued" | "running" | "done" | "failed" | "handback" | "cancelled";
+export type ShareState = "queued" | "running" | "done" | "failed" | "cancelled";
+
+/** The segment of an answer: its id and how many pieces (`segmentKey(run, id, 0..pieces-1)`). */
+export interface SegmentRef {
+  readonly id: string;
+  readonly pieces: number;
+}
 
 /** A share this server claimed: its task, and the attempt it holds. */
 export interface Claim {
@@ -91,9 +114,11 @@ export interface Claim {
 export interface Ended {
   readonly share: number;
   /** cancelled: by its holder, its run seen abandoned (`error` says so). */
-  readonly state: "done" | "failed" | "handback" | "cancelled";
+  readonly state: "done" | "failed" | "cancelled";
   readonly result: Uint8Array | null;
   readonly error: string | null;
+  /** A large answer: the rest of its messages, after those of `result`. */
+  readonly segment?: SegmentRef;
 }
 
 /** What a signal on `trawl_shares` says. */
@@ -296,18 +321,20 @@ export class PgShares {
   }
 
   /**
-   * Writes the answer of `claim` (done, or handback with no result); false when the attempt no
-   * longer holds it (a late answer: ignored).
+   * Writes the answer of `claim` (with the segment its holder wrote, when larger); false when the
+   * attempt no longer holds it (a late answer: ignored, and its segment is its holder's to delete).
    */
   async answer(
     claim: Claim,
-    state: "done" | "handback",
+    state: "done",
     result: Uint8Array | null,
     error: string | null = null,
+    segment: SegmentRef | null = null,
   ): Promise<boolean> {
     return await this.#call(`answering share ${claim.share} of run ${claim.run}`, async () => {
       const rows = await this.#sql`
         UPDATE trawl_shares SET state = ${state}, result = ${result}, error = ${error},
+          segment = ${segment?.id ?? null}, pieces = ${segment?.pieces ?? null},
           lease_until = NULL, answered_at = clock_timestamp()
         WHERE run = ${claim.run} AND share = ${claim.share} AND attempt = ${claim.attempt}
           AND state = 'running'
@@ -380,10 +407,10 @@ export class PgShares {
       `reading the answers of run ${run}`,
       () =>
         this.#sql.begin(async (tx) => {
-          const rows = await tx<Ended[]>`
-          SELECT share, state, result, error FROM trawl_shares
+          const rows = await tx<(Ended & { segment: string | null; pieces: number | null })[]>`
+          SELECT share, state, result, error, segment, pieces FROM trawl_shares
           WHERE run = ${run} AND share = ANY(${shares as number[]}::int[])
-            AND state IN ('done', 'failed', 'handback', 'cancelled')
+            AND state IN ('done', 'failed', 'cancelled')
           ORDER BY share
           FOR UPDATE`;
           if (rows.length > 0) {
@@ -391,14 +418,41 @@ export class PgShares {
             UPDATE trawl_shares SET result = NULL, task = '\\x'::bytea
             WHERE run = ${run} AND share = ANY(${rows.map((r) => r.share)}::int[])`;
           }
-          return rows.map((r) => ({
+          return rows.map(({ segment, pieces, ...r }) => ({
             ...r,
             result: r.result === null
               ? null
               : new Uint8Array(r.result.buffer, r.result.byteOffset, r.result.byteLength),
+            ...(segment === null || r.result === null
+              ? {}
+              : { segment: { id: segment, pieces: pieces ?? 0 } }),
           }));
         }),
     );
+  }
+
+  /** Writes piece `piece` of segment `id` of `run`, with its retention. */
+  async writePiece(run: string, id: string, piece: number, bytes: Uint8Array): Promise<void> {
+    await this.storage.put(segmentKey(run, id, piece), bytes, {
+      expireInMs: SEGMENT_RETENTION_MS,
+    });
+  }
+
+  /** Piece `piece` of segment `id` of `run`; null when it is gone. */
+  async readPiece(run: string, id: string, piece: number): Promise<Uint8Array | null> {
+    return (await this.storage.get(segmentKey(run, id, piece)))?.value ?? null;
+  }
+
+  /** Deletes the pieces of segment `id` of `run`, or without `id` of every segment of `run`. */
+  async dropSegments(run: string, id?: string): Promise<number> {
+    const keys: StorageKey[] = [];
+    for await (
+      const key of this.storage.list(id === undefined ? [...SEGMENTS, run] : segmentKey(run, id))
+    ) {
+      keys.push(key);
+    }
+    for (const key of keys) await this.storage.delete(key);
+    return keys.length;
   }
 
   /** The bytes read so far by the running shares of `run` among `shares`. */
