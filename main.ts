@@ -268,6 +268,7 @@ export function buildDeps(
         pool,
         distributeBytes: settings["cluster.distributeBytes"],
         answerBytes: settings["cluster.shareAnswerBytes"],
+        minShareBytes: settings["cluster.minShareBytes"],
         leaseMs: settings["cluster.lease"],
         log,
       })

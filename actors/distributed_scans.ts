@@ -62,6 +62,8 @@ export interface DistributedScanOptions {
   readonly distributeBytes: number;
   /** `cluster.shareAnswerBytes`: SHARE_RESULT_BYTES by default. */
   readonly answerBytes?: number;
+  /** `cluster.minShareBytes`: MIN_SHARE_BYTES by default (tests lower it to spread tiny inputs). */
+  readonly minShareBytes?: number;
   /** `cluster.lease`: a share's holder unheard of this long is seen dead. */
   readonly leaseMs: number;
   readonly log: Logger;
@@ -75,7 +77,7 @@ export const SHARE_BYTES = 32 << 20;
 const MIN_SHARES = 4;
 const MAX_SHARES = 256;
 /** A distributed share may be as small as this (the input is cut in at least MIN_SHARES). */
-const MIN_SHARE_BYTES = 256 << 10;
+export const MIN_SHARE_BYTES = 256 << 10;
 
 type Listen = (message: ShareMessage) => void;
 
@@ -271,7 +273,10 @@ export class DistributedScans {
     const run = new CoordinatedRun(crypto.randomUUID(), this);
     return {
       count: Math.min(MAX_SHARES, Math.max(MIN_SHARES, Math.ceil(bytes / SHARE_BYTES))),
-      minShareBytes: Math.min(this.#pool.minShareBytes, MIN_SHARE_BYTES),
+      minShareBytes: Math.min(
+        this.#pool.minShareBytes,
+        this.#options.minShareBytes ?? MIN_SHARE_BYTES,
+      ),
       start: (task, listen) => run.add(task, listen),
     };
   }

@@ -93,7 +93,13 @@ export function roughBytes(items: readonly StoredItem[]): number {
  */
 export function release(bytes: Uint8Array | undefined): void {
   const buffer = bytes?.buffer;
-  if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
+  if (!(buffer instanceof ArrayBuffer) || buffer.detached) return;
+  try {
+    buffer.transfer(0);
+  } catch {
+    // Not detachable (a structured clone's bytes, as a distributed share's rendered rows are
+    // read back from the shares table): the collector frees it in its time.
+  }
 }
 
 /** The UTF-8 length of a text. */

@@ -207,6 +207,11 @@ export const SETTINGS = {
     "0",
     "`storage = pg:`: a scan of FILE datastores larger than this is cut into shares that every server with this setting runs on its scan workers, merged by the server that took the query (docs/deployment.md); `0`: off",
   ),
+  "cluster.minShareBytes": setting(
+    byteSize,
+    "256 KiB",
+    "distributed scans: the smallest share a file of lines is cut into (a file smaller than this is one share, and one share of a small input runs on the server that took the query); tests lower it to `1` to spread even tiny inputs",
+  ),
   "cluster.shareAnswerBytes": setting(
     byteSize,
     "64 MiB",

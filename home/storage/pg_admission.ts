@@ -107,8 +107,15 @@ export class PgAdmission {
   }
 
   /**
-   * Hands free slots to the oldest queued queries (each taken row locked, others skipped); the
-   * number handed. Any server may: the query's own server learns it from `holding`.
+   * Hands free slots to the oldest queued queries; the number handed. Any server may: the
+   * query's own server learns it from `holding`. Free slot rows are locked skipping those locked
+   * (a slot being freed or taken by another transaction is its business); the queued rows are
+   * locked waiting, in the queue's order. Skipping them lost hand-overs: a server freeing a slot
+   * skipped the queued query another server's look (`holding`) had locked, which in turn had not
+   * seen the slot free yet, and the slot stayed free with the query queued until the next poll
+   * (SIGNALLED_POLL_MS, 1 s: the p99 of small queries through two servers). Waiting cannot
+   * deadlock: every transaction that waits here locks queued rows in one order and never waits
+   * for a slot row.
    */
   async #fill(tx: Tx): Promise<Handed[]> {
     const max = this.maxRunning;
@@ -120,7 +127,7 @@ export class PgAdmission {
       head AS (
         SELECT id, server, at, row_number() OVER (ORDER BY at, id) AS r FROM (
           SELECT id, server, at FROM trawl_admitted WHERE state = 'queued'
-          ORDER BY at, id LIMIT ${max} FOR UPDATE SKIP LOCKED) q),
+          ORDER BY at, id LIMIT ${max} FOR UPDATE) q),
       pairs AS (SELECT free.n, head.id, head.server, head.at FROM free JOIN head USING (r)),
       running AS (
         UPDATE trawl_admitted a SET state = 'running' FROM pairs WHERE a.id = pairs.id)

@@ -1,0 +1,71 @@
+/**
+ * Admission as rows (home/storage/pg_admission.ts) on a real PostgreSQL: a slot freed while
+ * another server's look has the queued query's row locked is still handed to it (the look had not
+ * seen the slot free: skipping the locked row lost the hand-over until the next poll), and no more
+ * than `maxRunning` queries ever hold a slot.
+ */
+
+import assert from "node:assert/strict";
+import { startPostgres } from "../support/postgres.ts";
+import { openPgStorage } from "../../home/storage/pg_storage.ts";
+import { PgAdmission } from "../../home/storage/pg_admission.ts";
+import { sleep } from "../../engine/util/sleep.ts";
+
+const record = (id: string) => ({
+  key: ["queries", "records", id],
+  value: new TextEncoder().encode(id),
+});
+
+Deno.test("pg admission: a slot freed while another server's look holds the queued query's row is handed to it", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const one = await openPgStorage(url, { connections: 2 });
+  const two = await openPgStorage(url, { connections: 2 });
+  try {
+    const a = new PgAdmission(one, 1);
+    const b = new PgAdmission(two, 1);
+    assert.equal(
+      (await a.admit({ id: "q1", server: "A", at: 1 }, 10, record("q1"))).decision,
+      "run",
+    );
+    assert.equal(
+      (await b.admit({ id: "q2", server: "B", at: 2 }, 10, record("q2"))).decision,
+      "queue",
+    );
+    // Server B's look, as `#fill` takes it: the queued row locked, the slot not yet free.
+    const locked = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    const look = two.sql.begin(async (tx) => {
+      await tx`SELECT id FROM trawl_admitted WHERE state = 'queued' FOR UPDATE`;
+      locked.resolve();
+      await release.promise;
+    });
+    await locked.promise;
+    // Server A ends q1 meanwhile: its slot is freed, and must go to q2 once B's look is done.
+    let settled = false;
+    const ending = a.end("q1", []).finally(() => settled = true);
+    // B's look ends once A waits for the row (or, skipping it, has ended already).
+    while (!settled) {
+      const [{ waiting }] = await one.sql<[{ waiting: number }]>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      if (waiting > 0) break;
+      await sleep(5);
+    }
+    release.resolve();
+    const ended = await ending;
+    await look;
+    assert.equal(ended.applied, true);
+    assert.deepEqual(ended.handed.map((h) => ({ ...h })), [{ id: "q2", server: "B" }]);
+    assert.deepEqual(await b.holding(["q2"]), { ids: ["q2"], handed: false });
+    // One slot: a third query queues.
+    assert.equal(
+      (await a.admit({ id: "q3", server: "A", at: 3 }, 10, record("q3"))).decision,
+      "queue",
+    );
+    assert.deepEqual((await a.all()).map((s) => s.id).sort(), ["q2", "q3"]);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});
