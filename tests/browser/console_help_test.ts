@@ -241,8 +241,11 @@ Deno.test({
         await setText(page, PATTERN, ACCESS);
         const rows = page.locator(".pattern-table tbody tr");
         await page.getByText("3 of 4 lines match.").waitFor();
-        // The first line: each field's text in its own colour, titled with its name.
+        // The first line: each field's text in its own colour, titled with its name. The
+        // previous step's shorter pattern also matched 3 of 4 lines: its table may still be
+        // shown until the new answer comes, so wait for the last field of this one.
         const first = rows.nth(0).locator(".field-text");
+        await rows.nth(0).locator('.field-text[title="bytes"]').waitFor();
         const seen = await first.evaluateAll((els) =>
           els.map((e) => [
             e.getAttribute("title") ?? "",
