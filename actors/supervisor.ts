@@ -374,9 +374,13 @@ export function idempotentQuery(
  * running engine going (a finished query's engine was told to stop already).
  */
 function stopQuery(ref: QueryRef): void {
-  ref.getSnapshot().context.abort?.abort(new DOMException("the query was stopped", "AbortError"));
+  const { abort } = ref.getSnapshot().context;
+  // One reason for all: a DOMException made per stop (its stack captured) cost 2.5% of a query.
+  if (abort && !abort.signal.aborted) abort.abort(STOPPED);
   ref.stop();
 }
+
+const STOPPED = new DOMException("the query was stopped", "AbortError");
 
 function keyOf(owner: string, idempotencyKey: string): string {
   return `${owner}\n${idempotencyKey}`;
