@@ -1,5 +1,6 @@
 /**
- * The engine work of one query, as plain functions that the query machine wraps in actors:
+ * The engine work of one query, as plain functions that the query machine runs from its
+ * SCHEDULED and RUNNING entry actions:
  * start the plan, then drain its batches into the result store (serialising them when the
  * format was fixed at POST). Both take an AbortSignal; aborting stops the engine, which closes
  * what it opened.

@@ -18,8 +18,7 @@ import {
   type ActorRef,
   assign,
   enqueueActions,
-  fromCallback,
-  fromPromise,
+  type NonReducibleUnknown,
   setup,
   type Snapshot,
 } from "xstate";
@@ -106,6 +105,8 @@ export interface QueryContext extends QueryInput {
   /** Aborts the engine; made when the query is scheduled. */
   readonly abort?: AbortController;
   readonly report?: EngineReport;
+  /** Why the engine could not start (SCHEDULED leads to FAILED with it). */
+  readonly startError?: Diagnostic;
   /** What the engine has read and produced; updated in place while the query runs. */
   readonly stats: QueryStats;
 }
@@ -122,24 +123,64 @@ export type QueryEvent =
   | { readonly type: "ENGINE.FAILED"; readonly error: Diagnostic }
   | { readonly type: "ENGINE.STOPPED" };
 
+/**
+ * The engine is started and drained by plain entry actions, not invoked actors: a child actor
+ * per step (a promise actor to start, a callback actor to drain) was about a third of the
+ * actors' cost of a trivial query. The engine starts synchronously in SCHEDULED's entry and the
+ * query moves on to RUNNING (or FAILED) by an eventless transition; RUNNING's entry drains it,
+ * the end coming back as an ENGINE.* event. Whatever ends RUNNING (a finished state's
+ * `stopEngine`, the supervisor stopping the actor) aborts the engine through `context.abort`.
+ */
+function startAction(start: EngineStarter) {
+  return assign<QueryContext, QueryEvent, NonReducibleUnknown, QueryEvent, never>(
+    ({ context, self }) => {
+      const abort = new AbortController();
+      const report = engineReport(self, context.stats, context.encoder?.render);
+      try {
+        return { abort, report, run: start(context.plan, abort.signal, report) };
+      } catch (error) {
+        return { abort, report, startError: failureOf(error, context.log) };
+      }
+    },
+  );
+}
+
+type QuerySelf = { send(event: QueryEvent): void; getSnapshot(): { status: string } };
+
+/** Drains the started run into the store; its end is sent back as an ENGINE.* event. */
+function drain(context: QueryContext, self: QuerySelf): void {
+  const abort = context.abort!;
+  const { signal } = abort;
+  const log = context.log;
+  // A stopped actor (the supervisor stopping, a crash) hears nothing more.
+  const tell = (event: QueryEvent) => {
+    if (self.getSnapshot().status === "active") self.send(event);
+  };
+  // From the next microtask, as an invoked actor's would: the engine's first reports (a warning
+  // on the first batch) then come after the SUBMIT that scheduled it has been handled.
+  Promise.resolve().then(() =>
+    drainEngine(context.run!, context.store, { signal, encoder: context.encoder })
+  ).then(
+    (schema) => tell({ type: "ENGINE.DONE", schema }),
+    (error) =>
+      tell(
+        signal.aborted
+          ? { type: "ENGINE.STOPPED" }
+          : { type: "ENGINE.FAILED", error: failureOf(error, log) },
+      ),
+  );
+}
+
 /** What a query tells its parent, the supervisor. */
 export type QueryReport =
   | { readonly type: "QUERY.FINISHED"; readonly queryId: string }
   | { readonly type: "QUERY.EXPIRED"; readonly queryId: string };
 
-interface StartInput {
-  readonly plan: Plan;
-  readonly abort: AbortController;
-  readonly report: EngineReport;
-}
-
-interface DrainInput {
-  readonly run: QueryRun;
-  readonly store: ResultStore;
-  readonly abort: AbortController;
-  readonly encoder?: FragmentEncoderFactory | undefined;
-  readonly log: Logger;
-}
+/**
+ * Starts a query's engine (engine_work.ts's startEngine; tests give a stand-in through
+ * `withEngine`). It returns at once: the batches come from the run it returns.
+ */
+export type EngineStarter = (plan: Plan, signal: AbortSignal, report: EngineReport) => QueryRun;
 
 /**
  * The reason every abort of the engine carries. Made once: `abort()` without a reason builds a
@@ -160,46 +201,45 @@ export const queryMachine = setup({
     events: {} as QueryEvent,
     input: {} as QueryInput,
   },
-  actors: {
-    startEngine: fromPromise<QueryRun, StartInput>(async ({ input }) =>
-      await startEngine(input.plan, input.abort.signal, input.report)
-    ),
-    // The signal is the query's, not the callback actor's own: the engine was started with it
-    // in SCHEDULED and must stop when the query is cancelled (RUNNING.cancelling waits for it).
-    drainEngine: fromCallback<{ type: "ABORT" }, DrainInput>(({ input, sendBack, receive }) => {
-      const { signal } = input.abort;
-      receive(() => input.abort.abort(STOPPED));
-      drainEngine(input.run, input.store, { signal, encoder: input.encoder }).then(
-        (schema) => sendBack({ type: "ENGINE.DONE", schema }),
-        (error) =>
-          sendBack(
-            signal.aborted
-              ? { type: "ENGINE.STOPPED" }
-              : { type: "ENGINE.FAILED", error: failureOf(error, input.log) },
-          ),
-      );
-      return () => input.abort.abort(STOPPED);
-    }),
-  },
   actions: {
     // Each assign copies the context and the snapshot: what a state sets on entry is set by
     // this one action (the abort controller in SCHEDULED, the run in RUNNING, the schema in
     // SUCCEEDED), not by one assign each.
-    record: assign(({ context, event, self }, params: { to: QueryState }) => ({
+    record: assign(({ context, event }, params: { to: QueryState }) => ({
       state: params.to,
       stateChanges: [...context.stateChanges, {
         millis: context.now(),
         from: context.state,
         to: params.to,
       }],
-      ...entered(context, params.to, event, self),
+      ...entered(params.to, event),
     })),
     stopEngine: ({ context }) => context.abort?.abort(STOPPED),
-    reportFinished: enqueueActions(({ context, enqueue }) => {
+    reportFinished: enqueueActions<
+      QueryContext,
+      QueryEvent,
+      undefined,
+      QueryEvent,
+      never,
+      never,
+      never,
+      never,
+      never
+    >(({ context, enqueue }) => {
       if (!context.supervisor) return;
       enqueue.sendTo(context.supervisor, { type: "QUERY.FINISHED", queryId: context.queryId });
     }),
-    reportExpired: enqueueActions(({ context, enqueue }) => {
+    reportExpired: enqueueActions<
+      QueryContext,
+      QueryEvent,
+      undefined,
+      QueryEvent,
+      never,
+      never,
+      never,
+      never,
+      never
+    >(({ context, enqueue }) => {
       if (!context.supervisor) return;
       enqueue.sendTo(context.supervisor, { type: "QUERY.EXPIRED", queryId: context.queryId });
     }),
@@ -223,6 +263,12 @@ export const queryMachine = setup({
       error: ({ event }) =>
         event.type === "FAIL" || event.type === "ENGINE.FAILED" ? event.error : undefined,
     }),
+    startEngine: startAction(startEngine),
+    drainEngine: ({ context, self }) => drain(context, self),
+  },
+  guards: {
+    startFailed: ({ context }) => context.startError !== undefined,
+    started: ({ context }) => context.run !== undefined,
   },
   delays: {
     RETENTION: ({ context }) => context.retentionMs,
@@ -255,21 +301,16 @@ export const queryMachine = setup({
       },
     },
     SCHEDULED: {
-      entry: { type: "record", params: { to: "SCHEDULED" } },
-      invoke: {
-        id: "startEngine",
-        src: "startEngine",
-        input: ({ context }) => ({
-          plan: context.plan,
-          abort: context.abort!,
-          report: context.report!,
-        }),
-        onDone: "RUNNING",
-        onError: {
+      entry: [{ type: "record", params: { to: "SCHEDULED" as const } }, "startEngine"],
+      // Started (or not) by the entry: on at once, in the same step.
+      always: [
+        {
+          guard: "startFailed",
           target: "FAILED",
-          actions: assign({ error: ({ context, event }) => failureOf(event.error, context.log) }),
+          actions: assign({ error: ({ context }) => context.startError }),
         },
-      },
+        { guard: "started", target: "RUNNING" },
+      ],
       on: {
         CANCEL: "CANCELLED",
         FAIL: { target: "FAILED", actions: "fail" },
@@ -278,18 +319,7 @@ export const queryMachine = setup({
       },
     },
     RUNNING: {
-      entry: { type: "record", params: { to: "RUNNING" } },
-      invoke: {
-        id: "engine",
-        src: "drainEngine",
-        input: ({ context }) => ({
-          run: context.run!,
-          store: context.store,
-          abort: context.abort!,
-          encoder: context.encoder,
-          log: context.log,
-        }),
-      },
+      entry: [{ type: "record", params: { to: "RUNNING" as const } }, "drainEngine"],
       initial: "working",
       on: {
         "ENGINE.PROGRESS": { actions: "progress" },
@@ -328,6 +358,11 @@ export const queryMachine = setup({
   },
 });
 
+/** The query machine (or one `machine` made of it) with another engine starter (tests). */
+export function withEngine(start: EngineStarter, machine = queryMachine): typeof queryMachine {
+  return machine.provide({ actions: { startEngine: startAction(start) } });
+}
+
 /**
  * A finished state: records itself, stops what is left of the engine, tells the supervisor,
  * and keeps the result until the retention runs out (TOUCH restarts it), then tells the
@@ -347,30 +382,20 @@ function finishedState(state: FinishedState) {
 }
 
 /**
- * What entering `state` sets besides the state change: in SCHEDULED the abort controller and
- * the engine's report callbacks, in RUNNING the run (the started engine's output), in
- * SUCCEEDED the schema (from ENGINE.DONE) and a progress of 1.
+ * What entering `state` sets besides the state change: in SUCCEEDED the schema (from
+ * ENGINE.DONE) and a progress of 1 (SCHEDULED's abort controller, report and run are set by
+ * `startEngine`).
  */
-function entered(
-  context: QueryContext,
-  state: QueryState,
-  event: { readonly type: string },
-  self: { send(event: QueryEvent): void },
-): Partial<QueryContext> {
+function entered(state: QueryState, event: { readonly type: string }): Partial<QueryContext> {
   switch (state) {
-    case "SCHEDULED":
-      return {
-        abort: new AbortController(),
-        report: engineReport(self, context.stats, context.encoder?.render),
-      };
-    case "RUNNING":
-      return "output" in event ? { run: event.output as QueryRun } : {};
     case "SUCCEEDED":
       return event.type === "ENGINE.DONE"
         ? { schema: (event as Extract<QueryEvent, { type: "ENGINE.DONE" }>).schema, progress: 1 }
         : { progress: 1 };
     case "NEW":
     case "QUEUED":
+    case "SCHEDULED":
+    case "RUNNING":
     case "FAILED":
     case "CANCELLED":
       return {};

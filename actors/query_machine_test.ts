@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createActor, fromCallback, SimulatedClock } from "xstate";
-import { type QueryInput, queryMachine, type QueryReport, topState } from "./query_machine.ts";
+import { type QueryInput, type QueryReport, topState, withEngine } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
 import { QueryError, scalar } from "../engine/mod.ts";
@@ -12,7 +12,7 @@ function start(engine: FakeRunOptions, extra: Partial<QueryInput> = {}) {
   const store = new ResultStore("q", { memoryBytes: 1 << 20, spillDir: "/nonexistent" });
   const log = memoryLogger();
   const actor = createActor(
-    queryMachine.provide({ actors: { startEngine: fakeEngine(engine) } }),
+    withEngine(fakeEngine(engine)),
     {
       clock,
       input: {
@@ -108,6 +108,40 @@ Deno.test("a QueryError of the engine ends FAILED with its diagnostic", async ()
   const done = await waitFor(actor, (s) => topState(s.value) === "FAILED");
   assert.equal(done.context.error?.code, "TYPE_ERROR");
   assert.equal(done.context.error?.line, 2);
+});
+
+Deno.test("an engine that cannot start ends the query FAILED from SCHEDULED, never RUNNING", () => {
+  const store = new ResultStore("q", { memoryBytes: 1 << 20, spillDir: "/nonexistent" });
+  let now = 1_000;
+  const actor = createActor(
+    withEngine(() => {
+      throw new QueryError({ code: "RUNTIME_ERROR", message: "no such file", line: 1, column: 1 });
+    }),
+    {
+      input: {
+        queryId: "q",
+        owner: ALICE,
+        plan: PLAN,
+        store,
+        retentionMs: 60_000,
+        serverTimeZone: "UTC",
+        now: () => now++,
+        log: memoryLogger(),
+      },
+    },
+  );
+  actor.start();
+  try {
+    actor.send({ type: "ACCEPT" });
+    actor.send({ type: "SCHEDULE" });
+    // The engine starts synchronously: the state is known at once.
+    const { context, value } = actor.getSnapshot();
+    assert.equal(topState(value), "FAILED");
+    assert.equal(context.error?.message, "no such file");
+    assert.deepEqual(context.stateChanges.map((c) => c.to), ["QUEUED", "SCHEDULED", "FAILED"]);
+  } finally {
+    actor.stop();
+  }
 });
 
 Deno.test("FAIL from QUEUED ends FAILED", () => {

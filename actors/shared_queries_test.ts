@@ -12,7 +12,7 @@ import { createLogger } from "../home/log.ts";
 import { Lease } from "./shared/leases.ts";
 import { sleep, type Storage } from "../engine/mod.ts";
 import { createActor } from "xstate";
-import { queryMachine } from "./query_machine.ts";
+import { withEngine } from "./query_machine.ts";
 import { ResultStore } from "./result_store.ts";
 import { fakeEngine, PLAN } from "./test_support.ts";
 
@@ -194,7 +194,7 @@ Deno.test("a live server taken for dead (its lease unrenewed past cluster.lease)
   assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
   // An engine that runs until stopped: the query stays RUNNING.
   const engine = fakeEngine({ batches: [[{ a: 1 }], [{ a: 2 }]], gate: new Promise(() => {}) });
-  const logic = queryMachine.provide({ actors: { startEngine: engine } });
+  const logic = withEngine(engine);
   const query = createActor(logic, {
     input: {
       queryId: "q1",

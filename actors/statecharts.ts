@@ -71,7 +71,8 @@ function renderNode(node: AnyStateNode, indent: string, lines: string[]): void {
     }
     for (const t of child.always ?? []) {
       for (const target of (t.target ?? []) as AnyStateNode[]) {
-        lines.push(`${indent}${idOf(child)} --> ${idOf(target)} : always`);
+        const guard = t.guard ? ` [${guardName(t.guard)}]` : "";
+        lines.push(`${indent}${idOf(child)} --> ${idOf(target)} : always${guard}`);
       }
     }
   }

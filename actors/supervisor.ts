@@ -145,7 +145,7 @@ export const supervisorMachine = setup({
   actors: {
     owner: fromCallback<EventObject, { readonly queries: ReadonlyMap<string, Entry> }>(
       ({ input }) => () => {
-        for (const { ref } of input.queries.values()) ref.stop();
+        for (const { ref } of input.queries.values()) stopQuery(ref);
       },
     ),
   },
@@ -238,7 +238,7 @@ export const supervisorMachine = setup({
       enqueue(() => {
         store.drop().catch((e) => log.error(`could not remove the result of ${queryId}`, e));
       });
-      enqueue(() => entry.ref.stop());
+      enqueue(() => stopQuery(entry.ref));
       queriesOf(context).delete(queryId);
       if (entry.key !== undefined) keysOf(context).delete(entry.key);
       // Forgets ids past their memory too, so it stays bounded without a timer per id.
@@ -367,6 +367,20 @@ export function idempotentQuery(
   const ref = queryId === undefined ? undefined : context.queries.get(queryId)?.ref;
   return queryId !== undefined && ref ? { queryId, ref } : undefined;
 }
+
+/**
+ * Stops a query's actor and its engine: the engine is no child actor of the query (it is
+ * started by an entry action, query_machine.ts), so stopping the actor alone would leave a
+ * running engine going (a finished query's engine was told to stop already).
+ */
+function stopQuery(ref: QueryRef): void {
+  const { abort } = ref.getSnapshot().context;
+  // One reason for all: a DOMException made per stop (its stack captured) cost 2.5% of a query.
+  if (abort && !abort.signal.aborted) abort.abort(STOPPED);
+  ref.stop();
+}
+
+const STOPPED = new DOMException("the query was stopped", "AbortError");
 
 function keyOf(owner: string, idempotencyKey: string): string {
   return `${owner}\n${idempotencyKey}`;

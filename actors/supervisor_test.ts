@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createActor, SimulatedClock } from "xstate";
 import { lookupQuery, queryRef, type SupervisorLimits, supervisorMachine } from "./supervisor.ts";
-import { queryMachine, topState } from "./query_machine.ts";
+import { queryMachine, topState, withEngine } from "./query_machine.ts";
 import { memoryLogger } from "../home/log.ts";
 import { ResultStore } from "./result_store.ts";
 import { ALICE, BOB, fakeEngine, type FakeRunOptions, PLAN, waitFor } from "./test_support.ts";
@@ -22,7 +22,7 @@ function startSupervisor(
       expiredMemoryMs: 86_400_000,
       now: () => time.now,
       log,
-      queryLogic: query.provide({ actors: { startEngine: fakeEngine(engine) } }),
+      queryLogic: withEngine(fakeEngine(engine), query),
       clock,
       ...limits,
     },
@@ -220,9 +220,7 @@ Deno.test("queries given no clock run their delays on XState's own (the server's
       expiredMemoryMs: 60_000,
       now: Date.now,
       log,
-      queryLogic: queryMachine.provide({
-        actors: { startEngine: fakeEngine({ batches: [[{ a: 1 }]] }) },
-      }),
+      queryLogic: withEngine(fakeEngine({ batches: [[{ a: 1 }]] })),
     },
   });
   supervisor.start();

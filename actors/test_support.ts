@@ -3,7 +3,7 @@
  * tests cover the engine; these cover the lifecycle around it) and a user.
  */
 
-import { fromPromise, waitFor as waitForever } from "xstate";
+import { waitFor as waitForever } from "xstate";
 import type { Plan, QueryRun, Row, Schema, User, Warning } from "../engine/mod.ts";
 import { type KvStorage, openKvStorage } from "../home/storage/kv_storage.ts";
 
@@ -23,17 +23,17 @@ export interface FakeRunOptions {
   readonly open?: { count: number };
 }
 
-/** A startEngine actor whose runs yield the given batches and honour the abort signal. */
+/**
+ * An engine starter (query_machine.ts's EngineStarter, given by `withEngine`) whose runs yield
+ * the given batches and honour the abort signal.
+ */
 export function fakeEngine(options: FakeRunOptions) {
-  return fromPromise<QueryRun, {
-    plan: Plan;
-    abort: AbortController;
-    report: {
-      onProgress: (f: number) => void;
-      onWarning: (w: Warning) => void;
-    };
-  }>(({ input }) => {
-    const signal = input.abort.signal;
+  return (
+    _plan: Plan,
+    signal: AbortSignal,
+    report: { onProgress: (f: number) => void; onWarning: (w: Warning) => void },
+  ): QueryRun => {
+    const input = { report };
     async function* batches() {
       if (options.open) options.open.count++;
       try {
@@ -57,8 +57,8 @@ export function fakeEngine(options: FakeRunOptions) {
         if (options.open) options.open.count--;
       }
     }
-    return Promise.resolve({ batches: batches(), schema: () => options.schema ?? [] });
-  });
+    return { batches: batches(), schema: () => options.schema ?? [] } as QueryRun;
+  };
 }
 
 /**

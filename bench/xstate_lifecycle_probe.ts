@@ -7,7 +7,7 @@
  */
 import process from "node:process";
 import { startSupervisor } from "../actors/supervisor.ts";
-import { isFinished, queryMachine, queryStatus, topState } from "../actors/query_machine.ts";
+import { isFinished, queryStatus, topState, withEngine } from "../actors/query_machine.ts";
 import { ResultStore } from "../actors/result_store.ts";
 import { ALICE, fakeEngine, PLAN } from "../actors/test_support.ts";
 import { memoryLogger } from "../home/log.ts";
@@ -20,9 +20,9 @@ const supervisor = startSupervisor(
   { log: memoryLogger() },
 );
 // startSupervisor has no queryLogic option: set the stand-in engine on the context.
-(supervisor.getSnapshot().context as { queryLogic?: unknown }).queryLogic = queryMachine.provide({
-  actors: { startEngine: fakeEngine({ batches: [[{ a: 1 }]] }) },
-});
+(supervisor.getSnapshot().context as { queryLogic?: unknown }).queryLogic = withEngine(
+  fakeEngine({ batches: [[{ a: 1 }]] }),
+);
 let next = 0;
 const times = { submit: 0, answered: 0 };
 async function one() {

@@ -60,7 +60,7 @@ export async function compile(
   let env = top;
   let script;
   if ("text" in source) {
-    const checked = check(source.text);
+    const checked = checkedText(source.text);
     if (!checked.script) return { ok: false, diagnostics: checked.diagnostics };
     script = checked.script;
   } else if ("table" in source) {
@@ -103,6 +103,45 @@ export async function compile(
     ...(context.columnCache ? { cache: context.columnCache } : {}),
   };
   return { ok: true, plan };
+}
+
+/**
+ * Scripts checked lately, by their text: the syntax tree of a text that checked without a
+ * mistake is the same every time (check() is pure), so the same query sent again (a dashboard, a
+ * client polling) is lexed, parsed and checked once. Only the tree is shared: planning, with its
+ * rights, files, views, arguments and time, is done for every query. The trees are frozen, so
+ * that a planner that changed one would fail at once rather than change the next query's.
+ */
+const CHECKED_TEXTS = 256;
+/** Longer texts are checked every time (a long script's run dwarfs its check). */
+const CHECKED_TEXT_CHARS = 4096;
+const checkedTexts = new Map<string, Script>();
+
+function checkedText(
+  text: string,
+): { readonly script?: Script; readonly diagnostics: Diagnostic[] } {
+  const known = checkedTexts.get(text);
+  if (known) {
+    // Most recently used last: the oldest goes first when the cache is full.
+    checkedTexts.delete(text);
+    checkedTexts.set(text, known);
+    return { script: known, diagnostics: [] };
+  }
+  const checked = check(text);
+  if (checked.script && text.length <= CHECKED_TEXT_CHARS) {
+    if (checkedTexts.size >= CHECKED_TEXTS) checkedTexts.delete(checkedTexts.keys().next().value!);
+    checkedTexts.set(text, deepFreeze(checked.script));
+  }
+  return checked;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  // A typed array with elements cannot be frozen (a literal's bytes): left as it is.
+  if (ArrayBuffer.isView(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
 }
 
 /** The script `@[path]`, built as a tree so that no character of the path can end it. */

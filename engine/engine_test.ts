@@ -181,3 +181,23 @@ Deno.test("distinct counts are charged to the memory budget", async () => {
     /MEMORY_LIMIT|memory limit/,
   );
 });
+
+Deno.test("the same script text compiled again is planned again: a stored script it calls is read anew, and rights and limits apply", async () => {
+  await using home = await engineHome();
+  await home.write("/user/again.sx", "VALUES((a: 1))");
+  // A text of its own (the checked texts are kept by text across tests).
+  const text = "@[again.sx] | select(a) // compiled again";
+  assert.deepEqual((await home.run(text)).rows, [{ a: 1 }]);
+  assert.deepEqual((await home.run(text)).rows, [{ a: 1 }], "the kept syntax tree runs again");
+  await home.write("/user/again.sx", "VALUES((a: 2), (a: 3))");
+  assert.deepEqual((await home.run(text)).rows, [{ a: 2 }, { a: 3 }], "the new stored script");
+  // Its limits are the query's: the same text over the limit is refused.
+  const [d] = await home.diagnose(text, {
+    limits: { memoryLimit: 256 * 1024 * 1024, maxScriptBytes: text.length },
+  });
+  assert.equal(d?.code, "BAD_ARGUMENT");
+  // Another user resolves `again.sx` in their own folder, where there is none.
+  const other = { name: "mallory", groups: [], admin: false };
+  assert.ok((await home.diagnose(text, { user: other, workDir: "/users/mallory" })).length > 0);
+  assert.deepEqual((await home.run(text)).rows, [{ a: 2 }, { a: 3 }]);
+});

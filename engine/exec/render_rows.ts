@@ -35,8 +35,8 @@ export async function* renderRows(
     ...frameText(render.frame),
   });
   // Small at first, grown as rows need (to about 2 × RENDERED_BYTES): a trivial query renders
-  // a few bytes, and 128 KiB a query was a tenth of its cost in collections.
-  const sink = new ByteSink(4096);
+  // a few bytes, and 128 KiB a query was a tenth of its cost in collections (4 KiB still 1%).
+  const sink = new ByteSink(256);
   let ends: number[] = [];
   const take = () => {
     const part = new RenderedRows(
