@@ -35,7 +35,25 @@ const SCRIPTS = [
    | group(status)`,
   `READ_JSON(src: '${SRC}') | sort(bytes desc, i) | limit(20)`,
   `READ_JSON(src: '${SRC}') | filter(status = 500 and bytes < 400) | select(i, user, bytes)`,
+  // Access-log lines (and a few that are not records) read with a pattern.
+  `PARSE(pattern: '''IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path''',
+         src: 'azblob://arch/weblogs/access/*.log')
+   | select(status, count(*) as n, sum(bytes) as total, max(ip) as top, last(path) as l)
+   | group(status)`,
 ];
+
+/** Access-log lines of `lines` records, one line in 500 not a record. */
+function accessLog(lines: number, seed: number): string {
+  const rnd = seededRandom(seed);
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
+    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
+    out.push(`${ip} ${status} ${Math.floor(rnd() * 50000)} /p/${i % 97}`);
+    if (i % 500 === 7) out.push("not a record");
+  }
+  return out.join("\n") + "\n";
+}
 
 /** A blob of `lines` JSON records (about 70 bytes each), numbered from `first`. */
 function blob(first: number, lines: number, seed: number): string {
@@ -150,7 +168,11 @@ Deno.test("a blob scan spread over two servers on one PostgreSQL answers as one 
       const name = `2024/part-${String(b).padStart(2, "0")}.jsonl`;
       await az.upload("weblogs", name, blob(b * lines, lines, b + 1));
     }
-    // Another blob the pattern does not match: never named by a share.
+    for (let b = 0; b < BLOBS; b++) {
+      const name = `access/part-${String(b).padStart(2, "0")}.log`;
+      await az.upload("weblogs", name, accessLog(6_000, 100 + b));
+    }
+    // Another blob the patterns do not match: never named by a share.
     await az.upload("weblogs", "2024/notes.txt", "not a record\n");
 
     const url = await pg.newDatabase();
@@ -199,7 +221,10 @@ Deno.test("a blob scan spread over two servers on one PostgreSQL answers as one 
       const task = deserializeTask(r.task);
       assert.ok(task.shares.length > 0);
       for (const s of task.shares) {
-        assert.match(s.uri, /^azblob:\/\/arch\/weblogs\/2024\/part-\d\d\.jsonl$/);
+        assert.match(
+          s.uri,
+          /^azblob:\/\/arch\/weblogs\/(2024\/part-\d\d\.jsonl|access\/part-\d\d\.log)$/,
+        );
         assert.deepEqual([s.start, s.end], [0, s.size]);
       }
       assert.equal(task.query.user.name, "admin");
