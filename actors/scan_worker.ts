@@ -1,7 +1,8 @@
 /**
  * The entry of a scan worker (a Web Worker started by actors/scan_workers.ts): rebuilds the
- * tree and the file datastores, runs its share (engine/share_run.ts) and posts
- * what it made. Cloud stores are not registered: plans that read them run no part in workers.
+ * tree, the file datastores and the `azblob://` stores (actors/worker_tree.ts withBlobStores),
+ * runs its share (engine/share_run.ts) and posts what it made. `cloudapi://` stores are not
+ * registered: plans that read them run no part in workers (readByWorkers).
  */
 
 /// <reference lib="deno.worker" />
@@ -11,7 +12,14 @@ import { RowCredits, runShare } from "../engine/mod.ts";
 import { FsResourceTree } from "../home/resource_tree.ts";
 import { createDatastoreRegistry } from "../connectors/file/registry.ts";
 import type { ScanWorkerStart } from "./scan_workers.ts";
-import { storageFailure, storageWorkerDeps, type WorkerDeps } from "./worker_tree.ts";
+import { join } from "node:path";
+import { readTextIfExists } from "../home/layout.ts";
+import {
+  storageFailure,
+  storageWorkerDeps,
+  withBlobStores,
+  type WorkerDeps,
+} from "./worker_tree.ts";
 
 /**
  * Lowers this worker's thread to `nice` once (query.workerNice): with a worker per core, the
@@ -39,7 +47,10 @@ self.onmessage = async (e: MessageEvent<ScanWorkerStart | "credit">) => {
   let deps: WorkerDeps;
   if (storage === undefined) {
     const tree = new FsResourceTree(dataDir, { grants: () => grants });
-    deps = { tree, datastores: createDatastoreRegistry(tree) };
+    // The definitions as the server reads them for `azblob://` (home/cloud_access.ts).
+    const definitions = join(dataDir, "system", "datastores");
+    const definitionText = (store: string) => readTextIfExists(join(definitions, `${store}.json`));
+    deps = { tree, datastores: withBlobStores(createDatastoreRegistry(tree), definitionText) };
   } else {
     // The tree is in the server's KV file (actors/worker_tree.ts): opened once per worker.
     try {

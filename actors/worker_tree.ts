@@ -1,9 +1,9 @@
 /**
  * The tree a scan worker (actors/scan_worker.ts) reads when the server's tree is in a KV file
  * (`storage = kv:<path>`, main.ts storagePlace): the worker opens the same KV, once, on its first
- * task, and reads the tree (home/storage_tree.ts) and the FILE datastore definitions from it as
- * the server does, with the grants each task brings. The KV ends with the worker (the pool
- * terminates it, which closes what it opened).
+ * task, and reads the tree (home/storage_tree.ts) and the FILE and `azblob://` datastore
+ * definitions from it as the server does (withBlobStores), with the grants each task brings. The
+ * KV ends with the worker (the pool terminates it, which closes what it opened).
  *
  * A KV file is shared this way, and a PostgreSQL database (`storage = pg:<url>`: each worker
  * opens a pool of WORKER_PG_CONNECTIONS connections): `kv::memory:` is a KV of its own in every
@@ -22,6 +22,7 @@ import { openPgStorage } from "../home/storage/pg_storage.ts";
 import type { StorageSetting } from "../home/storage/open_storage.ts";
 import { DATASTORES_KEY, STORE_NAME } from "../home/datastore_files.ts";
 import { createDatastoreRegistry, type SchemeRegistry } from "../connectors/file/registry.ts";
+import { azblobFactory } from "../connectors/azblob/azblob_datastore.ts";
 
 export interface WorkerDeps {
   readonly tree: ResourceTree;
@@ -87,7 +88,8 @@ async function open(where: string): Promise<WorkerDeps & { close(): void }> {
     ? await openPgStorage(where.slice(PG_PREFIX.length), { connections: WORKER_PG_CONNECTIONS })
     : await openKvStorage(where);
   const tree = new StorageResourceTree(storage, { grants: () => grants });
-  // The FILE definitions where the server keeps them (home/datastore_files.ts, same key).
+  // The definitions where the server keeps them (home/datastore_files.ts, same key): FILE stores,
+  // and `azblob://` stores, whose credentials are read here and never travel in a task.
   const definitionText = async (store: string) => {
     if (!STORE_NAME.test(store)) return null;
     const stored = await storage.get([...DATASTORES_KEY, `${store}.json`]);
@@ -95,9 +97,23 @@ async function open(where: string): Promise<WorkerDeps & { close(): void }> {
   };
   return {
     tree,
-    datastores: createDatastoreRegistry(tree, definitionText),
+    datastores: withBlobStores(createDatastoreRegistry(tree, definitionText), definitionText),
     close: () => void Promise.resolve(storage.close()).catch(() => {}),
   };
+}
+
+/**
+ * `datastores` that also open `azblob://` stores (connectors/azblob), their definitions read by
+ * `definitionText` (the shared storage's, or the home's files): a share of a blob scan is then
+ * read by the worker as the query's user, the store's acl checked again from this server's view
+ * of the definitions (a server other than the query's, for a distributed scan).
+ */
+export function withBlobStores(
+  datastores: SchemeRegistry,
+  definitionText: (store: string) => Promise<string | null>,
+): SchemeRegistry {
+  datastores.register("azblob", azblobFactory({ definitionText }));
+  return datastores;
 }
 
 /**

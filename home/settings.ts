@@ -205,7 +205,7 @@ export const SETTINGS = {
   "cluster.distributeBytes": setting(
     byteSize,
     "0",
-    "`storage = pg:`: a scan of FILE datastores larger than this is cut into shares that every server with this setting runs on its scan workers, merged by the server that took the query (docs/deployment.md); `0`: off",
+    "`storage = pg:`: a scan of FILE datastores or of an `azblob://` store larger than this is cut into shares that every server with this setting runs on its scan workers, merged by the server that took the query (docs/deployment.md); `0`: off",
   ),
   "cluster.minShareBytes": setting(
     byteSize,

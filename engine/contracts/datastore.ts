@@ -28,13 +28,15 @@ export function definitionRefusal(canonical: string, by: "queries" | "/resources
 }
 
 /**
- * Whether a source URI names files of this host (a tree path, or `file://` a FILE store), which
- * a scan worker opens itself; any other scheme (`cloudapi://`, `azblob://`, a kind added later)
- * is fetched and paced by the server only.
+ * Whether a scan worker may list and read a source URI itself (its part run in a worker, its
+ * files shared out, engine/exec/parallel/): this host's files, and the blobs of an `azblob://`
+ * store, which the worker opens through its own registry as the query's user (the store's acl
+ * checked again there, its credentials read from the definitions, never carried by the task).
+ * Other schemes (`cloudapi://`) are fetched and paced by the server only.
  */
-export function readsHostFiles(uri: string): boolean {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(uri)?.[1];
-  return scheme === undefined || scheme.toLowerCase() === "file";
+export function readByWorkers(uri: string): boolean {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(uri)?.[1]?.toLowerCase();
+  return scheme === undefined || scheme === "file" || scheme === "azblob";
 }
 
 export interface FileEntry {

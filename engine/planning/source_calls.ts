@@ -11,7 +11,7 @@ import {
   definitionRefusal,
   type FileEntry,
   type ListOptions,
-  readsHostFiles,
+  readByWorkers,
 } from "../contracts/datastore.ts";
 import { isWithin } from "../contracts/resource_path.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
@@ -336,7 +336,7 @@ async function planFileSource(
           label: `${label.slice(0, -1)}${asked.label})`,
           start: (ctx, read) => open(false)(ctx, read)(files(ctx)),
           ...TAKES_ALL,
-          ...(readsHostFiles(args.src)
+          ...(readByWorkers(args.src)
             ? {
               scan,
               origin: sourceOrigin({ kind: "READ_JSON", extra: asked.extra }, args),
@@ -374,7 +374,7 @@ async function planFileSource(
         label,
         start,
         ...TAKES_ALL,
-        ...(readsHostFiles(args.src)
+        ...(readByWorkers(args.src)
           ? { scan, origin: sourceOrigin({ kind: "READ_JSON" }, args) }
           : {}),
       };
@@ -556,7 +556,7 @@ async function planParse(
     }${line ? `, line_field: '${line}'` : ""})`,
     start,
     ...TAKES_ALL,
-    ...(scan && readsHostFiles(args.src)
+    ...(scan && readByWorkers(args.src)
       ? {
         scan,
         origin: sourceOrigin({

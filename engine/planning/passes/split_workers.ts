@@ -11,7 +11,7 @@
  *       source PARSE(...)      ← each worker: its byte ranges
  */
 
-import { readsHostFiles } from "../../contracts/datastore.ts";
+import { readByWorkers } from "../../contracts/datastore.ts";
 import { childrenOf, type PlanNode, type WorkerSplit } from "../../plan/plan.ts";
 import {
   renderable,
@@ -67,24 +67,25 @@ function parallelNodes(root: PlanNode, renderRoot = false): PlanNode[] {
 }
 
 /**
- * Whether a worker can plan this script as the server did: every source reads this host's
- * files (a cloud store is fetched and paced by the server, not by workers).
+ * Whether a worker can plan this script as the server did: every source reads what workers
+ * read themselves (this host's files, `azblob://` blobs; a cloud API is fetched and paced by the
+ * server, not by workers: readByWorkers).
  */
 function workerSafe(root: PlanNode): boolean {
   const seen = new Set<PlanNode>();
   const walk = (node: PlanNode): boolean => {
     if (seen.has(node)) return true;
     seen.add(node);
-    if (node.kind === "source" && !sourceReadsHostFiles(node.label)) return false;
+    if (node.kind === "source" && !sourceReadByWorkers(node.label)) return false;
     return childrenOf(node).every(walk);
   };
   return walk(root);
 }
 
-/** Whether a source's label (`PARSE(src: '...')`) names only this host's files. */
-function sourceReadsHostFiles(label: string): boolean {
+/** Whether a source's label (`PARSE(src: '...')`) names only what workers read (readByWorkers). */
+function sourceReadByWorkers(label: string): boolean {
   const src = /\(src: '(.*)'\)$/s.exec(label)?.[1];
-  return src === undefined ? !/:\/\//.test(label) : readsHostFiles(src);
+  return src === undefined ? !/:\/\//.test(label) : readByWorkers(src);
 }
 
 /** Whether the root's rows may be rendered by the workers that make them (`parallelNodes(root, true)`). */
