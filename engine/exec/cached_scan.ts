@@ -204,12 +204,38 @@ async function* fileRows(
   // Blocks being written (each published whole): at most WRITES_AHEAD, so that a slow disk
   // holds up the scan only past that.
   const writing: Promise<unknown>[] = [];
-  // The next block's file is read while this one's rows are made (at most one ahead).
-  let ahead: { path: string; block: Promise<DecodedBlock | null> } | null = null;
-  const readBlock = (path: string) => {
-    const got = ahead?.path === path ? ahead.block : cache.read(path);
+  // A block's header is read first (its identity, its statistics): a block the zone maps rule
+  // out is skipped having read only that; the others are then read whole. The next block is
+  // read so while this one's rows are made (at most one ahead).
+  type Loaded = { head: Promise<BlockMeta | null>; body: Promise<DecodedBlock | null> };
+  const load = (path: string): Loaded => {
+    const head = cache.header(path);
+    const body = head.then((meta) =>
+      meta === null || (read.zone && !read.zone(meta)) ? null : cache.read(path)
+    );
+    // Their failures are met when they are awaited (or never, for a block not used).
+    head.catch(() => {});
+    body.catch(() => {});
+    return { head, body };
+  };
+  let ahead: { path: string; loaded: Loaded } | null = null;
+  const loadBlock = (path: string) => {
+    const got = ahead?.path === path ? ahead.loaded : load(path);
     ahead = null;
     return got;
+  };
+  /** What a block used (read or skipped) counts: its lines, its tally, its records. */
+  const account = async (meta: BlockMeta) => {
+    const from = meta.end - meta.rawBytes;
+    if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
+    else addTally(state, meta.tally, 0);
+    advance(from, meta.end, meta.lines);
+    ctx.progress.consume(meta.hi - meta.lo);
+    if (stats) {
+      stats.recordsRead += meta.records;
+      stats.recordsUnmatched += meta.unmatched;
+      stats.cacheBlocks++;
+    }
   };
   try {
     while (p < end) {
@@ -217,9 +243,23 @@ async function* fileRows(
       let used: BlockMeta | null = null;
       for (const b of blocks.get(p) ?? []) {
         if (b.hi > end) continue;
-        let block;
+        let meta: BlockMeta | null;
+        let block: DecodedBlock | null = null;
         try {
-          block = await readBlock(b.path);
+          const loaded = loadBlock(b.path);
+          meta = await loaded.head;
+          if (meta === null) continue;
+          const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+            (meta.entire === true) === whole;
+          if (!same) {
+            await cache.drop(key);
+            blocks = new Map();
+            break;
+          }
+          if (!read.zone || read.zone(meta)) {
+            block = await loaded.body;
+            if (block === null) continue;
+          }
         } catch (e) {
           // A block that cannot be read (rights, the disk) is left; its lines are read raw.
           if (!(e instanceof CorruptBlock)) continue;
@@ -231,35 +271,15 @@ async function* fileRows(
           });
           continue;
         }
-        if (block === null) continue;
-        const meta = block.meta;
-        const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
-          (meta.entire === true) === whole;
-        if (!same) {
-          await cache.drop(key);
-          blocks = new Map();
-          break;
-        }
         used = meta;
-        const from = meta.end - meta.rawBytes;
-        if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
-        else addTally(state, meta.tally, 0);
-        advance(from, meta.end, meta.lines);
-        ctx.progress.consume(meta.hi - meta.lo);
-        if (stats) {
-          stats.recordsRead += meta.records;
-          stats.recordsUnmatched += meta.unmatched;
-          stats.cacheBlocks++;
-        }
-        if (read.zone && !read.zone(meta)) {
+        await account(meta);
+        if (block === null) {
+          // Ruled out by its zone maps: no row of it can pass the filter.
           if (stats) stats.cacheBlocksSkipped++;
           break;
         }
         const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
-        if (next !== undefined) {
-          ahead = { path: next.path, block: cache.read(next.path) };
-          ahead.block.catch(() => {}); // its failure is met when it is awaited
-        }
+        if (next !== undefined) ahead = { path: next.path, loaded: load(next.path) };
         if (stats) stats.cacheBytes += meta.rawBytes;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { blockHeader, CorruptBlock, decodeBlock, encodeBlock } from "./column_block.ts";
+import {
+  BLOCK_PREFIX_BYTES,
+  blockHeader,
+  CorruptBlock,
+  decodeBlock,
+  encodeBlock,
+  headerSpan,
+} from "./column_block.ts";
 import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
 
 const META = {
@@ -82,6 +89,22 @@ Deno.test("a changed byte anywhere in a block fails its checksum", () => {
   }
   assert.throws(() => decodeBlock(bytes.subarray(0, bytes.length - 8)), CorruptBlock);
   assert.equal(decodeBlock(bytes).rows().length, 2);
+});
+
+Deno.test("a block's header is read and checked from its first bytes alone", () => {
+  const bytes = encodeBlock(META, [{ n: 1, t: new Timestamp(5) }, { n: 9, t: new Timestamp(7) }]);
+  const span = headerSpan(bytes.subarray(0, BLOCK_PREFIX_BYTES));
+  assert.ok(span < bytes.length - 8);
+  // Only the header's bytes: its statistics, without the body or the file's checksum.
+  const meta = blockHeader(bytes.slice(0, span));
+  assert.deepEqual(meta.columns.map((c) => [c.name, c.min, c.max]), [["n", 1, 9], ["t", 5, 7]]);
+  assert.throws(() => blockHeader(bytes.slice(0, span - 1)), CorruptBlock);
+  // A changed byte of the header fails the header's own checksum.
+  for (const at of [BLOCK_PREFIX_BYTES, (BLOCK_PREFIX_BYTES + span) >> 1, span - 1]) {
+    const bad = bytes.slice(0, span);
+    bad[at] = bad[at]! ^ 1;
+    assert.throws(() => blockHeader(bad), /header checksum mismatch/);
+  }
 });
 
 Deno.test("an empty block and a block of only nulls decode", () => {
