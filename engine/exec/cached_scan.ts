@@ -204,15 +204,23 @@ async function* fileRows(
   // Blocks being written (each published whole): at most WRITES_AHEAD, so that a slow disk
   // holds up the scan only past that.
   const writing: Promise<unknown>[] = [];
-  // A block's header is read first (its identity, its statistics): a block the zone maps rule
-  // out is skipped having read only that; the others are then read whole. The next block is
+  // With zone maps to test, a block's header is read first (its identity, its statistics): a
+  // block they rule out is skipped having read only that; the others are then read whole. The next block is
   // read so while this one's rows are made (at most one ahead).
   type Loaded = { head: Promise<BlockMeta | null>; body: Promise<DecodedBlock | null> };
   const load = (path: string): Loaded => {
-    const head = cache.header(path);
-    const body = head.then((meta) =>
-      meta === null || (read.zone && !read.zone(meta)) ? null : cache.read(path)
-    );
+    // Without zone maps to test, every block is read whole: its header from those bytes.
+    let head: Promise<BlockMeta | null>;
+    let body: Promise<DecodedBlock | null>;
+    if (!read.zone) {
+      body = cache.read(path);
+      head = body.then((block) => block?.meta ?? null);
+    } else {
+      head = cache.header(path);
+      body = head.then((meta) =>
+        meta === null || (read.zone && !read.zone(meta)) ? null : cache.read(path)
+      );
+    }
     // Their failures are met when they are awaited (or never, for a block not used).
     head.catch(() => {});
     body.catch(() => {});
