@@ -185,6 +185,56 @@ Deno.test("a block the zone maps rule out is skipped by its header: the rest of 
   assert.ok(again.warnings.some((w) => /header checksum mismatch/.test(w)), again.warnings.join());
 });
 
+Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and absent values, lines the scanner leaves, as without the cache", async () => {
+  const { home, columnCache, real } = await setup(2048);
+  await using _ = home;
+  const log = real.replace(/a\.log$/, "ips.log");
+  let text = "";
+  for (let i = 0; i < 600; i++) {
+    // IPv4 mostly; an IPv6 address (left to the expression) or none ('-') now and then.
+    const ip = i % 97 === 5 ? `2001:db8::${i % 7}` : i % 53 === 3 ? "-" : `10.0.${i % 3}.${i % 11}`;
+    const status = [200, 404, 200, 500][i % 4];
+    const bytes = i % 41 === 0 ? "-" : String((i * 37) % 9000);
+    text += `${ip} ${status} ${bytes} /p/${i % 13}\n`;
+  }
+  await Deno.writeTextFile(log, text);
+  const src =
+    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path''')`;
+  const scripts = [
+    `${src} | filter(status = 200) | select(client, count(*) as n, sum(bytes) as b) | group(client) | sort(client)`,
+    `${src} | select(status, count(*) as n, sum(bytes) as b, count(client) as c) | group(status) | sort(status)`,
+    `${src} | select(client, count(*) as n) | group(client) | sort(n desc, client) | limit(5)`,
+  ];
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    for (const script of scripts) {
+      const cold = await same(home, script, columnCache);
+      assert.ok(cold.stats.bytesRead > 0);
+      const warm = await same(home, script, columnCache);
+      assert.equal(warm.stats.bytesRead, 0);
+      assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
+      // The rows of the same entry read without a grouping are those of the file.
+      await same(home, `${src} | select(client, status, bytes)`, columnCache);
+      await Deno.remove(columnCache.dir, { recursive: true });
+      // Filled on workers (other cuts), then read in this thread and on workers.
+      const filled = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(filled.rows, cold.rows);
+      assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
+      const again = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(again.rows, cold.rows);
+      assert.equal(again.stats.bytesRead, 0);
+      await Deno.remove(columnCache.dir, { recursive: true });
+    }
+  } finally {
+    workers.close();
+  }
+});
+
 Deno.test("a grown file keeps its cached prefix and reads only the new lines", async () => {
   const { home, columnCache, real } = await setup();
   await using _ = home;

@@ -40,11 +40,22 @@ export function readParse(
 ): BatchStream {
   const filter = read.filter ?? undefined;
   if (!ctx.cache) return parseSource(files, pattern, read.fields, ctx, filter);
+  const names = read.fields ?? pattern.fields.map((f) => f.name);
+  // A pattern the byte scanner covers fills a block's columns without making rows.
+  const columns = !names.includes("__proto__") && pattern.makeByteScanner(names) !== null;
   return cachedScan(files, {
     spec: ["PARSE", spec, ctx.timeZone],
     fields: read.fields,
     lines: () => Promise.resolve(!pattern.multiLine),
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
+    ...(columns
+      ? {
+        columns: {
+          names,
+          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, undefined, sink),
+        },
+      }
+      : {}),
     keep: filter?.keep,
     reads: filter?.reads,
     test: columnTest(filter, ctx),

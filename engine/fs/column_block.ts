@@ -220,8 +220,71 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
       }
     }
   }
+  return assemble(meta, rows.length, columns, whole, parts);
+}
+
+/**
+ * The bytes of a block of columns as a reader gave them (engine/pattern/byte_scanner.ts's
+ * ColumnSink: `cols[k]` the values of `names[k]` by row, undefined where absent; an IPv4 column's
+ * addresses as their bits where `ipv4[k]`): the block encodeBlock would make of the rows, made
+ * without them.
+ */
+export function encodeColumns(
+  meta: MetaIn,
+  names: readonly string[],
+  sink: { readonly cols: readonly unknown[][]; readonly ipv4: readonly boolean[] },
+): Uint8Array {
+  if (names.includes("__proto__")) throw new Error("a column __proto__ is kept whole");
+  const parts = new Parts();
+  const n = sink.cols[0]?.length ?? 0;
+  const columns: ColumnMeta[] = [];
+  for (let k = 0; k < names.length; k++) {
+    const col = sink.cols[k]!;
+    if (col.length !== n) throw new Error("columns of different lengths");
+    columns.push(
+      sink.ipv4[k]
+        ? ipv4Column(names[k]!, col, parts)
+        : encodeColumn(names[k]!, col as (Value | undefined)[], parts),
+    );
+  }
+  return assemble(meta, n, columns, false, parts);
+}
+
+/** A column of IPv4 bits (and nulls, absent values); with any other value, as encodeColumn. */
+function ipv4Column(name: string, col: readonly unknown[], parts: Parts): ColumnMeta {
+  const n = col.length;
+  const vec = new Uint32Array(n);
+  let tags: Uint8Array | null = null;
+  let some = false;
+  for (let i = 0; i < n; i++) {
+    const v = col[i];
+    if (typeof v === "number") {
+      vec[i] = v;
+      some = true;
+    } else if (v === null || v === undefined) {
+      tags ??= new Uint8Array(n);
+      tags[i] = v === null ? 1 : 2;
+    } else {
+      // Another value (an IPv6 address): every value as a Value, encoded as from rows.
+      const values = col.map((x) => typeof x === "number" ? new IpAddr(4, x) : x);
+      return encodeColumn(name, values as (Value | undefined)[], parts);
+    }
+  }
+  if (!some) return encodeColumn(name, col as (Value | undefined)[], parts);
+  const tagsAt = tags === null ? undefined : parts.add(tags);
+  return { name, kind: "ip4", ...parts.add(bytesOf(vec)), ...(tagsAt ? { tags: tagsAt } : {}) };
+}
+
+/** The block's bytes: magic, header, the parts, the checksum. */
+function assemble(
+  meta: MetaIn,
+  rowCount: number,
+  columns: ColumnMeta[],
+  whole: boolean,
+  parts: Parts,
+): Uint8Array {
   const header = encoder.encode(
-    JSON.stringify({ ...meta, rowCount: rows.length, columns, whole } satisfies BlockMeta),
+    JSON.stringify({ ...meta, rowCount, columns, whole } satisfies BlockMeta),
   );
   const start = BLOCK_PREFIX_BYTES + header.length;
   const bodyAt = start + ((8 - (start % 8)) % 8);
