@@ -5,6 +5,7 @@ import {
   CorruptBlock,
   decodeBlock,
   encodeBlock,
+  encodeColumns,
   headerSpan,
 } from "./column_block.ts";
 import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
@@ -261,4 +262,30 @@ Deno.test("a block tests comparisons on its columns; the filter decides the rest
   const mixed = { field: "m", op: "<" as const, value: 10, kind: "num" as const };
   block.scan({ keep: never, test: { test: mixed, exact: true } });
   assert.equal(calls.length, rows.length);
+});
+
+Deno.test("columns given by a reader encode as the rows would: IPv4 bits, nulls, absent, IPv6", () => {
+  const names = ["ip", "n", "s"];
+  const rows: Row[] = [];
+  const sink = { cols: [[], [], []] as unknown[][], ipv4: [true, false, false] };
+  for (let i = 0; i < 40; i++) {
+    const ip = i % 9 === 0 ? null : new IpAddr(4, 0x0a000000 + i);
+    const row: Row = { ip, n: i % 7 === 0 ? null : i * 3 };
+    if (i % 5 !== 0) row.s = `w${i % 4}`;
+    rows.push(row);
+    sink.cols[0]!.push(ip === null ? null : ip.bits);
+    sink.cols[1]!.push(row.n);
+    sink.cols[2]!.push(i % 5 !== 0 ? row.s : undefined);
+  }
+  const bytes = encodeColumns(META, names, sink);
+  assert.deepEqual(decodeBlock(bytes).rows(), rows);
+  assert.deepEqual(
+    blockHeader(bytes).columns.map((c) => c.kind),
+    blockHeader(encodeBlock(META, rows)).columns.map((c) => c.kind),
+  );
+  // An IPv6 address among the bits: the column is encoded as the values would be.
+  const v6 = new IpAddr(6, 1n);
+  sink.cols[0]![3] = v6;
+  rows[3]!.ip = v6;
+  assert.deepEqual(decodeBlock(encodeColumns(META, names, sink)).rows(), rows);
 });
