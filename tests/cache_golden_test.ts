@@ -76,7 +76,7 @@ const scripts = [...Deno.readDirSync(SCRIPTS)]
   .filter((e) => e.isFile && e.name.endsWith(".sx"))
   .map((e) => e.name)
   .filter((name) =>
-    /PARSE|READ_JSON|READ_CSV|\$\w+\s*=\s*'''|pattern/i.test(
+    /PARSE|READ_JSON|READ_CSV|READ_W3C|READ_ZEEK|\$\w+\s*=\s*'''|pattern/i.test(
       Deno.readTextFileSync(join(SCRIPTS, name)),
     )
   )

@@ -14,6 +14,7 @@ import type { Warning } from "../engine/contracts/datastore.ts";
 import { newQueryStats, type QueryStats } from "../engine/plan/context.ts";
 import { toJsonValue } from "../engine/render/render.ts";
 import { ColumnCache, STALE_CACHE_TEMP_MS } from "../engine/fs/column_cache.ts";
+import { headerSpan } from "../engine/fs/column_block.ts";
 import { createScanWorkers } from "../actors/scan_workers.ts";
 import { buildDeps, storagePlace } from "../main.ts";
 import { ensureHome, homeLayout } from "../home/layout.ts";
@@ -143,6 +144,95 @@ Deno.test("zone maps skip the blocks a filter on time or a number rules out", as
   const compiled = await compile({ text: hour }, home.context({ columnCache }));
   assert.ok(compiled.ok);
   assert.match(explain(compiled.plan), /via column cache zone maps\(ts\)/);
+});
+
+Deno.test("a block the zone maps rule out is skipped by its header: the rest of its file is never read", async () => {
+  const { home, columnCache } = await setup();
+  await using _ = home;
+  const hour = `${ALL} | filter(ts >= T('2024-01-01 05:00:00') and ts < T('2024-01-01 06:00:00'))` +
+    ` | select(count(*) as n, sum(bytes) as b)`;
+  await same(home, hour, columnCache);
+  // Every block's body (all after its header) made unreadable: bytes flipped, its checksum
+  // wrong. Only a reader of the whole file could tell.
+  const [entry] = [...Deno.readDirSync(columnCache.dir)];
+  const dir = join(columnCache.dir, entry!.name);
+  const names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".blk"));
+  assert.ok(names.length >= 8, `${names.length} blocks`);
+  for (const name of names) {
+    const bytes = await Deno.readFile(join(dir, name));
+    const span = headerSpan(bytes);
+    for (let i = span; i < bytes.length; i++) bytes[i] = bytes[i]! ^ 0xa5;
+    await Deno.writeFile(join(dir, name), bytes);
+  }
+  const plain = await run(home, hour);
+  const r = await run(home, hour, { columnCache });
+  assert.equal(r.rows, plain.rows);
+  // The blocks of the hour are read whole: found corrupt, removed and read raw (a warning
+  // each); every other block is skipped by its header alone, and kept.
+  const skipped = r.stats.cacheBlocksSkipped;
+  assert.ok(skipped >= 6, `${skipped} skipped`);
+  assert.equal(r.warnings.length, names.length - skipped);
+  for (const w of r.warnings) assert.match(w, /^INFO: .* was corrupt \(checksum mismatch\)/);
+  const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".blk"));
+  assert.equal(left.length, names.length, "the corrupt ones written again, the skipped kept");
+  // A header whose own bytes are wrong is not trusted: removed and read raw, the answer right.
+  const one = join(dir, left[0]!);
+  const bytes = await Deno.readFile(one);
+  bytes[20] = bytes[20]! ^ 0x01;
+  await Deno.writeFile(one, bytes);
+  const again = await run(home, hour, { columnCache });
+  assert.equal(again.rows, plain.rows);
+  assert.ok(again.warnings.some((w) => /header checksum mismatch/.test(w)), again.warnings.join());
+});
+
+Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and absent values, lines the scanner leaves, as without the cache", async () => {
+  const { home, columnCache, real } = await setup(2048);
+  await using _ = home;
+  const log = real.replace(/a\.log$/, "ips.log");
+  let text = "";
+  for (let i = 0; i < 600; i++) {
+    // IPv4 mostly; an IPv6 address (left to the expression) or none ('-') now and then.
+    const ip = i % 97 === 5 ? `2001:db8::${i % 7}` : i % 53 === 3 ? "-" : `10.0.${i % 3}.${i % 11}`;
+    const status = [200, 404, 200, 500][i % 4];
+    const bytes = i % 41 === 0 ? "-" : String((i * 37) % 9000);
+    text += `${ip} ${status} ${bytes} /p/${i % 13}\n`;
+  }
+  await Deno.writeTextFile(log, text);
+  const src =
+    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path''')`;
+  const scripts = [
+    `${src} | filter(status = 200) | select(client, count(*) as n, sum(bytes) as b) | group(client) | sort(client)`,
+    `${src} | select(status, count(*) as n, sum(bytes) as b, count(client) as c) | group(status) | sort(status)`,
+    `${src} | select(client, count(*) as n) | group(client) | sort(n desc, client) | limit(5)`,
+  ];
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    for (const script of scripts) {
+      const cold = await same(home, script, columnCache);
+      assert.ok(cold.stats.bytesRead > 0);
+      const warm = await same(home, script, columnCache);
+      assert.equal(warm.stats.bytesRead, 0);
+      assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
+      // The rows of the same entry read without a grouping are those of the file.
+      await same(home, `${src} | select(client, status, bytes)`, columnCache);
+      await Deno.remove(columnCache.dir, { recursive: true });
+      // Filled on workers (other cuts), then read in this thread and on workers.
+      const filled = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(filled.rows, cold.rows);
+      assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
+      const again = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(again.rows, cold.rows);
+      assert.equal(again.stats.bytesRead, 0);
+      await Deno.remove(columnCache.dir, { recursive: true });
+    }
+  } finally {
+    workers.close();
+  }
 });
 
 Deno.test("a grown file keeps its cached prefix and reads only the new lines", async () => {
@@ -470,6 +560,50 @@ Deno.test("READ_CSV is cached whole: its header names every line's fields; a cha
   assert.ok(bad.warnings.length > 0, "the reader's warning");
   const again = await same(home, text, columnCache);
   assert.equal(again.stats.cacheBlocks, 0);
+});
+
+Deno.test("READ_W3C and READ_ZEEK are cached whole; a file grown by a new header is read again", async () => {
+  const { home, columnCache, real } = await setup();
+  await using _ = home;
+  const samples = join(import.meta.dirname!, "samples");
+  const w3c = real.replace(/a\.log$/, "u_ex.log");
+  const zeek = real.replace(/a\.log$/, "conn.log");
+  await Deno.copyFile(join(samples, "iis", "u_ex241105.log"), w3c);
+  await Deno.copyFile(join(samples, "zeek", "conn.log"), zeek);
+  const iis = `READ_W3C(src: '/shared/u_ex.log') | filter(\`sc-status\` >= 200)
+| select(\`c-ip\`, \`sc-status\`, timestamp, \`time-taken\`, \`cs-username\`)`;
+  const conn = `READ_ZEEK(src: '/shared/conn.log')
+| select(ts, \`id.orig_h\`, \`id.resp_p\`, duration, orig_bytes, local_orig, tunnel_parents)`;
+  for (const [text, source] of [[iis, "READ_W3C"], [conn, "READ_ZEEK"]] as const) {
+    const cold = await same(home, text, columnCache);
+    assert.ok(cold.stats.bytesRead > 0);
+    assert.equal(cold.stats.cacheBlocks, 0);
+    const warm = await same(home, text, columnCache);
+    assert.equal(warm.stats.bytesRead, 0, source);
+    assert.equal(warm.stats.cacheBlocks, 1, source);
+    assert.equal(warm.rows, cold.rows);
+    const compiled = await compile({ text }, home.context({ columnCache }));
+    assert.ok(compiled.ok);
+    assert.match(explain(compiled.plan), new RegExp(`source ${source}\\(.* via column cache`));
+  }
+  // A restart writes a new '#Fields:' naming other fields: the whole file is read again and
+  // its new rows have the new fields.
+  const before = await same(home, iis, columnCache);
+  await Deno.writeTextFile(
+    w3c,
+    "#Fields: date time c-ip sc-status time-taken\n2024-11-05 01:00:00 192.0.2.99 503 7\n",
+    { append: true },
+  );
+  const grown = await same(home, iis, columnCache);
+  assert.ok(grown.stats.bytesRead > 0);
+  assert.equal(grown.stats.cacheBlocks, 0);
+  assert.notEqual(grown.rows, before.rows);
+  assert.match(grown.rows, /192\.0\.2\.99/);
+  assert.equal((await same(home, iis, columnCache)).stats.cacheBlocks, 1);
+  // Line and raw fields are read from the bytes, never from the cache.
+  const lines = `READ_W3C(src: '/shared/u_ex.log', line_field: 'n') | select(n, \`c-ip\`)`;
+  await same(home, lines, columnCache);
+  assert.equal((await same(home, lines, columnCache)).stats.cacheBlocks, 0);
 });
 
 Deno.test("a record skipped in a later block is named by its line in the file, cold, warm and on workers", async () => {

@@ -44,8 +44,10 @@ import {
   decodeBlock,
   type DecodedBlock,
   encodeBlock,
+  encodeColumns,
   SAMPLE_BYTES,
 } from "../fs/column_block.ts";
+import type { ColumnSink } from "../pattern/byte_scanner.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
 import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
@@ -59,6 +61,15 @@ export interface CachedRead {
   readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
   /** The source's reader over `files`, unfiltered, in the context given. */
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
+  /**
+   * The reader again, putting the records of `files` into `sink`'s columns of `names` rather
+   * than making rows (PARSE's byte scanner): a fill under a grouping that folds the block's
+   * columns uses it, and makes no row for a record it folds.
+   */
+  readonly columns?: {
+    readonly names: readonly string[];
+    readonly raw: (files: readonly FileEntry[], ctx: ExecContext, sink: ColumnSink) => BatchStream;
+  } | undefined;
   /** The pushed filter: only the rows it keeps are handed out. */
   readonly keep?: ((row: Row) => boolean) | undefined;
   /** The fields `keep` reads: a cached block gives it a row of just those. */
@@ -204,12 +215,46 @@ async function* fileRows(
   // Blocks being written (each published whole): at most WRITES_AHEAD, so that a slow disk
   // holds up the scan only past that.
   const writing: Promise<unknown>[] = [];
-  // The next block's file is read while this one's rows are made (at most one ahead).
-  let ahead: { path: string; block: Promise<DecodedBlock | null> } | null = null;
-  const readBlock = (path: string) => {
-    const got = ahead?.path === path ? ahead.block : cache.read(path);
+  // With zone maps to test, a block's header is read first (its identity, its statistics): a
+  // block they rule out is skipped having read only that; the others are then read whole. The next block is
+  // read so while this one's rows are made (at most one ahead).
+  type Loaded = { head: Promise<BlockMeta | null>; body: Promise<DecodedBlock | null> };
+  const load = (path: string): Loaded => {
+    // Without zone maps to test, every block is read whole: its header from those bytes.
+    let head: Promise<BlockMeta | null>;
+    let body: Promise<DecodedBlock | null>;
+    if (!read.zone) {
+      body = cache.read(path);
+      head = body.then((block) => block?.meta ?? null);
+    } else {
+      head = cache.header(path);
+      body = head.then((meta) =>
+        meta === null || (read.zone && !read.zone(meta)) ? null : cache.read(path)
+      );
+    }
+    // Their failures are met when they are awaited (or never, for a block not used).
+    head.catch(() => {});
+    body.catch(() => {});
+    return { head, body };
+  };
+  let ahead: { path: string; loaded: Loaded } | null = null;
+  const loadBlock = (path: string) => {
+    const got = ahead?.path === path ? ahead.loaded : load(path);
     ahead = null;
     return got;
+  };
+  /** What a block used (read or skipped) counts: its lines, its tally, its records. */
+  const account = async (meta: BlockMeta) => {
+    const from = meta.end - meta.rawBytes;
+    if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
+    else addTally(state, meta.tally, 0);
+    advance(from, meta.end, meta.lines);
+    ctx.progress.consume(meta.hi - meta.lo);
+    if (stats) {
+      stats.recordsRead += meta.records;
+      stats.recordsUnmatched += meta.unmatched;
+      stats.cacheBlocks++;
+    }
   };
   try {
     while (p < end) {
@@ -217,9 +262,23 @@ async function* fileRows(
       let used: BlockMeta | null = null;
       for (const b of blocks.get(p) ?? []) {
         if (b.hi > end) continue;
-        let block;
+        let meta: BlockMeta | null;
+        let block: DecodedBlock | null = null;
         try {
-          block = await readBlock(b.path);
+          const loaded = loadBlock(b.path);
+          meta = await loaded.head;
+          if (meta === null) continue;
+          const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
+            (meta.entire === true) === whole;
+          if (!same) {
+            await cache.drop(key);
+            blocks = new Map();
+            break;
+          }
+          if (!read.zone || read.zone(meta)) {
+            block = await loaded.body;
+            if (block === null) continue;
+          }
         } catch (e) {
           // A block that cannot be read (rights, the disk) is left; its lines are read raw.
           if (!(e instanceof CorruptBlock)) continue;
@@ -231,35 +290,15 @@ async function* fileRows(
           });
           continue;
         }
-        if (block === null) continue;
-        const meta = block.meta;
-        const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
-          (meta.entire === true) === whole;
-        if (!same) {
-          await cache.drop(key);
-          blocks = new Map();
-          break;
-        }
         used = meta;
-        const from = meta.end - meta.rawBytes;
-        if (needsLines(state, meta.tally)) addTally(state, meta.tally, await linesBefore(from));
-        else addTally(state, meta.tally, 0);
-        advance(from, meta.end, meta.lines);
-        ctx.progress.consume(meta.hi - meta.lo);
-        if (stats) {
-          stats.recordsRead += meta.records;
-          stats.recordsUnmatched += meta.unmatched;
-          stats.cacheBlocks++;
-        }
-        if (read.zone && !read.zone(meta)) {
+        await account(meta);
+        if (block === null) {
+          // Ruled out by its zone maps: no row of it can pass the filter.
           if (stats) stats.cacheBlocksSkipped++;
           break;
         }
         const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
-        if (next !== undefined) {
-          ahead = { path: next.path, block: cache.read(next.path) };
-          ahead.block.catch(() => {}); // its failure is met when it is awaited
-        }
+        if (next !== undefined) ahead = { path: next.path, loaded: load(next.path) };
         if (stats) stats.cacheBytes += meta.rawBytes;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.
@@ -279,14 +318,32 @@ async function* fileRows(
       // Raw: up to the next block boundary, the next cached block, or the end.
       let q = Math.min(end, (Math.floor(p / step) + 1) * step);
       for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-      const got = await rawSegment(base, p, q, ctx, read, whole);
+      // Under a grouping that folds the block's columns (as below), the reader puts its
+      // records into columns straight away: no row is made for a record folded.
+      const into: ColumnSink | undefined =
+        read.columns && ctx.direct && !whole && (!read.keep || read.test?.exact)
+          ? { cols: read.columns.names.map(() => []), ipv4: [] }
+          : undefined;
+      const got = await rawSegment(base, p, q, ctx, read, whole, into);
       if (got.first >= 0) {
         if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
         else addTally(state, got.tally, 0);
         advance(got.first, got.end, got.lines);
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
-      if (got.meta !== null) {
+      if (into !== undefined) {
+        const bytes = encodeColumns(got.meta ?? UNKEPT, read.columns!.names, into);
+        if (got.meta !== null) {
+          if (writing.length >= WRITES_AHEAD) await writing.shift();
+          writing.push(cache.write(key, p, q, bytes));
+        }
+        rows = decodeBlock(bytes, false).scan({
+          keep: read.keep,
+          reads: read.reads,
+          test: read.test,
+          fold: ctx.direct,
+        });
+      } else if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next blocks are read (up to WRITES_AHEAD at once).
         if (writing.length >= WRITES_AHEAD) await writing.shift();
@@ -465,17 +522,40 @@ function subContext(ctx: ExecContext, live = false) {
   };
 }
 
-/** The rows of `entry` (one block's lines) by the source's reader, with what it told. */
+/** What a block not kept says of itself (its rows are only handed on). */
+const UNKEPT: Omit<BlockMeta, "rowCount" | "columns" | "whole"> = {
+  lo: 0,
+  hi: 0,
+  end: 0,
+  size: 0,
+  mtime: 0,
+  head: 0,
+  tail: 0,
+  rawBytes: 0,
+  lines: -1,
+  records: 0,
+  unmatched: 0,
+  tally: null,
+};
+
+/**
+ * The rows of `entry` (one block's lines) by the source's reader, with what it told; with
+ * `sink`, its records are put into the sink's columns instead (no rows).
+ */
 async function rawRows(
   entry: FileEntry,
   ctx: ExecContext,
   read: CachedRead,
+  sink?: ColumnSink,
 ): Promise<
   { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
 > {
   const sub = subContext(ctx);
   const rows: Row[] = [];
-  for await (const batch of read.raw([entry], sub.ctx)) {
+  const stream = sink !== undefined
+    ? read.columns!.raw([entry], sub.ctx, sink)
+    : read.raw([entry], sub.ctx);
+  for await (const batch of stream) {
     for (const r of batch) rows.push(r);
   }
   sub.done(entry);
@@ -496,6 +576,7 @@ async function rawSegment(
   ctx: ExecContext,
   read: CachedRead,
   whole: boolean,
+  sink?: ColumnSink,
 ): Promise<RawRead> {
   let first = -1;
   let next = -1;
@@ -533,6 +614,7 @@ async function rawSegment(
     whole ? watchedEntry(file, watched) : rangeEntry(file, lo, hi, watched),
     ctx,
     read,
+    sink,
   );
   const rawBytes = first < 0 ? 0 : next - first;
   const ok = !got.other && !gap && rawBytes > 0 &&

@@ -1,10 +1,11 @@
 /**
- * The readers of the sources that scan workers share (PARSE of line records, READ_JSON), through
- * the column cache when the query has one (engine/exec/cached_scan.ts), else straight.
+ * The readers of the sources that scan workers share (PARSE of line records, READ_JSON), and of
+ * READ_CSV, READ_W3C and READ_ZEEK, through the column cache when the query has one
+ * (engine/exec/cached_scan.ts), else straight.
  *
  *   readParse(files, pattern, spec, ctx, read)        // PARSE: spec = the pattern's text
  *   readJson(files, ctx, fields, keep, paths)          // READ_JSON
- *   readTable(files, format, fields, ctx, keep)        // READ_CSV
+ *   readTable(files, format, fields, ctx, keep)        // READ_CSV, READ_W3C, READ_ZEEK
  */
 
 import type { FileEntry } from "../contracts/datastore.ts";
@@ -39,11 +40,22 @@ export function readParse(
 ): BatchStream {
   const filter = read.filter ?? undefined;
   if (!ctx.cache) return parseSource(files, pattern, read.fields, ctx, filter);
+  const names = read.fields ?? pattern.fields.map((f) => f.name);
+  // A pattern the byte scanner covers fills a block's columns without making rows.
+  const columns = !names.includes("__proto__") && pattern.makeByteScanner(names) !== null;
   return cachedScan(files, {
     spec: ["PARSE", spec, ctx.timeZone],
     fields: read.fields,
     lines: () => Promise.resolve(!pattern.multiLine),
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
+    ...(columns
+      ? {
+        columns: {
+          names,
+          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, undefined, sink),
+        },
+      }
+      : {}),
     keep: filter?.keep,
     reads: filter?.reads,
     test: columnTest(filter, ctx),
@@ -77,9 +89,10 @@ export function readJson(
 }
 
 /**
- * READ_CSV's rows of `files` (read_table_source.ts's arguments). A CSV file is cached whole (up
- * to cached_scan.ts's WHOLE_FILE_BYTES): its header names the fields of every later line, and a
- * quoted field may hold line ends, so it is never cut. READ_W3C and READ_ZEEK are read as before.
+ * READ_CSV's, READ_W3C's and READ_ZEEK's rows of `files` (read_table_source.ts's arguments). Such
+ * a file is cached whole (up to cached_scan.ts's WHOLE_FILE_BYTES), never cut: CSV's header
+ * names the fields of every later line and a quoted field may hold line ends; W3C's `#Fields:`
+ * and Zeek's `#fields`/`#types` lines name and type the lines after them, wherever they come.
  */
 export function readTable(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
@@ -88,11 +101,9 @@ export function readTable(
   ctx: ExecContext,
   keep: ((row: Row) => boolean) | undefined,
 ): BatchStream {
-  if (!ctx.cache || format.kind !== "csv") {
-    return readTableSource(files, format, fields, ctx, keep);
-  }
+  if (!ctx.cache) return readTableSource(files, format, fields, ctx, keep);
   return cachedScan(files, {
-    spec: ["READ_CSV", format],
+    spec: [TABLE_SOURCES[format.kind], format],
     fields,
     lines: () => Promise.resolve(false),
     raw: (list, sub) => readTableSource(list, format, fields, sub),
@@ -101,6 +112,8 @@ export function readTable(
     word: (_all, tally) => skipWarning(tally),
   }, ctx);
 }
+
+const TABLE_SOURCES = { csv: "READ_CSV", w3c: "READ_W3C", zeek: "READ_ZEEK" } as const;
 
 /**
  * Whether `file` reads as JSON lines (read_json_source.ts): its first byte that is not white

@@ -28,6 +28,8 @@ import { freeBehind } from "../fs/open_file.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 import { SCANNER_MAX_BYTES, scannerPath, SimdScanner } from "../simd/scanner.ts";
+import type { ColumnSink } from "../pattern/byte_scanner.ts";
+import { IpAddr } from "../values/values.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -43,25 +45,36 @@ export async function* parseSource(
   needed: readonly string[] | null,
   ctx: ExecContext,
   filter?: PushedFilter,
+  sink?: ColumnSink,
 ): BatchStream {
   const names = needed ?? pattern.fields.map((f) => f.name);
   const extractor = pattern.makeExtractor(names);
   const keep = filter?.keep;
   // Under a grouping that takes records directly (ctx.direct), the scanner folds into it the
-  // records of groups it already has, and hands out rows only for the others.
-  const scanner = pattern.makeByteScanner(names, filter, ctx.direct);
+  // records of groups it already has, and hands out rows only for the others. With a sink (the
+  // column cache's fill), records go to its columns: no row is handed out.
+  const scanner = sink !== undefined
+    ? pattern.makeByteScanner(names, undefined, undefined, sink)
+    : pattern.makeByteScanner(names, filter, ctx.direct);
+  if (sink !== undefined && (scanner === null || filter !== undefined)) {
+    throw new Error("PARSE into columns needs a byte scanner and no filter");
+  }
   const multiLine = pattern.multiLine;
-  const sink = new RowSink(keep);
+  const rows = new RowSink(keep);
   // Folding, every row goes to the grouping at once, so that it takes records in input order.
   const direct = scanner?.folds ? ctx.direct : undefined;
   const add = (row: Row) => {
     direct!.add(row);
     scanner!.refresh(); // a new group may have grown the arrays it folds into
   };
-  const push = direct === undefined ? sink.push : (row: Row) => {
-    if (keep === undefined || keep(row)) add(row);
-  };
-  const take = direct === undefined ? (row: Row) => sink.rows.push(row) : add;
+  const push = sink !== undefined
+    ? (row: Row) => sinkRow(sink, names, row)
+    : direct === undefined
+    ? rows.push
+    : (row: Row) => {
+      if (keep === undefined || keep(row)) add(row);
+    };
+  const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
   let skipped = 0;
   let firstSkipped = "";
   // Records of the current chunk, added to the query's stats once per chunk.
@@ -122,7 +135,7 @@ export async function* parseSource(
         }
         if (ctx.stats) ctx.stats.recordsRead += records;
         records = 0;
-        const batch = sink.take();
+        const batch = rows.take();
         if (batch) yield batch;
       }
       behind(null);
@@ -145,7 +158,7 @@ export async function* parseSource(
         if (counts.skipped > 0 && skipped === 0) firstSkipped = file.uri;
         skipped += counts.skipped;
         if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
-        const batch = sink.take();
+        const batch = rows.take();
         if (batch) yield batch;
         if (!counts.paused) {
           held = counts.next < end ? text.slice(counts.next, end) : "";
@@ -162,7 +175,7 @@ export async function* parseSource(
       if (ctx.stats) ctx.stats.recordsRead += counts.matched + counts.skipped;
     }
   }
-  const last = sink.take(true);
+  const last = rows.take(true);
   if (last) yield last;
   if (ctx.stats) ctx.stats.recordsUnmatched += skipped;
   if (skipped > 0 && !ctx.ignoreUnmatched) {
@@ -171,5 +184,15 @@ export async function* parseSource(
     const tally: SkipTally = { kind: "PARSE", count: skipped, first: { uri: firstSkipped } };
     const warning = await unmatchedWarning(list, firstSkipped, skipped, pattern, ctx);
     ctx.warn(warning ? { ...warning, tally } : skipWarning(tally));
+  }
+}
+
+/** A row of the expression's (a line the byte scanner left) added to `sink`'s columns. */
+function sinkRow(sink: ColumnSink, names: readonly string[], row: Row): void {
+  for (let k = 0; k < names.length; k++) {
+    const v = Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined;
+    sink.cols[k]!.push(
+      sink.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
+    );
   }
 }

@@ -7,9 +7,12 @@
  *   const block = decodeBlock(bytes);        // throws CorruptBlock when the checksum fails
  *   block.meta.columns[0].min; block.rows(); // rows equal to those encoded, keys in order
  *
- * Layout: `TRWLCB1\n`, a u32 (little endian) header length, the header as JSON, padding to 8,
- * the columns' vectors (each at an offset that is a multiple of 8, so that typed arrays view
- * the file's buffer without a copy), and the CRC-32 of everything before it (u32).
+ * Layout: `TRWLCB3\n`, a u32 (little endian) header length, the CRC-32 of the header (u32), the
+ * header as JSON, padding to 8, the columns' vectors (each at an offset that is a multiple of 8,
+ * so that typed arrays view the file's buffer without a copy), and the CRC-32 of everything
+ * before it (u32). The header's own checksum lets a reader trust its statistics (a zone map)
+ * having read only the header (`headerSpan`, `blockHeader`): a block skipped by them is never
+ * read further.
  *
  * A column is one encoding of its values, chosen per block from what they are:
  * `i32` / `f64` numbers, `ts` timestamps (their milliseconds as f64), `ip4` IPv4 addresses
@@ -28,7 +31,9 @@ import { IpAddr, isTuple, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 
-const MAGIC = new TextEncoder().encode("TRWLCB1\n");
+const MAGIC = new TextEncoder().encode("TRWLCB3\n");
+/** Magic, header length, header CRC-32: what comes before the header. */
+export const BLOCK_PREFIX_BYTES = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -104,9 +109,9 @@ export interface ColumnMeta {
 
 /**
  * The version of what blocks hold, part of an entry's key (ColumnCache.key): 2 added `tuple`
- * columns and left lines uncounted (-1).
+ * columns and left lines uncounted (-1); 3 the header's own CRC-32.
  */
-export const BLOCK_FORMAT = 2;
+export const BLOCK_FORMAT = 3;
 
 /** Bytes sampled at the start and end of what a block read, to find the file unchanged. */
 export const SAMPLE_BYTES = 256;
@@ -215,16 +220,81 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
       }
     }
   }
+  return assemble(meta, rows.length, columns, whole, parts);
+}
+
+/**
+ * The bytes of a block of columns as a reader gave them (engine/pattern/byte_scanner.ts's
+ * ColumnSink: `cols[k]` the values of `names[k]` by row, undefined where absent; an IPv4 column's
+ * addresses as their bits where `ipv4[k]`): the block encodeBlock would make of the rows, made
+ * without them.
+ */
+export function encodeColumns(
+  meta: MetaIn,
+  names: readonly string[],
+  sink: { readonly cols: readonly unknown[][]; readonly ipv4: readonly boolean[] },
+): Uint8Array {
+  if (names.includes("__proto__")) throw new Error("a column __proto__ is kept whole");
+  const parts = new Parts();
+  const n = sink.cols[0]?.length ?? 0;
+  const columns: ColumnMeta[] = [];
+  for (let k = 0; k < names.length; k++) {
+    const col = sink.cols[k]!;
+    if (col.length !== n) throw new Error("columns of different lengths");
+    columns.push(
+      sink.ipv4[k]
+        ? ipv4Column(names[k]!, col, parts)
+        : encodeColumn(names[k]!, col as (Value | undefined)[], parts),
+    );
+  }
+  return assemble(meta, n, columns, false, parts);
+}
+
+/** A column of IPv4 bits (and nulls, absent values); with any other value, as encodeColumn. */
+function ipv4Column(name: string, col: readonly unknown[], parts: Parts): ColumnMeta {
+  const n = col.length;
+  const vec = new Uint32Array(n);
+  let tags: Uint8Array | null = null;
+  let some = false;
+  for (let i = 0; i < n; i++) {
+    const v = col[i];
+    if (typeof v === "number") {
+      vec[i] = v;
+      some = true;
+    } else if (v === null || v === undefined) {
+      tags ??= new Uint8Array(n);
+      tags[i] = v === null ? 1 : 2;
+    } else {
+      // Another value (an IPv6 address): every value as a Value, encoded as from rows.
+      const values = col.map((x) => typeof x === "number" ? new IpAddr(4, x) : x);
+      return encodeColumn(name, values as (Value | undefined)[], parts);
+    }
+  }
+  if (!some) return encodeColumn(name, col as (Value | undefined)[], parts);
+  const tagsAt = tags === null ? undefined : parts.add(tags);
+  return { name, kind: "ip4", ...parts.add(bytesOf(vec)), ...(tagsAt ? { tags: tagsAt } : {}) };
+}
+
+/** The block's bytes: magic, header, the parts, the checksum. */
+function assemble(
+  meta: MetaIn,
+  rowCount: number,
+  columns: ColumnMeta[],
+  whole: boolean,
+  parts: Parts,
+): Uint8Array {
   const header = encoder.encode(
-    JSON.stringify({ ...meta, rowCount: rows.length, columns, whole } satisfies BlockMeta),
+    JSON.stringify({ ...meta, rowCount, columns, whole } satisfies BlockMeta),
   );
-  const start = MAGIC.length + 4 + header.length;
+  const start = BLOCK_PREFIX_BYTES + header.length;
   const bodyAt = start + ((8 - (start % 8)) % 8);
   const total = bodyAt + parts.size + 4;
   const out = new Uint8Array(total);
   out.set(MAGIC, 0);
-  new DataView(out.buffer).setUint32(MAGIC.length, header.length, true);
-  out.set(header, MAGIC.length + 4);
+  const view = new DataView(out.buffer);
+  view.setUint32(MAGIC.length, header.length, true);
+  view.setUint32(MAGIC.length + 4, crc32(header), true);
+  out.set(header, BLOCK_PREFIX_BYTES);
   let at = bodyAt;
   for (const c of parts.chunks) {
     out.set(c, at);
@@ -518,16 +588,33 @@ export interface BlockFold {
   flags(i: number): Uint8Array;
 }
 
-/** Only the header of a block's bytes (no checksum verified). */
-export function blockHeader(bytes: Uint8Array): BlockMeta {
-  if (bytes.length < MAGIC.length + 8) throw new CorruptBlock("too short");
+/**
+ * The bytes a block's file holds before its body, from its first BLOCK_PREFIX_BYTES (the
+ * magic and the header's length): what `blockHeader` needs. Throws CorruptBlock when they are
+ * not a block's.
+ */
+export function headerSpan(prefix: Uint8Array): number {
+  if (prefix.length < BLOCK_PREFIX_BYTES) throw new CorruptBlock("too short");
   for (let i = 0; i < MAGIC.length; i++) {
-    if (bytes[i] !== MAGIC[i]) throw new CorruptBlock("not a cache block");
+    if (prefix[i] !== MAGIC[i]) throw new CorruptBlock("not a cache block");
   }
-  const len = new DataView(bytes.buffer, bytes.byteOffset).getUint32(MAGIC.length, true);
-  if (MAGIC.length + 4 + len > bytes.length - 4) throw new CorruptBlock("header past the end");
+  const len = new DataView(prefix.buffer, prefix.byteOffset).getUint32(MAGIC.length, true);
+  return BLOCK_PREFIX_BYTES + len;
+}
+
+/**
+ * The header of a block from its file's first bytes (at least `headerSpan` of them; the body
+ * need not follow): checked by its own CRC-32, so that its statistics can be trusted without
+ * the rest of the file. Throws CorruptBlock when they are not a block's header.
+ */
+export function blockHeader(bytes: Uint8Array): BlockMeta {
+  const span = headerSpan(bytes);
+  if (span > bytes.length) throw new CorruptBlock("header past the end");
+  const header = bytes.subarray(BLOCK_PREFIX_BYTES, span);
+  const stored = new DataView(bytes.buffer, bytes.byteOffset).getUint32(MAGIC.length + 4, true);
+  if (crc32(header) !== stored) throw new CorruptBlock("header checksum mismatch");
   try {
-    return JSON.parse(decoder.decode(bytes.subarray(MAGIC.length + 4, MAGIC.length + 4 + len)));
+    return JSON.parse(decoder.decode(header));
   } catch {
     throw new CorruptBlock("header is not JSON");
   }
@@ -538,7 +625,7 @@ export function blockHeader(bytes: Uint8Array): BlockMeta {
  * unless `verify` is false).
  */
 export function decodeBlock(bytes: Uint8Array, verify = true): DecodedBlock {
-  if (bytes.length < MAGIC.length + 8) throw new CorruptBlock("too short");
+  if (bytes.length < BLOCK_PREFIX_BYTES + 4) throw new CorruptBlock("too short");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const stored = view.getUint32(bytes.length - 4, true);
   // `verify` false: bytes encodeBlock just gave, never stored.
@@ -546,10 +633,8 @@ export function decodeBlock(bytes: Uint8Array, verify = true): DecodedBlock {
     throw new CorruptBlock("checksum mismatch");
   }
   const meta = blockHeader(bytes);
-  const start = MAGIC.length + 4 + new DataView(bytes.buffer, bytes.byteOffset).getUint32(
-    MAGIC.length,
-    true,
-  );
+  const start = headerSpan(bytes);
+  if (start > bytes.length - 4) throw new CorruptBlock("header past the end");
   const bodyAt = start + ((8 - (start % 8)) % 8);
   // Typed arrays view the body where it is aligned (a freshly read file is), else a copy.
   const body = (bytes.byteOffset + bodyAt) % 8 === 0

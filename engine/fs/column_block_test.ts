@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { blockHeader, CorruptBlock, decodeBlock, encodeBlock } from "./column_block.ts";
+import {
+  BLOCK_PREFIX_BYTES,
+  blockHeader,
+  CorruptBlock,
+  decodeBlock,
+  encodeBlock,
+  encodeColumns,
+  headerSpan,
+} from "./column_block.ts";
 import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
 
 const META = {
@@ -82,6 +90,22 @@ Deno.test("a changed byte anywhere in a block fails its checksum", () => {
   }
   assert.throws(() => decodeBlock(bytes.subarray(0, bytes.length - 8)), CorruptBlock);
   assert.equal(decodeBlock(bytes).rows().length, 2);
+});
+
+Deno.test("a block's header is read and checked from its first bytes alone", () => {
+  const bytes = encodeBlock(META, [{ n: 1, t: new Timestamp(5) }, { n: 9, t: new Timestamp(7) }]);
+  const span = headerSpan(bytes.subarray(0, BLOCK_PREFIX_BYTES));
+  assert.ok(span < bytes.length - 8);
+  // Only the header's bytes: its statistics, without the body or the file's checksum.
+  const meta = blockHeader(bytes.slice(0, span));
+  assert.deepEqual(meta.columns.map((c) => [c.name, c.min, c.max]), [["n", 1, 9], ["t", 5, 7]]);
+  assert.throws(() => blockHeader(bytes.slice(0, span - 1)), CorruptBlock);
+  // A changed byte of the header fails the header's own checksum.
+  for (const at of [BLOCK_PREFIX_BYTES, (BLOCK_PREFIX_BYTES + span) >> 1, span - 1]) {
+    const bad = bytes.slice(0, span);
+    bad[at] = bad[at]! ^ 1;
+    assert.throws(() => blockHeader(bad), /header checksum mismatch/);
+  }
 });
 
 Deno.test("an empty block and a block of only nulls decode", () => {
@@ -238,4 +262,30 @@ Deno.test("a block tests comparisons on its columns; the filter decides the rest
   const mixed = { field: "m", op: "<" as const, value: 10, kind: "num" as const };
   block.scan({ keep: never, test: { test: mixed, exact: true } });
   assert.equal(calls.length, rows.length);
+});
+
+Deno.test("columns given by a reader encode as the rows would: IPv4 bits, nulls, absent, IPv6", () => {
+  const names = ["ip", "n", "s"];
+  const rows: Row[] = [];
+  const sink = { cols: [[], [], []] as unknown[][], ipv4: [true, false, false] };
+  for (let i = 0; i < 40; i++) {
+    const ip = i % 9 === 0 ? null : new IpAddr(4, 0x0a000000 + i);
+    const row: Row = { ip, n: i % 7 === 0 ? null : i * 3 };
+    if (i % 5 !== 0) row.s = `w${i % 4}`;
+    rows.push(row);
+    sink.cols[0]!.push(ip === null ? null : ip.bits);
+    sink.cols[1]!.push(row.n);
+    sink.cols[2]!.push(i % 5 !== 0 ? row.s : undefined);
+  }
+  const bytes = encodeColumns(META, names, sink);
+  assert.deepEqual(decodeBlock(bytes).rows(), rows);
+  assert.deepEqual(
+    blockHeader(bytes).columns.map((c) => c.kind),
+    blockHeader(encodeBlock(META, rows)).columns.map((c) => c.kind),
+  );
+  // An IPv6 address among the bits: the column is encoded as the values would be.
+  const v6 = new IpAddr(6, 1n);
+  sink.cols[0]![3] = v6;
+  rows[3]!.ip = v6;
+  assert.deepEqual(decodeBlock(encodeColumns(META, names, sink)).rows(), rows);
 });

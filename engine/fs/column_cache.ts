@@ -21,7 +21,18 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { ColumnCacheConfig } from "../contracts/column_cache.ts";
 import { CACHE_BLOCK_BYTES } from "../contracts/column_cache.ts";
-import { BLOCK_FORMAT, decodeBlock, type DecodedBlock } from "./column_block.ts";
+import {
+  BLOCK_FORMAT,
+  blockHeader,
+  type BlockMeta,
+  CorruptBlock,
+  decodeBlock,
+  type DecodedBlock,
+  headerSpan,
+} from "./column_block.ts";
+
+/** Bytes read at first for a block's header (most headers fit; a longer one is read on). */
+const HEADER_READ_BYTES = 16 << 10;
 
 /** A temporary block older than this is a crashed writer's. */
 export const STALE_CACHE_TEMP_MS = 10 * 60 * 1000;
@@ -117,6 +128,36 @@ export class ColumnCache {
       throw e;
     }
     return decodeBlock(bytes);
+  }
+
+  /**
+   * The header of the block at `path` (its statistics: zone maps), reading only the file's
+   * first bytes up to the header's end; null when it is gone; throws CorruptBlock when they
+   * are not a block's header (its own checksum fails). The body is not read, nor checked.
+   */
+  async header(path: string): Promise<BlockMeta | null> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      throw e;
+    }
+    try {
+      const first = new Uint8Array(HEADER_READ_BYTES);
+      const got = await readFull(file, first);
+      const span = headerSpan(first.subarray(0, got));
+      if (span <= got) return blockHeader(first.subarray(0, span));
+      if (got < first.length) throw new CorruptBlock("header past the end");
+      const all = new Uint8Array(span);
+      all.set(first);
+      if (await readFull(file, all.subarray(got)) < span - got) {
+        throw new CorruptBlock("header past the end");
+      }
+      return blockHeader(all);
+    } finally {
+      file.close();
+    }
   }
 
   /** Removes one block (found corrupt). */
@@ -251,4 +292,15 @@ export class ColumnCache {
     const t = new Date(this.#now());
     Deno.utime(dir, t, t).catch(() => {});
   }
+}
+
+/** Reads into `buf` until it is full or the file ends; the bytes read. */
+async function readFull(file: Deno.FsFile, buf: Uint8Array): Promise<number> {
+  let got = 0;
+  while (got < buf.length) {
+    const n = await file.read(buf.subarray(got));
+    if (n === null) break;
+    got += n;
+  }
+  return got;
 }

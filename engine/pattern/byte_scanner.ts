@@ -49,6 +49,17 @@ export interface ByteScanner {
   refresh(): void;
 }
 
+/**
+ * Where a scanner made with it puts its records, column by column (`cols[k]`: the values of
+ * the k-th needed field, in line order; an IPv4 address as its bits, a number), instead of
+ * making rows: the column cache's fill (engine/exec/cached_scan.ts).
+ */
+export interface ColumnSink {
+  readonly cols: unknown[][];
+  /** Per needed field, whether its values are IPv4 addresses given as their bits. */
+  readonly ipv4: boolean[];
+}
+
 /** The element did not match here, whatever the lengths tried: an optional one is absent. */
 const NO_MATCH = -1;
 /** The scanner's path failed or met what it does not model: the expression decides. */
@@ -94,6 +105,7 @@ export function makeByteScanner(
   timeZone: string,
   filter?: PushedFilter,
   direct?: DirectGroups,
+  sink?: ColumnSink,
 ): ByteScanner | null {
   for (const el of elements) {
     if (el.kind === "choice") return null;
@@ -157,8 +169,14 @@ export function makeByteScanner(
   for (const name of needed) if (!found.has(name)) return null;
   const declarations = needed.map((_, k) => `let s${k} = -1, e${k} = 0, n${k} = 0, d${k} = 0;`)
     .join("\n");
+  // With a sink, each value is pushed to its field's column instead (an IPv4 address as its
+  // bits), and no row is made.
+  const pushes: string[] = [];
   const props = needed.map((name, k) => {
     const key = name === "__proto__" ? '["__proto__"]' : JSON.stringify(name);
+    pushes.push(
+      outputs[k] === "ipv4" ? `C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});` : "",
+    );
     let value: string;
     switch (outputs[k]) {
       case "int":
@@ -173,8 +191,15 @@ export function makeByteScanner(
           ? `T[${k}](b, s${k}, e${k})`
           : `c${k}(T[${k}](b, s${k}, e${k}))`;
     }
+    if (pushes[k] === "") pushes[k] = `C[${k}].push(s${k} < 0 ? null : ${value});`;
     return `${key}: s${k} < 0 ? null : ${value}`;
   });
+  if (sink !== undefined) {
+    if (filter !== undefined || direct !== undefined) {
+      throw new Error("a byte scanner with a sink takes no filter and no grouping");
+    }
+    for (let k = 0; k < needed.length; k++) sink.ipv4[k] = outputs[k] === "ipv4";
+  }
   // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
   const filtered = filter !== undefined && [...filter.reads].every((n) => slotOf.has(n));
   const test = !filtered
@@ -209,10 +234,12 @@ ${code}
 if (lineEnd !== undefined && lineEnd >= i) i = lineEnd;
 else while (b[i] !== ${NL}) i++;
 state.next = i + 1;
-${test}
+${
+    sink !== undefined ? `const C = sink.cols;\n${pushes.join("\n")}\nreturn null;` : `${test}
 ${fold}
 const row = { ${props.join(", ")} };
-return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
+return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
+  }
 };`;
   const state = { next: 0, refresh: () => {} };
   const make = generatedFunction([
@@ -224,6 +251,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     "skipNonSpace",
     "keep",
     "direct",
+    "sink",
     "T",
     ...converters.map((_, k) => `c${k}`),
   ], source);
@@ -236,6 +264,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};
     skipNonSpace,
     filter?.keep,
     direct,
+    sink,
     needed.map(() => fieldText()),
     ...converters,
   ) as (

@@ -33,7 +33,7 @@ import type { Row } from "../values/values.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 import { type MakeConverter, type MatcherSpec, matcherSpec } from "./matchers.ts";
 import { parsePattern, type SubPatterns } from "./parse_pattern.ts";
-import { type ByteScanner, makeByteScanner } from "./byte_scanner.ts";
+import { type ByteScanner, type ColumnSink, makeByteScanner } from "./byte_scanner.ts";
 import { forRe2, regexShape } from "../values/user_regex.ts";
 import { needsLinearEngine } from "./backtracking.ts";
 import { splitOptionalParts } from "./optional_parts.ts";
@@ -70,6 +70,7 @@ export interface CompiledPattern {
     neededFields: readonly string[],
     filter?: PushedFilter,
     direct?: DirectGroups,
+    sink?: ColumnSink,
   ): ByteScanner | null;
   /**
    * Where each named field's text lies in a match of the pattern at the start of `line`
@@ -165,10 +166,10 @@ export function compilePattern(text: string, options: CompileOptions): CompileRe
       maxLines: all.maxLines,
       source: all.source,
       makeExtractor: make,
-      makeByteScanner: (needed, filter, direct) =>
+      makeByteScanner: (needed, filter, direct, sink) =>
         all.maxLines > 1
           ? null
-          : makeByteScanner(parsed.elements, needed, options.timeZone, filter, direct),
+          : makeByteScanner(parsed.elements, needed, options.timeZone, filter, direct, sink),
       extractAll(text, start, end, onRow, options) {
         every ??= make(schema.map((f) => f.name));
         return every.extractAll(text, start, end, onRow, options);

@@ -405,7 +405,7 @@ async function planFileSource(
         start,
         ...TAKES_ALL,
         // Line and raw fields are read from the bytes, never from the cache.
-        ...(format.kind === "csv" && !asked ? { cached: true } : {}),
+        ...(!asked ? { cached: true } : {}),
       };
     }
     default:
