@@ -16,6 +16,7 @@ import assert from "node:assert/strict";
 import { deserialize } from "node:v8";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api } from "../support/server_api.ts";
 import { runCli } from "../foundation/server_process.ts";
 import { startPostgres } from "../support/postgres.ts";
 import { countedServer, stateHome, stopServer } from "../support/shared_state.ts";
@@ -69,13 +70,6 @@ function blob(first: number, lines: number, seed: number): string {
     }));
   }
   return out.join("\n") + "\n";
-}
-
-function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
-  });
 }
 
 async function submit(server: ServerProcess, token: string, script: string) {

@@ -23,6 +23,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api, defineLogs, finalState, submit } from "../support/server_api.ts";
 import { type Postgres, startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
@@ -58,38 +59,6 @@ async function writeLog(path: string, lines: number, seed: number): Promise<void
   await Deno.writeTextFile(path, parts.join(""));
 }
 
-function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
-  });
-}
-
-async function submit(server: ServerProcess, token: string, script: string): Promise<string> {
-  const res = await api(server, token, "/queries?scriptPath=/user", {
-    method: "POST",
-    headers: { "Content-Type": "text/vnd.engine.script" },
-    body: script,
-  });
-  const body = await res.json();
-  assert.equal(res.status, 201, JSON.stringify(body));
-  return body.queryId;
-}
-
-async function finalState(server: ServerProcess, token: string, id: string) {
-  // Only tells a query that never ends (a busy machine runs these slowly).
-  const deadline = Date.now() + 240_000;
-  for (;;) {
-    const res = await api(server, token, `/queries/${id}`);
-    const body = await res.json();
-    if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
-      return body as Record<string, unknown>;
-    }
-    if (Date.now() > deadline) throw new Error(`query ${id} did not end: ${JSON.stringify(body)}`);
-    await sleep(50);
-  }
-}
-
 async function answer(server: ServerProcess, token: string, script: string) {
   const id = await submit(server, token, script);
   const end = await finalState(server, token, id);
@@ -97,18 +66,6 @@ async function answer(server: ServerProcess, token: string, script: string) {
   const res = await api(server, token, `/queries/${id}/result`);
   assert.equal(res.status, 200);
   return { id, rows: await res.json(), end };
-}
-
-async function defineLogs(server: ServerProcess, token: string, logs: string): Promise<void> {
-  const put = await api(server, token, "/datastores/logs", {
-    method: "PUT",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      type: "FILE",
-      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
-    }),
-  });
-  assert.equal(put.status, 201, await put.text());
 }
 
 interface ShareRow {

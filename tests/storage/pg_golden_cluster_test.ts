@@ -25,6 +25,7 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api } from "../support/server_api.ts";
 import { startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
@@ -99,13 +100,6 @@ async function filesUnder(dir: string, prefix = ""): Promise<string[]> {
     else out.push(rel);
   }
   return out.sort();
-}
-
-function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
-  });
 }
 
 /** One server and its admin token. */

@@ -15,6 +15,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api, defineLogs, finalState, submit } from "../support/server_api.ts";
 import { startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
@@ -52,38 +53,10 @@ async function writeLog(path: string, lines: number, seed: number): Promise<void
   await Deno.writeTextFile(path, parts.join(""));
 }
 
-function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
-  });
-}
-
-async function submit(server: ServerProcess, token: string, script: string): Promise<string> {
-  const res = await api(server, token, "/queries?scriptPath=/user", {
-    method: "POST",
-    headers: { "Content-Type": "text/vnd.engine.script" },
-    body: script,
-  });
-  const body = await res.json();
-  assert.equal(res.status, 201, JSON.stringify(body));
-  return body.queryId;
-}
-
 /** The query's end and its result as text (the same text from every server). */
 async function result(server: ServerProcess, token: string, id: string): Promise<string> {
-  // Only tells a query that never ends (a busy machine runs these slowly).
-  const deadline = Date.now() + 900_000;
-  for (;;) {
-    const res = await api(server, token, `/queries/${id}`);
-    const body = await res.json();
-    if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
-      assert.equal(body.state, "SUCCEEDED", JSON.stringify(body));
-      break;
-    }
-    if (Date.now() > deadline) throw new Error(`query ${id} did not end: ${JSON.stringify(body)}`);
-    await sleep(50);
-  }
+  const end = await finalState(server, token, id, 900_000);
+  assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
   const res = await api(server, token, `/queries/${id}/result`);
   const text = await res.text();
   assert.equal(res.status, 200, text.slice(0, 500));
@@ -92,18 +65,6 @@ async function result(server: ServerProcess, token: string, id: string): Promise
 
 async function answer(server: ServerProcess, token: string, script: string): Promise<string> {
   return await result(server, token, await submit(server, token, script));
-}
-
-async function defineLogs(server: ServerProcess, token: string, logs: string): Promise<void> {
-  const put = await api(server, token, "/datastores/logs", {
-    method: "PUT",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      type: "FILE",
-      fileStore: { root: logs, acl: { users: { admin: ["read", "list"] }, groups: {} } },
-    }),
-  });
-  assert.equal(put.status, 201, await put.text());
 }
 
 interface ShareRow {

@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api } from "../support/server_api.ts";
 import { type Postgres, startPostgres } from "../support/postgres.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
@@ -24,13 +25,6 @@ async function writeLog(path: string, lines: number): Promise<void> {
   const parts: string[] = [];
   for (let i = 0; i < lines; i++) parts.push(`${i} host-17 GET /index.html 200 5120\n`);
   await Deno.writeTextFile(path, parts.join(""));
-}
-
-function api(server: ServerProcess, token: string, path: string, init: RequestInit = {}) {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
-  });
 }
 
 async function submit(server: ServerProcess, token: string): Promise<string> {

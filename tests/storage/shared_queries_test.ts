@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
+import { api } from "../support/server_api.ts";
 import { type Backend, eachBackend, sharedStorage, stateHome } from "../support/shared_state.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
@@ -97,18 +98,6 @@ const SLOW_SCRIPT =
   "@a | join(@a on left.k = right.k) | select(count(*) as pairs)";
 const QUICK_SCRIPT = "PARSE(pattern: '''INT:n LD:x EOL''', src: 'file://logs/rows.log') | " +
   "select(count(*) as rows)";
-
-function api(
-  server: ServerProcess,
-  token: string,
-  path: string,
-  init: RequestInit & { headers?: Record<string, string> } = {},
-): Promise<Response> {
-  return fetch(`${server.url}/API/v1.0${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, ...init.headers },
-  });
-}
 
 async function submit(server: ServerProcess, token: string, script: string): Promise<Response> {
   return await api(server, token, "/queries?scriptPath=/user", {
