@@ -195,6 +195,24 @@ const PROGRESS_STEP = 0.01;
 /** How long a cancelled engine may take to stop before the query is called CANCELLED anyway. */
 export const STOP_GRACE_MS = 5_000;
 
+/** An action that tells the query's supervisor (if any) that it finished or expired. */
+function tellSupervisor(type: "QUERY.FINISHED" | "QUERY.EXPIRED") {
+  return enqueueActions<
+    QueryContext,
+    QueryEvent,
+    undefined,
+    QueryEvent,
+    never,
+    never,
+    never,
+    never,
+    never
+  >(({ context, enqueue }) => {
+    if (!context.supervisor) return;
+    enqueue.sendTo(context.supervisor, { type, queryId: context.queryId });
+  });
+}
+
 export const queryMachine = setup({
   types: {
     context: {} as QueryContext,
@@ -215,34 +233,8 @@ export const queryMachine = setup({
       ...entered(params.to, event),
     })),
     stopEngine: ({ context }) => context.abort?.abort(STOPPED),
-    reportFinished: enqueueActions<
-      QueryContext,
-      QueryEvent,
-      undefined,
-      QueryEvent,
-      never,
-      never,
-      never,
-      never,
-      never
-    >(({ context, enqueue }) => {
-      if (!context.supervisor) return;
-      enqueue.sendTo(context.supervisor, { type: "QUERY.FINISHED", queryId: context.queryId });
-    }),
-    reportExpired: enqueueActions<
-      QueryContext,
-      QueryEvent,
-      undefined,
-      QueryEvent,
-      never,
-      never,
-      never,
-      never,
-      never
-    >(({ context, enqueue }) => {
-      if (!context.supervisor) return;
-      enqueue.sendTo(context.supervisor, { type: "QUERY.EXPIRED", queryId: context.queryId });
-    }),
+    reportFinished: tellSupervisor("QUERY.FINISHED"),
+    reportExpired: tellSupervisor("QUERY.EXPIRED"),
     progress: assign({
       progress: ({ context, event }) =>
         event.type === "ENGINE.PROGRESS"
