@@ -44,7 +44,15 @@ export async function finalState(
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const res = await api(server, token, `/queries/${id}`);
+    const res = await api(server, token, `/queries/${id}`).catch((e) => {
+      // A server gone (refused): what it said last tells why.
+      throw new Error(
+        `asking for query ${id}: ${(e as Error).message}; the server's last stderr lines:\n${
+          server.stderr.slice(-30).join("\n")
+        }`,
+        { cause: e },
+      );
+    });
     const body = await res.json();
     if (res.status === 200 && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.state)) {
       return body;
