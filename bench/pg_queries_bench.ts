@@ -27,6 +27,7 @@
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../tests/foundation/server_process.ts";
 import { startPostgres } from "../tests/support/postgres.ts";
+import { pinServer } from "./pin_server.ts";
 import { sleep } from "../engine/util/sleep.ts";
 
 function arg(name: string, fallback: number): number {
@@ -43,25 +44,6 @@ const MAX_RUNNING = arg("max-running", 0);
 const SMALL = "VALUES((a: 1))";
 const loadavg = async () =>
   (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
-
-/** Pins every thread of the server whose home is `dir` to `cpu` (a machine of one core). */
-async function pin(dir: string, cpu: number): Promise<void> {
-  if (!PIN) return;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (!cmdline.split("\0").includes(dir)) continue;
-    const out = await new Deno.Command("taskset", {
-      args: ["-a", "-p", "-c", String(cpu), entry.name],
-      stdout: "null",
-    }).output();
-    if (!out.success) {
-      throw new Error(`taskset of ${entry.name}: ${new TextDecoder().decode(out.stderr)}`);
-    }
-    return;
-  }
-  throw new Error(`no server process runs with home ${dir}`);
-}
 
 async function home(root: string, name: string, storage: string): Promise<string> {
   const dir = join(root, name);
@@ -167,7 +149,7 @@ async function turn(
     const dir = await home(root, `r${round}-${servers}-${i}`, storage);
     homes.push(dir);
     started.push(stack.use(await startServerProcess(dir)));
-    await pin(dir, i);
+    if (PIN) await pinServer(dir, i);
   }
   const token = started[0]!.firstToken!;
   const clients = started.map((s) => client(s, token));

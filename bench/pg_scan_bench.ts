@@ -31,6 +31,7 @@
 import { join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../tests/foundation/server_process.ts";
 import { startPostgres } from "../tests/support/postgres.ts";
+import { pinServer } from "./pin_server.ts";
 import { openPgStorage } from "../home/storage/pg_storage.ts";
 import { sleep } from "../engine/util/sleep.ts";
 import { seededRandom } from "../tests/support/seeded_random.ts";
@@ -93,25 +94,6 @@ async function defineLogs(server: ServerProcess, token: string, logs: string) {
   if (res.status !== 201) throw new Error(`datastore: ${res.status} ${await res.text()}`);
 }
 
-/** Pins every thread of the server whose home is `dir` to `cpu` (a machine of one core). */
-async function pin(dir: string, cpu: number): Promise<void> {
-  if (!PIN) return;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (!cmdline.split("\0").includes(dir)) continue;
-    const out = await new Deno.Command("taskset", {
-      args: ["-a", "-p", "-c", String(cpu), entry.name],
-      stdout: "null",
-    }).output();
-    if (!out.success) {
-      throw new Error(`taskset of ${entry.name}: ${new TextDecoder().decode(out.stderr)}`);
-    }
-    return;
-  }
-  throw new Error(`no server process runs with home ${dir}`);
-}
-
 async function home(root: string, name: string, storage: string): Promise<string> {
   const dir = join(root, name);
   await Deno.mkdir(join(dir, "conf"), { recursive: true });
@@ -152,7 +134,7 @@ try {
   const soloHome = await home(root, "solo", `pg:${soloUrl}`);
   const solo = await startServerProcess(soloHome, set("query.workers=1", "query.workerNice=0"));
   servers.push(solo);
-  await pin(soloHome, 0);
+  if (PIN) await pinServer(soloHome, 0);
   // The control: one server with two workers, what two threads get on this machine at all.
   const pair = await startServerProcess(
     await home(root, "pair", `pg:${await pg.newDatabase()}`),
@@ -163,11 +145,11 @@ try {
   const aHome = await home(root, "a", `pg:${clusterUrl}`);
   const a = await startServerProcess(aHome, spread);
   servers.push(a);
-  await pin(aHome, 0);
+  if (PIN) await pinServer(aHome, 0);
   for (let i = 1; i < SPREAD; i++) {
     const bHome = await home(root, `b${i}`, `pg:${clusterUrl}`);
     servers.push(await startServerProcess(bHome, spread));
-    await pin(bHome, i % 2);
+    if (PIN) await pinServer(bHome, i % 2);
   }
   await defineLogs(solo, solo.firstToken!, logs);
   await defineLogs(pair, pair.firstToken!, logs);
