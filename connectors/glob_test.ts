@@ -3,6 +3,7 @@ import { compileGlob, matchGlob, matchPath } from "./glob.ts";
 import { pathMatcher } from "./cloudapi/uri_pattern.ts";
 import { type WalkEntry, type WalkFs, walkGlob } from "./file/walk_glob.ts";
 import { collect } from "../tests/support/temp_tree.ts";
+import { cpuStopwatch } from "../tests/support/thread_cpu.ts";
 
 Deno.test("compileGlob() keeps the leading literal segments as the base", () => {
   assert.equal(compileGlob("/shared/logs/$yyyy$/*.log").base, "/shared/logs");
@@ -120,10 +121,10 @@ Deno.test("`?` and the other globs match the same files in file paths and clouda
 
 Deno.test("a glob that backtracks exponentially as a RegExp matches a long name at once", () => {
   const glob = compileGlob("/user/*a*a*a*a*a*a*a*b");
-  const started = performance.now();
+  const started = cpuStopwatch();
   assert.equal(matchPath(glob, ["a".repeat(5000)]), null);
   assert.notEqual(matchPath(glob, ["a".repeat(5000) + "b"]), null);
-  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+  assert.ok(started() < 500, `${started()} ms`);
 });
 
 Deno.test("a time field after a star takes its digits where the rest of the name fits", () => {

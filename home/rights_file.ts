@@ -16,15 +16,19 @@ export class RightsFile {
   #version: string | null = null;
   #checkedAt = -Infinity;
 
-  /** `onError` hears of a changed file that cannot be read; the previous grants stay in force. */
+  /**
+   * `onError` hears of a changed file that cannot be read; the previous grants stay in force.
+   * `now` is the clock of the checks (milliseconds; a test's own).
+   */
   constructor(
     readonly file: string,
     private readonly onError: (error: Error) => void = () => {},
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Loads the file now; throws RightsError when it is not valid (for a check at start). */
   load(): readonly Grant[] {
-    this.#checkedAt = performance.now();
+    this.#checkedAt = this.now();
     const version = fileVersionSync(this.file);
     if (version !== this.#version) {
       this.#grants = version === "missing" ? [] : parseRights(Deno.readTextFileSync(this.file));
@@ -35,7 +39,7 @@ export class RightsFile {
 
   /** The grants in force. */
   grants(): readonly Grant[] {
-    if (performance.now() - this.#checkedAt < CHECK_EVERY_MS) return this.#grants;
+    if (this.now() - this.#checkedAt < CHECK_EVERY_MS) return this.#grants;
     try {
       return this.load();
     } catch (e) {

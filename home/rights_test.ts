@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { type Grant, may, parseRights, RIGHTS } from "./rights.ts";
 import { RightsFile } from "./rights_file.ts";
 import type { User } from "../engine/contracts/user.ts";
-import { sleep } from "../engine/util/sleep.ts";
 
 const alice: User = { name: "alice", groups: ["sec"], admin: false };
 const bob: User = { name: "bob", groups: [], admin: false };
@@ -101,17 +100,23 @@ Deno.test("RightsFile sees a changed file and keeps the last good grants on a ba
   try {
     const file = `${dir}/rights.json`;
     const errors: Error[] = [];
-    const rights = new RightsFile(file, (e) => errors.push(e));
+    let now = 0;
+    const rights = new RightsFile(file, (e) => errors.push(e), () => now);
     const grant = { path: "/shared/a", group: "g", rights: ["write"] };
     await Deno.writeTextFile(file, JSON.stringify([grant]));
     assert.deepEqual(rights.grants(), [grant]);
+    await Deno.writeTextFile(file, "[]");
+    now += 249;
+    assert.deepEqual(rights.grants(), [grant], "not stat'ed again within 250 ms");
     await Deno.writeTextFile(file, "[{]");
-    await sleep(300);
+    now += 1;
     assert.deepEqual(rights.grants(), [grant]);
     assert.equal(errors.length, 1);
+    now += 250;
     assert.deepEqual(rights.grants(), [grant]);
+    assert.equal(errors.length, 1, "a bad file is reported once");
     await Deno.writeTextFile(file, "[]");
-    await sleep(300);
+    now += 250;
     assert.deepEqual(rights.grants(), []);
     assert.equal(errors.length, 1);
   } finally {

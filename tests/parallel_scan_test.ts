@@ -182,7 +182,6 @@ Deno.test("filtering row pipelines on workers give one thread's rows in order; a
       assert.deepEqual(many.warnings, one.warnings);
     }
     const started = stats.started;
-    const t0 = performance.now();
     const limited = await home.run(
       `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | filter(status = 200) | limit(5)`,
       { scanWorkers: pool },
@@ -190,8 +189,6 @@ Deno.test("filtering row pipelines on workers give one thread's rows in order; a
     assert.equal(limited.rows.length, 5);
     assert.equal(stats.started - started, 3);
     assert.ok(stats.stopped >= stats.started, `stopped ${stats.stopped} of ${stats.started}`);
-    // Far less than reading 9 MB three times over on a busy machine.
-    assert.ok(performance.now() - t0 < 5000);
     // A pipeline that keeps every row is read here: handing rows over costs more than that.
     const before = stats.started;
     await home.run(`PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(ip)`, {

@@ -5,6 +5,7 @@ import { Interval, Timestamp, type Value } from "../values/values.ts";
 import { commonType } from "./common_type.ts";
 import { likeMatcher } from "./like.ts";
 import { type ArithOp, arithValues, compareAny } from "./operators.ts";
+import { cpuStopwatch } from "../../tests/support/thread_cpu.ts";
 
 Deno.test("arithValues() covers numbers, timestamps and intervals, undefined on a clash", () => {
   const cases: [ArithOp, Value, Value, Value | undefined][] = [
@@ -69,10 +70,10 @@ Deno.test("likeMatcher() treats % and _ as wildcards and everything else literal
 
 Deno.test("likeMatcher() answers a pattern that backtracks exponentially in a RegExp at once", () => {
   const text = "a".repeat(50_000);
-  const started = performance.now();
+  const started = cpuStopwatch();
   assert.equal(likeMatcher("%a%a%a%a%a%a%a%b")(text), false);
   assert.equal(likeMatcher("%a_a%a_a%a_a%a_%b")(text), false);
-  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+  assert.ok(started() < 500, `${started()} ms`);
 });
 
 Deno.test("commonType() widens numbers, lets NULL fit and refuses a clash", () => {
