@@ -35,10 +35,7 @@
  */
 
 import { join } from "node:path";
-import process from "node:process";
-import { startServer as startInProcess } from "../main.ts";
-import { createApp } from "../routes/app.ts";
-import { batchedSink, createLogger } from "../home/log.ts";
+import { inProcessServer, perRequest } from "./in_process.ts";
 import { RecordBatchReader } from "apache-arrow";
 import { sleep } from "../engine/util/sleep.ts";
 
@@ -527,65 +524,19 @@ async function benchLarge(home: string, token: string, rows: Row[]): Promise<voi
 
 /** Part 4: CPU time per request of the app itself, without sockets (see the file's comment). */
 async function benchInProcess(dir: string, rows: Row[]): Promise<void> {
-  const lines: string[] = [];
-  const stop = new AbortController();
   // The request log stays on, as in the servers above, written to /dev/null in its batches.
-  const devNull = await Deno.open("/dev/null", { write: true });
-  const server = await startInProcess({
-    log: createLogger(batchedSink(devNull)),
-    home: join(dir, "inprocess"),
-    overrides: {
-      "wgui.port": "0",
-      "wgui.host": "127.0.0.1",
-      "query.maxQueued": "100000",
-    },
-    out: (line) => lines.push(line),
-    signal: stop.signal,
-  });
-  try {
-    const token = lines.find((l) => TOKEN_LINE.test(l))!;
-    const app = createApp(server.deps);
-    const auth = { Authorization: `Bearer ${token}` };
-    const kinds: [string, () => Request][] = [
-      ["sync VALUES", () =>
-        new Request("http://in.process/API/v1.0/?scriptPath=/user", {
-          method: "POST",
-          headers: { ...auth, "Content-Type": SCRIPT_TYPE },
-          body: TRIVIAL,
-        })],
-      ["GET whoami", () => new Request("http://in.process/API/v1.0/whoami", { headers: auth })],
-    ];
-    for (const [name, make] of kinds) {
-      const run = async (n: number) => {
-        let started = 0;
-        const worker = async () => {
-          while (started++ < n) {
-            const res = await app.fetch(make());
-            await res.arrayBuffer();
-            if (res.status !== 200) throw new Error(`${name}: ${res.status}`);
-          }
-        };
-        const cpu = process.cpuUsage();
-        await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-        const used = process.cpuUsage(cpu);
-        return (used.user + used.system) / n;
-      };
-      await run(3000);
-      const times: number[] = [];
-      for (let i = 0; i < 9; i++) times.push(await run(3000));
-      times.sort((a, b) => a - b);
-      rows.push({
-        measure: `4. in process, ${name}: CPU µs/request`,
-        value: `${times[0]!.toFixed(0)} best, ${times[4]!.toFixed(0)} median`,
-        target: "",
-      });
-    }
-  } finally {
-    stop.abort();
-    await server.finished;
-    server.deps.supervisor?.stop();
-    await server.deps.log.flush();
-    devNull.close();
+  await using s = await inProcessServer(join(dir, "inprocess"));
+  for (const [name, make] of s.kinds) {
+    const run = async (n: number) => (await perRequest(s.app, make, n, CONNECTIONS)).cpu;
+    await run(3000);
+    const times: number[] = [];
+    for (let i = 0; i < 9; i++) times.push(await run(3000));
+    times.sort((a, b) => a - b);
+    rows.push({
+      measure: `4. in process, ${name}: CPU µs/request`,
+      value: `${times[0]!.toFixed(0)} best, ${times[4]!.toFixed(0)} median`,
+      target: "",
+    });
   }
 }
 

@@ -10,14 +10,11 @@
  */
 
 import { join } from "node:path";
-import { startServer } from "../main.ts";
-import { createApp } from "../routes/app.ts";
-import { batchedSink, createLogger } from "../home/log.ts";
+import { inProcessServer } from "./in_process.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const AUTOCANNON = Deno.env.get("AUTOCANNON") ??
   join(ROOT, "bench", "node", "node_modules", "autocannon", "autocannon.js");
-const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 const option = (name: string, fallback: number) => {
   const i = Deno.args.indexOf(`--${name}`);
   return i >= 0 ? Number(Deno.args[i + 1]) : fallback;
@@ -46,18 +43,7 @@ const loadavg = async () =>
   (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 
 const dir = await Deno.makeTempDir({ prefix: "trawl-small-http-" });
-const lines: string[] = [];
-const stop = new AbortController();
-const devNull = await Deno.open("/dev/null", { write: true });
-const server = await startServer({
-  log: createLogger(batchedSink(devNull)),
-  home: join(dir, "home"),
-  overrides: { "wgui.port": "0", "wgui.host": "127.0.0.1", "query.maxQueued": "100000" },
-  out: (line) => lines.push(line),
-  signal: stop.signal,
-});
-const token = lines.find((l) => TOKEN_LINE.test(l))!;
-const app = createApp(server.deps);
+const { server, app, token, [Symbol.asyncDispose]: stopServer } = await inProcessServer(dir);
 const direct = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
 const hello = new Deno.Command(Deno.execPath(), {
   args: [
@@ -119,9 +105,6 @@ try {
   hello.kill("SIGTERM");
   await hello.status;
   await direct.shutdown();
-  stop.abort();
-  await server.finished;
-  await server.deps.log.flush();
-  devNull.close();
+  await stopServer();
   await Deno.remove(dir, { recursive: true });
 }
