@@ -130,8 +130,40 @@ export interface BrowserSession extends AsyncDisposable {
   readonly page: Page;
   /** Messages of console errors and uncaught exceptions in the page. */
   readonly errors: string[];
+  /**
+   * The page's requests the server refused (status 400 and above), in order: what a console
+   * error "Failed to load resource: the server responded with a status of N" was about.
+   */
+  readonly refused: Refused[];
   /** Saves a screenshot as artefacts/<name>.png. */
   shot(name: string): Promise<string>;
+}
+
+export interface Refused {
+  readonly status: number;
+  readonly method: string;
+  /** The URL's path. */
+  readonly path: string;
+  /** The request's `Range` header, if any. */
+  readonly range: string | undefined;
+}
+
+/**
+ * The console errors left once each "Failed to load resource" of status N is paired with a
+ * refused request of status N that `expected` accepts: the errors a test did not ask for.
+ */
+export function unexpectedErrors(
+  session: Pick<BrowserSession, "errors" | "refused">,
+  expected: (refused: Refused) => boolean,
+): string[] {
+  const pool = session.refused.filter(expected).map((r) => r.status);
+  return session.errors.filter((e) => {
+    const status = /Failed to load resource: the server responded with a status of (\d+)/.exec(e);
+    const i = status ? pool.indexOf(Number(status[1])) : -1;
+    if (i < 0) return true;
+    pool.splice(i, 1);
+    return false;
+  });
 }
 
 export async function openBrowser(): Promise<BrowserSession> {
@@ -167,9 +199,21 @@ export async function openBrowser(): Promise<BrowserSession> {
     if (m.type() === "error") errors.push(m.text());
   });
   page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
+  const refused: Refused[] = [];
+  page.on("response", (r) => {
+    if (r.status() < 400) return;
+    const request = r.request();
+    refused.push({
+      status: r.status(),
+      method: request.method(),
+      path: new URL(r.url()).pathname,
+      range: request.headers()["range"],
+    });
+  });
   return {
     page,
     errors,
+    refused,
     async shot(name) {
       const path = join(ARTEFACTS, `${name}.png`);
       await page.screenshot({ path, fullPage: true });

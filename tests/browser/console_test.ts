@@ -5,7 +5,7 @@
 
 import { sleep } from "../../engine/util/sleep.ts";
 import assert from "node:assert/strict";
-import { openBrowser } from "./browser.ts";
+import { openBrowser, unexpectedErrors } from "./browser.ts";
 import { startTestServer } from "../api/server.ts";
 import { SLOW_SCRIPT, writeBigLog } from "../api/client.ts";
 import { CloudEmulator } from "../emulator/emulator.ts";
@@ -429,10 +429,13 @@ Deno.test({
     });
 
     await t.step("no errors in the page but the refusals the steps asked for", () => {
-      const unexpected = b.errors.filter((e) =>
-        !/Failed to load resource: the server responded with a status of (400|412)/.test(e)
-      );
-      assert.deepEqual(unexpected, []);
+      // 400 and 412: the mistakes and the stale save the steps made on purpose. 409: the rows so
+      // far of a query read just as it was cancelled (or while still queued) on a busy machine.
+      const unexpected = unexpectedErrors(b, (r) =>
+        r.status === 400 || r.status === 412 ||
+        (r.status === 409 && r.method === "GET" && r.range !== undefined &&
+          /^\/API\/v1\.0\/queries\/[^/]+\/result$/.test(r.path)));
+      assert.deepEqual(unexpected, [], JSON.stringify(b.refused));
     });
     await emulator.stop();
   },
