@@ -67,6 +67,11 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   const shortStrings = new ShortStrings();
   const scanner = new SimdScanner();
   const none = new Uint32Array([END, END, END, END]);
+  // Paths that are all members of the root (`status`, not `status.errorCode`): stage 2 finds
+  // their values itself (`slots`), and a line is read without a walk of its members.
+  const flat = root.elements.length === 0 && root.members.every((m) => m.inner === null);
+  const keys = flat ? root.members.map((m) => m.key) : [];
+  const stride = 1 + 2 * keys.length;
 
   // The piece indexed, and the cursors of its lists (each at the first entry not passed yet).
   let indexed: Uint8Array | null = null;
@@ -76,6 +81,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   let jumps: Uint32Array = none;
   let bs: Uint32Array = none;
   let valid: Uint32Array = none;
+  let slots: Uint32Array | null = null;
   let t = 0;
   let bc = 0;
   let vc = 0;
@@ -237,7 +243,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
     next: 0,
     taken: 0,
     prepare(b: Uint8Array, start: number, stop: number): void {
-      const index = start < stop ? scanner.indexJson(b, start, stop) : null;
+      const index = start < stop ? scanner.indexJson(b, start, stop, true, keys) : null;
       indexed = index === null ? null : b;
       from0 = start;
       end0 = stop;
@@ -245,6 +251,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       jumps = index?.jumps ?? none;
       bs = index?.backslashes ?? none;
       valid = index?.valid ?? none;
+      slots = index?.slots ?? null;
       t = bc = vc = 0;
     },
     read(b: Uint8Array, from: number): Value[] | undefined {
@@ -252,9 +259,30 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       // Only a line the scanner found valid is walked; lines are read in order.
       while (valid[vc]! < from) vc++;
       if (valid[vc] !== from) return delegate(b, from);
-      vc++;
-      while (tok[t]! < from) t++;
+      const line = vc++;
       for (let k = 0; k < count; k++) values[k] = null;
+      if (slots !== null) {
+        const rec = line * stride;
+        t = slots[rec]!; // the root's {
+        const close = jumps[t]!;
+        const closeAt = tok[close]!;
+        while (bs[bc]! < from) bc++;
+        // No backslash in the line, so none in a key: the values stage 2 found are the walk's.
+        if (bs[bc]! > closeAt) {
+          const members = root.members;
+          for (let k = 0; k < members.length; k++) {
+            const at = slots[rec + 1 + 2 * k]!;
+            if (at === END) continue;
+            t = slots[rec + 2 + 2 * k]!;
+            const v = readValue(b, at);
+            for (const slot of members[k]!.slots) values[slot] = v;
+          }
+          t = close + 1;
+          reader.next = skipSpace(b, closeAt + 1) + 1;
+          reader.taken++;
+          return values;
+        }
+      } else while (tok[t]! < from) t++;
       if (!takeMembers(b, root)) return delegate(b, from);
       // Past the root's }: white space and the line's end.
       reader.next = skipSpace(b, tok[t - 1]! + 1) + 1;

@@ -167,3 +167,33 @@ Deno.test("the indexed JSON reader agrees at every block offset of escapes, runs
     compare(deep, [["a", "q", "q"], ["b", "c", 0, 0]]);
   }
 });
+
+Deno.test("the indexed JSON reader on paths of root members only (values found by stage 2) gives the reference's values", () => {
+  let read = 0;
+  let taken = 0;
+  const member = fc.constantFrom("status", "location", "a", "b", "", "errorCode", 'q"');
+  fc.assert(
+    fc.property(
+      piece,
+      fc.array(member.map((m): JsonPath => [m]), { minLength: 1, maxLength: 4 }),
+      fc.nat(70),
+      (text, paths, lead) => {
+        const [r, t] = compare(text, paths, lead);
+        read += r;
+        taken += t;
+      },
+    ),
+    { numRuns: 3000 },
+  );
+  assert.ok(read > 3000, `lines read: ${read}`);
+  assert.ok(taken > 0.97 * read, `lines the index took: ${taken} of ${read}`);
+  // Repeated keys (the last counts), a key that is a prefix of another, an absent one, values of
+  // every kind read whole, and a line with a backslash (walked instead).
+  const lines = [
+    '{"a":1,"ab":"x","a":{"k":[1,2]},"b":"t\\"","c":null}\n',
+    '{ "b" : [ ] , "a" :  -0.5e3 ,"status":"ok"}\n',
+    '{"ab":1}\n',
+    '{"a":"\\u00e9","b":true}\n',
+  ].join("");
+  assert.deepEqual(compare(lines, [["a"], ["b"], ["status"], ["a"]]), [4, 4]);
+});

@@ -49,7 +49,19 @@ export interface JsonIndex {
   readonly validCount: number;
   /** For each `{` and `[` token of a valid line (by token number): its closing token's number. */
   readonly jumps: Uint32Array;
+  /**
+   * When keys were asked for (and the piece is at most SLOTS_MAX_BYTES): for each valid line, in
+   * the order of `valid`, a record of `1 + 2 * keys` numbers: its root `{` token's number, then
+   * per key the position in `bytes` of the value of the root's member of that key (just past
+   * its colon; the last such member) and the number of the first token at or after it (the
+   * value's own, or the `,`/`}` after a scalar); END twice where the root has no such member.
+   * Null otherwise.
+   */
+  readonly slots: Uint32Array | null;
 }
+
+/** Pieces longer than this get no `slots` (their room would be large): readers walk them. */
+export const SLOTS_MAX_BYTES = 512 * 1024;
 
 export interface ByteHits {
   readonly positions: Uint32Array;
@@ -80,6 +92,9 @@ interface Exports {
     jump: number,
     valid: number,
     stack: number,
+    keys: number,
+    nkeys: number,
+    slots: number,
   ): number;
 }
 
@@ -141,9 +156,16 @@ export class SimdScanner {
 
   /**
    * The index of `bytes[start, end)`, which must start outside a string; null when too long.
-   * `lines` false skips stage 2 (`valid` then lists no line: for the bench only).
+   * `lines` false skips stage 2 (`valid` then lists no line: for the bench only). `keys` (ASCII
+   * bytes, at most 255 keys) asks for the `slots` of the valid lines' root members of those keys.
    */
-  indexJson(bytes: Uint8Array, start: number, end: number, lines = true): JsonIndex | null {
+  indexJson(
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    lines = true,
+    keys: readonly Uint8Array[] = [],
+  ): JsonIndex | null {
     const len = end - start;
     if (len > SCANNER_MAX_BYTES) return null;
     const input = HEADER;
@@ -156,8 +178,27 @@ export class SimdScanner {
     const validAt = jump + 4 * tokRoom;
     const validRoom = (len >> 1) + PAD + 1;
     const stack = validAt + 4 * validRoom;
-    this.#room(stack + 4 * 96);
+    // The key table (length and address of each key's bytes), the keys, then the records.
+    const nkeys = lines && len <= SLOTS_MAX_BYTES ? keys.length : 0;
+    const keysAt = stack + 4 * 96;
+    let slotsAt = keysAt + 8 * nkeys;
+    for (let k = 0; k < nkeys; k++) slotsAt += keys[k]!.length;
+    slotsAt = align(slotsAt);
+    // A valid line takes 3 bytes at least ("{}\n").
+    const stride = 1 + 2 * nkeys;
+    const slotsRoom = nkeys > 0 ? (Math.floor(len / 3) + 1) * stride : 0;
+    this.#room(slotsAt + 4 * slotsRoom);
     this.#copy(bytes, start, end);
+    if (nkeys > 0) {
+      let at = keysAt + 8 * nkeys;
+      for (let k = 0; k < nkeys; k++) {
+        const key = keys[k]!;
+        this.#words[(keysAt >> 2) + 2 * k] = key.length;
+        this.#words[(keysAt >> 2) + 2 * k + 1] = at;
+        this.#bytes.set(key, at);
+        at += key.length;
+      }
+    }
     // One slot of each list is kept for its end mark.
     const count = this.#x.indexJson(
       input,
@@ -186,6 +227,9 @@ export class SimdScanner {
         jump,
         validAt,
         stack,
+        keysAt,
+        nkeys,
+        slotsAt,
       )
       : 0;
     w[(validAt >> 2) + valid] = END;
@@ -199,6 +243,7 @@ export class SimdScanner {
       valid: w.subarray(validAt >> 2, (validAt >> 2) + valid + 1),
       validCount: valid,
       jumps: w.subarray(jump >> 2, (jump >> 2) + count),
+      slots: nkeys > 0 ? w.subarray(slotsAt >> 2, (slotsAt >> 2) + valid * stride) : null,
     };
   }
 

@@ -397,20 +397,57 @@
         (local.set $i (call $digits (local.get $i)))))
     (local.get $i))
 
+  ;; The member key at positions [ks, ke) of a line's root object against the `n` wanted keys of
+  ;; the table at `keys` (per key: its length and the address of its bytes, u32s): when it is one
+  ;; of them, k, the record at `rec` takes the value's position `pos` (after the colon) and token
+  ;; number `t` at rec + 4 + 8k (a key repeated: the last one counts, as with JSON.parse).
+  (func $match (param $ks i32) (param $ke i32) (param $keys i32) (param $n i32) (param $rec i32)
+    (param $pos i32) (param $t i32)
+    (local $k i32) (local $len i32) (local $at i32) (local $j i32) (local $e i32)
+    (local.set $len (i32.sub (local.get $ke) (local.get $ks)))
+    (block $none
+      (loop $keys
+        (br_if $none (i32.ge_u (local.get $k) (local.get $n)))
+        (local.set $e (i32.add (local.get $keys) (i32.shl (local.get $k) (i32.const 3))))
+        (if (i32.eq (i32.load (local.get $e)) (local.get $len))
+          (then
+            (local.set $at (i32.load (i32.add (local.get $e) (i32.const 4))))
+            (local.set $j (i32.const 0))
+            (block $differ
+              (loop $bytes
+                (if (i32.ge_u (local.get $j) (local.get $len))
+                  (then
+                    (local.set $e (i32.add (local.get $rec) (i32.shl (local.get $k) (i32.const 3))))
+                    (i32.store offset=4 (local.get $e) (local.get $pos))
+                    (i32.store offset=8 (local.get $e) (local.get $t))
+                    (return)))
+                (br_if $differ (i32.ne
+                  (call $b (i32.add (local.get $ks) (local.get $j)))
+                  (i32.load8_u (i32.add (local.get $at) (local.get $j)))))
+                (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                (br $bytes)))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $keys))))
+
   ;; After indexJson over the same input: checks each line against JSON's grammar on the tokens
   ;; (white space, numbers and literals between them read as bytes). Writes, + bias:
   ;;   at `valid`: the start of every line that is one object, valid JSON, nested at most 96
   ;;     deep, with no error of stage 1 (`err`, `errCount` entries), ended by "\n"
   ;;     (room for len / 2 + 64 u32s needed); the count is returned;
   ;;   at `jump`: for each { and [ token of a valid line, the index of its closing token.
+  ;;   at `slots`, when `nkeys` > 0: for each valid line (in the order of `valid`), a record of
+  ;;     1 + 2 * nkeys u32s: the number of its root `{` token, then per key of the table at
+  ;;     `keys` (see $match) the position and token number of the last value of the root's
+  ;;     member of that key, or -1 twice when the root has none.
   ;; `stack`: room for 96 u32s. Other lines are left to the JavaScript reference.
   (func (export "validateLines") (param $in i32) (param $len i32) (param $bias i32)
     (param $tok i32) (param $count i32) (param $err i32) (param $errCount i32) (param $jump i32)
-    (param $valid i32) (param $stack i32) (result i32)
+    (param $valid i32) (param $stack i32) (param $keys i32) (param $nkeys i32) (param $slots i32)
+    (result i32)
     (local $pos i32) (local $t i32) (local $v i32) (local $e i32) (local $line i32)
     (local $i i32) (local $j i32) (local $p i32) (local $q i32) (local $c i32)
     (local $depth i32) (local $state i32) (local $open i32) (local $oc i32)
-    (local $base i32) (local $end i32)
+    (local $base i32) (local $end i32) (local $rec i32) (local $ks i32) (local $k i32)
     (local.set $base (i32.sub (local.get $in) (local.get $bias)))
     (local.set $end (i32.add (local.get $len) (local.get $bias)))
     (global.set $base (local.get $base))
@@ -439,6 +476,24 @@
         (block $bad
           (br_if $bad (i32.ne (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))) (local.get $i)))
           (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $i))) (i32.const 0x7b)))
+          (if (local.get $nkeys)
+            (then
+              ;; This line's record (the valid lines so far number (v - valid) / 4): its root
+              ;; token, and no member found yet.
+              (local.set $rec (i32.add (local.get $slots)
+                (i32.mul
+                  (i32.shr_u (i32.sub (local.get $v) (local.get $valid)) (i32.const 2))
+                  (i32.shl (i32.add (i32.shl (local.get $nkeys) (i32.const 1)) (i32.const 1)) (i32.const 2)))))
+              (i32.store (local.get $rec) (local.get $t))
+              (local.set $k (i32.const 0))
+              (block $filled
+                (loop $fill
+                  (br_if $filled (i32.ge_u (local.get $k) (local.get $nkeys)))
+                  (i64.store offset=4
+                    (i32.add (local.get $rec) (i32.shl (local.get $k) (i32.const 3)))
+                    (i64.const -1))
+                  (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                  (br $fill)))))
           (local.set $depth (i32.const 0))
           ;; state 0: a value is expected from i; 1: a key from i; 2: after a value (i past it)
           (local.set $state (i32.const 0))
@@ -495,6 +550,7 @@
                   (local.set $p (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))))
                   (br_if $bad (i32.ne (if (result i32) (i32.gt_u (i32.load8_u (i32.add (local.get $base) (local.get $i))) (i32.const 0x20)) (then (local.get $i)) (else (call $ws (local.get $i)))) (local.get $p)))
                   (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $p))) (i32.const 0x22)))
+                  (local.set $ks (i32.add (local.get $p) (i32.const 1)))
                   (local.set $q (i32.load (i32.add (local.get $tok) (i32.shl (i32.add (local.get $t) (i32.const 1)) (i32.const 2)))))
                   (br_if $bad (i32.eq (local.get $q) (i32.const -1)))
                   (local.set $t (i32.add (local.get $t) (i32.const 2)))
@@ -503,6 +559,10 @@
                   (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $p))) (i32.const 0x3a)))
                   (local.set $t (i32.add (local.get $t) (i32.const 1)))
                   (local.set $i (i32.add (local.get $p) (i32.const 1)))
+                  ;; A member of the root: one of the keys wanted?
+                  (if (i32.and (i32.eq (local.get $depth) (i32.const 1)) (i32.ne (local.get $nkeys) (i32.const 0)))
+                    (then (call $match (local.get $ks) (local.get $q) (local.get $keys)
+                      (local.get $nkeys) (local.get $rec) (local.get $i) (local.get $t))))
                   (local.set $state (i32.const 0))
                   (br $walk)))
               ;; state 2: after a value.
