@@ -21,7 +21,7 @@
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
  *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR] [--server-set K=V]
- *     [--v8 FLAGS] [--warmup N] [--ref DIR]
+ *     [--v8 FLAGS] [--warmup N] [--ref DIR] [--env K=V]
  *
  * `--warmup N` runs each system N times untimed first: a Trawl server's scan workers start with
  * V8's compiler cold (a worker's first query of the access task took 800 ms, its fourth 480),
@@ -41,6 +41,8 @@
  * shared machine whose load swings from second to second, only pairs taken this close together
  * tell a change of 10-20% from the noise. It prints both medians and the median of the pairs'
  * ratios (ref / this: above 1, this build is faster), of the wall time and of the server's CPU.
+ * `--env K=V` (repeatable) sets a variable for this build's server only (`TRAWL_SCANNER=wasm`
+ * against a reference on its default path).
  */
 
 import { dirname, join } from "node:path";
@@ -126,6 +128,17 @@ interface Figure {
 function option(name: string): string | undefined {
   const i = Deno.args.indexOf(`--${name}`);
   return i >= 0 ? Deno.args[i + 1] : undefined;
+}
+
+/** `--env K=V` (repeatable): environment variables of this build's server, not the ref's. */
+function serverEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Deno.args.flatMap((a, i) => {
+      if (a !== "--env") return [];
+      const [k, ...v] = Deno.args[i + 1]!.split("=");
+      return [[k!, v.join("=")]];
+    }),
+  );
 }
 
 /** `--server-set KEY=VALUE` (repeatable): further settings for Trawl's server. */
@@ -228,6 +241,7 @@ export async function startServer(
   home: string,
   sets: string[],
   root: string = ROOT,
+  env: Record<string, string> = {},
 ): Promise<Server> {
   const child = new Deno.Command(DENO, {
     args: [
@@ -255,7 +269,7 @@ export async function startServer(
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const lines: string[] = [];
@@ -447,10 +461,15 @@ async function main(): Promise<void> {
       /** The wide task's further figures (issue 23), printed with its table. */
       const extra: string[] = [];
       for (const w of workerCounts) {
-        const server = await startServer(home, [
-          ...(hasWorkers ? [`query.workers=${w}`] : []),
-          ...serverSets(),
-        ]);
+        const server = await startServer(
+          home,
+          [
+            ...(hasWorkers ? [`query.workers=${w}`] : []),
+            ...serverSets(),
+          ],
+          ROOT,
+          serverEnv(),
+        );
         // The reference build's server, on the same home and data, stopped before the next.
         const refServer = ref === undefined ? undefined : await startServer(home, [
           ...(hasWorkers ? [`query.workers=${w}`] : []),
