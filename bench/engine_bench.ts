@@ -21,7 +21,7 @@
  *   deno run -A bench/gen_data.ts --mb 390
  *   deno run -A bench/engine_bench.ts [--runs 3] [--tasks access,json,nested,wide]
  *     [--workers 1,2] [--no-one-thread-peers] [--no-peers] [--profile DIR] [--server-set K=V]
- *     [--v8 FLAGS] [--warmup N]
+ *     [--v8 FLAGS] [--warmup N] [--ref DIR] [--env K=V]
  *
  * `--warmup N` runs each system N times untimed first: a Trawl server's scan workers start with
  * V8's compiler cold (a worker's first query of the access task took 800 ms, its fourth 480),
@@ -34,6 +34,15 @@
  * other processes take the cores, it tells the work done apart from the waiting.
  * Trawl's worker counts are passed as `--set query.workers=N`; a build without that setting
  * runs with its one scan thread and says so.
+ *
+ * `--ref DIR` also runs another build of Trawl (a checkout of the revision to compare with, say
+ * `git archive REV | tar -x -C DIR`, its `bench/data` a link to this one's) as a server of its
+ * own beside this one's, the two queried in turn, run after run (ref, this, ref, this...): on a
+ * shared machine whose load swings from second to second, only pairs taken this close together
+ * tell a change of 10-20% from the noise. It prints both medians and the median of the pairs'
+ * ratios (ref / this: above 1, this build is faster), of the wall time and of the server's CPU.
+ * `--env K=V` (repeatable) sets a variable for this build's server only (`TRAWL_SCANNER=wasm`
+ * against a reference on its default path).
  */
 
 import { dirname, join } from "node:path";
@@ -121,6 +130,17 @@ function option(name: string): string | undefined {
   return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
+/** `--env K=V` (repeatable): environment variables of this build's server, not the ref's. */
+function serverEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Deno.args.flatMap((a, i) => {
+      if (a !== "--env") return [];
+      const [k, ...v] = Deno.args[i + 1]!.split("=");
+      return [[k!, v.join("=")]];
+    }),
+  );
+}
+
 /** `--server-set KEY=VALUE` (repeatable): further settings for Trawl's server. */
 function serverSets(): string[] {
   return Deno.args.flatMap((a, i) => a === "--server-set" ? [Deno.args[i + 1]!] : []);
@@ -153,6 +173,47 @@ export async function timed(runs: number, name: string, make: () => Promise<Run>
   };
 }
 
+/**
+ * `a` and `b` run in turn, `runs` times each (after `--warmup` untimed runs of each): their
+ * figures, and the medians of the pairs' ratios a / b of the wall time and of the CPU time.
+ */
+async function timedPair(
+  runs: number,
+  names: [string, string],
+  a: () => Promise<Run>,
+  b: () => Promise<Run>,
+): Promise<{ a: Figure; b: Figure; wall: number; cpu: number | undefined }> {
+  for (let i = 0; i < WARMUP; i++) {
+    await a();
+    await b();
+  }
+  const as: Run[] = [];
+  const bs: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    as.push(await a());
+    bs.push(await b());
+  }
+  const figure = (name: string, all: Run[]): Figure => {
+    const cpus = all.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+    return {
+      name,
+      ms: median(all.map((r) => r.ms)),
+      all: all.map((r) => r.ms),
+      ...(cpus.length > 0 ? { cpuMs: median(cpus) } : {}),
+      result: all[0]!.result,
+    };
+  };
+  const cpuRatios = as.flatMap((r, i) =>
+    r.cpuMs !== undefined && bs[i]!.cpuMs ? [r.cpuMs / bs[i]!.cpuMs!] : []
+  );
+  return {
+    a: figure(names[0], as),
+    b: figure(names[1], bs),
+    wall: median(as.map((r, i) => r.ms / bs[i]!.ms)),
+    cpu: cpuRatios.length > 0 ? median(cpuRatios) : undefined,
+  };
+}
+
 export async function node(script: string, args: string[]): Promise<Run> {
   const out = await new Deno.Command("node", {
     args: [join(HERE, "node", script), ...args],
@@ -176,7 +237,12 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(home: string, sets: string[]): Promise<Server> {
+export async function startServer(
+  home: string,
+  sets: string[],
+  root: string = ROOT,
+  env: Record<string, string> = {},
+): Promise<Server> {
   const child = new Deno.Command(DENO, {
     args: [
       "run",
@@ -187,7 +253,7 @@ export async function startServer(home: string, sets: string[]): Promise<Server>
       // --v8 FLAGS: V8 flags for the server (all its isolates, workers included); by default
       // those of deno.json's start task, as a server is started.
       ...((option("v8") ?? START_V8_FLAGS) ? [`--v8-flags=${option("v8") ?? START_V8_FLAGS}`] : []),
-      join(ROOT, "main.ts"),
+      join(root, "main.ts"),
       "serve",
       "--home",
       home,
@@ -199,11 +265,11 @@ export async function startServer(home: string, sets: string[]): Promise<Server>
       "log.requests=false",
       ...sets.flatMap((s) => ["--set", s]),
     ],
-    cwd: ROOT,
+    cwd: root,
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const lines: string[] = [];
@@ -375,6 +441,8 @@ async function main(): Promise<void> {
   const onePeers = !Deno.args.includes("--no-one-thread-peers");
   // Trawl alone (while working on it): no peer runs, no ratios.
   const noPeers = Deno.args.includes("--no-peers");
+  // --ref DIR: another build, alternated with this one run by run.
+  const ref = option("ref");
   const { home, token } = await makeHome();
   const verdicts: string[] = [];
   console.log(
@@ -393,16 +461,47 @@ async function main(): Promise<void> {
       /** The wide task's further figures (issue 23), printed with its table. */
       const extra: string[] = [];
       for (const w of workerCounts) {
-        const server = await startServer(home, [
+        const server = await startServer(
+          home,
+          [
+            ...(hasWorkers ? [`query.workers=${w}`] : []),
+            ...serverSets(),
+          ],
+          ROOT,
+          serverEnv(),
+        );
+        // The reference build's server, on the same home and data, stopped before the next.
+        const refServer = ref === undefined ? undefined : await startServer(home, [
           ...(hasWorkers ? [`query.workers=${w}`] : []),
           ...serverSets(),
-        ]);
+        ], ref);
         try {
-          const f = await timed(
-            runs,
-            `Trawl, ${w} worker${w > 1 ? "s" : ""}`,
-            () => trawlQuery(server, token, name),
-          );
+          let f: Figure;
+          if (refServer !== undefined) {
+            const pair = await timedPair(
+              runs,
+              [
+                `Trawl ref, ${w} worker${w > 1 ? "s" : ""}`,
+                `Trawl, ${w} worker${w > 1 ? "s" : ""}`,
+              ],
+              () => trawlQuery(refServer, token, name),
+              () => trawlQuery(server, token, name),
+            );
+            f = pair.b;
+            trawl.push({ ...pair.a, peakRssMb: peakRssMb(refServer.pid) });
+            const verdict =
+              `${name}, ${w} worker${w > 1 ? "s" : ""}: ref / this, median of ${runs} ` +
+              `pairs: wall ${pair.wall.toFixed(2)}×, server CPU ${
+                pair.cpu === undefined ? "?" : `${pair.cpu.toFixed(2)}×`
+              } (ref ${ref})`;
+            extra.push(verdict);
+          } else {
+            f = await timed(
+              runs,
+              `Trawl, ${w} worker${w > 1 ? "s" : ""}`,
+              () => trawlQuery(server, token, name),
+            );
+          }
           if (name === "wide" && w === workerCounts.at(-1)) {
             // Issue 23: the streamed answer against the query alone, and compression's cost.
             const quiet = await timed(
@@ -441,6 +540,7 @@ async function main(): Promise<void> {
           trawl.push({ ...f, peakRssMb: peakRssMb(server.pid) });
         } finally {
           await server.stop();
+          await refServer?.stop();
         }
       }
       const peers: Figure[] = [];
@@ -477,7 +577,7 @@ async function main(): Promise<void> {
             JSON.stringify(trawlN.result).slice(0, 800)
           }\n${differ.map((d) => JSON.stringify(d.result).slice(0, 800)).join("\n")}`,
       );
-      if (trawl.length > 1) {
+      if (trawl.length > 1 && ref === undefined) {
         const one = trawl[0]!;
         for (const f of trawl.slice(1)) {
           console.log(`speed-up ${f.name} over 1 worker: ${(one.ms / f.ms).toFixed(2)}×`);

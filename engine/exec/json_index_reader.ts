@@ -20,7 +20,7 @@
 
 import type { Value } from "../values/values.ts";
 import { ShortStrings } from "../values/short_strings.ts";
-import { END, scannerPath, SimdScanner } from "../simd/scanner.ts";
+import { END, type KeyMember, type KeyTree, scannerPath, SimdScanner } from "../simd/scanner.ts";
 import {
   clearSlots,
   type JsonPath,
@@ -67,6 +67,12 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   const shortStrings = new ShortStrings();
   const scanner = new SimdScanner();
   const none = new Uint32Array([END, END, END, END]);
+  // Paths of members only (`status`, `status.errorCode`; no index, no member both read whole
+  // and gone into): stage 2 finds their values itself (`slots`), and a line is read without a
+  // walk of its members. `leafSlots[leaf]`: the slots a leaf's value fills.
+  const leafSlots: (readonly number[])[] = [];
+  const keys = keyTreeOf(root, leafSlots);
+  const stride = 1 + 2 * leafSlots.length;
 
   // The piece indexed, and the cursors of its lists (each at the first entry not passed yet).
   let indexed: Uint8Array | null = null;
@@ -76,6 +82,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   let jumps: Uint32Array = none;
   let bs: Uint32Array = none;
   let valid: Uint32Array = none;
+  let slots: Uint32Array | null = null;
   let t = 0;
   let bc = 0;
   let vc = 0;
@@ -237,7 +244,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
     next: 0,
     taken: 0,
     prepare(b: Uint8Array, start: number, stop: number): void {
-      const index = start < stop ? scanner.indexJson(b, start, stop) : null;
+      const index = start < stop ? scanner.indexJson(b, start, stop, true, keys) : null;
       indexed = index === null ? null : b;
       from0 = start;
       end0 = stop;
@@ -245,6 +252,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       jumps = index?.jumps ?? none;
       bs = index?.backslashes ?? none;
       valid = index?.valid ?? none;
+      slots = index?.slots ?? null;
       t = bc = vc = 0;
     },
     read(b: Uint8Array, from: number): Value[] | undefined {
@@ -252,9 +260,29 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       // Only a line the scanner found valid is walked; lines are read in order.
       while (valid[vc]! < from) vc++;
       if (valid[vc] !== from) return delegate(b, from);
-      vc++;
-      while (tok[t]! < from) t++;
+      const line = vc++;
       for (let k = 0; k < count; k++) values[k] = null;
+      if (slots !== null) {
+        const rec = line * stride;
+        t = slots[rec]!; // the root's {
+        const close = jumps[t]!;
+        const closeAt = tok[close]!;
+        while (bs[bc]! < from) bc++;
+        // No backslash in the line, so none in a key: the values stage 2 found are the walk's.
+        if (bs[bc]! > closeAt) {
+          for (let k = 0; k < leafSlots.length; k++) {
+            const at = slots[rec + 1 + 2 * k]!;
+            if (at === END) continue;
+            t = slots[rec + 2 + 2 * k]!;
+            const v = readValue(b, at);
+            for (const slot of leafSlots[k]!) values[slot] = v;
+          }
+          t = close + 1;
+          reader.next = skipSpace(b, closeAt + 1) + 1;
+          reader.taken++;
+          return values;
+        }
+      } else while (tok[t]! < from) t++;
       if (!takeMembers(b, root)) return delegate(b, from);
       // Past the root's }: white space and the line's end.
       reader.next = skipSpace(b, tok[t - 1]! + 1) + 1;
@@ -263,4 +291,35 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
     },
   };
   return reader;
+}
+
+/**
+ * The tree of `root`'s member steps for stage 2 (scanner.ts's KeyTree), its leaves' slots
+ * pushed to `leafSlots` in leaf order; null when a step is an index or a member is both read
+ * whole and gone into (those lines are walked).
+ */
+function keyTreeOf(root: Steps, leafSlots: (readonly number[])[]): KeyTree | null {
+  const members = (steps: Steps): KeyMember[] | null => {
+    if (steps.elements.length > 0) return null;
+    const out: KeyMember[] = [];
+    for (const m of steps.members) {
+      if (m.slots.length > 0 && m.inner !== null) return null;
+      if (m.inner === null) {
+        out.push({ key: m.key, leaf: leafSlots.length, inner: null, lo: 0, hi: 0 });
+        leafSlots.push(m.slots);
+        continue;
+      }
+      const lo = leafSlots.length;
+      const inner = members(m.inner);
+      if (inner === null) return null;
+      out.push({ key: m.key, leaf: -1, inner, lo, hi: leafSlots.length });
+    }
+    return out;
+  };
+  const tree = members(root);
+  if (tree === null) {
+    leafSlots.length = 0;
+    return null;
+  }
+  return { root: tree, leaves: leafSlots.length };
 }

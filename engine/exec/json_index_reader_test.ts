@@ -167,3 +167,44 @@ Deno.test("the indexed JSON reader agrees at every block offset of escapes, runs
     compare(deep, [["a", "q", "q"], ["b", "c", 0, 0]]);
   }
 });
+
+Deno.test("the indexed JSON reader on paths of members only (values found by stage 2) gives the reference's values", () => {
+  let read = 0;
+  let taken = 0;
+  const member = fc.constantFrom("status", "location", "a", "b", "", "errorCode", 'q"');
+  fc.assert(
+    fc.property(
+      piece,
+      // One member (the root's) to three deep.
+      fc.array(fc.array(member, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+      fc.nat(70),
+      (text, paths, lead) => {
+        const [r, t] = compare(text, paths, lead);
+        read += r;
+        taken += t;
+      },
+    ),
+    { numRuns: 3000 },
+  );
+  assert.ok(read > 3000, `lines read: ${read}`);
+  assert.ok(taken > 0.97 * read, `lines the index took: ${taken} of ${read}`);
+  // Repeated keys (the last counts), a key that is a prefix of another, an absent one, values of
+  // every kind read whole, and a line with a backslash (walked instead).
+  const lines = [
+    '{"a":1,"ab":"x","a":{"k":[1,2]},"b":"t\\"","c":null}\n',
+    '{ "b" : [ ] , "a" :  -0.5e3 ,"status":"ok"}\n',
+    '{"ab":1}\n',
+    '{"a":"\\u00e9","b":true}\n',
+  ].join("");
+  assert.deepEqual(compare(lines, [["a"], ["b"], ["status"], ["a"]]), [4, 4]);
+  // Members of members: a repeated parent undoes what the earlier one gave, a parent that is no
+  // object or an array gives null, a key like the wanted one deeper down is not taken.
+  const nested = [
+    '{"s":{"e":1,"c":"SE"},"s":{"c":"NO"},"x":{"s":{"e":9}}}\n',
+    '{"s":"x","l":{"c":[1],"e":{"e":2}},"e":3}\n',
+    '{"s":[{"e":1}],"l":{},"s":{"e":{"z":[]},"e":5}}\n',
+    '{"l":{"c":"DE","c":"FR","q":{"c":1}},"s":{"e":null}}\n',
+  ].join("");
+  assert.deepEqual(compare(nested, [["s", "e"], ["l", "c"], ["s", "c"], ["e"]]), [4, 4]);
+  assert.deepEqual(compare(nested, [["l", "e", "e"], ["s", "e"], ["x", "s", "e"]]), [4, 4]);
+});

@@ -49,7 +49,54 @@ export interface JsonIndex {
   readonly validCount: number;
   /** For each `{` and `[` token of a valid line (by token number): its closing token's number. */
   readonly jumps: Uint32Array;
+  /**
+   * When keys were asked for (and the piece is at most SLOTS_MAX_BYTES): for each valid line, in
+   * the order of `valid`, a record of `1 + 2 * keys` numbers: its root `{` token's number, then
+   * per key the position in `bytes` of the value of the root's member of that key (just past
+   * its colon; the last such member) and the number of the first token at or after it (the
+   * value's own, or the `,`/`}` after a scalar); END twice where the root has no such member.
+   * Null otherwise.
+   */
+  readonly slots: Uint32Array | null;
 }
+
+/**
+ * A member of the tree of paths stage 2 follows (json_index_reader.ts builds it): its key, the
+ * leaf its value is (-1: none), the members of its value when that is an object a path goes
+ * into (null: none), and the range [lo, hi) of the leaves beneath it.
+ */
+export interface KeyMember {
+  readonly key: Uint8Array;
+  readonly leaf: number;
+  readonly inner: readonly KeyMember[] | null;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+/** The members of the root object that paths start with, and the number of leaves. */
+export interface KeyTree {
+  readonly root: readonly KeyMember[];
+  readonly leaves: number;
+}
+
+/** The member lists of a tree, depth first (the root's first), and the bytes of its table. */
+function keyLists(tree: KeyTree): { lists: (readonly KeyMember[])[]; size: number } {
+  const lists: (readonly KeyMember[])[] = [];
+  let size = 0;
+  const collect = (list: readonly KeyMember[]) => {
+    lists.push(list);
+    size += 4 + 24 * list.length;
+    for (const m of list) {
+      size += m.key.length;
+      if (m.inner !== null) collect(m.inner);
+    }
+  };
+  collect(tree.root);
+  return { lists, size };
+}
+
+/** Pieces longer than this get no `slots` (their room would be large): readers walk them. */
+export const SLOTS_MAX_BYTES = 512 * 1024;
 
 export interface ByteHits {
   readonly positions: Uint32Array;
@@ -80,6 +127,9 @@ interface Exports {
     jump: number,
     valid: number,
     stack: number,
+    keys: number,
+    nkeys: number,
+    slots: number,
   ): number;
 }
 
@@ -141,9 +191,16 @@ export class SimdScanner {
 
   /**
    * The index of `bytes[start, end)`, which must start outside a string; null when too long.
-   * `lines` false skips stage 2 (`valid` then lists no line: for the bench only).
+   * `lines` false skips stage 2 (`valid` then lists no line: for the bench only). `keys` asks
+   * for the `slots` of the valid lines: the values of the tree's leaves.
    */
-  indexJson(bytes: Uint8Array, start: number, end: number, lines = true): JsonIndex | null {
+  indexJson(
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    lines = true,
+    keys: KeyTree | null = null,
+  ): JsonIndex | null {
     const len = end - start;
     if (len > SCANNER_MAX_BYTES) return null;
     const input = HEADER;
@@ -156,8 +213,19 @@ export class SimdScanner {
     const validAt = jump + 4 * tokRoom;
     const validRoom = (len >> 1) + PAD + 1;
     const stack = validAt + 4 * validRoom;
-    this.#room(stack + 4 * 96);
+    // The member lists of the key tree and their keys' bytes (keyLists), then the records.
+    const table = keys !== null && keys.leaves > 0 && lines && len <= SLOTS_MAX_BYTES
+      ? keyLists(keys)
+      : null;
+    const nkeys = table !== null ? keys!.leaves : 0;
+    const keysAt = stack + 4 * 192;
+    const slotsAt = align(keysAt + (table?.size ?? 0));
+    // A valid line takes 3 bytes at least ("{}\n").
+    const stride = 1 + 2 * nkeys;
+    const slotsRoom = nkeys > 0 ? (Math.floor(len / 3) + 1) * stride : 0;
+    this.#room(slotsAt + 4 * slotsRoom);
     this.#copy(bytes, start, end);
+    if (table !== null) this.#writeKeys(table.lists, keysAt);
     // One slot of each list is kept for its end mark.
     const count = this.#x.indexJson(
       input,
@@ -186,6 +254,9 @@ export class SimdScanner {
         jump,
         validAt,
         stack,
+        keysAt,
+        nkeys,
+        slotsAt,
       )
       : 0;
     w[(validAt >> 2) + valid] = END;
@@ -199,6 +270,7 @@ export class SimdScanner {
       valid: w.subarray(validAt >> 2, (validAt >> 2) + valid + 1),
       validCount: valid,
       jumps: w.subarray(jump >> 2, (jump >> 2) + count),
+      slots: nkeys > 0 ? w.subarray(slotsAt >> 2, (slotsAt >> 2) + valid * stride) : null,
     };
   }
 
@@ -211,6 +283,35 @@ export class SimdScanner {
     this.#copy(bytes, start, end);
     const count = this.#x.findByte(input, len, start, byte, out);
     return { positions: this.#words.subarray(out >> 2, (out >> 2) + count), count };
+  }
+
+  /**
+   * Writes the member lists at `at` (each: a count, then per member six u32s: key length, key
+   * address, leaf, inner list address, lo, hi; END for none), then the keys' bytes.
+   */
+  #writeKeys(lists: (readonly KeyMember[])[], at: number): void {
+    const w = this.#words;
+    const addresses = new Map<readonly KeyMember[], number>();
+    let p = at;
+    for (const list of lists) {
+      addresses.set(list, p);
+      p += 4 + 24 * list.length;
+    }
+    for (const list of lists) {
+      let e = addresses.get(list)! >> 2;
+      w[e++] = list.length;
+      for (const m of list) {
+        w[e] = m.key.length;
+        w[e + 1] = p;
+        this.#bytes.set(m.key, p);
+        p += m.key.length;
+        w[e + 2] = m.leaf < 0 ? END : m.leaf;
+        w[e + 3] = m.inner === null ? END : addresses.get(m.inner)!;
+        w[e + 4] = m.lo;
+        w[e + 5] = m.hi;
+        e += 6;
+      }
+    }
   }
 
   /** Copies the bytes to the input at HEADER and pads them with spaces. */

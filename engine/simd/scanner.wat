@@ -397,20 +397,84 @@
         (local.set $i (call $digits (local.get $i)))))
     (local.get $i))
 
+  ;; The member key at positions [ks, ke) of an object that a path reaches, against the members
+  ;; of that object's list at `list`: a u32 count, then per member six u32s: the key's length
+  ;; and the address of its bytes, its leaf (or -1), the list of its own value's members (or
+  ;; -1), and the range [lo, hi) of the leaves beneath it. A leaf takes the value's position
+  ;; `pos` (after the colon) and token number `t` at rec + 4 + 8 * leaf (a key repeated: the
+  ;; last one counts, as with JSON.parse); a member with members of its own has the leaves
+  ;; beneath it cleared (-1: what an earlier repeat gave is undone) and its list returned, for
+  ;; the object that may follow; -1 when the key is none of them.
+  (func $match (param $ks i32) (param $ke i32) (param $list i32) (param $rec i32)
+    (param $pos i32) (param $t i32) (result i32)
+    (local $k i32) (local $n i32) (local $len i32) (local $at i32) (local $j i32) (local $e i32)
+    (local $x i32)
+    (local.set $len (i32.sub (local.get $ke) (local.get $ks)))
+    (local.set $n (i32.load (local.get $list)))
+    (local.set $e (i32.add (local.get $list) (i32.const 4)))
+    (block $none
+      (loop $keys
+        (br_if $none (i32.ge_u (local.get $k) (local.get $n)))
+        (if (i32.eq (i32.load (local.get $e)) (local.get $len))
+          (then
+            (local.set $at (i32.load offset=4 (local.get $e)))
+            (local.set $j (i32.const 0))
+            (block $differ
+              (loop $bytes
+                (if (i32.ge_u (local.get $j) (local.get $len))
+                  (then
+                    (local.set $x (i32.load offset=8 (local.get $e)))
+                    (if (i32.ne (local.get $x) (i32.const -1))
+                      (then
+                        (local.set $x (i32.add (local.get $rec) (i32.shl (local.get $x) (i32.const 3))))
+                        (i32.store offset=4 (local.get $x) (local.get $pos))
+                        (i32.store offset=8 (local.get $x) (local.get $t))))
+                    (local.set $x (i32.load offset=12 (local.get $e)))
+                    (if (i32.ne (local.get $x) (i32.const -1))
+                      (then
+                        (local.set $j (i32.load offset=16 (local.get $e)))
+                        (block $cleared
+                          (loop $clear
+                            (br_if $cleared (i32.ge_u (local.get $j) (i32.load offset=20 (local.get $e))))
+                            (i64.store offset=4
+                              (i32.add (local.get $rec) (i32.shl (local.get $j) (i32.const 3)))
+                              (i64.const -1))
+                            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                            (br $clear)))))
+                    (return (local.get $x))))
+                (br_if $differ (i32.ne
+                  (call $b (i32.add (local.get $ks) (local.get $j)))
+                  (i32.load8_u (i32.add (local.get $at) (local.get $j)))))
+                (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                (br $bytes)))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (local.set $e (i32.add (local.get $e) (i32.const 24)))
+        (br $keys)))
+    (i32.const -1))
+
   ;; After indexJson over the same input: checks each line against JSON's grammar on the tokens
   ;; (white space, numbers and literals between them read as bytes). Writes, + bias:
   ;;   at `valid`: the start of every line that is one object, valid JSON, nested at most 96
   ;;     deep, with no error of stage 1 (`err`, `errCount` entries), ended by "\n"
   ;;     (room for len / 2 + 64 u32s needed); the count is returned;
   ;;   at `jump`: for each { and [ token of a valid line, the index of its closing token.
-  ;; `stack`: room for 96 u32s. Other lines are left to the JavaScript reference.
+  ;;   at `slots`, when `nkeys` (the leaves of the member tree whose root list is at `keys`,
+  ;;     see $match) > 0: for each valid line (in the order of `valid`), a record of
+  ;;     1 + 2 * nkeys u32s: the number of its root `{` token, then per leaf the position and
+  ;;     token number of its value (the member reached through members of the keys on the way),
+  ;;     or -1 twice when the line has none.
+  ;; `stack`: room for 192 u32s (the open tokens, then the member lists of the open objects).
+  ;; Other lines are left to the JavaScript reference.
   (func (export "validateLines") (param $in i32) (param $len i32) (param $bias i32)
     (param $tok i32) (param $count i32) (param $err i32) (param $errCount i32) (param $jump i32)
-    (param $valid i32) (param $stack i32) (result i32)
+    (param $valid i32) (param $stack i32) (param $keys i32) (param $nkeys i32) (param $slots i32)
+    (result i32)
     (local $pos i32) (local $t i32) (local $v i32) (local $e i32) (local $line i32)
     (local $i i32) (local $j i32) (local $p i32) (local $q i32) (local $c i32)
     (local $depth i32) (local $state i32) (local $open i32) (local $oc i32)
-    (local $base i32) (local $end i32)
+    (local $base i32) (local $end i32) (local $rec i32) (local $ks i32) (local $k i32)
+    (local $pending i32) (local $node i32) (local $lists i32)
+    (local.set $lists (i32.add (local.get $stack) (i32.const 384)))
     (local.set $base (i32.sub (local.get $in) (local.get $bias)))
     (local.set $end (i32.add (local.get $len) (local.get $bias)))
     (global.set $base (local.get $base))
@@ -439,6 +503,26 @@
         (block $bad
           (br_if $bad (i32.ne (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))) (local.get $i)))
           (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $i))) (i32.const 0x7b)))
+          (if (local.get $nkeys)
+            (then
+              ;; This line's record (the valid lines so far number (v - valid) / 4): its root
+              ;; token, and no member found yet.
+              (local.set $rec (i32.add (local.get $slots)
+                (i32.mul
+                  (i32.shr_u (i32.sub (local.get $v) (local.get $valid)) (i32.const 2))
+                  (i32.shl (i32.add (i32.shl (local.get $nkeys) (i32.const 1)) (i32.const 1)) (i32.const 2)))))
+              (i32.store (local.get $rec) (local.get $t))
+              (local.set $k (i32.const 0))
+              (block $filled
+                (loop $fill
+                  (br_if $filled (i32.ge_u (local.get $k) (local.get $nkeys)))
+                  (i64.store offset=4
+                    (i32.add (local.get $rec) (i32.shl (local.get $k) (i32.const 3)))
+                    (i64.const -1))
+                  (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                  (br $fill)))))
+          ;; The root object takes the root's member list (none without keys).
+          (local.set $pending (select (local.get $keys) (i32.const -1) (local.get $nkeys)))
           (local.set $depth (i32.const 0))
           ;; state 0: a value is expected from i; 1: a key from i; 2: after a value (i past it)
           (local.set $state (i32.const 0))
@@ -446,6 +530,9 @@
             (loop $walk
               (if (i32.eqz (local.get $state))
                 (then
+                  ;; The member list for this value if it is an object (a path goes into it).
+                  (local.set $node (local.get $pending))
+                  (local.set $pending (i32.const -1))
                   (local.set $i (if (result i32) (i32.gt_u (i32.load8_u (i32.add (local.get $base) (local.get $i))) (i32.const 0x20)) (then (local.get $i)) (else (call $ws (local.get $i)))))
                   (local.set $p (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))))
                   (if (i32.eq (local.get $i) (local.get $p))
@@ -464,6 +551,9 @@
                       (i32.store
                         (i32.add (local.get $stack) (i32.shl (local.get $depth) (i32.const 2)))
                         (local.get $t))
+                      (i32.store
+                        (i32.add (local.get $lists) (i32.shl (local.get $depth) (i32.const 2)))
+                        (select (local.get $node) (i32.const -1) (i32.eq (local.get $c) (i32.const 0x7b))))
                       (local.set $depth (i32.add (local.get $depth) (i32.const 1)))
                       (local.set $t (i32.add (local.get $t) (i32.const 1)))
                       (local.set $q (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))))
@@ -495,6 +585,7 @@
                   (local.set $p (i32.load (i32.add (local.get $tok) (i32.shl (local.get $t) (i32.const 2)))))
                   (br_if $bad (i32.ne (if (result i32) (i32.gt_u (i32.load8_u (i32.add (local.get $base) (local.get $i))) (i32.const 0x20)) (then (local.get $i)) (else (call $ws (local.get $i)))) (local.get $p)))
                   (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $p))) (i32.const 0x22)))
+                  (local.set $ks (i32.add (local.get $p) (i32.const 1)))
                   (local.set $q (i32.load (i32.add (local.get $tok) (i32.shl (i32.add (local.get $t) (i32.const 1)) (i32.const 2)))))
                   (br_if $bad (i32.eq (local.get $q) (i32.const -1)))
                   (local.set $t (i32.add (local.get $t) (i32.const 2)))
@@ -503,6 +594,14 @@
                   (br_if $bad (i32.ne (i32.load8_u (i32.add (local.get $base) (local.get $p))) (i32.const 0x3a)))
                   (local.set $t (i32.add (local.get $t) (i32.const 1)))
                   (local.set $i (i32.add (local.get $p) (i32.const 1)))
+                  ;; A member of an object a path reaches: one of the keys wanted?
+                  (if (local.get $nkeys)
+                    (then
+                      (local.set $node (i32.load (i32.add (local.get $lists)
+                        (i32.shl (i32.sub (local.get $depth) (i32.const 1)) (i32.const 2)))))
+                      (if (i32.ne (local.get $node) (i32.const -1))
+                        (then (local.set $pending (call $match (local.get $ks) (local.get $q)
+                          (local.get $node) (local.get $rec) (local.get $i) (local.get $t)))))))
                   (local.set $state (i32.const 0))
                   (br $walk)))
               ;; state 2: after a value.
