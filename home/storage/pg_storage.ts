@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL backend of engine/contracts/storage.ts (`storage = pg:<postgres URL>`): state
  * shared by every server opened on the same database, on as many machines as reach it. Through
- * npm's `postgres` client (porsager/postgres), a pool of PG_CONNECTIONS connections.
+ * npm's `postgres` client (porsager/postgres, run patched from vendor/postgres: in 3.4.9 a
+ * connection closed under a transaction's statement ended the process, vendor/README.md), a pool
+ * of PG_CONNECTIONS connections.
  *
  * Tables (made at open when missing, under an advisory lock so servers starting together do not
  * race):
