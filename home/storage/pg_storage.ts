@@ -135,6 +135,8 @@ export async function openPgStorage(
     onnotice: () => {},
     connect_timeout: 10,
     idle_timeout: 60,
+    // pg_stat_activity tells which Trawl process holds a connection (PGAPPNAME, when set, wins).
+    connection: { application_name: appName() },
   });
   try {
     await sql.begin(async (tx) => {
@@ -149,6 +151,15 @@ export async function openPgStorage(
     );
   }
   return new PgStorage(sql, shown, options);
+}
+
+/** `trawl <pid>`: the application_name of this process's connections, unless PGAPPNAME says. */
+export function appName(): string {
+  let set: string | undefined;
+  try {
+    set = Deno.env.get("PGAPPNAME");
+  } catch { /* no right to read the environment */ }
+  return set || `trawl ${Deno.pid}`;
 }
 
 interface HeadRow {
