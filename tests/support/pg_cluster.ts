@@ -123,6 +123,10 @@ export async function shareName(server: ServerProcess): Promise<string> {
  * if it is let go, and it sends nothing more.
  */
 export async function pause(db: PgStorage, pid: number): Promise<void> {
+  // Its connections are told by their name (a server spreading scans always listens on one).
+  const [{ n }] = await db.sql<[{ n: number }]>`
+    SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${`trawl ${pid}`}`;
+  if (n === 0) throw new Error(`no connection of process ${pid} is named 'trawl ${pid}'`);
   Deno.kill(pid, "SIGSTOP");
   await until(
     `process ${pid} did not stop`,
