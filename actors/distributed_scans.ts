@@ -232,6 +232,9 @@ export class DistributedScans {
       for (const run of this.runs.values()) void run.check();
     });
     this.#renewTimer = setInterval(() => void this.#renew(), this.leaseMs / 3);
+    // The name the shares table gives this server (`coordinator`, `holder`): which process is
+    // which, for people (and tests) reading the table.
+    this.log.info(`distributed scans: this server is ${this.server} in the shares table`);
     this.kick();
   }
 

@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL backend of engine/contracts/storage.ts (`storage = pg:<postgres URL>`): state
  * shared by every server opened on the same database, on as many machines as reach it. Through
- * npm's `postgres` client (porsager/postgres), a pool of PG_CONNECTIONS connections.
+ * npm's `postgres` client (porsager/postgres, run patched from vendor/postgres: in 3.4.9 a
+ * connection closed under a transaction's statement ended the process, vendor/README.md), a pool
+ * of PG_CONNECTIONS connections.
  *
  * Tables (made at open when missing, under an advisory lock so servers starting together do not
  * race):
@@ -133,6 +135,8 @@ export async function openPgStorage(
     onnotice: () => {},
     connect_timeout: 10,
     idle_timeout: 60,
+    // pg_stat_activity tells which Trawl process holds a connection (PGAPPNAME, when set, wins).
+    connection: { application_name: appName() },
   });
   try {
     await sql.begin(async (tx) => {
@@ -147,6 +151,15 @@ export async function openPgStorage(
     );
   }
   return new PgStorage(sql, shown, options);
+}
+
+/** `trawl <pid>`: the application_name of this process's connections, unless PGAPPNAME says. */
+export function appName(): string {
+  let set: string | undefined;
+  try {
+    set = Deno.env.get("PGAPPNAME");
+  } catch { /* no right to read the environment */ }
+  return set || `trawl ${Deno.pid}`;
 }
 
 interface HeadRow {

@@ -1,37 +1,47 @@
 /**
  * One query's scan spread over two real `main.ts serve` processes on one PostgreSQL
- * (`cluster.distributeBytes` low, actors/distributed_scans.ts): the answers of a count, grouped
- * aggregates, a sort with a limit and filtered rows (few, and many: answers past
- * `cluster.shareAnswerBytes`, written as segments in the storage) are those of one server alone (a third server
- * on a database of its own, distribution off); both servers ran shares (the shares table says
- * who held each); three servers holding shares of one scan at once, one of them not the
- * coordinator killed with SIGKILL while it holds one: it is lost once its lease lapses, runs again
- * on another server, and the query still SUCCEEDS with the right count (nothing doubled, nothing
- * lost); a cancelled query has its shares cancelled and the other server stops its worker on its
- * share;
+ * (`cluster.distributeBytes` low, actors/distributed_scans.ts, the cluster of
+ * tests/support/pg_cluster.ts): the answers of a count, grouped aggregates, a sort with a limit
+ * and filtered rows (few, and many: answers past `cluster.shareAnswerBytes`, written as segments
+ * in the storage) are those of one server alone (a third server on a database of its own,
+ * distribution off); both servers ran shares (the shares table says who held each); three
+ * servers holding shares of one scan at once, one of them not the coordinator killed with
+ * SIGKILL while it holds one (paused first, and seen holding it in the table while paused: the
+ * kill always catches it holding): it is lost once its lease lapses, runs again on another
+ * server, and the query still SUCCEEDS with the right count (nothing doubled, nothing lost); a
+ * cancelled query has its shares cancelled and the other server stops its worker on its share;
  * the coordinator killed mid-scan: its query is FAILED through the other server, nothing of its
  * run is left running there, and that server then spreads a scan alone; the database stopped
- * and started again mid-scan: the query SUCCEEDS with the right count (an answer that could not be
- * written is claimed again once its lease lapsed). And the shares table
- * itself (home/storage/pg_shares.ts), two claimers on one database: a
- * lapsed lease claimed again, a superseded attempt's answer ignored, a share failed naming it
- * once lost MAX_ATTEMPTS times, a run whose coordinator is unheard of neither claimed nor kept, a
- * server stopping giving back what it runs for others and cancelling its own runs,
- * a cancelled share's holder losing it, the progress a holder tells, the signals heard.
+ * and started again mid-scan: the query SUCCEEDS with the right count (an answer that could not
+ * be written is claimed again once its lease lapsed). And the shares table itself
+ * (home/storage/pg_shares.ts), two claimers on one database: a lapsed lease claimed again, a
+ * superseded attempt's answer ignored, a share failed naming it once lost MAX_ATTEMPTS times, a
+ * run whose coordinator is unheard of neither claimed nor kept, a server stopping giving back
+ * what it runs for others and cancelling its own runs, a cancelled share's holder losing it, the
+ * progress a holder tells, the signals heard.
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
-import { api, defineLogs, finalState, submit } from "../support/server_api.ts";
+import type { ServerProcess } from "../foundation/server_process.ts";
+import { api, finalState, submit } from "../support/server_api.ts";
 import { type Postgres, startPostgres } from "../support/postgres.ts";
-import { stateHome } from "../support/shared_state.ts";
-import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
-import { seededRandom } from "../support/seeded_random.ts";
+import {
+  type Cluster,
+  PATTERN,
+  pause,
+  pidOf,
+  shareName,
+  type ShareRow,
+  shareRows,
+  until,
+  untilDisconnected,
+  untilShares,
+  withCluster as withServers,
+} from "../support/pg_cluster.ts";
+import { openPgStorage } from "../../home/storage/pg_storage.ts";
 import { clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
-const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
 const SRC = "file://logs/*.log";
 
 const SCRIPTS = [
@@ -46,19 +56,6 @@ const SCRIPTS = [
   `PARSE(pattern: '''${PATTERN}''', src: '${SRC}') | filter(status = 404)`,
 ];
 
-/** `lines` records (and a few lines that are not) of about 40 bytes each. */
-async function writeLog(path: string, lines: number, seed: number): Promise<void> {
-  const rnd = seededRandom(seed);
-  const parts: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
-    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
-    parts.push(`${ip} ${status} ${Math.floor(rnd() * 50000)} /p/${i % 97}\n`);
-    if (i % 40_000 === 7) parts.push("not a record\n");
-  }
-  await Deno.writeTextFile(path, parts.join(""));
-}
-
 async function answer(server: ServerProcess, token: string, script: string) {
   const id = await submit(server, token, script);
   const end = await finalState(server, token, id);
@@ -68,135 +65,59 @@ async function answer(server: ServerProcess, token: string, script: string) {
   return { id, rows: await res.json(), end };
 }
 
-interface ShareRow {
-  run: string;
-  share: number;
-  coordinator: string;
-  state: string;
-  attempt: number;
-  holder: string | null;
-  stopped_at: Date | null;
-  segment: string | null;
-}
-
-function shareRows(db: PgStorage): Promise<ShareRow[]> {
-  return db.sql<ShareRow[]>`
-    SELECT run, share, coordinator, state, attempt, holder, stopped_at, segment FROM trawl_shares
-    ORDER BY created, run, share`;
-}
-
-/** Waits (bounded) until `test` holds for the share rows; answers them. */
-async function until(db: PgStorage, what: string, test: (rows: ShareRow[]) => boolean) {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const rows = await shareRows(db);
-    if (test(rows)) return rows;
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(rows)}`);
-    await sleep(10);
-  }
-}
-
-/** Servers spreading scans on a fresh database, the logs folder they share, a look at it. */
-interface Cluster {
-  readonly a: ServerProcess;
-  readonly b: ServerProcess;
-  /** Every server of the cluster: `a`, `b`, and a third when asked for. */
-  readonly spread: readonly ServerProcess[];
-  readonly token: string;
-  readonly logs: string;
-  readonly root: string;
-  readonly url: string;
-  /** More servers the test starts, killed with the others. */
-  readonly more: ServerProcess[];
-  /** The test's own connection to the database (closed after, whatever it is then). */
-  db: PgStorage;
-}
-
 /**
- * A cluster (`size` servers, two by default; `lines` records in each of two logs) given to
- * `body`; every server is killed, the test's connection closed and the folder removed after,
- * whatever `body` did.
+ * The cluster of these tests (`size` servers, two by default; `lines` records in each of two
+ * logs, a few lines that are not records among them; a share answering more than 256 KiB
+ * writes its answer as a segment in the storage).
  */
-async function withCluster(
+function withCluster(
   pg: Postgres,
   lines: number,
   body: (c: Cluster) => Promise<void>,
   size = 2,
+  solo = false,
 ): Promise<void> {
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgdist-" });
-  const url = await pg.newDatabase();
-  const servers: ServerProcess[] = [];
-  let db: PgStorage | undefined;
-  try {
-    db = await openPgStorage(url, { connections: 1 });
-    const logs = join(root, "logs");
-    await Deno.mkdir(logs);
-    await writeLog(join(logs, "a.log"), lines, 1);
-    await writeLog(join(logs, "b.log"), lines, 2);
-    const args = [
-      "query.workers=1",
-      "cluster.distributeBytes=1 MiB",
-      "cluster.lease=2 s",
-      // A share answering more than this writes its answer as a segment in the storage.
-      "cluster.shareAnswerBytes=256 KiB",
-    ].flatMap((s) => ["--set", s]);
-    for (const name of ["a", "b", "c"].slice(0, size)) {
-      servers.push(await startServerProcess(await stateHome(root, name, `pg:${url}`), args));
-    }
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const token = a.firstToken!;
-    await defineLogs(a, token, logs);
-    const spread = [...servers];
-    const cluster: Cluster = { a, b, spread, token, logs, root, url, more: servers, db };
-    try {
-      await body(cluster);
-    } finally {
-      db = cluster.db;
-    }
-  } finally {
-    await db?.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  return withServers(pg, { lines, size, solo, junk: true, answerBytes: "256 KiB" }, body);
 }
 
 Deno.test("a scan spread over two servers on one PostgreSQL answers as one server does, and both ran shares", async () => {
   await using pg = await startPostgres();
-  await withCluster(pg, 150_000, async (cluster) => {
-    const { a, token, logs } = cluster;
-    // One server alone, its scans not spread: the answers to compare with.
-    const solo = await startServerProcess(
-      await stateHome(cluster.root, "solo", `pg:${await pg.newDatabase()}`),
-      ["query.workers=1"].flatMap((s) => ["--set", s]),
-    );
-    cluster.more.push(solo);
-    await defineLogs(solo, solo.firstToken!, logs);
-    for (const script of SCRIPTS) {
-      const alone = await answer(solo, solo.firstToken!, script);
-      const spread = await answer(a, token, script);
-      assert.deepEqual(spread.rows, alone.rows, script);
+  await withCluster(
+    pg,
+    150_000,
+    async (cluster) => {
+      const { a, token } = cluster;
+      // One server alone, its scans not spread: the answers to compare with.
+      const solo = cluster.solo!;
+      for (const script of SCRIPTS) {
+        const alone = await answer(solo, solo.firstToken!, script);
+        const spread = await answer(a, token, script);
+        assert.deepEqual(spread.rows, alone.rows, script);
+        assert.ok(
+          Array.isArray(spread.rows) && spread.rows.length > 0,
+          `no rows: ${JSON.stringify(spread.rows)}`,
+        );
+      }
+      assert.equal(await solo.stop(), 0);
+      const rows = await shareRows(cluster.db);
+      // Every script ran as shares (4 each at least), every one done once.
+      assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
       assert.ok(
-        Array.isArray(spread.rows) && spread.rows.length > 0,
-        `no rows: ${JSON.stringify(spread.rows)}`,
+        rows.every((r) => ["done", "cancelled"].includes(r.state)),
+        JSON.stringify(rows),
       );
-    }
-    assert.equal(await solo.stop(), 0);
-    const rows = await shareRows(cluster.db);
-    // Every script ran as shares (4 each at least), every one done once.
-    assert.ok(new Set(rows.map((r) => r.run)).size >= SCRIPTS.length, JSON.stringify(rows));
-    assert.ok(
-      rows.every((r) => ["done", "cancelled"].includes(r.state)),
-      JSON.stringify(rows),
-    );
-    // The last script's shares answered through segments, done by either server.
-    const last = rows.filter((r) => r.run === rows.at(-1)!.run);
-    assert.ok(last.every((r) => r.state === "done" && r.segment !== null), JSON.stringify(last));
-    const holders = new Set(rows.filter((r) => r.state === "done").map((r) => r.holder));
-    assert.equal(holders.size, 2, `shares held by ${[...holders]}`);
-    // The coordinator (A) held some, B the others.
-    const coordinator = rows[0]!.coordinator;
-    assert.ok(holders.has(coordinator));
-  });
+      // The last script's shares answered through segments, done by either server.
+      const last = rows.filter((r) => r.run === rows.at(-1)!.run);
+      assert.ok(last.every((r) => r.state === "done" && r.segment !== null), JSON.stringify(last));
+      const holders = new Set(rows.filter((r) => r.state === "done").map((r) => r.holder));
+      assert.equal(holders.size, 2, `shares held by ${[...holders]}`);
+      // The coordinator (A) held some, B the others.
+      const coordinator = rows[0]!.coordinator;
+      assert.ok(holders.has(coordinator));
+    },
+    2,
+    true,
+  );
 });
 
 Deno.test("three servers: one scan's shares held by all three; one of them killed while it holds shares: they run again elsewhere and the query succeeds once; a cancel stops another server's part", async () => {
@@ -204,21 +125,65 @@ Deno.test("three servers: one scan's shares held by all three; one of them kille
   // 2 x 600k records, about 50 MB: shares long enough to be seen held.
   const lines = 600_000;
   await withCluster(pg, lines, async (cluster) => {
-    const { a, token, spread } = cluster;
+    const { a, b, token, homes, spread } = cluster;
     const count = SCRIPTS[0]!;
 
-    // A cancel: a share another server holds is cancelled and that server stops its worker.
-    const cancelled = await submit(a, token, count);
-    let held = await until(
-      cluster.db,
-      "no other server held a share",
-      (rows) => rows.some((r) => r.state === "running" && r.holder !== r.coordinator),
-    );
-    const bShare = held.find((r) => r.state === "running" && r.holder !== r.coordinator)!;
-    const stop = await api(a, token, `/queries/${cancelled}`, { method: "DELETE" });
-    assert.equal(stop.status, 200, await stop.text());
-    assert.equal((await finalState(a, token, cancelled)).state, "CANCELLED");
-    held = await until(
+    // The servers by their names in the shares table (B and C: not the coordinator).
+    const byName = new Map<string, { server: ServerProcess; pid: number }>();
+    for (const [i, server] of spread.entries()) {
+      if (i > 0) byName.set(await shareName(server), { server, pid: await pidOf(homes[i]!) });
+    }
+
+    // A cancel: a share another server holds is cancelled and that server stops its worker. Its
+    // holder is paused (SIGSTOP) once seen holding it, until its statements sent are done, and
+    // seen holding it again while paused (else let go, and caught again); the query is cancelled
+    // while it is paused; let go, it stops its worker. Unless its worker had ended just before
+    // the pause, its answer not yet sent: refused then (the share was cancelled), it says so in
+    // its log, and the cancel is tried again with a new query.
+    let bShare: ShareRow | undefined;
+    for (let tries = 1; bShare === undefined; tries++) {
+      assert.ok(tries <= 5, "the holder's worker ended before each pause");
+      const cancelled = await submit(a, token, count);
+      let caught: { row: ShareRow; pid: number; server: ServerProcess } | undefined;
+      while (caught === undefined) {
+        const rows = await untilShares(
+          cluster.db,
+          "no other server held a share",
+          (rows) => rows.some((r) => r.state === "running" && r.holder !== r.coordinator),
+        );
+        const seen = rows.find((r) => r.state === "running" && r.holder !== r.coordinator)!;
+        const holder = byName.get(seen.holder!)!;
+        await pause(cluster.db, holder.pid);
+        const still = (await shareRows(cluster.db)).find((r) =>
+          r.run === seen.run && r.share === seen.share && r.attempt === seen.attempt &&
+          r.state === "running" && r.holder === seen.holder
+        );
+        if (still === undefined) Deno.kill(holder.pid, "SIGCONT");
+        else caught = { row: still, ...holder };
+      }
+      try {
+        const stop = await api(a, token, `/queries/${cancelled}`, { method: "DELETE" });
+        assert.equal(stop.status, 200, await stop.text());
+        assert.equal((await finalState(a, token, cancelled)).state, "CANCELLED");
+      } finally {
+        Deno.kill(caught.pid, "SIGCONT");
+      }
+      const { row } = caught;
+      const late =
+        `${row.run}: the answer of share ${row.share} (attempt ${row.attempt}) came late`;
+      const seen = await until(
+        "the other server neither stopped its share nor had its answer refused",
+        async () => ({
+          stopped: (await shareRows(cluster.db)).some((r) =>
+            r.run === row.run && r.share === row.share && r.stopped_at !== null
+          ),
+          refused: caught.server.stderr.some((line) => line.includes(late)),
+        }),
+        (seen) => seen.stopped || seen.refused,
+      );
+      if (seen.stopped) bShare = row;
+    }
+    const held = await untilShares(
       cluster.db,
       "the other server did not stop its share",
       (rows) =>
@@ -228,11 +193,15 @@ Deno.test("three servers: one scan's shares held by all three; one of them kille
     );
     assert.ok(held.filter((r) => r.run === bShare.run).some((r) => r.state === "cancelled"));
 
-    // One scan: each of the three servers holds one of its shares at once. Then one that is
-    // not the coordinator is killed while it holds it: the share runs again elsewhere once its
-    // lease lapsed.
+    // One scan: each of the three servers holds one of its shares at once. Then B, not the
+    // coordinator, is killed while it holds one: paused first (SIGSTOP) until its statements
+    // sent are done, seen in the table still holding a share (paused, it can answer nothing;
+    // when it held none by then it is let go and caught again), killed (SIGKILL): its share runs
+    // again elsewhere once its lease lapsed.
+    const bName = await shareName(b);
+    const bPid = await pidOf(homes[1]!);
     const id = await submit(a, token, count);
-    const before = await until(
+    const before = await untilShares(
       cluster.db,
       "the three servers never held shares of one scan at once",
       (rows) =>
@@ -240,29 +209,51 @@ Deno.test("three servers: one scan's shares held by all three; one of them kille
           rows.filter((r) => r.run !== bShare.run && r.state === "running").map((r) => r.holder),
         ).size === 3,
     );
-    const lost = before.find((r) => r.run !== bShare.run && r.state === "running")!;
-    // B holds one of them now (the table names servers, not processes: which name is B's is
-    // told by the share that runs again).
-    await spread[1]!.stop("SIGKILL");
+    const run = before.find((r) => r.run !== bShare.run && r.state === "running")!.run;
+    const bHolds = (rows: ShareRow[]) =>
+      rows.find((r) => r.run === run && r.state === "running" && r.holder === bName);
+    let dying: ShareRow | undefined;
+    while (dying === undefined) {
+      await untilShares(
+        cluster.db,
+        "B held no share of the scan any more",
+        (rows) => bHolds(rows) !== undefined,
+      );
+      await pause(cluster.db, bPid);
+      dying = bHolds(await shareRows(cluster.db));
+      if (dying === undefined) Deno.kill(bPid, "SIGCONT");
+    }
+    await b.stop("SIGKILL");
+    // Once its connections are gone nothing of B can reach the table: it died holding the
+    // share (its attempt did not end it).
+    await untilDisconnected(cluster.db, bPid);
+    const atDeath = (await shareRows(cluster.db)).find((r) =>
+      r.run === run && r.share === dying.share
+    )!;
+    assert.ok(
+      atDeath.attempt > dying.attempt || atDeath.state === "running",
+      `B's attempt ended its share after it was paused: ${JSON.stringify({ dying, atDeath })}`,
+    );
     const end = await finalState(a, token, id);
     assert.equal(end.state, "SUCCEEDED", JSON.stringify(end));
     const result = await (await api(a, token, `/queries/${id}/result`)).json();
     // Nothing doubled, nothing lost: what one server alone counts (the first test).
     assert.deepEqual(result, [{ rows: 2 * lines }]);
-    const after = (await shareRows(cluster.db)).filter((r) => r.run === lost.run);
+    const after = (await shareRows(cluster.db)).filter((r) => r.run === run);
     assert.ok(after.every((r) => r.state === "done"), JSON.stringify(after));
-    // The killed server's share (held by B or C: one of them was) ran again, by another.
-    const again = after.filter((r) => r.attempt >= 2);
-    assert.ok(again.length >= 1, JSON.stringify(after));
-    const dead = before.filter((r) => r.run === lost.run && r.state === "running")
-      .find((r) => again.some((g) => g.share === r.share))!;
-    assert.ok(dead, JSON.stringify({ before, after }));
-    for (const g of again) assert.notEqual(g.holder, dead.holder, JSON.stringify(after));
+    // B's share ran again, by another server.
+    const rerun = after.find((r) => r.share === dying.share)!;
+    assert.ok(rerun.attempt > dying.attempt, JSON.stringify({ dying, rerun }));
+    assert.notEqual(rerun.holder, bName, JSON.stringify({ dying, rerun }));
+    for (const g of after.filter((r) => r.attempt >= 2)) {
+      assert.notEqual(g.holder, bName, JSON.stringify(after));
+    }
     // Every one of the three held a share of this scan (the dead one's was taken over).
     const holders = new Set(
-      before.filter((r) => r.run === lost.run && r.state === "running").map((r) => r.holder),
+      before.filter((r) => r.run === run && r.state === "running").map((r) => r.holder),
     );
     assert.equal(holders.size, 3, JSON.stringify(before));
+    assert.ok(holders.has(bName), JSON.stringify({ bName, before }));
   }, 3);
 });
 
@@ -388,7 +379,7 @@ Deno.test("the coordinator killed mid-scan: the query is FAILED through the othe
   await withCluster(pg, lines, async (cluster) => {
     const { a, b, token } = cluster;
     const id = await submit(a, token, SCRIPTS[0]!);
-    await until(
+    await untilShares(
       cluster.db,
       "no share of the scan ran",
       (rows) => rows.some((r) => r.state !== "queued"),
@@ -397,7 +388,7 @@ Deno.test("the coordinator killed mid-scan: the query is FAILED through the othe
     const end = await finalState(b, token, id);
     assert.equal(end.state, "FAILED", JSON.stringify(end));
     // Nothing of the dead coordinator's run stays running on B.
-    await until(
+    await untilShares(
       cluster.db,
       "a share of the dead run still runs",
       (rows) =>
@@ -416,7 +407,7 @@ Deno.test("the database stopped mid-scan and started again: the scan's shares ru
   await withCluster(pg, lines, async (cluster) => {
     const { a, token } = cluster;
     const id = await submit(a, token, SCRIPTS[0]!);
-    await until(
+    await untilShares(
       cluster.db,
       "no share of the scan ran",
       (rows) => rows.some((r) => r.state === "running"),

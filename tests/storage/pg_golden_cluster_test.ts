@@ -27,6 +27,7 @@ import { basename, join } from "node:path";
 import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
 import { api } from "../support/server_api.ts";
 import { startPostgres } from "../support/postgres.ts";
+import { shareRows } from "../support/pg_cluster.ts";
 import { stateHome } from "../support/shared_state.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
 
@@ -207,14 +208,6 @@ interface Outcome {
   readonly error?: unknown;
 }
 
-interface ShareRow {
-  run: string;
-  share: number;
-  state: string;
-  holder: string | null;
-  error: string | null;
-}
-
 Deno.test("every golden script answers through two servers spreading every scan as through one server alone", async () => {
   await using pg = await startPostgres();
   const root = await Deno.makeTempDir({ prefix: "trawl-pggolden-" });
@@ -279,8 +272,7 @@ Deno.test("every golden script answers through two servers spreading every scan 
     }
     assert.deepEqual(failures, [], failures.join("\n\n"));
 
-    const rows = await db.sql<ShareRow[]>`
-      SELECT run, share, state, holder, error FROM trawl_shares ORDER BY created, run, share`;
+    const rows = await shareRows(db);
     // Nothing failed or left behind; the two servers both held shares.
     assert.ok(
       rows.every((r) => ["done", "cancelled", "handback"].includes(r.state)),

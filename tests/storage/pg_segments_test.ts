@@ -13,17 +13,22 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { type ServerProcess, startServerProcess } from "../foundation/server_process.ts";
-import { api, defineLogs, finalState, submit } from "../support/server_api.ts";
+import type { ServerProcess } from "../foundation/server_process.ts";
+import { api, finalState, submit } from "../support/server_api.ts";
 import { startPostgres } from "../support/postgres.ts";
-import { stateHome } from "../support/shared_state.ts";
+import {
+  type Cluster,
+  PATTERN,
+  pause,
+  pidOf,
+  type ShareRow,
+  shareRows,
+  until,
+  withCluster as withServers,
+} from "../support/pg_cluster.ts";
 import { openPgStorage, type PgStorage } from "../../home/storage/pg_storage.ts";
-import { seededRandom } from "../support/seeded_random.ts";
 import { PgShares, SEGMENT_RETENTION_MS, SEGMENTS } from "../../home/storage/pg_shares.ts";
-import { sleep } from "../../engine/util/sleep.ts";
 
-const PATTERN = `IPADDR:ip ' ' INT:status ' ' LONG:bytes ' ' NSPACE:path`;
 const SOURCE = `PARSE(pattern: '''${PATTERN}''', src: 'file://logs/*.log')`;
 
 const SCRIPTS = [
@@ -41,18 +46,6 @@ const SCRIPTS = [
 
 const BIG = SCRIPTS[0]!;
 
-/** `lines` records of about 40 bytes each. */
-async function writeLog(path: string, lines: number, seed: number): Promise<void> {
-  const rnd = seededRandom(seed);
-  const parts: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const status = [200, 200, 404, 500][Math.floor(rnd() * 4)];
-    const ip = `10.0.${Math.floor(rnd() * 4)}.${Math.floor(rnd() * 50)}`;
-    parts.push(`${ip} ${status} ${Math.floor(rnd() * 50000)} /p/${i % 97}\n`);
-  }
-  await Deno.writeTextFile(path, parts.join(""));
-}
-
 /** The query's end and its result as text (the same text from every server). */
 async function result(server: ServerProcess, token: string, id: string): Promise<string> {
   const end = await finalState(server, token, id, 900_000);
@@ -67,23 +60,6 @@ async function answer(server: ServerProcess, token: string, script: string): Pro
   return await result(server, token, await submit(server, token, script));
 }
 
-interface ShareRow {
-  run: string;
-  share: number;
-  coordinator: string;
-  state: string;
-  attempt: number;
-  holder: string | null;
-  segment: string | null;
-  pieces: number | null;
-}
-
-function shareRows(db: PgStorage): Promise<ShareRow[]> {
-  return db.sql<ShareRow[]>`
-    SELECT run, share, coordinator, state, attempt, holder, segment, pieces FROM trawl_shares
-    ORDER BY created, run, share`;
-}
-
 /** The keys of segments in the storage, as `run/segment/piece`. */
 async function segmentKeys(db: PgStorage): Promise<string[]> {
   const keys: string[] = [];
@@ -91,77 +67,21 @@ async function segmentKeys(db: PgStorage): Promise<string[]> {
   return keys;
 }
 
-/** Waits (bounded) until `test` holds; answers what it held for. */
-async function until<T>(what: string, look: () => Promise<T>, test: (t: T) => boolean) {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const seen = await look();
-    if (test(seen)) return seen;
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(seen)}`);
-    await sleep(10);
-  }
-}
-
-/** The pid of the server process whose home is `home` (the process this test started). */
-async function pidOf(home: string): Promise<number> {
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const args = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    const parts = args.split("\0");
-    const at = parts.indexOf("--home");
-    if (at >= 0 && parts[at + 1] === home && parts.includes("serve")) return Number(entry.name);
-  }
-  throw new Error(`no server process with home ${home}`);
-}
-
-/** Two servers spreading scans (and a lone one, not spreading, on a database of its own). */
-interface Cluster {
-  readonly a: ServerProcess;
-  readonly b: ServerProcess;
-  readonly bHome: string;
-  readonly solo: ServerProcess;
-  readonly token: string;
-  readonly db: PgStorage;
-}
-
-async function withCluster(lines: number, body: (c: Cluster) => Promise<void>): Promise<void> {
+/**
+ * Two servers spreading scans and a lone one, not spreading, on a database of its own
+ * (tests/support/pg_cluster.ts): every share's answer but a count's passes
+ * `cluster.shareAnswerBytes`, 64 KiB, and is written as a segment of 64 KiB pieces.
+ */
+async function withCluster(
+  lines: number,
+  body: (c: Cluster & { readonly solo: ServerProcess; readonly bHome: string }) => Promise<void>,
+): Promise<void> {
   await using pg = await startPostgres();
-  const root = await Deno.makeTempDir({ prefix: "trawl-pgseg-" });
-  const url = await pg.newDatabase();
-  const servers: ServerProcess[] = [];
-  let db: PgStorage | undefined;
-  try {
-    db = await openPgStorage(url, { connections: 1 });
-    const logs = join(root, "logs");
-    await Deno.mkdir(logs);
-    await writeLog(join(logs, "a.log"), lines, 1);
-    await writeLog(join(logs, "b.log"), lines, 2);
-    const args = [
-      "query.workers=1",
-      "cluster.distributeBytes=1 MiB",
-      "cluster.lease=2 s",
-      // Every share's answer but a count's passes it: written as a segment of 64 KiB pieces.
-      "cluster.shareAnswerBytes=64 KiB",
-    ].flatMap((s) => ["--set", s]);
-    const homes = [
-      await stateHome(root, "a", `pg:${url}`),
-      await stateHome(root, "b", `pg:${url}`),
-    ];
-    for (const home of homes) servers.push(await startServerProcess(home, args));
-    const solo = await startServerProcess(
-      await stateHome(root, "solo", `pg:${await pg.newDatabase()}`),
-      ["--set", "query.workers=1"],
-    );
-    servers.push(solo);
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    await defineLogs(a, a.firstToken!, logs);
-    await defineLogs(solo, solo.firstToken!, logs);
-    await body({ a, b, bHome: homes[1]!, solo, token: a.firstToken!, db });
-  } finally {
-    await db?.close();
-    for (const s of servers) await s.stop("SIGKILL").catch(() => {});
-    await Deno.remove(root, { recursive: true });
-  }
+  await withServers(
+    pg,
+    { lines, answerBytes: "64 KiB", solo: true },
+    (c) => body({ ...c, solo: c.solo!, bHome: c.homes[1]! }),
+  );
 }
 
 Deno.test("answers larger than cluster.shareAnswerBytes come back as segments in the storage: the rows of one server alone, both servers wrote some, none left after", async () => {
@@ -210,16 +130,29 @@ Deno.test("a holder paused or killed while it writes a segment: the share runs a
       );
       return held ?? null;
     };
+    /**
+     * B paused (SIGSTOP) mid-write: caught writing, paused until its statements sent are done,
+     * and seen mid-write again while paused (it can change nothing then); when it had finished by
+     * then, it is let go and caught again. Its share as the table says then.
+     */
+    const pausedMidWrite = async (): Promise<ShareRow> => {
+      for (;;) {
+        await until("B never wrote a piece", midWrite, (r) => r !== null);
+        await pause(db, bPid);
+        const held = await midWrite();
+        if (held !== null) return held;
+        Deno.kill(bPid, "SIGCONT");
+      }
+    };
 
     // Paused mid-write: its lease lapses and A claims the share again; let go then, while A runs
     // it, B finds the share no longer its own and deletes its pieces (the one it was writing
     // too) itself: they are gone while the run is still open (the coordinator deletes what is
     // left of a run only once every share of it ended).
     const paused = await submit(a, token, BIG);
-    const stalled = (await until("B never wrote a piece", midWrite, (r) => r !== null))!;
+    const stalled = await pausedMidWrite();
     const theShare = (rows: ShareRow[]) =>
       rows.find((r) => r.run === stalled.run && r.share === stalled.share)!;
-    Deno.kill(bPid, "SIGSTOP");
     try {
       await until(
         "the share was not claimed again",
@@ -262,7 +195,7 @@ Deno.test("a holder paused or killed while it writes a segment: the share runs a
 
     // Killed mid-write: the coordinator deletes what it left once the run ended.
     const killed = await submit(a, token, BIG);
-    const lost = (await until("B never wrote a piece", midWrite, (r) => r !== null))!;
+    const lost = await pausedMidWrite();
     assert.equal(lost.run === stalled.run, false);
     await b.stop("SIGKILL");
     assert.equal(await result(a, token, killed), alone);
