@@ -118,22 +118,23 @@ function compare(text: string, paths: readonly JsonPath[], lead = 0): [number, n
   return [read, indexed.taken];
 }
 
-Deno.test("the indexed JSON reader gives the reference reader's values on random and broken lines", () => {
+/** compare() over 3000 random pieces and sets of `paths`: the lines read, and those the index took. */
+function compareRandom(paths: fc.Arbitrary<JsonPath[]>): { read: number; taken: number } {
   let read = 0;
   let taken = 0;
   fc.assert(
-    fc.property(
-      piece,
-      fc.array(path, { minLength: 1, maxLength: 4 }),
-      fc.nat(70),
-      (text, paths, lead) => {
-        const [r, t] = compare(text, paths, lead);
-        read += r;
-        taken += t;
-      },
-    ),
+    fc.property(piece, paths, fc.nat(70), (text, paths, lead) => {
+      const [r, t] = compare(text, paths, lead);
+      read += r;
+      taken += t;
+    }),
     { numRuns: 3000 },
   );
+  return { read, taken };
+}
+
+Deno.test("the indexed JSON reader gives the reference reader's values on random and broken lines", () => {
+  const { read, taken } = compareRandom(fc.array(path, { minLength: 1, maxLength: 4 }));
   // The walk itself took the lines the reference took (none left to it but a key with escapes).
   assert.ok(read > 3000, `lines read: ${read}`);
   assert.ok(taken > 0.97 * read, `lines the index walk took: ${taken} of ${read}`);
@@ -169,22 +170,10 @@ Deno.test("the indexed JSON reader agrees at every block offset of escapes, runs
 });
 
 Deno.test("the indexed JSON reader on paths of members only (values found by stage 2) gives the reference's values", () => {
-  let read = 0;
-  let taken = 0;
   const member = fc.constantFrom("status", "location", "a", "b", "", "errorCode", 'q"');
-  fc.assert(
-    fc.property(
-      piece,
-      // One member (the root's) to three deep.
-      fc.array(fc.array(member, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
-      fc.nat(70),
-      (text, paths, lead) => {
-        const [r, t] = compare(text, paths, lead);
-        read += r;
-        taken += t;
-      },
-    ),
-    { numRuns: 3000 },
+  const { read, taken } = compareRandom(
+    // One member (the root's) to three deep.
+    fc.array(fc.array(member, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 }),
   );
   assert.ok(read > 3000, `lines read: ${read}`);
   assert.ok(taken > 0.97 * read, `lines the index took: ${taken} of ${read}`);
