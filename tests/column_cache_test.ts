@@ -218,6 +218,12 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       const warm = await same(home, script, columnCache);
       assert.equal(warm.stats.bytesRead, 0);
       assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
+      // Another filter over the same entry (the same fields): the fill kept every record, not
+      // only those its own filter passed.
+      if (script.includes("status = 200")) {
+        const other = await same(home, script.replace("status = 200", "status = 500"), columnCache);
+        assert.equal(other.stats.bytesRead, 0);
+      }
       // The rows of the same entry read without a grouping are those of the file.
       await same(home, `${src} | select(client, status, bytes)`, columnCache);
       await Deno.remove(columnCache.dir, { recursive: true });

@@ -52,12 +52,11 @@ export async function* parseSource(
   const keep = filter?.keep;
   // Under a grouping that takes records directly (ctx.direct), the scanner folds into it the
   // records of groups it already has, and hands out rows only for the others. With a sink (the
-  // column cache's fill), records go to its columns: no row is handed out.
-  const scanner = sink !== undefined
-    ? pattern.makeByteScanner(names, undefined, undefined, sink)
-    : pattern.makeByteScanner(names, filter, ctx.direct);
-  if (sink !== undefined && (scanner === null || filter !== undefined)) {
-    throw new Error("PARSE into columns needs a byte scanner and no filter");
+  // column cache's fill), every record also goes to its columns; rows are handed out (as
+  // without it) only under such a grouping.
+  const scanner = pattern.makeByteScanner(names, filter, ctx.direct, sink);
+  if (sink !== undefined && scanner === null) {
+    throw new Error("PARSE into columns needs a byte scanner");
   }
   const multiLine = pattern.multiLine;
   const rows = new RowSink(keep);
@@ -67,12 +66,16 @@ export async function* parseSource(
     direct!.add(row);
     scanner!.refresh(); // a new group may have grown the arrays it folds into
   };
-  const push = sink !== undefined
+  const hand = direct === undefined ? rows.push : (row: Row) => {
+    if (keep === undefined || keep(row)) add(row);
+  };
+  const push = sink === undefined
+    ? hand
+    : ctx.direct === undefined
     ? (row: Row) => sinkRow(sink, names, row)
-    : direct === undefined
-    ? rows.push
     : (row: Row) => {
-      if (keep === undefined || keep(row)) add(row);
+      sinkRow(sink, names, row);
+      hand(row);
     };
   const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
   let skipped = 0;

@@ -51,8 +51,11 @@ export interface ByteScanner {
 
 /**
  * Where a scanner made with it puts its records, column by column (`cols[k]`: the values of
- * the k-th needed field, in line order; an IPv4 address as its bits, a number), instead of
- * making rows: the column cache's fill (engine/exec/cached_scan.ts).
+ * the k-th needed field, in line order; an IPv4 address as its bits, a number): the column
+ * cache's fill (engine/exec/cached_scan.ts). Every record the scanner reads goes to the sink,
+ * before any filter. Without a `direct` grouping the scanner makes no row (it answers null);
+ * with one, it goes on as a scanner without a sink does, from the values it has already
+ * extracted: the filter, the fold, a row for the rest.
  */
 export interface ColumnSink {
   readonly cols: unknown[][];
@@ -195,9 +198,6 @@ export function makeByteScanner(
     return `${key}: s${k} < 0 ? null : ${value}`;
   });
   if (sink !== undefined) {
-    if (filter !== undefined || direct !== undefined) {
-      throw new Error("a byte scanner with a sink takes no filter and no grouping");
-    }
     for (let k = 0; k < needed.length; k++) sink.ipv4[k] = outputs[k] === "ipv4";
   }
   // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
@@ -234,8 +234,9 @@ ${code}
 if (lineEnd !== undefined && lineEnd >= i) i = lineEnd;
 else while (b[i] !== ${NL}) i++;
 state.next = i + 1;
+${sink !== undefined ? `const C = sink.cols;\n${pushes.join("\n")}` : ""}
 ${
-    sink !== undefined ? `const C = sink.cols;\n${pushes.join("\n")}\nreturn null;` : `${test}
+    sink !== undefined && direct === undefined ? "return null;" : `${test}
 ${fold}
 const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
