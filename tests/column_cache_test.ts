@@ -193,8 +193,16 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
   for (let i = 0; i < 600; i++) {
     // IPv4 mostly; an IPv6 address (left to the expression) or none ('-') now and then.
     const ip = i % 97 === 5 ? `2001:db8::${i % 7}` : i % 53 === 3 ? "-" : `10.0.${i % 3}.${i % 11}`;
-    const status = [200, 404, 200, 500][i % 4];
-    const bytes = i % 41 === 0 ? "-" : String((i * 37) % 9000);
+    // Now and then an INT beyond 32 bits (null), a LONG of more than 15 digits (its field's
+    // values then a list, not a vector), a -0.
+    const status = i % 71 === 9 ? 3000000000 : [200, 404, 200, 500][i % 4];
+    const bytes = i % 41 === 0
+      ? "-"
+      : i % 83 === 11
+      ? "12345678901234567890"
+      : i % 79 === 13
+      ? "-0"
+      : String((i * 37) % 9000);
     text += `${ip} ${status} ${bytes} /p/${i % 13}\n`;
   }
   await Deno.writeTextFile(log, text);

@@ -47,7 +47,7 @@ import {
   encodeColumns,
   SAMPLE_BYTES,
 } from "../fs/column_block.ts";
-import type { ColumnSink } from "../pattern/byte_scanner.ts";
+import { ColumnSink } from "../pattern/byte_scanner.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
 import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
@@ -323,7 +323,7 @@ async function* fileRows(
       // filters and folds them as without the cache: the fill costs the columns' values only
       // (no row is made for a record folded, nor the block read back to fold it).
       const into: ColumnSink | undefined = read.columns && ctx.direct && !whole
-        ? { cols: read.columns.names.map(() => []), ipv4: [] }
+        ? new ColumnSink(read.columns.names.length)
         : undefined;
       const got = await rawSegment(base, p, q, ctx, read, whole, into);
       if (got.first >= 0) {

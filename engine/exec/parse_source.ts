@@ -29,7 +29,6 @@ import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 import { SCANNER_MAX_BYTES, scannerPath, SimdScanner } from "../simd/scanner.ts";
 import type { ColumnSink } from "../pattern/byte_scanner.ts";
-import { IpAddr } from "../values/values.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -72,9 +71,9 @@ export async function* parseSource(
   const push = sink === undefined
     ? hand
     : ctx.direct === undefined
-    ? (row: Row) => sinkRow(sink, names, row)
+    ? (row: Row) => sink.putRow(names, row)
     : (row: Row) => {
-      sinkRow(sink, names, row);
+      sink.putRow(names, row);
       hand(row);
     };
   const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
@@ -187,15 +186,5 @@ export async function* parseSource(
     const tally: SkipTally = { kind: "PARSE", count: skipped, first: { uri: firstSkipped } };
     const warning = await unmatchedWarning(list, firstSkipped, skipped, pattern, ctx);
     ctx.warn(warning ? { ...warning, tally } : skipWarning(tally));
-  }
-}
-
-/** A row of the expression's (a line the byte scanner left) added to `sink`'s columns. */
-function sinkRow(sink: ColumnSink, names: readonly string[], row: Row): void {
-  for (let k = 0; k < names.length; k++) {
-    const v = Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined;
-    sink.cols[k]!.push(
-      sink.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
-    );
   }
 }
