@@ -203,15 +203,23 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       : i % 79 === 13
       ? "-0"
       : String((i * 37) % 9000);
-    text += `${ip} ${status} ${bytes} /p/${i % 13}\n`;
+    // An HTTP date a minute apart (a timestamp's vector in the fill).
+    const d = new Date(Date.UTC(2024, 4, 1) + i * 60_000);
+    const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"];
+    const two = (x: number) => String(x).padStart(2, "0");
+    const time = `${two(d.getUTCDate())}/${months[d.getUTCMonth()]}/2024:${two(d.getUTCHours())}:${
+      two(d.getUTCMinutes())
+    }:00 +0000`;
+    text += `${ip} ${status} ${bytes} /p/${i % 13} [${time}]\n`;
   }
   await Deno.writeTextFile(log, text);
   const src =
-    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path''')`;
+    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path ' [' HTTPDATE:time ']' ''')`;
   const scripts = [
     `${src} | filter(status = 200) | select(client, count(*) as n, sum(bytes) as b) | group(client) | sort(client)`,
     `${src} | select(status, count(*) as n, sum(bytes) as b, count(client) as c) | group(status) | sort(status)`,
     `${src} | select(client, count(*) as n) | group(client) | sort(n desc, client) | limit(5)`,
+    `${src} | filter(time >= T('2024-05-01 03:00:00') and time < T('2024-05-01 07:00:00')) | select(status, count(*) as n) | group(status) | sort(status)`,
   ];
   const workers = createScanWorkers({
     count: 3,

@@ -227,7 +227,8 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
  * The bytes of a block of columns as a reader gave them (engine/pattern/byte_scanner.ts's
  * ColumnSink: `cols[k]` the values of `names[k]` by row, undefined where absent; an IPv4 column's
  * addresses as their bits where `ipv4[k]`; or, where `vecs[k]` is there, the first `n` values
- * of that typed vector, `tags[k]` saying which are null (1) or absent (2)): the block
+ * of that typed vector (timestamps' milliseconds where `ts[k]`), `tags[k]` saying which are
+ * null (1) or absent (2)): the block
  * encodeBlock would make of the rows, made without them.
  */
 export function encodeColumns(
@@ -236,6 +237,7 @@ export function encodeColumns(
   sink: {
     readonly cols: readonly unknown[][];
     readonly ipv4: readonly boolean[];
+    readonly ts?: readonly boolean[];
     readonly vecs?: readonly (Float64Array | Uint32Array | null)[];
     readonly tags?: readonly (Uint8Array | null)[];
     readonly n?: number;
@@ -249,7 +251,13 @@ export function encodeColumns(
     const vec = sink.vecs?.[k];
     if (vec !== null && vec !== undefined) {
       columns.push(
-        vectorColumn(names[k]!, vec.subarray(0, n), sink.tags![k]!.subarray(0, n), parts),
+        vectorColumn(
+          names[k]!,
+          vec.subarray(0, n),
+          sink.tags![k]!.subarray(0, n),
+          sink.ts?.[k] === true,
+          parts,
+        ),
       );
       continue;
     }
@@ -265,14 +273,16 @@ export function encodeColumns(
 }
 
 /**
- * A column from a typed vector (IPv4 bits, or numbers) and its tags: `ip4`, or `i32` where
- * every number is a 32-bit integer (not -0), else `f64`, as encodeColumn would choose for the
- * values; with no value at all, as encodeColumn makes it of the nulls.
+ * A column from a typed vector (IPv4 bits, timestamps' milliseconds where `ts`, or numbers) and
+ * its tags: `ip4`, `ts`, or `i32` where every number is a 32-bit integer (not -0), else `f64`, as
+ * encodeColumn would choose for the values; with no value at all, as encodeColumn makes it of
+ * the nulls.
  */
 function vectorColumn(
   name: string,
   vec: Float64Array | Uint32Array,
   tags: Uint8Array,
+  ts: boolean,
   parts: Parts,
 ): ColumnMeta {
   const n = vec.length;
@@ -303,6 +313,11 @@ function vectorColumn(
     if (x > max) max = x;
   }
   const zone = min <= max ? { min, max } : {};
+  if (ts) {
+    const out = vec.slice();
+    if (tagged > 0) { for (let i = 0; i < n; i++) if (tags[i] !== 0) out[i] = 0; }
+    return { name, kind: "ts", ...parts.add(bytesOf(out)), ...withTags, ...zone };
+  }
   const out = ints ? new Int32Array(n) : new Float64Array(n);
   if (tagged === 0) out.set(vec);
   else for (let i = 0; i < n; i++) if (tags[i] === 0) out[i] = vec[i]!;

@@ -20,7 +20,7 @@
  */
 
 import type { Row, Value } from "../values/values.ts";
-import { IpAddr } from "../values/values.ts";
+import { IpAddr, Timestamp } from "../values/values.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
@@ -56,12 +56,13 @@ export interface ByteScanner {
  * goes on as a scanner without a sink does, from the values it has already extracted: the
  * filter, the fold, a row for the rest.
  *
- * A field the scanner gives as a number (INT, LONG) or an IPv4 address has its values written
- * straight into a typed vector (`vecs[k]`: numbers in a Float64Array, IPv4 addresses as their
- * bits in a Uint32Array; `tags[k]`: 1 null, 2 absent), which the block encodes without a pass
- * over values (engine/fs/column_block.ts's encodeColumns); a value such a vector cannot hold (a
- * LONG of more than 15 digits, an IPv6 address from the expression) turns that field's values
- * into a list (`cols[k]`, as for the fields of text). `n` records are in the sink.
+ * A field the scanner gives as a number (INT, LONG), an IPv4 address or a timestamp (HTTPDATE)
+ * has its values written straight into a typed vector (`vecs[k]`: numbers and timestamps'
+ * milliseconds (`ts[k]`) in a Float64Array, IPv4 addresses as their bits in a Uint32Array;
+ * `tags[k]`: 1 null, 2 absent), which the block encodes without a pass over values
+ * (engine/fs/column_block.ts's encodeColumns); a value such a vector cannot hold (a LONG of more
+ * than 15 digits, an IPv6 address from the expression) turns that field's values into a list
+ * (`cols[k]`, as for the fields of text). `n` records are in the sink.
  */
 export class ColumnSink {
   n = 0;
@@ -71,21 +72,28 @@ export class ColumnSink {
   readonly cols: unknown[][];
   /** Per field: whether its values are IPv4 addresses, given as their bits (in `cols` too). */
   readonly ipv4: boolean[];
+  /** Per field: whether its vector holds timestamps' milliseconds. */
+  readonly ts: boolean[];
   readonly vecs: (Float64Array | Uint32Array | null)[];
   readonly tags: (Uint8Array | null)[];
 
   constructor(fields: number) {
     this.cols = Array.from({ length: fields }, () => []);
     this.ipv4 = new Array<boolean>(fields).fill(false);
+    this.ts = new Array<boolean>(fields).fill(false);
     this.vecs = new Array<Float64Array | Uint32Array | null>(fields).fill(null);
     this.tags = new Array<Uint8Array | null>(fields).fill(null);
   }
 
-  /** Field `k`'s values go to a vector: numbers, or IPv4 addresses' bits (before any record). */
-  vector(k: number, ipv4: boolean): void {
+  /**
+   * Field `k`'s values go to a vector: numbers, IPv4 addresses' bits or timestamps' milliseconds
+   * (chosen before any record).
+   */
+  vector(k: number, kind: "num" | "ip4" | "ts"): void {
     if (this.n > 0) throw new Error("a sink's vectors are chosen before its first record");
-    this.ipv4[k] = ipv4;
-    this.vecs[k] = ipv4 ? new Uint32Array(this.cap) : new Float64Array(this.cap);
+    this.ipv4[k] = kind === "ip4";
+    this.ts[k] = kind === "ts";
+    this.vecs[k] = kind === "ip4" ? new Uint32Array(this.cap) : new Float64Array(this.cap);
     this.tags[k] = new Uint8Array(this.cap);
   }
 
@@ -111,7 +119,10 @@ export class ColumnSink {
     const v = this.vecs[k]!;
     const t = this.tags[k]!;
     const out = new Array<unknown>(this.n + 1);
-    for (let i = 0; i < this.n; i++) out[i] = t[i] === 0 ? v[i] : t[i] === 1 ? null : undefined;
+    const ts = this.ts[k];
+    for (let i = 0; i < this.n; i++) {
+      out[i] = t[i] === 0 ? (ts ? new Timestamp(v[i]!) : v[i]) : t[i] === 1 ? null : undefined;
+    }
     out[this.n] = value;
     this.cols[k] = out;
     this.vecs[k] = null;
@@ -132,6 +143,9 @@ export class ColumnSink {
       } else if (v === null || v === undefined) this.tags[k]![n] = v === null ? 1 : 2;
       else if (this.ipv4[k]) {
         if (v instanceof IpAddr && v.version === 4) vec[n] = v.bits as number;
+        else this.spill(k, v);
+      } else if (this.ts[k]) {
+        if (v instanceof Timestamp) vec[n] = v.ms;
         else this.spill(k, v);
       } else if (typeof v === "number") vec[n] = v;
       else this.spill(k, v);
@@ -195,6 +209,8 @@ export function makeByteScanner(
   const slotOf = new Map(needed.map((n, k) => [n, k]));
   const outputs: Output[] = needed.map(() => "text");
   const converters: Converter[] = needed.map(() => identity);
+  /** Fields whose converter gives timestamps (a sink keeps their milliseconds in a vector). */
+  const times = new Set<number>();
   const found = new Set<string>();
   let code = "";
   for (let e = 0; e < elements.length; e++) {
@@ -219,6 +235,7 @@ export function makeByteScanner(
       converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter(
         noFileClock(),
       );
+      if (el.matcher === "HTTPDATE") times.add(slot);
       outputs[slot] = el.matcher === "INT"
         ? "int"
         : el.matcher === "LONG"
@@ -287,12 +304,25 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
   else sink.spill(${k}, ${value});
 } else C[${k}].push(s${k} < 0 ? null : ${value});`;
     }
+    if (sink !== undefined && outputs[k] === "text") {
+      // Read once, for the sink and then the filter or the row.
+      pushes[k] = `const x${k} = s${k} < 0 ? null : ${value};\n` +
+        (times.has(k)
+          ? `if (VS[${k}] !== null) {
+  if (x${k} === null) TS[${k}][N] = 1;
+  else if (x${k} instanceof Timestamp) VS[${k}][N] = x${k}.ms;
+  else sink.spill(${k}, x${k});
+} else C[${k}].push(x${k});`
+          : `C[${k}].push(x${k});`);
+      return `${key}: x${k}`;
+    }
     if (pushes[k] === "") pushes[k] = `C[${k}].push(s${k} < 0 ? null : ${value});`;
     return `${key}: s${k} < 0 ? null : ${value}`;
   });
   if (sink !== undefined) {
     for (let k = 0; k < needed.length; k++) {
-      if (outputs[k] !== "text") sink.vector(k, outputs[k] === "ipv4");
+      if (outputs[k] !== "text") sink.vector(k, outputs[k] === "ipv4" ? "ip4" : "num");
+      else if (times.has(k)) sink.vector(k, "ts");
     }
   }
   // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
@@ -349,6 +379,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
   const make = generatedFunction([
     "state",
     "IpAddr",
+    "Timestamp",
     "integer",
     "wordView",
     "skipQuoted",
@@ -362,6 +393,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
   const scan = make(
     state,
     IpAddr,
+    Timestamp,
     integer,
     wordView,
     skipQuoted,
