@@ -6,12 +6,16 @@
  * server does (0: in this thread).
  *
  *   deno run -A [--cpu-prof --cpu-prof-dir=DIR] bench/cache_profile.ts access|json|nested|hour
- *     [--workers 2] [--runs 2] [--only plain|first|warm]
+ *     [--workers 2] [--runs 2] [--only plain|first|warm] [--alternate]
+ *
+ * `--alternate`: `--runs` rounds of one read without the cache then one filling it (the cache
+ * emptied before), taken in turn so that the load meets both alike; prints the medians and the
+ * first read's cost over no cache, by time and by CPU (getrusage of the process, all threads).
  */
 
 import { join } from "node:path";
 import { DATA_DIR } from "./gen_data.ts";
-import { cpuOf } from "./engine_bench.ts";
+import process from "node:process";
 import { CACHE_TASKS, type CacheName } from "./cache_bench.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { newQueryStats } from "../engine/plan/context.ts";
@@ -48,11 +52,16 @@ const workers = count > 0
   : undefined;
 const cache: ColumnCacheConfig = { dir: join(home, "cache"), maxBytes: 4 * 2 ** 30 };
 
+/** The process's CPU (all threads, getrusage), in ms. */
+function cpuMs(u: { user: number; system: number }): number {
+  return (u.user + u.system) / 1000;
+}
+
 async function once(
   withCache: boolean,
 ): Promise<{ ms: number; cpuMs: number; rows: number; stats: unknown }> {
   const started = performance.now();
-  const cpu0 = cpuOf(Deno.pid);
+  const cpu0 = process.cpuUsage();
   const compiled = await compile({ text: task.script }, {
     user: { name: "bench", groups: [], admin: true },
     workDir: "/users/bench",
@@ -73,7 +82,7 @@ async function once(
   });
   let rows = 0;
   for await (const batch of run.batches) rows += batch.length;
-  return { ms: performance.now() - started, cpuMs: cpuOf(Deno.pid) - cpu0, rows, stats };
+  return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpu0)), rows, stats };
 }
 
 try {
@@ -100,18 +109,49 @@ try {
       } ms`,
     );
   };
-  if (!only || only === "plain") await phase("plain", () => once(false));
-  if (!only || only === "first") {
+  if (Deno.args.includes("--alternate")) {
+    // Both ways warmed first (the fill's code too), then taken in turn.
+    await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
+    await once(true);
+    await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
+    await once(true);
+    const plain: Awaited<ReturnType<typeof once>>[] = [];
+    const first: Awaited<ReturnType<typeof once>>[] = [];
+    for (let i = 0; i < runs; i++) {
+      plain.push(await once(false));
+      await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
+      first.push(await once(true));
+    }
+    const med = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    };
+    const pm = med(plain.map((r) => r.ms)), fm = med(first.map((r) => r.ms));
+    const pc = med(plain.map((r) => r.cpuMs)), fc = med(first.map((r) => r.cpuMs));
+    // Per round: the fill's CPU over the plain read's just before it.
+    const pairs = first.map((r, i) => r.cpuMs / plain[i]!.cpuMs - 1);
+    console.log(
+      `${name}: no cache ${pm.toFixed(0)} ms cpu ${pc.toFixed(0)}; first ${fm.toFixed(0)} ms cpu ${
+        fc.toFixed(0)
+      }; first read cost: time ${((fm / pm - 1) * 100).toFixed(0)}%, cpu ${
+        ((fc / pc - 1) * 100).toFixed(0)
+      }% (per round median ${(med(pairs) * 100).toFixed(0)}%; ${
+        pairs.map((x) => (x * 100).toFixed(0)).join(" ")
+      }) (load ${Deno.loadavg().join(" ")})`,
+    );
+  } else if (!only || only === "plain") await phase("plain", () => once(false));
+  const alternate = Deno.args.includes("--alternate");
+  if (!alternate && (!only || only === "first")) {
     await phase("first", async () => {
       await Deno.remove(cache.dir, { recursive: true }).catch(() => {});
       return await once(true);
     });
   }
-  if (!only || only === "warm") {
+  if (!alternate && (!only || only === "warm")) {
     if (only === "warm") await once(true);
     await phase("warm", () => once(true));
   }
-  console.log(`${least.join("; ")} (load ${Deno.loadavg().join(" ")})`);
+  if (!alternate) console.log(`${least.join("; ")} (load ${Deno.loadavg().join(" ")})`);
 } finally {
   workers?.close();
   await Deno.remove(home, { recursive: true });

@@ -193,17 +193,33 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
   for (let i = 0; i < 600; i++) {
     // IPv4 mostly; an IPv6 address (left to the expression) or none ('-') now and then.
     const ip = i % 97 === 5 ? `2001:db8::${i % 7}` : i % 53 === 3 ? "-" : `10.0.${i % 3}.${i % 11}`;
-    const status = [200, 404, 200, 500][i % 4];
-    const bytes = i % 41 === 0 ? "-" : String((i * 37) % 9000);
-    text += `${ip} ${status} ${bytes} /p/${i % 13}\n`;
+    // Now and then an INT beyond 32 bits (null), a LONG of more than 15 digits (its field's
+    // values then a list, not a vector), a -0.
+    const status = i % 71 === 9 ? 3000000000 : [200, 404, 200, 500][i % 4];
+    const bytes = i % 41 === 0
+      ? "-"
+      : i % 83 === 11
+      ? "12345678901234567890"
+      : i % 79 === 13
+      ? "-0"
+      : String((i * 37) % 9000);
+    // An HTTP date a minute apart (a timestamp's vector in the fill).
+    const d = new Date(Date.UTC(2024, 4, 1) + i * 60_000);
+    const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"];
+    const two = (x: number) => String(x).padStart(2, "0");
+    const time = `${two(d.getUTCDate())}/${months[d.getUTCMonth()]}/2024:${two(d.getUTCHours())}:${
+      two(d.getUTCMinutes())
+    }:00 +0000`;
+    text += `${ip} ${status} ${bytes} /p/${i % 13} [${time}]\n`;
   }
   await Deno.writeTextFile(log, text);
   const src =
-    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path''')`;
+    `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path ' [' HTTPDATE:time ']' ''')`;
   const scripts = [
     `${src} | filter(status = 200) | select(client, count(*) as n, sum(bytes) as b) | group(client) | sort(client)`,
     `${src} | select(status, count(*) as n, sum(bytes) as b, count(client) as c) | group(status) | sort(status)`,
     `${src} | select(client, count(*) as n) | group(client) | sort(n desc, client) | limit(5)`,
+    `${src} | filter(time >= T('2024-05-01 03:00:00') and time < T('2024-05-01 07:00:00')) | select(status, count(*) as n) | group(status) | sort(status)`,
   ];
   const workers = createScanWorkers({
     count: 3,
@@ -218,6 +234,12 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       const warm = await same(home, script, columnCache);
       assert.equal(warm.stats.bytesRead, 0);
       assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
+      // Another filter over the same entry (the same fields): the fill kept every record, not
+      // only those its own filter passed.
+      if (script.includes("status = 200")) {
+        const other = await same(home, script.replace("status = 200", "status = 500"), columnCache);
+        assert.equal(other.stats.bytesRead, 0);
+      }
       // The rows of the same entry read without a grouping are those of the file.
       await same(home, `${src} | select(client, status, bytes)`, columnCache);
       await Deno.remove(columnCache.dir, { recursive: true });

@@ -47,7 +47,7 @@ import {
   encodeColumns,
   SAMPLE_BYTES,
 } from "../fs/column_block.ts";
-import type { ColumnSink } from "../pattern/byte_scanner.ts";
+import { ColumnSink } from "../pattern/byte_scanner.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
 import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
@@ -62,9 +62,10 @@ export interface CachedRead {
   /** The source's reader over `files`, unfiltered, in the context given. */
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
   /**
-   * The reader again, putting the records of `files` into `sink`'s columns of `names` rather
-   * than making rows (PARSE's byte scanner): a fill under a grouping that folds the block's
-   * columns uses it, and makes no row for a record it folds.
+   * The reader again, putting every record of `files` into `sink`'s columns of `names` as it
+   * reads it (PARSE's byte scanner), and then filtering it and folding it into the context's
+   * grouping (`direct`) as `raw` with the pushed filter would: a fill under a grouping uses it,
+   * and makes no row for a record it folds. Its rows are those the filter keeps.
    */
   readonly columns?: {
     readonly names: readonly string[];
@@ -318,12 +319,12 @@ async function* fileRows(
       // Raw: up to the next block boundary, the next cached block, or the end.
       let q = Math.min(end, (Math.floor(p / step) + 1) * step);
       for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-      // Under a grouping that folds the block's columns (as below), the reader puts its
-      // records into columns straight away: no row is made for a record folded.
-      const into: ColumnSink | undefined =
-        read.columns && ctx.direct && !whole && (!read.keep || read.test?.exact)
-          ? { cols: read.columns.names.map(() => []), ipv4: [] }
-          : undefined;
+      // Under a grouping, the reader puts its records into columns as it reads them, and then
+      // filters and folds them as without the cache: the fill costs the columns' values only
+      // (no row is made for a record folded, nor the block read back to fold it).
+      const into: ColumnSink | undefined = read.columns && ctx.direct && !whole
+        ? new ColumnSink(read.columns.names.length)
+        : undefined;
       const got = await rawSegment(base, p, q, ctx, read, whole, into);
       if (got.first >= 0) {
         if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
@@ -332,17 +333,13 @@ async function* fileRows(
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
       if (into !== undefined) {
-        const bytes = encodeColumns(got.meta ?? UNKEPT, read.columns!.names, into);
         if (got.meta !== null) {
+          const bytes = encodeColumns(got.meta, read.columns!.names, into);
           if (writing.length >= WRITES_AHEAD) await writing.shift();
           writing.push(cache.write(key, p, q, bytes));
         }
-        rows = decodeBlock(bytes, false).scan({
-          keep: read.keep,
-          reads: read.reads,
-          test: read.test,
-          fold: ctx.direct,
-        });
+        // Filtered and folded already: what is left is for the grouping, in order.
+        rows = got.rows;
       } else if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next blocks are read (up to WRITES_AHEAD at once).
@@ -483,9 +480,10 @@ interface RawRead {
 /**
  * A context of its own for the source's reader over one file or block: its stats and progress
  * are added to the query's when `done` (`live`: they are the query's), its skip tally kept
- * (`tally`), any other warning passed on (`other` then says the block may not be cached).
+ * (`tally`), any other warning passed on (`other` then says the block may not be cached);
+ * `direct`: the query's grouping, for a reader that folds into it (CachedRead.columns).
  */
-function subContext(ctx: ExecContext, live = false) {
+function subContext(ctx: ExecContext, live = false, direct?: ExecContext["direct"]) {
   const stats = live && ctx.stats ? ctx.stats : newQueryStats();
   let tally: SkipTally | null = null;
   let other = false;
@@ -505,6 +503,7 @@ function subContext(ctx: ExecContext, live = false) {
     memory: ctx.memory,
     stats,
     ...(ctx.slicer ? { slicer: ctx.slicer } : {}),
+    ...(direct !== undefined ? { direct } : {}),
   };
   return {
     ctx: sub,
@@ -522,22 +521,6 @@ function subContext(ctx: ExecContext, live = false) {
   };
 }
 
-/** What a block not kept says of itself (its rows are only handed on). */
-const UNKEPT: Omit<BlockMeta, "rowCount" | "columns" | "whole"> = {
-  lo: 0,
-  hi: 0,
-  end: 0,
-  size: 0,
-  mtime: 0,
-  head: 0,
-  tail: 0,
-  rawBytes: 0,
-  lines: -1,
-  records: 0,
-  unmatched: 0,
-  tally: null,
-};
-
 /**
  * The rows of `entry` (one block's lines) by the source's reader, with what it told; with
  * `sink`, its records are put into the sink's columns instead (no rows).
@@ -550,7 +533,8 @@ async function rawRows(
 ): Promise<
   { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
 > {
-  const sub = subContext(ctx);
+  // Into columns, the reader filters and folds into the query's grouping itself.
+  const sub = subContext(ctx, false, sink !== undefined ? ctx.direct : undefined);
   const rows: Row[] = [];
   const stream = sink !== undefined
     ? read.columns!.raw([entry], sub.ctx, sink)

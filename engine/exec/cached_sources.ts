@@ -52,7 +52,7 @@ export function readParse(
       ? {
         columns: {
           names,
-          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, undefined, sink),
+          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, filter, sink),
         },
       }
       : {}),

@@ -29,7 +29,6 @@ import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 import { SCANNER_MAX_BYTES, scannerPath, SimdScanner } from "../simd/scanner.ts";
 import type { ColumnSink } from "../pattern/byte_scanner.ts";
-import { IpAddr } from "../values/values.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -52,12 +51,11 @@ export async function* parseSource(
   const keep = filter?.keep;
   // Under a grouping that takes records directly (ctx.direct), the scanner folds into it the
   // records of groups it already has, and hands out rows only for the others. With a sink (the
-  // column cache's fill), records go to its columns: no row is handed out.
-  const scanner = sink !== undefined
-    ? pattern.makeByteScanner(names, undefined, undefined, sink)
-    : pattern.makeByteScanner(names, filter, ctx.direct);
-  if (sink !== undefined && (scanner === null || filter !== undefined)) {
-    throw new Error("PARSE into columns needs a byte scanner and no filter");
+  // column cache's fill), every record also goes to its columns; rows are handed out (as
+  // without it) only under such a grouping.
+  const scanner = pattern.makeByteScanner(names, filter, ctx.direct, sink);
+  if (sink !== undefined && scanner === null) {
+    throw new Error("PARSE into columns needs a byte scanner");
   }
   const multiLine = pattern.multiLine;
   const rows = new RowSink(keep);
@@ -67,12 +65,16 @@ export async function* parseSource(
     direct!.add(row);
     scanner!.refresh(); // a new group may have grown the arrays it folds into
   };
-  const push = sink !== undefined
-    ? (row: Row) => sinkRow(sink, names, row)
-    : direct === undefined
-    ? rows.push
+  const hand = direct === undefined ? rows.push : (row: Row) => {
+    if (keep === undefined || keep(row)) add(row);
+  };
+  const push = sink === undefined
+    ? hand
+    : ctx.direct === undefined
+    ? (row: Row) => sink.putRow(names, row)
     : (row: Row) => {
-      if (keep === undefined || keep(row)) add(row);
+      sink.putRow(names, row);
+      hand(row);
     };
   const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
   let skipped = 0;
@@ -184,15 +186,5 @@ export async function* parseSource(
     const tally: SkipTally = { kind: "PARSE", count: skipped, first: { uri: firstSkipped } };
     const warning = await unmatchedWarning(list, firstSkipped, skipped, pattern, ctx);
     ctx.warn(warning ? { ...warning, tally } : skipWarning(tally));
-  }
-}
-
-/** A row of the expression's (a line the byte scanner left) added to `sink`'s columns. */
-function sinkRow(sink: ColumnSink, names: readonly string[], row: Row): void {
-  for (let k = 0; k < names.length; k++) {
-    const v = Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined;
-    sink.cols[k]!.push(
-      sink.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
-    );
   }
 }

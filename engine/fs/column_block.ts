@@ -226,19 +226,41 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
 /**
  * The bytes of a block of columns as a reader gave them (engine/pattern/byte_scanner.ts's
  * ColumnSink: `cols[k]` the values of `names[k]` by row, undefined where absent; an IPv4 column's
- * addresses as their bits where `ipv4[k]`): the block encodeBlock would make of the rows, made
- * without them.
+ * addresses as their bits where `ipv4[k]`; or, where `vecs[k]` is there, the first `n` values
+ * of that typed vector (timestamps' milliseconds where `ts[k]`), `tags[k]` saying which are
+ * null (1) or absent (2)): the block
+ * encodeBlock would make of the rows, made without them.
  */
 export function encodeColumns(
   meta: MetaIn,
   names: readonly string[],
-  sink: { readonly cols: readonly unknown[][]; readonly ipv4: readonly boolean[] },
+  sink: {
+    readonly cols: readonly unknown[][];
+    readonly ipv4: readonly boolean[];
+    readonly ts?: readonly boolean[];
+    readonly vecs?: readonly (Float64Array | Uint32Array | null)[];
+    readonly tags?: readonly (Uint8Array | null)[];
+    readonly n?: number;
+  },
 ): Uint8Array {
   if (names.includes("__proto__")) throw new Error("a column __proto__ is kept whole");
   const parts = new Parts();
-  const n = sink.cols[0]?.length ?? 0;
+  const n = sink.n ?? sink.cols[0]?.length ?? 0;
   const columns: ColumnMeta[] = [];
   for (let k = 0; k < names.length; k++) {
+    const vec = sink.vecs?.[k];
+    if (vec !== null && vec !== undefined) {
+      columns.push(
+        vectorColumn(
+          names[k]!,
+          vec.subarray(0, n),
+          sink.tags![k]!.subarray(0, n),
+          sink.ts?.[k] === true,
+          parts,
+        ),
+      );
+      continue;
+    }
     const col = sink.cols[k]!;
     if (col.length !== n) throw new Error("columns of different lengths");
     columns.push(
@@ -248,6 +270,58 @@ export function encodeColumns(
     );
   }
   return assemble(meta, n, columns, false, parts);
+}
+
+/**
+ * A column from a typed vector (IPv4 bits, timestamps' milliseconds where `ts`, or numbers) and
+ * its tags: `ip4`, `ts`, or `i32` where every number is a 32-bit integer (not -0), else `f64`, as
+ * encodeColumn would choose for the values; with no value at all, as encodeColumn makes it of
+ * the nulls.
+ */
+function vectorColumn(
+  name: string,
+  vec: Float64Array | Uint32Array,
+  tags: Uint8Array,
+  ts: boolean,
+  parts: Parts,
+): ColumnMeta {
+  const n = vec.length;
+  let tagged = 0;
+  for (let i = 0; i < n; i++) if (tags[i] !== 0) tagged++;
+  if (tagged === n) {
+    return encodeColumn(
+      name,
+      Array.from(tags, (t) => (t === 1 ? null : undefined)),
+      parts,
+    );
+  }
+  const withTags = tagged === 0 ? {} : { tags: parts.add(tags.slice()) };
+  if (vec instanceof Uint32Array) {
+    // Zero where there is no value, as encodeColumn leaves it.
+    const bits = vec.slice();
+    if (tagged > 0) { for (let i = 0; i < n; i++) if (tags[i] !== 0) bits[i] = 0; }
+    return { name, kind: "ip4", ...parts.add(bytesOf(bits)), ...withTags };
+  }
+  let min = Infinity;
+  let max = -Infinity;
+  let ints = true;
+  for (let i = 0; i < n; i++) {
+    if (tags[i] !== 0) continue;
+    const x = vec[i]!;
+    if (ints && ((x | 0) !== x || (x === 0 && 1 / x < 0))) ints = false;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  const zone = min <= max ? { min, max } : {};
+  if (ts) {
+    const out = vec.slice();
+    if (tagged > 0) { for (let i = 0; i < n; i++) if (tags[i] !== 0) out[i] = 0; }
+    return { name, kind: "ts", ...parts.add(bytesOf(out)), ...withTags, ...zone };
+  }
+  const out = ints ? new Int32Array(n) : new Float64Array(n);
+  if (tagged === 0) out.set(vec);
+  else for (let i = 0; i < n; i++) if (tags[i] === 0) out[i] = vec[i]!;
+  return { name, kind: ints ? "i32" : "f64", ...parts.add(bytesOf(out)), ...withTags, ...zone };
 }
 
 /** A column of IPv4 bits (and nulls, absent values); with any other value, as encodeColumn. */

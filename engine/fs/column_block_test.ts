@@ -289,3 +289,45 @@ Deno.test("columns given by a reader encode as the rows would: IPv4 bits, nulls,
   rows[3]!.ip = v6;
   assert.deepEqual(decodeBlock(encodeColumns(META, names, sink)).rows(), rows);
 });
+
+Deno.test("columns given in typed vectors encode as the rows would: i32, f64, -0, IPv4 bits, nulls, absent", () => {
+  const names = ["ip", "n", "f", "z", "none"];
+  const n = 30;
+  const cap = 32; // vectors longer than the records: only the first n count
+  const vecs = [new Uint32Array(cap), new Float64Array(cap), new Float64Array(cap)] as (
+    | Float64Array
+    | Uint32Array
+    | null
+  )[];
+  const tags = names.map(() => new Uint8Array(cap));
+  vecs.push(new Float64Array(cap), new Float64Array(cap));
+  const rows: Row[] = [];
+  for (let i = 0; i < n; i++) {
+    const row: Row = {};
+    if (i % 7 === 0) tags[0]![i] = 1, row.ip = null;
+    else vecs[0]![i] = 0x0a000000 + i, row.ip = new IpAddr(4, 0x0a000000 + i);
+    if (i % 5 === 1) tags[1]![i] = 2; // absent
+    else vecs[1]![i] = i * 3, row.n = i * 3;
+    vecs[2]![i] = i + 0.5;
+    row.f = i + 0.5;
+    // One -0 among integers: the column is f64, as from the rows, and keeps the sign.
+    vecs[3]![i] = i === 4 ? -0 : i;
+    row.z = i === 4 ? -0 : i;
+    tags[4]![i] = 1;
+    row.none = null;
+    rows.push(row);
+  }
+  const sink = {
+    cols: names.map(() => []),
+    ipv4: [true, false, false, false, false],
+    vecs,
+    tags,
+    n,
+  };
+  const bytes = encodeColumns(META, names, sink);
+  const back = decodeBlock(bytes).rows();
+  assert.deepEqual(back, rows);
+  assert.ok(Object.is(back[4]!.z, -0));
+  const kinds = (b: Uint8Array) => blockHeader(b).columns.map((c) => [c.kind, c.min, c.max]);
+  assert.deepEqual(kinds(bytes), kinds(encodeBlock(META, rows)));
+});

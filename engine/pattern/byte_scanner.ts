@@ -20,7 +20,7 @@
  */
 
 import type { Row, Value } from "../values/values.ts";
-import { IpAddr } from "../values/values.ts";
+import { IpAddr, Timestamp } from "../values/values.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
@@ -50,14 +50,108 @@ export interface ByteScanner {
 }
 
 /**
- * Where a scanner made with it puts its records, column by column (`cols[k]`: the values of
- * the k-th needed field, in line order; an IPv4 address as its bits, a number), instead of
- * making rows: the column cache's fill (engine/exec/cached_scan.ts).
+ * Where a scanner made with it puts its records, column by column: the column cache's fill
+ * (engine/exec/cached_scan.ts). Every record the scanner reads goes to the sink, before any
+ * filter. Without a `direct` grouping the scanner makes no row (it answers null); with one, it
+ * goes on as a scanner without a sink does, from the values it has already extracted: the
+ * filter, the fold, a row for the rest.
+ *
+ * A field the scanner gives as a number (INT, LONG), an IPv4 address or a timestamp (HTTPDATE)
+ * has its values written straight into a typed vector (`vecs[k]`: numbers and timestamps'
+ * milliseconds (`ts[k]`) in a Float64Array, IPv4 addresses as their bits in a Uint32Array;
+ * `tags[k]`: 1 null, 2 absent), which the block encodes without a pass over values
+ * (engine/fs/column_block.ts's encodeColumns); a value such a vector cannot hold (a LONG of more
+ * than 15 digits, an IPv6 address from the expression) turns that field's values into a list
+ * (`cols[k]`, as for the fields of text). `n` records are in the sink.
  */
-export interface ColumnSink {
+export class ColumnSink {
+  n = 0;
+  /** Records the vectors have room for. */
+  cap = 0;
+  /** Per field: its values by record, where it has no vector (undefined where absent). */
   readonly cols: unknown[][];
-  /** Per needed field, whether its values are IPv4 addresses given as their bits. */
+  /** Per field: whether its values are IPv4 addresses, given as their bits (in `cols` too). */
   readonly ipv4: boolean[];
+  /** Per field: whether its vector holds timestamps' milliseconds. */
+  readonly ts: boolean[];
+  readonly vecs: (Float64Array | Uint32Array | null)[];
+  readonly tags: (Uint8Array | null)[];
+
+  constructor(fields: number) {
+    this.cols = Array.from({ length: fields }, () => []);
+    this.ipv4 = new Array<boolean>(fields).fill(false);
+    this.ts = new Array<boolean>(fields).fill(false);
+    this.vecs = new Array<Float64Array | Uint32Array | null>(fields).fill(null);
+    this.tags = new Array<Uint8Array | null>(fields).fill(null);
+  }
+
+  /**
+   * Field `k`'s values go to a vector: numbers, IPv4 addresses' bits or timestamps' milliseconds
+   * (chosen before any record).
+   */
+  vector(k: number, kind: "num" | "ip4" | "ts"): void {
+    if (this.n > 0) throw new Error("a sink's vectors are chosen before its first record");
+    this.ipv4[k] = kind === "ip4";
+    this.ts[k] = kind === "ts";
+    this.vecs[k] = kind === "ip4" ? new Uint32Array(this.cap) : new Float64Array(this.cap);
+    this.tags[k] = new Uint8Array(this.cap);
+  }
+
+  /** Room for the next record in every vector. */
+  grow(): void {
+    this.cap = Math.max(1024, this.cap * 2);
+    for (let k = 0; k < this.vecs.length; k++) {
+      const v = this.vecs[k];
+      if (v === null || v === undefined) continue;
+      const more = v instanceof Uint32Array
+        ? new Uint32Array(this.cap)
+        : new Float64Array(this.cap);
+      more.set(v);
+      this.vecs[k] = more;
+      const tags = new Uint8Array(this.cap);
+      tags.set(this.tags[k]!);
+      this.tags[k] = tags;
+    }
+  }
+
+  /** Field `k`'s vector turned into a list, `value` the current record's (the n-th). */
+  spill(k: number, value: unknown): void {
+    const v = this.vecs[k]!;
+    const t = this.tags[k]!;
+    const out = new Array<unknown>(this.n + 1);
+    const ts = this.ts[k];
+    for (let i = 0; i < this.n; i++) {
+      out[i] = t[i] === 0 ? (ts ? new Timestamp(v[i]!) : v[i]) : t[i] === 1 ? null : undefined;
+    }
+    out[this.n] = value;
+    this.cols[k] = out;
+    this.vecs[k] = null;
+    this.tags[k] = null;
+  }
+
+  /** A row's values (a line the scanner left to the expression) as the next record. */
+  putRow(names: readonly string[], row: Row): void {
+    if (this.n === this.cap) this.grow();
+    const n = this.n;
+    for (let k = 0; k < names.length; k++) {
+      const v = Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined;
+      const vec = this.vecs[k];
+      if (vec === null || vec === undefined) {
+        this.cols[k]!.push(
+          this.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
+        );
+      } else if (v === null || v === undefined) this.tags[k]![n] = v === null ? 1 : 2;
+      else if (this.ipv4[k]) {
+        if (v instanceof IpAddr && v.version === 4) vec[n] = v.bits as number;
+        else this.spill(k, v);
+      } else if (this.ts[k]) {
+        if (v instanceof Timestamp) vec[n] = v.ms;
+        else this.spill(k, v);
+      } else if (typeof v === "number") vec[n] = v;
+      else this.spill(k, v);
+    }
+    this.n = n + 1;
+  }
 }
 
 /** The element did not match here, whatever the lengths tried: an optional one is absent. */
@@ -115,6 +209,8 @@ export function makeByteScanner(
   const slotOf = new Map(needed.map((n, k) => [n, k]));
   const outputs: Output[] = needed.map(() => "text");
   const converters: Converter[] = needed.map(() => identity);
+  /** Fields whose converter gives timestamps (a sink keeps their milliseconds in a vector). */
+  const times = new Set<number>();
   const found = new Set<string>();
   let code = "";
   for (let e = 0; e < elements.length; e++) {
@@ -139,6 +235,7 @@ export function makeByteScanner(
       converters[slot] = matcherSpec(el.matcher, el.argument, timeZone).makeConverter(
         noFileClock(),
       );
+      if (el.matcher === "HTTPDATE") times.add(slot);
       outputs[slot] = el.matcher === "INT"
         ? "int"
         : el.matcher === "LONG"
@@ -174,8 +271,12 @@ export function makeByteScanner(
   const pushes: string[] = [];
   const props = needed.map((name, k) => {
     const key = name === "__proto__" ? '["__proto__"]' : JSON.stringify(name);
+    // Into the field's vector while it has one (ColumnSink), else its list.
     pushes.push(
-      outputs[k] === "ipv4" ? `C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});` : "",
+      outputs[k] === "ipv4"
+        ? `if (VS[${k}] !== null) { if (s${k} < 0 || n${k} < 0) TS[${k}][N] = 1; else VS[${k}][N] = n${k}; }
+else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
+        : "",
     );
     let value: string;
     switch (outputs[k]) {
@@ -191,14 +292,38 @@ export function makeByteScanner(
           ? `T[${k}](b, s${k}, e${k})`
           : `c${k}(T[${k}](b, s${k}, e${k}))`;
     }
+    if (outputs[k] === "int" || outputs[k] === "long") {
+      // A value of at most 15 digits is its number (an INT beyond 32 bits is null); a longer
+      // one is converted from its text, and the field's values become a list.
+      const fits = outputs[k] === "int"
+        ? `if (n${k} >= -2147483648 && n${k} <= 2147483647) VS[${k}][N] = n${k}; else TS[${k}][N] = 1;`
+        : `VS[${k}][N] = n${k};`;
+      pushes[k] = `if (VS[${k}] !== null) {
+  if (s${k} < 0) TS[${k}][N] = 1;
+  else if (d${k} <= 15) { ${fits} }
+  else sink.spill(${k}, ${value});
+} else C[${k}].push(s${k} < 0 ? null : ${value});`;
+    }
+    if (sink !== undefined && outputs[k] === "text") {
+      // Read once, for the sink and then the filter or the row.
+      pushes[k] = `const x${k} = s${k} < 0 ? null : ${value};\n` +
+        (times.has(k)
+          ? `if (VS[${k}] !== null) {
+  if (x${k} === null) TS[${k}][N] = 1;
+  else if (x${k} instanceof Timestamp) VS[${k}][N] = x${k}.ms;
+  else sink.spill(${k}, x${k});
+} else C[${k}].push(x${k});`
+          : `C[${k}].push(x${k});`);
+      return `${key}: x${k}`;
+    }
     if (pushes[k] === "") pushes[k] = `C[${k}].push(s${k} < 0 ? null : ${value});`;
     return `${key}: s${k} < 0 ? null : ${value}`;
   });
   if (sink !== undefined) {
-    if (filter !== undefined || direct !== undefined) {
-      throw new Error("a byte scanner with a sink takes no filter and no grouping");
+    for (let k = 0; k < needed.length; k++) {
+      if (outputs[k] !== "text") sink.vector(k, outputs[k] === "ipv4" ? "ip4" : "num");
+      else if (times.has(k)) sink.vector(k, "ts");
     }
-    for (let k = 0; k < needed.length; k++) sink.ipv4[k] = outputs[k] === "ipv4";
   }
   // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
   const filtered = filter !== undefined && [...filter.reads].every((n) => slotOf.has(n));
@@ -235,7 +360,16 @@ if (lineEnd !== undefined && lineEnd >= i) i = lineEnd;
 else while (b[i] !== ${NL}) i++;
 state.next = i + 1;
 ${
-    sink !== undefined ? `const C = sink.cols;\n${pushes.join("\n")}\nreturn null;` : `${test}
+    sink !== undefined
+      ? `const N = sink.n;
+if (N === sink.cap) sink.grow();
+const C = sink.cols, VS = sink.vecs, TS = sink.tags;
+${pushes.join("\n")}
+sink.n = N + 1;`
+      : ""
+  }
+${
+    sink !== undefined && direct === undefined ? "return null;" : `${test}
 ${fold}
 const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
@@ -245,6 +379,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
   const make = generatedFunction([
     "state",
     "IpAddr",
+    "Timestamp",
     "integer",
     "wordView",
     "skipQuoted",
@@ -258,6 +393,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
   const scan = make(
     state,
     IpAddr,
+    Timestamp,
     integer,
     wordView,
     skipQuoted,

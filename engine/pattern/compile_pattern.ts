@@ -64,7 +64,8 @@ export interface CompiledPattern {
    * A scanner over the bytes of lines giving the rows of `neededFields` (byte_scanner.ts), with
    * `filter` tested on the fields it reads first, or null when the pattern has a shape it does
    * not cover; never for multi-line patterns. With `direct`, it folds the records it can into
-   * that grouping instead of giving their rows.
+   * that grouping instead of giving their rows. With `sink`, every record also goes to its
+   * columns (the column cache's fill; rows only with `direct`).
    */
   makeByteScanner(
     neededFields: readonly string[],
