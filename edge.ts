@@ -30,7 +30,7 @@ import { createApp } from "./routes/app.ts";
 import { createLogger, type Logger } from "./home/log.ts";
 import { type Storage, StorageError } from "./engine/contracts/storage.ts";
 import { homeLayout } from "./home/layout.ts";
-import { loadSettings, type Settings } from "./home/settings.ts";
+import { loadSettings, type SettingKey, type Settings } from "./home/settings.ts";
 import { parseLicense } from "./home/license.ts";
 import { openStorage, parseStorageSetting, STORAGE_FORM } from "./home/storage/open_storage.ts";
 import { KvStorage } from "./home/storage/kv_storage.ts";
@@ -83,11 +83,11 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
     // Results in memory only (a spill would need a disk); the per-user quota bounds them.
     overrides["query.resultMemoryBytes"] = overrides["query.maxResultBytesPerUser"]!;
   }
-  const { settings, warnings } = loadSettings(null, overrides);
+  const { settings, warnings, explicit } = loadSettings(null, overrides);
   warnings.forEach((w) => log.warn(w));
   const storage = await openStorage(settings.storage, "/");
   try {
-    return await serveOn(storage, settings, env, log);
+    return await serveOn(storage, settings, explicit, env, log);
   } catch (e) {
     storage.close(); // the next request starts again from scratch
     throw e;
@@ -97,6 +97,7 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
 async function serveOn(
   storage: Storage,
   settings: Settings,
+  explicit: ReadonlySet<SettingKey>,
   env: Readonly<Record<string, string>>,
   log: Logger,
 ) {
@@ -114,7 +115,7 @@ async function serveOn(
   const deps = buildDeps(layout, settings, log, undefined, storage, {
     ...place,
     edition: () => Promise.resolve(edition),
-  });
+  }, explicit);
   const token = env.TRAWL_BOOTSTRAP_TOKEN;
   if (token !== undefined && token !== "") {
     if (await deps.users.bootstrapAdmin("admin", token) !== undefined) {

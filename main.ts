@@ -17,7 +17,7 @@ import { StorageResourceTree } from "./home/storage_tree.ts";
 import type { ResourceTree } from "./engine/contracts/resource_tree.ts";
 import type { Grant } from "./home/rights.ts";
 import type { Edition } from "./home/license.ts";
-import { loadSettings, type Settings, SettingsError } from "./home/settings.ts";
+import { loadSettings, type SettingKey, type Settings, SettingsError } from "./home/settings.ts";
 import { runUserCommand } from "./home/user_commands.ts";
 import { UserStore, UserStoreError } from "./home/user_store.ts";
 import { type AppDeps, createApp } from "./routes/app.ts";
@@ -179,6 +179,8 @@ export function buildDeps(
   /** Where the state lives (the `storage` setting); the home's files by default. */
   storage: Storage = new FileStorage(home.dir),
   place?: TreePlace,
+  /** The settings given in the settings file or on the command line (loadSettings). */
+  explicit: ReadonlySet<SettingKey> = new Set(),
 ): AppDeps & {
   readonly lifetimes: Lifetimes;
   readonly datastoreKinds: DatastoreKinds;
@@ -222,7 +224,12 @@ export function buildDeps(
   const queryMetrics = new QueryMetrics();
   // Servers sharing a KV count their queries together and answer for each other's.
   const sharedQueries = storage.kind === "kv" || storage.kind === "pg"
-    ? new SharedQueries(storage, { ...limits, leaseMs: settings["cluster.lease"], log })
+    ? new SharedQueries(storage, {
+      ...limits,
+      maxRunningPerServer: !explicit.has("query.maxRunning"),
+      leaseMs: settings["cluster.lease"],
+      log,
+    })
     : undefined;
   // Each kind of datastore: one line (connectors/README.md).
   const kinds = new DatastoreKinds(datastores);
@@ -317,7 +324,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const out = options.out ?? ((line: string) => console.log(line));
   const log = options.log ?? createLogger();
   const layout = homeLayout(options.home);
-  const { settings, warnings } = loadSettings(
+  const { settings, warnings, explicit } = loadSettings(
     await readTextIfExists(layout.settingsFile),
     options.overrides ?? {},
   );
@@ -346,7 +353,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Its scan workers open the same KV file (not a remote KV, nor one in memory).
     scanKv: workerKvPath(settings.storage),
   };
-  const deps = buildDeps(layout, settings, log, undefined, storage, place);
+  const deps = buildDeps(layout, settings, log, undefined, storage, place, explicit);
   if (deps.supervisor && storage.kind === "files") {
     await restoreIds(storage, deps.supervisor, log);
   }

@@ -35,7 +35,7 @@ import { isFinished } from "./query_machine.ts";
 import type { QueryRef, SupervisorEvent } from "./supervisor.ts";
 import type { StoredItem } from "./result_store.ts";
 import { Asks, ASKS_CHANNEL } from "./shared/asks.ts";
-import { Lease, LeaseWatch } from "./shared/leases.ts";
+import { Census, Lease, LeaseWatch } from "./shared/leases.ts";
 import { failedRecord, Records, type SharedRecord, type SharedResult } from "./shared/records.ts";
 import { ResultPages } from "./shared/result_pages.ts";
 import {
@@ -70,7 +70,14 @@ const ASK_EVERY = 25;
 export const ORPHAN_SLOT_MS = 30_000;
 
 export interface SharedQueriesOptions {
+  /** `query.maxRunning`: one cap across the servers, or this server's part of it (below). */
   readonly maxRunning: number;
+  /**
+   * `query.maxRunning` left to its default (the cores): each server brings its own `maxRunning`
+   * slots and the cap is the sum over the live servers (a second server adds its cores); set, it
+   * is one number for the whole cluster.
+   */
+  readonly maxRunningPerServer?: boolean;
   readonly maxQueued: number;
   readonly retentionMs: number;
   /** How long a freed query's tombstone answers 410. */
@@ -117,6 +124,9 @@ export class SharedQueries implements SchedulingGate {
   readonly #now: () => number;
   readonly #asks: Asks;
   readonly #lease: Lease;
+  readonly #census: Census | undefined;
+  /** The slots the other live servers bring (maxRunningPerServer; 0 otherwise). */
+  #othersSlots = 0;
   readonly #watch: LeaseWatch;
   readonly #publisher: Publisher;
   /** Ids this server holds a running slot for. */
@@ -145,10 +155,17 @@ export class SharedQueries implements SchedulingGate {
       () => this.#queued.length > 0 ? this.#promotion() : undefined,
     );
     this.rows = storage instanceof PgStorage
-      ? new PgAdmission(storage, options.maxRunning)
+      ? new PgAdmission(storage, () => this.maxRunning)
       : undefined;
     this.#asks = new Asks(storage);
-    this.#lease = new Lease(storage, this.serverId, options.leaseMs, this.#now);
+    this.#lease = new Lease(
+      storage,
+      this.serverId,
+      options.leaseMs,
+      this.#now,
+      options.maxRunningPerServer ? options.maxRunning : undefined,
+    );
+    this.#census = options.maxRunningPerServer ? new Census(storage, options.leaseMs) : undefined;
     this.#watch = new LeaseWatch(options.leaseMs);
     this.#publisher = new Publisher({
       records: this.records,
@@ -176,9 +193,25 @@ export class SharedQueries implements SchedulingGate {
     return this.#started;
   }
 
+  /** The running slots of the cluster now (see SharedQueriesOptions.maxRunningPerServer). */
+  get maxRunning(): number {
+    return this.options.maxRunning + this.#othersSlots;
+  }
+
+  /** Counts the other live servers' slots; a cap that grew lets queued queries in. */
+  async #count(): Promise<void> {
+    if (!this.#census) return;
+    const before = this.maxRunning;
+    this.#othersSlots = await this.#census.others(this.serverId, this.#now());
+    if (this.maxRunning > before && this.#queued.length > 0) {
+      await this.#look({ promote: true, asks: false });
+    }
+  }
+
   async #start(supervisor: SlotListener): Promise<void> {
     this.#supervisor = supervisor;
     await this.#lease.renew();
+    await this.#count().catch((e) => this.#warn("counting the live servers", e));
     if (this.options.loops === false) return;
     const { leaseMs } = this.options;
     const coordination = this.storage.coordination;
@@ -251,7 +284,7 @@ export class SharedQueries implements SchedulingGate {
       const admitted = admitSlot(
         slots,
         { id: queryId, server: this.serverId, at: now },
-        this.options,
+        { maxRunning: this.maxRunning, maxQueued: this.options.maxQueued },
       );
       decision = admitted.decision;
       return decision === "full" ? undefined : {
@@ -401,7 +434,7 @@ export class SharedQueries implements SchedulingGate {
       promotion: true,
       done: promise,
       change: (slots) => {
-        const next = promotable(slots, new Set(this.#queued), this.options.maxRunning);
+        const next = promotable(slots, new Set(this.#queued), this.maxRunning);
         moved = next.map((s) => s.id);
         return next.length === 0 ? undefined : { slots: promoted(slots, next), extra: [] };
       },
@@ -453,6 +486,7 @@ export class SharedQueries implements SchedulingGate {
     if (this.#sweeping || this.#stopping) return;
     this.#sweeping = true;
     try {
+      await this.#count();
       const all = this.rows ? await this.rows.all() : allSlots((await this.book.read()).value);
       const servers = new Set(all.map((s) => s.server));
       servers.delete(this.serverId);

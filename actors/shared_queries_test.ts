@@ -226,3 +226,45 @@ Deno.test("a live server taken for dead (its lease unrenewed past cluster.lease)
   assert.match(JSON.stringify(told), /stopped responding/);
   query.stop();
 });
+
+Deno.test("with query.maxRunning left to its default each live server brings its slots: a second server lets a waiting query run, and its death takes them away", async () => {
+  await using storage = await memoryStorage();
+  const perServer = { maxRunningPerServer: true } as const;
+  const a = await server(storage, "a", perServer);
+  assert.equal(a.shared.maxRunning, 1);
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  assert.equal(await a.shared.admit("q2", ALICE, SUBMISSION), "queue");
+  // b starts: a's next sweep counts its slot, and q2 runs beside q1.
+  const b = await server(storage, "b", perServer);
+  assert.equal(b.shared.maxRunning, 2, "b counted a at its start");
+  await a.shared.sweep();
+  assert.equal(a.shared.maxRunning, 2);
+  assert.equal(a.shared.mayRun("q2"), true, "the sweep that counted b let q2 in");
+  assert.deepEqual(await slotsOf(storage), { running: ["q1", "q2"], queued: [] });
+  assert.equal(await b.shared.admit("q3", ALICE, SUBMISSION), "queue", "the cap is 2 now");
+  // b stops renewing its lease: past cluster.lease by a's clock, its slot counts no more.
+  a.now += 600;
+  await a.shared.sweep();
+  assert.equal(a.shared.maxRunning, 2, "within the lease");
+  a.now += 600;
+  await a.shared.sweep();
+  assert.equal(a.shared.maxRunning, 1, "b's lease unchanged for longer than cluster.lease");
+  await a.shared.stop();
+  await b.shared.stop();
+});
+
+Deno.test("with query.maxRunning set, it is one cap for the cluster however many servers there are", async () => {
+  await using storage = await memoryStorage();
+  const a = await server(storage, "a");
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  assert.equal(await a.shared.admit("q2", ALICE, SUBMISSION), "queue");
+  const b = await server(storage, "b");
+  await a.shared.sweep();
+  await a.shared.poll();
+  assert.equal(a.shared.maxRunning, 1);
+  assert.equal(b.shared.maxRunning, 1);
+  assert.equal(a.shared.mayRun("q2"), false);
+  assert.deepEqual(await slotsOf(storage), { running: ["q1"], queued: ["q2"] });
+  await a.shared.stop();
+  await b.shared.stop();
+});

@@ -159,10 +159,14 @@ export const SETTINGS = {
     "24 h",
     "how long an expired query id still answers `410` rather than `404`",
   ),
-  "query.maxRunning": setting(integer(1), {
-    compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
-    doc: "number of cores",
-  }, "queries running at once"),
+  "query.maxRunning": setting(
+    integer(1),
+    {
+      compute: () => String(Math.max(1, navigator.hardwareConcurrency || 1)),
+      doc: "number of cores",
+    },
+    "queries running at once; servers sharing a `kv:` or `pg:` storage count their queries together, and left to its default each live server adds its cores to that cap (set, it is one cap for them all)",
+  ),
   "query.workers": setting(
     integer(1),
     {
@@ -441,7 +445,7 @@ function parseSettingsFile(text: string): Map<string, RawValue> {
 export function loadSettings(
   settingsFileText: string | null,
   overrides: Readonly<Record<string, string>>,
-): { settings: Settings; warnings: string[] } {
+): { settings: Settings; warnings: string[]; explicit: ReadonlySet<SettingKey> } {
   const given = settingsFileText === null
     ? new Map<string, RawValue>()
     : parseSettingsFile(settingsFileText);
@@ -474,7 +478,8 @@ export function loadSettings(
         }' is shorter than 'alerts.retryDelay' = '${raw["alerts.retryDelay"]}'`,
       ]);
     }
-    return { settings: parsed.data, warnings };
+    const explicit = new Set([...sources.keys()].filter(isSettingKey));
+    return { settings: parsed.data, warnings, explicit };
   }
   const problems = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0]);

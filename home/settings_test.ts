@@ -96,6 +96,14 @@ Deno.test("loadSettings() lets --set override the file", () => {
   assert.equal(settings["cloudapi.graphHost"], "https://graph.example:8443");
 });
 
+Deno.test("loadSettings() names the keys given in the file or by --set, unknown ones left out", () => {
+  const { explicit } = loadSettings("query.retention = 1 min\nno.such = 1\n", {
+    "query.maxRunning": "4",
+  });
+  assert.deepEqual([...explicit].sort(), ["query.maxRunning", "query.retention"]);
+  assert.equal(loadSettings(null, {}).explicit.size, 0);
+});
+
 Deno.test("loadSettings() unsets an optional key given an empty value", () => {
   const { settings } = loadSettings("cloudapi.loginHost = http://a:1\n", {
     "cloudapi.loginHost": "",

@@ -51,17 +51,22 @@ function conflicted(x: unknown): x is { readonly conflict: StorageKey } {
 export class PgAdmission {
   #made = 0;
 
-  constructor(readonly storage: PgStorage, readonly maxRunning: number) {}
+  /**
+   * `maxRunning`: the cap in force, asked at each admission (with `query.maxRunning` left to its
+   * default it grows and shrinks with the live servers: SharedQueries' census).
+   */
+  constructor(readonly storage: PgStorage, readonly maxRunning: () => number) {}
 
-  /** The slot rows 0 .. maxRunning - 1 exist (made once per server). */
+  /** The slot rows 0 .. maxRunning - 1 exist (made when the cap first reaches them). */
   async #make(): Promise<void> {
-    if (this.#made >= this.maxRunning) return;
+    const max = this.maxRunning();
+    if (this.#made >= max) return;
     await this.storage.transact("making the query slot rows", async (tx) => {
       await tx`
         INSERT INTO trawl_run_slots (n)
-        SELECT generate_series(0, ${this.maxRunning - 1}::int) ON CONFLICT DO NOTHING`;
+        SELECT generate_series(0, ${max - 1}::int) ON CONFLICT DO NOTHING`;
     });
-    this.#made = this.maxRunning;
+    this.#made = max;
   }
 
   /**
@@ -74,7 +79,7 @@ export class PgAdmission {
     record: CommitEntry,
   ): Promise<{ readonly decision: RowDecision; readonly version: string | null }> {
     await this.#make();
-    const max = this.maxRunning;
+    const max = this.maxRunning();
     const done = await this.storage.transact(`admitting query ${slot.id}`, async (tx, write) => {
       // The record first: the query's own new key, which no one else waits for.
       const version = await write([record]);
@@ -118,7 +123,7 @@ export class PgAdmission {
    * for a slot row.
    */
   async #fill(tx: Tx): Promise<Handed[]> {
-    const max = this.maxRunning;
+    const max = this.maxRunning();
     return await tx<Handed[]>`
       WITH free AS (
         SELECT n, row_number() OVER (ORDER BY n) AS r FROM (

@@ -10,6 +10,9 @@ import { startPostgres } from "../support/postgres.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
 import { PgAdmission } from "../../home/storage/pg_admission.ts";
 import { sleep } from "../../engine/util/sleep.ts";
+import { SharedQueries } from "../../actors/shared_queries.ts";
+import { ALICE } from "../../actors/test_support.ts";
+import { createLogger } from "../../home/log.ts";
 
 const record = (id: string) => ({
   key: ["queries", "records", id],
@@ -22,8 +25,8 @@ Deno.test("pg admission: a slot freed while another server's look holds the queu
   const one = await openPgStorage(url, { connections: 2 });
   const two = await openPgStorage(url, { connections: 2 });
   try {
-    const a = new PgAdmission(one, 1);
-    const b = new PgAdmission(two, 1);
+    const a = new PgAdmission(one, () => 1);
+    const b = new PgAdmission(two, () => 1);
     assert.equal(
       (await a.admit({ id: "q1", server: "A", at: 1 }, 10, record("q1"))).decision,
       "run",
@@ -65,6 +68,50 @@ Deno.test("pg admission: a slot freed while another server's look holds the queu
     );
     assert.deepEqual((await a.all()).map((s) => s.id).sort(), ["q2", "q3"]);
   } finally {
+    await one.close();
+    await two.close();
+  }
+});
+
+Deno.test("pg: with query.maxRunning left to its default each live server brings its slots; a server whose lease stops counts no more", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const one = await openPgStorage(url, { connections: 2 });
+  const two = await openPgStorage(url, { connections: 2 });
+  let now = 0;
+  const server = async (storage: typeof one, serverId: string) => {
+    const shared = new SharedQueries(storage, {
+      maxRunning: 1,
+      maxRunningPerServer: true,
+      maxQueued: 10,
+      retentionMs: 60_000,
+      expiredMemoryMs: 60_000,
+      leaseMs: 1000,
+      log: createLogger(() => {}),
+      serverId,
+      now: () => now,
+      loops: false,
+    });
+    await shared.start({ send: () => {} });
+    return shared;
+  };
+  const submission = { shareResult: true } as const;
+  const a = await server(one, "a");
+  try {
+    assert.equal(await a.admit("q1", ALICE, submission), "run");
+    assert.equal(await a.admit("q2", ALICE, submission), "queue");
+    const b = await server(two, "b");
+    assert.equal(b.maxRunning, 2);
+    await a.sweep();
+    assert.equal(a.maxRunning, 2);
+    assert.equal(a.mayRun("q2"), true, "the sweep that counted b let q2 in");
+    assert.equal(await b.admit("q3", ALICE, submission), "queue", "two slots, both held");
+    now += 1200;
+    await a.sweep();
+    assert.equal(a.maxRunning, 1, "b's lease unchanged for longer than cluster.lease");
+    await b.stop();
+  } finally {
+    await a.stop();
     await one.close();
     await two.close();
   }
