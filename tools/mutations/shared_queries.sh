@@ -36,4 +36,9 @@ run dir-remote-kept actors/query_handles.ts 's/this.kept = !(record.answered \&\
 run dir-live-stop-frees actors/query_handles.ts 's/return { stopped: "freed", status };/return { stopped: "cancelled", status };/' $D
 run dir-events-resume actors/query_event_feed.ts 's/if (resume) missed(first);//' $D
 run dir-remote-zone actors/query_handles.ts 's/if (record.owner === caller.name) return caller;/return caller;/' $D
+# The census of a default query.maxRunning: a dead server's slots still counted; this server's
+# own lease counted twice; a lease's slots ignored.
+run sq-census-stale actors/shared/leases.ts 's/if (now - live.since <= this.leaseMs) slots += live.slots;/slots += live.slots;/' $T
+run sq-census-self actors/shared/leases.ts 's/if (server === self) continue;/if (server === "") continue;/' $T
+run sq-census-slots actors/shared_queries.ts 's/return this.options.maxRunning + this.#othersSlots;/return this.options.maxRunning;/' $T
 }
