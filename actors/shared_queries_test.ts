@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { SharedQueries, type SharedQueriesOptions } from "./shared_queries.ts";
 import type { SupervisorEvent } from "./supervisor.ts";
-import { ALICE, memoryStorage } from "./test_support.ts";
+import { ALICE, memoryStorage, sharedTestOptions } from "./test_support.ts";
 import { createLogger } from "../home/log.ts";
 import { Lease } from "./shared/leases.ts";
 import { sleep, type Storage } from "../engine/mod.ts";
@@ -38,15 +38,9 @@ async function server(
     shared: undefined as unknown as SharedQueries,
   };
   (s as { shared: SharedQueries }).shared = new SharedQueries(storage, {
-    maxRunning: 1,
-    maxQueued: 10,
-    retentionMs: 60_000,
-    expiredMemoryMs: 60_000,
-    leaseMs: 1000,
-    log: createLogger(() => {}),
+    ...sharedTestOptions,
     serverId,
     now: () => s.now,
-    loops: false,
     ...options,
   });
   await s.shared.start({ send: (e) => void told.push(e) });

@@ -1,3 +1,4 @@
+import { createLogger } from "../home/log.ts";
 /**
  * Helpers for the actor tests: a stand-in engine run over given batches (the engine's own
  * tests cover the engine; these cover the lifecycle around it) and a user.
@@ -73,3 +74,17 @@ export async function memoryStorage(): Promise<KvStorage & AsyncDisposable> {
   const storage = await openKvStorage(":memory:");
   return Object.assign(storage, { [Symbol.asyncDispose]: () => Promise.resolve(storage.close()) });
 }
+
+/**
+ * The options of a SharedQueries (actors/shared_queries.ts) in the tests: one running slot, a
+ * 1 s lease, no log, its loops driven by the test (`poll`, `sweep`).
+ */
+export const sharedTestOptions = {
+  maxRunning: 1,
+  maxQueued: 10,
+  retentionMs: 60_000,
+  expiredMemoryMs: 60_000,
+  leaseMs: 1000,
+  log: createLogger(() => {}),
+  loops: false,
+} as const;

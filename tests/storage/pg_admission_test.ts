@@ -11,8 +11,7 @@ import { openPgStorage } from "../../home/storage/pg_storage.ts";
 import { PgAdmission } from "../../home/storage/pg_admission.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 import { SharedQueries } from "../../actors/shared_queries.ts";
-import { ALICE } from "../../actors/test_support.ts";
-import { createLogger } from "../../home/log.ts";
+import { ALICE, sharedTestOptions } from "../../actors/test_support.ts";
 
 const record = (id: string) => ({
   key: ["queries", "records", id],
@@ -81,16 +80,10 @@ Deno.test("pg: with query.maxRunning left to its default each live server brings
   let now = 0;
   const server = async (storage: typeof one, serverId: string) => {
     const shared = new SharedQueries(storage, {
-      maxRunning: 1,
+      ...sharedTestOptions,
       maxRunningPerServer: true,
-      maxQueued: 10,
-      retentionMs: 60_000,
-      expiredMemoryMs: 60_000,
-      leaseMs: 1000,
-      log: createLogger(() => {}),
       serverId,
       now: () => now,
-      loops: false,
     });
     await shared.start({ send: () => {} });
     return shared;
