@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { engineHome } from "./support/engine_home.ts";
 import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
-import type { ShareHandle } from "../engine/contracts/scan_workers.ts";
+import type { ShareHandle, ShareMessage } from "../engine/contracts/scan_workers.ts";
 import { compile, execute } from "../engine/engine.ts";
 import { toJsonValue } from "../engine/render/render.ts";
 import { seededRandom } from "./support/seeded_random.ts";
@@ -18,7 +18,10 @@ import { sleep } from "../engine/util/sleep.ts";
 function workers(
   root: string,
   count: number,
-  stats = { started: 0, stopped: 0 },
+  stats: { started: number; stopped: number; heard?: ShareMessage["kind"][] } = {
+    started: 0,
+    stopped: 0,
+  },
 ): ScanWorkerPool {
   const real = createScanWorkers({ count, dataDir: root, grants: () => [], minShareBytes: 1 });
   return {
@@ -27,10 +30,15 @@ function workers(
     minShareBytes: 1,
     start(task, listen) {
       stats.started++;
-      const handle = real.start(task, listen);
+      const handle = real.start(task, (message) => {
+        stats.heard?.push(message.kind);
+        listen(message);
+      });
+      let stopped = false;
       return {
         stop() {
-          stats.stopped++;
+          if (!stopped) stats.stopped++;
+          stopped = true;
           handle.stop();
         },
         credit: () => handle.credit(),
@@ -118,7 +126,7 @@ Deno.test("cancelling a query stops all its scan workers at once", async () => {
   // Enough lines that the scan is still running when it is cancelled.
   const line = "10.0.0.1 200 123 /p/x\n";
   await home.write("/shared/big.log", line.repeat(400_000));
-  const stats = { started: 0, stopped: 0 };
+  const stats = { started: 0, stopped: 0, heard: [] as ShareMessage["kind"][] };
   const pool = workers(home.tree.root, 3, stats);
   const compiled = await compile({
     text: `PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(count(*) as n)`,
@@ -129,14 +137,13 @@ Deno.test("cancelling a query stops all its scan workers at once", async () => {
   const rows = run.batches[Symbol.asyncIterator]().next();
   rows.catch(() => {});
   while (stats.started < 3) await sleep(5);
-  const t0 = performance.now();
   abort.abort(new DOMException("cancelled", "AbortError"));
   await assert.rejects(rows, (e: Error) => e.name === "AbortError");
-  const ms = performance.now() - t0;
-  assert.equal(stats.stopped >= 3, true, `stopped ${stats.stopped} of ${stats.started}`);
-  // Beside the whole parallel suite a machine can stall for a while: the bound only tells a
-  // cancel from a scan run to its end.
-  assert.ok(ms < 1000, `the query ended ${ms.toFixed(0)} ms after the cancel`);
+  // Every worker told to stop by the time the query gave up, and none of them had handed in its
+  // groups: the query did not wait for a share to run to its end. (Counted, not timed: beside the
+  // whole parallel suite any clock stalls; a worker's start alone takes longer than the 5 ms above.)
+  assert.equal(stats.stopped, stats.started, `stopped ${stats.stopped} of ${stats.started}`);
+  assert.equal(stats.heard.includes("groups"), false, `heard ${stats.heard.join(", ")}`);
   pool.close();
 });
 
@@ -188,7 +195,7 @@ Deno.test("filtering row pipelines on workers give one thread's rows in order; a
     );
     assert.equal(limited.rows.length, 5);
     assert.equal(stats.started - started, 3);
-    assert.ok(stats.stopped >= stats.started, `stopped ${stats.stopped} of ${stats.started}`);
+    assert.equal(stats.stopped, stats.started, `stopped ${stats.stopped} of ${stats.started}`);
     // A pipeline that keeps every row is read here: handing rows over costs more than that.
     const before = stats.started;
     await home.run(`PARSE(pattern: '''${PATTERN}''', src: '/shared/big.log') | select(ip)`, {

@@ -41,6 +41,8 @@ export interface Status {
   progress: number;
   warnings: { time: string; level: string; message: string }[];
   stateChanges: { millis: number; from: string; to: string }[];
+  /** docs/api.md's counters: bytesRead, rowsOut and the others. */
+  stats: { bytesRead: number; rowsOut: number; readonly [counter: string]: number };
 }
 
 export async function status(s: ApiClient, id: string, user = "alice"): Promise<Status> {
