@@ -248,6 +248,14 @@ export async function withCluster(
     };
     try {
       await body(cluster);
+    } catch (e) {
+      // What the servers said last: a failure seen only on a busy machine is read from this.
+      for (const [i, s] of servers.entries()) {
+        const said = [...s.stdout, ...s.stderr].slice(-40);
+        // deno-lint-ignore no-console
+        if (said.length > 0) console.error(`--- server ${i}, its last lines:\n${said.join("\n")}`);
+      }
+      throw e;
     } finally {
       db = cluster.db;
     }
