@@ -21,6 +21,7 @@ import {
   type Row,
   type RowBytesWriter,
   type Schema,
+  StorageError,
   type Warning,
 } from "../engine/mod.ts";
 import type { Logger } from "../home/log.ts";
@@ -133,9 +134,17 @@ export function columnsOf(schema: Schema, rows: readonly Row[]): string[] {
   return columns;
 }
 
-/** The diagnostic a failed run reports: the QueryError's, or an internal error for a bug. */
+/**
+ * The diagnostic a failed run reports: the QueryError's; the storage's public message when the
+ * server's storage failed under it (not a bug: the client may run it again; the log has the
+ * message with what it names); else an internal error, a bug.
+ */
 export function failureOf(error: unknown, log: Logger): Diagnostic {
   if (error instanceof QueryError) return error.diagnostic;
+  if (error instanceof StorageError) {
+    log.warn(`a query failed as the server's storage failed: ${error.message}`);
+    return { code: "RUNTIME_ERROR", message: error.publicMessage };
+  }
   log.error("a query failed through an internal error", error);
   return {
     code: "RUNTIME_ERROR",
