@@ -265,7 +265,6 @@ export class DistributedScans {
       count: pool.count,
       minShareBytes: pool.minShareBytes,
       ...(pool.isolateBytes === undefined ? {} : { isolateBytes: pool.isolateBytes }),
-      ...(pool.cachedHereBytes === undefined ? {} : { cachedHereBytes: pool.cachedHereBytes }),
       start: (task, listen) => pool.start(task, listen),
       close: () => pool.close(),
       distribute: (bytes) => this.#distribute(bytes),

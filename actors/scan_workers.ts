@@ -42,8 +42,6 @@ export interface ScanWorkerOptions {
   readonly nice?: number;
   /** Inputs smaller than this per worker are read in the query's own thread. */
   readonly minShareBytes?: number;
-  /** ScanWorkers.cachedHereBytes */
-  readonly cachedHereBytes?: number;
   /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
   readonly idle?: number;
   readonly warm?: boolean;
@@ -90,7 +88,6 @@ export function createScanWorkers(
   return {
     count: options.count,
     minShareBytes: options.minShareBytes ?? 8 << 20,
-    ...(options.cachedHereBytes === undefined ? {} : { cachedHereBytes: options.cachedHereBytes }),
     start(task, listen) {
       const worker = idle.pop() ?? spawn();
       let ended = false;

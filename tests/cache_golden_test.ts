@@ -100,8 +100,6 @@ for (const name of scripts) {
       dataDir: home.tree.root,
       grants: () => [],
       minShareBytes: 1,
-      // On workers even when the cache holds a script's input whole (read here by default).
-      cachedHereBytes: 0,
     });
     try {
       const runs: [string, Partial<QueryContext>][] = [

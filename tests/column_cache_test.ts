@@ -15,7 +15,7 @@ import { newQueryStats, type QueryStats } from "../engine/plan/context.ts";
 import { toJsonValue } from "../engine/render/render.ts";
 import { ColumnCache, STALE_CACHE_TEMP_MS } from "../engine/fs/column_cache.ts";
 import { headerSpan } from "../engine/fs/column_block.ts";
-import { createScanWorkers, type ScanWorkerPool } from "../actors/scan_workers.ts";
+import { createScanWorkers } from "../actors/scan_workers.ts";
 import { buildDeps, storagePlace } from "../main.ts";
 import { ensureHome, homeLayout } from "../home/layout.ts";
 import { loadSettings } from "../home/settings.ts";
@@ -226,8 +226,6 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
     dataDir: home.tree.root,
     grants: () => [],
     minShareBytes: 1,
-    // Workers read the cache too (an input it holds whole would be read in this thread).
-    cachedHereBytes: 0,
   });
   try {
     for (const script of scripts) {
@@ -440,8 +438,6 @@ Deno.test("shares of workers read and fill the cache alike (1 and 3 workers)", a
     dataDir: home.tree.root,
     grants: () => [],
     minShareBytes: 1,
-    // Workers read the cache too (an input it holds whole would be read in this thread).
-    cachedHereBytes: 0,
   });
   try {
     const one = await run(home, SUM);
@@ -463,65 +459,6 @@ Deno.test("shares of workers read and fill the cache alike (1 and 3 workers)", a
     assert.ok(one.rows.length > 0);
   } finally {
     workers.close();
-  }
-});
-
-Deno.test("an input the cache holds whole and small is read in the query's thread; grown, rewritten or past the limit, on workers", async () => {
-  const { home, columnCache, real } = await setup(2048);
-  await using _ = home;
-  await Deno.writeTextFile(real, lines(1000, 3000), { append: true });
-  const json = real.replace(/a\.log$/, "e.jsonl");
-  let events = "";
-  for (let i = 0; i < 2000; i++) events += `{"n": ${i}, "s": {"k": "v${i % 3}"}}\n`;
-  await Deno.writeTextFile(json, events);
-  let started = 0;
-  const pools: ScanWorkerPool[] = [];
-  const counted = (cachedHereBytes?: number): ScanWorkerPool => {
-    const pool = createScanWorkers({
-      count: 3,
-      dataDir: home.tree.root,
-      grants: () => [],
-      minShareBytes: 1,
-      ...(cachedHereBytes === undefined ? {} : { cachedHereBytes }),
-    });
-    pools.push(pool);
-    return { ...pool, start: (task, listen) => (started++, pool.start(task, listen)) };
-  };
-  const workers = counted();
-  const tiny = counted(1);
-  /** The rows as without the cache, and how many shares went to workers. */
-  const shares = async (text: string, scanWorkers = workers) => {
-    const before = started;
-    const r = await run(home, text, { columnCache, scanWorkers });
-    assert.equal(r.rows, (await run(home, text)).rows, text);
-    return { shares: started - before, stats: r.stats };
-  };
-  const GROUPED = `READ_JSON(src: '/shared/e.jsonl') | select(s.k, count(*) as c) | group(s.k)`;
-  try {
-    for (const text of [SUM, `${ALL} | filter(bytes > 4000) | select(ts, path)`, GROUPED]) {
-      assert.ok((await shares(text)).shares > 0, `${text}: cold, on workers`);
-      const warm = await shares(text);
-      assert.equal(warm.shares, 0, `${text}: wholly cached, read here`);
-      assert.equal(warm.stats.bytesRead, 0);
-      assert.ok(warm.stats.cacheBlocks > 1);
-      // Past the limit: on workers, from the cache.
-      const over = await shares(text, tiny);
-      assert.ok(over.shares > 0, `${text}: past the limit`);
-      assert.equal(over.stats.bytesRead, 0);
-    }
-    // Grown: the new lines are read on workers; then whole again.
-    await Deno.writeTextFile(real, lines(4000, 500), { append: true });
-    assert.ok((await shares(SUM)).shares > 0, "grown");
-    assert.equal((await shares(SUM)).shares, 0, "cached again");
-    // Rewritten in place, same size, another time: not the cached bytes.
-    const text = await Deno.readTextFile(real);
-    await Deno.writeTextFile(real, text.replaceAll("POST", "HEAD"));
-    await Deno.utime(real, new Date(), new Date(Date.now() + 5_000));
-    const rewritten = await shares(SUM);
-    assert.ok(rewritten.shares > 0, "rewritten");
-    assert.ok(rewritten.stats.bytesRead > 0);
-  } finally {
-    for (const pool of pools) pool.close();
   }
 });
 
@@ -707,8 +644,6 @@ Deno.test("a record skipped in a later block is named by its line in the file, c
     dataDir: home.tree.root,
     grants: () => [],
     minShareBytes: 1,
-    // Workers read the cache too (an input it holds whole would be read in this thread).
-    cachedHereBytes: 0,
   });
   try {
     const cold = await same(home, q, columnCache);

@@ -169,11 +169,6 @@ export interface ScanWorkers {
    * the query's own thread, which answers every request, a costly filter would hold them up.
    */
   readonly isolateBytes?: number;
-  /**
-   * Bytes of column-cache blocks up to which an input read wholly from the cache is read in the
-   * query's thread (CACHED_HERE_BYTES of engine/exec/cached_scan.ts by default; 0: never).
-   */
-  readonly cachedHereBytes?: number;
   /** Starts one worker on `task`; `listen` hears each of its messages, the last one `done`. */
   start(task: ShareTask, listen: (message: ShareMessage) => void): ShareHandle;
   /**

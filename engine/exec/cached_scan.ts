@@ -110,50 +110,6 @@ export async function* cachedScan(
   }
 }
 
-/**
- * A scan whose every file is in the cache whole, in blocks of at most this many bytes in all, is
- * read in the query's thread rather than on scan workers (engine/exec/parallel/
- * parallel_aggregate.ts): what is left of it is reading columns already parsed and folding them
- * (36 ms for a 100 MB access log's 8 MB of blocks), less than handing shares to workers and
- * merging their partial groups costs (94-99 ms for the same). The parse that could hold the
- * thread up (a costly pattern) was done when the blocks were written.
- */
-export const CACHED_HERE_BYTES = 32 << 20;
-
-/**
- * The bytes of the cache's blocks that hold every line of `files` for a read keyed by `spec` and
- * `fields` (as cachedScan keys it), each block's bytes still those of the file (`unchanged`: a
- * grown file's older blocks count); null when any byte of them would be read from the file
- * instead, or when they come to more than `limit` (read no further). Reads the blocks' headers
- * (and, for a grown file, the bytes `unchanged` samples).
- */
-export async function wholeInCache(
-  files: readonly FileEntry[],
-  spec: unknown,
-  fields: readonly string[] | null,
-  cache: ColumnCache,
-  signal: AbortSignal,
-  limit = Infinity,
-): Promise<number | null> {
-  let bytes = 0;
-  for (const file of files) {
-    if (file.identity === undefined) return null;
-    const blocks = await cache.blocks(ColumnCache.key([spec, fields, file.uri]));
-    for (let p = 0; p < file.size;) {
-      const block = blocks.get(p)?.find((b) => b.hi <= file.size);
-      if (block === undefined) return null;
-      const meta = await cache.header(block.path).catch(() => null);
-      if (meta === null || !await unchanged(meta, file, signal).catch(() => false)) return null;
-      const stat = await Deno.stat(block.path).catch(() => null);
-      if (stat === null) return null;
-      bytes += stat.size;
-      if (bytes > limit) return null;
-      p = block.hi;
-    }
-  }
-  return bytes;
-}
-
 /** Files larger than this that are not cut into blocks by lines are not cached. */
 export const WHOLE_FILE_BYTES = 64 << 20;
 

@@ -14,7 +14,7 @@ import type { ExprOrigin, PushedFilter } from "../plan/plan.ts";
 import type { Row } from "../values/values.ts";
 import type { BatchStream, ExecContext } from "../plan/context.ts";
 import { skipWarning } from "../plan/skip_tally.ts";
-import { cachedScan, wholeInCache } from "./cached_scan.ts";
+import { cachedScan } from "./cached_scan.ts";
 import { parseSource } from "./parse_source.ts";
 import { readJsonSource } from "./read_json_source.ts";
 import { readTableSource, type TableFormat } from "./read_table_source.ts";
@@ -44,7 +44,7 @@ export function readParse(
   // A pattern the byte scanner covers fills a block's columns without making rows.
   const columns = !names.includes("__proto__") && pattern.makeByteScanner(names) !== null;
   return cachedScan(files, {
-    spec: parseCacheSpec(spec, ctx),
+    spec: ["PARSE", spec, ctx.timeZone],
     fields: read.fields,
     lines: () => Promise.resolve(!pattern.multiLine),
     raw: (list, sub) => parseSource(list, pattern, read.fields, sub),
@@ -66,36 +66,6 @@ export function readParse(
   }, ctx);
 }
 
-/** READ_JSON's member paths per field (SourceRead.paths). */
-type SourcePaths = ReadonlyMap<string, readonly (readonly string[])[]> | undefined;
-
-/** What the cache keys PARSE's blocks by, with the fields read (`spec`: see readParse). */
-function parseCacheSpec(spec: unknown, ctx: ExecContext): unknown {
-  return ["PARSE", spec, ctx.timeZone];
-}
-
-/** What the cache keys READ_JSON's blocks by, with the fields read. */
-function jsonCacheSpec(paths: SourcePaths): unknown {
-  return ["READ_JSON", paths ? [...paths] : null];
-}
-
-/**
- * The bytes of the cache's blocks that hold all of `files` for PARSE (readParse's `spec`) or
- * READ_JSON (`spec` null) reading `read`, each file unchanged since; null when the query has no
- * cache, when any of them would be read from the file, or past `limit` (cached_scan.ts).
- */
-export function cachedBytes(
-  files: readonly FileEntry[],
-  parse: { readonly spec: unknown } | null,
-  ctx: ExecContext,
-  read: { readonly fields: readonly string[] | null; readonly paths?: SourcePaths },
-  limit: number,
-): Promise<number | null> {
-  if (!ctx.cache) return Promise.resolve(null);
-  const spec = parse ? parseCacheSpec(parse.spec, ctx) : jsonCacheSpec(read.paths);
-  return wholeInCache(files, spec, read.fields, ctx.cache, ctx.signal, limit);
-}
-
 /** READ_JSON's rows of `files` (read_json_source.ts's arguments). */
 export function readJson(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
@@ -107,7 +77,7 @@ export function readJson(
 ): BatchStream {
   if (!ctx.cache) return readJsonSource(files, fields, ctx, keep, paths);
   return cachedScan(files, {
-    spec: jsonCacheSpec(paths),
+    spec: ["READ_JSON", paths ? [...paths] : null],
     fields,
     lines: isJsonLines,
     raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),

@@ -142,17 +142,6 @@ export interface SourceScan {
   readonly lines: (file: FileEntry, signal: AbortSignal) => Promise<boolean>;
   readonly read: (files: Iterable<FileEntry>, ctx: ExecContext, read: SourceRead) => BatchStream;
   /**
-   * The bytes of the column cache's blocks that hold all of `files` for `read`, each file
-   * unchanged since; null when any of them would be read from the file, or past `limit`
-   * (engine/exec/cached_sources.ts's cachedBytes). Absent: the source is not cached.
-   */
-  readonly cached?: (
-    files: readonly FileEntry[],
-    ctx: ExecContext,
-    read: SourceRead,
-    limit: number,
-  ) => Promise<number | null>;
-  /**
    * The warning for the records the shares skipped, given their merged tally, when the source
    * words it itself (PARSE names the first unmatched records); else the tally's own warning.
    */

@@ -35,13 +35,7 @@ import { placeInString } from "../front/lexer.ts";
 import type { OpenSource, PlanNode, SourceOrigin, SourceRead, SourceScan } from "../plan/plan.ts";
 import type { ExecContext } from "../plan/context.ts";
 import { LIST_SCHEMA, listSource } from "../exec/list_source.ts";
-import {
-  cachedBytes,
-  isJsonLines,
-  readJson,
-  readParse,
-  readTable,
-} from "../exec/cached_sources.ts";
+import { isJsonLines, readJson, readParse, readTable } from "../exec/cached_sources.ts";
 import type { Value } from "../values/values.ts";
 import { Timestamp } from "../values/values.ts";
 import { type PlanEnv, report } from "./env.ts";
@@ -363,7 +357,6 @@ async function planFileSource(
         // A file that is one JSON array, or objects across lines, is read whole; JSON lines may
         // be cut.
         lines: (file, signal) => isJsonLines(file, signal),
-        cached: (all, ctx, read, limit) => cachedBytes(all, null, ctx, read, limit),
         read: (shares, ctx, read) =>
           warnAbsentFields(
             name,
@@ -552,7 +545,6 @@ async function planParse(
       list: files,
       // A record of a multi-line pattern may span a cut: such files are read whole.
       lines: () => Promise.resolve(!pattern.multiLine),
-      cached: (all, ctx, read, limit) => cachedBytes(all, { spec }, ctx, read, limit),
       read: (shares, ctx, read) => readParse(shares, pattern, spec, quiet(ctx), read),
       skipped,
     };

@@ -26,7 +26,6 @@ import {
   type ShareMessage,
 } from "../../contracts/scan_workers.ts";
 import { splitShares } from "./shares.ts";
-import { CACHED_HERE_BYTES } from "../cached_scan.ts";
 import { type SkipTally, skipWarning, type TallyWarning } from "../../plan/skip_tally.ts";
 import {
   type AbsentReport,
@@ -70,13 +69,6 @@ async function split(
     here: { ...ctx, listed: new Map([...ctx.listed ?? [], [scan.list, files]]) },
   });
   checkCancelled(ctx.signal);
-  // Read from the cache whole and small: here (cached_scan.ts, CACHED_HERE_BYTES).
-  const hereBytes = parallel.workers.cachedHereBytes ?? CACHED_HERE_BYTES;
-  if (ctx.cache && scan.cached && hereBytes > 0) {
-    const cached = await scan.cached(files, ctx, source, hereBytes).catch(() => null);
-    checkCancelled(ctx.signal);
-    if (cached !== null) return here();
-  }
   const total = files.reduce((n, f) => n + f.size, 0);
   const workers = parallel.workers.distribute?.(total) ?? parallel.workers;
   const shareable = await Promise.all(files.map(async (f) => ({
