@@ -9,6 +9,7 @@
 import { ColumnCache } from "./fs/column_cache.ts";
 import type { FileEntry, ListOptions } from "./contracts/datastore.ts";
 import { QueryError } from "./front/diagnostics.ts";
+import { StorageError } from "./contracts/storage.ts";
 import type { PlanNode } from "./plan/plan.ts";
 import type { QueryContext } from "./contracts/query_context.ts";
 import { Grouping } from "./exec/aggregate.ts";
@@ -178,6 +179,10 @@ export async function runShare(
   } catch (e) {
     if (e instanceof QueryError) {
       post({ kind: "failed", diagnostic: e.diagnostic });
+    } else if (e instanceof StorageError) {
+      // The server's storage failed under the worker (its own connection, reading the tree's
+      // definitions): not a bug; the client is told what failed, never where (failureOf).
+      post({ kind: "failed", diagnostic: { code: "RUNTIME_ERROR", message: e.publicMessage } });
     } else {
       // Not the user's mistake: the query fails as a bug would, naming the worker.
       post({
