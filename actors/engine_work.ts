@@ -143,7 +143,7 @@ export function failureOf(error: unknown, log: Logger): Diagnostic {
   if (error instanceof QueryError) return error.diagnostic;
   if (error instanceof StorageError) {
     log.warn(`a query failed as the server's storage failed: ${error.message}`);
-    return { code: "RUNTIME_ERROR", message: error.publicMessage };
+    return error.diagnostic;
   }
   log.error("a query failed through an internal error", error);
   return {

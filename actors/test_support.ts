@@ -1,4 +1,3 @@
-import { createLogger } from "../home/log.ts";
 /**
  * Helpers for the actor tests: a stand-in engine run over given batches (the engine's own
  * tests cover the engine; these cover the lifecycle around it) and a user.
@@ -7,6 +6,7 @@ import { createLogger } from "../home/log.ts";
 import { waitFor as waitForever } from "xstate";
 import type { Plan, QueryRun, Row, Schema, User, Warning } from "../engine/mod.ts";
 import { type KvStorage, openKvStorage } from "../home/storage/kv_storage.ts";
+import { createLogger } from "../home/log.ts";
 
 export const ALICE: User = { name: "alice", groups: [], admin: false };
 export const BOB: User = { name: "bob", groups: [], admin: false };

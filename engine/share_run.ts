@@ -182,7 +182,7 @@ export async function runShare(
     } else if (e instanceof StorageError) {
       // The server's storage failed under the worker (its own connection, reading the tree's
       // definitions): not a bug; the client is told what failed, never where (failureOf).
-      post({ kind: "failed", diagnostic: { code: "RUNTIME_ERROR", message: e.publicMessage } });
+      post({ kind: "failed", diagnostic: e.diagnostic });
     } else {
       // Not the user's mistake: the query fails as a bug would, naming the worker.
       post({

@@ -10,6 +10,8 @@
  * (the ETag of the management API), not by the last write.
  */
 
+import type { Diagnostic } from "../front/diagnostics.ts";
+
 /** A key: 1 or more parts, each a non-empty name without `/`, `\`, NUL, and not starting with `.`. */
 export type StorageKey = readonly string[];
 
@@ -127,6 +129,14 @@ export class StorageError extends Error {
     super(message, options);
     this.name = "StorageError";
     this.publicMessage = options?.publicMessage ?? message;
+  }
+
+  /**
+   * What a query that failed through it reports: the public message, never where the storage is
+   * (actors/engine_work.ts's failureOf, engine/share_run.ts's workers).
+   */
+  get diagnostic(): Diagnostic {
+    return { code: "RUNTIME_ERROR", message: this.publicMessage };
   }
 }
 
