@@ -45,6 +45,13 @@ export type ChartPlan =
 
 const bare = (t: string) => t.replace(/^\?/, "");
 
+/** A chart's title, the name of its picture for assistive technology. */
+export function chartTitle(plan: ChartPlan): string {
+  if (plan.kind === "events") return `Events over time by ${plan.time}`;
+  const what = plan.series ? `${plan.values[0]} by ${plan.series}` : plan.values.join(", ");
+  return `${what} over ${plan.x}`;
+}
+
 /** The chart a result's schema (and whether its script aggregates) calls for, if any. */
 export function chartPlan(
   schema: Record<string, string>,
@@ -125,6 +132,25 @@ function axes(xIsTime: boolean, labels?: readonly string[]): uPlot.Axis[] {
   return [x, { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 60 }];
 }
 
+/**
+ * A chart's place while its data is on its way: a figure of the size the chart will have (the
+ * canvas box and a caption of two lines, console.css), saying what it waits for. What is below it,
+ * the grid, then stays where it is when the picture arrives: a person reaching for a column's edge
+ * is not handed the histogram instead (a drag there would zoom the time range).
+ */
+export function chartPlaceholder(title: string, note: string): HTMLElement {
+  return h(
+    "figure",
+    { className: "chart pending" },
+    h(
+      "div",
+      { className: "chart-canvas", role: "img", "aria-label": title, "aria-busy": "true" },
+      h("p", { className: "hint" }, note),
+    ),
+    h("figcaption", {}, title),
+  );
+}
+
 /** A uPlot chart in a figure that follows its box's width. */
 function figure(
   title: string,
@@ -162,7 +188,7 @@ export function eventsChart(
   const points = withEmptyBuckets(given, bucket.ms);
   const xs = points.map((p) => p.t / 1000);
   const ys = points.map((p) => p.n);
-  const title = `Events over time by ${time}`;
+  const title = chartTitle({ kind: "events", time });
   return figure(
     title,
     `${title}: ${total} events, ${bucket.literal} per bar, all of them counted by the server. ` +
@@ -255,8 +281,7 @@ export function valuesChart(
   }
   const xs = plan.xIsTime ? xsRaw as number[] : xsRaw.map((_, i) => i);
   const labels = plan.xIsTime ? undefined : xsRaw as string[];
-  const what = plan.series ? `${value} by ${plan.series}` : names.join(", ");
-  const title = `${what} over ${plan.x}`;
+  const title = chartTitle(plan);
   // Categories with one series are bars; several series, or time, are lines with points.
   const bars = !plan.xIsTime && names.length === 1;
   const series: uPlot.Series[] = names.map((name, k) => {

@@ -11,7 +11,14 @@ import { resumedEvents, type ServerEvent } from "./sse.ts";
 import { download, fill, h } from "./dom.ts";
 import { type GridActions, resultTable } from "./result_table.ts";
 import { fieldsPane } from "./fields_pane.ts";
-import { bucketFor, chartPlan, eventsChart, valuesChart } from "./charts.ts";
+import {
+  bucketFor,
+  chartPlaceholder,
+  chartPlan,
+  chartTitle,
+  eventsChart,
+  valuesChart,
+} from "./charts.ts";
 import { fieldName, isAggregate, withoutTail } from "./refine.ts";
 import { storedRunPath } from "./stored_run.ts";
 import { type LiveRows, liveRows, type LiveStats, statsText } from "./live_rows.ts";
@@ -176,6 +183,14 @@ export function runPane(options: {
 
   const showResult = async (queryId: string) => {
     const schema = await apiJson<Record<string, string>>(`/queries/${queryId}/result/schema`);
+    const ran = submitted?.queryId === queryId ? submitted : options.script?.();
+    const aggregate = isAggregate(ran?.text ?? "");
+    // A histogram of events needs no rows to be planned: its place is kept before the grid is
+    // drawn, so the grid never moves under the pointer (charts.ts, chartPlaceholder).
+    const early = chartPlan(schema, aggregate, 0);
+    if (early?.kind === "events" && ran) {
+      fill(chart, chartPlaceholder(chartTitle(early), `Counting the events over ${early.time}…`));
+    }
     const result = resultTable(
       { rowsPath: `/queries/${queryId}/result`, schema },
       (n) => {
@@ -204,18 +219,23 @@ export function runPane(options: {
     downloads.hidden = false;
     // The chart waits for the first page, which tells the total.
     const first = await result.rows(1);
-    if (first.length === 0) return;
-    const ran = submitted?.queryId === queryId ? submitted : options.script?.();
+    if (first.length === 0) {
+      if (current === queryId) fill(chart);
+      return;
+    }
     const onFilter = options.grid?.().onFilter;
     if (ran && onFilter && current === queryId) {
       fill(fields, fieldsPane({ schema, script: ran, onFilter }));
     }
-    const plan = chartPlan(schema, isAggregate(ran?.text ?? ""), result.total());
+    const plan = chartPlan(schema, aggregate, result.total());
     timeField = plan?.kind === "events" ? plan.time : null;
     if (!plan || !ran) return;
     if (plan.kind === "values") {
+      if (current === queryId) {
+        fill(chart, chartPlaceholder(chartTitle(plan), "Drawing the values…"));
+      }
       const picture = valuesChart(plan, await result.rows(CHART_ROWS), result.total());
-      if (picture && current === queryId) fill(chart, picture);
+      if (current === queryId) fill(chart, picture);
       return;
     }
     // Events: the server counts all of them per bucket, the script run twice more.
@@ -233,13 +253,14 @@ export function runPane(options: {
     // Every write to the chart box checks that this query is still the one shown: a histogram
     // finishing late would empty or overwrite the chart of the query run after it.
     if (current !== queryId) return;
+    // The place stays kept whatever comes: a note in it rather than an empty box.
+    const note = (text: string) => fill(chart, chartPlaceholder(chartTitle(plan), text));
     try {
-      fill(chart, h("p", { className: "hint" }, `Counting the events over ${plan.time}…`));
       const [span] = await sync(
         `${base}\n| select(min(${f}) as lo, max(${f}) as hi, count(*) as n)`,
       );
       if (current !== queryId) return;
-      if (!span || span.lo === null) return fill(chart);
+      if (!span || span.lo === null) return note(`No event has a ${plan.time}: nothing to count.`);
       const bucket = bucketFor(Date.parse(String(span.hi)) - Date.parse(String(span.lo)));
       const rows = await sync(
         `${base}\n| select(time_trunc(${f}, ${bucket.literal}) as t, count(*) as n)\n| group(t)\n| sort(t)`,
@@ -252,11 +273,10 @@ export function runPane(options: {
         Number(span.n),
         (from, to) => options.onZoom?.(from, to),
       );
-      fill(chart, picture);
+      if (picture) fill(chart, picture);
+      else note(`No event has a ${plan.time}: nothing to count.`);
     } catch (e) {
-      if (current === queryId) {
-        fill(chart, h("p", { className: "hint" }, `No histogram: ${(e as Error).message}`));
-      }
+      if (current === queryId) note(`No histogram: ${(e as Error).message}`);
     }
   };
 

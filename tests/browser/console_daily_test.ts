@@ -236,6 +236,39 @@ Deno.test({
       },
     );
 
+    await t.step("the grid stays where it is when the histogram arrives", async () => {
+      // The histogram's counts (two synchronous queries) are held until the grid is drawn: on a
+      // busy machine they came after it, the grid moved down under the pointer, and a drag meant
+      // for a column's edge landed on the histogram (a zoom, and the script ran again).
+      let release = () => {};
+      const held = new Promise<void>((r) => release = r);
+      const histogram = /\/API\/v1\.0\/\?scriptPath=/;
+      await page.route(histogram, async (route) => {
+        await held;
+        // Unrouted while held (the step failed): the page has gone on without it.
+        await route.continue().catch(() => {});
+      });
+      try {
+        await setScript(page, ROWS);
+        await page.keyboard.press("Control+Enter");
+        await page.getByText("3 rows", { exact: true }).waitFor();
+        await page.getByText("Counting the events over t…").waitFor();
+        const header = page.getByRole("columnheader", { name: /^host\b/ });
+        const before = (await header.boundingBox())!;
+        await b.shot("daily-02b-histogram-counting");
+        release();
+        const figure = page.getByRole("figure").filter({ hasText: "Events over time by t" });
+        await figure.getByText(/3 events, \d+ \w+ per bar/).waitFor();
+        await figure.locator("canvas").first().waitFor();
+        const after = (await header.boundingBox())!;
+        assert.equal(after.y, before.y, "the grid's header moved when the histogram was drawn");
+        await b.shot("daily-02c-histogram-drawn");
+      } finally {
+        release();
+        await page.unroute(histogram);
+      }
+    });
+
     await t.step("a column is resized by dragging its header's edge", async () => {
       const header = page.getByRole("columnheader", { name: /^host\b/ });
       const before = (await header.boundingBox())!;
