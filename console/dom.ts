@@ -52,13 +52,27 @@ export function fill(el: Element, ...children: Child[]): void {
   append(el, children);
 }
 
-/** Runs `fn` once typing has paused for `ms`. */
-export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: number) {
+/**
+ * Runs `fn` once typing has paused for `ms`; `flush()` runs a call still waiting at once (the page
+ * is going away: what was typed last must not be lost with it).
+ */
+export function debounce<A extends unknown[]>(
+  fn: (...args: A) => void,
+  ms: number,
+): ((...args: A) => void) & { flush(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return (...args: A) => {
+  let waiting: A | null = null;
+  const run = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => fn(...args), ms);
+    const args = waiting;
+    waiting = null;
+    if (args) fn(...args);
   };
+  return Object.assign((...args: A) => {
+    clearTimeout(timer);
+    waiting = args;
+    timer = setTimeout(run, ms);
+  }, { flush: run });
 }
 
 /** Offers `blob` for download as `name` (the token stays in the request, not a URL). */

@@ -178,6 +178,9 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
     else drafts.set(me.name, draftPath, text);
     writeUrl(false);
   }, 300);
+  // A reload or a closed tab within the pause still keeps what was typed last.
+  const flushDraft = () => keepDraft.flush();
+  globalThis.addEventListener("pagehide", flushDraft);
   editor = createEditor(editorBox, {
     words,
     workDir: () => file.workDir(),
@@ -439,7 +442,10 @@ async function showConsole(root: HTMLElement, me: Whoami): Promise<void> {
   }
   const onPop = () => apply(parseUrlState(location.hash));
   globalThis.addEventListener("popstate", onPop);
-  signOut.addEventListener("click", () => globalThis.removeEventListener("popstate", onPop));
+  signOut.addEventListener("click", () => {
+    globalThis.removeEventListener("popstate", onPop);
+    globalThis.removeEventListener("pagehide", flushDraft);
+  });
   root.dataset.signedIn = "yes";
   await apply(parseUrlState(location.hash));
   writeUrl(false);
