@@ -34,6 +34,11 @@
  *     run_seen     when its coordinator last said it still waits for the run (every third of
  *                  the lease): a run unseen for a lease is abandoned (its coordinator died, and
  *                  its query with it): its shares are no longer claimed, their holders stop
+ *                  (cancelled, naming ABANDONED). A coordinator that was only unheard (its
+ *                  connection to the database timing out for a lease on a machine at load 35)
+ *                  and then asks for those shares' answers is alive after all: `ended` queues
+ *                  them again (an attempt counted) rather than hand it a cancelled share, which
+ *                  failed its query as an internal error
  *
  * Claims take the oldest open share with `FOR UPDATE SKIP LOCKED`: servers claiming together
  * never wait for each other nor take the same share. Changes are signalled on the channel
@@ -43,6 +48,9 @@
 import { deserialize, serialize } from "node:v8";
 import type { PgStorage } from "./pg_storage.ts";
 import { StorageError, type StorageKey } from "../../engine/contracts/storage.ts";
+
+/** Why a share was cancelled by its holder: its run unseen for a lease (see `run_seen`). */
+export const ABANDONED = "its coordinator stopped answering: nobody waits for it";
 
 /** Claims of one share before the query fails naming it. */
 export const MAX_ATTEMPTS = 3;
@@ -382,8 +390,7 @@ export class PgShares {
       this.#sql`
         UPDATE trawl_shares SET stopped_at = now(),
           state = CASE WHEN state = 'running' THEN 'cancelled' ELSE state END,
-          error = CASE WHEN state = 'running'
-            THEN 'its coordinator stopped answering: nobody waits for it' ELSE error END
+          error = CASE WHEN state = 'running' THEN ${ABANDONED} ELSE error END
         WHERE run = ${claim.run} AND share = ${claim.share} AND attempt = ${claim.attempt}`);
   }
 
@@ -400,13 +407,26 @@ export class PgShares {
     });
   }
 
-  /** The shares of `run` among `shares` that ended; their results are taken (set NULL). */
+  /**
+   * The shares of `run` among `shares` that ended; their results are taken (set NULL). A share
+   * its holder abandoned (ABANDONED: the run looked unwaited for) is queued again instead, its
+   * run seen: the coordinator asking waits for it. Its attempt counts, so a coordinator that
+   * keeps going unheard fails the query after MAX_ATTEMPTS, naming why.
+   */
   async ended(run: string, shares: readonly number[]): Promise<Ended[]> {
     if (shares.length === 0) return [];
-    return await this.#call(
+    let requeued = 0;
+    const ended = await this.#call(
       `reading the answers of run ${run}`,
       () =>
         this.#sql.begin(async (tx) => {
+          const back = await tx`
+            UPDATE trawl_shares SET state = 'queued', holder = NULL, lease_until = NULL,
+              stopped_at = NULL, run_seen = now()
+            WHERE run = ${run} AND share = ANY(${shares as number[]}::int[])
+              AND state = 'cancelled' AND error = ${ABANDONED} AND length(task) > 0
+            RETURNING share`;
+          requeued = back.length;
           const rows = await tx<(Ended & { segment: string | null; pieces: number | null })[]>`
           SELECT share, state, result, error, segment, pieces FROM trawl_shares
           WHERE run = ${run} AND share = ANY(${shares as number[]}::int[])
@@ -429,6 +449,8 @@ export class PgShares {
           }));
         }),
     );
+    if (requeued > 0) await this.#call("signalling shares queued again", () => this.#signal("new"));
+    return ended;
   }
 
   /** Writes piece `piece` of segment `id` of `run`, with its retention. */

@@ -16,7 +16,8 @@
  * be written is claimed again once its lease lapsed). And the shares table itself
  * (home/storage/pg_shares.ts), two claimers on one database: a lapsed lease claimed again, a
  * superseded attempt's answer ignored, a share failed naming it once lost MAX_ATTEMPTS times, a
- * run whose coordinator is unheard of neither claimed nor kept, a server stopping giving back
+ * run whose coordinator is unheard of neither claimed nor kept (and its shares queued again when
+ * it asks for them after all), a server stopping giving back
  * what it runs for others and cancelling its own runs, a cancelled share's holder losing it, the
  * progress a holder tells, the signals heard.
  */
@@ -39,7 +40,7 @@ import {
   withCluster as withServers,
 } from "../support/pg_cluster.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
-import { clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
+import { ABANDONED, clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
 const SRC = "file://logs/*.log";
@@ -338,15 +339,44 @@ Deno.test("the shares table: a lapsed lease is claimed again, the late answer of
     assert.equal(await one.claim(), null);
     assert.deepEqual(await two.renew([orphan]), [orphan]);
     await two.stopped(orphan);
-    const [gone] = await one.ended("r3", [0]);
-    assert.equal(gone!.state, "cancelled");
-    assert.match(gone!.error!, /coordinator stopped answering/);
-    // Said again by its coordinator: its queued share is claimed.
+    const [gone] = await storage.sql<[{ state: string; error: string }]>`
+      SELECT state, error FROM trawl_shares WHERE run = 'r3' AND share = 0`;
+    assert.deepEqual({ ...gone }, { state: "cancelled", error: ABANDONED });
+    // Its coordinator was only unheard (its connection timing out for a lease on a machine at
+    // load 35): asking for the share's answer, it is alive after all, and the share is queued
+    // again, its attempt counted, rather than handed back cancelled (which failed its query as
+    // an internal error). The run's other share, queued, is claimed once it says so again.
+    assert.deepEqual(await one.ended("r3", [0]), []);
+    const requeued = (await one.claim())!;
+    assert.deepEqual(
+      [requeued.run, requeued.share, requeued.attempt, requeued.task],
+      ["r3", 0, 2, { n: 0 }],
+    );
     await one.seen(["r3"]);
-    assert.equal((await one.claim())!.share, 1);
+    assert.deepEqual([(await one.claim())!.share], [1]);
+    // Abandoned once more, and again: the next claim fails it, naming why.
+    for (const attempt of [2, 3]) {
+      const held = attempt === 2 ? requeued : (await two.claim())!;
+      assert.deepEqual([held.share, held.attempt], [0, attempt]);
+      await abandon();
+      assert.deepEqual(await two.renew([held]), [held]);
+      await two.stopped(held);
+      assert.deepEqual(await one.ended("r3", [0]), []);
+    }
+    assert.equal(await two.claim(), null);
+    const [lost] = await one.ended("r3", [0]);
+    assert.equal(lost!.state, "failed");
+    assert.match(lost!.error!, /^share 0 of the query's scan was lost 3 times \(last: its coord/);
+    // A share its coordinator cancelled is never queued again, whatever its error said.
+    await one.queue("r5", [task(0)]);
+    const doomed = (await two.claim())!;
+    await storage.sql`UPDATE trawl_shares SET error = ${ABANDONED} WHERE run = 'r5'`;
+    assert.equal(await one.cancel("r5", [0]), 1);
+    await two.stopped(doomed);
+    assert.deepEqual((await one.ended("r5", [0])).map((e) => e.state), ["cancelled"]);
     // A server stopping: a share it runs for another is queued again, its attempt not counted;
     // the shares of its own runs are cancelled.
-    await storage.sql`UPDATE trawl_shares SET state = 'done' WHERE run IN ('r1', 'r3')`;
+    await storage.sql`UPDATE trawl_shares SET state = 'done' WHERE run IN ('r1', 'r3', 'r5')`;
     await one.queue("r4", [task(0)]);
     const running = (await two.claim())!;
     assert.equal(running.run, "r4");

@@ -18,8 +18,9 @@ export function freePort(): number {
 }
 
 /**
- * Resolves once something listens on 127.0.0.1:`port`, tried `every` ms for 60 s; an error
- * naming the server (with its `log`) if it ends first or does not listen by then.
+ * Resolves once something listens on 127.0.0.1:`port`, tried `every` ms for 300 s; an error
+ * naming the server (with its `log`) if it ends first or does not listen by then. The bound is for
+ * a server that never listens, not a measure: Azurite took over 60 s to listen at load 35.
  */
 export async function waitForPort(
   port: number,
@@ -32,7 +33,7 @@ export async function waitForPort(
 ): Promise<void> {
   let ended = false;
   server.exited.then(() => ended = true);
-  const until = Date.now() + 60_000;
+  const until = Date.now() + 300_000;
   while (Date.now() < until) {
     if (ended) throw new Error(`${server.name} ended at start: ${await server.log}`);
     try {
@@ -42,5 +43,5 @@ export async function waitForPort(
       await sleep(server.every);
     }
   }
-  throw new Error(`${server.name} did not listen on port ${port} within 60 s`);
+  throw new Error(`${server.name} did not listen on port ${port} within 300 s`);
 }
