@@ -138,7 +138,8 @@ export class SharedQueries implements SchedulingGate {
   /** The listeners of the storage's signals, stopped at stop(). */
   #unlisten: (() => Promise<void>)[] = [];
   #stopping = false;
-  #ticking = false;
+  /** The look under way (`#look`), settled when it ends: callers meanwhile wait for it. */
+  #ticking: PromiseWithResolvers<void> | undefined;
   /** What the next look looks at (signals that came during a look). */
   #wanted = { promote: false, asks: false };
   #ticks = 0;
@@ -376,6 +377,9 @@ export class SharedQueries implements SchedulingGate {
   /**
    * One look at a time: a signal during a look (a freed slot: `promote`; a request: `asks`)
    * makes one more after it, so that no signal is lost, and only what was signalled is looked at.
+   * A call during a look resolves when that look, which then covers what it asked, has ended: a
+   * sweep that counted more slots returns once its queued queries were looked at (returning at
+   * once let a test see q2 still queued after the sweep, on a busy machine).
    */
   async #look(want: { readonly promote: boolean; readonly asks: boolean }): Promise<void> {
     if (this.#stopping) return;
@@ -383,8 +387,9 @@ export class SharedQueries implements SchedulingGate {
       promote: this.#wanted.promote || want.promote,
       asks: this.#wanted.asks || want.asks,
     };
-    if (this.#ticking) return;
-    this.#ticking = true;
+    if (this.#ticking) return await this.#ticking.promise;
+    const ticking = Promise.withResolvers<void>();
+    this.#ticking = ticking;
     try {
       while ((this.#wanted.promote || this.#wanted.asks) && !this.#stopping) {
         const { promote, asks } = this.#wanted;
@@ -399,7 +404,9 @@ export class SharedQueries implements SchedulingGate {
       this.#wanted = { promote: false, asks: false };
       this.#warn("polling the shared queries", e);
     } finally {
-      this.#ticking = false;
+      // Cleared in the same turn as the last look at `#wanted`: a later call starts a look.
+      this.#ticking = undefined;
+      ticking.resolve();
     }
   }
 

@@ -109,3 +109,49 @@ Deno.test("pg: with query.maxRunning left to its default each live server brings
     await two.close();
   }
 });
+
+Deno.test("pg: a sweep that counts more slots returns once the look under way has given its queued query one", async () => {
+  await using pg = await startPostgres();
+  const url = await pg.newDatabase();
+  const one = await openPgStorage(url, { connections: 2 });
+  const two = await openPgStorage(url, { connections: 2 });
+  const options = { ...sharedTestOptions, maxRunningPerServer: true, now: () => 0 };
+  const a = new SharedQueries(one, { ...options, serverId: "a" });
+  const b = new SharedQueries(two, { ...options, serverId: "b" });
+  try {
+    await a.start({ send: () => {} });
+    const submission = { shareResult: true } as const;
+    assert.equal(await a.admit("q1", ALICE, submission), "run");
+    assert.equal(await a.admit("q2", ALICE, submission), "queue");
+    await b.start({ send: () => {} });
+    // A look of a's is under way and held: the slots' table is locked by another transaction.
+    const locked = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    const hold = two.sql.begin(async (tx) => {
+      await tx`LOCK TABLE trawl_run_slots IN EXCLUSIVE MODE`;
+      locked.resolve();
+      await release.promise;
+    });
+    await locked.promise;
+    const polling = a.poll();
+    for (let waiting = 0; waiting === 0;) {
+      [{ waiting }] = await one.sql<[{ waiting: number }]>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      if (waiting === 0) await sleep(5);
+    }
+    // The sweep counts b (a second slot) and asks for a look while that one is held.
+    const sweeping = a.sweep();
+    while (a.maxRunning < 2) await sleep(5);
+    release.resolve();
+    await hold;
+    await sweeping;
+    assert.equal(a.mayRun("q2"), true, "the sweep returned before its look");
+    await polling;
+  } finally {
+    await a.stop();
+    await b.stop();
+    await one.close();
+    await two.close();
+  }
+});
