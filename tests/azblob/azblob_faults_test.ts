@@ -133,12 +133,15 @@ Deno.test("an answer that does not come within the timeouts is retried", async (
   f.faults.push({ when: isList, then: "stall" });
   f.faults.push({ when: (_, h) => h.get("Range") === "bytes=0-31", then: "stall" });
   const started = Date.now();
-  const [entry] = await f.list("azblob://logs/a/*.json", { connectTimeout: 100, readTimeout: 200 });
+  const [entry] = await f.list("azblob://logs/a/*.json", { connectTimeout: 250, readTimeout: 500 });
   assert.equal(await read(entry!), LINES);
   // Two waits of connect + read timeout, not for ever.
-  assert.ok(Date.now() - started >= 600, `${Date.now() - started} ms`);
-  assert.equal(f.seen.filter((s) => s.startsWith("list")).length, 2);
-  assert.equal(f.seen.filter((s) => s.startsWith("bytes=0-31")).length, 2);
+  assert.ok(Date.now() - started >= 1500, `${Date.now() - started} ms`);
+  // Each stalled request was tried again. On a busy machine (load 11) a passed-through answer of
+  // Azurite's once also took longer than the timeouts and was tried a third and fourth time:
+  // more tries are the same behaviour, so only "at least once again" is asserted.
+  assert.ok(f.seen.filter((s) => s.startsWith("list")).length >= 2, f.seen.join(", "));
+  assert.ok(f.seen.filter((s) => s.startsWith("bytes=0-31")).length >= 2, f.seen.join(", "));
 });
 
 Deno.test("a service that keeps failing is given up after maxErrorRetries, naming the store", async () => {
