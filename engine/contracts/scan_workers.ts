@@ -263,12 +263,27 @@ export interface ShareStats {
 }
 
 /**
- * A worker's groups: first rows (encoded); per folded aggregate (count, sum) numbers and flags
- * per group, null for the others; per other aggregate each group's accumulator state
- * (Accumulator.exportState), null for the folded ones.
+ * Rows as columns, for a structured clone of many rows with the same fields (a scan worker's
+ * partial groups: one first row per group, tens of thousands of them): a field whose every value
+ * is an IPv4 address is its addresses' bits, one whose every value is a number is those numbers,
+ * any other each value encoded (`encodeValue`). Cloning a few arrays costs far less than an
+ * object per row, and a reader may look at a column without making the rows (aggregate.ts looks
+ * groups up by an IPv4 key's bits). Made and read by engine/table/sxt_values.ts.
+ */
+export interface RowColumns {
+  readonly length: number;
+  readonly names: readonly string[];
+  readonly columns: readonly (Uint32Array | Float64Array | readonly unknown[])[];
+}
+
+/**
+ * A worker's groups: first rows (as columns, or encoded); per folded aggregate (count, sum)
+ * numbers and flags per group, null for the others; per other aggregate each group's
+ * accumulator state (Accumulator.exportState), null for the folded ones.
  */
 export interface PartialGroups {
-  readonly firsts: readonly Record<string, unknown>[];
+  /** Each group's first row: as columns, or encoded one by one (`encodeRow`). */
+  readonly firsts: RowColumns | readonly Record<string, unknown>[];
   readonly folds: readonly ({ readonly values: Float64Array; readonly flags: Uint8Array } | null)[];
   readonly states: readonly (readonly unknown[] | null)[];
 }

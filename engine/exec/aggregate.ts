@@ -22,8 +22,8 @@ import {
   TimeSlicer,
 } from "../plan/context.ts";
 import { GroupTable } from "./group_table.ts";
-import type { PartialGroups } from "../contracts/scan_workers.ts";
-import { decodeRow, encodeRow } from "../table/sxt_values.ts";
+import type { PartialGroups, RowColumns } from "../contracts/scan_workers.ts";
+import { decodeRow, encodeRow, encodeRowColumns, rowOfColumns } from "../table/sxt_values.ts";
 
 export interface AggregateOptions {
   readonly keys: readonly Compiled[];
@@ -219,7 +219,7 @@ export class Grouping {
   exportPartial(): PartialGroups {
     const size = this.#firsts.length;
     return {
-      firsts: this.#firsts.map(encodeRow),
+      firsts: encodeRowColumns(this.#firsts) ?? this.#firsts.map(encodeRow),
       folds: this.#folds.map((f) =>
         f === null ? null : { values: f.values.slice(0, size), flags: f.flags.slice(0, size) }
       ),
@@ -255,14 +255,24 @@ export class Grouping {
 
   #mergeRange(partial: PartialGroups, from: number, to: number): number {
     const table = this.#table;
+    const firsts = partial.firsts;
+    const columns = "names" in firsts ? firsts : null;
+    // One IPv4 key, a column of addresses: a group already here is found by its bits, and a
+    // row is made only for a new group.
+    const bits = columns === null ? null : this.#ipv4Key(columns);
     let bytes = 0;
     for (let p = from; p < to; p++) {
-      const first = decodeRow(partial.firsts[p]!);
-      let g = table.find(first);
+      let g = bits === null ? -1 : table.findIpv4Bits(bits[p]!);
       if (g < 0) {
-        g = table.add();
-        this.#newGroup(g, first);
-        bytes += estimateBytes(first) + this.#groupBytes;
+        const first = columns === null
+          ? decodeRow((firsts as readonly Record<string, unknown>[])[p]!)
+          : rowOfColumns(columns, p);
+        g = table.find(first);
+        if (g < 0) {
+          g = table.add();
+          this.#newGroup(g, first);
+          bytes += estimateBytes(first) + this.#groupBytes;
+        }
       }
       for (let i = 0; i < this.#n; i++) {
         const f = this.#folds[i]!;
@@ -281,6 +291,14 @@ export class Grouping {
       }
     }
     return bytes;
+  }
+
+  /** The bits of the first rows' one key, when it is a field whose column holds IPv4 addresses. */
+  #ipv4Key(columns: RowColumns): Uint32Array | null {
+    const { keys } = this.#options;
+    if (keys.length !== 1 || keys[0]!.field === undefined) return null;
+    const c = columns.columns[columns.names.indexOf(keys[0]!.field)];
+    return c instanceof Uint32Array ? c : null;
   }
 
   /** The output rows, in the order the groups first appeared. */

@@ -98,3 +98,42 @@ Deno.test("Grouping.mergeInSlices() merges as merge() does, with a turn of the e
   assert.deepEqual([...sliced.rows()].flat(), [...plain.rows()].flat());
   assert.equal(turns, 2 * Math.ceil(5000 / 1024));
 });
+
+Deno.test("Grouping.merge() of IPv4 keys sent as a column finds the groups by their bits, as the rows would", () => {
+  // A key that is a field (the direct path's `group(client)`), and one computed from it.
+  const byField = {
+    keys: [{ fn: (r: Row) => r.client!, label: "client", field: "client" }],
+    aggregates: [foldSpec("count", null, "n"), foldSpec("sum", "bytes", "b")],
+    outputs: ["client", "n", "b"].map((name) => ({
+      name,
+      label: name,
+      fn: (r: Row) => r[name]!,
+    })),
+  };
+  const ip = (n: number) => new IpAddr(4, n);
+  const shares: Row[][] = [
+    [{ client: ip(7), bytes: 1 }, { client: ip(0), bytes: 2 }, { client: ip(7), bytes: 4 }],
+    // 0.0.0.0 and 0.0.0.7 again, a new one, and the greatest address.
+    [{ client: ip(0xffffffff), bytes: 8 }, { client: ip(0), bytes: 16 }, {
+      client: ip(9),
+      bytes: 32,
+    }, { client: ip(7), bytes: 64 }],
+    // Not addresses alone: this share's first rows are encoded one value at a time.
+    [{ client: 7, bytes: 128 }, { client: ip(9), bytes: 256 }],
+  ];
+  const whole = new Grouping(byField);
+  whole.add(shares.flat());
+  const merged = new Grouping(byField);
+  const partials = shares.map((rows) => {
+    const g = new Grouping(byField);
+    g.add(rows);
+    return structuredClone(g.exportPartial());
+  });
+  assert.ok("names" in partials[1]!.firsts);
+  assert.ok(partials[1]!.firsts.columns[0] instanceof Uint32Array);
+  for (const p of partials) merged.merge(p);
+  const expected = [...whole.rows()].flat();
+  assert.deepEqual([...merged.rows()].flat(), expected);
+  assert.deepEqual(expected.map((r) => r.n), [3, 2, 1, 2, 1]);
+  assert.deepEqual(expected.map((r) => r.b), [69, 18, 8, 288, 128]);
+});

@@ -19,6 +19,7 @@
 
 import type { Row, TupleValue, Value } from "../values/values.ts";
 import { Interval, IpAddr, IpNet, Timestamp } from "../values/values.ts";
+import type { RowColumns } from "../contracts/scan_workers.ts";
 
 const TILDE = 126; // "~"
 
@@ -79,6 +80,50 @@ export function encodeRow(row: Row): Record<string, unknown> {
 export function decodeRow(encoded: Readonly<Record<string, unknown>>): Row {
   const out: Row = {};
   for (const k of Object.keys(encoded)) out[k] = decodeValue(encoded[k]);
+  return out;
+}
+
+/** `rows` as columns (RowColumns), or null when they do not all have the same fields in the same order. */
+export function encodeRowColumns(rows: readonly Row[]): RowColumns | null {
+  if (rows.length === 0) return null;
+  const names = Object.keys(rows[0]!);
+  for (const row of rows) {
+    let j = 0;
+    for (const k in row) {
+      if (names[j++] !== k) return null;
+    }
+    if (j !== names.length) return null;
+  }
+  const columns = names.map((name) => {
+    let ipv4 = true;
+    let numbers = true;
+    for (const row of rows) {
+      const v = row[name];
+      if (typeof v !== "number") numbers = false;
+      if (!(v instanceof IpAddr && v.version === 4 && (v.bits as number) >>> 0 === v.bits)) {
+        ipv4 = false;
+      }
+      if (!ipv4 && !numbers) break;
+    }
+    if (ipv4) return Uint32Array.from(rows, (row) => (row[name] as IpAddr).bits as number);
+    if (numbers) return Float64Array.from(rows, (row) => row[name] as number);
+    return rows.map((row) => encodeValue(row[name]!));
+  });
+  return { length: rows.length, names, columns };
+}
+
+/** Row `i` of `encoded` (a new object, its fields in their order). */
+export function rowOfColumns(encoded: RowColumns, i: number): Row {
+  const out: Row = {};
+  const { names, columns } = encoded;
+  for (let j = 0; j < names.length; j++) {
+    const c = columns[j]!;
+    out[names[j]!] = c instanceof Uint32Array
+      ? new IpAddr(4, c[i]!)
+      : c instanceof Float64Array
+      ? c[i]!
+      : decodeValue(c[i]);
+  }
   return out;
 }
 
