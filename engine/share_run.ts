@@ -172,9 +172,15 @@ export async function runShare(
     const groups = grouping.exportPartial();
     post(
       { kind: "groups", groups },
-      groups.folds.flatMap((f) =>
-        f ? [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer] : []
-      ),
+      [
+        ...groups.folds.flatMap((f) =>
+          f ? [f.values.buffer as ArrayBuffer, f.flags.buffer as ArrayBuffer] : []
+        ),
+        // The first rows' typed columns (IPv4 bits, numbers): each made here, for this message.
+        ...("names" in groups.firsts ? groups.firsts.columns : []).flatMap((c) =>
+          Array.isArray(c) ? [] : [(c as Uint32Array | Float64Array).buffer as ArrayBuffer]
+        ),
+      ],
     );
   } catch (e) {
     if (e instanceof QueryError) {

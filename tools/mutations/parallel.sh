@@ -8,3 +8,8 @@ run parallel-nulls-all engine/exec/parallel/parallel_aggregate.ts 's/render.null
 # old batch behind (credits still left), the dropped check sends a fresh batch ahead of it.
 run parallel-backlog-overtaken engine/share_run.ts 's/while (backlog.size > 0 \&\& credits.tryTake())/while (backlog.size > 1 \&\& credits.tryTake())/;s/if (backlog.size === 0 \&\& credits.tryTake()) send(part);/if (credits.tryTake()) send(part);/' tests/parallel_pins_test.ts
 run parallel-backlog-drain-early engine/share_run.ts 's/while (backlog \&\& backlog.size > 0) {/while (backlog \&\& backlog.size > 1) {/' tests/parallel_pins_test.ts
+# Partial groups as columns (engine/table/sxt_values.ts RowColumns; the merge by IPv4 bits).
+run columns-ip-row engine/table/sxt_values.ts 's/? new IpAddr(4, c\[i\]!)/? new IpAddr(4, c[0]!)/' engine/table/sxt_values_test.ts engine/exec/aggregate_test.ts
+run columns-order-unchecked engine/table/sxt_values.ts 's/if (names\[j++\] !== k) return null;/j++;/' engine/table/sxt_values_test.ts
+run columns-numbers-loose engine/table/sxt_values.ts 's/if (typeof v !== "number") numbers = false;/if (typeof v === "string") numbers = false;/' engine/table/sxt_values_test.ts
+run merge-ipv4-bits-wrong engine/exec/aggregate.ts 's/table.findIpv4Bits(bits\[p\]!)/table.findIpv4Bits(bits[from]!)/' engine/exec/aggregate_test.ts
