@@ -47,6 +47,7 @@ import {
   type Claim,
   clone,
   frames,
+  MAX_ATTEMPTS,
   PgShares,
   type SegmentRef,
   SHARE_RESULT_BYTES,
@@ -165,6 +166,13 @@ class SegmentWriter {
     );
     return this.#chain;
   }
+}
+
+/** What the client is told of a share that failed or was cancelled in the shares table. */
+function shareLost(share: number, state: "failed" | "cancelled"): string {
+  return state === "failed"
+    ? `share ${share} of the query's scan was lost ${MAX_ATTEMPTS} times (the servers that held it stopped or failed; the coordinating server's log names the cause), and the query fails rather than run it again`
+    : `share ${share} of the query's scan was cancelled by the server that held it`;
 }
 
 const isLast = (m: ShareMessage) => m.kind === "groups" || m.kind === "done" || m.kind === "failed";
@@ -578,10 +586,17 @@ class CoordinatedRun {
           if (s === undefined || s.state !== "waiting") continue;
           s.state = e.segment === undefined ? "ended" : "reading";
           if (e.state === "failed" || e.state === "cancelled") {
+            // Not the query's fault, nor a bug: the servers that held the share stopped or
+            // failed. The client is told so; the cause (a worker's error, which may name this
+            // server's files) goes to the log only.
+            if (e.error !== null) {
+              this.owner.log.warn(
+                `distributed scan ${this.id}: share ${s.k} ${e.state}: ${e.error}`,
+              );
+            }
             s.listen({
               kind: "failed",
-              code: "INTERNAL",
-              message: e.error ?? `share ${s.k} of the query's scan failed`,
+              diagnostic: { code: "RUNTIME_ERROR", message: shareLost(s.k, e.state) },
             });
             continue;
           }

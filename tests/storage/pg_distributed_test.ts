@@ -13,7 +13,9 @@
  * the coordinator killed mid-scan: its query is FAILED through the other server, nothing of its
  * run is left running there, and that server then spreads a scan alone; the database stopped
  * and started again mid-scan: the query SUCCEEDS with the right count (an answer that could not
- * be written is claimed again once its lease lapsed). And the shares table itself
+ * be written is claimed again once its lease lapsed); a share lost for the last time fails its
+ * query as RUNTIME_ERROR naming the share, its cause in the coordinator's log only. And the
+ * shares table itself
  * (home/storage/pg_shares.ts), two claimers on one database: a lapsed lease claimed again, a
  * superseded attempt's answer ignored, a share failed naming it once lost MAX_ATTEMPTS times, a
  * run whose coordinator is unheard of neither claimed nor kept (and its shares queued again when
@@ -40,7 +42,14 @@ import {
   withCluster as withServers,
 } from "../support/pg_cluster.ts";
 import { openPgStorage } from "../../home/storage/pg_storage.ts";
-import { ABANDONED, clone, frames, PgShares, unframe } from "../../home/storage/pg_shares.ts";
+import {
+  ABANDONED,
+  clone,
+  frames,
+  MAX_ATTEMPTS,
+  PgShares,
+  unframe,
+} from "../../home/storage/pg_shares.ts";
 import { sleep } from "../../engine/util/sleep.ts";
 
 const SRC = "file://logs/*.log";
@@ -256,6 +265,63 @@ Deno.test("three servers: one scan's shares held by all three; one of them kille
     assert.equal(holders.size, 3, JSON.stringify(before));
     assert.ok(holders.has(bName), JSON.stringify({ bName, before }));
   }, 3);
+});
+
+Deno.test("a share lost MAX_ATTEMPTS times fails its query as RUNTIME_ERROR naming the share, not as a bug; the cause is in the coordinator's log only", async () => {
+  await using pg = await startPostgres();
+  // 2 x 600k records, about 50 MB: shares long enough to be seen held.
+  const lines = 600_000;
+  await withCluster(pg, lines, async (cluster) => {
+    const { a, b, token, homes } = cluster;
+    const bName = await shareName(b);
+    const bPid = await pidOf(homes[1]!);
+    // What a worker's failure may say (its own files): never the client's to read.
+    const cause = "could not open '/srv/trawl-private/shard.bin'";
+    // B is paused (SIGSTOP) while it holds a share of the query, seen holding it again while
+    // paused (else let go, and a new query tried); that share is then marked as lost for the
+    // last time (its attempts used up, its lease lapsed): the next claim fails it.
+    let id: string | undefined;
+    for (let tries = 1; id === undefined; tries++) {
+      assert.ok(tries <= 5, "B's share ended before each pause");
+      const tried = await submit(a, token, SCRIPTS[0]!);
+      const rows = await untilShares(
+        cluster.db,
+        "B held no share",
+        (rows) => rows.some((r) => r.state === "running" && r.holder === bName),
+      );
+      const seen = rows.find((r) => r.state === "running" && r.holder === bName)!;
+      await pause(cluster.db, bPid);
+      const lost = await cluster.db.sql`
+        UPDATE trawl_shares SET attempt = ${MAX_ATTEMPTS}, error = ${cause},
+          lease_until = now() - interval '1 second'
+        WHERE run = ${seen.run} AND share = ${seen.share} AND attempt = ${seen.attempt}
+          AND state = 'running' AND holder = ${bName}
+        RETURNING share`;
+      if (lost.length === 1) id = tried;
+      else {
+        Deno.kill(bPid, "SIGCONT");
+        await finalState(a, token, tried);
+      }
+    }
+    try {
+      const end = await finalState(a, token, id);
+      assert.equal(end.state, "FAILED", JSON.stringify(end));
+      const error = end.error as { code: string; message: string };
+      assert.equal(error.code, "RUNTIME_ERROR");
+      assert.match(error.message, /^share \d+ of the query's scan was lost 3 times \(/);
+      assert.doesNotMatch(error.message, /bug|trawl-private/);
+      await until(
+        "the coordinator's log does not name the cause",
+        () => Promise.resolve(a.stderr.join("\n")),
+        (log) => log.includes(cause),
+      );
+    } finally {
+      Deno.kill(bPid, "SIGCONT");
+    }
+    // B, let go, answers late (refused) and both go on: the next scan succeeds.
+    const again = await answer(a, token, SCRIPTS[0]!);
+    assert.deepEqual(again.rows, [{ rows: 2 * lines }]);
+  });
 });
 
 Deno.test("the shares table: a lapsed lease is claimed again, the late answer of the attempt before is ignored, a share lost MAX_ATTEMPTS times fails naming it, a cancel ends a holder's lease", async () => {

@@ -36,3 +36,5 @@ run files-delete-version home/storage/file_storage.ts 's/            version = n
 run kv-cas home/storage/kv_storage.ts 's/atomic.check({ key: headKey(entry.key), versionstamp: expected });//' tests/storage/storage_contract_test.ts
 run kv-stream-start home/storage/kv_storage.ts 's/if (start < data.length) yield data.subarray(start);/if (start < data.length) yield data;/' tests/storage/storage_contract_test.ts
 run kv-delete-version home/storage/kv_storage.ts 's/return { ok: true, version: last.value === null ? null : result.versionstamp };/return { ok: true, version: result.versionstamp };/' tests/storage/storage_contract_test.ts tests/storage/storage_edges_test.ts
+# A share lost for the last time: the client told which, never the worker's cause.
+run share-lost-cause-told actors/distributed_scans.ts 's/message: shareLost(s.k, e.state) },/message: e.error ?? shareLost(s.k, e.state) },/' tests/storage/pg_distributed_test.ts
