@@ -260,6 +260,17 @@ export class Grouping {
     // One IPv4 key, a column of addresses: a group already here is found by its bits, and a
     // row is made only for a new group.
     const bits = columns === null ? null : this.#ipv4Key(columns);
+    // A row of columns is estimated as estimateBytes would (32, and per field 16, its name, its
+    // value): the typed columns' share once, the others' values row by row.
+    let fixed = 32;
+    const listed: string[] = [];
+    columns?.names.forEach((name, j) => {
+      const c = columns.columns[j]!;
+      fixed += 16 + 2 * name.length;
+      if (c instanceof Uint32Array) fixed += 24; // an IPv4 address
+      else if (c instanceof Float64Array) fixed += 8;
+      else listed.push(name);
+    });
     let bytes = 0;
     for (let p = from; p < to; p++) {
       let g = bits === null ? -1 : table.findIpv4Bits(bits[p]!);
@@ -271,7 +282,9 @@ export class Grouping {
         if (g < 0) {
           g = table.add();
           this.#newGroup(g, first);
-          bytes += estimateBytes(first) + this.#groupBytes;
+          bytes += columns === null ? estimateBytes(first) : fixed;
+          for (const name of listed) bytes += estimateBytes(first[name]!);
+          bytes += this.#groupBytes;
         }
       }
       for (let i = 0; i < this.#n; i++) {

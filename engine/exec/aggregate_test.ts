@@ -5,6 +5,8 @@ import { testContext } from "../../tests/support/temp_tree.ts";
 import { engineHome } from "../../tests/support/engine_home.ts";
 import { foldSpec } from "../../tests/support/fold_spec.ts";
 import { Interval, IpAddr, type Row } from "../values/values.ts";
+import type { RowColumns } from "../contracts/scan_workers.ts";
+import { encodeRow, rowOfColumns } from "../table/sxt_values.ts";
 
 async function* once(rows: Row[]) {
   yield rows;
@@ -131,7 +133,21 @@ Deno.test("Grouping.merge() of IPv4 keys sent as a column finds the groups by th
   });
   assert.ok("names" in partials[1]!.firsts);
   assert.ok(partials[1]!.firsts.columns[0] instanceof Uint32Array);
-  for (const p of partials) merged.merge(p);
+  // The same partials with their first rows encoded one by one: the same groups, the same
+  // memory charged.
+  const byRows = new Grouping(byField);
+  const charged = partials.map((p) => {
+    const rows = "names" in p.firsts
+      ? Array.from(
+        { length: p.firsts.length },
+        (_, i) => encodeRow(rowOfColumns(p.firsts as RowColumns, i)),
+      )
+      : p.firsts;
+    return byRows.merge({ ...p, firsts: rows });
+  });
+  assert.deepEqual(partials.map((p) => merged.merge(p)), charged);
+  assert.ok(charged[0]! > 0);
+  assert.deepEqual([...byRows.rows()].flat(), [...merged.rows()].flat());
   const expected = [...whole.rows()].flat();
   assert.deepEqual([...merged.rows()].flat(), expected);
   assert.deepEqual(expected.map((r) => r.n), [3, 2, 1, 2, 1]);
