@@ -102,7 +102,7 @@ Deno.test("Grouping.mergeInSlices() merges as merge() does, with a turn of the e
 });
 
 Deno.test("Grouping.merge() of IPv4 keys sent as a column finds the groups by their bits, as the rows would", () => {
-  // A key that is a field (the direct path's `group(client)`), and one computed from it.
+  // One key that is a field, as the direct path's `group(client)`.
   const byField = {
     keys: [{ fn: (r: Row) => r.client!, label: "client", field: "client" }],
     aggregates: [foldSpec("count", null, "n"), foldSpec("sum", "bytes", "b")],

@@ -83,7 +83,10 @@ export function decodeRow(encoded: Readonly<Record<string, unknown>>): Row {
   return out;
 }
 
-/** `rows` as columns (RowColumns), or null when they do not all have the same fields in the same order. */
+/**
+ * `rows` as columns (RowColumns), or null when they do not all have the same fields in the same
+ * order.
+ */
 export function encodeRowColumns(rows: readonly Row[]): RowColumns | null {
   if (rows.length === 0) return null;
   const names = Object.keys(rows[0]!);
