@@ -38,3 +38,6 @@ run kv-stream-start home/storage/kv_storage.ts 's/if (start < data.length) yield
 run kv-delete-version home/storage/kv_storage.ts 's/return { ok: true, version: last.value === null ? null : result.versionstamp };/return { ok: true, version: result.versionstamp };/' tests/storage/storage_contract_test.ts tests/storage/storage_edges_test.ts
 # A share lost for the last time: the client told which, never the worker's cause.
 run share-lost-cause-told actors/distributed_scans.ts 's/message: shareLost(s.k, e.state) },/message: e.error ?? shareLost(s.k, e.state) },/' tests/storage/pg_distributed_test.ts
+# The vendored PostgreSQL client (vendor/README.md): a connection that dies while it starts.
+run pg-types-rejection-unheld vendor/postgres/src/connection.js 's/return fetchArrayTypes().catch(noop)/return fetchArrayTypes()/' tests/storage/pg_client_start_test.ts
+run pg-start-error-replayed vendor/postgres/src/connection.js '0,/^      forgetStatement()$/s///' tests/storage/pg_client_start_test.ts

@@ -460,14 +460,29 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
+    // Trawl patch (porsager/postgres#1223): nothing of the closed session's statement outlives it.
+    // A statement of the connection's start (the array types' query) was left in flight across
+    // the reconnect, with the old session's error: the new session's first ReadyForQuery failed
+    // the waiting statement with that error, and a refused reconnect rejected the stale query.
+    if (initial) {
+      query && queryError(query, Errors.connection('CONNECTION_CLOSED', options))
+      forgetStatement()
       return reconnect()
+    }
 
     !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    forgetStatement()
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
     onclose(connection, Errors.connection('CONNECTION_CLOSED', options, socket))
+  }
+
+  // Trawl patch: the statement in flight and what it had gathered, dropped with their socket.
+  function forgetStatement() {
+    query = errorResponse = results = null
+    result = new Result()
+    rows = 0
   }
 
   /* Handlers */
@@ -574,7 +589,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // Trawl patch (porsager/postgres#1192, #1205, #1223): the types' query failing (its
+        // connection closed, or the server's error) rejected a promise nothing held: an
+        // unhandled rejection, which ends the process. Its failure is told where it belongs:
+        // to the statement that waits (errored) or by the reconnect (closed).
+        return fetchArrayTypes().catch(noop)
       }
 
       initial && !initial.reserve && execute(initial)
