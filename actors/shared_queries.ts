@@ -143,7 +143,9 @@ export class SharedQueries implements SchedulingGate {
   /** What the next look looks at (signals that came during a look). */
   #wanted = { promote: false, asks: false };
   #ticks = 0;
-  #sweeping = false;
+  /** The sweep under way, and the one asked for meanwhile (which begins after it). */
+  #sweeping: Promise<void> | null = null;
+  #nextSweep: Promise<void> | null = null;
   #started: Promise<void> | undefined;
 
   constructor(readonly storage: Storage, readonly options: SharedQueriesOptions) {
@@ -238,7 +240,11 @@ export class SharedQueries implements SchedulingGate {
         Math.max(10, Math.floor(leaseMs / 3)),
       ),
       setInterval(() => this.poll(), coordination ? SIGNALLED_POLL_MS : POLL_MS),
-      setInterval(() => this.sweep(), Math.max(20, Math.floor(leaseMs / 2))),
+      // The timer's sweep is skipped while one is under way (none queued behind it).
+      setInterval(
+        () => this.#sweeping === null && this.sweep(),
+        Math.max(20, Math.floor(leaseMs / 2)),
+      ),
     );
   }
 
@@ -488,10 +494,27 @@ export class SharedQueries implements SchedulingGate {
     return { ...head, ended: () => !this.#publisher.unfinished(head.id) };
   }
 
-  /** Fails the queries of servers whose lease has not changed for `cluster.lease`. */
-  async sweep(): Promise<void> {
-    if (this.#sweeping || this.#stopping) return;
-    this.#sweeping = true;
+  /**
+   * Fails the queries of servers whose lease has not changed for `cluster.lease`. A call while a
+   * sweep is under way resolves after the next one, which begins when that one has ended (what it
+   * reads is newer than the call); the calls made meanwhile share it. Returning at once, as
+   * before, told a caller a sweep was done that had read the leases before it asked.
+   */
+  sweep(): Promise<void> {
+    if (this.#stopping) return Promise.resolve();
+    if (this.#sweeping !== null) {
+      return this.#nextSweep ??= this.#sweeping.then(() => {
+        this.#nextSweep = null;
+        return this.sweep();
+      });
+    }
+    this.#sweeping = this.#sweepOnce().finally(() => {
+      this.#sweeping = null;
+    });
+    return this.#sweeping;
+  }
+
+  async #sweepOnce(): Promise<void> {
     try {
       await this.#count();
       const all = this.rows ? await this.rows.all() : allSlots((await this.book.read()).value);
@@ -521,8 +544,6 @@ export class SharedQueries implements SchedulingGate {
       }
     } catch (e) {
       this.#warn("looking for servers that stopped", e);
-    } finally {
-      this.#sweeping = false;
     }
   }
 

@@ -117,6 +117,24 @@ Deno.test("a server that renews its lease is not taken for dead after cluster.le
   assert.deepEqual(await slotsOf(storage), { running: [], queued: [] });
 });
 
+Deno.test("a sweep asked for while one is under way resolves after a whole sweep that began after the call", async () => {
+  await using storage = await memoryStorage();
+  const [a, b] = [await server(storage, "a"), await server(storage, "b")];
+  assert.equal(await a.shared.admit("q1", ALICE, SUBMISSION), "run");
+  await b.shared.sweep(); // a's lease seen
+  // a stops renewing; b's clock moves past the lease while a sweep is under way (it read the
+  // clock before): the second call must see a dead, and fail its query, before it resolves.
+  const first = b.shared.sweep();
+  b.now = 5000;
+  const second = b.shared.sweep();
+  const third = b.shared.sweep();
+  await second;
+  const failed = (await b.shared.record("q1"))!.record;
+  assert.equal(failed.status.state, "FAILED");
+  assert.equal(second, third, "calls made during a sweep share the next one");
+  await first;
+});
+
 Deno.test("a server answers the cancel and free requests for its own queries only; another server's stay for it", async () => {
   await using storage = await memoryStorage();
   const [a, b, c] = [

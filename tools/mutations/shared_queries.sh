@@ -41,4 +41,6 @@ run dir-remote-zone actors/query_handles.ts 's/if (record.owner === caller.name)
 run sq-census-stale actors/shared/leases.ts 's/if (now - live.since <= this.leaseMs) slots += live.slots;/slots += live.slots;/' $T
 run sq-census-self actors/shared/leases.ts 's/if (server === self) continue;/if (server === "") continue;/' $T
 run sq-census-slots actors/shared_queries.ts 's/return this.options.maxRunning + this.#othersSlots;/return this.options.maxRunning;/' $T
+# A sweep asked for during another returns at once (it read the leases before the call).
+run sweep-during-sweep-returns actors/shared_queries.ts 's/    if (this.#sweeping !== null) {/    if (this.#sweeping !== null) { return Promise.resolve();/' $T
 }
