@@ -66,6 +66,20 @@ Deno.test("serveGuarded() times out unfinished headers of a later request on a k
   assert.deepEqual(await readUntilClosed(conn), { text: "", closedBy: "server" });
 });
 
+Deno.test("serveGuarded() does not count its own stall against a client: a head that arrived while the server's loop was blocked is read and answered", async () => {
+  await using g = await guarded({ max: 10, headersMs: 300, idleMs: 60_000 });
+  const conn = await g.connect();
+  while (g.server.connections() === 0) await sleep(5); // accepted: its deadline runs
+  await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  // The server's thread (this one) busy for four times the headers' deadline: the whole head
+  // waits in the socket meanwhile, unread. The client owes nothing.
+  const until = performance.now() + 1200;
+  while (performance.now() < until) { /* blocked */ }
+  const { text, closedBy } = await readUntilClosed(conn);
+  assert.match(text, /^HTTP\/1\.1 200 OK[\s\S]*ok$/);
+  assert.equal(closedBy, "server");
+});
+
 Deno.test("serveGuarded() closes a kept-alive connection idle past the idle timeout", async () => {
   await using g = await guarded({ max: 10, headersMs: 60_000, idleMs: 300 });
   const conn = await g.connect();
