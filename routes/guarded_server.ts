@@ -129,7 +129,8 @@ export async function serveGuarded(
   // The front's clock, for the deadlines: the time by which its sweep came late (its thread
   // blocked, or the process starved of CPU on a loaded machine) is left out. Bytes that arrived
   // meanwhile sat unread in the socket: the server's delay, not the client's, which a sweep on
-  // the wall clock counted against the client (a busy run: 158 of 250 connections ended without their answer).
+  // the wall clock counted against the client (a busy run: 158 of 250 connections ended
+  // without their answer).
   let stalled = 0;
   const clock = () => performance.now() - stalled;
 
