@@ -10,7 +10,9 @@
  *
  * `--alternate`: `--runs` rounds of one read without the cache then one filling it (the cache
  * emptied before), taken in turn so that the load meets both alike; prints the medians and the
- * first read's cost over no cache, by time and by CPU (getrusage of the process, all threads).
+ * first read's cost over no cache, by time and by CPU (getrusage of the process, all threads),
+ * and (Linux) the medians of the CPU by kind of thread: main, the scan workers, V8's helpers (the
+ * collector, the compiler), the runtime's threads (file and network calls).
  */
 
 import { join } from "node:path";
@@ -57,11 +59,55 @@ function cpuMs(u: { user: number; system: number }): number {
   return (u.user + u.system) / 1000;
 }
 
+/** The kinds of this process's threads, by their names (Linux's /proc/self/task/<tid>/comm). */
+type ThreadKind = "main" | "workers" | "v8" | "runtime" | "other";
+const KINDS: readonly ThreadKind[] = ["main", "workers", "v8", "runtime", "other"];
+
+function kindOf(comm: string): ThreadKind {
+  if (comm === "deno") return "main";
+  if (comm.startsWith("worker-")) return "workers"; // the scan workers' isolates
+  if (comm.startsWith("V8 ")) return "v8"; // the collector's and the compiler's helpers
+  if (comm.startsWith("tokio-")) return "runtime"; // Deno's runtime: file and network calls
+  return "other";
+}
+
+/**
+ * CPU by thread (ns on the CPU, /proc/self/task/<tid>/schedstat), keyed by thread id; empty where
+ * there is no /proc. A thread that ended between two readings is missed (the scan workers stay).
+ */
+function threadCpu(): Map<string, { kind: ThreadKind; ns: number }> {
+  const out = new Map<string, { kind: ThreadKind; ns: number }>();
+  try {
+    for (const entry of Deno.readDirSync("/proc/self/task")) {
+      try {
+        const dir = `/proc/self/task/${entry.name}`;
+        const ns = Number(Deno.readTextFileSync(`${dir}/schedstat`).split(" ")[0]);
+        out.set(entry.name, { kind: kindOf(Deno.readTextFileSync(`${dir}/comm`).trim()), ns });
+      } catch { /* ended meanwhile */ }
+    }
+  } catch { /* no /proc */ }
+  return out;
+}
+
+/** CPU ms by kind of thread between two readings of threadCpu(). */
+function threadCpuSince(
+  before: Map<string, { kind: ThreadKind; ns: number }>,
+): Record<ThreadKind, number> {
+  const out = { main: 0, workers: 0, v8: 0, runtime: 0, other: 0 };
+  for (const [tid, now] of threadCpu()) {
+    out[now.kind] += (now.ns - (before.get(tid)?.ns ?? 0)) / 1e6;
+  }
+  return out;
+}
+
 async function once(
   withCache: boolean,
-): Promise<{ ms: number; cpuMs: number; rows: number; stats: unknown }> {
+): Promise<
+  { ms: number; cpuMs: number; threads: Record<ThreadKind, number>; rows: number; stats: unknown }
+> {
   const started = performance.now();
   const cpu0 = process.cpuUsage();
+  const threads0 = threadCpu();
   const compiled = await compile({ text: task.script }, {
     user: { name: "bench", groups: [], admin: true },
     workDir: "/users/bench",
@@ -82,7 +128,13 @@ async function once(
   });
   let rows = 0;
   for await (const batch of run.batches) rows += batch.length;
-  return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpu0)), rows, stats };
+  return {
+    ms: performance.now() - started,
+    cpuMs: cpuMs(process.cpuUsage(cpu0)),
+    threads: threadCpuSince(threads0),
+    rows,
+    stats,
+  };
 }
 
 try {
@@ -130,6 +182,17 @@ try {
     const pc = med(plain.map((r) => r.cpuMs)), fc = med(first.map((r) => r.cpuMs));
     // Per round: the fill's CPU over the plain read's just before it.
     const pairs = first.map((r, i) => r.cpuMs / plain[i]!.cpuMs - 1);
+    // Where the CPU went, by kind of thread: the fill's cost in the workers (scan into columns,
+    // encoding, writes) told apart from the collector's helpers and the runtime's calls.
+    console.log(
+      `by thread, medians (ms of CPU), no cache -> first read: ${
+        KINDS.map((k) =>
+          `${k} ${med(plain.map((r) => r.threads[k])).toFixed(0)} -> ${
+            med(first.map((r) => r.threads[k])).toFixed(0)
+          }`
+        ).join(", ")
+      }`,
+    );
     console.log(
       `${name}: no cache ${pm.toFixed(0)} ms cpu ${pc.toFixed(0)}; first ${fm.toFixed(0)} ms cpu ${
         fc.toFixed(0)
