@@ -37,6 +37,15 @@ if (!task) {
   console.error("usage: cache_profile.ts access|json|nested|hour|wide [--workers N] [--runs N]");
   Deno.exit(2);
 }
+// Without its data the task reads nothing, and its figures would say nothing.
+try {
+  await Deno.stat(task.file);
+} catch {
+  console.error(
+    `no ${task.file}: run bench/gen_data.ts first (the hour's week.log: bench/cache_bench.ts)`,
+  );
+  Deno.exit(2);
+}
 const runs = Number(option("runs") ?? 2);
 const count = Number(option("workers") ?? 2);
 const only = option("only");
