@@ -211,14 +211,22 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       two(d.getUTCMinutes())
     }:00 +0000`;
     text += `${ip} ${status} ${bytes} /p/${i % 13} [${time}]\n`;
+    // A line the pattern does not match (a warning that names it, cold and warm).
+    if (i === 250) text += "not a record\n";
   }
-  await Deno.writeTextFile(log, text);
+  // The last line without its "\n": its block is folded from its columns but never cached.
+  const whole = text + "10.0.9.9 200 77 /p/last [01/May/2024:23:00:00 +0000]";
+  await Deno.writeTextFile(log, whole);
+  // Where the last block's first line starts (blocks of 2 048 bytes own the lines starting in them).
+  const lastBlock = whole.indexOf("\n", Math.floor(whole.length / 2048) * 2048 - 1) + 1;
   const src =
     `PARSE(src: '/shared/ips.log', pattern: '''IPADDR:client? ' ' INT:status ' ' LONG:bytes? ' ' NSPACE:path ' [' HTTPDATE:time ']' ''')`;
   const scripts = [
     `${src} | filter(status = 200) | select(client, count(*) as n, sum(bytes) as b) | group(client) | sort(client)`,
     `${src} | select(status, count(*) as n, sum(bytes) as b, count(client) as c) | group(status) | sort(status)`,
     `${src} | select(client, count(*) as n) | group(client) | sort(n desc, client) | limit(5)`,
+    // A filter the columns cannot test exactly (a function of a field): the rows are made for it.
+    `${src} | filter(len(path) = 4 and status = 200) | select(path, count(*) as n, sum(bytes) as b) | group(path) | sort(path)`,
     `${src} | filter(time >= T('2024-05-01 03:00:00') and time < T('2024-05-01 07:00:00')) | select(status, count(*) as n) | group(status) | sort(status)`,
   ];
   const workers = createScanWorkers({
@@ -232,13 +240,15 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       const cold = await same(home, script, columnCache);
       assert.ok(cold.stats.bytesRead > 0);
       const warm = await same(home, script, columnCache);
-      assert.equal(warm.stats.bytesRead, 0);
+      // Only the last block is read again (its line has no "\n"): the block with the line the
+      // pattern does not match is cached, though the warning looked at its lines again.
+      assert.equal(warm.stats.bytesRead, whole.length - lastBlock);
       assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
       // Another filter over the same entry (the same fields): the fill kept every record, not
       // only those its own filter passed.
       if (script.includes("status = 200")) {
         const other = await same(home, script.replace("status = 200", "status = 500"), columnCache);
-        assert.equal(other.stats.bytesRead, 0);
+        assert.equal(other.stats.bytesRead, whole.length - lastBlock);
       }
       // The rows of the same entry read without a grouping are those of the file.
       await same(home, `${src} | select(client, status, bytes)`, columnCache);
@@ -249,7 +259,7 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
       assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
       const again = await run(home, script, { columnCache, scanWorkers: workers });
       assert.equal(again.rows, cold.rows);
-      assert.equal(again.stats.bytesRead, 0);
+      assert.equal(again.stats.bytesRead, whole.length - lastBlock);
       await Deno.remove(columnCache.dir, { recursive: true });
     }
   } finally {

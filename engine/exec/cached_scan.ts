@@ -63,9 +63,8 @@ export interface CachedRead {
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
   /**
    * The reader again, putting every record of `files` into `sink`'s columns of `names` as it
-   * reads it (PARSE's byte scanner), and then filtering it and folding it into the context's
-   * grouping (`direct`) as `raw` with the pushed filter would: a fill under a grouping uses it,
-   * and makes no row for a record it folds. Its rows are those the filter keeps.
+   * reads it (PARSE's byte scanner), unfiltered, and giving no row: a fill under a grouping
+   * uses it, and then filters and folds the block's columns as a read from the cache does.
    */
   readonly columns?: {
     readonly names: readonly string[];
@@ -109,6 +108,22 @@ export async function* cachedScan(
     ctx.warn({ ...warning, tally: state.tally } as Warning);
   }
 }
+
+/** The description of a block read into columns that is not cached (its bytes never written). */
+const UNCACHED: Omit<BlockMeta, "rowCount" | "columns" | "whole"> = {
+  lo: 0,
+  hi: 0,
+  end: 0,
+  size: 0,
+  mtime: 0,
+  head: 0,
+  tail: 0,
+  rawBytes: 0,
+  lines: -1,
+  records: 0,
+  unmatched: 0,
+  tally: null,
+};
 
 /** Files larger than this that are not cut into blocks by lines are not cached. */
 export const WHOLE_FILE_BYTES = 64 << 20;
@@ -192,6 +207,11 @@ async function* fileRows(
     ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
     : cache.blockBytes;
   const stats = ctx.stats;
+  // Under a grouping, the reader puts its records into columns as it reads them (below): one
+  // sink for all the blocks of the file, emptied for each.
+  const sink: ColumnSink | undefined = read.columns && ctx.direct && !whole
+    ? new ColumnSink(read.columns.names.length)
+    : undefined;
   // JSON lines name their line from the entry's start: "\n" in [first, countedTo) of the file,
   // where `first` is the entry's first byte read; counted on only where a block counted its own.
   let first = -1;
@@ -319,12 +339,10 @@ async function* fileRows(
       // Raw: up to the next block boundary, the next cached block, or the end.
       let q = Math.min(end, (Math.floor(p / step) + 1) * step);
       for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
-      // Under a grouping, the reader puts its records into columns as it reads them, and then
-      // filters and folds them as without the cache: the fill costs the columns' values only
-      // (no row is made for a record folded, nor the block read back to fold it).
-      const into: ColumnSink | undefined = read.columns && ctx.direct && !whole
-        ? new ColumnSink(read.columns.names.length)
-        : undefined;
+      // Under a grouping, the reader puts its records into columns as it reads them (no row
+      // made), and the block's columns are then filtered and folded as a cached block's are.
+      if (sink !== undefined) sink.reset();
+      const into = sink;
       const got = await rawSegment(base, p, q, ctx, read, whole, into);
       if (got.first >= 0) {
         if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
@@ -333,13 +351,18 @@ async function* fileRows(
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
       if (into !== undefined) {
+        const bytes = encodeColumns(got.meta ?? UNCACHED, read.columns!.names, into);
         if (got.meta !== null) {
-          const bytes = encodeColumns(got.meta, read.columns!.names, into);
           if (writing.length >= WRITES_AHEAD) await writing.shift();
           writing.push(cache.write(key, p, q, bytes));
         }
-        // Filtered and folded already: what is left is for the grouping, in order.
-        rows = got.rows;
+        // Filtered and folded from its columns, as the block will be read from the cache.
+        rows = decodeBlock(bytes, false).scan({
+          keep: read.keep,
+          reads: read.reads,
+          test: read.test,
+          fold: ctx.direct,
+        });
       } else if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next blocks are read (up to WRITES_AHEAD at once).
@@ -480,10 +503,10 @@ interface RawRead {
 /**
  * A context of its own for the source's reader over one file or block: its stats and progress
  * are added to the query's when `done` (`live`: they are the query's), its skip tally kept
- * (`tally`), any other warning passed on (`other` then says the block may not be cached);
- * `direct`: the query's grouping, for a reader that folds into it (CachedRead.columns).
+ * (`tally`), any other warning passed on (`other` then says the block may not be cached).
+ * It has no grouping to fold into: a block's rows are folded once it is read.
  */
-function subContext(ctx: ExecContext, live = false, direct?: ExecContext["direct"]) {
+function subContext(ctx: ExecContext, live = false) {
   const stats = live && ctx.stats ? ctx.stats : newQueryStats();
   let tally: SkipTally | null = null;
   let other = false;
@@ -503,7 +526,6 @@ function subContext(ctx: ExecContext, live = false, direct?: ExecContext["direct
     memory: ctx.memory,
     stats,
     ...(ctx.slicer ? { slicer: ctx.slicer } : {}),
-    ...(direct !== undefined ? { direct } : {}),
   };
   return {
     ctx: sub,
@@ -534,7 +556,7 @@ async function rawRows(
   { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
 > {
   // Into columns, the reader filters and folds into the query's grouping itself.
-  const sub = subContext(ctx, false, sink !== undefined ? ctx.direct : undefined);
+  const sub = subContext(ctx, false);
   const rows: Row[] = [];
   const stream = sink !== undefined
     ? read.columns!.raw([entry], sub.ctx, sink)
@@ -569,7 +591,10 @@ async function rawSegment(
   let headLen = 0;
   const tail = new Uint8Array(SAMPLE_BYTES);
   let tailLen = 0;
-  const seen = (at: number, bytes: Uint8Array) => {
+  const seen = (at: number, bytes: Uint8Array): boolean => {
+    // A second look at bytes already read (PARSE's unmatched lines, sampled for the warning)
+    // neither breaks the range nor changes its samples.
+    if (first >= 0 && at < next) return false;
     if (first < 0) first = at;
     else if (at !== next) gap = true;
     next = at + bytes.length;
@@ -588,11 +613,11 @@ async function rawSegment(
       tail.set(bytes, keep);
       tailLen = keep + bytes.length;
     }
+    return true;
   };
   let lastByte = -1;
   const watched = (at: number, bytes: Uint8Array) => {
-    seen(at, bytes);
-    if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
+    if (seen(at, bytes) && bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
   };
   const got = await rawRows(
     whole ? watchedEntry(file, watched) : rangeEntry(file, lo, hi, watched),

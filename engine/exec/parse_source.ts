@@ -51,9 +51,11 @@ export async function* parseSource(
   const keep = filter?.keep;
   // Under a grouping that takes records directly (ctx.direct), the scanner folds into it the
   // records of groups it already has, and hands out rows only for the others. With a sink (the
-  // column cache's fill), every record also goes to its columns; rows are handed out (as
-  // without it) only under such a grouping.
-  const scanner = pattern.makeByteScanner(names, filter, ctx.direct, sink);
+  // column cache's fill), every record goes to its columns instead, and no row is handed out:
+  // the block's columns are then filtered and folded (engine/exec/cached_scan.ts).
+  const scanner = sink === undefined
+    ? pattern.makeByteScanner(names, filter, ctx.direct)
+    : pattern.makeByteScanner(names, undefined, undefined, sink);
   if (sink !== undefined && scanner === null) {
     throw new Error("PARSE into columns needs a byte scanner");
   }
@@ -68,14 +70,7 @@ export async function* parseSource(
   const hand = direct === undefined ? rows.push : (row: Row) => {
     if (keep === undefined || keep(row)) add(row);
   };
-  const push = sink === undefined
-    ? hand
-    : ctx.direct === undefined
-    ? (row: Row) => sink.putRow(names, row)
-    : (row: Row) => {
-      sink.putRow(names, row);
-      hand(row);
-    };
+  const push = sink === undefined ? hand : (row: Row) => sink.putRow(names, row);
   const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
   let skipped = 0;
   let firstSkipped = "";

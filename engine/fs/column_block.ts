@@ -229,7 +229,8 @@ export function encodeBlock(meta: MetaIn, rows: readonly Row[]): Uint8Array {
  * addresses as their bits where `ipv4[k]`; or, where `vecs[k]` is there, the first `n` values
  * of that typed vector (timestamps' milliseconds where `ts[k]`), `tags[k]` saying which are
  * null (1) or absent (2)): the block
- * encodeBlock would make of the rows, made without them.
+ * encodeBlock would make of the rows, made without them. The vectors are read in place (zeroed
+ * where tagged), so the sink may be reset and filled again once this returns.
  */
 export function encodeColumns(
   meta: MetaIn,
@@ -276,7 +277,9 @@ export function encodeColumns(
  * A column from a typed vector (IPv4 bits, timestamps' milliseconds where `ts`, or numbers) and
  * its tags: `ip4`, `ts`, or `i32` where every number is a 32-bit integer (not -0), else `f64`, as
  * encodeColumn would choose for the values; with no value at all, as encodeColumn makes it of
- * the nulls.
+ * the nulls. The block takes `vec` and `tags` as they are, without a copy (a sink's vectors,
+ * taken before the sink is used again): where a value is tagged, `vec` is set to zero, as
+ * encodeColumn leaves it.
  */
 function vectorColumn(
   name: string,
@@ -286,42 +289,66 @@ function vectorColumn(
   parts: Parts,
 ): ColumnMeta {
   const n = vec.length;
-  let tagged = 0;
-  for (let i = 0; i < n; i++) if (tags[i] !== 0) tagged++;
-  if (tagged === n) {
+  // Each kind of vector in a loop of its own (V8 then compiles each for one array type).
+  const seen = vec instanceof Uint32Array ? zeroTagged(vec, tags) : numberZone(vec, tags);
+  if (seen.tagged === n) {
     return encodeColumn(
       name,
       Array.from(tags, (t) => (t === 1 ? null : undefined)),
       parts,
     );
   }
-  const withTags = tagged === 0 ? {} : { tags: parts.add(tags.slice()) };
+  const withTags = seen.tagged === 0 ? {} : { tags: parts.add(tags) };
   if (vec instanceof Uint32Array) {
-    // Zero where there is no value, as encodeColumn leaves it.
-    const bits = vec.slice();
-    if (tagged > 0) { for (let i = 0; i < n; i++) if (tags[i] !== 0) bits[i] = 0; }
-    return { name, kind: "ip4", ...parts.add(bytesOf(bits)), ...withTags };
+    return { name, kind: "ip4", ...parts.add(bytesOf(vec)), ...withTags };
   }
+  const zone = seen.min <= seen.max ? { min: seen.min, max: seen.max } : {};
+  if (ts) return { name, kind: "ts", ...parts.add(bytesOf(vec)), ...withTags, ...zone };
+  if (!seen.ints) return { name, kind: "f64", ...parts.add(bytesOf(vec)), ...withTags, ...zone };
+  const out = new Int32Array(n);
+  out.set(vec);
+  return { name, kind: "i32", ...parts.add(bytesOf(out)), ...withTags, ...zone };
+}
+
+interface VectorSeen {
+  /** Values tagged null or absent (set to zero in the vector). */
+  tagged: number;
+  min: number;
+  max: number;
+  /** Every value a 32-bit integer, not -0. */
+  ints: boolean;
+}
+
+/** `vec` set to zero where `tags` says a value is not there; the count of those. */
+function zeroTagged(vec: Uint32Array, tags: Uint8Array): VectorSeen {
+  let tagged = 0;
+  for (let i = 0; i < vec.length; i++) {
+    if (tags[i] !== 0) {
+      tagged++;
+      vec[i] = 0;
+    }
+  }
+  return { tagged, min: Infinity, max: -Infinity, ints: false };
+}
+
+/** As zeroTagged, in the same pass the zone map and whether every number is a 32-bit integer. */
+function numberZone(vec: Float64Array, tags: Uint8Array): VectorSeen {
+  let tagged = 0;
   let min = Infinity;
   let max = -Infinity;
   let ints = true;
-  for (let i = 0; i < n; i++) {
-    if (tags[i] !== 0) continue;
+  for (let i = 0; i < vec.length; i++) {
+    if (tags[i] !== 0) {
+      tagged++;
+      vec[i] = 0;
+      continue;
+    }
     const x = vec[i]!;
-    if (ints && ((x | 0) !== x || (x === 0 && 1 / x < 0))) ints = false;
     if (x < min) min = x;
     if (x > max) max = x;
+    if (ints && ((x | 0) !== x || (x === 0 && 1 / x < 0))) ints = false;
   }
-  const zone = min <= max ? { min, max } : {};
-  if (ts) {
-    const out = vec.slice();
-    if (tagged > 0) { for (let i = 0; i < n; i++) if (tags[i] !== 0) out[i] = 0; }
-    return { name, kind: "ts", ...parts.add(bytesOf(out)), ...withTags, ...zone };
-  }
-  const out = ints ? new Int32Array(n) : new Float64Array(n);
-  if (tagged === 0) out.set(vec);
-  else for (let i = 0; i < n; i++) if (tags[i] === 0) out[i] = vec[i]!;
-  return { name, kind: ints ? "i32" : "f64", ...parts.add(bytesOf(out)), ...withTags, ...zone };
+  return { tagged, min, max, ints };
 }
 
 /** A column of IPv4 bits (and nulls, absent values); with any other value, as encodeColumn. */

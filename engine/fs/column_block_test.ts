@@ -9,6 +9,8 @@ import {
   headerSpan,
 } from "./column_block.ts";
 import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
+import { ColumnSink } from "../pattern/byte_scanner.ts";
+import { compilePattern } from "../pattern/compile_pattern.ts";
 
 const META = {
   lo: 0,
@@ -330,4 +332,48 @@ Deno.test("columns given in typed vectors encode as the rows would: i32, f64, -0
   assert.ok(Object.is(back[4]!.z, -0));
   const kinds = (b: Uint8Array) => blockHeader(b).columns.map((c) => [c.kind, c.min, c.max]);
   assert.deepEqual(kinds(bytes), kinds(encodeBlock(META, rows)));
+});
+
+Deno.test("one sink reset and filled again for each block gives each block's own rows: stale values, tags and spilled fields never carry over", () => {
+  // The cache's fill (engine/exec/cached_scan.ts) keeps one sink for a file's blocks.
+  const pattern = `IPADDR:ip ' ' INT:n? ' ' LONG:big ' ' HTTPDATE:t? ' ' NSPACE:w`;
+  const compiled = compilePattern(pattern, { timeZone: "UTC" });
+  if (!compiled.ok) throw new Error(compiled.message);
+  const scanned = compiled.pattern;
+  const names = ["ip", "n", "big", "t", "w"];
+  const line = (i: number, block: number) => {
+    // Block 0 has values where block 1 has nulls ("-"), and the other way round; its `big`
+    // spills into a list (more than 15 digits), block 1's fits a vector again.
+    const gap = (i + block) % 2 === 0;
+    const big = block === 0 && i === 3 ? "12345678901234567890" : String(i * 1000 + block);
+    const at = `${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${
+      String(i % 60).padStart(2, "0")
+    }`;
+    const time = gap ? "-" : `10/Oct/2024:13:${at} +0000`;
+    return `10.${block}.${i >> 8}.${i & 255} ${
+      gap ? "-" : i + 7 * block
+    } ${big} ${time} w${i}${block}`;
+  };
+  const shared = new ColumnSink(names.length);
+  for (let block = 0; block < 3; block++) {
+    const text = new TextEncoder().encode(
+      Array.from({ length: 2000 + block * 1500 }, (_, i) => line(i, block)).join("\n") + "\n",
+    );
+    const blocks: Uint8Array[] = [shared, new ColumnSink(names.length)].map((sink) => {
+      if (sink === shared) sink.reset();
+      const scanner = scanned.makeByteScanner(names, undefined, undefined, sink);
+      assert.ok(scanner);
+      for (let i = 0; i < text.length; i = scanner.next) {
+        assert.equal(scanner.scan(text, i), null);
+      }
+      return encodeColumns(META, names, sink);
+    });
+    // The same bytes (where a value is null, zero in its vector, as in a fresh one).
+    const [a, b] = blocks as [Uint8Array, Uint8Array];
+    const differ = a.findIndex((x, i) => x !== b[i]);
+    assert.ok(a.length === b.length && differ < 0, `block ${block}: bytes differ at ${differ}`);
+    const rows = decodeBlock(blocks[0]!).rows();
+    const extractor = scanned.makeExtractor(names);
+    assert.deepEqual(rows.slice(0, 5), [0, 1, 2, 3, 4].map((i) => extractor(line(i, block))));
+  }
 });

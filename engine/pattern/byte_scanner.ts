@@ -51,10 +51,11 @@ export interface ByteScanner {
 
 /**
  * Where a scanner made with it puts its records, column by column: the column cache's fill
- * (engine/exec/cached_scan.ts). Every record the scanner reads goes to the sink, before any
- * filter. Without a `direct` grouping the scanner makes no row (it answers null); with one, it
- * goes on as a scanner without a sink does, from the values it has already extracted: the
- * filter, the fold, a row for the rest.
+ * (engine/exec/cached_scan.ts). Every record the scanner reads goes to the sink, and it makes no
+ * row (it answers null): the filter and the grouping are then run on the block's columns, as
+ * when it is read from the cache. Storing the values and folding them in the same loop cost
+ * about 15% more CPU than a scan without the cache; folded from the columns, about 3%
+ * (docs/architecture.md, the column cache).
  *
  * A field the scanner gives as a number (INT, LONG), an IPv4 address or a timestamp (HTTPDATE)
  * has its values written straight into a typed vector (`vecs[k]`: numbers and timestamps'
@@ -69,7 +70,7 @@ export class ColumnSink {
   /** Records the vectors have room for. */
   cap = 0;
   /** Per field: its values by record, where it has no vector (undefined where absent). */
-  readonly cols: unknown[][];
+  cols: unknown[][];
   /** Per field: whether its values are IPv4 addresses, given as their bits (in `cols` too). */
   readonly ipv4: boolean[];
   /** Per field: whether its vector holds timestamps' milliseconds. */
@@ -87,14 +88,30 @@ export class ColumnSink {
 
   /**
    * Field `k`'s values go to a vector: numbers, IPv4 addresses' bits or timestamps' milliseconds
-   * (chosen before any record).
+   * (chosen before any record). A sink `reset` for the next block keeps a vector of that kind.
    */
   vector(k: number, kind: "num" | "ip4" | "ts"): void {
     if (this.n > 0) throw new Error("a sink's vectors are chosen before its first record");
     this.ipv4[k] = kind === "ip4";
     this.ts[k] = kind === "ts";
+    const had = this.vecs[k];
+    if (had != null && had instanceof Uint32Array === (kind === "ip4")) return;
     this.vecs[k] = kind === "ip4" ? new Uint32Array(this.cap) : new Float64Array(this.cap);
     this.tags[k] = new Uint8Array(this.cap);
+  }
+
+  /**
+   * Empty again for the next block, its vectors kept at their size (a block's records grew them
+   * from 1 024 by doubling: for each block of a scan, allocations and copies that cost about as
+   * much as encoding the block). Their values are left: every record writes its own, or a tag
+   * (the tags are cleared here).
+   */
+  reset(): void {
+    for (let k = 0; k < this.cols.length; k++) {
+      this.tags[k]?.fill(0, 0, this.n);
+      if (this.cols[k]!.length > 0) this.cols[k] = [];
+    }
+    this.n = 0;
   }
 
   /** Room for the next record in every vector. */
@@ -332,7 +349,7 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
     : `if (!keep({ ${
       needed.flatMap((n, k) => filter.reads.has(n) ? [props[k]] : []).join(", ")
     } })) return null;`;
-  const fold = direct === undefined || (filter !== undefined && !filtered)
+  const fold = sink !== undefined || direct === undefined || (filter !== undefined && !filtered)
     ? ""
     : directCode(direct, slotOf, outputs);
   // Folding, the grouping's arrays are held in variables, read again after each `add`.
@@ -369,7 +386,7 @@ sink.n = N + 1;`
       : ""
   }
 ${
-    sink !== undefined && direct === undefined ? "return null;" : `${test}
+    sink !== undefined ? "return null;" : `${test}
 ${fold}
 const row = { ${props.join(", ")} };
 return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`

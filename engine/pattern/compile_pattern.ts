@@ -64,8 +64,8 @@ export interface CompiledPattern {
    * A scanner over the bytes of lines giving the rows of `neededFields` (byte_scanner.ts), with
    * `filter` tested on the fields it reads first, or null when the pattern has a shape it does
    * not cover; never for multi-line patterns. With `direct`, it folds the records it can into
-   * that grouping instead of giving their rows. With `sink`, every record also goes to its
-   * columns (the column cache's fill; rows only with `direct`).
+   * that grouping instead of giving their rows. With `sink`, every record goes to its columns
+   * and no row is made (the column cache's fill; `filter` and `direct` are then left out).
    */
   makeByteScanner(
     neededFields: readonly string[],
