@@ -154,3 +154,55 @@ Deno.test("a streamed body's chunks leave compressed before the next is made (ea
   next.resolve();
   while (!(await reader.read()).done);
 });
+
+Deno.test("gzip answers are whole gzip members: the web's DecompressionStream and Node's own zlib read them, checking their CRC-32 and size", async () => {
+  // Over 1 MiB of rows, and the trailer's size past what one byte holds: streamed and whole.
+  const lines = Array.from(
+    { length: 30_000 },
+    (_, i) => `{"i":${i},"s":"${"x".repeat(i % 70)}"}\n`,
+  );
+  const text = lines.join("");
+  const a = new Hono();
+  a.use(compression());
+  a.get("/stream", () => {
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= lines.length) return controller.close();
+        controller.enqueue(new TextEncoder().encode(lines.slice(at, at + 997).join("")));
+        at += 997;
+      },
+    });
+    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
+  });
+  a.get("/whole", (c) => c.body(text, 200, { "Content-Type": "application/x-ndjson" }));
+  for (const path of ["/stream", "/whole"]) {
+    const res = await a.request(path, { headers: { "Accept-Encoding": "gzip" } });
+    assert.equal(res.headers.get("Content-Encoding"), "gzip");
+    const gz = new Uint8Array(await res.arrayBuffer());
+    const web = await new Response(
+      new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip")),
+    ).text();
+    assert.equal(web, text, `${path}: DecompressionStream`);
+    // Node's zlib (C) fails on a wrong CRC-32 or size in the trailer.
+    const node = new Deno.Command("node", {
+      args: [
+        "-e",
+        "process.stdout.write(require('zlib').gunzipSync(require('fs').readFileSync(0)))",
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = node.stdin.getWriter();
+    await writer.write(gz);
+    await writer.close();
+    const out = await node.output();
+    assert.equal(new TextDecoder().decode(out.stderr), "", path);
+    assert.equal(new TextDecoder().decode(out.stdout), text, `${path}: node`);
+    // A bit changed in the CRC-32: refused (the check is real).
+    const bad = gz.slice();
+    bad[bad.length - 8]! ^= 1;
+    assert.throws(() => zlib.gunzipSync(bad));
+  }
+});
