@@ -2,7 +2,8 @@
  * What routes/compress.ts and its worker (compress_worker.ts) share: the compressor of each
  * encoding, and the messages between them.
  *
- * Messages in: `{ kind: "open", encoding }` once, then `{ kind: "chunk", bytes }` (transferred)
+ * Messages in: `{ kind: "open", encoding }` once, then `{ kind: "chunk", bytes }` (a batch of the
+ * answer's chunks, transferred)
  * and finally `{ kind: "end" }`. Out: `{ kind: "out", bytes }` as compressed bytes come (each
  * chunk flushed: a chunk's bytes leave even while the next is long in coming), `{ kind: "ack" }`
  * per chunk taken, `{ kind: "done" }` after the last bytes, `{ kind: "error", message }`.
@@ -26,18 +27,30 @@ export type CompressOut =
 
 const { constants } = zlib;
 
+/**
+ * Output pieces of up to this many bytes (node:zlib's 16 KiB would be a message each): a batch of
+ * 1 MiB of rows (compress.ts's BATCH_BYTES) comes out in one or two.
+ */
+const OUT_CHUNK_BYTES = 256 * 1024;
+
 /** The compressor of an encoding at the level docs/api.md names, flushing each write. */
 export function compressor(encoding: "gzip" | "br" | "zstd"): Transform {
   switch (encoding) {
     case "gzip":
-      return zlib.createGzip({ level: 1, flush: constants.Z_SYNC_FLUSH });
+      return zlib.createGzip({
+        level: 1,
+        flush: constants.Z_SYNC_FLUSH,
+        chunkSize: OUT_CHUNK_BYTES,
+      });
     case "br":
       return zlib.createBrotliCompress({
+        chunkSize: OUT_CHUNK_BYTES,
         flush: constants.BROTLI_OPERATION_FLUSH,
         params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
       });
     case "zstd":
       return zlib.createZstdCompress({
+        chunkSize: OUT_CHUNK_BYTES,
         flush: constants.ZSTD_e_flush,
         params: { [constants.ZSTD_c_compressionLevel]: 1 },
       });

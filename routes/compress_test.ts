@@ -73,6 +73,29 @@ Deno.test("a body that fails midway still fails after compression, never ending 
   await assert.rejects(() => res.arrayBuffer());
 });
 
+Deno.test("a body that fails while the client is not reading fails the answer once read, and nothing is left unhandled", async () => {
+  // Each chunk comes 20 ms after the last (a batch of its own); the client reads nothing, so
+  // after four answers the compressor waits, a read in flight, which is the one that fails.
+  const a = new Hono();
+  a.use(compression());
+  a.get("/", () => {
+    let n = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (n++ < 5) controller.enqueue(new TextEncoder().encode(`${n}`.repeat(3000)));
+        else controller.error(new Error("the query failed"));
+      },
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { "Content-Type": "application/json" } });
+  });
+  const res = await a.request("/", { headers: { "Accept-Encoding": "zstd" } });
+  assert.equal(res.headers.get("Content-Encoding"), "zstd");
+  // A stray rejection would end the test's process meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  await assert.rejects(() => res.arrayBuffer(), /the query failed/);
+});
+
 /** Decodes any of the three encodings (zstd through node:zlib: no DecompressionStream). */
 function decodeAny(encoding: string, bytes: Uint8Array): string {
   const out = encoding === "gzip"
