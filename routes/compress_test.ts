@@ -124,8 +124,22 @@ Deno.test("a long streamed body is compressed by a worker, chunk by chunk, in ev
     return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
   });
   a.get("/whole", (c) => c.body(lines.join(""), 200, { "Content-Type": "application/x-ndjson" }));
+  // Chunks made now at once, now after a pause (the worker gets batches of one and of several).
+  a.get("/paced", () => {
+    let at = 0;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (at >= lines.length) return controller.close();
+        if ((at / 300) % 3 === 1) await new Promise((resolve) => setTimeout(resolve, 1));
+        controller.enqueue(encoder.encode(lines.slice(at, at + 300).join("")));
+        at += 300;
+      },
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
+  });
   for (const encoding of ["zstd", "gzip", "br"]) {
-    for (const path of ["/stream", "/whole"]) {
+    for (const path of ["/stream", "/whole", "/paced"]) {
       const res = await a.request(path, { headers: { "Accept-Encoding": encoding } });
       assert.equal(res.headers.get("Content-Encoding"), encoding, path);
       const bytes = new Uint8Array(await res.arrayBuffer());
