@@ -522,13 +522,14 @@ async function main(): Promise<void> {
             // Deno's fetch, the client above, decodes gzip at about 100-130 MB/s, and on 2 cores
             // the client's decoding competes with the server: the same answers fetched by Node's
             // fetch (zlib in C), gzip and identity in turn (Node 20 has no zstd).
-            const viaNode = (encoding: string) => async (): Promise<Run> => {
+            const viaNode = (encoding: string, raw = false) => async (): Promise<Run> => {
               const cpu0 = cpuOf(server.pid);
               const run = await node("wide_client.mjs", [
                 `${server.url}/API/v1.0/?scriptPath=/user`,
                 token,
                 encoding,
                 TASKS.wide.script,
+                ...(raw ? ["raw"] : []),
               ]);
               return { ...run, cpuMs: cpuOf(server.pid) - cpu0 };
             };
@@ -537,6 +538,13 @@ async function main(): Promise<void> {
               ["Node's fetch, gzip", "Node's fetch, identity"],
               viaNode("gzip"),
               viaNode("identity"),
+            );
+            // The server's part alone: gzip's bytes not decoded (node:http), against identity's.
+            const rawPair = await timedPair(
+              runs,
+              ["node:http, gzip, not decoded", "node:http, identity"],
+              viaNode("gzip", true),
+              viaNode("identity", true),
             );
             for (const got of [nodePair.a, nodePair.b, gzip, zstd]) {
               if (JSON.stringify(got.result) !== JSON.stringify(f.result)) {
@@ -562,6 +570,12 @@ async function main(): Promise<void> {
                 }; server CPU ${nodePair.cpu?.toFixed(2) ?? "?"}×; runs gzip ${
                   nodePair.a.all.map((m) => m.toFixed(0)).join(", ")
                 }, identity ${nodePair.b.all.map((m) => m.toFixed(0)).join(", ")} ms`,
+              `wide, ${w} workers, gzip vs identity, the server's part (node:http, gzip not ` +
+                `decoded; median of ${runs} pairs): ${rawPair.wall.toFixed(2)}× (target ≤ 1.3) ${
+                  rawPair.wall <= 1.3 ? "MET" : "MISSED"
+                }; server CPU ${rawPair.cpu?.toFixed(2) ?? "?"}×; runs gzip ${
+                  rawPair.a.all.map((m) => m.toFixed(0)).join(", ")
+                }, identity ${rawPair.b.all.map((m) => m.toFixed(0)).join(", ")} ms`,
               `wide, ${w} workers: server peak RSS (workers counted) ${rss} MB (target < 400) ${
                 rss < 400 ? "MET" : "MISSED"
               }; runs: sync ${f.all.map((m) => m.toFixed(0)).join(", ")}, async ${
