@@ -328,7 +328,7 @@ export function cpuOf(pid: number): number {
  * The query of `task` posted asynchronously, timed until it has SUCCEEDED (`waitMillis`: the
  * answer comes as it finishes), its result not read; then freed.
  */
-async function trawlAsync(server: Server, token: string, task: TaskName): Promise<Run> {
+export async function trawlAsync(server: Server, token: string, task: TaskName): Promise<Run> {
   const auth = { Authorization: `Bearer ${token}` };
   const cpu0 = cpuOf(server.pid);
   const started = performance.now();

@@ -120,6 +120,21 @@ async function atHand(
   return await Promise.race([read, ticks]);
 }
 
+/**
+ * A view of `size` bytes for the next batch: in a buffer the worker gave back when one is large
+ * enough, else in a new one with room for a full batch. Buffers going back and forth keep the
+ * worker's heap from growing by the size of the answer: each batch received in a new buffer is
+ * freed only when the worker's collector comes to it (streaming 200 MB grew the worker by 77 MB;
+ * the wide task's peak went from about 350 MB plain to 428 gzipped).
+ */
+function batchBuffer(spare: ArrayBuffer[], size: number): Uint8Array<ArrayBuffer> {
+  while (spare.length > 0) {
+    const buffer = spare.pop()!;
+    if (buffer.byteLength >= size) return new Uint8Array(buffer, 0, size);
+  }
+  return new Uint8Array(new ArrayBuffer(Math.max(size, BATCH_BYTES + 64 * 1024)), 0, size);
+}
+
 /** `chunks` in one new buffer. */
 function concat(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
@@ -162,6 +177,8 @@ function inWorker(
     return true;
   };
   let fail: (e: unknown) => void = () => {};
+  /** Batch buffers the worker has given back, to be filled again. */
+  const spare: ArrayBuffer[] = [];
   /** A read that was not at hand when its batch went: the next batch's first. */
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   const feed = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -198,8 +215,14 @@ function inWorker(
         }
         if (finished) return;
         inFlight++;
-        // A copy of its own, transferred (a chunk's buffer may be another's: never given away).
-        const bytes = concat(batch);
+        // A copy of its own, transferred (a chunk's buffer may be another's: never given away),
+        // into a buffer the worker gave back when it can.
+        const bytes = batchBuffer(spare, size);
+        let at = 0;
+        for (const c of batch) {
+          bytes.set(c, at);
+          at += c.length;
+        }
         worker.postMessage({ kind: "chunk", bytes } satisfies CompressIn, [bytes.buffer]);
         if (ended) return send({ kind: "end" });
       }
@@ -223,6 +246,7 @@ function inWorker(
             return;
           case "ack":
             inFlight--;
+            spare.push(data.bytes.buffer as ArrayBuffer);
             return nudge();
           case "done":
             stop();

@@ -3,10 +3,10 @@
  * encoding, and the messages between them.
  *
  * Messages in: `{ kind: "open", encoding }` once, then `{ kind: "chunk", bytes }` (a batch of the
- * answer's chunks, transferred)
- * and finally `{ kind: "end" }`. Out: `{ kind: "out", bytes }` as compressed bytes come (each
- * chunk flushed: a chunk's bytes leave even while the next is long in coming), `{ kind: "ack" }`
- * per chunk taken, `{ kind: "done" }` after the last bytes, `{ kind: "error", message }`.
+ * answer's chunks, transferred) and finally `{ kind: "end" }`. Out: `{ kind: "out", bytes }` as
+ * compressed bytes come (each batch flushed: its bytes leave even while the next is long in
+ * coming), `{ kind: "ack", bytes }` per batch taken (its buffer given back, for a later batch),
+ * `{ kind: "done" }` after the last bytes, `{ kind: "error", message }`.
  */
 
 import zlib from "node:zlib";
@@ -21,7 +21,7 @@ export type CompressIn =
 /** What the worker answers. */
 export type CompressOut =
   | { readonly kind: "out"; readonly bytes: Uint8Array }
-  | { readonly kind: "ack" }
+  | { readonly kind: "ack"; readonly bytes: Uint8Array }
   | { readonly kind: "done" }
   | { readonly kind: "error"; readonly message: string };
 

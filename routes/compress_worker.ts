@@ -26,7 +26,11 @@ self.onmessage = (event: MessageEvent<CompressIn>) => {
       z.on("error", (e: Error) => post({ kind: "error", message: e.message }));
       return;
     case "chunk":
-      z!.write(message.bytes, () => post({ kind: "ack" }));
+      // Taken: its buffer goes back, to carry a later batch.
+      z!.write(message.bytes, () => {
+        const bytes = message.bytes;
+        post({ kind: "ack", bytes }, [bytes.buffer as ArrayBuffer]);
+      });
       return;
     case "end":
       z!.end();
