@@ -31,7 +31,7 @@ const IN_FLIGHT = 4;
  * server's thread more than the compressing cost the worker (bench/compress_probe.ts: 100 MB
  * of rows took the thread 150 ms plain and 610 ms gzipped).
  */
-export const BATCH_BYTES = 1 << 20;
+const BATCH_BYTES = 1 << 20;
 
 /** Microtasks a read may take and still count as at hand (its chunk was queued or made at once). */
 const AT_HAND_TICKS = 4;
@@ -135,9 +135,11 @@ function batchBuffer(spare: ArrayBuffer[], size: number): Uint8Array<ArrayBuffer
   return new Uint8Array(new ArrayBuffer(Math.max(size, BATCH_BYTES + 64 * 1024)), 0, size);
 }
 
-/** `chunks` in one new buffer. */
-function concat(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+/** `chunks` one after the other in `out` (by default a new buffer of their size). */
+function concat(
+  chunks: readonly Uint8Array[],
+  out: Uint8Array<ArrayBuffer> = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0)),
+): Uint8Array<ArrayBuffer> {
   let at = 0;
   for (const c of chunks) {
     out.set(c, at);
@@ -217,12 +219,7 @@ function inWorker(
         inFlight++;
         // A copy of its own, transferred (a chunk's buffer may be another's: never given away),
         // into a buffer the worker gave back when it can.
-        const bytes = batchBuffer(spare, size);
-        let at = 0;
-        for (const c of batch) {
-          bytes.set(c, at);
-          at += c.length;
-        }
+        const bytes = concat(batch, batchBuffer(spare, size));
         worker.postMessage({ kind: "chunk", bytes } satisfies CompressIn, [bytes.buffer]);
         if (ended) return send({ kind: "end" });
       }

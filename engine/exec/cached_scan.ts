@@ -341,17 +341,16 @@ async function* fileRows(
       for (const lo of blocks.keys()) if (lo > p && lo < q) q = lo;
       // Under a grouping, the reader puts its records into columns as it reads them (no row
       // made), and the block's columns are then filtered and folded as a cached block's are.
-      if (sink !== undefined) sink.reset();
-      const into = sink;
-      const got = await rawSegment(base, p, q, ctx, read, whole, into);
+      sink?.reset();
+      const got = await rawSegment(base, p, q, ctx, read, whole, sink);
       if (got.first >= 0) {
         if (needsLines(state, got.tally)) addTally(state, got.tally, await linesBefore(got.first));
         else addTally(state, got.tally, 0);
         advance(got.first, got.end, got.lines);
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
-      if (into !== undefined) {
-        const bytes = encodeColumns(got.meta ?? UNCACHED, read.columns!.names, into);
+      if (sink !== undefined) {
+        const bytes = encodeColumns(got.meta ?? UNCACHED, read.columns!.names, sink);
         if (got.meta !== null) {
           if (writing.length >= WRITES_AHEAD) await writing.shift();
           writing.push(cache.write(key, p, q, bytes));
@@ -555,7 +554,7 @@ async function rawRows(
 ): Promise<
   { rows: Row[]; tally: SkipTally | null; other: boolean; records: number; unmatched: number }
 > {
-  // Into columns, the reader filters and folds into the query's grouping itself.
+  // Into columns, the reader only stores each record's values (rawSegment's caller folds them).
   const sub = subContext(ctx, false);
   const rows: Row[] = [];
   const stream = sink !== undefined

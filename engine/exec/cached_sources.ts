@@ -52,7 +52,8 @@ export function readParse(
       ? {
         columns: {
           names,
-          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, filter, sink),
+          // Unfiltered: the block's columns are filtered once filled.
+          raw: (list, sub, sink) => parseSource(list, pattern, read.fields, sub, undefined, sink),
         },
       }
       : {}),

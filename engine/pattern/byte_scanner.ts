@@ -70,7 +70,7 @@ export class ColumnSink {
   /** Records the vectors have room for. */
   cap = 0;
   /** Per field: its values by record, where it has no vector (undefined where absent). */
-  cols: unknown[][];
+  readonly cols: unknown[][];
   /** Per field: whether its values are IPv4 addresses, given as their bits (in `cols` too). */
   readonly ipv4: boolean[];
   /** Per field: whether its vector holds timestamps' milliseconds. */
