@@ -63,8 +63,9 @@ export interface CachedRead {
   readonly raw: (files: readonly FileEntry[], ctx: ExecContext) => BatchStream;
   /**
    * The reader again, putting every record of `files` into `sink`'s columns of `names` as it
-   * reads it (PARSE's byte scanner), unfiltered, and giving no row: a fill under a grouping
-   * uses it, and then filters and folds the block's columns as a read from the cache does.
+   * reads it (PARSE's byte scanner, READ_JSON's path reader), unfiltered, and giving no row: a
+   * fill under a grouping uses it, and then filters and folds the block's columns as a read
+   * from the cache does.
    */
   readonly columns?: {
     readonly names: readonly string[];

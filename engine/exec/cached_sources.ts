@@ -82,6 +82,15 @@ export function readJson(
     fields,
     lines: isJsonLines,
     raw: (list, sub) => readJsonSource(list, fields, sub, undefined, paths),
+    // Named fields fill a block's columns without making rows (as PARSE's byte scanner does).
+    ...(fields !== null && !fields.includes("__proto__")
+      ? {
+        columns: {
+          names: fields,
+          raw: (list, sub, sink) => readJsonSource(list, fields, sub, undefined, paths, {}, sink),
+        },
+      }
+      : {}),
     keep,
     ...(filter && filter.keep === keep ? { reads: filter.reads } : {}),
     word: (_all, tally) => skipWarning(tally),

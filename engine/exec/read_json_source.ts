@@ -24,6 +24,7 @@ import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import type { RecordExtras } from "./read_table_source.ts";
 import { firstLineOf } from "./parallel/shares.ts";
+import type { ColumnSink } from "../pattern/byte_scanner.ts";
 
 /**
  * Up to this many needed fields, flat lines are read without JSON.parse: from their bytes
@@ -42,6 +43,11 @@ export const MAX_JSON_DEPTH = 128;
  * reads the same). `extra` adds each record's line number and text (`line_field`,
  * `raw_field`): the number of the line it starts on (whole files are read from their start),
  * and its JSON text (a line, an element of the array, an object across lines).
+ *
+ * With `columns` (the column cache's fill, engine/exec/cached_scan.ts), every record's fields of
+ * `needed` go into the sink's columns instead, unfiltered, and no row is given: flat fields
+ * straight from the path reader's values (numbers into vectors, the rest into lists), without a
+ * row made for each record.
  */
 export async function* readJsonSource(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
@@ -50,6 +56,7 @@ export async function* readJsonSource(
   keep?: (row: Row) => boolean,
   paths?: ReadonlyMap<string, readonly (readonly string[])[]>,
   extra: RecordExtras = {},
+  columns?: ColumnSink,
 ): BatchStream {
   const pick = picker(needed);
   const { line: lineName, raw: rawName } = extra;
@@ -64,12 +71,14 @@ export async function* readJsonSource(
     ? jsonFieldReader(needed)
     : null;
   // The byte reader skips the text of the lines: not when their text or number is asked for.
+  const flat = !paths || needed === null || !needed.some((n) => paths.has(n));
   const bytesReader = !extras && needed !== null && needed.length <= FIELD_READER_MAX
-    ? (paths && memberReader(needed, paths)) ?? jsonLineReader(needed, scanPathReader)
+    ? (columns && flat ? valuesInto(columns, needed) : null) ??
+      (paths && memberReader(needed, paths)) ?? jsonLineReader(needed, scanPathReader)
     : null;
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const sink = new RowSink(keep);
-  const push = sink.push;
+  const push = columns === undefined ? sink.push : intoColumns(columns, needed);
   let skipped = 0;
   let firstBad: SkipTally["first"] = { uri: "" };
   let deep = 0;
@@ -140,7 +149,7 @@ export async function* readJsonSource(
             const row = bytesReader.read(bytes, i);
             if (row !== undefined) {
               records++;
-              push(row);
+              if (row !== STORED) push(row);
               i = bytesReader.next;
               continue;
             }
@@ -193,6 +202,41 @@ export async function* readJsonSource(
 }
 
 type JsonObject = Record<string, Row[string]>;
+
+/** What `valuesInto`'s reader answers for a record it put into the sink. */
+const STORED: Row = Object.freeze({}) as Row;
+
+/**
+ * How a fill puts rows into `sink`: by the fields `needed` (a fill reads named fields only);
+ * a field never spilt into a list (a string, an object seen in it) is first given a vector
+ * for numbers, so that a numeric field is never a list of boxed values.
+ */
+function intoColumns(sink: ColumnSink, needed: readonly string[] | null): (row: Row) => void {
+  if (needed === null) throw new Error("READ_JSON puts named fields only into columns");
+  for (let k = 0; k < needed.length; k++) if (!sink.spilt[k]) sink.vector(k, "num");
+  return (row) => sink.putRow(needed, row);
+}
+
+/**
+ * A line reader of the flat fields `needed` that puts each record's values into `sink` and
+ * answers STORED (no row made), or null where the path reader cannot read them from bytes.
+ */
+function valuesInto(sink: ColumnSink, needed: readonly string[]): JsonLineReader | null {
+  const values = scanPathReader(needed.map((n) => [n]));
+  if (values === null) return null;
+  const reader = {
+    next: 0,
+    prepare: (b: Uint8Array, start: number, end: number) => values.prepare(b, start, end),
+    read(bytes: Uint8Array, from: number): Row | undefined {
+      const v = values.read(bytes, from);
+      if (v === undefined) return undefined;
+      reader.next = values.next;
+      sink.putValues(v);
+      return STORED;
+    },
+  };
+  return reader;
+}
 
 /** Members below a field: a leaf (true) is read whole, an object names deeper members. */
 interface MemberTree {

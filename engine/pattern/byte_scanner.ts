@@ -51,11 +51,12 @@ export interface ByteScanner {
 
 /**
  * Where a scanner made with it puts its records, column by column: the column cache's fill
- * (engine/exec/cached_scan.ts). Every record the scanner reads goes to the sink, and it makes no
- * row (it answers null): the filter and the grouping are then run on the block's columns, as
- * when it is read from the cache. Storing the values and folding them in the same loop cost
- * about 15% more CPU than a scan without the cache; folded from the columns, about 3%
- * (docs/architecture.md, the column cache).
+ * (engine/exec/cached_scan.ts); READ_JSON's fill uses it too (read_json_source.ts, `putValues`).
+ * Every record the scanner reads goes to the sink, and it makes no row (it answers null): the
+ * filter and the grouping are then run on the block's columns, as when it is read from the
+ * cache. Storing the values and folding them in the same loop cost about 15% more CPU than a
+ * scan without the cache; folded from the columns, about 3% (docs/architecture.md, the column
+ * cache).
  *
  * A field the scanner gives as a number (INT, LONG), an IPv4 address or a timestamp (HTTPDATE)
  * has its values written straight into a typed vector (`vecs[k]`: numbers and timestamps'
@@ -77,6 +78,11 @@ export class ColumnSink {
   readonly ts: boolean[];
   readonly vecs: (Float64Array | Uint32Array | null)[];
   readonly tags: (Uint8Array | null)[];
+  /**
+   * Per field: whether it ever spilled from its vector into a list (kept by `reset`): a reader
+   * that does not know its fields' types (READ_JSON) then gives that field no vector again.
+   */
+  readonly spilt: boolean[];
 
   constructor(fields: number) {
     this.cols = Array.from({ length: fields }, () => []);
@@ -84,6 +90,7 @@ export class ColumnSink {
     this.ts = new Array<boolean>(fields).fill(false);
     this.vecs = new Array<Float64Array | Uint32Array | null>(fields).fill(null);
     this.tags = new Array<Uint8Array | null>(fields).fill(null);
+    this.spilt = new Array<boolean>(fields).fill(false);
   }
 
   /**
@@ -144,6 +151,7 @@ export class ColumnSink {
     this.cols[k] = out;
     this.vecs[k] = null;
     this.tags[k] = null;
+    this.spilt[k] = true;
   }
 
   /** A row's values (a line the scanner left to the expression) as the next record. */
@@ -151,23 +159,34 @@ export class ColumnSink {
     if (this.n === this.cap) this.grow();
     const n = this.n;
     for (let k = 0; k < names.length; k++) {
-      const v = Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined;
-      const vec = this.vecs[k];
-      if (vec === null || vec === undefined) {
-        this.cols[k]!.push(
-          this.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
-        );
-      } else if (v === null || v === undefined) this.tags[k]![n] = v === null ? 1 : 2;
-      else if (this.ipv4[k]) {
-        if (v instanceof IpAddr && v.version === 4) vec[n] = v.bits as number;
-        else this.spill(k, v);
-      } else if (this.ts[k]) {
-        if (v instanceof Timestamp) vec[n] = v.ms;
-        else this.spill(k, v);
-      } else if (typeof v === "number") vec[n] = v;
-      else this.spill(k, v);
+      this.#put(k, n, Object.hasOwn(row, names[k]!) ? row[names[k]!] : undefined);
     }
     this.n = n + 1;
+  }
+
+  /** The next record from its values by field (READ_JSON's path reader gives them so). */
+  putValues(values: readonly Value[]): void {
+    if (this.n === this.cap) this.grow();
+    const n = this.n;
+    for (let k = 0; k < values.length; k++) this.#put(k, n, values[k]);
+    this.n = n + 1;
+  }
+
+  #put(k: number, n: number, v: unknown): void {
+    const vec = this.vecs[k];
+    if (vec === null || vec === undefined) {
+      this.cols[k]!.push(
+        this.ipv4[k] && v instanceof IpAddr && v.version === 4 ? v.bits as number : v,
+      );
+    } else if (v === null || v === undefined) this.tags[k]![n] = v === null ? 1 : 2;
+    else if (this.ipv4[k]) {
+      if (v instanceof IpAddr && v.version === 4) vec[n] = v.bits as number;
+      else this.spill(k, v);
+    } else if (this.ts[k]) {
+      if (v instanceof Timestamp) vec[n] = v.ms;
+      else this.spill(k, v);
+    } else if (typeof v === "number") vec[n] = v;
+    else this.spill(k, v);
   }
 }
 
