@@ -20,8 +20,9 @@
  *
  * What differs from `main.ts serve`: the resource tree, rights, users and datastore definitions are
  * in the KV (as for several servers on one KV); results stay in memory (`query.resultMemoryBytes`
- * is raised to `query.maxResultBytesPerUser`, itself 256 MiB unless set, so no result spills to a
- * disk: the per-user quota bounds them); no scan workers; no subprocess. FILE datastores name host folders,
+ * is raised to `query.maxResultBytesPerUser`, itself 256 MiB unless set, and
+ * `query.resultMemoryTotalBytes` to 4096 TiB, so no result spills to a disk: the per-user quota
+ * bounds them); no scan workers; no subprocess. FILE datastores name host folders,
  * which an edge process may not read: their queries fail with the permission error.
  */
 
@@ -38,6 +39,8 @@ import { TOKEN_PATTERN } from "./home/tokens.ts";
 
 /** `query.maxResultBytesPerUser` on the edge unless set (a server's default is 1 GiB). */
 export const EDGE_RESULT_BYTES = "256 MiB";
+/** The edge's pool for all results in memory: none in effect (a spill would need a disk). */
+const EDGE_NO_POOL = "4096 TiB";
 
 /** The prefix of settings given in the environment. */
 export const SETTING_PREFIX = "TRAWL_SET_";
@@ -82,6 +85,10 @@ export async function startEdge(env: Readonly<Record<string, string>>) {
   if (!("query.resultMemoryBytes" in overrides)) {
     // Results in memory only (a spill would need a disk); the per-user quota bounds them.
     overrides["query.resultMemoryBytes"] = overrides["query.maxResultBytesPerUser"]!;
+  }
+  if (!("query.resultMemoryTotalBytes" in overrides)) {
+    // No pool for all results either: the per-user quota bounds them.
+    overrides["query.resultMemoryTotalBytes"] = EDGE_NO_POOL;
   }
   const { settings, warnings, explicit } = loadSettings(null, overrides);
   warnings.forEach((w) => log.warn(w));

@@ -299,6 +299,7 @@ export function buildDeps(
     resultQuota: new ResultQuota({
       maxResults: settings["query.maxResultsPerUser"],
       maxBytes: settings["query.maxResultBytesPerUser"],
+      memoryBytes: settings["query.resultMemoryTotalBytes"],
     }),
     scanWorkers: distributed?.workers() ?? pool,
     ...(distributed ? { distributedScans: distributed } : {}),

@@ -5,6 +5,12 @@
  * (the route answers 429); a result that would grow past the bytes fails its query, and what it
  * had stored goes at once.
  *
+ * It also keeps the server's pool of result bytes held in memory, all users together
+ * (`query.resultMemoryTotalBytes`): a result's segments stay in memory while the pool has room
+ * (and the result is under its own `query.resultMemoryBytes`), the others go to its spill file.
+ * Without the pool, every result kept for its retention held up to its own limit in memory, and
+ * the server's memory grew with the number of results it held.
+ *
  *   const opened = quota.open("alice");
  *   if (!opened.ok) refuse(opened.message);
  *   const store = new ResultStore(id, { ..., account: opened.account });
@@ -16,12 +22,19 @@ import { formatByteSize } from "../home/byte_size.ts";
 export interface ResultQuotaLimits {
   readonly maxResults: number;
   readonly maxBytes: number;
+  /** The bytes of all results kept in memory at once (none: no pool). */
+  readonly memoryBytes?: number | undefined;
 }
 
 /** One result's account: charged as it grows, closed when it is dropped. */
 export interface ResultAccount {
   /** Adds bytes; throws a QueryError (MEMORY_LIMIT) when the owner's results would pass the limit. */
   charge(bytes: number): void;
+  /**
+   * Whether `bytes` more of the result may stay in memory: taken from the server's pool if so
+   * (given back by `close`), else they go to disk.
+   */
+  keep(bytes: number): boolean;
   /** Gives back the result's bytes and its place in the count; a second call does nothing. */
   close(): void;
 }
@@ -37,8 +50,14 @@ interface Usage {
 
 export class ResultQuota {
   readonly #users = new Map<string, Usage>();
+  #inMemory = 0;
 
   constructor(readonly limits: ResultQuotaLimits) {}
+
+  /** The bytes of results held in memory now, all users together. */
+  get inMemory(): number {
+    return this.#inMemory;
+  }
 
   /** What `owner`'s results take now. */
   usage(owner: string): Readonly<Usage> {
@@ -60,7 +79,9 @@ export class ResultQuota {
     usage.results++;
     this.#users.set(owner, usage);
     let charged = 0;
+    let kept = 0;
     let open = true;
+    const pool = this.limits.memoryBytes ?? Infinity;
     return {
       ok: true,
       account: {
@@ -79,9 +100,16 @@ export class ResultQuota {
           usage.bytes += bytes;
           charged += bytes;
         },
+        keep: (bytes) => {
+          if (!open || this.#inMemory + bytes > pool) return false;
+          this.#inMemory += bytes;
+          kept += bytes;
+          return true;
+        },
         close: () => {
           if (!open) return;
           open = false;
+          this.#inMemory -= kept;
           usage.bytes -= charged;
           usage.results--;
           if (usage.results === 0) this.#users.delete(owner);

@@ -36,3 +36,24 @@ Deno.test("ResultQuota refuses a charge past maxBytes with MEMORY_LIMIT and give
   second.account.close();
   assert.deepEqual(quota.usage("alice"), { results: 0, bytes: 0 });
 });
+
+Deno.test("ResultQuota's pool lets results keep bytes in memory, all users together, and takes them back on close", () => {
+  const quota = new ResultQuota({ maxResults: 10, maxBytes: 1 << 20, memoryBytes: 1000 });
+  const a = quota.open("alice");
+  const b = quota.open("bob");
+  assert.ok(a.ok && b.ok);
+  assert.equal(a.account.keep(600), true);
+  assert.equal(b.account.keep(600), false, "bob's bytes go to disk: alice's fill the pool");
+  assert.equal(b.account.keep(400), true);
+  assert.equal(quota.inMemory, 1000);
+  a.account.close();
+  a.account.close();
+  assert.equal(quota.inMemory, 400);
+  assert.equal(a.account.keep(1), false, "a closed account keeps nothing");
+  assert.equal(b.account.keep(600), true);
+  b.account.close();
+  assert.equal(quota.inMemory, 0);
+  // Without a pool, only the result's own limit (the store's) counts.
+  const open = new ResultQuota({ maxResults: 10, maxBytes: 1 << 20 }).open("alice");
+  assert.ok(open.ok && open.account.keep(1 << 40));
+});

@@ -192,5 +192,7 @@ export interface ResultStoreOptions {
    * Charged with every byte stored (in memory or on disk), released when the store is dropped:
    * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
    */
-  readonly account?: { charge(bytes: number): void; close(): void } | undefined;
+  readonly account?:
+    | { charge(bytes: number): void; keep?(bytes: number): boolean; close(): void }
+    | undefined;
 }

@@ -4,7 +4,8 @@
  *
  * The first SEGMENT_ITEMS items are kept as they came, so that a small result is never encoded.
  * Past them, items are encoded as they arrive into segments (result_segments.ts), kept in
- * memory while they take at most `memoryBytes` (query.resultMemoryBytes), past that written to
+ * memory while they take at most `memoryBytes` (query.resultMemoryBytes) and the server's pool for
+ * all results has room (query.resultMemoryTotalBytes, actors/result_quota.ts), past that written to
  * one file, `engine_data/results/<queryId>`, with an index in memory so that a range is read
  * (result_read.ts) without decoding what precedes it.
  *
@@ -117,7 +118,7 @@ export class ResultStore {
       ? roughBytes(items)
       : Infinity;
     // The first items count against the memory budget too: a thousand rows may be large.
-    if (this.#memoryBytes + headBytes <= this.options.memoryBytes) {
+    if (this.#inMemory(headBytes)) {
       this.#charge(headBytes);
       this.#memoryBytes += headBytes;
       for (let i = 0; i < items.length; i++) this.#head.push(items[i]!);
@@ -481,6 +482,15 @@ export class ResultStore {
     for (const wake of waiters) wake();
   }
 
+  /**
+   * Whether `bytes` more may be kept in memory: under the result's own budget and, when it has
+   * an account, taken from the server's pool for all results (actors/result_quota.ts).
+   */
+  #inMemory(bytes: number): boolean {
+    if (this.#memoryBytes + bytes > this.options.memoryBytes) return false;
+    return this.options.account?.keep?.(bytes) ?? true;
+  }
+
   /** Forgets every item and removes the spill file. */
   drop(): Promise<void> {
     if (!this.#dropped) this.options.account?.close();
@@ -577,7 +587,7 @@ export class ResultStore {
       ...(frame ? { frame } : {}),
     };
     if (!charged) this.#charge(length);
-    if (this.#memoryBytes + length <= this.options.memoryBytes) {
+    if (this.#inMemory(length)) {
       this.#memoryBytes += length;
       const bytes = pending || buffer.length !== length ? buffer.slice(0, length) : buffer;
       if (bytes !== buffer && charged) this.#spareRun(buffer);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ResultDroppedError, ResultStore, type StoredItem } from "./result_store.ts";
 import { IpAddr, IpNet, QueryError, Timestamp } from "../engine/mod.ts";
 import { smallDisk } from "../tests/support/small_disk.ts";
+import { ResultQuota } from "./result_quota.ts";
 
 async function all(store: ResultStore, first = 0, last = store.count - 1): Promise<StoredItem[]> {
   const out: StoredItem[] = [];
@@ -377,5 +378,42 @@ Deno.test("ResultStore places rows a segment at a time past the first items", as
   await store.seal();
   assert.deepEqual(await placedItems(store), rows);
   await store.drop();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("ResultStore spills what the server's pool for results has no room for, under its own budget, and reads it back", async () => {
+  const dir = await Deno.makeTempDir();
+  const quota = new ResultQuota({ maxResults: 10, maxBytes: 1 << 30, memoryBytes: 256 << 10 });
+  const account = () => {
+    const opened = quota.open("alice");
+    if (!opened.ok) throw new Error(opened.message);
+    return opened.account;
+  };
+  const rows = Array.from({ length: 6000 }, (_, i) => ({ i, s: `row ${i} `.repeat(8) }));
+  const fill = async (store: ResultStore) => {
+    for (let i = 0; i < rows.length; i += 500) await store.append(rows.slice(i, i + 500));
+  };
+  const first = new ResultStore("p1", { memoryBytes: 16 << 20, spillDir: dir, account: account() });
+  await fill(first);
+  assert.equal(first.spilled, true, "past the pool, though under its own 16 MiB");
+  assert.ok(quota.inMemory > 0 && quota.inMemory <= 256 << 10, `${quota.inMemory} in memory`);
+  const second = new ResultStore("p2", {
+    memoryBytes: 16 << 20,
+    spillDir: dir,
+    account: account(),
+  });
+  await fill(second);
+  assert.equal(second.spilled, true);
+  assert.ok(quota.inMemory <= 256 << 10);
+  assert.deepEqual(await all(first), rows);
+  assert.deepEqual(await all(second, 100, 5999), rows.slice(100));
+  await first.drop();
+  await second.drop();
+  assert.equal(quota.inMemory, 0, "dropped results give their memory back");
+  // The pool free again: a small result stays in memory.
+  const third = new ResultStore("p3", { memoryBytes: 16 << 20, spillDir: dir, account: account() });
+  await third.append(rows.slice(0, 100));
+  assert.equal(third.spilled, false);
+  await third.drop();
   await Deno.remove(dir, { recursive: true });
 });

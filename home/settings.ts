@@ -236,6 +236,11 @@ export const SETTINGS = {
     "32 MiB",
     "result size kept in memory; larger results spill to disk",
   ),
+  "query.resultMemoryTotalBytes": setting(
+    byteSize,
+    "64 MiB",
+    "bytes of all results kept in memory together (queued, running, or kept for their retention); past that, a result's further rows spill to disk",
+  ),
   "query.maxResultsPerUser": setting(
     integer(1),
     "100",

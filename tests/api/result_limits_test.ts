@@ -87,3 +87,35 @@ Deno.test("the first rows of a result count against query.resultMemoryBytes", as
   assert.ok(rows[999].x.length >= 10_000);
   await assertHealthy(s);
 });
+
+Deno.test("results kept for their retention share query.resultMemoryTotalBytes: past it they spill, and a DELETE gives memory back", async () => {
+  await using s = await startTestServer({
+    "query.resultMemoryBytes": "16 MiB",
+    "query.resultMemoryTotalBytes": "1 MiB",
+  });
+  // 3000 rows of 1 kB: 3 MB, under the result's own 16 MiB.
+  const line = "y".repeat(1000);
+  await s.write(
+    "/shared/mid.log",
+    Array.from({ length: 3000 }, (_, i) => `${i} ${line}\n`).join(""),
+  );
+  const script = "PARSE(pattern: '''INT:n LD:x EOL''', src: '/shared/mid.log')";
+  const ids = [await startQuery(s, script), await startQuery(s, script)];
+  for (const id of ids) assert.equal((await finished(s, id)).state, "SUCCEEDED");
+  const quota = s.deps.resultQuota!;
+  assert.ok(quota.inMemory <= 1 << 20, `${quota.inMemory} bytes of results in memory`);
+  for (const id of ids) {
+    const spill = await Deno.stat(`${s.home}/engine_data/results/${id}`);
+    assert.ok(spill.size > 1_000_000, `result ${id} spilled ${spill.size} bytes`);
+    const rows = await (await s.fetch("alice", `/API/v1.0/queries/${id}/result`)).json();
+    assert.equal(rows.length, 3000);
+    assert.equal(rows[2999].n, 2999);
+  }
+  for (const id of ids) {
+    const res = await s.fetch("alice", `/API/v1.0/queries/${id}`, { method: "DELETE" });
+    assert.ok(res.ok, `DELETE ${res.status}`);
+    await res.body?.cancel();
+  }
+  assert.equal(quota.inMemory, 0);
+  await assertHealthy(s);
+});

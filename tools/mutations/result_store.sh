@@ -6,3 +6,5 @@ run results-lanes-unsorted actors/result_store.ts 's/segments.sort((a, b) => a.l
 run results-joined-past-last actors/result_read.ts 's/segments\[end + 1\]!.first + segments\[end + 1\]!.count - 1 <= last/segments[end + 1]!.first <= last/' actors/result_store_test.ts actors/result_store_pins_test.ts
 run results-joined-any-start actors/result_read.ts 's/end + 1 < segments.length \&\& from === 0 \&\& to === s!.count - 1/end + 1 < segments.length \&\& to === s!.count - 1/' actors/result_store_test.ts actors/result_store_pins_test.ts
 run results-joined-not-adjacent actors/result_read.ts 's/b.offset === a.offset + a.length \&\& sameFrame/b.offset >= a.offset \&\& sameFrame/' actors/result_store_test.ts actors/result_store_pins_test.ts
+run result-pool-ignored actors/result_store.ts 's/return this\.options\.account?\.keep?\.(bytes) ?? true;/return true;/' actors/result_store_test.ts tests/api/result_limits_test.ts
+run result-pool-not-given-back actors/result_quota.ts 's/this\.#inMemory -= kept;//' actors/result_quota_test.ts actors/result_store_test.ts tests/api/result_limits_test.ts
