@@ -185,6 +185,52 @@ Deno.test("a block the zone maps rule out is skipped by its header: the rest of 
   assert.ok(again.warnings.some((w) => /header checksum mismatch/.test(w)), again.warnings.join());
 });
 
+/**
+ * Each of `scripts` (a grouping over one source) filled into an empty cache: cold and warm, the
+ * answer is the one without the cache, and so are the rows of the entry read without a grouping
+ * (`rows`); then filled on 3 workers (other cuts) and read back in this thread and on workers.
+ * `warm` checks the stats of the reads from a filled entry, `cold` the first read, and `more`
+ * runs with the entry filled.
+ */
+async function fillsAlike(
+  home: Home,
+  columnCache: ColumnCacheConfig,
+  scripts: readonly string[],
+  rows: string,
+  check: {
+    readonly cold?: (ran: Ran) => void;
+    readonly warm: (stats: QueryStats) => void;
+    readonly more?: (script: string) => Promise<void>;
+  },
+): Promise<void> {
+  const workers = createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+  try {
+    for (const script of scripts) {
+      const cold = await same(home, script, columnCache);
+      assert.ok(cold.stats.bytesRead > 0);
+      check.cold?.(cold);
+      check.warm((await same(home, script, columnCache)).stats);
+      await check.more?.(script);
+      await same(home, rows, columnCache);
+      await Deno.remove(columnCache.dir, { recursive: true });
+      const filled = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(filled.rows, cold.rows);
+      assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
+      const again = await run(home, script, { columnCache, scanWorkers: workers });
+      assert.equal(again.rows, cold.rows);
+      check.warm(again.stats);
+      await Deno.remove(columnCache.dir, { recursive: true });
+    }
+  } finally {
+    workers.close();
+  }
+}
+
 Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and absent values, lines the scanner leaves, as without the cache", async () => {
   const { home, columnCache, real } = await setup(2048);
   await using _ = home;
@@ -229,42 +275,21 @@ Deno.test("a fill under a grouping puts PARSE's records into columns: IPv6 and a
     `${src} | filter(len(path) = 4 and status = 200) | select(path, count(*) as n, sum(bytes) as b) | group(path) | sort(path)`,
     `${src} | filter(time >= T('2024-05-01 03:00:00') and time < T('2024-05-01 07:00:00')) | select(status, count(*) as n) | group(status) | sort(status)`,
   ];
-  const workers = createScanWorkers({
-    count: 3,
-    dataDir: home.tree.root,
-    grants: () => [],
-    minShareBytes: 1,
-  });
-  try {
-    for (const script of scripts) {
-      const cold = await same(home, script, columnCache);
-      assert.ok(cold.stats.bytesRead > 0);
-      const warm = await same(home, script, columnCache);
+  await fillsAlike(home, columnCache, scripts, `${src} | select(client, status, bytes)`, {
+    warm: (stats) => {
       // Only the last block is read again (its line has no "\n"): the block with the line the
       // pattern does not match is cached, though the warning looked at its lines again.
-      assert.equal(warm.stats.bytesRead, whole.length - lastBlock);
-      assert.ok(warm.stats.cacheBlocks >= 4, `${warm.stats.cacheBlocks} blocks`);
+      assert.equal(stats.bytesRead, whole.length - lastBlock);
+      assert.ok(stats.cacheBlocks >= 4, `${stats.cacheBlocks} blocks`);
+    },
+    more: async (script) => {
       // Another filter over the same entry (the same fields): the fill kept every record, not
       // only those its own filter passed.
-      if (script.includes("status = 200")) {
-        const other = await same(home, script.replace("status = 200", "status = 500"), columnCache);
-        assert.equal(other.stats.bytesRead, whole.length - lastBlock);
-      }
-      // The rows of the same entry read without a grouping are those of the file.
-      await same(home, `${src} | select(client, status, bytes)`, columnCache);
-      await Deno.remove(columnCache.dir, { recursive: true });
-      // Filled on workers (other cuts), then read in this thread and on workers.
-      const filled = await run(home, script, { columnCache, scanWorkers: workers });
-      assert.equal(filled.rows, cold.rows);
-      assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
-      const again = await run(home, script, { columnCache, scanWorkers: workers });
-      assert.equal(again.rows, cold.rows);
-      assert.equal(again.stats.bytesRead, whole.length - lastBlock);
-      await Deno.remove(columnCache.dir, { recursive: true });
-    }
-  } finally {
-    workers.close();
-  }
+      if (!script.includes("status = 200")) return;
+      const other = await same(home, script.replace("status = 200", "status = 500"), columnCache);
+      assert.equal(other.stats.bytesRead, whole.length - lastBlock);
+    },
+  });
 });
 
 Deno.test("a fill under a grouping puts READ_JSON's records into columns: a field of numbers turning to text, nested members, skipped lines, as without the cache", async () => {
@@ -315,35 +340,15 @@ Deno.test("a fill under a grouping puts READ_JSON's records into columns: a fiel
     `${src} | select(geo.country as c, count(*) as n, max(bytes) as b) | group(c) | sort(c)`,
     `${src} | filter(bytes > 4000) | select(tags[0] as t, count(*) as n) | group(t) | sort(t)`,
   ];
-  const workers = createScanWorkers({
-    count: 3,
-    dataDir: home.tree.root,
-    grants: () => [],
-    minShareBytes: 1,
+  await fillsAlike(home, columnCache, scripts, `${src} | select(status, bytes, user)`, {
+    cold: (ran) => {
+      assert.ok(ran.warnings.some((w) => w.includes("line 252")), ran.warnings.join("; "));
+    },
+    warm: (stats) => {
+      assert.ok(stats.cacheBlocks >= 10, `${stats.cacheBlocks} blocks`);
+      assert.ok(stats.bytesRead < 2048, `${stats.bytesRead} bytes read raw`);
+    },
   });
-  try {
-    for (const script of scripts) {
-      const cold = await same(home, script, columnCache);
-      assert.ok(cold.stats.bytesRead > 0);
-      assert.ok(cold.warnings.some((w) => w.includes("line 252")), cold.warnings.join("; "));
-      const warm = await same(home, script, columnCache);
-      assert.ok(warm.stats.cacheBlocks >= 10, `${warm.stats.cacheBlocks} blocks`);
-      assert.ok(warm.stats.bytesRead < 2048, `${warm.stats.bytesRead} bytes read raw`);
-      // The rows of the same entry read without a grouping are those of the file.
-      await same(home, `${src} | select(status, bytes, user)`, columnCache);
-      await Deno.remove(columnCache.dir, { recursive: true });
-      // Filled on workers (other cuts), then read in this thread and on workers.
-      const filled = await run(home, script, { columnCache, scanWorkers: workers });
-      assert.equal(filled.rows, cold.rows);
-      assert.equal((await run(home, script, { columnCache })).rows, cold.rows);
-      const again = await run(home, script, { columnCache, scanWorkers: workers });
-      assert.equal(again.rows, cold.rows);
-      assert.ok(again.stats.bytesRead < 2048, `${again.stats.bytesRead} bytes read raw`);
-      await Deno.remove(columnCache.dir, { recursive: true });
-    }
-  } finally {
-    workers.close();
-  }
 });
 
 Deno.test("a grown file keeps its cached prefix and reads only the new lines", async () => {

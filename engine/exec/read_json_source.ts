@@ -220,6 +220,8 @@ function intoColumns(sink: ColumnSink, needed: readonly string[] | null): (row: 
 /**
  * A line reader of the flat fields `needed` that puts each record's values into `sink` and
  * answers STORED (no row made), or null where the path reader cannot read them from bytes.
+ * Its wrapper is its own, as memberReader's and jsonLineReader's are, rather than one shared:
+ * V8 keeps type feedback per function literal, and the calls each line makes stay monomorphic.
  */
 function valuesInto(sink: ColumnSink, needed: readonly string[]): JsonLineReader | null {
   const values = scanPathReader(needed.map((n) => [n]));
