@@ -185,6 +185,16 @@ Deno.test("a block the zone maps rule out is skipped by its header: the rest of 
   assert.ok(again.warnings.some((w) => /header checksum mismatch/.test(w)), again.warnings.join());
 });
 
+/** Three scan workers over `home`'s tree, each share as small as a test's file needs. */
+function threeWorkers(home: Home) {
+  return createScanWorkers({
+    count: 3,
+    dataDir: home.tree.root,
+    grants: () => [],
+    minShareBytes: 1,
+  });
+}
+
 /**
  * Each of `scripts` (a grouping over one source) filled into an empty cache: cold and warm, the
  * answer is the one without the cache, and so are the rows of the entry read without a grouping
@@ -203,12 +213,7 @@ async function fillsAlike(
     readonly more?: (script: string) => Promise<void>;
   },
 ): Promise<void> {
-  const workers = createScanWorkers({
-    count: 3,
-    dataDir: home.tree.root,
-    grants: () => [],
-    minShareBytes: 1,
-  });
+  const workers = threeWorkers(home);
   try {
     for (const script of scripts) {
       const cold = await same(home, script, columnCache);
@@ -527,12 +532,7 @@ Deno.test("shares of workers read and fill the cache alike (1 and 3 workers)", a
   const { home, columnCache, real } = await setup(2048);
   await using _ = home;
   await Deno.writeTextFile(real, lines(1000, 3000), { append: true });
-  const workers = createScanWorkers({
-    count: 3,
-    dataDir: home.tree.root,
-    grants: () => [],
-    minShareBytes: 1,
-  });
+  const workers = threeWorkers(home);
   try {
     const one = await run(home, SUM);
     const texts = [SUM, `${ALL} | filter(bytes > 4000) | select(ts, path)`];
@@ -733,12 +733,7 @@ Deno.test("a record skipped in a later block is named by its line in the file, c
   }
   await Deno.writeTextFile(path, text);
   const q = `READ_JSON(src: '/shared/e.jsonl') | select(s, count(*) as c) | group(s) | sort(s)`;
-  const workers = createScanWorkers({
-    count: 3,
-    dataDir: home.tree.root,
-    grants: () => [],
-    minShareBytes: 1,
-  });
+  const workers = threeWorkers(home);
   try {
     const cold = await same(home, q, columnCache);
     assert.ok(cold.warnings.some((w) => /line 412\b/.test(w)), cold.warnings.join("\n"));
