@@ -340,7 +340,8 @@ Deno.test("a fill under a grouping puts READ_JSON's records into columns: a fiel
   const scripts = [
     `${src} | select(status, count(*) as n, max(bytes) as b, min(bytes) as lo) | group(status) | sort(status)`,
     `${src} | filter(status = 200) | select(user, count(*) as n, max(bytes) as b) | group(user) | sort(user)`,
-    `${src} | select(ok, count(*) as n, count(status) as s) | group(ok) | sort(ok)`,
+    // A flat field of arrays (a list from its first record on), one of booleans.
+    `${src} | select(ok, count(*) as n, count(status) as s, count(tags) as t, max(len(tags)) as l) | group(ok) | sort(ok)`,
     // Members of a nested object (the path reader gives tuples of them: rows into the columns).
     `${src} | select(geo.country as c, count(*) as n, max(bytes) as b) | group(c) | sort(c)`,
     `${src} | filter(bytes > 4000) | select(tags[0] as t, count(*) as n) | group(t) | sort(t)`,
