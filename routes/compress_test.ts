@@ -27,6 +27,56 @@ function app(body: string, type = "application/json") {
   return a;
 }
 
+type Pull = (controller: ReadableStreamDefaultController<Uint8Array>) => void | Promise<void>;
+
+/** A streamed answer of what `pull` gives (one chunk a pull, none ahead, with `highWaterMark` 0). */
+function streamed(
+  pull: Pull,
+  type = "application/json",
+  highWaterMark = 1,
+): Response {
+  return new Response(new ReadableStream<Uint8Array>({ pull }, { highWaterMark }), {
+    headers: { "Content-Type": type },
+  });
+}
+
+/** A pull giving `lines`, `per` a chunk, waiting 1 ms before each chunk that `pause` names. */
+function linesPull(
+  lines: readonly string[],
+  per: number,
+  pause: (chunk: number) => boolean = () => false,
+): Pull {
+  const encoder = new TextEncoder();
+  let at = 0;
+  const give = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (at >= lines.length) return controller.close();
+    controller.enqueue(encoder.encode(lines.slice(at, at + per).join("")));
+    at += per;
+  };
+  return (controller) =>
+    at < lines.length && pause(at / per)
+      ? new Promise<void>((resolve) => setTimeout(resolve, 1)).then(() => give(controller))
+      : give(controller);
+}
+
+/** A pull giving `count` chunks of `piece(n)`, each `delayMs` after the last, then failing. */
+function failingPull(
+  count: number,
+  piece: (n: number) => string,
+  message: string,
+  delayMs = 0,
+): Pull {
+  let n = 0;
+  const give = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (n++ < count) controller.enqueue(new TextEncoder().encode(piece(n)));
+    else controller.error(new Error(message));
+  };
+  return (controller) =>
+    delayMs > 0
+      ? new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() => give(controller))
+      : give(controller);
+}
+
 async function decode(res: Response, format: "gzip" | "brotli"): Promise<string> {
   return await new Response(res.body!.pipeThrough(new DecompressionStream(format))).text();
 }
@@ -58,16 +108,7 @@ Deno.test("event streams are never compressed", async () => {
 Deno.test("a body that fails midway still fails after compression, never ending cleanly", async () => {
   const a = new Hono();
   a.use(compression());
-  a.get("/", () => {
-    let n = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (n++ < 3) controller.enqueue(new TextEncoder().encode("x".repeat(2000)));
-        else controller.error(new Error("freed mid-read"));
-      },
-    });
-    return new Response(body, { headers: { "Content-Type": "application/json" } });
-  });
+  a.get("/", () => streamed(failingPull(3, () => "x".repeat(2000), "freed mid-read")));
   const res = await a.request("/", { headers: { "Accept-Encoding": "gzip" } });
   assert.equal(res.headers.get("Content-Encoding"), "gzip");
   await assert.rejects(() => res.arrayBuffer());
@@ -78,17 +119,15 @@ Deno.test("a body that fails while the client is not reading fails the answer on
   // after four answers the compressor waits, a read in flight, which is the one that fails.
   const a = new Hono();
   a.use(compression());
-  a.get("/", () => {
-    let n = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        if (n++ < 5) controller.enqueue(new TextEncoder().encode(`${n}`.repeat(3000)));
-        else controller.error(new Error("the query failed"));
-      },
-    }, { highWaterMark: 0 });
-    return new Response(body, { headers: { "Content-Type": "application/json" } });
-  });
+  a.get(
+    "/",
+    () =>
+      streamed(
+        failingPull(5, (n) => `${n}`.repeat(3000), "the query failed", 20),
+        "application/json",
+        0,
+      ),
+  );
   const res = await a.request("/", { headers: { "Accept-Encoding": "zstd" } });
   assert.equal(res.headers.get("Content-Encoding"), "zstd");
   // A stray rejection would end the test's process meanwhile.
@@ -111,33 +150,13 @@ Deno.test("a long streamed body is compressed by a worker, chunk by chunk, in ev
   const lines = Array.from({ length: 20_000 }, (_, i) => chunk(i));
   const a = new Hono();
   a.use(compression());
-  a.get("/stream", () => {
-    let at = 0;
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (at >= lines.length) return controller.close();
-        controller.enqueue(encoder.encode(lines.slice(at, at + 700).join("")));
-        at += 700;
-      },
-    });
-    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
-  });
+  a.get("/stream", () => streamed(linesPull(lines, 700), "application/x-ndjson"));
   a.get("/whole", (c) => c.body(lines.join(""), 200, { "Content-Type": "application/x-ndjson" }));
   // Chunks made now at once, now after a pause (the worker gets batches of one and of several).
-  a.get("/paced", () => {
-    let at = 0;
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (at >= lines.length) return controller.close();
-        if ((at / 300) % 3 === 1) await new Promise((resolve) => setTimeout(resolve, 1));
-        controller.enqueue(encoder.encode(lines.slice(at, at + 300).join("")));
-        at += 300;
-      },
-    }, { highWaterMark: 0 });
-    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
-  });
+  a.get(
+    "/paced",
+    () => streamed(linesPull(lines, 300, (k) => k % 3 === 1), "application/x-ndjson", 0),
+  );
   for (const encoding of ["zstd", "gzip", "br"]) {
     for (const path of ["/stream", "/whole", "/paced"]) {
       const res = await a.request(path, { headers: { "Accept-Encoding": encoding } });
@@ -201,17 +220,7 @@ Deno.test("gzip answers are whole gzip members: the web's DecompressionStream an
   const text = lines.join("");
   const a = new Hono();
   a.use(compression());
-  a.get("/stream", () => {
-    let at = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (at >= lines.length) return controller.close();
-        controller.enqueue(new TextEncoder().encode(lines.slice(at, at + 997).join("")));
-        at += 997;
-      },
-    });
-    return new Response(body, { headers: { "Content-Type": "application/x-ndjson" } });
-  });
+  a.get("/stream", () => streamed(linesPull(lines, 997), "application/x-ndjson"));
   a.get("/whole", (c) => c.body(text, 200, { "Content-Type": "application/x-ndjson" }));
   for (const path of ["/stream", "/whole"]) {
     const res = await a.request(path, { headers: { "Accept-Encoding": "gzip" } });
