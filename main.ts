@@ -262,6 +262,7 @@ export function buildDeps(
       grants: () => rights.grants(),
       ...(settings["query.workerBacklog"] ? { backlogDir: home.resultsDir } : {}),
       nice: settings["query.workerNice"],
+      laneBytes: settings["query.laneBytes"],
       // Loaded when the server starts: the first query would wait ~300 ms for them.
       warm: settings["query.warmWorkers"],
       ...(place?.scanKv === undefined ? {} : { storage: place.scanKv }),

@@ -82,6 +82,7 @@ export async function drainEngine(
       encode ??= options.encoder!(run.schema().map((f) => f.name));
       // Rendered with the frame of the render request (RowFrame), as the rows below are.
       await store.appendRendered(batch.bytes, batch.ends, render?.frame, batch.lane);
+      if (batch.laneEnds) await store.endLane(batch.lane ?? 0);
       continue;
     }
     if (batch.length === 0) continue;

@@ -75,6 +75,11 @@ export class ResultStore {
   #dropped = false;
   /** Sealed: every item is placed (lanes one after the other); `follow` then reads by range. */
   #sealed = false;
+  /**
+   * Lanes told complete (`endLane`): every one of their items is in a segment, so a follower
+   * may go on to the next lane before the seal.
+   */
+  readonly #endedLanes = new Set<number>();
   /** Followers (`follow`, `grown`) waiting for the next change: items, the seal, the drop. */
   #waiters: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
@@ -204,6 +209,27 @@ export class ResultStore {
   }
 
   /**
+   * Tells that `lane` has every one of its items: its last run is kept as a segment now (the
+   * write returned, if any), and a follower that has given every lane before it and its items
+   * goes on to the next lane without waiting for the seal (`follow`). Lanes never told end at
+   * the seal, as before.
+   */
+  endLane(lane: number): Promise<void> {
+    if (this.#dropped || this.#sealed) return Promise.resolve();
+    const writes: Promise<void>[] = [];
+    if (lane === 0 && this.#pendingCount > 0) {
+      const cut = this.#cut();
+      if (cut) writes.push(cut);
+    }
+    const kept = this.#flushRun(lane);
+    if (kept) writes.push(kept);
+    this.#endedLanes.add(lane);
+    this.#wake();
+    if (writes.length === 0) return Promise.resolve();
+    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
+  }
+
+  /**
    * Stores the last, partial segments, places the lanes one after the other, and resolves
    * once every segment is written.
    */
@@ -310,27 +336,38 @@ export class ResultStore {
 
   /**
    * Items whose place in the result is already fixed while it is still being stored: the
-   * first items and lane 0's segments, in order (a lane's run, the pending items and other
-   * lanes' segments wait for the seal, which places them); every item once sealed. What
-   * `readPlaced` can give: a RUNNING query's rows so far (GET of a range while it runs).
+   * first items, the segments of the lanes told ended (`endLane`) from lane 0 on, and the
+   * segments and open run of the lane after them, in order (other lanes' segments wait for the
+   * seal, which places them); every item once sealed. What `readPlaced` can give: a RUNNING
+   * query's rows so far (GET of a range while it runs).
    */
   get placed(): number {
     if (this.#dropped) return 0;
     if (this.#sealed) return this.#count;
+    const open = this.#openLane();
     let n = this.#head.length;
-    for (const s of this.#segments) if (s.lane === 0) n += s.count;
-    return n + this.#openTail().count;
+    for (const s of this.#segments) if (s.lane <= open) n += s.count;
+    return n + this.#openTail(open).count;
+  }
+
+  /** The first lane not told ended: every lane before it has all its items in segments. */
+  #openLane(): number {
+    let lane = 0;
+    while (this.#endedLanes.has(lane)) lane++;
+    return lane;
   }
 
   /**
-   * Lane 0's items stored after its last segment, not yet cut into one: its run of rendered rows
-   * or its pending fragments (at most one of them holds items). Pending rows (not fragments)
-   * wait for their segment.
+   * The items of `lane` stored after its last segment, not yet cut into one: its run of
+   * rendered rows or, for lane 0, its pending fragments (at most one of them holds items).
+   * Pending rows (not fragments) wait for their segment.
    */
-  #openTail(): { readonly count: number; readonly run?: LaneRun; readonly texts?: string[] } {
-    const run = this.#runs.get(0);
+  #openTail(
+    lane: number,
+  ): { readonly count: number; readonly run?: LaneRun; readonly texts?: string[] } {
+    const run = this.#runs.get(lane);
     if (run && run.ends.length > 0) return { count: run.ends.length, run };
-    if (this.#pendingCount > 0 && this.#pendingEnds !== null) {
+    if (lane === 0 && this.#pendingCount > 0 && this.#pendingEnds !== null) {
       return { count: this.#pendingCount, texts: this.#pendingTexts };
     }
     return { count: 0 };
@@ -356,13 +393,15 @@ export class ResultStore {
       const head = this.#head.slice(0, Math.min(this.#head.length, last + 1));
       let at = this.#head.length;
       const segments: Segment[] = [];
-      for (const s of this.#segments) {
-        if (s.lane !== 0) continue;
-        // Lane 0's segments follow the first items in the order they came.
+      const open = this.#openLane();
+      // The placed lanes' segments follow the first items, lane after lane, each lane's in the
+      // order they came (a stable sort).
+      const placed = this.#segments.filter((s) => s.lane <= open).sort((a, b) => a.lane - b.lane);
+      for (const s of placed) {
         segments.push({ ...s, first: at });
         at += s.count;
       }
-      const tail = this.#openTail();
+      const tail = this.#openTail(open);
       const tailFirst = at;
       at += tail.count;
       last = Math.min(last, at - 1);
@@ -413,12 +452,14 @@ export class ResultStore {
 
   /**
    * Every item in order, read while they are still being stored: the items of lane 0 (the
-   * first items, then its segments, read back once written) as they come, then, once the
-   * store is sealed, the rest by range (`readParts`). Ends only when the store was sealed and
-   * every item was given; throws when `ended` settles (the query finished: FAILED, CANCELLED)
-   * before the seal, or when the result is dropped: never a shorter list that looks whole.
-   * Items stored but not yet cut into a segment (a lane's run, the pending items) wait for
-   * their segment: the granularity of the stream is a segment (1024 items or about 1 MiB).
+   * first items, then its segments, read back once written) as they come; once lane 0 has
+   * ended (`endLane`), lane 1's segments, stored meanwhile or still to come, and so on, lane
+   * after lane; once the store is sealed, the rest by range (`readParts`). Ends only when the
+   * store was sealed and every item was given; throws when `ended` settles (the query
+   * finished: FAILED, CANCELLED) before the seal, or when the result is dropped: never a
+   * shorter list that looks whole. Items stored but not yet cut into a segment (a lane's run,
+   * the pending items) wait for their segment: the granularity of the stream is a segment
+   * (1024 items or about 1 MiB).
    */
   async *follow(ended: Promise<unknown>): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
     this.#readers++;
@@ -427,7 +468,9 @@ export class ResultStore {
     try {
       /** Items given so far: the first `at` items of the result in its final order. */
       let at = 0;
-      /** Segments (in the order kept, before the seal) looked at so far. */
+      /** The lane being given: every lane before it was given whole. */
+      let lane = 0;
+      /** Segments (in the order kept, before the seal) looked at so far for `lane`. */
       let k = 0;
       while (!this.#sealed) {
         this.#checkDropped();
@@ -441,10 +484,10 @@ export class ResultStore {
           continue;
         }
         const segments = this.#segments;
-        while (k < segments.length && segments[k]!.lane !== 0) k++;
+        while (k < segments.length && segments[k]!.lane !== lane) k++;
         if (k < segments.length) {
           const segment = segments[k++]!;
-          // Lane 0's segments come in order after the first items: it begins at `at`.
+          // The lane's segments come in order after the items given: it begins at `at`.
           const placed = { ...segment, first: at };
           // A spilled segment is read once its write (queued before now) is done.
           if (!segment.bytes) await this.#serial(() => Promise.resolve());
@@ -460,6 +503,12 @@ export class ResultStore {
             () => this.#checkDropped(),
           );
           at += segment.count;
+          continue;
+        }
+        if (this.#endedLanes.has(lane)) {
+          // Every segment of this lane was given (it was kept before the lane was told ended).
+          lane++;
+          k = 0;
           continue;
         }
         if (over) {

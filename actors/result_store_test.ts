@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ResultDroppedError, ResultStore, type StoredItem } from "./result_store.ts";
-import { IpAddr, IpNet, QueryError, Timestamp } from "../engine/mod.ts";
+import { IpAddr, IpNet, QueryError, RenderedRows, Timestamp } from "../engine/mod.ts";
 import { smallDisk } from "../tests/support/small_disk.ts";
 import { ResultQuota } from "./result_quota.ts";
 
@@ -417,3 +417,76 @@ Deno.test("ResultStore spills what the server's pool for results has no room for
   await third.drop();
   await Deno.remove(dir, { recursive: true });
 });
+
+/** Waits (polling) until `done()` holds; fails naming `what` after 30 s. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (const start = Date.now(); !done();) {
+    if (Date.now() - start > 30_000) throw new Error(`never: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+Deno.test("ResultStore's follower goes on lane after lane as each is told ended, before the seal, in the final order", async () => {
+  const frame = { separator: "\n", before: "", after: "" };
+  for (const memoryBytes of [1 << 30, 4096]) {
+    const dir = await Deno.makeTempDir();
+    const store = new ResultStore("qf", { memoryBytes, spillDir: dir });
+    const lanes = [0, 1, 2].map((lane) =>
+      Array.from({ length: 3 }, (_, b) =>
+        Array.from(
+          { length: b === 0 && lane === 0 ? 10 : 2000 },
+          (_, i) => `{"lane":${lane},"b":${b},"i":${i},"pad":"${"ü".repeat(i % 40)}"}`,
+        ))
+    );
+    const add = async (lane: number, b: number) => {
+      const [bytes, ends] = rendered(lanes[lane]![b]!.map((t) => frame.separator + t));
+      await store.appendRendered(bytes, ends, frame, lane);
+    };
+    const { promise: ended, resolve: end } = Promise.withResolvers<void>();
+    const got: StoredItem[] = [];
+    const following = (async () => {
+      for await (const part of store.follow(ended)) {
+        got.push(...(part instanceof RenderedRows ? decodeParts(part) : part));
+      }
+    })();
+    // Lane 1 whole and told ended first, and a batch of lane 2: neither may come before lane 0.
+    for (const b of [0, 1, 2]) await add(1, b);
+    await store.endLane(1);
+    await add(2, 0);
+    for (const b of [0, 1, 2]) await add(0, b);
+    const zeroAndOne = [...lanes[0]!.flat(), ...lanes[1]!.flat()];
+    await store.endLane(0);
+    await until(() => got.length >= zeroAndOne.length, "lanes 0 and 1 followed");
+    assert.equal(store.sealed, false);
+    assert.deepEqual(got, zeroAndOne);
+    // Placed for a GET while it runs: lanes 0 and 1, then lane 2's batch in its open run.
+    const placedNow = [...zeroAndOne, ...lanes[2]![0]!];
+    assert.equal(store.placed, placedNow.length);
+    assert.deepEqual(await placedItems(store), placedNow);
+    assert.deepEqual(await placedItems(store, 2000, 5000), placedNow.slice(2000, 5001));
+    for (const b of [1, 2]) await add(2, b);
+    await store.endLane(2);
+    const texts = lanes.flat(2);
+    await until(() => got.length >= texts.length, "lane 2 followed");
+    assert.equal(store.sealed, false);
+    assert.deepEqual(got, texts);
+    await store.seal();
+    end();
+    await following;
+    assert.deepEqual(got, texts, "nothing more after the seal");
+    await store.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The texts of a part of rendered rows (their frame's separator left out). */
+function decodeParts(part: RenderedRows): string[] {
+  const decoder = new TextDecoder();
+  const out: string[] = [];
+  let start = 0;
+  for (const end of part.ends) {
+    out.push(decoder.decode(part.bytes.subarray(start, end)).replace(/^\n/, ""));
+    start = end;
+  }
+  return out;
+}

@@ -42,6 +42,8 @@ export interface ScanWorkerOptions {
   readonly nice?: number;
   /** Inputs smaller than this per worker are read in the query's own thread. */
   readonly minShareBytes?: number;
+  /** ScanWorkers.laneBytes (`query.laneBytes`). */
+  readonly laneBytes?: number;
   /** Idle workers kept for the next query (default `count`); `warm` starts them at once. */
   readonly idle?: number;
   readonly warm?: boolean;
@@ -88,6 +90,7 @@ export function createScanWorkers(
   return {
     count: options.count,
     minShareBytes: options.minShareBytes ?? 8 << 20,
+    ...(options.laneBytes === undefined ? {} : { laneBytes: options.laneBytes }),
     start(task, listen) {
       const worker = idle.pop() ?? spawn();
       let ended = false;

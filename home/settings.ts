@@ -185,6 +185,11 @@ export const SETTINGS = {
     "true",
     "a worker rendering a result whose turn has not come writes ahead to a file, not waiting",
   ),
+  "query.laneBytes": setting(
+    byteSize,
+    "32 MiB",
+    "a result rendered by the scan workers (a text format fixed at POST) is read in shares of about this much input, a worker's worth at a time, so a streamed answer sends the first shares whole while the later ones are read; smaller streams sooner, for a task started per share",
+  ),
   "query.workerNice": setting(
     integer(0, 19),
     "10",

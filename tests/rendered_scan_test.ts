@@ -258,3 +258,57 @@ Deno.test("with lanes, every share's batches come as made, each with its share: 
     pool.close();
   }
 });
+
+Deno.test("with lanes, a scan is cut finer than its workers (laneBytes), run a worker's worth at a time: each lane ended once, after its rows", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(20000));
+  await home.write("/shared/r/b.log", log(7000));
+  const pool = createScanWorkers({ count: 2, dataDir: home.tree.root, grants: () => [] });
+  let running = 0;
+  let most = 0;
+  let started = 0;
+  const workers: ScanWorkers = {
+    count: pool.count,
+    minShareBytes: 1,
+    laneBytes: 64 << 10,
+    start(task, listen) {
+      started++;
+      most = Math.max(most, ++running);
+      let last = false;
+      return pool.start(task, (m) => {
+        if (!last && (m.kind === "done" || m.kind === "failed")) {
+          last = true;
+          running--;
+        }
+        listen(m);
+      });
+    },
+  };
+  try {
+    const { one, write, run } = await renderedRuns(home, workers, "/shared/r/*.log", true);
+    const byLane: string[][] = [];
+    const ended = new Set<number>();
+    for await (const part of run.parts!) {
+      assert.ok(part instanceof RenderedRows && part.lane !== undefined);
+      assert.ok(!ended.has(part.lane), `lane ${part.lane}: rows or an end after its end`);
+      if (part.laneEnds) {
+        assert.equal(part.count, 0);
+        ended.add(part.lane);
+        continue;
+      }
+      let start = 0;
+      for (const end of part.ends) {
+        (byLane[part.lane] ??= []).push(decoder.decode(part.bytes.subarray(start, end)));
+        start = end;
+      }
+    }
+    assert.ok(started >= 8, `${started} shares for 2 workers`);
+    assert.equal(most, 2, "at most a share per worker at once");
+    assert.equal(ended.size, started, "every lane ended once");
+    const texts = byLane.flatMap((l) => l ?? []);
+    assert.equal(texts.length, one.rows.length);
+    one.rows.forEach((row, i) => assert.equal(texts[i], write(row), `row ${i}`));
+  } finally {
+    pool.close();
+  }
+});

@@ -165,6 +165,11 @@ export interface ScanWorkers {
   /** Bytes below which a share is not worth a worker of its own. */
   readonly minShareBytes: number;
   /**
+   * About the input of one share when a scan's rows are rendered and placed by their lane
+   * (engine/exec/parallel/parallel_aggregate.ts, `laneShares`): LANE_BYTES by default.
+   */
+  readonly laneBytes?: number;
+  /**
    * Bytes above which a scan runs in a worker even as one share (ISOLATE_BYTES by default): in
    * the query's own thread, which answers every request, a costly filter would hold them up.
    */

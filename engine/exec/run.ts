@@ -256,7 +256,7 @@ export function runPlan(plan: CompiledPlan, options: ExecuteOptions): QueryRun {
         checkCancelled(ctx.signal);
         if (batch instanceof RenderedRows) {
           if (ctx.stats) ctx.stats.rowsOut += batch.count;
-          if (batch.count > 0) yield batch;
+          if (batch.count > 0 || batch.laneEnds) yield batch;
           await ctx.slicer!.check();
           continue;
         }

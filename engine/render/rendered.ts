@@ -61,7 +61,9 @@ export interface RenderTask extends RenderRequest {
 /**
  * A batch of rendered rows: `bytes` holds them back to back, row i ends at `ends[i]` (byte
  * offsets into `bytes`); with a `frame`, each row with its frame around it (RowFrame). `lane`:
- * the share of the scan it comes from, when batches come in any order (RenderRequest.lanes).
+ * the share of the scan it comes from, when batches come in any order (RenderRequest.lanes);
+ * `laneEnds`: its lane has no rows after these (the consumer may place the lane for good:
+ * ResultStore.endLane), as an empty batch when the share is done.
  */
 export class RenderedRows {
   constructor(
@@ -69,7 +71,13 @@ export class RenderedRows {
     readonly ends: Uint32Array,
     readonly frame?: RowFrame,
     readonly lane?: number,
+    readonly laneEnds = false,
   ) {}
+
+  /** The empty batch that tells that `lane` has every row (see `laneEnds`). */
+  static laneEnd(lane: number): RenderedRows {
+    return new RenderedRows(new Uint8Array(0), new Uint32Array(0), undefined, lane, true);
+  }
 
   get count(): number {
     return this.ends.length;

@@ -1,7 +1,8 @@
 /**
  * Wide results rendered by the scan workers (engine/render/rendered.ts) and stored as bytes
  * (ResultStore.appendRendered): through the API, every text format gives the same body on two
- * workers as on one thread, whole or by item ranges, kept in memory or spilled to disk.
+ * workers as on one thread, whole or by item ranges, kept in memory or spilled to disk, and cut
+ * into many lanes (`query.laneBytes`).
  */
 
 import assert from "node:assert/strict";
@@ -69,15 +70,22 @@ async function bodies(s: TestServer): Promise<string[]> {
 Deno.test("a wide result rendered by two workers is one thread's, in every text format", async () => {
   const text = log();
   const results: string[][] = [];
+  const runs: Record<string, string>[] = [];
   for (const workers of ["1", "2"]) {
     for (const memory of ["64 MiB", "256 KiB"]) {
-      await using s = await startTestServer({
-        "query.workers": workers,
-        "query.resultMemoryBytes": memory,
-      });
-      await s.write("/shared/wide.log", text);
-      results.push(await bodies(s));
+      runs.push({ "query.workers": workers, "query.resultMemoryBytes": memory });
     }
+  }
+  // Cut into a dozen lanes, two at a time: the answers follow lane after lane as each ends.
+  runs.push({
+    "query.workers": "2",
+    "query.resultMemoryBytes": "256 KiB",
+    "query.laneBytes": "1 MiB",
+  });
+  for (const settings of runs) {
+    await using s = await startTestServer(settings);
+    await s.write("/shared/wide.log", text);
+    results.push(await bodies(s));
   }
   const [one] = results;
   // Sanity: every row is there, nulls and non-ASCII text included.

@@ -8,3 +8,7 @@ run results-joined-any-start actors/result_read.ts 's/end + 1 < segments.length 
 run results-joined-not-adjacent actors/result_read.ts 's/b.offset === a.offset + a.length \&\& sameFrame/b.offset >= a.offset \&\& sameFrame/' actors/result_store_test.ts actors/result_store_pins_test.ts
 run result-pool-ignored actors/result_store.ts 's/return this\.options\.account?\.keep?\.(bytes) ?? true;/return true;/' actors/result_store_test.ts tests/api/result_limits_test.ts
 run result-pool-not-given-back actors/result_quota.ts 's/this\.#inMemory -= kept;//' actors/result_quota_test.ts actors/result_store_test.ts tests/api/result_limits_test.ts
+run results-follow-stays-on-lane actors/result_store.ts 's/if (this\.#endedLanes\.has(lane)) {/if (this.#endedLanes.has(-1)) {/' actors/result_store_test.ts
+run results-follow-lane-skips-ahead actors/result_store.ts 's/while (k < segments\.length \&\& segments\[k\]!\.lane !== lane) k++;/while (k < segments.length \&\& segments[k]!.lane < lane) k++;/' actors/result_store_test.ts
+run results-end-lane-keeps-run actors/result_store.ts 's/const kept = this\.#flushRun(lane);/const kept = undefined;/' actors/result_store_test.ts
+run results-placed-lane-zero-only actors/result_store.ts 's/while (this\.#endedLanes\.has(lane)) lane++;/while (this.#endedLanes.has(lane - 1)) lane++;/' actors/result_store_test.ts

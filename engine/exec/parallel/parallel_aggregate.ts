@@ -77,7 +77,15 @@ async function split(
     lines: f.openAt !== undefined && f.size > workers.minShareBytes &&
       await scan.lines(f, ctx.signal).catch(() => false),
   })));
-  const shares = splitShares(shareable, workers.count, workers.minShareBytes);
+  // Rendered rows placed by their lane (RenderRequest.lanes) are cut finer than a share per
+  // worker and run a worker's worth at a time: the first lanes are then whole, and sent, while
+  // the later ones are still read, so a streamed answer keeps pace with the scan.
+  const lanes = parallel.render?.task.lanes === true && workers === parallel.workers;
+  const shares = splitShares(
+    shareable,
+    lanes ? laneShares(total, workers.count, workers.laneBytes) : workers.count,
+    workers.minShareBytes,
+  );
   // One share of a larger input still goes to a worker: the scan then runs apart from the
   // thread that answers every request (a catastrophic pattern there would hold them all up).
   const isolate = workers.isolateBytes ?? ISOLATE_BYTES;
@@ -86,6 +94,19 @@ async function split(
   // Counted here, once: a file cut into ranges is opened by several workers.
   if (ctx.stats) ctx.stats.filesRead += files.length;
   return { workers, shares, files, scan } satisfies Split;
+}
+
+/** About the input of one lane when rendered rows are placed by lanes (`laneShares`). */
+export const LANE_BYTES = 32 << 20;
+
+/**
+ * How many shares a rendered scan of `bytes` is cut into for `workers` workers: about one per
+ * `laneBytes`, a multiple of the workers (each takes the next share when done with one), and
+ * at most 16 per worker (each share starts a task: a few milliseconds).
+ */
+export function laneShares(bytes: number, workers: number, laneBytes = LANE_BYTES): number {
+  const rounds = Math.min(16, Math.max(1, Math.ceil(bytes / Math.max(1, laneBytes) / workers)));
+  return rounds * workers;
 }
 
 /**
@@ -119,7 +140,11 @@ export async function parallelRows(
   return "here" in shares ? shares : { rows: mergeRows(number, shares, ctx, parallel) };
 }
 
-/** Workers running the shares of one node, their messages sorted out per share. */
+/**
+ * Workers running the shares of one node, their messages sorted out per share. At most
+ * `workers.count` run at once: a share starts when one before it has posted its last message,
+ * in the order of the shares.
+ */
 class ShareRun {
   readonly handles: ShareHandle[] = [];
   readonly tallies: SkipTally[][];
@@ -148,19 +173,30 @@ class ShareRun {
     this.done = shares.map(() => false);
     this.groups = shares.map(() => undefined);
     ctx.signal.addEventListener("abort", this.#stop, { once: true });
-    const limits = shareLimits(parallel.limits, shares.length);
-    shares.forEach((share, k) => {
+    const running = Math.min(shares.length, split.workers.count);
+    const limits = shareLimits(parallel.limits, running);
+    this.#startShare = (k: number) => {
       this.handles.push(split.workers.start({
         query: parallel.query,
         now: parallel.now,
         node: number,
         part: parallel.parts[number]!,
-        shares: share,
+        shares: shares[k]!,
         limits,
         ...(parallel.render ? { render: parallel.render.task } : {}),
         ...(ctx.cache ? { cache: ctx.cache.config } : {}),
       }, (m) => this.#hear(k, m)));
-    });
+    };
+    for (let k = 0; k < running; k++) this.#startShare(k);
+  }
+
+  readonly #startShare: (k: number) => void;
+  #stopped = false;
+
+  /** Starts the next share not started, if any: one has posted its last message. */
+  #startNext(): void {
+    const k = this.handles.length;
+    if (!this.#stopped && this.failure === undefined && k < this.done.length) this.#startShare(k);
   }
 
   #hear(k: number, m: ShareMessage): void {
@@ -192,6 +228,7 @@ class ShareRun {
       case "groups":
         this.groups[k] = m.groups;
         this.done[k] = true;
+        this.#startNext();
         break;
       case "rendered":
         this.queues[k]!.push(new RenderedRows(m.bytes, m.ends, undefined, k));
@@ -199,6 +236,7 @@ class ShareRun {
       case "done":
         this.done[k] = true;
         if (m.nulls) this.nulls.push(m.nulls);
+        this.#startNext();
         break;
       case "failed":
         this.failure ??= "diagnostic" in m ? new QueryError(m.diagnostic) : new Error(m.message);
@@ -220,6 +258,7 @@ class ShareRun {
   }
 
   stop(): void {
+    this.#stopped = true;
     for (const h of this.handles) h.stop();
   }
 
@@ -273,19 +312,27 @@ async function* mergeRows(
     if (parallel.render?.task.lanes) {
       // The consumer places each batch by its lane: every share's batches are taken as they
       // come, so that no share waits for the ones before it (its credits come back at once).
+      // A lane whose share is done and whose rows were all taken is told ended once.
       const { queues, done } = run;
+      const ended = queues.map(() => false);
       for (;;) {
         run.check();
         let took = false;
         for (let k = 0; k < queues.length; k++) {
           const batch = queues[k]!.shift();
-          if (batch === undefined) continue;
+          if (batch === undefined) {
+            if (done[k] && !ended[k]) {
+              ended[k] = took = true;
+              yield RenderedRows.laneEnd(k);
+            }
+            continue;
+          }
           took = true;
           run.handles[k]!.credit();
           yield batch;
         }
         if (took) continue;
-        if (done.every((d, k) => d && queues[k]!.length === 0)) break;
+        if (ended.every((e) => e)) break;
         await run.next();
       }
     }
