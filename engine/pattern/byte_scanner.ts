@@ -21,13 +21,14 @@
 
 import type { Row, Value } from "../values/values.ts";
 import { IpAddr, Timestamp } from "../values/values.ts";
+import { httpDateBytesMs } from "../values/time_parse.ts";
 import type { MatcherName, PatternElement } from "./pattern_ast.ts";
 import type { PushedFilter } from "../plan/plan.ts";
 import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
 import { type DirectGroups, SMALL_INTS } from "../plan/context.ts";
 import { generatedFunction } from "../values/generated_code.ts";
-import { ShortStrings } from "../values/short_strings.ts";
+import { asciiText, ShortStrings } from "../values/short_strings.ts";
 
 export interface ByteScanner {
   /**
@@ -324,7 +325,10 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
         value = `n${k} < 0 ? null : new IpAddr(4, n${k})`;
         break;
       default:
-        value = converters[k] === identity
+        // HTTPDATE straight from its bytes (no text made); other texts through their reader.
+        value = times.has(k)
+          ? `D[${k}](b, s${k})`
+          : converters[k] === identity
           ? `T[${k}](b, s${k}, e${k})`
           : `c${k}(T[${k}](b, s${k}, e${k}))`;
     }
@@ -424,6 +428,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
     "direct",
     "sink",
     "T",
+    "D",
     ...converters.map((_, k) => `c${k}`),
   ], source);
   const scan = make(
@@ -438,6 +443,7 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
     direct,
     sink,
     needed.map(() => fieldText()),
+    needed.map((_, k) => times.has(k) ? httpDateReader() : null),
     ...converters,
   ) as (
     b: Uint8Array,
@@ -757,6 +763,25 @@ function integer(
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
+/**
+ * HTTPDATE's timestamps read from the bytes its matcher checked (httpDateBytesMs, parseHttpDate
+ * on bytes): the same Timestamp as the line before while the time is the same, as the text's
+ * converter gives.
+ */
+function httpDateReader(): (b: Uint8Array, at: number) => Timestamp | null {
+  let lastMs = NaN;
+  let last: Timestamp | null = null;
+  return (b, at) => {
+    const ms = httpDateBytesMs(b, at);
+    if (ms === null) return null;
+    if (ms !== lastMs) {
+      lastMs = ms;
+      last = new Timestamp(ms);
+    }
+    return last;
+  };
+}
+
 /** Lookups after which a field whose texts seldom recur stops looking them up. */
 const TEXT_TRIAL = 1024;
 
@@ -790,9 +815,7 @@ function textOf(b: Uint8Array, start: number, end: number): string {
         break;
       }
     }
-    if (ascii) {
-      return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
-    }
+    if (ascii) return asciiText(b, start, end);
   }
   return decoder.decode(b.subarray(start, end));
 }

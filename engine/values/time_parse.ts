@@ -174,6 +174,72 @@ export function monthAt(text: string, i: number): number {
   return -1;
 }
 
+/**
+ * parseHttpDate over the 26 bytes at `i` of `b`, whose shape the caller checked: digits,
+ * letters and a sign where `dd/aaa/dddd:dd:dd:dd sdddd` has them (PARSE's byte scanner). No text
+ * is made: a scan reads a time of this form on every line of an access log.
+ */
+export function httpDateBytesMs(b: Uint8Array, i: number): number | null {
+  const two = (k: number) => (b[i + k]! - 48) * 10 + b[i + k + 1]! - 48;
+  const day = two(0);
+  const month = monthOfBytes(b[i + 3]!, b[i + 4]!, b[i + 5]!);
+  const year = two(7) * 100 + two(9);
+  const hour = two(12);
+  const minute = two(15);
+  const second = two(18);
+  const offsetHours = two(22);
+  const offsetMinutes = two(24);
+  if (
+    month < 0 || hour > 23 || minute > 59 || second > 60 || offsetHours > 23 ||
+    offsetMinutes > 59
+  ) return null;
+  // The lines of a log share their day: its number is the one of the call before.
+  const dayKey = (year * 16 + month) * 100 + day;
+  if (dayKey !== lastDay.key) {
+    if (!validDate(year, month, day)) return null;
+    lastDay.key = dayKey;
+    lastDay.days = daysFromCivil(year, month, day);
+  }
+  const offset = (b[i + 21] === 0x2d ? -1 : 1) * (offsetHours * HOUR + offsetMinutes * MINUTE);
+  return lastDay.days * DAY + hour * HOUR + minute * MINUTE + Math.min(second, 59) * 1000 -
+    offset;
+}
+
+/** The valid day httpDateBytesMs read last: its key (year, month, day) and days since 1970. */
+const lastDay = { key: -1, days: 0 };
+
+/** monthAt of three bytes (any case), or -1. */
+function monthOfBytes(a: number, b: number, c: number): number {
+  switch (((a | 32) << 16) | ((b | 32) << 8) | (c | 32)) {
+    case 0x6a616e: // jan
+      return 1;
+    case 0x666562:
+      return 2;
+    case 0x6d6172:
+      return 3;
+    case 0x617072:
+      return 4;
+    case 0x6d6179:
+      return 5;
+    case 0x6a756e:
+      return 6;
+    case 0x6a756c:
+      return 7;
+    case 0x617567:
+      return 8;
+    case 0x736570:
+      return 9;
+    case 0x6f6374:
+      return 10;
+    case 0x6e6f76:
+      return 11;
+    case 0x646563:
+      return 12;
+    default:
+      return -1;
+  }
+}
+
 /** Parses the access-log form `10/Oct/2024:13:55:36 +0000`. Returns epoch ms or null. */
 export function parseHttpDate(text: string): number | null {
   if (text.length !== 26 || text[2] !== "/" || text[6] !== "/" || text[11] !== ":") return null;

@@ -13,3 +13,9 @@ run 10 connectors/cloudapi/hour_store.ts 's/for (const r of \[\.\.\.stored, \.\.
 run 11 engine/pattern/byte_scanner.ts 's/value <= 2147483647/value < 2147483647/' engine/pattern/byte_scanner_test.ts
 run 12 engine/pattern/compile_pattern.ts 's/nullable || el\.optional || spec\.canFail/nullable || spec.canFail/' engine/pattern/compile_pattern_test.ts
 run 13 engine/pattern/compile_pattern.ts 's/return `(?:${dashIsAbsent ? `${source}|-` : source}|)`;/return `(?:${dashIsAbsent ? `-|${source}` : source}|)`;/' engine/pattern/compile_pattern_test.ts
+run http-date-day-kept engine/values/time_parse.ts 's/  if (dayKey !== lastDay\.key) {/  if (lastDay.key < 0) {/' engine/values/http_date_bytes_test.ts
+run http-date-invalid-day-kept engine/values/time_parse.ts 's/    if (!validDate(year, month, day)) return null;/    if (!validDate(year, month, day)) return lastDay.days * DAY;/' engine/values/http_date_bytes_test.ts
+run http-date-offset-sign engine/values/time_parse.ts 's/(b\[i + 21\] === 0x2d ? -1 : 1)/(b[i + 21] === 0x2b ? -1 : 1)/' engine/values/http_date_bytes_test.ts
+run http-date-month engine/values/time_parse.ts 's/    case 0x736570:/    case 0x736571:/' engine/values/http_date_bytes_test.ts
+run byte-scanner-date-shifted engine/pattern/byte_scanner.ts 's/? `D\[${k}\](b, s${k})`/? `D[${k}](b, s${k} + 1)`/' engine/pattern/byte_scanner_test.ts engine/exec/parse_source_test.ts
+run byte-scanner-date-timestamp-kept engine/pattern/byte_scanner.ts 's/    if (ms !== lastMs) {/    if (last === null) {/' engine/pattern/byte_scanner_test.ts engine/exec/parse_source_test.ts
