@@ -1,6 +1,7 @@
 /**
  * The query's side of the parts of a plan that run in workers. It lists the source's files once,
- * splits them into shares (shares.ts) and starts a worker per share. For a parallel aggregate it
+ * splits them into shares (shares.ts) and starts a worker per share, at most `workers.count` at
+ * once (a rendered root is cut finer than that: `laneShares`). For a parallel aggregate it
  * merges their partial groups in the order of the shares, so that the result is the one of a
  * single pass (groups in order of first appearance, each with its first row); for a row
  * pipeline it hands out the rows of share 0, then those of share 1..., each worker at most

@@ -1,8 +1,9 @@
 /**
  * Splitting a scan among workers: the files of a source, in their order, are cut into as many
- * contiguous shares as there are workers, of about equal bytes. A file that can be read from
- * any offset (`FileEntry.openAt`) and holds one record per line is cut into byte ranges; the
- * others go whole to one share. Worker k reads share k, so the shares taken in order are the
+ * contiguous shares as asked (one per worker, or more for a rendered root: parallel_aggregate.ts,
+ * `laneShares`), of about equal bytes. A file that can be read from any offset
+ * (`FileEntry.openAt`) and holds one record per line is cut into byte ranges; the others go whole
+ * to one share. Share k is the k-th piece of the input, so the shares taken in order are the
  * whole input in its order.
  *
  * A range [start, end) owns the lines that START in it: its reader skips the line cut at
@@ -24,8 +25,8 @@ export interface ShareableFile {
 }
 
 /**
- * At most `workers` shares of about equal bytes, none smaller than `minBytes` (unless it holds
- * the last file or a whole file); an empty list for no files.
+ * At most `workers` shares (the count asked) of about equal bytes, none smaller than `minBytes`
+ * (unless it holds the last file or a whole file); an empty list for no files.
  */
 export function splitShares(
   files: readonly ShareableFile[],
