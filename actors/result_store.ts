@@ -145,8 +145,7 @@ export class ResultStore {
     this.#laneZero += items.length;
     this.#wake();
     // Every write is handed back, so that a failed one is heard (and never unhandled).
-    if (writes.length === 0) return Promise.resolve();
-    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
+    return written(writes);
   }
 
   /**
@@ -204,8 +203,7 @@ export class ResultStore {
     this.#count += n;
     if (lane === 0) this.#laneZero += n;
     this.#wake();
-    if (writes.length === 0) return Promise.resolve();
-    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
+    return written(writes);
   }
 
   /**
@@ -225,8 +223,7 @@ export class ResultStore {
     if (kept) writes.push(kept);
     this.#endedLanes.add(lane);
     this.#wake();
-    if (writes.length === 0) return Promise.resolve();
-    return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
+    return written(writes);
   }
 
   /**
@@ -748,4 +745,10 @@ export async function sweepSpillFiles(spillDir: string): Promise<number> {
     // No folder yet: nothing to sweep.
   }
   return removed;
+}
+
+/** Settles when every one of `writes` has (at once for none), failing with the first that fails. */
+function written(writes: readonly Promise<void>[]): Promise<void> {
+  if (writes.length === 0) return Promise.resolve();
+  return writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {});
 }

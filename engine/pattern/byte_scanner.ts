@@ -442,7 +442,8 @@ return ${filter !== undefined && !filtered ? "keep(row) ? row : null" : "row"};`
     filter?.keep,
     direct,
     sink,
-    needed.map(() => fieldText()),
+    // A time is read from its bytes (D), any other text through its field's reader (T).
+    needed.map((_, k) => times.has(k) ? null : fieldText()),
     needed.map((_, k) => times.has(k) ? httpDateReader() : null),
     ...converters,
   ) as (
