@@ -312,3 +312,85 @@ Deno.test("with lanes, a scan is cut finer than its workers (laneBytes), run a w
     pool.close();
   }
 });
+
+/** The rows of `script` rendered as `format` asks (in the query's thread or on workers). */
+async function renderedTexts(
+  home: Awaited<ReturnType<typeof engineHome>>,
+  script: string,
+  overrides: Parameters<typeof home.context>[0],
+  format: RowTextFormat,
+  options: RenderOptions,
+) {
+  const compiled = await compile({ text: script }, home.context(overrides));
+  assert.ok(compiled.ok);
+  const warnings: Warning[] = [];
+  const run = execute(compiled.plan, {
+    signal: new AbortController().signal,
+    onWarning: (w) => warnings.push(w),
+    render: { format, options },
+  });
+  const texts: string[] = [];
+  for await (const part of run.parts!) {
+    assert.ok(part instanceof RenderedRows, "every batch comes rendered");
+    let start = 0;
+    for (const end of part.ends) {
+      texts.push(decoder.decode(part.bytes.subarray(start, end)));
+      start = end;
+    }
+  }
+  return { texts, warnings, schema: run.schema() };
+}
+
+Deno.test("a result of the source's fields is written from its columns: one thread's rows, with and without the cache, on workers or not", async () => {
+  await using home = await engineHome();
+  await home.write("/shared/r/a.log", log(4000));
+  await home.write("/shared/r/b.log", log(1500));
+  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
+  const workers = { ...pool, minShareBytes: 1 };
+  const columnCache = { dir: `${home.dir}/cache`, maxBytes: 1 << 30, blockBytes: 8192 };
+  const src = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')`;
+  try {
+    const scripts = [
+      `${src} | select(time, ip, status, bytes, path, agent)`,
+      // Renamed, in another order, a field twice, a field the pattern has not: still fields.
+      `${src} | select(agent as a, time, ip as client, time as t2)`,
+      // A pushed filter: picked from a cached block's columns, rows without the cache.
+      `${src} | filter(status = 201 and bytes > 1000) | select(path, bytes, time)`,
+    ];
+    const modes: [string, Parameters<typeof home.context>[0]][] = [
+      ["one thread", {}],
+      ["workers", { scanWorkers: workers }],
+      ["cache, one thread (fill)", { columnCache }],
+      ["cache, one thread (warm)", { columnCache }],
+      ["cache, workers (fill)", {
+        columnCache: { ...columnCache, dir: `${home.dir}/cache2` },
+        scanWorkers: workers,
+      }],
+      ["cache, workers (warm)", {
+        columnCache: { ...columnCache, dir: `${home.dir}/cache2` },
+        scanWorkers: workers,
+      }],
+    ];
+    const formats: [RowTextFormat, RenderOptions, Parameters<typeof formatSpec>[0]][] = [
+      ["json", { timeZone: "Europe/Berlin" }, "application/x-ndjson"],
+      ["csv", { timeZone: "UTC", timestampFormat: "dd/MMM/yyyy HH:mm:ss Z" }, "application/csv"],
+    ];
+    for (const script of scripts) {
+      const one = await home.run(script);
+      assert.ok(one.rows.length > 100, `${one.rows.length} rows: ${script}`);
+      for (const [format, options, type] of formats) {
+        const write = rowWriterOf(formatSpec(type))(one.schema.map((f) => f.name), options);
+        const want = one.rows.map((row) => write(row));
+        for (const [mode, overrides] of modes) {
+          const got = await renderedTexts(home, script, overrides, format, options);
+          assert.equal(got.texts.length, want.length, `${mode}, ${format}: ${script}`);
+          got.texts.forEach((t, i) => assert.equal(t, want[i], `${mode}, ${format}, row ${i}`));
+          assert.deepEqual(got.schema, one.schema, `schema (nulls seen), ${mode}`);
+          assert.deepEqual(got.warnings, one.warnings, `warnings, ${mode}`);
+        }
+      }
+    }
+  } finally {
+    pool.close();
+  }
+});

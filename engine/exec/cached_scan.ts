@@ -31,13 +31,14 @@ import {
   BATCH_ROWS,
   type BatchStream,
   checkCancelled,
+  type DirectRender,
   type ExecContext,
   expectFiles,
   newQueryStats,
   ProgressMeter,
 } from "../plan/context.ts";
 import type { SkipTally } from "../plan/skip_tally.ts";
-import { ColumnCache } from "../fs/column_cache.ts";
+import { type CachedBlockFile, ColumnCache } from "../fs/column_cache.ts";
 import {
   type BlockMeta,
   CorruptBlock,
@@ -47,7 +48,9 @@ import {
   encodeColumns,
   SAMPLE_BYTES,
 } from "../fs/column_block.ts";
-import { ColumnSink } from "../pattern/byte_scanner.ts";
+import { ColumnSink, sinkVectors } from "../pattern/byte_scanner.ts";
+import type { ColumnVectors } from "../render/render_bytes.ts";
+import { CACHE_BLOCK_BYTES } from "../contracts/column_cache.ts";
 import { rangeEntry } from "./parallel/shares.ts";
 import { crc32 } from "node:zlib";
 import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
@@ -71,6 +74,11 @@ export interface CachedRead {
     readonly names: readonly string[];
     readonly raw: (files: readonly FileEntry[], ctx: ExecContext, sink: ColumnSink) => BatchStream;
   } | undefined;
+  /**
+   * Nothing between the reader and its consumer reads its rows (PARSE's): a result rendered
+   * right above may have them written from a block's columns (ExecContext.rendered).
+   */
+  readonly written?: boolean;
   /** The pushed filter: only the rows it keeps are handed out. */
   readonly keep?: ((row: Row) => boolean) | undefined;
   /** The fields `keep` reads: a cached block gives it a row of just those. */
@@ -86,14 +94,18 @@ export interface CachedRead {
   readonly zone?: ZoneTest | null | undefined;
 }
 
-/** The rows of `files` through the cache of `ctx` (read raw when it has none). */
+/**
+ * The rows of `files` through the cache of `ctx`. Without a cache they are read raw, or, for a
+ * result rendered from columns right above (ExecContext.rendered) and no filter, read into
+ * columns block by block as a fill does and written from those, never cached.
+ */
 export async function* cachedScan(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   read: CachedRead,
   ctx: ExecContext,
 ): BatchStream {
-  const cache = ctx.cache;
-  if (!cache) {
+  const cache = ctx.cache ?? null;
+  if (!cache && !(read.written && read.columns && ctx.rendered && !read.keep)) {
     yield* filtered(read.raw([...await collect(files)], ctx), read.keep);
     return;
   }
@@ -178,7 +190,7 @@ async function* fileRows(
   entry: FileEntry,
   read: CachedRead,
   ctx: ExecContext,
-  cache: ColumnCache,
+  cache: ColumnCache | null,
   state: ScanState,
 ): BatchStream {
   const base = entry.range?.file ?? entry;
@@ -188,8 +200,8 @@ async function* fileRows(
   // cloud hour, a JSON array, records across lines) not too large is one block, whole.
   const byLines = base.identity !== undefined && base.openAt !== undefined &&
     await read.lines(base, ctx.signal).catch(() => false);
-  const whole = !byLines && base.identity !== undefined && entry.range === undefined &&
-    base.size <= WHOLE_FILE_BYTES;
+  const whole = !byLines && cache !== null && base.identity !== undefined &&
+    entry.range === undefined && base.size <= WHOLE_FILE_BYTES;
   if (!byLines && !whole) {
     // Read as before, its rows streamed (a file of any size); only its tally is taken.
     const sub = subContext(ctx, true);
@@ -200,17 +212,18 @@ async function* fileRows(
     return;
   }
   const key = ColumnCache.key([read.spec, read.fields, base.uri]);
-  let blocks = await cache.blocks(key);
+  let blocks = cache ? await cache.blocks(key) : new Map<number, CachedBlockFile[]>();
   // In the server's thread (a slicer), smaller blocks: each is made and decoded in one go.
   const step = whole
     ? Infinity
     : ctx.slicer
-    ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
-    : cache.blockBytes;
+    ? Math.min(cache?.blockBytes ?? CACHE_BLOCK_BYTES, IN_THREAD_BLOCK_BYTES)
+    : cache?.blockBytes ?? CACHE_BLOCK_BYTES;
   const stats = ctx.stats;
-  // Under a grouping, the reader puts its records into columns as it reads them (below): one
-  // sink for all the blocks of the file, emptied for each.
-  const sink: ColumnSink | undefined = read.columns && ctx.direct && !whole
+  // Under a grouping or a result rendered from columns, the reader puts its records into
+  // columns as it reads them (below): one sink for all the blocks of the file, emptied for each.
+  const render = read.written ? ctx.rendered : undefined;
+  const sink: ColumnSink | undefined = read.columns && (ctx.direct || render) && !whole
     ? new ColumnSink(read.columns.names.length)
     : undefined;
   // JSON lines name their line from the entry's start: "\n" in [first, countedTo) of the file,
@@ -241,7 +254,7 @@ async function* fileRows(
   // block they rule out is skipped having read only that; the others are then read whole. The next block is
   // read so while this one's rows are made (at most one ahead).
   type Loaded = { head: Promise<BlockMeta | null>; body: Promise<DecodedBlock | null> };
-  const load = (path: string): Loaded => {
+  const load = (cache: ColumnCache, path: string): Loaded => {
     // Without zone maps to test, every block is read whole: its header from those bytes.
     let head: Promise<BlockMeta | null>;
     let body: Promise<DecodedBlock | null>;
@@ -260,8 +273,8 @@ async function* fileRows(
     return { head, body };
   };
   let ahead: { path: string; loaded: Loaded } | null = null;
-  const loadBlock = (path: string) => {
-    const got = ahead?.path === path ? ahead.loaded : load(path);
+  const loadBlock = (cache: ColumnCache, path: string) => {
+    const got = ahead?.path === path ? ahead.loaded : load(cache, path);
     ahead = null;
     return got;
   };
@@ -282,18 +295,18 @@ async function* fileRows(
     while (p < end) {
       checkCancelled(ctx.signal);
       let used: BlockMeta | null = null;
-      for (const b of blocks.get(p) ?? []) {
+      for (const b of cache === null ? [] : blocks.get(p) ?? []) {
         if (b.hi > end) continue;
         let meta: BlockMeta | null;
         let block: DecodedBlock | null = null;
         try {
-          const loaded = loadBlock(b.path);
+          const loaded = loadBlock(cache!, b.path);
           meta = await loaded.head;
           if (meta === null) continue;
           const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
             (meta.entire === true) === whole;
           if (!same) {
-            await cache.drop(key);
+            await cache!.drop(key);
             blocks = new Map();
             break;
           }
@@ -304,7 +317,7 @@ async function* fileRows(
         } catch (e) {
           // A block that cannot be read (rights, the disk) is left; its lines are read raw.
           if (!(e instanceof CorruptBlock)) continue;
-          await cache.remove(b.path);
+          await cache!.remove(b.path);
           ctx.warn({
             level: "INFO",
             message:
@@ -320,8 +333,10 @@ async function* fileRows(
           break;
         }
         const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
-        if (next !== undefined) ahead = { path: next.path, loaded: load(next.path) };
+        if (next !== undefined) ahead = { path: next.path, loaded: load(cache!, next.path) };
         if (stats) stats.cacheBytes += meta.rawBytes;
+        // A result rendered right above writes the rows from the columns (ExecContext.rendered).
+        if (render && (yield* written(block, read, render, ctx))) break;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.
         const rows = block.scan({
@@ -351,19 +366,37 @@ async function* fileRows(
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
       if (sink !== undefined) {
+        // A block not cached, written from the reader's columns as they are (no filter).
+        if (render && (cache === null || got.meta === null) && !read.keep) {
+          yield* writtenColumns(
+            sinkVectors(sink, read.columns!.names, render.fields),
+            null,
+            sink.n,
+            render,
+            ctx,
+          );
+          p = q;
+          continue;
+        }
         const bytes = encodeColumns(got.meta ?? UNCACHED, read.columns!.names, sink);
-        if (got.meta !== null) {
+        if (got.meta !== null && cache !== null) {
           if (writing.length >= WRITES_AHEAD) await writing.shift();
           writing.push(cache.write(key, p, q, bytes));
         }
-        // Filtered and folded from its columns, as the block will be read from the cache.
-        rows = decodeBlock(bytes, false).scan({
+        // Filtered and folded (or written) from its columns, as the block will be read from
+        // the cache.
+        const block = decodeBlock(bytes, false);
+        if (render && (yield* written(block, read, render, ctx))) {
+          p = q;
+          continue;
+        }
+        rows = block.scan({
           keep: read.keep,
           reads: read.reads,
           test: read.test,
           fold: ctx.direct,
         });
-      } else if (got.meta !== null) {
+      } else if (got.meta !== null && cache !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next blocks are read (up to WRITES_AHEAD at once).
         if (writing.length >= WRITES_AHEAD) await writing.shift();
@@ -398,6 +431,51 @@ async function* fileRows(
     }
   } finally {
     await Promise.all(writing);
+  }
+}
+
+/** Rows of a block written at a time from its columns (about 100 KiB of JSON lines). */
+const WRITTEN_ROWS = 512;
+
+/**
+ * The rows of `block` that `read` keeps written from its columns by `render`, an empty batch
+ * handed out after each WRITTEN_ROWS of them (so that their bytes are taken); false, and
+ * nothing written, where a column or the filter needs rows.
+ */
+async function* written(
+  block: DecodedBlock,
+  read: CachedRead,
+  render: DirectRender,
+  ctx: ExecContext,
+): AsyncGenerator<readonly Row[], boolean> {
+  const columns = block.vectors(render.fields);
+  if (columns === null) return false;
+  const picks = block.picks({ keep: read.keep, reads: read.reads, test: read.test });
+  if (picks === null) return false;
+  const list = picks === "all" ? null : picks;
+  yield* writtenColumns(
+    columns,
+    list,
+    list === null ? block.meta.rowCount : list.length,
+    render,
+    ctx,
+  );
+  return true;
+}
+
+/** Rows `[0, n)` of `columns` (or those `picks` names) written by `render`, in steps. */
+async function* writtenColumns(
+  columns: readonly ColumnVectors[],
+  picks: Int32Array | null,
+  n: number,
+  render: DirectRender,
+  ctx: ExecContext,
+): BatchStream {
+  const write = render.block(columns);
+  for (let i = 0; i < n; i += WRITTEN_ROWS) {
+    write(picks, i, Math.min(n, i + WRITTEN_ROWS));
+    yield [];
+    if (ctx.slicer) await ctx.slicer.check();
   }
 }
 

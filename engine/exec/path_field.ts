@@ -73,7 +73,8 @@ export function withPathField(
     };
     // Each file's own skip warning is held, and one is said for the source at the end.
     const tallies = new Map<string, { first: Warning; tally: SkipTally; files: number }>();
-    const { direct: _direct, ...plain } = ctx;
+    // The rows are given a field here: none is folded or written below without it.
+    const { direct: _direct, rendered: _rendered, ...plain } = ctx;
     const quiet: ExecContext = {
       ...plain,
       warn: (w) => {

@@ -3,11 +3,17 @@
  * about 64 KiB (rendered.ts): in a scan worker for the plan's root, or in the query's thread
  * when its result format is fixed. A projection of the result's columns at the top is fused
  * into the writer: each value is computed from the input row and written, and the projected row
- * is never made.
+ * is never made. Where each of those columns is a field of the source right below, a source
+ * that holds its records as columns (a block of the column cache) writes them from the columns
+ * (ExecContext.rendered), and no row is made at all.
  */
 
-import type { PlanNode } from "../plan/plan.ts";
-import { ByteSink, compileRowBytesWriter } from "../render/render_bytes.ts";
+import type { Column, PlanNode } from "../plan/plan.ts";
+import {
+  ByteSink,
+  compileColumnBytesWriter,
+  compileRowBytesWriter,
+} from "../render/render_bytes.ts";
 import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
 import { frameText, RenderedRows, type RenderTask } from "../render/rendered.ts";
 
@@ -28,16 +34,27 @@ export async function* renderRows(
   const { columns } = render;
   const fused = node.kind === "project" && !node.copyInput &&
     node.columns.length === columns.length && node.columns.every((c, i) => c.name === columns[i]);
-  const rows = fused ? open(node.input, ctx) : open(node, ctx);
+  const frame = frameText(render.frame);
   const write = compileRowBytesWriter(render.format, columns, render.options, {
     ...(fused ? { read: node.columns.map((c) => c.fn) } : {}),
     nulls,
-    ...frameText(render.frame),
+    ...frame,
   });
   // Small at first, grown as rows need (to about 2 × RENDERED_BYTES): a trivial query renders
   // a few bytes, and 128 KiB a query was a tenth of its cost in collections (4 KiB still 1%).
   const sink = new ByteSink(256);
-  let ends: number[] = [];
+  const ends: number[] = [];
+  // Each column a field of the source right below, as it is: a block the source holds as
+  // columns is written from them (ExecContext.rendered), no row made.
+  const fields = fused && node.input.kind === "source" ? node.columns.map(plainField) : [];
+  const direct = fused && fields.every((f) => f !== null)
+    ? compileColumnBytesWriter(render.format, columns, render.options, sink, ends, nulls, frame)
+    : undefined;
+  const rows = !fused
+    ? open(node, ctx)
+    : direct
+    ? open(node.input, { ...ctx, rendered: { fields: fields as string[], block: direct.block } })
+    : open(node.input, ctx);
   const take = () => {
     const part = new RenderedRows(
       sink.bytes.slice(0, sink.at),
@@ -45,13 +62,21 @@ export async function* renderRows(
       render.frame,
     );
     sink.at = 0;
-    ends = [];
+    ends.length = 0;
     return part;
   };
   for await (const batch of rows) {
     checkCancelled(ctx.signal);
-    write(batch, sink, ends);
+    // An empty batch: the source wrote rows from its columns (or had none to give).
+    if (batch.length > 0) write(batch, sink, ends);
     if (sink.at >= RENDERED_BYTES) yield take();
   }
   if (ends.length > 0) yield take();
+}
+
+/** The field a column is, when it is a plain field of its input, unchanged; else null. */
+function plainField(c: Column): string | null {
+  if (c.field !== undefined) return c.field;
+  const e = c.origin?.expr;
+  return e?.kind === "field" ? e.name : null;
 }

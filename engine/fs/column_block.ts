@@ -30,6 +30,7 @@ import type { Row, Value } from "../values/values.ts";
 import { IpAddr, isTuple, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
+import type { ColumnVectors } from "../render/render_bytes.ts";
 
 const MAGIC = new TextEncoder().encode("TRWLCB3\n");
 /** Magic, header length, header CRC-32: what comes before the header. */
@@ -627,6 +628,17 @@ export interface DecodedBlock {
    * without a row are folded, and the others handed to its `add`, in order (none returned).
    */
   scan(scan: BlockScan): Row[];
+  /**
+   * The columns of `names` as vectors, for a writer of the rows' bytes
+   * (engine/render/render_bytes.ts's compileColumnBytesWriter); null where one is given only as
+   * rows (a tuple, rows stored whole).
+   */
+  vectors(names: readonly string[]): ColumnVectors[] | null;
+  /**
+   * The indexes of the rows `scan` keeps ("all": every row), without making them; null where
+   * its filter needs whole rows (`scan.fold` is not used).
+   */
+  picks(scan: BlockScan): Int32Array | "all" | null;
 }
 
 /**
@@ -741,11 +753,78 @@ export function decodeBlock(bytes: Uint8Array, verify = true): DecodedBlock {
   const body = (bytes.byteOffset + bodyAt) % 8 === 0
     ? new Uint8Array(bytes.buffer, bytes.byteOffset + bodyAt, bytes.length - bodyAt - 4)
     : bytes.slice(bodyAt, bytes.length - 4);
+  // Its columns viewed once (a string column's text decoded once) for all that reads them.
+  let viewed: ColumnView[] | undefined;
+  const cols = () => viewed ??= views(meta, body);
   return {
     meta,
-    rows: () => scanRows(meta, body, {}),
-    scan: (scan) => scanRows(meta, body, scan),
+    rows: () => scanRows(meta, body, cols, {}),
+    scan: (scan) => scanRows(meta, body, cols, scan),
+    vectors: (names) => blockVectors(meta, cols, names),
+    picks: (scan) => pickRows(meta, cols, scan),
   };
+}
+
+/**
+ * The columns `names` of a block as vectors (a name no row has: all absent), or null where one
+ * is of a kind given only as rows (a tuple), or the block's rows are stored whole.
+ */
+function blockVectors(
+  meta: BlockMeta,
+  viewed: () => ColumnView[],
+  names: readonly string[],
+): ColumnVectors[] | null {
+  if (meta.whole) return null;
+  const cols = viewed();
+  const out: ColumnVectors[] = [];
+  for (const name of names) {
+    const c = cols.find((x) => x.name === name);
+    if (c === undefined) {
+      out.push({ kind: "values", list: new Array<undefined>(meta.rowCount) });
+      continue;
+    }
+    switch (c.kind) {
+      case "i32":
+      case "f64":
+        out.push({ kind: "num", vec: c.vec!, tags: c.tags });
+        break;
+      case "ts":
+      case "ip4":
+      case "bool":
+        out.push({ kind: c.kind, vec: c.vec!, tags: c.tags });
+        break;
+      case "str":
+        out.push({ kind: "str", text: c.text, offsets: c.offsets!, tags: c.tags });
+        break;
+      case "dict":
+        out.push({ kind: "dict", list: c.list as string[], vec: c.vec!, tags: c.tags });
+        break;
+      case "tuple":
+        return null;
+      default: {
+        const t = c.tags;
+        const list = c.list!.map((x, i) => t === null || t[i] === 0 ? decodeValue(x) : null);
+        out.push({ kind: "values", list });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The indexes of the rows `scan` keeps (its `select`, its comparisons on the columns, its
+ * filter given a row of the fields it reads), made without the rows; "all" when it keeps
+ * every row; null where the filter needs whole rows (a field it reads is absent from some).
+ */
+function pickRows(
+  meta: BlockMeta,
+  viewed: () => ColumnView[],
+  scan: BlockScan,
+): Int32Array | "all" | null {
+  if (meta.whole) return null;
+  if (scan.select === undefined && !scan.test && !scan.keep) return "all";
+  const picked = scanCode(meta, viewed(), scan, true);
+  return picked === null ? null : Int32Array.from(picked as unknown as number[]);
 }
 
 /** A column's vectors, viewed over the block's body (strings decoded once). */
@@ -957,7 +1036,12 @@ type BlockRows = (
   decodeValue: unknown,
 ) => Row[];
 
-function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
+function scanRows(
+  meta: BlockMeta,
+  body: Uint8Array,
+  viewed: () => ColumnView[],
+  scan: BlockScan,
+): Row[] {
   const n = meta.rowCount;
   if (meta.whole) {
     const c = meta.columns[0]!;
@@ -971,7 +1055,20 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
     for (const row of kept) scan.fold.add(row);
     return [];
   }
-  const cols = views(meta, body);
+  return scanCode(meta, viewed(), scan, false)!;
+}
+
+/**
+ * Code generated for a block's columns going through its rows as `scan` says: the rows kept
+ * (`picks` false), or their indexes (`picks` true; null where the filter needs whole rows).
+ */
+function scanCode(
+  meta: BlockMeta,
+  cols: readonly ColumnView[],
+  scan: BlockScan,
+  picks: boolean,
+): Row[] | null {
+  const n = meta.rowCount;
   // Rows with an own "__proto__" are stored whole (encodeBlock): a literal would set it.
   if (cols.some((c) => c.name === "__proto__")) throw new CorruptBlock("a column __proto__");
   const all = cols.map((_, k) => k);
@@ -985,7 +1082,8 @@ function scanRows(meta: BlockMeta, body: Uint8Array, scan: BlockScan): Row[] {
     ? null
     : all.filter((k) => scan.reads!.has(cols[k]!.name));
   const partial = reads !== null && !reads.some((k) => cols[k]!.absent);
-  const fold = scan.fold === undefined ? "" : foldCode(cols, scan.fold);
+  if (picks && keep !== undefined && !partial) return null;
+  const fold = scan.fold === undefined || picks ? "" : foldCode(cols, scan.fold);
   const folding = fold !== "";
   const fs = folding ? scan.fold!.folds.map((_, f) => f) : [];
   const source = `const out = [];
@@ -1011,14 +1109,16 @@ ${scan.select === undefined ? "" : "if (select[i] === 0) continue;"}
 ${test === null ? "" : `if (!${test}) continue;`}
 ${keep === undefined ? "" : partial ? `${rowCode(cols, reads!, "f")}\nif (!keep(f)) continue;` : ""}
 ${fold}
-${rowCode(cols, all, "row")}
+${
+    picks ? "out.push(i);" : `${rowCode(cols, all, "row")}
 ${keep !== undefined && !partial ? "if (!keep(row)) continue;" : ""}
 ${
-    folding
-      ? "fold.add(row);\nrefresh();"
-      : scan.fold !== undefined
-      ? "fold.add(row);"
-      : "out.push(row);"
+      folding
+        ? "fold.add(row);\nrefresh();"
+        : scan.fold !== undefined
+        ? "fold.add(row);"
+        : "out.push(row);"
+    }`
   }
 }
 return out;`;
@@ -1026,5 +1126,15 @@ return out;`;
     ["cols", "K", "n", "select", "keep", "fold", "Timestamp", "IpAddr", "decodeValue"],
     source,
   );
-  return make(flat, consts, n, scan.select, keep, scan.fold, Timestamp, IpAddr, decodeValue);
+  return make(
+    flat,
+    consts,
+    n,
+    scan.select,
+    keep,
+    picks ? undefined : scan.fold,
+    Timestamp,
+    IpAddr,
+    decodeValue,
+  );
 }

@@ -11,6 +11,11 @@ import {
 import { Interval, IpAddr, type Row, Timestamp } from "../values/values.ts";
 import { ColumnSink } from "../pattern/byte_scanner.ts";
 import { compilePattern } from "../pattern/compile_pattern.ts";
+import {
+  ByteSink,
+  compileColumnBytesWriter,
+  compileRowBytesWriter,
+} from "../render/render_bytes.ts";
 
 const META = {
   lo: 0,
@@ -376,4 +381,90 @@ Deno.test("one sink reset and filled again for each block gives each block's own
     const extractor = scanned.makeExtractor(names);
     assert.deepEqual(rows.slice(0, 5), [0, 1, 2, 3, 4].map((i) => extractor(line(i, block))));
   }
+});
+
+/** The bytes of a block's rows written from its columns, and of the same rows as rows. */
+function writtenBoth(
+  block: ReturnType<typeof decodeBlock>,
+  fields: readonly string[],
+  picks: Int32Array | "all",
+): { columns: string; rows: string } {
+  const opts = { timeZone: "UTC" };
+  const decoder = new TextDecoder();
+  const all = block.rows();
+  const chosen = picks === "all" ? all : [...picks].map((i) => all[i]!);
+  const rowSink = new ByteSink();
+  compileRowBytesWriter("json", fields, opts)(chosen, rowSink, []);
+  const sink = new ByteSink();
+  const vectors = block.vectors(fields);
+  assert.ok(vectors !== null);
+  const list = picks === "all" ? null : picks;
+  const write = compileColumnBytesWriter("json", fields, opts, sink, [], fields.map(() => false))
+    .block(vectors);
+  write(list, 0, chosen.length);
+  return {
+    columns: decoder.decode(sink.bytes.subarray(0, sink.at)),
+    rows: decoder.decode(rowSink.bytes.subarray(0, rowSink.at)),
+  };
+}
+
+Deno.test("a block's columns as vectors write the bytes its rows write, every kind of column", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 300; i++) {
+    rows.push({
+      int: i % 7 === 0 ? null : i - 150,
+      dbl: i === 3 ? NaN : i / 3,
+      t: new Timestamp(1_700_000_000_000 + 250 * i),
+      ip: i % 5 === 0 ? null : new IpAddr(4, 0x0a000000 + i),
+      b: i % 2 === 0,
+      // Many distinct texts (a str column) and few (a dict column).
+      s: `line "${i}"\t${"é".repeat(i % 3)}`,
+      d: ["GET", "POST", null][i % 3]!,
+      iv: new Interval(i),
+      ...(i % 4 === 0 ? {} : { sometimes: i }),
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  const kinds = Object.fromEntries(block.meta.columns.map((c) => [c.name, c.kind]));
+  assert.equal(kinds.s, "str");
+  assert.equal(kinds.d, "dict");
+  const fields = ["int", "dbl", "t", "ip", "b", "s", "d", "iv", "sometimes", "none"];
+  const both = writtenBoth(block, fields, "all");
+  assert.equal(both.columns, both.rows);
+  const some = writtenBoth(block, ["s", "t"], Int32Array.from([299, 0, 7, 7]));
+  assert.equal(some.columns, some.rows);
+  // Tuples are given as rows only.
+  const tuples = decodeBlock(encodeBlock(META, [{ a: { x: 1 } }, { a: { x: 2 } }]));
+  assert.equal(tuples.vectors(["a"]), null);
+});
+
+Deno.test("a block picks the rows its scan keeps without making them; a filter of absent fields needs rows", () => {
+  const rows: Row[] = [];
+  for (let i = 0; i < 80; i++) {
+    rows.push({
+      n: i % 9 === 0 ? null : i,
+      t: new Timestamp(1000 * i),
+      ...(i % 3 ? { a: i } : {}),
+    });
+  }
+  const block = decodeBlock(encodeBlock(META, rows));
+  const picked = (scan: Parameters<typeof block.picks>[0]) => {
+    const p = block.picks(scan);
+    assert.ok(p !== null && p !== "all");
+    return [...p];
+  };
+  // Each row's time is its own: the index of a kept row.
+  const indexOf = (kept: Row[]) => kept.map((r) => (r.t as Timestamp).ms / 1000);
+  assert.equal(block.picks({}), "all");
+  const test = { field: "n", op: ">=" as const, value: 40, kind: "num" as const };
+  const exact = { test: { test, exact: true } };
+  assert.deepEqual(picked(exact), indexOf(block.scan(exact)));
+  assert.equal(picked(exact).length, 40 - 4); // 40..79 but 45, 54, 63, 72
+  const keep = (r: Row) => (r.n as number) % 2 === 0;
+  const partial = { keep, reads: new Set(["n"]) };
+  assert.deepEqual(picked(partial), indexOf(block.scan(partial)));
+  const select = new Uint8Array(80).map((_, i) => i % 10 === 1 ? 1 : 0);
+  assert.deepEqual(picked({ select }), [1, 11, 21, 31, 41, 51, 61, 71]);
+  // `a` is absent from some rows: the filter is given whole rows, which picks does not make.
+  assert.equal(block.picks({ keep: (r) => r.a !== undefined, reads: new Set(["a"]) }), null);
 });

@@ -29,6 +29,7 @@ import { noFileClock } from "./year_inference.ts";
 import { type DirectGroups, SMALL_INTS } from "../plan/context.ts";
 import { generatedFunction } from "../values/generated_code.ts";
 import { asciiText, ShortStrings } from "../values/short_strings.ts";
+import type { ColumnVectors } from "../render/render_bytes.ts";
 
 export interface ByteScanner {
   /**
@@ -189,6 +190,32 @@ export class ColumnSink {
     } else if (typeof v === "number") vec[n] = v;
     else this.spill(k, v);
   }
+}
+
+/**
+ * The columns `fields` of the records in `sink` (filled for the fields `names`) as vectors, for
+ * a writer of a result's bytes (engine/render/render_bytes.ts): typed vectors as they are, the
+ * other fields' values as they are listed (a field not among `names`: absent).
+ */
+export function sinkVectors(
+  sink: ColumnSink,
+  names: readonly string[],
+  fields: readonly string[],
+): ColumnVectors[] {
+  const n = sink.n;
+  return fields.map((name): ColumnVectors => {
+    const k = names.indexOf(name);
+    if (k < 0) return { kind: "values", list: new Array<undefined>(n) };
+    const vec = sink.vecs[k];
+    if (vec !== null && vec !== undefined) {
+      const kind = sink.ipv4[k] ? "ip4" : sink.ts[k] ? "ts" : "num";
+      return { kind, vec: vec.subarray(0, n), tags: sink.tags[k]!.subarray(0, n) };
+    }
+    const col = sink.cols[k]! as (Value | undefined)[];
+    // An address field's list holds IPv4 addresses as their bits (and other values as Values).
+    const list = sink.ipv4[k] ? col.map((v) => typeof v === "number" ? new IpAddr(4, v) : v) : col;
+    return { kind: "values", list };
+  });
 }
 
 /** The element did not match here, whatever the lengths tried: an optional one is absent. */

@@ -9,6 +9,7 @@ import process from "node:process";
 import { QueryError } from "../front/diagnostics.ts";
 import type { ParallelContext } from "../contracts/scan_workers.ts";
 import type { ColumnCache } from "../fs/column_cache.ts";
+import type { BlockBytesWriter, ColumnVectors } from "../render/render_bytes.ts";
 
 /** A stream of record batches; operators consume one and produce another. */
 export type BatchStream = AsyncIterable<readonly Row[]>;
@@ -52,8 +53,27 @@ export interface ExecContext {
    * fold records into it instead of handing out their rows (parse_source.ts).
    */
   readonly direct?: DirectGroups;
+  /**
+   * Set by a result rendered right above the source (engine/exec/render_rows.ts): the source
+   * may write a block of records it holds as columns as the result's bytes, without rows
+   * (cached_scan.ts).
+   */
+  readonly rendered?: DirectRender;
   /** The column cache sources read through (engine/exec/cached_scan.ts); absent: none. */
   readonly cache?: ColumnCache | undefined;
+}
+
+/**
+ * A result's rows written from columns: each of the result's columns is one field of the
+ * source's records, unchanged. A source that holds a block of records as columns writes those
+ * it keeps in order with the rows it hands out, through `block(...)` (after every row it handed
+ * out before), and then hands out an empty batch, so that the bytes written are taken.
+ */
+export interface DirectRender {
+  /** The source's field each of the result's columns is, in order. */
+  readonly fields: readonly string[];
+  /** The writer of a block's rows from its columns of `fields`, in that order. */
+  block(columns: readonly ColumnVectors[]): BlockBytesWriter;
 }
 
 /** Single integer keys below this are looked up in an array (DirectGroups.smallInts). */

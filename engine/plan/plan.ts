@@ -41,7 +41,10 @@ export interface ExprOrigin {
 export interface Compiled {
   readonly fn: RowFn;
   readonly label: string;
-  /** Set when the expression is a plain field reference (a group key): that field's name. */
+  /**
+   * Set when the expression is a plain field reference (a group key, a worker's projected
+   * column): that field's name.
+   */
   readonly field?: string;
   /** Set by the planner: what it was compiled from (absent: it runs in the query's thread only). */
   readonly origin?: ExprOrigin;

@@ -244,33 +244,63 @@ class TimestampWriter {
 
 type ValueWriter = (sink: ByteSink, v: Value | undefined) => void;
 
-function jsonValueWriter(opts: RenderOptions): ValueWriter {
+/**
+ * A format's writers of a value by its kind, without a Value made for it: what a column of
+ * vectors (ColumnVectors) is written with, and what the writer of any value goes to for the
+ * common kinds (one text per kind, whichever way the value comes).
+ */
+interface KindWriters {
+  /** A null, or a field the row has not. */
+  nul(sink: ByteSink): void;
+  num(sink: ByteSink, n: number): void;
+  bool(sink: ByteSink, b: boolean): void;
+  str(sink: ByteSink, s: string): void;
+  /** A timestamp by its milliseconds. */
+  ts(sink: ByteSink, ms: number): void;
+  /** An IPv4 address by its 32 bits. */
+  ip4(sink: ByteSink, bits: number): void;
+  /** Any value (the kinds above included). */
+  value: ValueWriter;
+}
+
+function jsonKinds(opts: RenderOptions): KindWriters {
   const ts = new TimestampWriter(opts);
-  return (sink, v) => {
-    if (v === null || v === undefined) return sink.text("null");
-    switch (typeof v) {
-      case "string":
-        return sink.jsonString(v);
-      case "number":
-        return Number.isFinite(v) ? sink.number(v) : sink.text("null");
-      case "boolean":
-        return sink.text(v ? "true" : "false");
-    }
-    if (v instanceof Timestamp) {
+  const k: KindWriters = {
+    nul: (sink) => sink.text("null"),
+    num: (sink, n) => Number.isFinite(n) ? sink.number(n) : sink.text("null"),
+    bool: (sink, b) => sink.text(b ? "true" : "false"),
+    str: (sink, s) => sink.jsonString(s),
+    ts: (sink, ms) => {
       sink.byte(0x22);
-      if (ts.iso(sink, v.ms)) return sink.byte(0x22);
+      if (ts.iso(sink, ms)) return sink.byte(0x22);
       sink.at--;
-      return sink.jsonString(ts.text(v.ms));
-    }
-    if (v instanceof Interval) return sink.number(v.ms);
-    if (v instanceof IpAddr) {
+      sink.jsonString(ts.text(ms));
+    },
+    ip4: (sink, bits) => {
       sink.byte(0x22);
-      if (v.version === 4) sink.ipv4(v.bits as number);
-      else sink.text(formatIp(v));
-      return sink.byte(0x22);
-    }
-    sink.text(JSON.stringify(toJsonValue(v, opts)));
+      sink.ipv4(bits);
+      sink.byte(0x22);
+    },
+    value: (sink, v) => {
+      if (v === null || v === undefined) return k.nul(sink);
+      switch (typeof v) {
+        case "string":
+          return k.str(sink, v);
+        case "number":
+          return k.num(sink, v);
+        case "boolean":
+          return k.bool(sink, v);
+      }
+      if (v instanceof Timestamp) return k.ts(sink, v.ms);
+      if (v instanceof Interval) return sink.number(v.ms);
+      if (v instanceof IpAddr) {
+        if (v.version === 4) return k.ip4(sink, v.bits as number);
+        return sink.jsonString(formatIp(v));
+      }
+      sink.text(JSON.stringify(toJsonValue(v, opts)));
+    },
   };
+  return k;
 }
 
 function csvQuoted(sink: ByteSink, s: string): void {
@@ -294,40 +324,48 @@ export function tsvEscape(text: string): string {
 }
 
 /**
- * The value writer of a delimited format: CSV (`quoted`: texts, timestamps and addresses in
- * `"`, a `"` inside doubled) or TSV (bare, escaped); numbers and booleans bare, null empty.
+ * The writers of a delimited format: CSV (`quoted`: texts, timestamps and addresses in `"`, a
+ * `"` inside doubled) or TSV (bare, escaped); numbers and booleans bare, null empty.
  */
-function delimitedValueWriter(quoted: boolean): (opts: RenderOptions) => ValueWriter {
+function delimitedKinds(quoted: boolean): (opts: RenderOptions) => KindWriters {
   const cell = quoted ? csvQuoted : tsvCell;
   return (opts) => {
     const ts = new TimestampWriter(opts);
-    return (sink, v) => {
-      if (v === null || v === undefined) return;
-      switch (typeof v) {
-        case "string":
-          return cell(sink, v);
-        case "number":
-          if (Number.isFinite(v)) sink.number(v);
-          return;
-        case "boolean":
-          return sink.text(v ? "true" : "false");
-      }
-      if (v instanceof Interval) return sink.number(v.ms);
-      if (v instanceof Timestamp) {
-        // ISO text needs neither doubling nor escaping: written in place, quotes around it.
+    const k: KindWriters = {
+      nul: () => {},
+      num: (sink, n) => Number.isFinite(n) ? sink.number(n) : undefined,
+      bool: (sink, b) => sink.text(b ? "true" : "false"),
+      str: cell,
+      // ISO text needs neither doubling nor escaping: written in place, quotes around it.
+      ts: (sink, ms) => {
         if (quoted) sink.byte(0x22);
-        if (ts.iso(sink, v.ms)) return quoted ? sink.byte(0x22) : undefined;
+        if (ts.iso(sink, ms)) return quoted ? sink.byte(0x22) : undefined;
         if (quoted) sink.at--;
-        return cell(sink, ts.text(v.ms));
-      }
-      if (v instanceof IpAddr && v.version === 4) {
+        cell(sink, ts.text(ms));
+      },
+      ip4: (sink, bits) => {
         if (quoted) sink.byte(0x22);
-        sink.ipv4(v.bits as number);
-        return quoted ? sink.byte(0x22) : undefined;
-      }
-      const text = toText(v, opts);
-      if (text !== null) cell(sink, text);
+        sink.ipv4(bits);
+        if (quoted) sink.byte(0x22);
+      },
+      value: (sink, v) => {
+        if (v === null || v === undefined) return;
+        switch (typeof v) {
+          case "string":
+            return cell(sink, v);
+          case "number":
+            return k.num(sink, v);
+          case "boolean":
+            return k.bool(sink, v);
+        }
+        if (v instanceof Interval) return sink.number(v.ms);
+        if (v instanceof Timestamp) return k.ts(sink, v.ms);
+        if (v instanceof IpAddr && v.version === 4) return k.ip4(sink, v.bits as number);
+        const text = toText(v, opts);
+        if (text !== null) cell(sink, text);
+      },
     };
+    return k;
   };
 }
 
@@ -350,8 +388,8 @@ export interface RowBytesSource {
 
 /** What a text format writes around and for its values; one entry per `RowTextFormat`. */
 interface TextFormat {
-  /** The writer of one column's values (one per column: its own caches and type feedback). */
-  readonly value: (opts: RenderOptions) => ValueWriter;
+  /** The writers of one column's values (one per column: its own caches and type feedback). */
+  readonly kinds: (opts: RenderOptions) => KindWriters;
   /** Text before column `i`'s value; `lead` is the frame's text before a row. */
   readonly prefix: (column: string, i: number, lead: string) => string;
   /** Text after a row's last value (before the frame's `trail`). */
@@ -366,19 +404,19 @@ interface TextFormat {
  */
 const TEXT_FORMATS: Readonly<Record<RowTextFormat, TextFormat>> = {
   json: {
-    value: jsonValueWriter,
+    kinds: jsonKinds,
     prefix: (column, i, lead) => (i === 0 ? lead + "{" : ",") + JSON.stringify(column) + ":",
     close: (n) => n === 0 ? "{}" : "}",
     header: () => "",
   },
   csv: {
-    value: delimitedValueWriter(true),
+    kinds: delimitedKinds(true),
     prefix: (_column, i, lead) => i === 0 ? lead : ";",
     close: () => "",
     header: (columns) => columns.map((c) => '"' + c.replaceAll('"', '""') + '"').join(";") + "\n",
   },
   tsv: {
-    value: delimitedValueWriter(false),
+    kinds: delimitedKinds(false),
     prefix: (_column, i, lead) => i === 0 ? lead : "\t",
     close: () => "",
     header: (columns) => columns.map(tsvEscape).join("\t") + "\n",
@@ -397,7 +435,7 @@ export function compileRowBytesWriter(
   source: RowBytesSource = {},
 ): RowBytesWriter {
   const text = TEXT_FORMATS[format];
-  const writers = columns.map(() => text.value(opts));
+  const writers = columns.map(() => text.kinds(opts).value);
   const lead = source.lead ?? "";
   const trail = text.close(columns.length) + (source.trail ?? "");
   const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
@@ -432,6 +470,138 @@ export function compileRowBytesWriter(
     source.nulls,
     tail,
   ) as RowBytesWriter;
+}
+
+/**
+ * One column of a block of rows as vectors, by row: `tags[i]` 0 a value, 1 null, 2 absent
+ * (null: every row has a value). What a cached block's columns (engine/fs/column_block.ts) and
+ * a reader's columns (engine/pattern/byte_scanner.ts's ColumnSink) are written from.
+ */
+export type ColumnVectors =
+  | {
+    /** Numbers, booleans (1 true), timestamps' milliseconds, IPv4 addresses' bits. */
+    readonly kind: "num" | "bool" | "ts" | "ip4";
+    readonly vec: ArrayLike<number>;
+    readonly tags: Uint8Array | null;
+  }
+  | {
+    /** Strings: value i is `text.slice(offsets[i], offsets[i + 1])`. */
+    readonly kind: "str";
+    readonly text: string;
+    readonly offsets: ArrayLike<number>;
+    readonly tags: Uint8Array | null;
+  }
+  | {
+    /** Strings by entry: value i is `list[vec[i]]`. */
+    readonly kind: "dict";
+    readonly list: readonly string[];
+    readonly vec: ArrayLike<number>;
+    readonly tags: Uint8Array | null;
+  }
+  | {
+    /** Any values (null or undefined where there is none). */
+    readonly kind: "values";
+    readonly list: readonly (Value | undefined)[];
+  };
+
+/**
+ * Writes rows `from` to `to` of a block: those rows themselves, or where `picks` is given the
+ * rows `picks[from]` to `picks[to - 1]`.
+ */
+export type BlockBytesWriter = (picks: Int32Array | null, from: number, to: number) => void;
+
+/**
+ * The writer of a result's rows in a text format from columns of vectors, one per result
+ * column, instead of rows: the same bytes compileRowBytesWriter writes for rows of those
+ * values, with no row and no value made (a dictionary's entry is written once per block and
+ * copied after). `block(columns)` binds it to one block's columns; its rows go to `sink`, each
+ * row's end to `ends`, and `nulls[i]` is set when column i held a null.
+ *
+ *   const w = compileColumnBytesWriter("json", ["time", "ip"], opts, sink, ends, nulls);
+ *   w.block([{ kind: "ts", vec: ms, tags: null }, { kind: "ip4", vec: bits, tags }])(null, 0, n);
+ */
+export function compileColumnBytesWriter(
+  format: RowTextFormat,
+  columns: readonly string[],
+  opts: RenderOptions,
+  sink: ByteSink,
+  ends: number[],
+  nulls: boolean[],
+  frame: { readonly lead?: string; readonly trail?: string } = {},
+): { block(cols: readonly ColumnVectors[]): BlockBytesWriter } {
+  const text = TEXT_FORMATS[format];
+  const writers = columns.map(() => text.kinds(opts));
+  const lead = frame.lead ?? "";
+  const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
+  const tail = encoder.encode(text.close(columns.length) + (frame.trail ?? ""));
+  const bytesOf = (p: Uint8Array, name: string) =>
+    p.length === 0 ? "" : p.length === 1 ? `sink.byte(${p[0]});` : `sink.raw(${name});`;
+  return {
+    block(cols) {
+      if (cols.length !== columns.length) throw new Error("a column for each of the result's");
+      const lines: string[] = [];
+      if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
+      cols.forEach((c, k) => {
+        lines.push(bytesOf(prefixes[k]!, `P[${k}]`));
+        let value: string;
+        switch (c.kind) {
+          case "num":
+            value = `W${k}.num(sink, v${k}[i]);`;
+            break;
+          case "bool":
+            value = `W${k}.bool(sink, v${k}[i] === 1);`;
+            break;
+          case "ts":
+            value = `W${k}.ts(sink, v${k}[i]);`;
+            break;
+          case "ip4":
+            value = `W${k}.ip4(sink, v${k}[i]);`;
+            break;
+          case "str":
+            value = `W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]));`;
+            break;
+          case "dict":
+            // Each entry written once (into E), then copied.
+            value = `{ const e = v${k}[i]; let b = D${k}[e];
+if (b === undefined) { const at = sink.at; W${k}.str(sink, l${k}[e]); D${k}[e] = b = sink.bytes.slice(at, sink.at); }
+else sink.raw(b); }`;
+            break;
+          case "values":
+            value =
+              `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true; W${k}.value(sink, x); }`;
+        }
+        lines.push(
+          c.kind === "values" || c.tags === null
+            ? value
+            : `if (t${k}[i] !== 0) { N[${k}] = true; W${k}.nul(sink); } else ${value}`,
+        );
+      });
+      lines.push(bytesOf(tail, "T"));
+      const vars = cols.map((c, k) =>
+        `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
+          c.kind === "dict" ? `new Array(l${k}.length)` : "null"
+        };`
+      );
+      const body = `${vars.join("\n")}
+return function writeColumns(picks, from, to) {
+  for (let j = from; j < to; j++) {
+    const i = picks === null ? j : picks[j];
+    ${lines.filter((l) => l !== "").join("\n    ")}
+    ends.push(sink.at);
+  }
+};`;
+      // Generated from the columns' kinds and counts and nothing else (names are in P).
+      return generatedFunction(["W", "C", "P", "T", "N", "sink", "ends"], body)(
+        writers,
+        cols,
+        prefixes,
+        tail,
+        nulls,
+        sink,
+        ends,
+      ) as BlockBytesWriter;
+    },
+  };
 }
 
 /**

@@ -208,7 +208,12 @@ export function buildPart(part: PartDescription, build: PartBuild): PlanNode {
     fn: compileExpr(d, build),
     label: d.label,
   });
-  const column = (d: ColumnDescription): Column => ({ ...expr(d), name: d.name });
+  // A column that is a plain field says so (a result rendered from columns reads that one).
+  const column = (d: ColumnDescription): Column => ({
+    ...expr(d),
+    name: d.name,
+    ...(d.expr.kind === "field" ? { field: d.expr.name } : {}),
+  });
   switch (part.kind) {
     case "source":
       return buildSource(part, build);
