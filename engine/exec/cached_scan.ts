@@ -366,25 +366,24 @@ async function* fileRows(
       } else addTally(state, got.tally, 0);
       let rows: readonly Row[] | null = null;
       if (sink !== undefined) {
-        // A block not cached, written from the reader's columns as they are (no filter).
-        if (render && (cache === null || got.meta === null) && !read.keep) {
-          yield* writtenColumns(
-            sinkVectors(sink, read.columns!.names, render.fields),
-            null,
-            sink.n,
-            render,
-            ctx,
-          );
+        // Cached if it may be (its bytes encoded from the columns)...
+        const cached = got.meta !== null && cache !== null
+          ? encodeColumns(got.meta, read.columns!.names, sink)
+          : null;
+        if (cached !== null) {
+          if (writing.length >= WRITES_AHEAD) await writing.shift();
+          writing.push(cache!.write(key, p, q, cached));
+        }
+        // ...and without a filter, written from the reader's columns as they are.
+        if (render && !read.keep) {
+          const columns = sinkVectors(sink, read.columns!.names, render.fields);
+          yield* writtenColumns(columns, null, sink.n, render, ctx);
           p = q;
           continue;
         }
-        const bytes = encodeColumns(got.meta ?? UNCACHED, read.columns!.names, sink);
-        if (got.meta !== null && cache !== null) {
-          if (writing.length >= WRITES_AHEAD) await writing.shift();
-          writing.push(cache.write(key, p, q, bytes));
-        }
         // Filtered and folded (or written) from its columns, as the block will be read from
         // the cache.
+        const bytes = cached ?? encodeColumns(UNCACHED, read.columns!.names, sink);
         const block = decodeBlock(bytes, false);
         if (render && (yield* written(block, read, render, ctx))) {
           p = q;

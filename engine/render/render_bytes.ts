@@ -185,7 +185,7 @@ class TimestampWriter {
   readonly #format: ((ms: number, zone: string) => string) | undefined;
   #second = NaN;
   /** The ISO text of the second being written, as bytes; its milliseconds at `#millisAt`. */
-  readonly #bytes = new Uint8Array(64);
+  readonly #bytes = new Uint8Array(ISO_BYTES);
   #length = 0;
   #millisAt = 0;
 
@@ -205,6 +205,19 @@ class TimestampWriter {
   /** Writes the bare text of an ISO timestamp; false when a pattern is in force. */
   iso(sink: ByteSink, ms: number): boolean {
     if (!this.#iso) return false;
+    sink.room(ISO_BYTES);
+    const at = this.put(sink.bytes, sink.at, ms);
+    if (at >= 0) sink.at = at;
+    else sink.text(formatIso(ms, this.#zone));
+    return true;
+  }
+
+  /**
+   * Writes the bare ISO text of `ms` into `b` at `at` (ISO_BYTES of room there); returns the
+   * offset past it, or -1 where it is not written so: a pattern in force, or a text not ASCII.
+   */
+  put(b: Uint8Array, at: number, ms: number): number {
+    if (!this.#iso) return -1;
     const second = Math.floor(ms / 1000);
     if (second !== this.#second) {
       const text = formatIso(ms, this.#zone);
@@ -219,8 +232,7 @@ class TimestampWriter {
       }
       if (!ascii) {
         this.#second = NaN;
-        sink.text(text);
-        return true;
+        return -1;
       }
       this.#length = text.length;
       this.#millisAt = dot + 1;
@@ -228,19 +240,18 @@ class TimestampWriter {
     }
     const millis = ms - second * 1000;
     const length = this.#length;
-    sink.room(length);
-    const b = sink.bytes;
-    const at = sink.at;
     const own = this.#bytes;
     for (let i = 0; i < length; i++) b[at + i] = own[i]!;
     const m = at + this.#millisAt;
     b[m] = 0x30 + ((millis / 100) | 0);
     b[m + 1] = 0x30 + (((millis / 10) | 0) % 10);
     b[m + 2] = 0x30 + (millis % 10);
-    sink.at = at + length;
-    return true;
+    return at + length;
   }
 }
+
+/** The most bytes an ISO timestamp's text written in place takes (TimestampWriter's own). */
+const ISO_BYTES = 64;
 
 type ValueWriter = (sink: ByteSink, v: Value | undefined) => void;
 
@@ -261,11 +272,14 @@ interface KindWriters {
   ip4(sink: ByteSink, bits: number): void;
   /** Any value (the kinds above included). */
   value: ValueWriter;
+  /** The timestamps' writer `ts` uses. */
+  readonly clock: TimestampWriter;
 }
 
 function jsonKinds(opts: RenderOptions): KindWriters {
   const ts = new TimestampWriter(opts);
   const k: KindWriters = {
+    clock: ts,
     nul: (sink) => sink.text("null"),
     num: (sink, n) => Number.isFinite(n) ? sink.number(n) : sink.text("null"),
     bool: (sink, b) => sink.text(b ? "true" : "false"),
@@ -332,6 +346,7 @@ function delimitedKinds(quoted: boolean): (opts: RenderOptions) => KindWriters {
   return (opts) => {
     const ts = new TimestampWriter(opts);
     const k: KindWriters = {
+      clock: ts,
       nul: () => {},
       num: (sink, n) => Number.isFinite(n) ? sink.number(n) : undefined,
       bool: (sink, b) => sink.text(b ? "true" : "false"),
@@ -534,74 +549,174 @@ export function compileColumnBytesWriter(
   const lead = frame.lead ?? "";
   const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
   const tail = encoder.encode(text.close(columns.length) + (frame.trail ?? ""));
-  const bytesOf = (p: Uint8Array, name: string) =>
-    p.length === 0 ? "" : p.length === 1 ? `sink.byte(${p[0]});` : `sink.raw(${name});`;
+  // Text between values (`,"name":`), stored byte by byte in place: no call, no loop.
+  const bytesOf = (p: Uint8Array) =>
+    p.length === 0 ? "" : p.length === 1 ? `sink.byte(${p[0]});` : `sink.room(${p.length});
+{ const b = sink.bytes, a = sink.at; ${
+      Array.from(p, (x, j) => `b[a${j === 0 ? "" : ` + ${j}`}] = ${x};`).join(" ")
+    } sink.at = a + ${p.length}; }`;
   return {
     block(cols) {
       if (cols.length !== columns.length) throw new Error("a column for each of the result's");
+      const json = format === "json";
       const lines: string[] = [];
-      if (columns.length === 0 && lead !== "") lines.push(`sink.text(${JSON.stringify(lead)});`);
+      if (columns.length === 0 && lead !== "") {
+        lines.push(json ? bytesIn(encoder.encode(lead)) : `sink.text(${JSON.stringify(lead)});`);
+      }
       cols.forEach((c, k) => {
-        lines.push(bytesOf(prefixes[k]!, `P[${k}]`));
-        let value: string;
-        switch (c.kind) {
-          case "num":
-            value = `W${k}.num(sink, v${k}[i]);`;
-            break;
-          case "bool":
-            value = `W${k}.bool(sink, v${k}[i] === 1);`;
-            break;
-          case "ts":
-            value = `W${k}.ts(sink, v${k}[i]);`;
-            break;
-          case "ip4":
-            value = `W${k}.ip4(sink, v${k}[i]);`;
-            break;
-          case "str":
-            value = `W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]));`;
-            break;
-          case "dict":
-            // Each entry written once (into E), then copied.
-            value = `{ const e = v${k}[i]; let b = D${k}[e];
-if (b === undefined) { const at = sink.at; W${k}.str(sink, l${k}[e]); D${k}[e] = b = sink.bytes.slice(at, sink.at); }
-else sink.raw(b); }`;
-            break;
-          case "values":
-            value =
-              `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true; W${k}.value(sink, x); }`;
-        }
+        lines.push(json ? bytesIn(prefixes[k]!) : bytesOf(prefixes[k]!));
+        const value = json ? jsonValueCode(c, k) : valueCode(c, k);
+        const nul = json
+          ? `N[${k}] = true; ${bytesIn(NULL_BYTES)}`
+          : `N[${k}] = true; W${k}.nul(sink);`;
         lines.push(
           c.kind === "values" || c.tags === null
             ? value
-            : `if (t${k}[i] !== 0) { N[${k}] = true; W${k}.nul(sink); } else ${value}`,
+            : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
         );
       });
-      lines.push(bytesOf(tail, "T"));
+      lines.push(json ? bytesIn(tail) : bytesOf(tail));
       const vars = cols.map((c, k) =>
         `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
           c.kind === "dict" ? `new Array(l${k}.length)` : "null"
-        };`
+        }, K${k} = W${k}.clock;`
       );
+      // JSON: written in place through \`b\` and \`a\` (the sink's bytes and offset), which
+      // the code takes back from the sink after each call that writes through it.
       const body = `${vars.join("\n")}
 return function writeColumns(picks, from, to) {
+  let b = sink.bytes, a = sink.at;
   for (let j = from; j < to; j++) {
     const i = picks === null ? j : picks[j];
     ${lines.filter((l) => l !== "").join("\n    ")}
-    ends.push(sink.at);
+    ${json ? "sink.at = a;\n    ends.push(a);" : "ends.push(sink.at);"}
   }
 };`;
-      // Generated from the columns' kinds and counts and nothing else (names are in P).
-      return generatedFunction(["W", "C", "P", "T", "N", "sink", "ends"], body)(
-        writers,
-        cols,
-        prefixes,
-        tail,
-        nulls,
-        sink,
-        ends,
-      ) as BlockBytesWriter;
+      // Generated from the columns' kinds and the bytes between values (as numbers) only.
+      return generatedFunction(
+        ["W", "C", "N", "sink", "ends", "putUint", "octet"],
+        body,
+      )(writers, cols, nulls, sink, ends, putUint, octet) as BlockBytesWriter;
     },
   };
+}
+
+const NULL_BYTES = encoder.encode("null");
+
+/** Code making room for `n` more bytes at \`a\` of \`b\` (the sink grown where needed). */
+function roomCode(n: number | string): string {
+  return `if (a + ${n} > b.length) { sink.at = a; sink.room(${n}); b = sink.bytes; }`;
+}
+
+/** Code writing the bytes `p` at \`a\` of \`b\`, one store each. */
+function bytesIn(p: Uint8Array): string {
+  if (p.length === 0) return "";
+  return `${roomCode(p.length)} ${
+    Array.from(p, (x, j) => `b[a${j === 0 ? "" : ` + ${j}`}] = ${x};`).join(" ")
+  } a += ${p.length};`;
+}
+
+/** Code of a call to a writer that writes through the sink: \`b\` and \`a\` taken back after. */
+function callCode(call: string): string {
+  return `{ sink.at = a; ${call}; b = sink.bytes; a = sink.at; }`;
+}
+
+/**
+ * The JSON code of column `k`'s value in row \`i\` (its tag tested before), written in place
+ * where it is a plain case (an integer, an ISO timestamp, an IPv4 address, a text of ASCII
+ * needing no escape, a dictionary's entry written before), else by the column's writer.
+ */
+function jsonValueCode(c: ColumnVectors, k: number): string {
+  switch (c.kind) {
+    case "num":
+      return `{ const v = v${k}[i];
+if ((v | 0) === v && v >= 0) { ${roomCode(10)} a = putUint(b, a, v); }
+else ${callCode(`W${k}.num(sink, v)`)} }`;
+    case "bool":
+      return callCode(`W${k}.bool(sink, v${k}[i] === 1)`);
+    case "ts":
+      return `{ ${roomCode(ISO_BYTES + 2)} const e = K${k}.put(b, a + 1, v${k}[i]);
+if (e >= 0) { b[a] = 34; b[e] = 34; a = e + 1; } else ${callCode(`W${k}.ts(sink, v${k}[i])`)} }`;
+    case "ip4":
+      return `{ ${roomCode(17)} const v = v${k}[i]; b[a++] = 34;
+a = octet(b, a, v >>> 24); b[a++] = 46; a = octet(b, a, (v >>> 16) & 255); b[a++] = 46;
+a = octet(b, a, (v >>> 8) & 255); b[a++] = 46; a = octet(b, a, v & 255); b[a++] = 34; }`;
+    case "str":
+      return `{ const s = o${k}[i], e = o${k}[i + 1]; ${roomCode("e - s + 2")}
+const at = a; b[a++] = 34;
+for (let j = s; j < e; j++) {
+  const c = x${k}.charCodeAt(j);
+  if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
+}
+if (a >= 0) b[a++] = 34; else { a = at; ${callCode(`W${k}.str(sink, x${k}.slice(s, e))`)} } }`;
+    case "dict":
+      // Each entry written once (into D), then copied.
+      return `{ const e = v${k}[i]; const d = D${k}[e];
+if (d === undefined) { const at = a; ${
+        callCode(`W${k}.str(sink, l${k}[e])`)
+      } D${k}[e] = b.slice(at, a); }
+else { const n = d.length; ${
+        roomCode("n")
+      } for (let j = 0; j < n; j++) b[a + j] = d[j]; a += n; } }`;
+    case "values":
+      return `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true;
+${callCode(`W${k}.value(sink, x)`)} }`;
+  }
+}
+
+/** The code of column `k`'s value in row \`i\` by its writer (CSV, TSV), tag tested before. */
+function valueCode(c: ColumnVectors, k: number): string {
+  switch (c.kind) {
+    case "num":
+      return `W${k}.num(sink, v${k}[i]);`;
+    case "bool":
+      return `W${k}.bool(sink, v${k}[i] === 1);`;
+    case "ts":
+      return `W${k}.ts(sink, v${k}[i]);`;
+    case "ip4":
+      return `W${k}.ip4(sink, v${k}[i]);`;
+    case "str":
+      return `W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]));`;
+    case "dict":
+      // Each entry written once (into D), then copied.
+      return `{ const e = v${k}[i]; let d = D${k}[e];
+if (d === undefined) { const at = sink.at; W${k}.str(sink, l${k}[e]); D${k}[e] = d = sink.bytes.slice(at, sink.at); }
+else sink.raw(d); }`;
+    case "values":
+      // Texts (a reader's list of a field of text) without the value writer's dispatch.
+      return `{ const x = l${k}[i]; if (typeof x === "string") W${k}.str(sink, x);
+else { if (x === null || x === undefined) N[${k}] = true; W${k}.value(sink, x); } }`;
+  }
+}
+
+/** Writes `v` (a non-negative 32-bit integer) in decimal at `at`; returns the offset past it. */
+function putUint(bytes: Uint8Array, at: number, v: number): number {
+  const digits = v < 10
+    ? 1
+    : v < 100
+    ? 2
+    : v < 1000
+    ? 3
+    : v < 10000
+    ? 4
+    : v < 100000
+    ? 5
+    : v < 1000000
+    ? 6
+    : v < 10000000
+    ? 7
+    : v < 100000000
+    ? 8
+    : v < 1000000000
+    ? 9
+    : 10;
+  let i = at + digits;
+  do {
+    const q = (v / 10) | 0;
+    bytes[--i] = 0x30 + (v - q * 10);
+    v = q;
+  } while (v > 0);
+  return at + digits;
 }
 
 /**
