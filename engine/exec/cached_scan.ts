@@ -23,6 +23,10 @@
  * Only files of one record per line that can be opened at an offset are cached; the others are
  * read raw as before. Rows are cached unfiltered: the pushed filter (`keep`) is applied to the
  * rows of both ways, and `zone` skips a block whose minima and maxima show no row can pass.
+ *
+ * Under a result written from columns (ExecContext.rendered, for a reader that is `written`), a
+ * block's rows are written from its columns, the cached block's or those the reader filled, and
+ * no row is made (without a cache, PARSE does so itself: parse_source.ts).
  */
 
 import type { FileEntry, Warning } from "../contracts/datastore.ts";
@@ -38,7 +42,7 @@ import {
   ProgressMeter,
 } from "../plan/context.ts";
 import type { SkipTally } from "../plan/skip_tally.ts";
-import { type CachedBlockFile, ColumnCache } from "../fs/column_cache.ts";
+import { ColumnCache } from "../fs/column_cache.ts";
 import {
   type BlockMeta,
   CorruptBlock,
@@ -49,9 +53,8 @@ import {
   SAMPLE_BYTES,
 } from "../fs/column_block.ts";
 import { ColumnSink, sinkVectors } from "../pattern/byte_scanner.ts";
-import type { ColumnVectors } from "../render/render_bytes.ts";
-import { CACHE_BLOCK_BYTES } from "../contracts/column_cache.ts";
 import { rangeEntry } from "./parallel/shares.ts";
+import { writtenColumns } from "./render_rows.ts";
 import { crc32 } from "node:zlib";
 import type { ColumnTest, ZoneTest } from "./zone_maps.ts";
 
@@ -94,18 +97,14 @@ export interface CachedRead {
   readonly zone?: ZoneTest | null | undefined;
 }
 
-/**
- * The rows of `files` through the cache of `ctx`. Without a cache they are read raw, or, for a
- * result rendered from columns right above (ExecContext.rendered) and no filter, read into
- * columns block by block as a fill does and written from those, never cached.
- */
+/** The rows of `files` through the cache of `ctx` (read raw when it has none). */
 export async function* cachedScan(
   files: AsyncIterable<FileEntry> | Iterable<FileEntry>,
   read: CachedRead,
   ctx: ExecContext,
 ): BatchStream {
-  const cache = ctx.cache ?? null;
-  if (!cache && !(read.written && read.columns && ctx.rendered && !read.keep)) {
+  const cache = ctx.cache;
+  if (!cache) {
     yield* filtered(read.raw([...await collect(files)], ctx), read.keep);
     return;
   }
@@ -190,7 +189,7 @@ async function* fileRows(
   entry: FileEntry,
   read: CachedRead,
   ctx: ExecContext,
-  cache: ColumnCache | null,
+  cache: ColumnCache,
   state: ScanState,
 ): BatchStream {
   const base = entry.range?.file ?? entry;
@@ -200,8 +199,8 @@ async function* fileRows(
   // cloud hour, a JSON array, records across lines) not too large is one block, whole.
   const byLines = base.identity !== undefined && base.openAt !== undefined &&
     await read.lines(base, ctx.signal).catch(() => false);
-  const whole = !byLines && cache !== null && base.identity !== undefined &&
-    entry.range === undefined && base.size <= WHOLE_FILE_BYTES;
+  const whole = !byLines && base.identity !== undefined && entry.range === undefined &&
+    base.size <= WHOLE_FILE_BYTES;
   if (!byLines && !whole) {
     // Read as before, its rows streamed (a file of any size); only its tally is taken.
     const sub = subContext(ctx, true);
@@ -212,13 +211,13 @@ async function* fileRows(
     return;
   }
   const key = ColumnCache.key([read.spec, read.fields, base.uri]);
-  let blocks = cache ? await cache.blocks(key) : new Map<number, CachedBlockFile[]>();
+  let blocks = await cache.blocks(key);
   // In the server's thread (a slicer), smaller blocks: each is made and decoded in one go.
   const step = whole
     ? Infinity
     : ctx.slicer
-    ? Math.min(cache?.blockBytes ?? CACHE_BLOCK_BYTES, IN_THREAD_BLOCK_BYTES)
-    : cache?.blockBytes ?? CACHE_BLOCK_BYTES;
+    ? Math.min(cache.blockBytes, IN_THREAD_BLOCK_BYTES)
+    : cache.blockBytes;
   const stats = ctx.stats;
   // Under a grouping or a result rendered from columns, the reader puts its records into
   // columns as it reads them (below): one sink for all the blocks of the file, emptied for each.
@@ -254,7 +253,7 @@ async function* fileRows(
   // block they rule out is skipped having read only that; the others are then read whole. The next block is
   // read so while this one's rows are made (at most one ahead).
   type Loaded = { head: Promise<BlockMeta | null>; body: Promise<DecodedBlock | null> };
-  const load = (cache: ColumnCache, path: string): Loaded => {
+  const load = (path: string): Loaded => {
     // Without zone maps to test, every block is read whole: its header from those bytes.
     let head: Promise<BlockMeta | null>;
     let body: Promise<DecodedBlock | null>;
@@ -273,8 +272,8 @@ async function* fileRows(
     return { head, body };
   };
   let ahead: { path: string; loaded: Loaded } | null = null;
-  const loadBlock = (cache: ColumnCache, path: string) => {
-    const got = ahead?.path === path ? ahead.loaded : load(cache, path);
+  const loadBlock = (path: string) => {
+    const got = ahead?.path === path ? ahead.loaded : load(path);
     ahead = null;
     return got;
   };
@@ -295,18 +294,18 @@ async function* fileRows(
     while (p < end) {
       checkCancelled(ctx.signal);
       let used: BlockMeta | null = null;
-      for (const b of cache === null ? [] : blocks.get(p) ?? []) {
+      for (const b of blocks.get(p) ?? []) {
         if (b.hi > end) continue;
         let meta: BlockMeta | null;
         let block: DecodedBlock | null = null;
         try {
-          const loaded = loadBlock(cache!, b.path);
+          const loaded = loadBlock(b.path);
           meta = await loaded.head;
           if (meta === null) continue;
           const same = await unchanged(meta, base, ctx.signal).catch(() => false) &&
             (meta.entire === true) === whole;
           if (!same) {
-            await cache!.drop(key);
+            await cache.drop(key);
             blocks = new Map();
             break;
           }
@@ -317,7 +316,7 @@ async function* fileRows(
         } catch (e) {
           // A block that cannot be read (rights, the disk) is left; its lines are read raw.
           if (!(e instanceof CorruptBlock)) continue;
-          await cache!.remove(b.path);
+          await cache.remove(b.path);
           ctx.warn({
             level: "INFO",
             message:
@@ -333,7 +332,7 @@ async function* fileRows(
           break;
         }
         const next = meta.hi < end ? blocks.get(meta.hi)?.find((x) => x.hi <= end) : undefined;
-        if (next !== undefined) ahead = { path: next.path, loaded: load(cache!, next.path) };
+        if (next !== undefined) ahead = { path: next.path, loaded: load(next.path) };
         if (stats) stats.cacheBytes += meta.rawBytes;
         // A result rendered right above writes the rows from the columns (ExecContext.rendered).
         if (render && (yield* written(block, read, render, ctx))) break;
@@ -367,12 +366,12 @@ async function* fileRows(
       let rows: readonly Row[] | null = null;
       if (sink !== undefined) {
         // Cached if it may be (its bytes encoded from the columns)...
-        const cached = got.meta !== null && cache !== null
+        const cached = got.meta !== null
           ? encodeColumns(got.meta, read.columns!.names, sink)
           : null;
         if (cached !== null) {
           if (writing.length >= WRITES_AHEAD) await writing.shift();
-          writing.push(cache!.write(key, p, q, cached));
+          writing.push(cache.write(key, p, q, cached));
         }
         // ...and without a filter, written from the reader's columns as they are.
         if (render && !read.keep) {
@@ -395,7 +394,7 @@ async function* fileRows(
           test: read.test,
           fold: ctx.direct,
         });
-      } else if (got.meta !== null && cache !== null) {
+      } else if (got.meta !== null) {
         const bytes = encodeBlock(got.meta, got.rows);
         // Written while the next blocks are read (up to WRITES_AHEAD at once).
         if (writing.length >= WRITES_AHEAD) await writing.shift();
@@ -433,9 +432,6 @@ async function* fileRows(
   }
 }
 
-/** Rows of a block written at a time from its columns (about 100 KiB of JSON lines). */
-const WRITTEN_ROWS = 512;
-
 /**
  * The rows of `block` that `read` keeps written from its columns by `render`, an empty batch
  * handed out after each WRITTEN_ROWS of them (so that their bytes are taken); false, and
@@ -460,22 +456,6 @@ async function* written(
     ctx,
   );
   return true;
-}
-
-/** Rows `[0, n)` of `columns` (or those `picks` names) written by `render`, in steps. */
-async function* writtenColumns(
-  columns: readonly ColumnVectors[],
-  picks: Int32Array | null,
-  n: number,
-  render: DirectRender,
-  ctx: ExecContext,
-): BatchStream {
-  const write = render.block(columns);
-  for (let i = 0; i < n; i += WRITTEN_ROWS) {
-    write(picks, i, Math.min(n, i + WRITTEN_ROWS));
-    yield [];
-    if (ctx.slicer) await ctx.slicer.check();
-  }
 }
 
 async function* batches(

@@ -39,11 +39,7 @@ export function readParse(
   read: { readonly fields: readonly string[] | null; readonly filter: CacheFilter | null },
 ): BatchStream {
   const filter = read.filter ?? undefined;
-  // Without a cache, a result rendered from columns right above (and no filter) still reads
-  // through cachedScan: into columns block by block, written from those, no row made.
-  if (!ctx.cache && !(ctx.rendered && !filter)) {
-    return parseSource(files, pattern, read.fields, ctx, filter);
-  }
+  if (!ctx.cache) return parseSource(files, pattern, read.fields, ctx, filter);
   const names = read.fields ?? pattern.fields.map((f) => f.name);
   // A pattern the byte scanner covers fills a block's columns without making rows.
   const columns = !names.includes("__proto__") && pattern.makeByteScanner(names) !== null;

@@ -28,7 +28,8 @@ import { freeBehind } from "../fs/open_file.ts";
 import { type SkipTally, skipWarning } from "../plan/skip_tally.ts";
 import { unmatchedWarning } from "./unmatched.ts";
 import { SCANNER_MAX_BYTES, scannerPath, SimdScanner } from "../simd/scanner.ts";
-import type { ColumnSink } from "../pattern/byte_scanner.ts";
+import { ColumnSink, sinkVectors } from "../pattern/byte_scanner.ts";
+import { writtenColumns } from "./render_rows.ts";
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -53,12 +54,26 @@ export async function* parseSource(
   // records of groups it already has, and hands out rows only for the others. With a sink (the
   // column cache's fill), every record goes to its columns instead, and no row is handed out:
   // the block's columns are then filtered and folded (engine/exec/cached_scan.ts).
-  const scanner = sink === undefined
+  let scanner = sink === undefined
     ? pattern.makeByteScanner(names, filter, ctx.direct)
     : pattern.makeByteScanner(names, undefined, undefined, sink);
   if (sink !== undefined && scanner === null) {
     throw new Error("PARSE into columns needs a byte scanner");
   }
+  // Under a result written from columns (ExecContext.rendered), without a filter: every record
+  // goes to columns of our own, and the rows of each piece read are written from them (no row
+  // made). A record leaves the sink as soon as its piece is written: few live at once.
+  let into = sink;
+  const render = sink === undefined && !filter && !ctx.direct ? ctx.rendered : undefined;
+  if (render !== undefined && scanner !== null) {
+    const own = new ColumnSink(names.length);
+    const columns = pattern.makeByteScanner(names, undefined, undefined, own);
+    if (columns !== null) {
+      scanner = columns;
+      into = own;
+    }
+  }
+  const written = into !== sink ? render : undefined;
   const multiLine = pattern.multiLine;
   const rows = new RowSink(keep);
   // Folding, every row goes to the grouping at once, so that it takes records in input order.
@@ -70,7 +85,7 @@ export async function* parseSource(
   const hand = direct === undefined ? rows.push : (row: Row) => {
     if (keep === undefined || keep(row)) add(row);
   };
-  const push = sink === undefined ? hand : (row: Row) => sink.putRow(names, row);
+  const push = into === undefined ? hand : (row: Row) => into.putRow(names, row);
   const take = direct === undefined ? (row: Row) => rows.rows.push(row) : add;
   let skipped = 0;
   let firstSkipped = "";
@@ -132,6 +147,16 @@ export async function* parseSource(
         }
         if (ctx.stats) ctx.stats.recordsRead += records;
         records = 0;
+        if (written !== undefined && into!.n > 0) {
+          yield* writtenColumns(
+            sinkVectors(into!, names, written.fields),
+            null,
+            into!.n,
+            written,
+            ctx,
+          );
+          into!.reset();
+        }
         const batch = rows.take();
         if (batch) yield batch;
       }

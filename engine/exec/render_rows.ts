@@ -11,10 +11,16 @@
 import type { Column, PlanNode } from "../plan/plan.ts";
 import {
   ByteSink,
+  type ColumnVectors,
   compileColumnBytesWriter,
   compileRowBytesWriter,
 } from "../render/render_bytes.ts";
-import { type BatchStream, checkCancelled, type ExecContext } from "../plan/context.ts";
+import {
+  type BatchStream,
+  checkCancelled,
+  type DirectRender,
+  type ExecContext,
+} from "../plan/context.ts";
 import { frameText, RenderedRows, type RenderTask } from "../render/rendered.ts";
 
 /** Rows rendered below this many bytes wait for the next batch's. */
@@ -79,4 +85,27 @@ function plainField(c: Column): string | null {
   if (c.field !== undefined) return c.field;
   const e = c.origin?.expr;
   return e?.kind === "field" ? e.name : null;
+}
+
+/** Rows of columns written at a time (about 75 KiB of the wide task's JSON). */
+const WRITTEN_ROWS = 512;
+
+/**
+ * Rows `[0, n)` of `columns` (or those `picks` names) written by `render` (a source under
+ * ExecContext.rendered), an empty batch handed out after each WRITTEN_ROWS of them, so that
+ * their bytes are taken as they are made.
+ */
+export async function* writtenColumns(
+  columns: readonly ColumnVectors[],
+  picks: Int32Array | null,
+  n: number,
+  render: DirectRender,
+  ctx: ExecContext,
+): BatchStream {
+  const write = render.block(columns);
+  for (let i = 0; i < n; i += WRITTEN_ROWS) {
+    write(picks, i, Math.min(n, i + WRITTEN_ROWS));
+    yield [];
+    if (ctx.slicer) await ctx.slicer.check();
+  }
 }

@@ -5,3 +5,11 @@ run render-text-room engine/render/render_bytes.ts 's/this.room(3 \* n);/this.ro
 run render-tsv-cr-text engine/render/render_bytes.ts 's/c === "\\r" ? "\\\\r"/c === "\\r" ? "\\\\n"/' engine/render/render_bytes_test.ts
 run compress-pending-read-lost routes/compress.ts 's/            pending = read;/            pending = undefined;/' routes/compress_test.ts
 run compress-batch-end-lost routes/compress.ts 's/        if (ended) return send({ kind: "end" });/        if (ended) return;/' routes/compress_test.ts
+# The writer of columns (compileColumnBytesWriter) and a block's vectors and picks.
+run columns-negative-int-in-place engine/render/render_bytes.ts 's/if ((v | 0) === v \&\& v >= 0) {/if ((v | 0) === v) {/' engine/render/column_bytes_test.ts
+run columns-escape-in-place engine/render/render_bytes.ts 's/c < 0x80 \&\& c !== 0x22 \&\& c !== 0x5c) b\[a++\] = c;/c < 0x80 \&\& c !== 0x22) b[a++] = c;/' engine/render/column_bytes_test.ts
+run columns-time-quote engine/render/render_bytes.ts 's/b\[a\] = 34; b\[e\] = 34; a = e + 1;/b[a] = 34; b[e] = 34; a = e;/' engine/render/column_bytes_test.ts
+run columns-null-text engine/render/render_bytes.ts 's/const NULL_BYTES = encoder.encode("null");/const NULL_BYTES = encoder.encode("nul");/' engine/render/column_bytes_test.ts
+run columns-dict-kept engine/render/render_bytes.ts 's/D${k}\[e\] = b.slice(at, a); }/D${k}[e] = b.slice(at, a - 1); }/' engine/render/column_bytes_test.ts
+run block-picks-all engine/fs/column_block.ts 's/if (scan.select === undefined \&\& !scan.test \&\& !scan.keep) return "all";/if (scan.select === undefined \&\& !scan.keep) return "all";/' engine/fs/column_block_test.ts
+run block-picks-partial engine/fs/column_block.ts 's/if (picks \&\& keep !== undefined \&\& !partial) return null;/if (picks \&\& keep !== undefined \&\& false) return null;/' engine/fs/column_block_test.ts
