@@ -33,7 +33,14 @@ const numberArb = fc.oneof(
 const textArb = fc.oneof(
   fc.string(),
   fc.string({ unit: "binary" }),
-  fc.constantFrom('say "hi";\n\t\\', "Zürich – 東京 😀", "a\ud800b", ""),
+  fc.constantFrom(
+    'say "hi";\n\t\\',
+    "C:\\logs\\a",
+    "tab\there",
+    "Zürich – 東京 😀",
+    "a\ud800b",
+    "",
+  ),
 );
 
 function tagged<T>(
