@@ -121,33 +121,7 @@ export class ByteSink {
       }
       v = -v;
     }
-    // Its digits counted first, then written from the last.
-    const digits = v < 10
-      ? 1
-      : v < 100
-      ? 2
-      : v < 1000
-      ? 3
-      : v < 10000
-      ? 4
-      : v < 100000
-      ? 5
-      : v < 1000000
-      ? 6
-      : v < 10000000
-      ? 7
-      : v < 100000000
-      ? 8
-      : v < 1000000000
-      ? 9
-      : 10;
-    let i = at + digits;
-    this.at = i;
-    do {
-      const q = (v / 10) | 0;
-      bytes[--i] = 0x30 + (v - q * 10);
-      v = q;
-    } while (v > 0);
+    this.at = putUint(bytes, at, v);
   }
 
   /** An IPv4 address `a.b.c.d` from its 32 bits. */
@@ -689,7 +663,10 @@ else { if (x === null || x === undefined) N[${k}] = true; W${k}.value(sink, x); 
   }
 }
 
-/** Writes `v` (a non-negative 32-bit integer) in decimal at `at`; returns the offset past it. */
+/**
+ * Writes `v` (a non-negative 32-bit integer) in decimal at `at`, its digits counted first, then
+ * written from the last; returns the offset past it.
+ */
 function putUint(bytes: Uint8Array, at: number, v: number): number {
   const digits = v < 10
     ? 1
