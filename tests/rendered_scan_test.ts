@@ -356,6 +356,8 @@ Deno.test("a result of the source's fields is written from its columns: one thre
       `${src} | select(agent as a, time, ip as client, time as t2)`,
       // A pushed filter: picked from a cached block's columns, rows without the cache.
       `${src} | filter(status = 201 and bytes > 1000) | select(path, bytes, time)`,
+      // Fields, but of a sort's rows, not of the source's: the source must hand its rows to it.
+      `${src} | sort(status desc, path) | select(path, status, time)`,
     ];
     const modes: [string, Parameters<typeof home.context>[0]][] = [
       ["one thread", {}],

@@ -335,7 +335,7 @@ async function* fileRows(
         if (next !== undefined) ahead = { path: next.path, loaded: load(next.path) };
         if (stats) stats.cacheBytes += meta.rawBytes;
         // A result rendered right above writes the rows from the columns (ExecContext.rendered).
-        if (render && (yield* written(block, read, render, ctx))) break;
+        if (render && (yield* writtenBlock(block, read, render, ctx))) break;
         // The filter sees only the fields it reads; a grouping right above takes what it can
         // fold without a row (ExecContext.direct), the rest of the rows in order.
         const rows = block.scan({
@@ -384,7 +384,7 @@ async function* fileRows(
         // the cache.
         const bytes = cached ?? encodeColumns(UNCACHED, read.columns!.names, sink);
         const block = decodeBlock(bytes, false);
-        if (render && (yield* written(block, read, render, ctx))) {
+        if (render && (yield* writtenBlock(block, read, render, ctx))) {
           p = q;
           continue;
         }
@@ -437,7 +437,7 @@ async function* fileRows(
  * handed out after each WRITTEN_ROWS of them (so that their bytes are taken); false, and
  * nothing written, where a column or the filter needs rows.
  */
-async function* written(
+async function* writtenBlock(
   block: DecodedBlock,
   read: CachedRead,
   render: DirectRender,

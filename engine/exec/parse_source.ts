@@ -54,26 +54,20 @@ export async function* parseSource(
   // records of groups it already has, and hands out rows only for the others. With a sink (the
   // column cache's fill), every record goes to its columns instead, and no row is handed out:
   // the block's columns are then filtered and folded (engine/exec/cached_scan.ts).
-  let scanner = sink === undefined
-    ? pattern.makeByteScanner(names, filter, ctx.direct)
-    : pattern.makeByteScanner(names, undefined, undefined, sink);
-  if (sink !== undefined && scanner === null) {
-    throw new Error("PARSE into columns needs a byte scanner");
-  }
   // Under a result written from columns (ExecContext.rendered), without a filter: every record
   // goes to columns of our own, and the rows of each piece read are written from them (no row
   // made). A record leaves the sink as soon as its piece is written: few live at once.
-  let into = sink;
   const render = sink === undefined && !filter && !ctx.direct ? ctx.rendered : undefined;
-  if (render !== undefined && scanner !== null) {
-    const own = new ColumnSink(names.length);
-    const columns = pattern.makeByteScanner(names, undefined, undefined, own);
-    if (columns !== null) {
-      scanner = columns;
-      into = own;
-    }
+  const wanted = render !== undefined ? new ColumnSink(names.length) : undefined;
+  const scanner = sink === undefined && wanted === undefined
+    ? pattern.makeByteScanner(names, filter, ctx.direct)
+    : pattern.makeByteScanner(names, undefined, undefined, sink ?? wanted);
+  if (sink !== undefined && scanner === null) {
+    throw new Error("PARSE into columns needs a byte scanner");
   }
-  const written = into !== sink ? render : undefined;
+  // A pattern the byte scanner does not cover makes rows, as without the result above.
+  const own = scanner !== null ? wanted : undefined;
+  const into = sink ?? own;
   const multiLine = pattern.multiLine;
   const rows = new RowSink(keep);
   // Folding, every row goes to the grouping at once, so that it takes records in input order.
@@ -147,15 +141,9 @@ export async function* parseSource(
         }
         if (ctx.stats) ctx.stats.recordsRead += records;
         records = 0;
-        if (written !== undefined && into!.n > 0) {
-          yield* writtenColumns(
-            sinkVectors(into!, names, written.fields),
-            null,
-            into!.n,
-            written,
-            ctx,
-          );
-          into!.reset();
+        if (own !== undefined && own.n > 0) {
+          yield* writtenColumns(sinkVectors(own, names, render!.fields), null, own.n, render!, ctx);
+          own.reset();
         }
         const batch = rows.take();
         if (batch) yield batch;

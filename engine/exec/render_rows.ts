@@ -52,8 +52,10 @@ export async function* renderRows(
   const ends: number[] = [];
   // Each column a field of the source right below, as it is: a block the source holds as
   // columns is written from them (ExecContext.rendered), no row made.
-  const fields = fused && node.input.kind === "source" ? node.columns.map(plainField) : [];
-  const direct = fused && fields.every((f) => f !== null)
+  // Only a source right below is given it: a node between (a sort, a view, an unnest) would
+  // pass it on to a source whose rows it should have taken.
+  const fields = fused && node.input.kind === "source" ? node.columns.map(plainField) : null;
+  const direct = fields?.every((f) => f !== null)
     ? compileColumnBytesWriter(render.format, columns, render.options, sink, ends, nulls, frame)
     : undefined;
   const rows = !fused

@@ -824,7 +824,7 @@ function pickRows(
   if (meta.whole) return null;
   if (scan.select === undefined && !scan.test && !scan.keep) return "all";
   const picked = scanCode(meta, viewed(), scan, true);
-  return picked === null ? null : Int32Array.from(picked as unknown as number[]);
+  return picked === null ? null : Int32Array.from(picked as number[]);
 }
 
 /** A column's vectors, viewed over the block's body (strings decoded once). */
@@ -1055,7 +1055,7 @@ function scanRows(
     for (const row of kept) scan.fold.add(row);
     return [];
   }
-  return scanCode(meta, viewed(), scan, false)!;
+  return scanCode(meta, viewed(), scan, false) as Row[];
 }
 
 /**
@@ -1067,7 +1067,7 @@ function scanCode(
   cols: readonly ColumnView[],
   scan: BlockScan,
   picks: boolean,
-): Row[] | null {
+): (Row | number)[] | null {
   const n = meta.rowCount;
   // Rows with an own "__proto__" are stored whole (encodeBlock): a literal would set it.
   if (cols.some((c) => c.name === "__proto__")) throw new CorruptBlock("a column __proto__");

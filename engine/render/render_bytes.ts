@@ -523,47 +523,38 @@ export function compileColumnBytesWriter(
   const lead = frame.lead ?? "";
   const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
   const tail = encoder.encode(text.close(columns.length) + (frame.trail ?? ""));
-  // Text between values (`,"name":`), stored byte by byte in place: no call, no loop.
-  const bytesOf = (p: Uint8Array) =>
-    p.length === 0 ? "" : p.length === 1 ? `sink.byte(${p[0]});` : `sink.room(${p.length});
-{ const b = sink.bytes, a = sink.at; ${
-      Array.from(p, (x, j) => `b[a${j === 0 ? "" : ` + ${j}`}] = ${x};`).join(" ")
-    } sink.at = a + ${p.length}; }`;
   return {
     block(cols) {
       if (cols.length !== columns.length) throw new Error("a column for each of the result's");
       const json = format === "json";
       const lines: string[] = [];
-      if (columns.length === 0 && lead !== "") {
-        lines.push(json ? bytesIn(encoder.encode(lead)) : `sink.text(${JSON.stringify(lead)});`);
-      }
+      if (columns.length === 0 && lead !== "") lines.push(bytesIn(encoder.encode(lead)));
       cols.forEach((c, k) => {
-        lines.push(json ? bytesIn(prefixes[k]!) : bytesOf(prefixes[k]!));
-        const value = json ? jsonValueCode(c, k) : valueCode(c, k);
-        const nul = json
-          ? `N[${k}] = true; ${bytesIn(NULL_BYTES)}`
-          : `N[${k}] = true; W${k}.nul(sink);`;
+        lines.push(bytesIn(prefixes[k]!));
+        const value = valueCode(c, k, json);
+        const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
         lines.push(
           c.kind === "values" || c.tags === null
             ? value
             : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
         );
       });
-      lines.push(json ? bytesIn(tail) : bytesOf(tail));
+      lines.push(bytesIn(tail));
       const vars = cols.map((c, k) =>
         `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
           c.kind === "dict" ? `new Array(l${k}.length)` : "null"
         }, K${k} = W${k}.clock;`
       );
-      // JSON: written in place through \`b\` and \`a\` (the sink's bytes and offset), which
-      // the code takes back from the sink after each call that writes through it.
+      // Written in place through \`b\` and \`a\` (the sink's bytes and offset), which the code
+      // takes back from the sink after each call that writes through it.
       const body = `${vars.join("\n")}
 return function writeColumns(picks, from, to) {
   let b = sink.bytes, a = sink.at;
   for (let j = from; j < to; j++) {
     const i = picks === null ? j : picks[j];
     ${lines.filter((l) => l !== "").join("\n    ")}
-    ${json ? "sink.at = a;\n    ends.push(a);" : "ends.push(sink.at);"}
+    sink.at = a;
+    ends.push(a);
   }
 };`;
       // Generated from the columns' kinds and the bytes between values (as numbers) only.
@@ -596,33 +587,42 @@ function callCode(call: string): string {
 }
 
 /**
- * The JSON code of column `k`'s value in row \`i\` (its tag tested before), written in place
- * where it is a plain case (an integer, an ISO timestamp, an IPv4 address, a text of ASCII
- * needing no escape, a dictionary's entry written before), else by the column's writer.
+ * The code of column `k`'s value in row \`i\` (its tag tested before). In JSON it is written in
+ * place where it is a plain case (an integer, an ISO timestamp, an IPv4 address, a text of ASCII
+ * needing no escape); a dictionary's entry is written once and then copied; the rest, and every
+ * value of CSV and TSV, by the column's writer.
  */
-function jsonValueCode(c: ColumnVectors, k: number): string {
+function valueCode(c: ColumnVectors, k: number, json: boolean): string {
   switch (c.kind) {
     case "num":
-      return `{ const v = v${k}[i];
+      return json
+        ? `{ const v = v${k}[i];
 if ((v | 0) === v && v >= 0) { ${roomCode(10)} a = putUint(b, a, v); }
-else ${callCode(`W${k}.num(sink, v)`)} }`;
+else ${callCode(`W${k}.num(sink, v)`)} }`
+        : callCode(`W${k}.num(sink, v${k}[i])`);
     case "bool":
       return callCode(`W${k}.bool(sink, v${k}[i] === 1)`);
     case "ts":
-      return `{ ${roomCode(ISO_BYTES + 2)} const e = K${k}.put(b, a + 1, v${k}[i]);
-if (e >= 0) { b[a] = 34; b[e] = 34; a = e + 1; } else ${callCode(`W${k}.ts(sink, v${k}[i])`)} }`;
+      return json
+        ? `{ ${roomCode(ISO_BYTES + 2)} const e = K${k}.put(b, a + 1, v${k}[i]);
+if (e >= 0) { b[a] = 34; b[e] = 34; a = e + 1; } else ${callCode(`W${k}.ts(sink, v${k}[i])`)} }`
+        : callCode(`W${k}.ts(sink, v${k}[i])`);
     case "ip4":
-      return `{ ${roomCode(17)} const v = v${k}[i]; b[a++] = 34;
+      return json
+        ? `{ ${roomCode(17)} const v = v${k}[i]; b[a++] = 34;
 a = octet(b, a, v >>> 24); b[a++] = 46; a = octet(b, a, (v >>> 16) & 255); b[a++] = 46;
-a = octet(b, a, (v >>> 8) & 255); b[a++] = 46; a = octet(b, a, v & 255); b[a++] = 34; }`;
+a = octet(b, a, (v >>> 8) & 255); b[a++] = 46; a = octet(b, a, v & 255); b[a++] = 34; }`
+        : callCode(`W${k}.ip4(sink, v${k}[i])`);
     case "str":
-      return `{ const s = o${k}[i], e = o${k}[i + 1]; ${roomCode("e - s + 2")}
+      return json
+        ? `{ const s = o${k}[i], e = o${k}[i + 1]; ${roomCode("e - s + 2")}
 const at = a; b[a++] = 34;
 for (let j = s; j < e; j++) {
   const c = x${k}.charCodeAt(j);
   if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
 }
-if (a >= 0) b[a++] = 34; else { a = at; ${callCode(`W${k}.str(sink, x${k}.slice(s, e))`)} } }`;
+if (a >= 0) b[a++] = 34; else { a = at; ${callCode(`W${k}.str(sink, x${k}.slice(s, e))`)} } }`
+        : callCode(`W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]))`);
     case "dict":
       // Each entry written once (into D), then copied.
       return `{ const e = v${k}[i]; const d = D${k}[e];
@@ -633,33 +633,9 @@ else { const n = d.length; ${
         roomCode("n")
       } for (let j = 0; j < n; j++) b[a + j] = d[j]; a += n; } }`;
     case "values":
-      return `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true;
-${callCode(`W${k}.value(sink, x)`)} }`;
-  }
-}
-
-/** The code of column `k`'s value in row \`i\` by its writer (CSV, TSV), tag tested before. */
-function valueCode(c: ColumnVectors, k: number): string {
-  switch (c.kind) {
-    case "num":
-      return `W${k}.num(sink, v${k}[i]);`;
-    case "bool":
-      return `W${k}.bool(sink, v${k}[i] === 1);`;
-    case "ts":
-      return `W${k}.ts(sink, v${k}[i]);`;
-    case "ip4":
-      return `W${k}.ip4(sink, v${k}[i]);`;
-    case "str":
-      return `W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]));`;
-    case "dict":
-      // Each entry written once (into D), then copied.
-      return `{ const e = v${k}[i]; let d = D${k}[e];
-if (d === undefined) { const at = sink.at; W${k}.str(sink, l${k}[e]); D${k}[e] = d = sink.bytes.slice(at, sink.at); }
-else sink.raw(d); }`;
-    case "values":
       // Texts (a reader's list of a field of text) without the value writer's dispatch.
-      return `{ const x = l${k}[i]; if (typeof x === "string") W${k}.str(sink, x);
-else { if (x === null || x === undefined) N[${k}] = true; W${k}.value(sink, x); } }`;
+      return `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true;
+${callCode(`if (typeof x === "string") W${k}.str(sink, x); else W${k}.value(sink, x)`)} }`;
   }
 }
 

@@ -13,3 +13,4 @@ run columns-null-text engine/render/render_bytes.ts 's/const NULL_BYTES = encode
 run columns-dict-kept engine/render/render_bytes.ts 's/D${k}\[e\] = b.slice(at, a); }/D${k}[e] = b.slice(at, a - 1); }/' engine/render/column_bytes_test.ts
 run block-picks-all engine/fs/column_block.ts 's/if (scan.select === undefined \&\& !scan.test \&\& !scan.keep) return "all";/if (scan.select === undefined \&\& !scan.keep) return "all";/' engine/fs/column_block_test.ts
 run block-picks-partial engine/fs/column_block.ts 's/if (picks \&\& keep !== undefined \&\& !partial) return null;/if (picks \&\& keep !== undefined \&\& false) return null;/' engine/fs/column_block_test.ts
+run columns-past-a-sort engine/exec/render_rows.ts 's/const fields = fused \&\& node.input.kind === "source" ?/const fields = fused ?/' tests/rendered_scan_test.ts
