@@ -28,7 +28,7 @@ import { type Converter, identity, matcherSpec } from "./matchers.ts";
 import { noFileClock } from "./year_inference.ts";
 import { type DirectGroups, SMALL_INTS } from "../plan/context.ts";
 import { generatedFunction } from "../values/generated_code.ts";
-import { asciiText, ShortStrings } from "../values/short_strings.ts";
+import { bytesText, ShortStrings } from "../values/short_strings.ts";
 import type { ColumnVectors } from "../render/render_bytes.ts";
 
 export interface ByteScanner {
@@ -85,14 +85,39 @@ export class ColumnSink {
    * that does not know its fields' types (READ_JSON) then gives that field no vector again.
    */
   readonly spilt: boolean[];
+  /**
+   * Per field of text kept as spans (`spans(k)`): where each record's text is in `piece`, as
+   * start and end (start -1: null), two entries a record; null for a field without spans, and
+   * while a line left to the expression has put that field's values into its list (`cols`)
+   * until `reset`. Only a sink emptied after every piece of a file may keep spans (the bytes
+   * they point into are those of the piece being read): PARSE writing a result from its
+   * columns (engine/exec/parse_source.ts). No text of such a field is made, unless a writer
+   * needs it.
+   */
+  readonly spans: (Int32Array | null)[];
+  /** The bytes the spans point into: the piece being read. */
+  piece: Uint8Array = new Uint8Array(0);
+  /** Per field: its spans' array, kept while `spans[k]` is null after a spill. */
+  readonly #spanned: (Int32Array | null)[];
+  /** Whether a scanner keeps its fields of plain text as spans (`span`). */
+  readonly keepsSpans: boolean;
 
-  constructor(fields: number) {
+  constructor(fields: number, opts: { readonly spans?: boolean } = {}) {
+    this.keepsSpans = opts.spans === true;
     this.cols = Array.from({ length: fields }, () => []);
     this.ipv4 = new Array<boolean>(fields).fill(false);
     this.ts = new Array<boolean>(fields).fill(false);
     this.vecs = new Array<Float64Array | Uint32Array | null>(fields).fill(null);
     this.tags = new Array<Uint8Array | null>(fields).fill(null);
     this.spilt = new Array<boolean>(fields).fill(false);
+    this.spans = new Array<Int32Array | null>(fields).fill(null);
+    this.#spanned = new Array<Int32Array | null>(fields).fill(null);
+  }
+
+  /** Field `k` (of text) is kept as spans of the piece (chosen before any record). */
+  span(k: number): void {
+    if (this.n > 0) throw new Error("a sink's spans are chosen before its first record");
+    this.spans[k] = this.#spanned[k] = new Int32Array(2 * this.cap);
   }
 
   /**
@@ -119,6 +144,7 @@ export class ColumnSink {
     for (let k = 0; k < this.cols.length; k++) {
       this.tags[k]?.fill(0, 0, this.n);
       if (this.cols[k]!.length > 0) this.cols[k] = [];
+      this.spans[k] = this.#spanned[k]!;
     }
     this.n = 0;
   }
@@ -138,6 +164,14 @@ export class ColumnSink {
       tags.set(this.tags[k]!);
       this.tags[k] = tags;
     }
+    for (let k = 0; k < this.spans.length; k++) {
+      const had = this.#spanned[k];
+      if (had === null || had === undefined) continue;
+      const more = new Int32Array(2 * this.cap);
+      more.set(had);
+      this.#spanned[k] = more;
+      if (this.spans[k] !== null) this.spans[k] = more;
+    }
   }
 
   /** Field `k`'s vector turned into a list, `value` the current record's (the n-th). */
@@ -154,6 +188,18 @@ export class ColumnSink {
     this.vecs[k] = null;
     this.tags[k] = null;
     this.spilt[k] = true;
+  }
+
+  /** Field `k`'s spans made texts in its list, for this piece's records so far. */
+  #unspan(k: number): void {
+    const spans = this.spans[k]!;
+    const out = new Array<string | null>(this.n);
+    for (let i = 0; i < this.n; i++) {
+      const s = spans[2 * i]!;
+      out[i] = s < 0 ? null : bytesText(this.piece, s, spans[2 * i + 1]!);
+    }
+    this.cols[k] = out;
+    this.spans[k] = null;
   }
 
   /** A row's values (a line the scanner left to the expression) as the next record. */
@@ -175,6 +221,7 @@ export class ColumnSink {
   }
 
   #put(k: number, n: number, v: unknown): void {
+    if (this.spans[k] !== null && this.spans[k] !== undefined) this.#unspan(k);
     const vec = this.vecs[k];
     if (vec === null || vec === undefined) {
       this.cols[k]!.push(
@@ -210,6 +257,10 @@ export function sinkVectors(
     if (vec !== null && vec !== undefined) {
       const kind = sink.ipv4[k] ? "ip4" : sink.ts[k] ? "ts" : "num";
       return { kind, vec: vec.subarray(0, n), tags: sink.tags[k]!.subarray(0, n) };
+    }
+    const spans = sink.spans[k];
+    if (spans !== null && spans !== undefined) {
+      return { kind: "span", bytes: sink.piece, vec: spans.subarray(0, 2 * n) };
     }
     const col = sink.cols[k]! as (Value | undefined)[];
     // An address field's list holds IPv4 addresses as their bits (and other values as Values).
@@ -333,6 +384,8 @@ export function makeByteScanner(
   // With a sink, each value is pushed to its field's column instead (an IPv4 address as its
   // bits), and no row is made.
   const pushes: string[] = [];
+  /** Fields kept as spans of the piece (ColumnSink.keepsSpans): plain texts, no text made. */
+  const spanned: number[] = [];
   const props = needed.map((name, k) => {
     const key = name === "__proto__" ? '["__proto__"]' : JSON.stringify(name);
     // Into the field's vector while it has one (ColumnSink), else its list.
@@ -371,6 +424,13 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
   else sink.spill(${k}, ${value});
 } else C[${k}].push(s${k} < 0 ? null : ${value});`;
     }
+    if (sink?.keepsSpans && outputs[k] === "text" && !times.has(k) && converters[k] === identity) {
+      spanned.push(k);
+      pushes[k] =
+        `if (SP[${k}] !== null) { const q = N << 1; SP[${k}][q] = s${k}; SP[${k}][q + 1] = e${k}; }
+else C[${k}].push(s${k} < 0 ? null : ${value});`;
+      return `${key}: s${k} < 0 ? null : ${value}`;
+    }
     if (sink !== undefined && outputs[k] === "text") {
       // Read once, for the sink and then the filter or the row.
       pushes[k] = `const x${k} = s${k} < 0 ? null : ${value};\n` +
@@ -391,6 +451,7 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
       if (outputs[k] !== "text") sink.vector(k, outputs[k] === "ipv4" ? "ip4" : "num");
       else if (times.has(k)) sink.vector(k, "ts");
     }
+    for (const k of spanned) sink.span(k);
   }
   // The filter sees a row of the fields it reads (all needed): a dropped record costs no more.
   const filtered = filter !== undefined && [...filter.reads].every((n) => slotOf.has(n));
@@ -430,7 +491,7 @@ ${
     sink !== undefined
       ? `const N = sink.n;
 if (N === sink.cap) sink.grow();
-const C = sink.cols, VS = sink.vecs, TS = sink.tags;
+const C = sink.cols, VS = sink.vecs, TS = sink.tags, SP = sink.spans;
 ${pushes.join("\n")}
 sink.n = N + 1;`
       : ""
@@ -784,12 +845,10 @@ function integer(
   int32: boolean,
   convert: Converter,
 ): Value {
-  if (digits > 15) return convert(textOf(b, start, end));
+  if (digits > 15) return convert(bytesText(b, start, end));
   if (int32) return value >= -2147483648 && value <= 2147483647 ? value : null;
   return value;
 }
-
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * HTTPDATE's timestamps read from the bytes its matcher checked (httpDateBytesMs, parseHttpDate
@@ -829,21 +888,6 @@ function fieldText(): (b: Uint8Array, start: number, end: number) => string {
       if (++lookups === TEXT_TRIAL) use = table.hits * 2 >= lookups;
       if (text !== undefined) return text;
     }
-    return textOf(b, start, end);
+    return bytesText(b, start, end);
   };
-}
-
-/** The text of `b[start, end)`: ASCII directly, other bytes through the decoder. */
-function textOf(b: Uint8Array, start: number, end: number): string {
-  if (end - start <= 256) {
-    let ascii = true;
-    for (let i = start; i < end; i++) {
-      if (b[i]! >= 0x80) {
-        ascii = false;
-        break;
-      }
-    }
-    if (ascii) return asciiText(b, start, end);
-  }
-  return decoder.decode(b.subarray(start, end));
 }

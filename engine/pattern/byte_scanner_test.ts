@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compilePattern } from "./compile_pattern.ts";
 import { parsePattern } from "./parse_pattern.ts";
-import type { Row } from "../values/values.ts";
+import { IpAddr, type Row, Timestamp } from "../values/values.ts";
+import { ColumnSink, sinkVectors } from "./byte_scanner.ts";
+import type { ColumnVectors } from "../render/render_bytes.ts";
+import { bytesText } from "../values/short_strings.ts";
 import type { PatternElement } from "./pattern_ast.ts";
 
 const ACCESS =
@@ -304,4 +307,105 @@ Deno.test("one byte scanner over many lines gives the expression's rows, texts r
     at = scanner.next;
   }
   assert.equal(at, bytes.length);
+});
+
+/** Record `i`'s value of a sink's column as a writer reads it (span: its text). */
+function columnValue(c: ColumnVectors, i: number): unknown {
+  switch (c.kind) {
+    case "span": {
+      const s = c.vec[2 * i]!;
+      return s < 0 ? null : bytesText(c.bytes, s, c.vec[2 * i + 1]!);
+    }
+    case "values":
+      return c.list[i];
+    case "ts":
+      return c.tags![i] === 0 ? new Timestamp(c.vec[i]!) : c.tags![i] === 1 ? null : undefined;
+    case "ip4":
+      return c.tags![i] === 0 ? new IpAddr(4, c.vec[i]!) : c.tags![i] === 1 ? null : undefined;
+    case "num":
+      return c.tags![i] === 0 ? c.vec[i] : c.tags![i] === 1 ? null : undefined;
+    default:
+      throw new Error(`a sink gives no ${c.kind} column`);
+  }
+}
+
+Deno.test("a sink keeping spans holds plain texts as spans of the piece; a line left to the expression makes that piece's texts", () => {
+  for (const pattern of [ACCESS, ...PATTERNS.slice(1)]) {
+    const compiled = compilePattern(pattern, { timeZone: "UTC" });
+    assert.ok(compiled.ok);
+    const all = compiled.pattern.fields.map((f) => f.name);
+    seeded((seed) => {
+      fc.assert(
+        fc.property(
+          fc.array(pattern === ACCESS ? fc.oneof(accessLine, linesOf(pattern)) : linesOf(pattern), {
+            minLength: 1,
+            maxLength: 12,
+          }),
+          fc.subarray(all, { minLength: 1 }),
+          fc.nat(),
+          (lines, needed, cut) => {
+            const sink = new ColumnSink(needed.length, { spans: true });
+            const scanner = compiled.pattern.makeByteScanner(needed, undefined, undefined, sink);
+            assert.ok(scanner);
+            const extractor = compiled.pattern.makeExtractor(needed);
+            // Two pieces, as parseSource reads them: the sink written and reset after each.
+            const at = cut % (lines.length + 1);
+            for (const piece of [lines.slice(0, at), lines.slice(at)]) {
+              const bytes = encoder.encode(piece.map((l) => `${l}\n`).join(""));
+              sink.piece = bytes;
+              const want: Row[] = [];
+              let i = 0;
+              for (const line of piece) {
+                const end = i + encoder.encode(line).length + 1;
+                const row = extractor(line);
+                if (row !== null) want.push(row);
+                if (scanner.scan(bytes, i) === undefined && row !== null) {
+                  sink.putRow(needed, row);
+                }
+                i = end;
+              }
+              assert.equal(sink.n, want.length);
+              const columns = sinkVectors(sink, needed, needed);
+              want.forEach((row, r) =>
+                needed.forEach((name, k) =>
+                  assert.deepEqual(columnValue(columns[k]!, r), row[name] ?? null, name)
+                )
+              );
+              sink.reset();
+            }
+          },
+        ),
+        { numRuns: 300, seed },
+      );
+    });
+  }
+  // The access log's path: spans while the scanner takes every line; the values of a piece
+  // once a line went to the expression (an IPv6 client); spans again for the next piece.
+  const compiled = compilePattern(ACCESS, { timeZone: "UTC" });
+  assert.ok(compiled.ok);
+  const sink = new ColumnSink(2, { spans: true });
+  const scanner = compiled.pattern.makeByteScanner(["path", "status"], undefined, undefined, sink);
+  assert.ok(scanner);
+  const line = (client: string, path: string) =>
+    `${client} - - [01/May/2024:10:00:01 +0000] "GET ${path} HTTP/1.1" 200 5 "-" "curl"\n`;
+  /** One piece of lines: the path column's kind and values. */
+  const piece = (...lines: string[]) => {
+    const bytes = encoder.encode(lines.join(""));
+    sink.piece = bytes;
+    for (let at = 0; at < bytes.length; at = bytes.indexOf(0x0a, at) + 1) {
+      if (scanner.scan(bytes, at) === undefined) {
+        sink.putRow(["path", "status"], { path: "/ipv6", status: 200 });
+      }
+    }
+    const [path] = sinkVectors(sink, ["path", "status"], ["path"]);
+    const values = [...Array(sink.n).keys()].map((i) => columnValue(path!, i));
+    sink.reset();
+    return { kind: path!.kind, values };
+  };
+  assert.deepEqual(piece(line("10.0.0.1", "/a")), { kind: "span", values: ["/a"] });
+  assert.deepEqual(piece(line("10.0.0.2", "/b?x=1"), line("::1", "/ipv6")), {
+    kind: "values",
+    values: ["/b?x=1", "/ipv6"],
+  });
+  assert.deepEqual(piece(line("10.0.0.3", "/c")), { kind: "span", values: ["/c"] });
 });

@@ -10,6 +10,9 @@ import {
 import type { RenderOptions } from "./render.ts";
 import { IpAddr, type Row, Timestamp, type Value } from "../values/values.ts";
 
+const utf8 = new TextEncoder();
+const decoder = new TextDecoder();
+
 const FORMATS: RowTextFormat[] = ["json", "csv", "tsv"];
 const OPTIONS: RenderOptions[] = [
   { timeZone: "UTC" },
@@ -92,6 +95,36 @@ function columnArb(n: number): fc.Arbitrary<Generated> {
       return {
         vectors: { kind: "str", text: xs.join(""), offsets: Uint32Array.from(offsets), tags },
         values: xs.map((x, i) => byTag(tags, i, x)),
+      };
+    }),
+    // Spans of one buffer (PARSE's texts): UTF-8 or any bytes (a lone 0xff, a cut sequence),
+    // other bytes between them; a null where the tag says (a span has no absent).
+    fc.array(
+      fc.tuple(
+        fc.oneof(
+          textArb.map((x) => utf8.encode(x)),
+          fc.uint8Array({ maxLength: 6 }),
+          fc.constant(Uint8Array.from([0x5c, 0x22, 0xc3])),
+        ),
+        fc.boolean(),
+        fc.uint8Array({ maxLength: 3 }),
+      ),
+      { minLength: n, maxLength: n },
+    ).map((xs): Generated => {
+      const bytes = new Uint8Array(xs.reduce((m, [x, , gap]) => m + x.length + gap.length, 0));
+      const vec = new Int32Array(2 * n);
+      let at = 0;
+      xs.forEach(([x, isNull, gap], i) => {
+        bytes.set(gap, at);
+        at += gap.length;
+        bytes.set(x, at);
+        vec[2 * i] = isNull ? -1 : at;
+        vec[2 * i + 1] = at + x.length;
+        at += x.length;
+      });
+      return {
+        vectors: { kind: "span", bytes, vec },
+        values: xs.map(([x, isNull]) => isNull ? null : decoder.decode(x)),
       };
     }),
     fc.tuple(fc.uniqueArray(textArb, { minLength: 1, maxLength: 4 }), tagged(n, fc.nat()))

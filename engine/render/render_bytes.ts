@@ -23,6 +23,7 @@ import { toJsonValue, toText } from "./render.ts";
 import { Interval, IpAddr, type Row, Timestamp, type Value } from "../values/values.ts";
 import type { RenderOptions } from "./render.ts";
 import { generatedFunction } from "../values/generated_code.ts";
+import { bytesText } from "../values/short_strings.ts";
 
 /** The text formats a result's rows are stored in when its format is fixed. */
 export type RowTextFormat = "json" | "csv" | "tsv";
@@ -488,6 +489,15 @@ export type ColumnVectors =
     readonly tags: Uint8Array | null;
   }
   | {
+    /**
+     * Texts as UTF-8 spans of `bytes`: value i is `bytes[vec[2i], vec[2i + 1])`, null where
+     * `vec[2i]` is -1 (PARSE's fields of text, engine/pattern/byte_scanner.ts's ColumnSink).
+     */
+    readonly kind: "span";
+    readonly bytes: Uint8Array;
+    readonly vec: Int32Array;
+  }
+  | {
     /** Any values (null or undefined where there is none). */
     readonly kind: "values";
     readonly list: readonly (Value | undefined)[];
@@ -534,14 +544,14 @@ export function compileColumnBytesWriter(
         const value = valueCode(c, k, json);
         const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
         lines.push(
-          c.kind === "values" || c.tags === null
+          c.kind === "values" || c.kind === "span" || c.tags === null
             ? value
             : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
         );
       });
       lines.push(bytesIn(tail));
       const vars = cols.map((c, k) =>
-        `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
+        `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, y${k} = C[${k}].bytes, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
           c.kind === "dict" ? `new Array(l${k}.length)` : "null"
         }, K${k} = W${k}.clock;`
       );
@@ -559,9 +569,9 @@ return function writeColumns(picks, from, to) {
 };`;
       // Generated from the columns' kinds and the bytes between values (as numbers) only.
       return generatedFunction(
-        ["W", "C", "N", "sink", "ends", "putUint", "octet"],
+        ["W", "C", "N", "sink", "ends", "putUint", "octet", "bytesText"],
         body,
-      )(writers, cols, nulls, sink, ends, putUint, octet) as BlockBytesWriter;
+      )(writers, cols, nulls, sink, ends, putUint, octet, bytesText) as BlockBytesWriter;
     },
   };
 }
@@ -632,6 +642,23 @@ if (d === undefined) { const at = a; ${
 else { const n = d.length; ${
         roomCode("n")
       } for (let j = 0; j < n; j++) b[a + j] = d[j]; a += n; } }`;
+    case "span": {
+      // Bytes that need no escape copied; other texts made and written as a text is.
+      const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
+      const slow = callCode(`W${k}.str(sink, bytesText(y${k}, s, e))`);
+      return `{ const s = v${k}[i << 1], e = v${k}[(i << 1) + 1];
+if (s < 0) { ${nul} }
+else ${
+        json
+          ? `{ ${roomCode("e - s + 2")} const at = a; b[a++] = 34;
+for (let j = s; j < e; j++) {
+  const c = y${k}[j];
+  if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
+}
+if (a >= 0) b[a++] = 34; else { a = at; ${slow} } }`
+          : slow
+      } }`;
+    }
     case "values":
       // Texts (a reader's list of a field of text) without the value writer's dispatch.
       return `{ const x = l${k}[i]; if (x === null || x === undefined) N[${k}] = true;

@@ -37,6 +37,23 @@ export function asciiText(b: Uint8Array, start: number, end: number): string {
     : String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
 }
 
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The text of UTF-8 bytes `b[start, end)`: ASCII directly, other bytes through the decoder. */
+export function bytesText(b: Uint8Array, start: number, end: number): string {
+  if (end - start <= 256) {
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (b[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return asciiText(b, start, end);
+  }
+  return decoder.decode(b.subarray(start, end));
+}
+
 /**
  * The strings of short plain ASCII texts read before, so that a value that recurs (a country,
  * a result code) is neither decoded again nor made a new string (whose hash a grouping would

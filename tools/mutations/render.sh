@@ -14,3 +14,10 @@ run columns-dict-kept engine/render/render_bytes.ts 's/D${k}\[e\] = b.slice(at, 
 run block-picks-all engine/fs/column_block.ts 's/if (scan.select === undefined \&\& !scan.test \&\& !scan.keep) return "all";/if (scan.select === undefined \&\& !scan.keep) return "all";/' engine/fs/column_block_test.ts
 run block-picks-partial engine/fs/column_block.ts 's/if (picks \&\& keep !== undefined \&\& !partial) return null;/if (picks \&\& keep !== undefined \&\& false) return null;/' engine/fs/column_block_test.ts
 run columns-past-a-sort engine/exec/render_rows.ts 's/const fields = fused \&\& node.input.kind === "source" ?/const fields = fused ?/' tests/rendered_scan_test.ts
+# PARSE's texts kept as spans of the piece (ColumnSink.keepsSpans) and written from them.
+run span-null engine/render/render_bytes.ts 's/^if (s < 0) { ${nul} }$/if (s < -1) { ${nul} }/' engine/render/column_bytes_test.ts
+run span-end engine/pattern/byte_scanner.ts 's/SP\[${k}\]\[q + 1\] = e${k}; }/SP[${k}][q + 1] = e${k} - 1; }/' engine/pattern/byte_scanner_test.ts
+run span-unspan engine/pattern/byte_scanner.ts 's/if (this.spans\[k\] !== null \&\& this.spans\[k\] !== undefined) this.#unspan(k);/if (false) this.#unspan(k);/' engine/pattern/byte_scanner_test.ts
+run span-reset engine/pattern/byte_scanner.ts 's/      this.spans\[k\] = this.#spanned\[k\]!;/      void 0;/' engine/pattern/byte_scanner_test.ts
+run span-grow engine/pattern/byte_scanner.ts 's/      if (this.spans\[k\] !== null) this.spans\[k\] = more;/      void 0;/' engine/pattern/byte_scanner_test.ts tests/rendered_scan_test.ts
+run span-piece engine/exec/parse_source.ts 's/if (own !== undefined) own.piece = bytes;/void 0;/' tests/rendered_scan_test.ts
