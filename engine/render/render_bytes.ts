@@ -533,31 +533,31 @@ export function compileColumnBytesWriter(
   const lead = frame.lead ?? "";
   const prefixes = columns.map((c, i) => encoder.encode(text.prefix(c, i, lead)));
   const tail = encoder.encode(text.close(columns.length) + (frame.trail ?? ""));
-  return {
-    block(cols) {
-      if (cols.length !== columns.length) throw new Error("a column for each of the result's");
-      const json = format === "json";
-      const lines: string[] = [];
-      if (columns.length === 0 && lead !== "") lines.push(bytesIn(encoder.encode(lead)));
-      cols.forEach((c, k) => {
-        lines.push(bytesIn(prefixes[k]!));
-        const value = valueCode(c, k, json);
-        const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
-        lines.push(
-          c.kind === "values" || c.kind === "span" || c.tags === null
-            ? value
-            : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
-        );
-      });
-      lines.push(bytesIn(tail));
-      const vars = cols.map((c, k) =>
-        `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, y${k} = C[${k}].bytes, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
-          c.kind === "dict" ? `new Array(l${k}.length)` : "null"
-        }, K${k} = W${k}.clock;`
+  const json = format === "json";
+  /** The code of a block of each shape (its columns' kinds, and which have tags), made once. */
+  const bodies = new Map<string, string>();
+  const bodyOf = (cols: readonly ColumnVectors[]): string => {
+    const lines: string[] = [];
+    if (columns.length === 0 && lead !== "") lines.push(bytesIn(encoder.encode(lead)));
+    cols.forEach((c, k) => {
+      lines.push(bytesIn(prefixes[k]!));
+      const value = valueCode(c, k, json);
+      const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
+      lines.push(
+        c.kind === "values" || c.kind === "span" || c.tags === null
+          ? value
+          : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
       );
-      // Written in place through \`b\` and \`a\` (the sink's bytes and offset), which the code
-      // takes back from the sink after each call that writes through it.
-      const body = `${vars.join("\n")}
+    });
+    lines.push(bytesIn(tail));
+    const vars = cols.map((c, k) =>
+      `const W${k} = W[${k}], v${k} = C[${k}].vec, t${k} = C[${k}].tags, x${k} = C[${k}].text, y${k} = C[${k}].bytes, o${k} = C[${k}].offsets, l${k} = C[${k}].list, D${k} = ${
+        c.kind === "dict" ? `new Array(l${k}.length)` : "null"
+      }, K${k} = W${k}.clock;`
+    );
+    // Written in place through \`b\` and \`a\` (the sink's bytes and offset), which the code
+    // takes back from the sink after each call that writes through it.
+    return `${vars.join("\n")}
 return function writeColumns(picks, from, to) {
   let b = sink.bytes, a = sink.at;
   for (let j = from; j < to; j++) {
@@ -567,6 +567,18 @@ return function writeColumns(picks, from, to) {
     ends.push(a);
   }
 };`;
+  };
+  return {
+    block(cols) {
+      if (cols.length !== columns.length) throw new Error("a column for each of the result's");
+      // A source writes a block per piece it reads (1 MiB): the code is made for the first of
+      // its shape (making it again took about 4% of a scan worker on the wide task).
+      const shape = cols.map((c) =>
+        c.kind === "values" || c.kind === "span" ? c.kind : `${c.kind}${c.tags === null ? "" : "?"}`
+      )
+        .join();
+      let body = bodies.get(shape);
+      if (body === undefined) bodies.set(shape, body = bodyOf(cols));
       // Generated from the columns' kinds and the bytes between values (as numbers) only.
       return generatedFunction(
         ["W", "C", "N", "sink", "ends", "putUint", "octet", "bytesText"],
