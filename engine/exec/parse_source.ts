@@ -58,8 +58,7 @@ export async function* parseSource(
   // goes to columns of our own, and the rows of each piece read are written from them (no row
   // made). A record leaves the sink as soon as its piece is written: few live at once.
   const render = sink === undefined && !filter && !ctx.direct ? ctx.rendered : undefined;
-  // Its fields of plain text are kept as spans of the piece read (no text made).
-  const wanted = render !== undefined ? new ColumnSink(names.length, { spans: true }) : undefined;
+  const wanted = render !== undefined ? new ColumnSink(names.length) : undefined;
   const scanner = sink === undefined && wanted === undefined
     ? pattern.makeByteScanner(names, filter, ctx.direct)
     : pattern.makeByteScanner(names, undefined, undefined, sink ?? wanted);
@@ -92,15 +91,13 @@ export async function* parseSource(
     if (scanner !== null) {
       // Lines are scanned as bytes; a line the scanner leaves to the expression is decoded.
       const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-      // Nothing here holds a view of a piece once the next comes (fields are copied into texts
-      // and numbers; the spans of our own sink are written and dropped with their piece): a
-      // host file's read buffer is freed at once (freeBehind).
+      // Nothing here holds a view of a piece once the next comes (fields are copied into texts,
+      // numbers and a sink's bytes): a host file's read buffer is freed at once (freeBehind).
       const behind = freeBehind();
       // TRAWL_SCANNER=wasm: the line ends of each piece found at once by the SIMD byte search.
       const lineSearch = scannerPath() === "wasm" ? new SimdScanner() : null;
       for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
         behind(bytes.buffer);
-        if (own !== undefined) own.piece = bytes;
         // The scanner needs each line ended by "\n": the last line of a file may lack it.
         const checked = bytes[end - 1] === NL ? end : bytes.lastIndexOf(NL, end - 1) + 1;
         const ends = lineSearch !== null && end - start <= SCANNER_MAX_BYTES

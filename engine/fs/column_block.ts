@@ -30,6 +30,7 @@ import type { Row, Value } from "../values/values.ts";
 import { IpAddr, isTuple, Timestamp } from "../values/values.ts";
 import { decodeParsedRow, decodeValue, encodeRowObject, encodeValue } from "../table/sxt_values.ts";
 import { generatedFunction } from "../values/generated_code.ts";
+import { bytesText } from "../values/short_strings.ts";
 import type { ColumnVectors } from "../render/render_bytes.ts";
 
 const MAGIC = new TextEncoder().encode("TRWLCB3\n");
@@ -243,6 +244,11 @@ export function encodeColumns(
     readonly vecs?: readonly (Float64Array | Uint32Array | null)[];
     readonly tags?: readonly (Uint8Array | null)[];
     readonly n?: number;
+    /** Fields of texts as spans of bytes (ColumnSink.spans, `arenas`, `arenaAt`, `ascii`). */
+    readonly spans?: readonly (Int32Array | null)[];
+    readonly arenas?: readonly Uint8Array[];
+    readonly arenaAt?: readonly number[];
+    readonly ascii?: readonly boolean[];
   },
 ): Uint8Array {
   if (names.includes("__proto__")) throw new Error("a column __proto__ is kept whole");
@@ -260,6 +266,16 @@ export function encodeColumns(
           sink.ts?.[k] === true,
           parts,
         ),
+      );
+      continue;
+    }
+    const spans = sink.spans?.[k];
+    if (spans !== null && spans !== undefined) {
+      const bytes = sink.arenas![k]!.subarray(0, sink.arenaAt![k]);
+      columns.push(
+        sink.ascii![k]
+          ? spanColumn(names[k]!, bytes, spans, n, parts)
+          : encodeColumn(names[k]!, spanTexts(bytes, spans, n), parts),
       );
       continue;
     }
@@ -404,6 +420,114 @@ function assemble(
   }
   new DataView(out.buffer).setUint32(total - 4, crc32(out.subarray(0, total - 4)), true);
   return out;
+}
+
+/** The values of `n` records' spans of `bytes` (start -1: null, -2: absent) as texts. */
+function spanTexts(bytes: Uint8Array, spans: Int32Array, n: number): (string | null | undefined)[] {
+  const out = new Array<string | null | undefined>(n);
+  for (let i = 0; i < n; i++) {
+    const s = spans[2 * i]!;
+    out[i] = s === -1 ? null : s === -2 ? undefined : bytesText(bytes, s, spans[2 * i + 1]!);
+  }
+  return out;
+}
+
+/**
+ * The column encodeColumn makes of `n` ASCII texts given as spans of `bytes` (a sink's arena,
+ * the texts in record order; start -1: null, -2: absent), made from the bytes as they are, no
+ * string made: the same bytes, a dictionary while there are few distinct texts (entries by first
+ * sight, through a table of their bytes' hashes), else the texts and their offsets.
+ */
+function spanColumn(
+  name: string,
+  bytes: Uint8Array,
+  spans: Int32Array,
+  n: number,
+  parts: Parts,
+): ColumnMeta {
+  let tags: Uint8Array | null = null;
+  let present = 0;
+  let length = 0;
+  for (let i = 0; i < n; i++) {
+    const s = spans[2 * i]!;
+    if (s >= 0) {
+      present++;
+      length += spans[2 * i + 1]! - s;
+      continue;
+    }
+    tags ??= new Uint8Array(n);
+    tags[i] = s === -1 ? 1 : 2;
+  }
+  if (present === 0) {
+    return encodeColumn(name, spanTexts(bytes, spans, n), parts);
+  }
+  const withTags = tags === null ? {} : { tags: parts.add(tags) };
+  const most = Math.min(0xffff, n >> 2);
+  const index = new Uint16Array(n);
+  const size = 1 << Math.max(4, 33 - Math.clz32(most));
+  const slots = new Int32Array(size).fill(-1);
+  const starts: number[] = [];
+  const stops: number[] = [];
+  let few = true;
+  for (let i = 0; i < n && few; i++) {
+    const s = spans[2 * i]!;
+    if (s < 0) continue;
+    const e = spans[2 * i + 1]!;
+    let h = e - s;
+    for (let j = s; j < e; j++) h = (Math.imul(h, 31) + bytes[j]!) | 0;
+    for (let slot = (h ^ (h >>> 15)) & (size - 1);; slot = (slot + 1) & (size - 1)) {
+      const entry = slots[slot]!;
+      if (entry < 0) {
+        if (starts.length >= most) few = false;
+        else {
+          slots[slot] = index[i] = starts.length;
+          starts.push(s);
+          stops.push(e);
+        }
+        break;
+      }
+      if (sameBytes(bytes, starts[entry]!, stops[entry]!, s, e)) {
+        index[i] = entry;
+        break;
+      }
+    }
+  }
+  if (few) {
+    const offsets = new Uint32Array(starts.length + 1);
+    for (let k = 0; k < starts.length; k++) offsets[k + 1] = offsets[k]! + stops[k]! - starts[k]!;
+    const text = new Uint8Array(offsets[starts.length]!);
+    for (let k = 0; k < starts.length; k++) {
+      text.set(bytes.subarray(starts[k], stops[k]), offsets[k]);
+    }
+    const textAt = parts.add(text);
+    const offAt = parts.add(bytesOf(offsets));
+    return {
+      name,
+      kind: "dict",
+      ...parts.add(bytesOf(index)),
+      text: { off: textAt.off, len: textAt.len },
+      entries: starts.length,
+      offsets: offAt,
+      ...withTags,
+    };
+  }
+  const offsets = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const s = spans[2 * i]!;
+    offsets[i + 1] = offsets[i]! + (s < 0 ? 0 : spans[2 * i + 1]! - s);
+  }
+  // The arena holds the texts one after the other, in order: it is the column's text.
+  if (length !== bytes.length) throw new Error("a sink's arena holds its texts and nothing else");
+  const text = bytes;
+  const textAt = parts.add(text);
+  return { name, kind: "str", ...parts.add(bytesOf(offsets)), text: textAt, ...withTags };
+}
+
+/** Whether `b[s1, e1)` and `b[s2, e2)` hold the same bytes. */
+function sameBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): boolean {
+  if (e1 - s1 !== e2 - s2) return false;
+  for (let j = 0; j < e1 - s1; j++) if (b[s1 + j] !== b[s2 + j]) return false;
+  return true;
 }
 
 function encodeColumn(

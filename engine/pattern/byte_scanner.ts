@@ -66,8 +66,12 @@ export interface ByteScanner {
  * `tags[k]`: 1 null, 2 absent), which the block encodes without a pass over values
  * (engine/fs/column_block.ts's encodeColumns); a value such a vector cannot hold (a LONG of more
  * than 15 digits, an IPv6 address from the expression) turns that field's values into a list
- * (`cols[k]`, as for the fields of text). `n` records are in the sink.
+ * (`cols[k]`, as for the fields of text a converter reads, DQS's). A field of plain text keeps its
+bytes (`span`). `n` records are in the sink.
  */
+const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+
 export class ColumnSink {
   n = 0;
   /** Records the vectors have room for. */
@@ -86,24 +90,19 @@ export class ColumnSink {
    */
   readonly spilt: boolean[];
   /**
-   * Per field of text kept as spans (`spans(k)`): where each record's text is in `piece`, as
-   * start and end (start -1: null), two entries a record; null for a field without spans, and
-   * while a line left to the expression has put that field's values into its list (`cols`)
-   * until `reset`. Only a sink emptied after every piece of a file may keep spans (the bytes
-   * they point into are those of the piece being read): PARSE writing a result from its
-   * columns (engine/exec/parse_source.ts). No text of such a field is made, unless a writer
-   * needs it.
+   * Per field of plain text (a scanner's field with no converter: `span(k)`): each record's
+   * text as its UTF-8 bytes in the field's arena (`arenas[k]`, `arenaAt[k]` bytes used), at
+   * start and end (start -1: null, -2: absent), two entries a record; null for other fields. No
+   * string is made: a writer copies the bytes (engine/render/render_bytes.ts, kind "span") and
+   * the cache encodes them as they are (engine/fs/column_block.ts's encodeColumns).
    */
   readonly spans: (Int32Array | null)[];
-  /** The bytes the spans point into: the piece being read. */
-  piece: Uint8Array = new Uint8Array(0);
-  /** Per field: its spans' array, kept while `spans[k]` is null after a spill. */
-  readonly #spanned: (Int32Array | null)[];
-  /** Whether a scanner keeps its fields of plain text as spans (`span`). */
-  readonly keepsSpans: boolean;
+  readonly arenas: Uint8Array[];
+  readonly arenaAt: number[];
+  /** Per field of spans: whether every byte in its arena is ASCII (below 0x80). */
+  readonly ascii: boolean[];
 
-  constructor(fields: number, opts: { readonly spans?: boolean } = {}) {
-    this.keepsSpans = opts.spans === true;
+  constructor(fields: number) {
     this.cols = Array.from({ length: fields }, () => []);
     this.ipv4 = new Array<boolean>(fields).fill(false);
     this.ts = new Array<boolean>(fields).fill(false);
@@ -111,13 +110,47 @@ export class ColumnSink {
     this.tags = new Array<Uint8Array | null>(fields).fill(null);
     this.spilt = new Array<boolean>(fields).fill(false);
     this.spans = new Array<Int32Array | null>(fields).fill(null);
-    this.#spanned = new Array<Int32Array | null>(fields).fill(null);
+    this.arenas = new Array<Uint8Array>(fields).fill(EMPTY);
+    this.arenaAt = new Array<number>(fields).fill(0);
+    this.ascii = new Array<boolean>(fields).fill(true);
   }
 
-  /** Field `k` (of text) is kept as spans of the piece (chosen before any record). */
+  /** Field `k`'s texts are kept as their bytes (chosen before any record). */
   span(k: number): void {
     if (this.n > 0) throw new Error("a sink's spans are chosen before its first record");
-    this.spans[k] = this.#spanned[k] = new Int32Array(2 * this.cap);
+    this.spans[k] = new Int32Array(2 * this.cap);
+    this.arenas[k] = new Uint8Array(4096);
+  }
+
+  /** The text `b[s, e)` (s -1: null) as field `k`'s value of the record being put. */
+  putSpan(k: number, b: Uint8Array, s: number, e: number): void {
+    const spans = this.spans[k]!;
+    const q = this.n << 1;
+    if (s < 0) {
+      spans[q] = -1;
+      return;
+    }
+    let at = this.arenaAt[k]!;
+    let arena = this.arenas[k]!;
+    if (at + e - s > arena.length) arena = this.#room(k, e - s);
+    spans[q] = at;
+    let all = 0;
+    for (let j = s; j < e; j++) {
+      const c = b[j]!;
+      arena[at++] = c;
+      all |= c;
+    }
+    spans[q + 1] = at;
+    this.arenaAt[k] = at;
+    if (all >= 0x80) this.ascii[k] = false;
+  }
+
+  /** Field `k`'s arena with room for `n` more bytes. */
+  #room(k: number, n: number): Uint8Array {
+    const had = this.arenas[k]!;
+    const more = new Uint8Array(Math.max(2 * had.length, this.arenaAt[k]! + n));
+    more.set(had.subarray(0, this.arenaAt[k]));
+    return this.arenas[k] = more;
   }
 
   /**
@@ -144,7 +177,8 @@ export class ColumnSink {
     for (let k = 0; k < this.cols.length; k++) {
       this.tags[k]?.fill(0, 0, this.n);
       if (this.cols[k]!.length > 0) this.cols[k] = [];
-      this.spans[k] = this.#spanned[k]!;
+      this.arenaAt[k] = 0;
+      this.ascii[k] = true;
     }
     this.n = 0;
   }
@@ -165,12 +199,11 @@ export class ColumnSink {
       this.tags[k] = tags;
     }
     for (let k = 0; k < this.spans.length; k++) {
-      const had = this.#spanned[k];
+      const had = this.spans[k];
       if (had === null || had === undefined) continue;
       const more = new Int32Array(2 * this.cap);
       more.set(had);
-      this.#spanned[k] = more;
-      if (this.spans[k] !== null) this.spans[k] = more;
+      this.spans[k] = more;
     }
   }
 
@@ -190,16 +223,22 @@ export class ColumnSink {
     this.spilt[k] = true;
   }
 
-  /** Field `k`'s spans made texts in its list, for this piece's records so far. */
+  /** Field `k`'s values so far made a list of texts, and kept so from now on (spilt). */
   #unspan(k: number): void {
     const spans = this.spans[k]!;
-    const out = new Array<string | null>(this.n);
+    const out = new Array<string | null | undefined>(this.n);
     for (let i = 0; i < this.n; i++) {
       const s = spans[2 * i]!;
-      out[i] = s < 0 ? null : bytesText(this.piece, s, spans[2 * i + 1]!);
+      out[i] = s === -1
+        ? null
+        : s === -2
+        ? undefined
+        : bytesText(this.arenas[k]!, s, spans[2 * i + 1]!);
     }
     this.cols[k] = out;
     this.spans[k] = null;
+    this.arenas[k] = EMPTY;
+    this.spilt[k] = true;
   }
 
   /** A row's values (a line the scanner left to the expression) as the next record. */
@@ -221,7 +260,24 @@ export class ColumnSink {
   }
 
   #put(k: number, n: number, v: unknown): void {
-    if (this.spans[k] !== null && this.spans[k] !== undefined) this.#unspan(k);
+    const spans = this.spans[k];
+    if (spans !== null && spans !== undefined) {
+      if (v === null || v === undefined) {
+        spans[n << 1] = v === null ? -1 : -2;
+        return;
+      }
+      // A text as its UTF-8 bytes (one with a lone surrogate would not read back the same).
+      if (typeof v === "string" && v.isWellFormed()) {
+        if (this.arenaAt[k]! + 3 * v.length > this.arenas[k]!.length) this.#room(k, 3 * v.length);
+        const at = this.arenaAt[k]!;
+        const { written } = encoder.encodeInto(v, this.arenas[k]!.subarray(at));
+        spans[n << 1] = at;
+        spans[(n << 1) + 1] = this.arenaAt[k] = at + written;
+        if (written !== v.length) this.ascii[k] = false;
+        return;
+      }
+      this.#unspan(k);
+    }
     const vec = this.vecs[k];
     if (vec === null || vec === undefined) {
       this.cols[k]!.push(
@@ -260,7 +316,11 @@ export function sinkVectors(
     }
     const spans = sink.spans[k];
     if (spans !== null && spans !== undefined) {
-      return { kind: "span", bytes: sink.piece, vec: spans.subarray(0, 2 * n) };
+      return {
+        kind: "span",
+        bytes: sink.arenas[k]!.subarray(0, sink.arenaAt[k]),
+        vec: spans.subarray(0, 2 * n),
+      };
     }
     const col = sink.cols[k]! as (Value | undefined)[];
     // An address field's list holds IPv4 addresses as their bits (and other values as Values).
@@ -384,7 +444,7 @@ export function makeByteScanner(
   // With a sink, each value is pushed to its field's column instead (an IPv4 address as its
   // bits), and no row is made.
   const pushes: string[] = [];
-  /** Fields kept as spans of the piece (ColumnSink.keepsSpans): plain texts, no text made. */
+  /** Fields kept as their bytes (ColumnSink.span): plain texts, no string made. */
   const spanned: number[] = [];
   const props = needed.map((name, k) => {
     const key = name === "__proto__" ? '["__proto__"]' : JSON.stringify(name);
@@ -424,10 +484,11 @@ else C[${k}].push(s${k} < 0 || n${k} < 0 ? null : n${k});`
   else sink.spill(${k}, ${value});
 } else C[${k}].push(s${k} < 0 ? null : ${value});`;
     }
-    if (sink?.keepsSpans && outputs[k] === "text" && !times.has(k) && converters[k] === identity) {
+    if (
+      sink !== undefined && outputs[k] === "text" && !times.has(k) && converters[k] === identity
+    ) {
       spanned.push(k);
-      pushes[k] =
-        `if (SP[${k}] !== null) { const q = N << 1; SP[${k}][q] = s${k}; SP[${k}][q + 1] = e${k}; }
+      pushes[k] = `if (SP[${k}] !== null) sink.putSpan(${k}, b, s${k}, e${k});
 else C[${k}].push(s${k} < 0 ? null : ${value});`;
       return `${key}: s${k} < 0 ? null : ${value}`;
     }

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compilePattern } from "./compile_pattern.ts";
 import { parsePattern } from "./parse_pattern.ts";
-import { IpAddr, type Row, Timestamp } from "../values/values.ts";
+import { IpAddr, type Row, Timestamp, type Value } from "../values/values.ts";
 import { ColumnSink, sinkVectors } from "./byte_scanner.ts";
+import { decodeBlock, encodeColumns } from "../fs/column_block.ts";
 import type { ColumnVectors } from "../render/render_bytes.ts";
 import { bytesText } from "../values/short_strings.ts";
 import type { PatternElement } from "./pattern_ast.ts";
@@ -329,8 +330,24 @@ function columnValue(c: ColumnVectors, i: number): unknown {
   }
 }
 
-Deno.test("a sink keeping spans holds plain texts as spans of the piece; a line left to the expression makes that piece's texts", () => {
-  for (const pattern of [ACCESS, ...PATTERNS.slice(1)]) {
+/** A block's description for encodeColumns in these tests. */
+const META = {
+  lo: 0,
+  hi: 0,
+  end: 0,
+  size: 0,
+  mtime: 0,
+  head: 0,
+  tail: 0,
+  rawBytes: 0,
+  lines: -1,
+  records: 0,
+  unmatched: 0,
+  tally: null,
+};
+
+Deno.test("a sink keeps a scanner's plain texts as their bytes: the expression's values, and the block their strings make", () => {
+  for (const pattern of PATTERNS) {
     const compiled = compilePattern(pattern, { timeZone: "UTC" });
     assert.ok(compiled.ok);
     const all = compiled.pattern.fields.map((f) => f.name);
@@ -339,73 +356,137 @@ Deno.test("a sink keeping spans holds plain texts as spans of the piece; a line 
         fc.property(
           fc.array(pattern === ACCESS ? fc.oneof(accessLine, linesOf(pattern)) : linesOf(pattern), {
             minLength: 1,
-            maxLength: 12,
+            maxLength: 40,
           }),
           fc.subarray(all, { minLength: 1 }),
           fc.nat(),
           (lines, needed, cut) => {
-            const sink = new ColumnSink(needed.length, { spans: true });
+            const sink = new ColumnSink(needed.length);
             const scanner = compiled.pattern.makeByteScanner(needed, undefined, undefined, sink);
             assert.ok(scanner);
             const extractor = compiled.pattern.makeExtractor(needed);
-            // Two pieces, as parseSource reads them: the sink written and reset after each.
+            // Two pieces, as a reader hands them (the bytes of the first gone when the second
+            // is read), then the block; a line left to the expression goes in as its row.
+            const want: Row[] = [];
             const at = cut % (lines.length + 1);
             for (const piece of [lines.slice(0, at), lines.slice(at)]) {
               const bytes = encoder.encode(piece.map((l) => `${l}\n`).join(""));
-              sink.piece = bytes;
-              const want: Row[] = [];
               let i = 0;
               for (const line of piece) {
-                const end = i + encoder.encode(line).length + 1;
                 const row = extractor(line);
                 if (row !== null) want.push(row);
                 if (scanner.scan(bytes, i) === undefined && row !== null) {
                   sink.putRow(needed, row);
                 }
-                i = end;
+                i += encoder.encode(line).length + 1;
               }
-              assert.equal(sink.n, want.length);
-              const columns = sinkVectors(sink, needed, needed);
-              want.forEach((row, r) =>
-                needed.forEach((name, k) =>
-                  assert.deepEqual(columnValue(columns[k]!, r), row[name] ?? null, name)
-                )
-              );
-              sink.reset();
+              bytes.fill(0);
             }
+            assert.equal(sink.n, want.length);
+            const columns = sinkVectors(sink, needed, needed);
+            const values = needed.map((_, k) =>
+              want.map((_, r) => columnValue(columns[k]!, r) as Value | undefined)
+            );
+            want.forEach((row, r) =>
+              needed.forEach((name, k) => assert.deepEqual(values[k]![r], row[name] ?? null, name))
+            );
+            // The cache's block of the sink: the bytes of the block of those values as strings.
+            assert.deepEqual(
+              encodeColumns(META, needed, sink),
+              encodeColumns(META, needed, { cols: values, ipv4: needed.map(() => false) }),
+            );
           },
         ),
         { numRuns: 300, seed },
       );
     });
   }
-  // The access log's path: spans while the scanner takes every line; the values of a piece
-  // once a line went to the expression (an IPv6 client); spans again for the next piece.
+  // The access log's path: bytes while the scanner takes every line; texts from the line the
+  // expression read (an IPv6 client) on; a dictionary or texts in the block, as strings make.
   const compiled = compilePattern(ACCESS, { timeZone: "UTC" });
   assert.ok(compiled.ok);
-  const sink = new ColumnSink(2, { spans: true });
-  const scanner = compiled.pattern.makeByteScanner(["path", "status"], undefined, undefined, sink);
-  assert.ok(scanner);
   const line = (client: string, path: string) =>
     `${client} - - [01/May/2024:10:00:01 +0000] "GET ${path} HTTP/1.1" 200 5 "-" "curl"\n`;
-  /** One piece of lines: the path column's kind and values. */
-  const piece = (...lines: string[]) => {
+  const sinkOf = (lines: string[]) => {
+    const sink = new ColumnSink(2);
+    const scanner = compiled.pattern.makeByteScanner(
+      ["path", "status"],
+      undefined,
+      undefined,
+      sink,
+    );
+    assert.ok(scanner);
     const bytes = encoder.encode(lines.join(""));
-    sink.piece = bytes;
     for (let at = 0; at < bytes.length; at = bytes.indexOf(0x0a, at) + 1) {
       if (scanner.scan(bytes, at) === undefined) {
-        sink.putRow(["path", "status"], { path: "/ipv6", status: 200 });
+        sink.putRow(["path", "status"], { path: "/v6é", status: 200 });
       }
     }
     const [path] = sinkVectors(sink, ["path", "status"], ["path"]);
-    const values = [...Array(sink.n).keys()].map((i) => columnValue(path!, i));
-    sink.reset();
-    return { kind: path!.kind, values };
+    return {
+      kind: path!.kind,
+      values: [...Array(sink.n).keys()].map((i) => columnValue(path!, i)),
+      block: decodeBlock(encodeColumns(META, ["path", "status"], sink), false).meta.columns[0]!
+        .kind,
+    };
   };
-  assert.deepEqual(piece(line("10.0.0.1", "/a")), { kind: "span", values: ["/a"] });
-  assert.deepEqual(piece(line("10.0.0.2", "/b?x=1"), line("::1", "/ipv6")), {
-    kind: "values",
-    values: ["/b?x=1", "/ipv6"],
+  const paths = Array.from({ length: 12 }, (_, i) => `/p/${i % 2}`);
+  assert.deepEqual(sinkOf(paths.map((p) => line("10.0.0.1", p))), {
+    kind: "span",
+    values: paths,
+    block: "dict",
   });
-  assert.deepEqual(piece(line("10.0.0.3", "/c")), { kind: "span", values: ["/c"] });
+  assert.deepEqual(sinkOf([line("10.0.0.1", "/a"), line("10.0.0.2", "/b?x=1")]), {
+    kind: "span",
+    values: ["/a", "/b?x=1"],
+    block: "str",
+  });
+  assert.deepEqual(
+    sinkOf([line("10.0.0.2", "/b?x=1"), line("::1", "/v6é"), line("1.2.3.4", "/c")]),
+    {
+      kind: "span",
+      values: ["/b?x=1", "/v6é", "/c"],
+      block: "str",
+    },
+  );
+});
+
+Deno.test("a sink's field of bytes takes any text put as a value, and encodes as the strings would", () => {
+  // Texts that are prefixes of each other (the dictionary's table compares whole texts),
+  // non-ASCII bytes, a null and an absent value, a lone surrogate (kept as a string).
+  const texts: (string | null | undefined)[] = [];
+  for (let i = 0; i < 200; i++) {
+    texts.push("/abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH".slice(0, 2 + (i % 40)));
+  }
+  const cases: (string | null | undefined)[][] = [
+    texts,
+    [...texts.slice(0, 20), null, undefined, "Zürich", "x"],
+    ["a", "東京"],
+    ["plain", "a\ud800b", "after"],
+  ];
+  for (const values of cases) {
+    const sink = new ColumnSink(1);
+    sink.span(0);
+    const bytes = encoder.encode(values.map((v) => v ?? "").join("|"));
+    let at = 0;
+    for (const v of values) {
+      if (sink.n === sink.cap) sink.grow();
+      const length = encoder.encode(v ?? "").length;
+      // Half of them as a scanner gives them (their bytes, while the field has spans), half
+      // as rows of the expression.
+      if (
+        sink.n % 2 === 0 && sink.spans[0] !== null && v !== undefined && (v ?? "").isWellFormed()
+      ) {
+        sink.putSpan(0, bytes, v === null ? -1 : at, at + length);
+        sink.n++;
+      } else sink.putRow(["t"], v === undefined ? {} : { t: v });
+      at += length + 1;
+    }
+    const [column] = sinkVectors(sink, ["t"], ["t"]);
+    assert.deepEqual(values.map((_, i) => columnValue(column!, i)), values.map((v) => v ?? null));
+    assert.deepEqual(
+      encodeColumns(META, ["t"], sink),
+      encodeColumns(META, ["t"], { cols: [values], ipv4: [false] }),
+    );
+  }
 });

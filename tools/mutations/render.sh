@@ -14,10 +14,13 @@ run columns-dict-kept engine/render/render_bytes.ts 's/D${k}\[e\] = b.slice(at, 
 run block-picks-all engine/fs/column_block.ts 's/if (scan.select === undefined \&\& !scan.test \&\& !scan.keep) return "all";/if (scan.select === undefined \&\& !scan.keep) return "all";/' engine/fs/column_block_test.ts
 run block-picks-partial engine/fs/column_block.ts 's/if (picks \&\& keep !== undefined \&\& !partial) return null;/if (picks \&\& keep !== undefined \&\& false) return null;/' engine/fs/column_block_test.ts
 run columns-past-a-sort engine/exec/render_rows.ts 's/const fields = fused \&\& node.input.kind === "source" ?/const fields = fused ?/' tests/rendered_scan_test.ts
-# PARSE's texts kept as spans of the piece (ColumnSink.keepsSpans) and written from them.
+# PARSE's plain texts kept as their bytes (ColumnSink.span), written and cached from them.
 run span-null engine/render/render_bytes.ts 's/^if (s < 0) { ${nul} }$/if (s < -1) { ${nul} }/' engine/render/column_bytes_test.ts
-run span-end engine/pattern/byte_scanner.ts 's/SP\[${k}\]\[q + 1\] = e${k}; }/SP[${k}][q + 1] = e${k} - 1; }/' engine/pattern/byte_scanner_test.ts
-run span-unspan engine/pattern/byte_scanner.ts 's/if (this.spans\[k\] !== null \&\& this.spans\[k\] !== undefined) this.#unspan(k);/if (false) this.#unspan(k);/' engine/pattern/byte_scanner_test.ts
-run span-reset engine/pattern/byte_scanner.ts 's/      this.spans\[k\] = this.#spanned\[k\]!;/      void 0;/' engine/pattern/byte_scanner_test.ts
-run span-grow engine/pattern/byte_scanner.ts 's/      if (this.spans\[k\] !== null) this.spans\[k\] = more;/      void 0;/' engine/pattern/byte_scanner_test.ts tests/rendered_scan_test.ts
-run span-piece engine/exec/parse_source.ts 's/if (own !== undefined) own.piece = bytes;/void 0;/' tests/rendered_scan_test.ts
+run span-end engine/pattern/byte_scanner.ts 's/    spans\[q + 1\] = at;/    spans[q + 1] = at - 1;/' engine/pattern/byte_scanner_test.ts
+run span-ascii engine/pattern/byte_scanner.ts 's/if (all >= 0x80) this.ascii\[k\] = false;/if (all > 0xff) this.ascii[k] = false;/' engine/pattern/byte_scanner_test.ts
+run span-absent engine/pattern/byte_scanner.ts 's/spans\[n << 1\] = v === null ? -1 : -2;/spans[n << 1] = -1;/' engine/pattern/byte_scanner_test.ts tests/rendered_scan_test.ts
+run span-room engine/pattern/byte_scanner.ts 's/more.set(had.subarray(0, this.arenaAt\[k\]));/more.set(had.subarray(0, 0));/' engine/pattern/byte_scanner_test.ts tests/rendered_scan_test.ts
+run span-put-text engine/pattern/byte_scanner.ts 's/if (written !== v.length) this.ascii\[k\] = false;/void written;/' engine/pattern/byte_scanner_test.ts
+run span-dict-length engine/fs/column_block.ts 's/  if (e1 - s1 !== e2 - s2) return false;/  if (false) return false;/' engine/pattern/byte_scanner_test.ts
+run span-dict-most engine/fs/column_block.ts 's/if (starts.length >= most) few = false;/if (starts.length > most) few = false;/' engine/pattern/byte_scanner_test.ts
+run span-unspan engine/pattern/byte_scanner.ts 's/      if (typeof v === "string" \&\& v.isWellFormed()) {/      if (typeof v === "string") {/' engine/pattern/byte_scanner_test.ts
