@@ -51,6 +51,7 @@ import {
   encodeBlock,
   encodeColumns,
   SAMPLE_BYTES,
+  UNCACHED,
 } from "../fs/column_block.ts";
 import { ColumnSink, sinkVectors } from "../pattern/byte_scanner.ts";
 import { rangeEntry } from "./parallel/shares.ts";
@@ -120,22 +121,6 @@ export async function* cachedScan(
     ctx.warn({ ...warning, tally: state.tally } as Warning);
   }
 }
-
-/** The description of a block read into columns that is not cached (its bytes never written). */
-const UNCACHED: Omit<BlockMeta, "rowCount" | "columns" | "whole"> = {
-  lo: 0,
-  hi: 0,
-  end: 0,
-  size: 0,
-  mtime: 0,
-  head: 0,
-  tail: 0,
-  rawBytes: 0,
-  lines: -1,
-  records: 0,
-  unmatched: 0,
-  tally: null,
-};
 
 /** Files larger than this that are not cut into blocks by lines are not cached. */
 export const WHOLE_FILE_BYTES = 64 << 20;

@@ -120,6 +120,22 @@ export const SAMPLE_BYTES = 256;
 
 type MetaIn = Omit<BlockMeta, "rowCount" | "columns" | "whole">;
 
+/** The description of a block read into columns that is not cached (its bytes never written). */
+export const UNCACHED: MetaIn = {
+  lo: 0,
+  hi: 0,
+  end: 0,
+  size: 0,
+  mtime: 0,
+  head: 0,
+  tail: 0,
+  rawBytes: 0,
+  lines: -1,
+  records: 0,
+  unmatched: 0,
+  tally: null,
+};
+
 class Parts {
   readonly chunks: Uint8Array[] = [];
   size = 0;
@@ -499,17 +515,7 @@ function spanColumn(
     for (let k = 0; k < starts.length; k++) {
       text.set(bytes.subarray(starts[k], stops[k]), offsets[k]);
     }
-    const textAt = parts.add(text);
-    const offAt = parts.add(bytesOf(offsets));
-    return {
-      name,
-      kind: "dict",
-      ...parts.add(bytesOf(index)),
-      text: { off: textAt.off, len: textAt.len },
-      entries: starts.length,
-      offsets: offAt,
-      ...withTags,
-    };
+    return dictColumn(name, text, offsets, index, withTags, parts);
   }
   const offsets = new Uint32Array(n + 1);
   for (let i = 0; i < n; i++) {
@@ -521,6 +527,31 @@ function spanColumn(
   const text = bytes;
   const textAt = parts.add(text);
   return { name, kind: "str", ...parts.add(bytesOf(offsets)), text: textAt, ...withTags };
+}
+
+/**
+ * A dictionary column: its entries' UTF-8 `text`, their `offsets` in it (as the entries' strings
+ * count them), an entry per row (`index`); the parts in the order both encoders add them.
+ */
+function dictColumn(
+  name: string,
+  text: Uint8Array,
+  offsets: Uint32Array,
+  index: Uint16Array,
+  withTags: { tags?: { off: number; len: number } },
+  parts: Parts,
+): ColumnMeta {
+  const textAt = parts.add(text);
+  const offAt = parts.add(bytesOf(offsets));
+  return {
+    name,
+    kind: "dict",
+    ...parts.add(bytesOf(index)),
+    text: { off: textAt.off, len: textAt.len },
+    entries: offsets.length - 1,
+    offsets: offAt,
+    ...withTags,
+  };
 }
 
 /** Whether `b[s1, e1)` and `b[s2, e2)` hold the same bytes. */
@@ -655,19 +686,8 @@ function encodeColumn(
         index[i] = e;
       }
       if (index !== null) {
-        const text = [...dict.keys()];
-        const { offsets, joined } = joinStrings(text);
-        const textAt = parts.add(encoder.encode(joined));
-        const offAt = parts.add(bytesOf(offsets));
-        return {
-          name,
-          kind: "dict",
-          ...parts.add(bytesOf(index)),
-          text: { off: textAt.off, len: textAt.len },
-          entries: text.length,
-          offsets: offAt,
-          ...withTags,
-        };
+        const { offsets, joined } = joinStrings([...dict.keys()]);
+        return dictColumn(name, encoder.encode(joined), offsets, index, withTags, parts);
       }
       const texts = new Array<string>(n);
       for (let i = 0; i < n; i++) {

@@ -4,7 +4,7 @@ import { compilePattern } from "./compile_pattern.ts";
 import { parsePattern } from "./parse_pattern.ts";
 import { IpAddr, type Row, Timestamp, type Value } from "../values/values.ts";
 import { ColumnSink, sinkVectors } from "./byte_scanner.ts";
-import { decodeBlock, encodeColumns } from "../fs/column_block.ts";
+import { decodeBlock, encodeColumns, UNCACHED } from "../fs/column_block.ts";
 import type { ColumnVectors } from "../render/render_bytes.ts";
 import { bytesText } from "../values/short_strings.ts";
 import type { PatternElement } from "./pattern_ast.ts";
@@ -330,22 +330,6 @@ function columnValue(c: ColumnVectors, i: number): unknown {
   }
 }
 
-/** A block's description for encodeColumns in these tests. */
-const META = {
-  lo: 0,
-  hi: 0,
-  end: 0,
-  size: 0,
-  mtime: 0,
-  head: 0,
-  tail: 0,
-  rawBytes: 0,
-  lines: -1,
-  records: 0,
-  unmatched: 0,
-  tally: null,
-};
-
 Deno.test("a sink keeps a scanner's plain texts as their bytes: the expression's values, and the block their strings make", () => {
   for (const pattern of PATTERNS) {
     const compiled = compilePattern(pattern, { timeZone: "UTC" });
@@ -392,8 +376,8 @@ Deno.test("a sink keeps a scanner's plain texts as their bytes: the expression's
             );
             // The cache's block of the sink: the bytes of the block of those values as strings.
             assert.deepEqual(
-              encodeColumns(META, needed, sink),
-              encodeColumns(META, needed, { cols: values, ipv4: needed.map(() => false) }),
+              encodeColumns(UNCACHED, needed, sink),
+              encodeColumns(UNCACHED, needed, { cols: values, ipv4: needed.map(() => false) }),
             );
           },
         ),
@@ -426,7 +410,7 @@ Deno.test("a sink keeps a scanner's plain texts as their bytes: the expression's
     return {
       kind: path!.kind,
       values: [...Array(sink.n).keys()].map((i) => columnValue(path!, i)),
-      block: decodeBlock(encodeColumns(META, ["path", "status"], sink), false).meta.columns[0]!
+      block: decodeBlock(encodeColumns(UNCACHED, ["path", "status"], sink), false).meta.columns[0]!
         .kind,
     };
   };
@@ -485,8 +469,8 @@ Deno.test("a sink's field of bytes takes any text put as a value, and encodes as
     const [column] = sinkVectors(sink, ["t"], ["t"]);
     assert.deepEqual(values.map((_, i) => columnValue(column!, i)), values.map((v) => v ?? null));
     assert.deepEqual(
-      encodeColumns(META, ["t"], sink),
-      encodeColumns(META, ["t"], { cols: [values], ipv4: [false] }),
+      encodeColumns(UNCACHED, ["t"], sink),
+      encodeColumns(UNCACHED, ["t"], { cols: [values], ipv4: [false] }),
     );
   }
 });
