@@ -138,12 +138,15 @@ export class LiveHandle implements QueryHandle {
    * Its result while it runs, once `items` items are stored (ResultStore.grown): for rows
    * stored as text of a format fixed at POST, while RUNNING (or SCHEDULED, about to run; with
    * `queued`, also while it waits for its turn); undefined otherwise or when it finished first.
-   * `ended` (default `whenFinished()`) is when it is over.
+   * `ended` (default `whenFinished()`) is when it is over. With `once` (a synchronous answer,
+   * after which only the status is kept) the result is read once: what the reader has taken is
+   * let go of (ResultStore.follow), and no other read may give it.
    */
   async following(
     items: number,
     ended = this.whenFinished(),
     queued = false,
+    once = false,
   ): Promise<LiveItems | undefined> {
     const { context, value } = this.ref.getSnapshot();
     const state = topState(value);
@@ -158,13 +161,13 @@ export class LiveHandle implements QueryHandle {
     return {
       fixed: context.fixedFormat,
       owner: context.owner,
-      follow: () => this.#follow(context.store, ended),
+      follow: () => this.#follow(context.store, ended, once),
     };
   }
 
   /** The store's items as they come; ends only once the query has SUCCEEDED. */
-  async *#follow(store: ResultStore, ended: Promise<void>) {
-    yield* store.follow(ended);
+  async *#follow(store: ResultStore, ended: Promise<void>, once: boolean) {
+    yield* store.follow(ended, once);
     await ended;
     const state = topState(this.ref.getSnapshot().value);
     if (state !== "SUCCEEDED") {

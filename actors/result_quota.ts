@@ -35,6 +35,8 @@ export interface ResultAccount {
    * (given back by `close`), else they go to disk.
    */
   keep(bytes: number): boolean;
+  /** Gives back to the pool `bytes` that `keep` took and that are no longer held. */
+  unkeep(bytes: number): void;
   /** Gives back the result's bytes and its place in the count; a second call does nothing. */
   close(): void;
 }
@@ -105,6 +107,12 @@ export class ResultQuota {
           this.#inMemory += bytes;
           kept += bytes;
           return true;
+        },
+        unkeep: (bytes) => {
+          if (!open) return;
+          const back = Math.min(bytes, kept);
+          this.#inMemory -= back;
+          kept -= back;
         },
         close: () => {
           if (!open) return;

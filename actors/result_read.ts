@@ -4,6 +4,7 @@
  * rendered segments that follow each other in the file and in the range in one read.
  */
 
+import { basename } from "node:path";
 import { decodeSegment, release, type Segment, type StoredItem } from "./result_segments.ts";
 import { RenderedRows, type RowFrame, sameFrame } from "../engine/mod.ts";
 
@@ -43,6 +44,7 @@ export async function* readSegments(
       if (s!.first + s!.count <= first || s!.first > last) continue;
       // Never a shorter document that looks whole: the body breaks instead.
       checkDropped();
+      if (s!.consumed) throw new ResultDroppedError(basename(path), "was read once by its answer");
       const from = Math.max(first, s!.first) - s!.first;
       const to = Math.min(last, s!.first + s!.count - 1) - s!.first;
       if (s!.byteEnds && !s!.bytes) {

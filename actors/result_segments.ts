@@ -17,8 +17,13 @@ export interface Segment {
   /** The lane it came in (appendRendered): lanes are placed one after the other. */
   readonly lane: number;
   readonly count: number;
-  /** The encoded items when kept in memory. */
-  readonly bytes?: Uint8Array;
+  /** The encoded items when kept in memory (taken away once consumed). */
+  bytes?: Uint8Array | undefined;
+  /**
+   * Read by the one reader of a result read once (a synchronous answer: ResultStore.follow
+   * with `once`) and let go of: no other read may give it.
+   */
+  consumed?: boolean;
   /** Where they are in the spill file otherwise. */
   readonly offset: number;
   readonly length: number;
@@ -193,6 +198,11 @@ export interface ResultStoreOptions {
    * the owner's share of results (actors/result_quota.ts). Its `charge` throws to refuse.
    */
   readonly account?:
-    | { charge(bytes: number): void; keep?(bytes: number): boolean; close(): void }
+    | {
+      charge(bytes: number): void;
+      keep?(bytes: number): boolean;
+      unkeep?(bytes: number): void;
+      close(): void;
+    }
     | undefined;
 }

@@ -458,7 +458,10 @@ export class ResultStore {
    * the pending items) wait for their segment: the granularity of the stream is a segment
    * (1024 items or about 1 MiB).
    */
-  async *follow(ended: Promise<unknown>): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
+  async *follow(
+    ended: Promise<unknown>,
+    once = false,
+  ): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
     this.#readers++;
     let over = false;
     ended.then(() => over = true, () => over = true).finally(() => this.#wake());
@@ -499,6 +502,8 @@ export class ResultStore {
             this.path,
             () => this.#checkDropped(),
           );
+          // Asked for the next part: this one was taken.
+          if (once) this.#consume(segment);
           at += segment.count;
           continue;
         }
@@ -518,6 +523,22 @@ export class ResultStore {
     } finally {
       this.#readers--;
     }
+  }
+
+  /**
+   * A segment kept in memory that the one reader of a result read once has taken: its bytes
+   * let go of (at once when no other read holds them) and its memory given back, so that the
+   * segments after it stay in memory too while the reader keeps up, rather than being written
+   * to the spill file and read back. No other read may give it any more.
+   */
+  #consume(segment: Segment): void {
+    const bytes = segment.bytes;
+    if (bytes === undefined || this.#dropped) return;
+    segment.bytes = undefined;
+    segment.consumed = true;
+    this.#memoryBytes -= segment.length;
+    this.options.account?.unkeep?.(segment.length);
+    if (this.#readers === 1) release(bytes);
   }
 
   /** Wakes every follower: something changed. */

@@ -490,3 +490,80 @@ function decodeParts(part: RenderedRows): string[] {
   }
   return out;
 }
+
+Deno.test("a result read once (a synchronous answer) stays in memory while its reader keeps up, and is given to no other read", async () => {
+  const frame = { separator: "\n", before: "", after: "" };
+  const quota = new ResultQuota({ maxResults: 10, maxBytes: 1 << 30, memoryBytes: 3 << 20 });
+  const opened = quota.open("alice");
+  assert.ok(opened.ok);
+  const dir = await Deno.makeTempDir();
+  // 12 MiB of rows through a result of 2 MiB in memory (and a pool of 3), in lanes 0 and 1.
+  const batches = Array.from(
+    { length: 48 },
+    (_, b) =>
+      Array.from(
+        { length: 1000 },
+        (_, i) => `{"b":${b},"i":${i},"pad":"${"x".repeat(200 + (i % 50))}"}`,
+      ),
+  );
+  const store = new ResultStore("once", {
+    memoryBytes: 2 << 20,
+    spillDir: dir,
+    account: opened.account,
+  });
+  const { promise: ended, resolve: end } = Promise.withResolvers<void>();
+  const got: StoredItem[] = [];
+  let kept = 0;
+  const reading = (async () => {
+    for await (const part of store.follow(ended, true)) {
+      got.push(...(part instanceof RenderedRows ? decodeParts(part) : part));
+      kept = Math.max(kept, quota.inMemory);
+    }
+  })();
+  for (const [b, texts] of batches.entries()) {
+    const [bytes, ends] = rendered(texts.map((t) => frame.separator + t));
+    await store.appendRendered(bytes, ends, frame, b < 24 ? 0 : 1);
+    if (b === 23) await store.endLane(0);
+    // The reader keeps pace: it has taken all but the open run (a segment is about 1 MiB).
+    await until(() => got.length >= (b + 1) * 1000 - 6000, `batch ${b} read`);
+  }
+  await store.endLane(1);
+  await store.seal();
+  end();
+  await reading;
+  assert.deepEqual(got, batches.flat(), "every row once, in order");
+  assert.equal(store.spilled, false, "nothing written to the spill file and read back");
+  assert.ok(kept <= 3 << 20, `at most the pool in memory (${kept})`);
+  // What the reader took is gone: a read of the whole result breaks, never ends short.
+  await assert.rejects(
+    async () => {
+      for await (const _ of store.readParts(0, store.count - 1)) { /* read on */ }
+    },
+    ResultDroppedError,
+  );
+  await store.drop();
+  assert.equal(quota.inMemory, 0);
+
+  // A result followed without `once` (an asynchronous one) keeps every row: past its budget
+  // it spills, and any read gives it whole.
+  const kept2 = new ResultStore("kept", { memoryBytes: 2 << 20, spillDir: dir });
+  const { promise: ended2, resolve: end2 } = Promise.withResolvers<void>();
+  let followed = 0;
+  const reading2 = (async () => {
+    for await (const part of kept2.follow(ended2)) {
+      followed += part instanceof RenderedRows ? part.ends.length : part.length;
+    }
+  })();
+  for (const texts of batches) {
+    const [bytes, ends] = rendered(texts.map((t) => frame.separator + t));
+    await kept2.appendRendered(bytes, ends, frame, 0);
+  }
+  await kept2.seal();
+  end2();
+  await reading2;
+  assert.equal(followed, 48_000);
+  assert.equal(kept2.spilled, true);
+  assert.deepEqual((await all(kept2)).length, 48_000);
+  await kept2.drop();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -12,3 +12,9 @@ run results-follow-stays-on-lane actors/result_store.ts 's/if (this\.#endedLanes
 run results-follow-lane-skips-ahead actors/result_store.ts 's/while (k < segments\.length \&\& segments\[k\]!\.lane !== lane) k++;/while (k < segments.length \&\& segments[k]!.lane < lane) k++;/' actors/result_store_test.ts
 run results-end-lane-keeps-run actors/result_store.ts 's/const kept = this\.#flushRun(lane);/const kept = undefined;/' actors/result_store_test.ts
 run results-placed-lane-zero-only actors/result_store.ts 's/while (this\.#endedLanes\.has(lane)) lane++;/while (this.#endedLanes.has(lane - 1)) lane++;/' actors/result_store_test.ts
+# A result read once (a synchronous answer): what its reader took is let go of.
+run once-consume actors/result_store.ts 's/          if (once) this.#consume(segment);/          if (false) this.#consume(segment);/' actors/result_store_test.ts
+run once-unkeep actors/result_store.ts 's/    this.options.account?.unkeep?.(segment.length);/    void 0;/' actors/result_store_test.ts
+run once-budget actors/result_store.ts 's/    this.#memoryBytes -= segment.length;/    void 0;/' actors/result_store_test.ts
+run once-no-other-read actors/result_read.ts 's/      if (s!.consumed) throw/      if (false) throw/' actors/result_store_test.ts
+run once-sync-route routes/sync.ts 's/following(STREAM_AFTER_ITEMS, ended, true, true)/following(STREAM_AFTER_ITEMS, ended, true, false)/' tests/api/streamed_answer_test.ts
