@@ -144,9 +144,11 @@ export class LiveHandle implements QueryHandle {
    */
   async following(
     items: number,
-    ended = this.whenFinished(),
-    queued = false,
-    once = false,
+    { ended = this.whenFinished(), queued = false, once = false }: {
+      readonly ended?: Promise<void>;
+      readonly queued?: boolean;
+      readonly once?: boolean;
+    } = {},
   ): Promise<LiveItems | undefined> {
     const { context, value } = this.ref.getSnapshot();
     const state = topState(value);

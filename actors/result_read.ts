@@ -4,7 +4,6 @@
  * rendered segments that follow each other in the file and in the range in one read.
  */
 
-import { basename } from "node:path";
 import { decodeSegment, release, type Segment, type StoredItem } from "./result_segments.ts";
 import { RenderedRows, type RowFrame, sameFrame } from "../engine/mod.ts";
 
@@ -21,9 +20,9 @@ const READ_BYTES = 1 << 20;
 
 /**
  * The items of `segments` (placed: see ResultStore's seal) in `first..last` (inclusive), a
- * segment or a run of rendered ones at a time; `path` is the spill file. `checkDropped`
- * throws when the result was dropped meanwhile: the reader must then break, never end as if
- * whole. A rendered part's bytes are good until the next part is asked for (reads from the
+ * segment or a run of rendered ones at a time; `path` is the spill file. `check(segment)`
+ * throws when that segment may not be read (the result was dropped meanwhile, or its one reader
+ * consumed it): the reader must then break, never end as if whole. A rendered part's bytes are good until the next part is asked for (reads from the
  * file reuse one buffer).
  */
 export async function* readSegments(
@@ -31,7 +30,7 @@ export async function* readSegments(
   first: number,
   last: number,
   path: string,
-  checkDropped: () => void,
+  check: (segment: Segment) => void,
 ): AsyncGenerator<readonly StoredItem[] | RenderedRows> {
   let file: Deno.FsFile | undefined;
   /** One buffer for every read from the file: a part is copied out before the next. */
@@ -43,8 +42,7 @@ export async function* readSegments(
       const s = segments[k];
       if (s!.first + s!.count <= first || s!.first > last) continue;
       // Never a shorter document that looks whole: the body breaks instead.
-      checkDropped();
-      if (s!.consumed) throw new ResultDroppedError(basename(path), "was read once by its answer");
+      check(s!);
       const from = Math.max(first, s!.first) - s!.first;
       const to = Math.min(last, s!.first + s!.count - 1) - s!.first;
       if (s!.byteEnds && !s!.bytes) {

@@ -324,7 +324,13 @@ export class ResultStore {
         yield head.slice(i, Math.min(last, head.length - 1, i + SEGMENT_ITEMS - 1) + 1);
       }
       // A copy: drop() empties the list, which must not end the loop as if it were done.
-      yield* readSegments([...this.#segments], first, last, this.path, () => this.#checkDropped());
+      yield* readSegments(
+        [...this.#segments],
+        first,
+        last,
+        this.path,
+        (s) => this.#checkReadable(s),
+      );
       this.#checkDropped();
     } finally {
       this.#readers--;
@@ -420,7 +426,7 @@ export class ResultStore {
       if (segments.some((s) => !s.bytes && s.first + s.count > first && s.first <= last)) {
         await this.#serial(() => Promise.resolve());
       }
-      yield* readSegments(segments, first, last, this.path, () => this.#checkDropped());
+      yield* readSegments(segments, first, last, this.path, (s) => this.#checkReadable(s));
       this.#checkDropped();
       if (tailItems) yield tailPart(tailItems, Math.max(0, first - tailFirst));
     } finally {
@@ -500,7 +506,7 @@ export class ResultStore {
             at,
             at + segment.count - 1,
             this.path,
-            () => this.#checkDropped(),
+            (s) => this.#checkReadable(s),
           );
           // Asked for the next part: this one was taken.
           if (once) this.#consume(segment);
@@ -722,6 +728,12 @@ export class ResultStore {
 
   #checkDropped(): void {
     if (this.#dropped) throw new ResultDroppedError(this.queryId);
+  }
+
+  /** Throws when `segment` may not be read: the result dropped, or the segment consumed. */
+  #checkReadable(segment: Segment): void {
+    this.#checkDropped();
+    if (segment.consumed) throw new ResultDroppedError(this.queryId, "was read once by its answer");
   }
 
   #serial(work: () => Promise<void>): Promise<void> {

@@ -53,7 +53,7 @@ export async function answerWhenFinished(
   const ended = handle.finishedUnless(signal);
   // A large result streams while the query runs (no Range: its total is not known yet).
   const live = c.req.header("Range") === undefined
-    ? await handle.following(STREAM_AFTER_ITEMS, ended, true, true)
+    ? await handle.following(STREAM_AFTER_ITEMS, { ended, queued: true, once: true })
     : undefined;
   if (live && !signal.aborted) return streamedAnswer(deps, handle, live);
   await ended;

@@ -37,6 +37,17 @@ function log(lines: number): string {
 }
 
 /**
+ * Two logs of `a` and `b` lines in /shared/r, and 3 scan workers that cut any scan into shares
+ * (close `pool` after).
+ */
+async function logsOnWorkers(home: Awaited<ReturnType<typeof engineHome>>, a: number, b: number) {
+  await home.write("/shared/r/a.log", log(a));
+  await home.write("/shared/r/b.log", log(b));
+  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
+  return { pool, workers: { ...pool, minShareBytes: 1 } };
+}
+
+/**
  * The wide script over `src` run on one thread (its rows, and the ndjson writer of one row) and
  * started on `workers` rendering JSON (`lanes` as asked): what the backlog and lane tests compare.
  */
@@ -66,10 +77,7 @@ const decoder = new TextDecoder();
 
 Deno.test("a root row pipeline on workers arrives rendered: one thread's rows as bytes", async () => {
   await using home = await engineHome();
-  await home.write("/shared/r/a.log", log(6000));
-  await home.write("/shared/r/b.log", log(2500));
-  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
-  const workers = { ...pool, minShareBytes: 1 };
+  const { pool, workers } = await logsOnWorkers(home, 6000, 2500);
   try {
     const scripts = [
       `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')`,
@@ -234,10 +242,7 @@ Deno.test("a rendering share not at its turn scans on into a backlog: its queue 
 
 Deno.test("with lanes, every share's batches come as made, each with its share: placed by lane, one thread's rows", async () => {
   await using home = await engineHome();
-  await home.write("/shared/r/a.log", log(20000));
-  await home.write("/shared/r/b.log", log(7000));
-  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
-  const workers = { ...pool, minShareBytes: 1 };
+  const { pool, workers } = await logsOnWorkers(home, 20000, 7000);
   try {
     const { one, write, run } = await renderedRuns(home, workers, "/shared/r/*.log", true);
     const byLane: string[][] = [];
@@ -343,10 +348,7 @@ async function renderedTexts(
 
 Deno.test("a result of the source's fields is written from its columns: one thread's rows, with and without the cache, on workers or not", async () => {
   await using home = await engineHome();
-  await home.write("/shared/r/a.log", log(4000));
-  await home.write("/shared/r/b.log", log(1500));
-  const pool = createScanWorkers({ count: 3, dataDir: home.tree.root, grants: () => [] });
-  const workers = { ...pool, minShareBytes: 1 };
+  const { pool, workers } = await logsOnWorkers(home, 4000, 1500);
   const columnCache = { dir: `${home.dir}/cache`, maxBytes: 1 << 30, blockBytes: 8192 };
   const src = `PARSE(pattern: '''${PATTERN}''', src: '/shared/r/*.log')`;
   try {

@@ -51,6 +51,9 @@ export interface ByteScanner {
   refresh(): void;
 }
 
+const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+
 /**
  * Where a scanner made with it puts its records, column by column: the column cache's fill
  * (engine/exec/cached_scan.ts); READ_JSON's fill uses it too (read_json_source.ts, `putValues`).
@@ -67,11 +70,8 @@ export interface ByteScanner {
  * (engine/fs/column_block.ts's encodeColumns); a value such a vector cannot hold (a LONG of more
  * than 15 digits, an IPv6 address from the expression) turns that field's values into a list
  * (`cols[k]`, as for the fields of text a converter reads, DQS's). A field of plain text keeps its
-bytes (`span`). `n` records are in the sink.
+ * bytes (`span`). `n` records are in the sink.
  */
-const EMPTY = new Uint8Array(0);
-const encoder = new TextEncoder();
-
 export class ColumnSink {
   n = 0;
   /** Records the vectors have room for. */

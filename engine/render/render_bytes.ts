@@ -542,12 +542,7 @@ export function compileColumnBytesWriter(
     cols.forEach((c, k) => {
       lines.push(bytesIn(prefixes[k]!));
       const value = valueCode(c, k, json);
-      const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
-      lines.push(
-        c.kind === "values" || c.kind === "span" || c.tags === null
-          ? value
-          : `if (t${k}[i] !== 0) { ${nul} } else ${value}`,
-      );
+      lines.push(tagged(c) ? `if (t${k}[i] !== 0) { ${nulCode(k, json)} } else ${value}` : value);
     });
     lines.push(bytesIn(tail));
     const vars = cols.map((c, k) =>
@@ -573,10 +568,7 @@ return function writeColumns(picks, from, to) {
       if (cols.length !== columns.length) throw new Error("a column for each of the result's");
       // A source writes a block per piece it reads (1 MiB): the code is made for the first of
       // its shape (making it again took about 4% of a scan worker on the wide task).
-      const shape = cols.map((c) =>
-        c.kind === "values" || c.kind === "span" ? c.kind : `${c.kind}${c.tags === null ? "" : "?"}`
-      )
-        .join();
+      const shape = cols.map((c) => `${c.kind}${tagged(c) ? "?" : ""}`).join();
       let body = bodies.get(shape);
       if (body === undefined) bodies.set(shape, body = bodyOf(cols));
       // Generated from the columns' kinds and the bytes between values (as numbers) only.
@@ -589,6 +581,29 @@ return function writeColumns(picks, from, to) {
 }
 
 const NULL_BYTES = encoder.encode("null");
+
+/** Whether column `c`'s nulls are in its tags (tested before its value's code). */
+function tagged(c: ColumnVectors): boolean {
+  return c.kind !== "values" && c.kind !== "span" && c.tags !== null;
+}
+
+/** Code writing column `k`'s null (and noting that it held one). */
+function nulCode(k: number, json: boolean): string {
+  return `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
+}
+
+/**
+ * JSON code writing the text of units `s` to `e` (`read(j)` gives unit j: a char code or a
+ * byte) in place when each is printable ASCII needing no escape, else by `slow`.
+ */
+function plainTextCode(read: (j: string) => string, slow: string): string {
+  return `{ ${roomCode("e - s + 2")} const at = a; b[a++] = 34;
+for (let j = s; j < e; j++) {
+  const c = ${read("j")};
+  if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
+}
+if (a >= 0) b[a++] = 34; else { a = at; ${slow} } }`;
+}
 
 /** Code making room for `n` more bytes at \`a\` of \`b\` (the sink grown where needed). */
 function roomCode(n: number | string): string {
@@ -637,13 +652,10 @@ a = octet(b, a, (v >>> 8) & 255); b[a++] = 46; a = octet(b, a, v & 255); b[a++] 
         : callCode(`W${k}.ip4(sink, v${k}[i])`);
     case "str":
       return json
-        ? `{ const s = o${k}[i], e = o${k}[i + 1]; ${roomCode("e - s + 2")}
-const at = a; b[a++] = 34;
-for (let j = s; j < e; j++) {
-  const c = x${k}.charCodeAt(j);
-  if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
-}
-if (a >= 0) b[a++] = 34; else { a = at; ${callCode(`W${k}.str(sink, x${k}.slice(s, e))`)} } }`
+        ? `{ const s = o${k}[i], e = o${k}[i + 1]; ${
+          plainTextCode((j) =>
+            `x${k}.charCodeAt(${j})`, callCode(`W${k}.str(sink, x${k}.slice(s, e))`))
+        } }`
         : callCode(`W${k}.str(sink, x${k}.slice(o${k}[i], o${k}[i + 1]))`);
     case "dict":
       // Each entry written once (into D), then copied.
@@ -656,20 +668,10 @@ else { const n = d.length; ${
       } for (let j = 0; j < n; j++) b[a + j] = d[j]; a += n; } }`;
     case "span": {
       // Bytes that need no escape copied; other texts made and written as a text is.
-      const nul = `N[${k}] = true; ${json ? bytesIn(NULL_BYTES) : callCode(`W${k}.nul(sink)`)}`;
       const slow = callCode(`W${k}.str(sink, bytesText(y${k}, s, e))`);
       return `{ const s = v${k}[i << 1], e = v${k}[(i << 1) + 1];
-if (s < 0) { ${nul} }
-else ${
-        json
-          ? `{ ${roomCode("e - s + 2")} const at = a; b[a++] = 34;
-for (let j = s; j < e; j++) {
-  const c = y${k}[j];
-  if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) b[a++] = c; else { a = -1; break; }
-}
-if (a >= 0) b[a++] = 34; else { a = at; ${slow} } }`
-          : slow
-      } }`;
+if (s < 0) { ${nulCode(k, json)} }
+else ${json ? plainTextCode((j) => `y${k}[${j}]`, slow) : slow} }`;
     }
     case "values":
       // Texts (a reader's list of a field of text) without the value writer's dispatch.

@@ -15,7 +15,7 @@ run block-picks-all engine/fs/column_block.ts 's/if (scan.select === undefined \
 run block-picks-partial engine/fs/column_block.ts 's/if (picks \&\& keep !== undefined \&\& !partial) return null;/if (picks \&\& keep !== undefined \&\& false) return null;/' engine/fs/column_block_test.ts
 run columns-past-a-sort engine/exec/render_rows.ts 's/const fields = fused \&\& node.input.kind === "source" ?/const fields = fused ?/' tests/rendered_scan_test.ts
 # PARSE's plain texts kept as their bytes (ColumnSink.span), written and cached from them.
-run span-null engine/render/render_bytes.ts 's/^if (s < 0) { ${nul} }$/if (s < -1) { ${nul} }/' engine/render/column_bytes_test.ts
+run span-null engine/render/render_bytes.ts 's/^if (s < 0) { ${nulCode(k, json)} }$/if (s < -1) { ${nulCode(k, json)} }/' engine/render/column_bytes_test.ts
 run span-end engine/pattern/byte_scanner.ts 's/    spans\[q + 1\] = at;/    spans[q + 1] = at - 1;/' engine/pattern/byte_scanner_test.ts
 run span-ascii engine/pattern/byte_scanner.ts 's/if (all >= 0x80) this.ascii\[k\] = false;/if (all > 0xff) this.ascii[k] = false;/' engine/pattern/byte_scanner_test.ts
 run span-absent engine/pattern/byte_scanner.ts 's/spans\[n << 1\] = v === null ? -1 : -2;/spans[n << 1] = -1;/' engine/pattern/byte_scanner_test.ts tests/rendered_scan_test.ts

@@ -16,5 +16,5 @@ run results-placed-lane-zero-only actors/result_store.ts 's/while (this\.#endedL
 run once-consume actors/result_store.ts 's/          if (once) this.#consume(segment);/          if (false) this.#consume(segment);/' actors/result_store_test.ts
 run once-unkeep actors/result_store.ts 's/    this.options.account?.unkeep?.(segment.length);/    void 0;/' actors/result_store_test.ts
 run once-budget actors/result_store.ts 's/    this.#memoryBytes -= segment.length;/    void 0;/' actors/result_store_test.ts
-run once-no-other-read actors/result_read.ts 's/      if (s!.consumed) throw/      if (false) throw/' actors/result_store_test.ts
-run once-sync-route routes/sync.ts 's/following(STREAM_AFTER_ITEMS, ended, true, true)/following(STREAM_AFTER_ITEMS, ended, true, false)/' tests/api/streamed_answer_test.ts
+run once-no-other-read actors/result_store.ts 's/    if (segment.consumed) throw/    if (false) throw/' actors/result_store_test.ts
+run once-sync-route routes/sync.ts 's/{ ended, queued: true, once: true }/{ ended, queued: true, once: false }/' tests/api/streamed_answer_test.ts
