@@ -55,10 +55,12 @@ import { SETTING_KEYS } from "../home/settings.ts";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
 const DENO = Deno.execPath();
-/** The `--v8-flags=` of deno.json's `start` task. */
-const START_V8_FLAGS = /--v8-flags=(\S+)/.exec(
-  JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.start,
-)?.[1];
+/** The `--v8-flags=` of the `start` task in the deno.json of the build at `root`. */
+function startV8Flags(root: string): string | undefined {
+  return /--v8-flags=(\S+)/.exec(
+    JSON.parse(Deno.readTextFileSync(join(root, "deno.json"))).tasks.start,
+  )?.[1];
+}
 const TOKEN_LINE = /^trawl_[A-Za-z0-9_-]{43}$/;
 
 export const ACCESS_PATTERN =
@@ -251,8 +253,10 @@ export async function startServer(
       // --profile DIR: the server's CPU profile (its main thread), written when it stops.
       ...(option("profile") ? ["--cpu-prof", `--cpu-prof-dir=${option("profile")}`] : []),
       // --v8 FLAGS: V8 flags for the server (all its isolates, workers included); by default
-      // those of deno.json's start task, as a server is started.
-      ...((option("v8") ?? START_V8_FLAGS) ? [`--v8-flags=${option("v8") ?? START_V8_FLAGS}`] : []),
+      // those of its build's deno.json start task, as a server is started.
+      ...((option("v8") ?? startV8Flags(root))
+        ? [`--v8-flags=${option("v8") ?? startV8Flags(root)}`]
+        : []),
       join(root, "main.ts"),
       "serve",
       "--home",

@@ -8,7 +8,7 @@
  * On a shared machine only pairs taken in turn resolve a change of 10-20%. By hand, never in CI:
  *
  *   deno run -A bench/pair_probe.ts --ref DIR [--task wide] [--modes async,sync] [--runs 5]
- *     [--set K=V]...
+ *     [--set K=V]... [--env K=V]...   (--env: this build's server only)
  */
 
 import { parseArgs } from "node:util";
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     modes: { type: "string", default: "async,sync" },
     runs: { type: "string", default: "5" },
     set: { type: "string", multiple: true, default: [] },
+    // K=V: an environment variable of this build's server only (DENO_V8_FLAGS=..., say).
+    env: { type: "string", multiple: true, default: [] },
     // engine_bench.ts's own options, read by startServer.
     profile: { type: "string" },
     v8: { type: "string" },
@@ -41,7 +43,17 @@ const sets = ["query.workers=2", ...values.set];
 const homes = [await makeHome(), await makeHome()];
 const servers = [
   { name: "ref", server: await startServer(homes[0]!.home, sets, values.ref) },
-  { name: "this", server: await startServer(homes[1]!.home, sets) },
+  {
+    name: "this",
+    server: await startServer(
+      homes[1]!.home,
+      sets,
+      undefined,
+      Object.fromEntries(
+        values.env.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+      ),
+    ),
+  },
 ];
 const figures = new Map<string, number[]>();
 const note = (key: string, v: number) => figures.set(key, [...figures.get(key) ?? [], v]);
