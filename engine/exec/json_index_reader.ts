@@ -42,11 +42,12 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 
 /**
- * The path reader the scanner path chooses (`scannerPath()`): the reference `jsonPathReader`, or
- * the indexed one (TRAWL_SCANNER=wasm). Null for paths neither can look for in bytes.
+ * The path reader the scanner path chooses (`scannerPath("json")`): the indexed one (the default),
+ * or the reference `jsonPathReader` (TRAWL_SCANNER=js, or no WebAssembly SIMD). Null for paths
+ * neither can look for in bytes.
  */
 export function scanPathReader(paths: readonly JsonPath[]): JsonPathReader | null {
-  return scannerPath() === "wasm" ? indexedPathReader(paths) : jsonPathReader(paths);
+  return scannerPath("json") === "wasm" ? indexedPathReader(paths) : jsonPathReader(paths);
 }
 
 /** A path reader that counts the lines its index walk took (the others went to the reference). */

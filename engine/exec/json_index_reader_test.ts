@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { indexedPathReader } from "./json_index_reader.ts";
-import { type JsonPath, jsonPathReader } from "./json_line_reader.ts";
+import { indexedPathReader, scanPathReader } from "./json_index_reader.ts";
+import { type JsonPath, type JsonPathReader, jsonPathReader } from "./json_line_reader.ts";
+import { scannerPath, setScannerPath } from "../simd/scanner.ts";
 
 const encoder = new TextEncoder();
 
@@ -196,4 +197,28 @@ Deno.test("the indexed JSON reader on paths of members only (values found by sta
   ].join("");
   assert.deepEqual(compare(nested, [["s", "e"], ["l", "c"], ["s", "c"], ["e"]]), [4, 4]);
   assert.deepEqual(compare(nested, [["l", "e", "e"], ["s", "e"], ["x", "s", "e"]]), [4, 4]);
+});
+
+Deno.test({
+  name:
+    "READ_JSON's member paths take the indexed reader by default, PARSE's line ends the JavaScript search; TRAWL_SCANNER sends both one way",
+  // The defaults are what an unset environment gives; a run with TRAWL_SCANNER set has chosen.
+  ignore: Deno.env.get("TRAWL_SCANNER") !== undefined,
+  fn() {
+    const paths = [["status", "errorCode"], ["location", "countryOrRegion"]];
+    const indexed = (reader: JsonPathReader | null) => reader !== null && "taken" in reader;
+    try {
+      setScannerPath(undefined);
+      assert.equal(scannerPath("json"), "wasm");
+      assert.equal(scannerPath("lines"), "js");
+      assert.ok(indexed(scanPathReader(paths)));
+      setScannerPath("js");
+      assert.equal(scannerPath("json"), "js");
+      assert.ok(!indexed(scanPathReader(paths)));
+      setScannerPath("wasm");
+      assert.equal(scannerPath("lines"), "wasm");
+    } finally {
+      setScannerPath(undefined);
+    }
+  },
 });

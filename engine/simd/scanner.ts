@@ -9,9 +9,11 @@
  *   index.tokens.subarray(0, index.count)               // positions in `bytes`
  *   const ends = scanner.findByte(bytes, start, end, 0x0a);
  *
- * `scannerPath()` tells which path the readers take: the JavaScript readers ("js", the default:
- * the scanner measured no faster, docs/architecture.md) or the scanner ("wasm"), chosen by the
- * environment variable TRAWL_SCANNER=wasm when the runtime has WebAssembly SIMD.
+ * `scannerPath(reader)` tells which path a reader takes: the scanner ("wasm") or the JavaScript
+ * reader ("js"). By default READ_JSON's member paths take the scanner (the sign-ins' nested
+ * records read with 16% less CPU) and PARSE's line ends the JavaScript search (the scanner
+ * measured slower there); the environment variable TRAWL_SCANNER=wasm or =js sends both one way.
+ * Without WebAssembly SIMD in the runtime, always "js". docs/architecture.md has the figures.
  */
 
 import { SCANNER_WASM_BASE64 } from "./scanner_wasm.ts";
@@ -148,28 +150,36 @@ export function scannerModule(): WebAssembly.Module | null {
   return compiled;
 }
 
-let chosen: "wasm" | "js" | undefined;
+/** The readers that can take the scanner: READ_JSON's member paths, PARSE's line ends. */
+export type ScannerReader = "json" | "lines";
+
+/** Without TRAWL_SCANNER: the path each reader measured faster on (docs/architecture.md). */
+const DEFAULT_PATH: Readonly<Record<ScannerReader, "wasm" | "js">> = { json: "wasm", lines: "js" };
+
+/** TRAWL_SCANNER's choice for every reader (undefined: each its default), read once per thread. */
+let forced: "wasm" | "js" | undefined | null = null;
 
 /**
- * "wasm" when TRAWL_SCANNER=wasm (and the runtime has WebAssembly SIMD), else "js". Read once
- * per thread: a scan worker reads the same environment.
+ * The path `reader` takes: TRAWL_SCANNER's (`wasm` or `js`) when set, else the reader's default;
+ * "js" whenever the runtime has no WebAssembly SIMD. A scan worker reads the same environment.
  */
-export function scannerPath(): "wasm" | "js" {
-  if (chosen === undefined) {
+export function scannerPath(reader: ScannerReader): "wasm" | "js" {
+  if (forced === null) {
     let env: string | undefined;
     try {
       env = Deno.env.get("TRAWL_SCANNER");
     } catch {
-      env = undefined; // no permission to read the environment: the default
+      env = undefined; // no permission to read the environment: the defaults
     }
-    chosen = env === "wasm" && scannerModule() !== null ? "wasm" : "js";
+    forced = env === "wasm" || env === "js" ? env : undefined;
   }
-  return chosen;
+  const path = forced ?? DEFAULT_PATH[reader];
+  return path === "wasm" && scannerModule() !== null ? "wasm" : "js";
 }
 
-/** For tests: take `path` from now on in this thread (undefined: the environment's again). */
+/** For tests: send every reader `path` from now on in this thread (undefined: the environment's). */
 export function setScannerPath(path: "wasm" | "js" | undefined): void {
-  chosen = path;
+  forced = path === undefined ? null : path;
 }
 
 const HEADER = 64;
