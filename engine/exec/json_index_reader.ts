@@ -20,7 +20,14 @@
 
 import type { Value } from "../values/values.ts";
 import { ShortStrings } from "../values/short_strings.ts";
-import { END, type KeyMember, type KeyTree, scannerPath, SimdScanner } from "../simd/scanner.ts";
+import {
+  END,
+  giveScanner,
+  type KeyMember,
+  type KeyTree,
+  scannerPath,
+  takeScanner,
+} from "../simd/scanner.ts";
 import {
   clearSlots,
   type JsonPath,
@@ -66,7 +73,8 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   const values: Value[] = paths.map(() => null);
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const shortStrings = new ShortStrings();
-  const scanner = new SimdScanner();
+  // From the thread's pool, given back by `release` (a reader per block of a cached scan).
+  let scanner: ReturnType<typeof takeScanner> | null = takeScanner();
   const none = new Uint32Array([END, END, END, END]);
   // Paths of members only (`status`, `status.errorCode`; no index, no member both read whole
   // and gone into): stage 2 finds their values itself (`slots`), and a line is read without a
@@ -245,6 +253,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
     next: 0,
     taken: 0,
     prepare(b: Uint8Array, start: number, stop: number): void {
+      scanner ??= takeScanner();
       const index = start < stop ? scanner.indexJson(b, start, stop, true, keys) : null;
       indexed = index === null ? null : b;
       from0 = start;
@@ -289,6 +298,13 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
       reader.next = skipSpace(b, tok[t - 1]! + 1) + 1;
       reader.taken++;
       return values;
+    },
+    release(): void {
+      if (scanner === null) return;
+      giveScanner(scanner);
+      scanner = null;
+      // The index was a view of the scanner's memory: the next line goes to the reference.
+      indexed = null;
     },
   };
   return reader;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { indexedPathReader, scanPathReader } from "./json_index_reader.ts";
 import { type JsonPath, type JsonPathReader, jsonPathReader } from "./json_line_reader.ts";
-import { scannerPath, setScannerPath } from "../simd/scanner.ts";
+import { giveScanner, scannerPath, setScannerPath, takeScanner } from "../simd/scanner.ts";
 
 const encoder = new TextEncoder();
 
@@ -221,4 +221,53 @@ Deno.test({
       setScannerPath(undefined);
     }
   },
+});
+
+Deno.test("readers alive at once read through scanners of their own; a released reader's scanner serves the next, and the released reader reads on through the reference", () => {
+  const paths: JsonPath[] = [["status", "errorCode"], ["location", "city"]];
+  const piece = (n: number) =>
+    encoder.encode(
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          JSON.stringify({ status: { errorCode: n * 100 + i }, location: { city: `c${n}-${i}` } }),
+      ).join("\n") + "\n",
+    );
+  /** Every line's values through `reader`, as the reference reads them. */
+  const readAll = (reader: JsonPathReader, bytes: Uint8Array) => {
+    const reference = jsonPathReader(paths)!;
+    for (let from = 0; from < bytes.length;) {
+      const got = reader.read(bytes, from);
+      const want = reference.read(bytes, from);
+      assert.deepEqual(got && [...got], want && [...want], `line at ${from}`);
+      from = reader.next;
+    }
+  };
+  const [one, two, three] = [piece(1), piece(2), piece(3)];
+  const a = indexedPathReader(paths)!;
+  const b = indexedPathReader(paths)!;
+  a.prepare(one, 0, one.length);
+  // Were b given a's scanner, this index would overwrite the one a reads from.
+  b.prepare(two, 0, two.length);
+  readAll(a, one);
+  readAll(b, two);
+  assert.equal(a.taken, 40, "a read its lines on the index");
+  a.release!();
+  a.release!(); // twice is harmless
+  const c = indexedPathReader(paths)!;
+  c.prepare(three, 0, three.length);
+  readAll(c, three);
+  assert.equal(c.taken, 40);
+  // a, released, no longer reads from the index it had (now c's scanner's memory).
+  readAll(a, one);
+  assert.equal(a.taken, 40, "a's later reads went to the reference");
+  b.release!();
+  c.release!();
+});
+
+Deno.test("takeScanner() gives back a scanner given to the pool, else a new one", () => {
+  const first = takeScanner();
+  giveScanner(first);
+  assert.equal(takeScanner(), first);
+  assert.notEqual(takeScanner(), first);
 });

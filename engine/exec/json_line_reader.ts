@@ -62,6 +62,8 @@ export interface JsonLineReader {
   readonly next: number;
   /** As JsonPathReader.prepare. */
   prepare(bytes: Uint8Array, start: number, end: number): void;
+  /** As JsonPathReader.release. */
+  release?(): void;
 }
 
 export interface JsonPathReader {
@@ -77,6 +79,11 @@ export interface JsonPathReader {
    * scanner's reader (json_index_reader.ts) indexes them, this one ignores it.
    */
   prepare(bytes: Uint8Array, start: number, end: number): void;
+  /**
+   * The reader is done: what it holds may serve another (the indexed reader's scanner goes back
+   * to the thread's pool). Nothing is read through it afterwards.
+   */
+  release?(): void;
 }
 
 /**
@@ -97,6 +104,7 @@ export function jsonLineReader(
   const reader = {
     next: 0,
     prepare: (b: Uint8Array, start: number, end: number) => paths.prepare(b, start, end),
+    release: () => paths.release?.(),
     read(b: Uint8Array, from: number): Row | undefined {
       const values = paths.read(b, from);
       if (values === undefined) return undefined;

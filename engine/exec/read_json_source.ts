@@ -100,92 +100,97 @@ export async function* readJsonSource(
       push(extras ? origin(pick(v), line, json.trim()) : pick(v));
     } else bad({ uri, where });
   };
-  for (const file of await expectFiles(files, ctx.progress)) {
-    let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
-    // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
-    let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
-    const array = new ArraySplitter();
-    const objects = new ObjectSplitter();
-    for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
-      if (mode === "unknown") {
-        const first = firstNonSpaceByte(bytes, start, end);
-        if (first === -1) {
-          line += countLines(bytes, start, end);
-          continue;
-        }
-        mode = bytes[first] === 0x5b /* [ */
-          ? "array"
-          : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
-          ? "objects"
-          : "lines";
-        // The blank lines before it were not fed to the splitters.
-        array.line = objects.line = line + 1;
-      }
-      if (mode === "objects") {
-        const text = decoder.decode(bytes.subarray(start, end));
-        objects.feed(
-          text,
-          (json, at) => take(json, file.uri, `object ${objects.objects}`, at),
-          () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
-        );
-      } else if (mode === "array") {
-        const text = decoder.decode(bytes.subarray(start, end));
-        array.feed(
-          text,
-          0,
-          text.length,
-          (json, at) => take(json, file.uri, `element ${array.elements}`, at),
-        );
-        if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
-      } else {
-        // The byte reader needs each line ended by "\n": the last line of a file may lack it.
-        const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
-        // The scanner's reader indexes the piece's lines (SIMD, engine/simd/) once.
-        if (bytesReader !== null) bytesReader.prepare(bytes, start, checked);
-        let i = start;
-        while (i < end) {
-          line++;
-          if (bytesReader !== null && i < checked) {
-            const row = bytesReader.read(bytes, i);
-            if (row !== undefined) {
-              records++;
-              if (row !== STORED) push(row);
-              i = bytesReader.next;
-              continue;
-            }
+  try {
+    for (const file of await expectFiles(files, ctx.progress)) {
+      let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
+      // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
+      let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
+      const array = new ArraySplitter();
+      const objects = new ObjectSplitter();
+      for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
+        if (mode === "unknown") {
+          const first = firstNonSpaceByte(bytes, start, end);
+          if (first === -1) {
+            line += countLines(bytes, start, end);
+            continue;
           }
-          const nl = bytes.indexOf(0x0a, i);
-          const stop = nl < 0 || nl >= end ? end : nl;
-          const l = decoder.decode(bytes.subarray(i, stop));
-          i = stop + 1;
-          if (l.length === 0) continue;
-          if (readFields !== null) {
-            const row = readFields(l);
-            if (row !== undefined) {
-              records++;
-              push(extras ? origin(row, line, stripCr(l)) : row);
-              continue;
-            }
-          }
-          const v = parseObject(l);
-          if (v === TOO_DEEP) {
-            records++;
-            if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
-          } else if (v) {
-            records++;
-            push(extras ? origin(pick(v), line, stripCr(l)) : pick(v));
-          } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
+          mode = bytes[first] === 0x5b /* [ */
+            ? "array"
+            : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
+            ? "objects"
+            : "lines";
+          // The blank lines before it were not fed to the splitters.
+          array.line = objects.line = line + 1;
         }
+        if (mode === "objects") {
+          const text = decoder.decode(bytes.subarray(start, end));
+          objects.feed(
+            text,
+            (json, at) => take(json, file.uri, `object ${objects.objects}`, at),
+            () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
+          );
+        } else if (mode === "array") {
+          const text = decoder.decode(bytes.subarray(start, end));
+          array.feed(
+            text,
+            0,
+            text.length,
+            (json, at) => take(json, file.uri, `element ${array.elements}`, at),
+          );
+          if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
+        } else {
+          // The byte reader needs each line ended by "\n": the last line of a file may lack it.
+          const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
+          // The scanner's reader indexes the piece's lines (SIMD, engine/simd/) once.
+          if (bytesReader !== null) bytesReader.prepare(bytes, start, checked);
+          let i = start;
+          while (i < end) {
+            line++;
+            if (bytesReader !== null && i < checked) {
+              const row = bytesReader.read(bytes, i);
+              if (row !== undefined) {
+                records++;
+                if (row !== STORED) push(row);
+                i = bytesReader.next;
+                continue;
+              }
+            }
+            const nl = bytes.indexOf(0x0a, i);
+            const stop = nl < 0 || nl >= end ? end : nl;
+            const l = decoder.decode(bytes.subarray(i, stop));
+            i = stop + 1;
+            if (l.length === 0) continue;
+            if (readFields !== null) {
+              const row = readFields(l);
+              if (row !== undefined) {
+                records++;
+                push(extras ? origin(row, line, stripCr(l)) : row);
+                continue;
+              }
+            }
+            const v = parseObject(l);
+            if (v === TOO_DEEP) {
+              records++;
+              if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
+            } else if (v) {
+              records++;
+              push(extras ? origin(pick(v), line, stripCr(l)) : pick(v));
+            } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
+          }
+        }
+        if (ctx.stats) ctx.stats.recordsRead += records;
+        records = 0;
+        const batch = sink.take();
+        if (batch) yield batch;
       }
-      if (ctx.stats) ctx.stats.recordsRead += records;
-      records = 0;
-      const batch = sink.take();
-      if (batch) yield batch;
+      if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
+      if (mode === "objects" && objects.open) {
+        bad({ uri: file.uri, where: `the unterminated object ${objects.objects + 1}` });
+      }
     }
-    if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
-    if (mode === "objects" && objects.open) {
-      bad({ uri: file.uri, where: `the unterminated object ${objects.objects + 1}` });
-    }
+  } finally {
+    // Done with the reader (or stopped early): its scanner goes back to the thread's pool.
+    bytesReader?.release?.();
   }
   const last = sink.take(true);
   if (last) yield last;
@@ -229,6 +234,7 @@ function valuesInto(sink: ColumnSink, needed: readonly string[]): JsonLineReader
   const reader = {
     next: 0,
     prepare: (b: Uint8Array, start: number, end: number) => values.prepare(b, start, end),
+    release: () => values.release?.(),
     read(bytes: Uint8Array, from: number): Row | undefined {
       const v = values.read(bytes, from);
       if (v === undefined) return undefined;
@@ -292,6 +298,7 @@ function memberReader(
   const reader = {
     next: 0,
     prepare: (b: Uint8Array, start: number, end: number) => values.prepare(b, start, end),
+    release: () => values.release?.(),
     read(bytes: Uint8Array, from: number): Row | undefined {
       const v = values.read(bytes, from);
       if (v === undefined) return undefined;
