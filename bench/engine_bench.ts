@@ -133,7 +133,7 @@ function option(name: string): string | undefined {
 }
 
 /** `--env K=V` (repeatable): environment variables of this build's server, not the ref's. */
-function serverEnv(): Record<string, string> {
+export function serverEnv(): Record<string, string> {
   return Object.fromEntries(
     Deno.args.flatMap((a, i) => {
       if (a !== "--env") return [];

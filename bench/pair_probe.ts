@@ -16,6 +16,7 @@ import {
   loadAverage,
   makeHome,
   median,
+  serverEnv,
   startServer,
   type TaskName,
   trawlAsync,
@@ -30,9 +31,9 @@ const { values } = parseArgs({
     modes: { type: "string", default: "async,sync" },
     runs: { type: "string", default: "5" },
     set: { type: "string", multiple: true, default: [] },
-    // K=V: an environment variable of this build's server only (DENO_V8_FLAGS=..., say).
+    // engine_bench.ts's own options, read by startServer and serverEnv (--env K=V: a variable
+    // of this build's server only).
     env: { type: "string", multiple: true, default: [] },
-    // engine_bench.ts's own options, read by startServer.
     profile: { type: "string" },
     v8: { type: "string" },
   },
@@ -43,17 +44,7 @@ const sets = ["query.workers=2", ...values.set];
 const homes = [await makeHome(), await makeHome()];
 const servers = [
   { name: "ref", server: await startServer(homes[0]!.home, sets, values.ref) },
-  {
-    name: "this",
-    server: await startServer(
-      homes[1]!.home,
-      sets,
-      undefined,
-      Object.fromEntries(
-        values.env.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
-      ),
-    ),
-  },
+  { name: "this", server: await startServer(homes[1]!.home, sets, undefined, serverEnv()) },
 ];
 const figures = new Map<string, number[]>();
 const note = (key: string, v: number) => figures.set(key, [...figures.get(key) ?? [], v]);

@@ -26,6 +26,7 @@ import {
   type KeyMember,
   type KeyTree,
   scannerPath,
+  type SimdScanner,
   takeScanner,
 } from "../simd/scanner.ts";
 import {
@@ -74,7 +75,7 @@ export function indexedPathReader(paths: readonly JsonPath[]): IndexedPathReader
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const shortStrings = new ShortStrings();
   // From the thread's pool, given back by `release` (a reader per block of a cached scan).
-  let scanner: ReturnType<typeof takeScanner> | null = takeScanner();
+  let scanner: SimdScanner | null = takeScanner();
   const none = new Uint32Array([END, END, END, END]);
   // Paths of members only (`status`, `status.errorCode`; no index, no member both read whole
   // and gone into): stage 2 finds their values itself (`slots`), and a line is read without a

@@ -76,6 +76,9 @@ export async function* readJsonSource(
     ? (columns && flat ? valuesInto(columns, needed) : null) ??
       (paths && memberReader(needed, paths)) ?? jsonLineReader(needed, scanPathReader)
     : null;
+  // Done with the reader (the source read, or stopped early): its scanner goes back to the
+  // thread's pool.
+  using _release = { [Symbol.dispose]: () => bytesReader?.release?.() };
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const sink = new RowSink(keep);
   const push = columns === undefined ? sink.push : intoColumns(columns, needed);
@@ -100,97 +103,92 @@ export async function* readJsonSource(
       push(extras ? origin(pick(v), line, json.trim()) : pick(v));
     } else bad({ uri, where });
   };
-  try {
-    for (const file of await expectFiles(files, ctx.progress)) {
-      let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
-      // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
-      let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
-      const array = new ArraySplitter();
-      const objects = new ObjectSplitter();
-      for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
-        if (mode === "unknown") {
-          const first = firstNonSpaceByte(bytes, start, end);
-          if (first === -1) {
-            line += countLines(bytes, start, end);
-            continue;
-          }
-          mode = bytes[first] === 0x5b /* [ */
-            ? "array"
-            : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
-            ? "objects"
-            : "lines";
-          // The blank lines before it were not fed to the splitters.
-          array.line = objects.line = line + 1;
+  for (const file of await expectFiles(files, ctx.progress)) {
+    let mode: "unknown" | "lines" | "array" | "objects" = "unknown";
+    // A scan worker's share of a file starts at a line of its own (JSON lines only are cut).
+    let line = lineName === undefined ? 0 : (await firstLineOf(file, ctx.signal)) - 1;
+    const array = new ArraySplitter();
+    const objects = new ObjectSplitter();
+    for await (const { bytes, start, end } of scanByteLines(file, ctx)) {
+      if (mode === "unknown") {
+        const first = firstNonSpaceByte(bytes, start, end);
+        if (first === -1) {
+          line += countLines(bytes, start, end);
+          continue;
         }
-        if (mode === "objects") {
-          const text = decoder.decode(bytes.subarray(start, end));
-          objects.feed(
-            text,
-            (json, at) => take(json, file.uri, `object ${objects.objects}`, at),
-            () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
-          );
-        } else if (mode === "array") {
-          const text = decoder.decode(bytes.subarray(start, end));
-          array.feed(
-            text,
-            0,
-            text.length,
-            (json, at) => take(json, file.uri, `element ${array.elements}`, at),
-          );
-          if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
-        } else {
-          // The byte reader needs each line ended by "\n": the last line of a file may lack it.
-          const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
-          // The scanner's reader indexes the piece's lines (SIMD, engine/simd/) once.
-          if (bytesReader !== null) bytesReader.prepare(bytes, start, checked);
-          let i = start;
-          while (i < end) {
-            line++;
-            if (bytesReader !== null && i < checked) {
-              const row = bytesReader.read(bytes, i);
-              if (row !== undefined) {
-                records++;
-                if (row !== STORED) push(row);
-                i = bytesReader.next;
-                continue;
-              }
-            }
-            const nl = bytes.indexOf(0x0a, i);
-            const stop = nl < 0 || nl >= end ? end : nl;
-            const l = decoder.decode(bytes.subarray(i, stop));
-            i = stop + 1;
-            if (l.length === 0) continue;
-            if (readFields !== null) {
-              const row = readFields(l);
-              if (row !== undefined) {
-                records++;
-                push(extras ? origin(row, line, stripCr(l)) : row);
-                continue;
-              }
-            }
-            const v = parseObject(l);
-            if (v === TOO_DEEP) {
+        mode = bytes[first] === 0x5b /* [ */
+          ? "array"
+          : bytes[first] === 0x7b /* { */ && restOfLineBlank(bytes, first + 1, end)
+          ? "objects"
+          : "lines";
+        // The blank lines before it were not fed to the splitters.
+        array.line = objects.line = line + 1;
+      }
+      if (mode === "objects") {
+        const text = decoder.decode(bytes.subarray(start, end));
+        objects.feed(
+          text,
+          (json, at) => take(json, file.uri, `object ${objects.objects}`, at),
+          () => bad({ uri: file.uri, where: `the text after object ${objects.objects}` }),
+        );
+      } else if (mode === "array") {
+        const text = decoder.decode(bytes.subarray(start, end));
+        array.feed(
+          text,
+          0,
+          text.length,
+          (json, at) => take(json, file.uri, `element ${array.elements}`, at),
+        );
+        if (array.trailing && skipped === 0) bad({ uri: file.uri, where: "after" });
+      } else {
+        // The byte reader needs each line ended by "\n": the last line of a file may lack it.
+        const checked = bytes[end - 1] === 0x0a ? end : bytes.lastIndexOf(0x0a, end - 1) + 1;
+        // The scanner's reader indexes the piece's lines (SIMD, engine/simd/) once.
+        if (bytesReader !== null) bytesReader.prepare(bytes, start, checked);
+        let i = start;
+        while (i < end) {
+          line++;
+          if (bytesReader !== null && i < checked) {
+            const row = bytesReader.read(bytes, i);
+            if (row !== undefined) {
               records++;
-              if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
-            } else if (v) {
-              records++;
-              push(extras ? origin(pick(v), line, stripCr(l)) : pick(v));
-            } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
+              if (row !== STORED) push(row);
+              i = bytesReader.next;
+              continue;
+            }
           }
+          const nl = bytes.indexOf(0x0a, i);
+          const stop = nl < 0 || nl >= end ? end : nl;
+          const l = decoder.decode(bytes.subarray(i, stop));
+          i = stop + 1;
+          if (l.length === 0) continue;
+          if (readFields !== null) {
+            const row = readFields(l);
+            if (row !== undefined) {
+              records++;
+              push(extras ? origin(row, line, stripCr(l)) : row);
+              continue;
+            }
+          }
+          const v = parseObject(l);
+          if (v === TOO_DEEP) {
+            records++;
+            if (deep++ === 0) firstDeep = `line ${line} of '${file.uri}'`;
+          } else if (v) {
+            records++;
+            push(extras ? origin(pick(v), line, stripCr(l)) : pick(v));
+          } else if (!isBlank(l, 0, l.length)) bad({ uri: file.uri, line });
         }
-        if (ctx.stats) ctx.stats.recordsRead += records;
-        records = 0;
-        const batch = sink.take();
-        if (batch) yield batch;
       }
-      if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
-      if (mode === "objects" && objects.open) {
-        bad({ uri: file.uri, where: `the unterminated object ${objects.objects + 1}` });
-      }
+      if (ctx.stats) ctx.stats.recordsRead += records;
+      records = 0;
+      const batch = sink.take();
+      if (batch) yield batch;
     }
-  } finally {
-    // Done with the reader (or stopped early): its scanner goes back to the thread's pool.
-    bytesReader?.release?.();
+    if (mode === "array" && !array.closed) bad({ uri: file.uri, where: "unterminated" });
+    if (mode === "objects" && objects.open) {
+      bad({ uri: file.uri, where: `the unterminated object ${objects.objects + 1}` });
+    }
   }
   const last = sink.take(true);
   if (last) yield last;

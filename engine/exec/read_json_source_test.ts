@@ -5,6 +5,7 @@ import { engineHome } from "../../tests/support/engine_home.ts";
 import { hostEntry, testContext } from "../../tests/support/temp_tree.ts";
 import type { FileEntry } from "../contracts/datastore.ts";
 import type { Row } from "../values/values.ts";
+import { pooledScanners, setScannerPath, takeScanner } from "../simd/scanner.ts";
 
 async function withFiles(contents: string[], fn: (files: FileEntry[]) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "trawl-json-" });
@@ -285,6 +286,29 @@ Deno.test("readJsonSource() with line and raw fields: the line each record start
         { a: 1, _line: 1, _raw: '{"a":1,"_line":"mine"}' },
         { a: 2, _line: 4, _raw: '{"a":2}' },
       ]);
+    }
+  });
+});
+
+Deno.test("READ_JSON gives its reader's scanner back to the thread's pool when the source is read, and when it is stopped early", async () => {
+  const lines =
+    Array.from({ length: 3000 }, (_, i) => JSON.stringify({ s: { e: i }, pad: "x".repeat(40) }))
+      .join("\n") + "\n";
+  await withFiles([lines], async (files) => {
+    try {
+      setScannerPath("wasm");
+      // An empty pool: the reader's scanner is then the only one that can come back.
+      while (pooledScanners() > 0) takeScanner();
+      assert.equal((await rows(files, ["s"])).length, 3000);
+      assert.equal(pooledScanners(), 1, "given back once read whole");
+      takeScanner();
+      for await (const batch of readJsonSource(files, ["s"], testContext())) {
+        assert.ok(batch.length > 0);
+        break; // the consumer stops: the generator is returned early
+      }
+      assert.equal(pooledScanners(), 1, "given back when stopped early");
+    } finally {
+      setScannerPath(undefined);
     }
   });
 });

@@ -204,6 +204,11 @@ export function giveScanner(scanner: SimdScanner): void {
   if (pool.length < POOL_MAX && !pool.includes(scanner)) pool.push(scanner);
 }
 
+/** For tests: the scanners this thread's pool holds. */
+export function pooledScanners(): number {
+  return pool.length;
+}
+
 export class SimdScanner {
   readonly #x: Exports;
   #bytes: Uint8Array;
